@@ -1,0 +1,49 @@
+/*
+ * kb.h - the knowledge base a policy plans from.
+ *
+ * Owns, per context key: the prior (AUTO's cost-table microseconds per arm,
+ * < 0 = unsupported) and a bot_stats per arm. A hash map from the 64-bit
+ * context key; no I/O. The replay fills it from sweep samples, the compactor
+ * (later) from spool deltas. Neighbouring contexts (other sizes, other
+ * scales) are reached by building their keys and looking them up, which is
+ * how policies share strength across contexts.
+ */
+#ifndef BOT_KB_H
+#define BOT_KB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+#include "stats.h"
+
+struct bot_kb;
+
+struct bot_kb_ctx {
+	uint64_t key;
+	int has_prior;
+	float prior[BOT_NARMS];		/* us; < 0 unsupported */
+	struct bot_stats arm[BOT_NARMS];
+};
+
+struct bot_kb *bot_kb_new(void);
+void bot_kb_free(struct bot_kb *kb);
+/* Deep copy; NULL on allocation failure. */
+struct bot_kb *bot_kb_clone(const struct bot_kb *kb);
+
+/* Find or create the context. NULL on allocation failure (find: not found). */
+struct bot_kb_ctx *bot_kb_get(struct bot_kb *kb, uint64_t key);
+const struct bot_kb_ctx *bot_kb_find(const struct bot_kb *kb, uint64_t key);
+
+int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
+/* Add one latency sample (microseconds > 0) for an arm. 0, or -1 on bad
+ * input or allocation failure. */
+int bot_kb_add_us(struct bot_kb *kb, uint64_t key, int arm, double us);
+/* Multiply every count by num/den (discounting between rounds). */
+void bot_kb_decay(struct bot_kb *kb, uint32_t num, uint32_t den);
+
+size_t bot_kb_count(const struct bot_kb *kb);
+/* Iterate in unspecified but deterministic order: i from 0 to count-1. */
+const struct bot_kb_ctx *bot_kb_at(const struct bot_kb *kb, size_t i);
+
+#endif

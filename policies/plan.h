@@ -1,0 +1,47 @@
+/*
+ * plan.h - what ranks evaluate: a per-context plan and its integer decision.
+ *
+ * Owns doc/formats.md section 5. A plan names the exploit arm and up to
+ * BOT_MAX_PROBES disjoint ranges of probe buckets (0..255) that use another
+ * arm instead. bot_plan_arm() is integer compares only (DESIGN invariant 1);
+ * it is the only part of policies/ that the rank-side tuner links besides
+ * context.h.
+ */
+#ifndef BOT_PLAN_H
+#define BOT_PLAN_H
+
+#include <stdint.h>
+
+#include "context.h"
+
+#define BOT_MAX_PROBES 4
+/* An arm value meaning "leave NCCL's own choice" (no prior known). */
+#define BOT_ARM_AUTO 0xff
+#define BOT_PROBE_BUCKETS 256
+
+struct bot_probe {
+	uint8_t arm;
+	uint16_t lo, hi;	/* probe bucket in [lo, hi) uses arm */
+};
+
+struct bot_plan {
+	uint8_t exploit;
+	uint8_t nchannels;	/* 0 = NCCL's choice */
+	uint8_t nprobe;
+	struct bot_probe probe[BOT_MAX_PROBES];
+};
+
+/* Arm of a communicator whose probe bucket is `bucket`. */
+static inline int bot_plan_arm(const struct bot_plan *p, unsigned bucket)
+{
+	for (unsigned i = 0; i < p->nprobe && i < BOT_MAX_PROBES; i++)
+		if (bucket >= p->probe[i].lo && bucket < p->probe[i].hi)
+			return p->probe[i].arm;
+	return p->exploit;
+}
+
+/* 0 when the plan is well-formed: arms < BOT_NARMS or BOT_ARM_AUTO, ranges disjoint and
+ * within 0..256, nprobe <= BOT_MAX_PROBES. */
+int bot_plan_check(const struct bot_plan *p);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * policy.h - bandit policies: from knowledge to a plan.
+ *
+ * Owns the policy registry (doc/formats.md section 10), their parameters and
+ * bot_policy_plan(), which turns the knowledge base (prior + statistics) and
+ * the shape of what is being planned (how many communicators share the
+ * context, how many calls a round holds, which round this is) into a
+ * bot_plan. Planning may use floating point; plans are a deterministic
+ * function of (policy, parameters, knowledge, key, shape) bit for bit: any
+ * randomness is bot_rng() keyed by the shape's seed, the key and the round.
+ */
+#ifndef BOT_POLICY_H
+#define BOT_POLICY_H
+
+#include <stdint.h>
+
+#include "kb.h"
+#include "plan.h"
+
+enum bot_policy_id {
+	BOT_POLICY_AUTO = 0,
+	BOT_POLICY_SWEEP = 1,
+	BOT_POLICY_GREEDY = 2,
+	BOT_POLICY_EGREEDY = 3,
+	BOT_POLICY_UCB1 = 4,
+	BOT_POLICY_THOMPSON = 5,
+	BOT_POLICY_ETC = 6,
+	BOT_POLICY_GREEDY_COLD = 7,
+	BOT_POLICY_UCB1_COLD = 8,
+	BOT_POLICY_THOMPSON_COLD = 9,
+	BOT_POLICY_FROZEN = 10,
+	BOT_POLICY_SHADOW = 11,
+	BOT_NPOLICY = 12
+};
+
+struct bot_policy_params {
+	double prior_weight;	/* warm-start pseudo-count, in samples */
+	double prior_sd;	/* assumed log2 error of the prior (octaves) */
+	double probe_frac;	/* share of probe buckets spent exploring per round */
+	double epsilon;		/* egreedy */
+	double ucb_c;		/* ucb1 exploration constant */
+	double discount;	/* per-round multiplier on counts, 1 = none */
+	double share;		/* weight of neighbouring contexts' corrections, 0 = off */
+	double plausible;	/* arms whose prior is within this factor of the best */
+	double etc_rounds;	/* explore-then-commit: rounds spent exploring */
+};
+
+struct bot_policy {
+	int id;
+	struct bot_policy_params par;
+};
+
+/* What a plan is for. */
+struct bot_shape {
+	uint64_t seed;		/* shared by every rank (step table) */
+	uint32_t ncomms;	/* communicators expected to share the context */
+	uint64_t calls;		/* calls per communicator in a round */
+	uint64_t round;		/* job, epoch or call index */
+};
+
+const char *bot_policy_name(int id);
+int bot_policy_parse(const char *name);	/* id or -1 */
+/* Defaults for a policy; -1 for an unknown name. */
+int bot_policy_init(struct bot_policy *p, const char *name);
+/* Set one parameter by name ("prior_weight", ...); -1 unknown key or value
+ * out of range. */
+int bot_policy_set(struct bot_policy *p, const char *key, double value);
+/* Hyperparameter grid for tuning on the training split: 0 and *out filled
+ * for i < size, -1 past the end. */
+int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out);
+
+/* Plan one context. Without a prior for the key, or with no arm >= 0 in it,
+ * the plan is exploit = BOT_ARM_AUTO with no probes ("leave NCCL's choice").
+ * Returns 0 or -1 (bad arguments). */
+int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
+		    const struct bot_shape *shape, struct bot_plan *out);
+
+/* AUTO's arm for a prior: argmin over entries >= 0, ties to the lowest
+ * index; -1 when none is >= 0. */
+int bot_prior_argmin(const float prior[BOT_NARMS]);
+
+#endif

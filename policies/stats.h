@@ -1,0 +1,61 @@
+/*
+ * stats.h - integer latency statistics per (context, arm).
+ *
+ * Owns doc/formats.md section 6: a latency sample in nanoseconds becomes
+ * q = round(64 * log2(ns)); a bot_stats holds the count, the sum and the
+ * sum of squares of q, and a sparse histogram of q. Merging is adding, so
+ * it is exact and order-independent. The robust location (trimmed mean of q
+ * within one octave of the median bin) and the derived microsecond values
+ * are computed here in floating point; they are planner-side only.
+ */
+#ifndef BOT_STATS_H
+#define BOT_STATS_H
+
+#include <stdint.h>
+
+#define BOT_Q_PER_OCTAVE 64
+#define BOT_Q_MAX 2560		/* 2^40 ns */
+#define BOT_TRIM_Q 64		/* robust window: +-1 octave around the median */
+
+struct bot_bin {
+	uint16_t bin;		/* q */
+	uint32_t count;
+};
+
+struct bot_stats {
+	uint64_t n;
+	uint64_t sum_q;
+	uint64_t sumsq_q;
+	uint32_t nbins, cap;	/* sparse histogram, sorted by bin */
+	struct bot_bin *bins;
+};
+
+/* q of a duration in nanoseconds (clamped to 0..BOT_Q_MAX); ns <= 0 or NaN
+ * gives -1. */
+int bot_q_from_ns(double ns);
+int bot_q_from_us(double us);
+double bot_us_from_q(double q);
+
+void bot_stats_init(struct bot_stats *s);
+void bot_stats_free(struct bot_stats *s);
+/* Add count samples with value q. Returns 0, or -1 on allocation failure
+ * (s unchanged). */
+int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count);
+/* dst += src. Returns 0 or -1 on allocation failure (dst unchanged). */
+int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src);
+/* Multiply counts by num/den (rounded down), drop empty bins, recompute. */
+void bot_stats_decay(struct bot_stats *s, uint32_t num, uint32_t den);
+int bot_stats_copy(struct bot_stats *dst, const struct bot_stats *src);
+
+/* Median bin (lower median); -1 when empty. */
+int bot_stats_median_q(const struct bot_stats *s);
+/* Robust location in q units and the number of samples it used (*used may be
+ * NULL). Returns NaN when empty. */
+double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used);
+/* Robust spread: standard deviation of q within the trimmed window (q units);
+ * 0 with fewer than two samples. */
+double bot_stats_robust_sd_q(const struct bot_stats *s);
+/* Robust latency in microseconds (2^(loc/64)/1000); NaN when empty. */
+double bot_stats_robust_us(const struct bot_stats *s);
+
+#endif

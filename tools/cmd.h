@@ -1,0 +1,14 @@
+/*
+ * cmd.h - subcommands of the nccl-bot tool.
+ *
+ * Each subcommand is `int bot_cmd_NAME(int argc, char **argv)` with argv[0]
+ * the subcommand's name; it returns the process exit status (0 success, 1
+ * failure, 2 usage error) and prints its own messages, prefixed "nccl-bot:".
+ */
+#ifndef BOT_CMD_H
+#define BOT_CMD_H
+
+int bot_cmd_sim(int argc, char **argv);
+int bot_cmd_replay(int argc, char **argv);
+
+#endif
