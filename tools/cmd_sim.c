@@ -1,0 +1,400 @@
+/*
+ * cmd_sim.c - `nccl-bot sim`: write a simulated forced-arm sweep (sweep CSV
+ * v1), list the fabrics, or report the simulator's calibration and how often
+ * AUTO is wrong on it.
+ *
+ * Options are parsed by hand so every error names the option and the value;
+ * usage errors exit 2, I/O and allocation failures 1.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd.h"
+#include "sim_int.h"
+
+#define MAX_FABRICS 16
+#define MAX_NODES 64
+
+static void usage(FILE *o)
+{
+	fprintf(o,
+		"usage: nccl-bot sim [options]\n"
+		"  --fabric NAME[,NAME]  fabrics to simulate (default: every scoring fabric)\n"
+		"  --nodes LIST          node counts, e.g. 1,2,4,8 or 4-8 (range = those of the\n"
+		"                        default list 1,2,3,4,6,8,12,16,24,32,48,64 inside it)\n"
+		"  --min-bytes SIZE      smallest message (default 1K; suffixes K KiB M MiB G GiB)\n"
+		"  --max-bytes SIZE      largest message (default 4G); sizes are powers of two\n"
+		"  --samples N           rows per (context, arm) (default 16)\n"
+		"  --seed S              noise seed, decimal or 0x-hex (default 0)\n"
+		"  --coll LIST           collectives (broadcast,reduce,allgather,reducescatter,allreduce)\n"
+		"  --output FILE         write the sweep here (default stdout)\n"
+		"  --list                list the fabrics and exit\n"
+		"  --calibrate           print the calibration report (reads --data)\n"
+		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"
+		"  --data DIR            external sweep files (default data/external/sweep)\n"
+		"  --help                this text\n");
+}
+
+static int bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "nccl-bot: sim: %s: invalid value '%s': %s\n", opt, val, why);
+	return 2;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -1 : 0;
+}
+
+/* "4G", "4GiB", "1K", "1048576" -> bytes (binary units). */
+static int parse_size(const char *s, uint64_t *v)
+{
+	static const struct { const char *sfx; unsigned sh; } sf[] = {
+		{ "", 0 }, { "b", 0 }, { "k", 10 }, { "kb", 10 }, { "kib", 10 },
+		{ "m", 20 }, { "mb", 20 }, { "mib", 20 }, { "g", 30 }, { "gb", 30 },
+		{ "gib", 30 }, { "t", 40 }, { "tib", 40 },
+	};
+	char *end;
+	uint64_t n;
+	unsigned i;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	for (i = 0; i < sizeof(sf) / sizeof(sf[0]); i++) {
+		if (strcasecmp(end, sf[i].sfx))
+			continue;
+		if (sf[i].sh && n > (UINT64_C(1) << 40) >> sf[i].sh)
+			return -1;
+		*v = n << sf[i].sh;
+		return *v >= 1 && *v <= (UINT64_C(1) << 40) ? 0 : -1;
+	}
+	return -1;
+}
+
+/* "1,2,4-8" -> node counts (ranges select entries of the default list). */
+static int parse_nodes(const char *s, unsigned *out, unsigned *n)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return -1;
+	strcpy(buf, s);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *dash = strchr(tok, '-');
+		uint64_t lo, hi;
+		unsigned i;
+
+		if (dash) {
+			*dash = 0;
+			if (parse_u64(tok, &lo) || parse_u64(dash + 1, &hi) || lo < 1 || hi < lo)
+				return -1;
+			for (i = 0; i < bot_sim_default_nnodes; i++) {
+				unsigned v = bot_sim_default_nodes[i];
+
+				if (v >= lo && v <= hi && *n < MAX_NODES)
+					out[(*n)++] = v;
+			}
+			continue;
+		}
+		if (parse_u64(tok, &lo) || lo < 1 || lo > 65535 || *n >= MAX_NODES)
+			return -1;
+		out[(*n)++] = (unsigned)lo;
+	}
+	return *n ? 0 : -1;
+}
+
+static int parse_colls(const char *s, unsigned *mask)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return -1;
+	strcpy(buf, s);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int c = bot_coll_parse(tok);
+
+		if (c < 0)
+			return -1;
+		*mask |= 1u << c;
+	}
+	return *mask ? 0 : -1;
+}
+
+static int parse_fabrics(const char *s, const struct bot_fabric **out, unsigned *n,
+			 char *buf, size_t len, const char **badname)
+{
+	char *tok, *save = NULL;
+
+	if (strlen(s) >= len || !*s)
+		return -1;
+	strcpy(buf, s);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		const struct bot_fabric *f = bot_sim_fabric_find(tok);
+
+		if (!f) {
+			*badname = tok;
+			return -1;
+		}
+		if (*n < MAX_FABRICS)
+			out[(*n)++] = f;
+	}
+	return *n ? 0 : -1;
+}
+
+static void list_fabrics(FILE *o)
+{
+	unsigned i;
+
+	for (i = 0; i < bot_sim_nall(); i++) {
+		const struct bot_fabric *f = bot_sim_fabric_any(i);
+
+		fprintf(o, "%-14s %u GPU/node, 1-%u nodes%s\n  %s\n", bot_sim_fabric_name(f),
+			bot_sim_gpus_per_node(f), bot_sim_max_nodes(f),
+			f->scoring ? "" : " (calibration only)", bot_sim_fabric_desc(f));
+	}
+}
+
+static void print_err(const char *what, const struct bot_sim_calerr *e)
+{
+	printf("%-8s abs |ln pred/meas| median %.3f p90 %.3f (%u rows); "
+	       "arm ratio median %.3f p90 %.3f (%u pairs); objective %.4f\n",
+	       what, e->abs_med, e->abs_p90, e->nabs, e->ratio_med, e->ratio_p90, e->nratio,
+	       e->objective);
+}
+
+static int load_cal(const char *dir, struct bot_sweep *sw)
+{
+	static const char *const files[] = { "aws-g5-a10g.csv", "modal-a100.csv" };
+	char path[4096], err[BOT_SWEEP_ERR_MAX];
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		if (bot_sweep_read(sw, path, err, sizeof(err))) {
+			fprintf(stderr, "nccl-bot: sim: --calibrate: %s\n", err);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int calibrate(const char *dir)
+{
+	struct bot_sweep sw;
+	struct bot_sim_params fit;
+	struct bot_sim_calerr e;
+	unsigned i, np;
+	double sig;
+
+	bot_sweep_init(&sw);
+	if (load_cal(dir, &sw)) {
+		bot_sweep_free(&sw);
+		return 1;
+	}
+	sig = bot_sim_repeat_sigma(&sw, &np);
+	printf("# nccl-bot sim --calibrate (data: %s)\n", dir);
+	printf("repeated-run noise: sigma %.3f of log latency from %u rerun pairs\n", sig, np);
+	bot_sim_calerr(&sw, &bot_sim_prior, &e);
+	print_err("prior", &e);
+	bot_sim_fit(&sw, &bot_sim_prior, &fit);
+	bot_sim_calerr(&sw, &fit, &e);
+	print_err("fitted", &e);
+	bot_sim_calerr(&sw, &bot_sim_frozen, &e);
+	print_err("frozen", &e);
+	printf("%-16s %10s %10s %10s\n", "parameter", "prior", "fitted", "frozen");
+	for (i = 0; i < BOT_SIM_NPARAMS; i++) {
+		struct bot_sim_params a = bot_sim_prior, b = bot_sim_frozen;
+
+		printf("%-16s %10.4g %10.4g %10.4g\n", bot_sim_param_names[i],
+		       *bot_sim_param_ref(&a, i), *bot_sim_param_ref(&fit, i),
+		       *bot_sim_param_ref(&b, i));
+	}
+	bot_sweep_free(&sw);
+	return 0;
+}
+
+static int auto_report(void)
+{
+	unsigned i;
+
+	printf("# share of contexts where AUTO's arm is >10%% slower than the best arm\n");
+	printf("%-14s %12s %12s %12s\n", "fabric", "nodes 4-8", "nodes 16-32", "all nodes");
+	for (i = 0; i < bot_sim_nfabrics(); i++) {
+		const struct bot_fabric *f = bot_sim_fabric(i);
+		unsigned n1, n2, n3;
+		double a = bot_sim_auto_wrong(f, 4, 8, 0.1, &n1);
+		double b = bot_sim_auto_wrong(f, 16, 32, 0.1, &n2);
+		double c = bot_sim_auto_wrong(f, 1, 65535, 0.1, &n3);
+
+		printf("%-14s %5.1f%% /%4u %5.1f%% /%4u %5.1f%% /%4u\n", bot_sim_fabric_name(f),
+		       100 * a, n1, 100 * b, n2, 100 * c, n3);
+	}
+	return 0;
+}
+
+static int write_sweep(const char *path, const struct bot_sweep *sw)
+{
+	FILE *o = stdout;
+	size_t i;
+	int rc = 0;
+
+	if (path && strcmp(path, "-")) {
+		o = fopen(path, "w");
+		if (!o) {
+			fprintf(stderr, "nccl-bot: sim: --output: cannot open '%s': %s\n", path,
+				strerror(errno));
+			return 1;
+		}
+	}
+	if (bot_sweep_write_header(o))
+		rc = 1;
+	for (i = 0; !rc && i < sw->nrows; i++)
+		if (bot_sweep_write_row(o, sw, &sw->rows[i]))
+			rc = 1;
+	if (fflush(o))
+		rc = 1;
+	if (o != stdout && fclose(o))
+		rc = 1;
+	if (rc)
+		fprintf(stderr, "nccl-bot: sim: writing '%s' failed: %s\n",
+			path ? path : "stdout", strerror(errno));
+	return rc;
+}
+
+int bot_cmd_sim(int argc, char **argv)
+{
+	const struct bot_fabric *fab[MAX_FABRICS];
+	unsigned nfab = 0, nodes[MAX_NODES], i;
+	struct bot_sim_opts o;
+	const char *output = NULL, *data = "data/external/sweep";
+	int do_list = 0, do_cal = 0, do_rep = 0, ai, rc = 0;
+	struct bot_sweep sw;
+
+	memset(&o, 0, sizeof(o));
+	o.samples = 16;
+	o.min_bytes = 1024;
+	o.max_bytes = UINT64_C(4) << 30;
+	for (ai = 1; ai < argc; ai++) {
+		char *arg = argv[ai], *val = NULL, *eq;
+		char opt[64];
+
+		if (strncmp(arg, "--", 2)) {
+			fprintf(stderr, "nccl-bot: sim: unexpected argument '%s' (see --help)\n", arg);
+			return 2;
+		}
+		snprintf(opt, sizeof(opt), "%s", arg);
+		eq = strchr(opt, '=');
+		if (eq) {
+			*eq = 0;
+			val = arg + (eq - opt) + 1;
+		}
+		if (!strcmp(opt, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(opt, "--list") || !strcmp(opt, "--calibrate") ||
+		    !strcmp(opt, "--auto-report")) {
+			if (val)
+				return bad(opt, val, "takes no value");
+			if (opt[2] == 'l')
+				do_list = 1;
+			else if (opt[2] == 'c')
+				do_cal = 1;
+			else
+				do_rep = 1;
+			continue;
+		}
+		if (!val) {
+			if (ai + 1 >= argc) {
+				fprintf(stderr, "nccl-bot: sim: %s: missing value\n", opt);
+				return 2;
+			}
+			val = argv[++ai];
+		}
+		if (!strcmp(opt, "--fabric")) {
+			const char *bn = val;
+			char fbuf[512];
+
+			if (parse_fabrics(val, fab, &nfab, fbuf, sizeof(fbuf), &bn))
+				return bad(opt, bn, "unknown fabric (see --list)");
+		} else if (!strcmp(opt, "--nodes")) {
+			if (parse_nodes(val, nodes, &o.nnodes))
+				return bad(opt, val, "expected counts 1..65535 or ranges like 4-8");
+			o.nodes = nodes;
+		} else if (!strcmp(opt, "--min-bytes")) {
+			if (parse_size(val, &o.min_bytes))
+				return bad(opt, val, "expected a size 1..1T such as 1K, 4KiB, 1M, 4G");
+		} else if (!strcmp(opt, "--max-bytes")) {
+			if (parse_size(val, &o.max_bytes))
+				return bad(opt, val, "expected a size 1..1T such as 1K, 4KiB, 1M, 4G");
+		} else if (!strcmp(opt, "--samples")) {
+			uint64_t v;
+
+			if (parse_u64(val, &v) || v < 1 || v > 1000000)
+				return bad(opt, val, "expected 1..1000000");
+			o.samples = (unsigned)v;
+		} else if (!strcmp(opt, "--seed")) {
+			if (parse_u64(val, &o.seed))
+				return bad(opt, val, "expected a decimal or 0x-hex u64");
+		} else if (!strcmp(opt, "--coll")) {
+			if (parse_colls(val, &o.coll_mask))
+				return bad(opt, val, "expected collective names separated by commas");
+		} else if (!strcmp(opt, "--output")) {
+			output = val;
+		} else if (!strcmp(opt, "--data")) {
+			data = val;
+		} else {
+			fprintf(stderr, "nccl-bot: sim: unknown option '%s' (see --help)\n", opt);
+			return 2;
+		}
+	}
+	if (o.min_bytes > o.max_bytes) {
+		fprintf(stderr, "nccl-bot: sim: --min-bytes %llu is above --max-bytes %llu\n",
+			(unsigned long long)o.min_bytes, (unsigned long long)o.max_bytes);
+		return 2;
+	}
+	if (do_list) {
+		list_fabrics(stdout);
+		return 0;
+	}
+	if (do_cal)
+		rc = calibrate(data);
+	if (do_rep && !rc)
+		rc = auto_report();
+	if (do_cal || do_rep)
+		return rc;
+
+	bot_sweep_init(&sw);
+	if (!nfab) {
+		o.only = NULL;
+		rc = bot_sim_generate(&o, &sw);
+	}
+	for (i = 0; !rc && i < nfab; i++) {
+		o.only = fab[i];
+		rc = bot_sim_generate(&o, &sw);
+	}
+	if (rc) {
+		fprintf(stderr, "nccl-bot: sim: out of memory generating the sweep\n");
+		bot_sweep_free(&sw);
+		return 1;
+	}
+	rc = write_sweep(output, &sw);
+	bot_sweep_free(&sw);
+	return rc;
+}
