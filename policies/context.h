@@ -66,10 +66,13 @@ int bot_proto_parse(const char *s);
 int bot_coll_parse_n(const char *s, size_t n);
 int bot_algo_parse_n(const char *s, size_t n);
 int bot_proto_parse_n(const char *s, size_t n);
+/* "ring/simple" (any accepted spelling of each half) -> arm index, or -1. */
+int bot_arm_parse(const char *s);
 
 /* Size bucket, doc/formats.md section 2. */
 unsigned bot_size_bucket(uint64_t nbytes);
-/* Smallest byte count that falls in bucket b. */
+/* Smallest byte count that falls in bucket b (0 for bucket 0). Buckets 1-3 and
+ * 5-7 hold no byte count; they give 1 and 2. */
 uint64_t bot_bucket_lo(unsigned b);
 
 /* Context key, doc/formats.md section 3. */
@@ -85,7 +88,9 @@ static inline unsigned bot_key_bucket(uint64_t k) { return (unsigned)(k >> 48) &
 static inline uint32_t bot_key_nnodes(uint64_t k) { return (uint32_t)(k >> 32) & 0xffff; }
 static inline uint32_t bot_key_nranks(uint64_t k) { return (uint32_t)k; }
 
-/* Writes "allreduce/1MiB+0/n16/r128" into buf (always NUL-terminated).
+/* Writes "allreduce/1MiB+0/n16/r128" into buf (always NUL-terminated when
+ * len > 0; buf may be NULL with len 0). The size is 2^(bucket/4) in binary
+ * units plus "+sub" (bucket % 4), so bucket 0 reads "1B+0".
  * Returns the length snprintf would have produced. */
 int bot_ctx_format(uint64_t key, char *buf, size_t len);
 

@@ -43,7 +43,21 @@ int bot_kb_add_us(struct bot_kb *kb, uint64_t key, int arm, double us);
 void bot_kb_decay(struct bot_kb *kb, uint32_t num, uint32_t den);
 
 size_t bot_kb_count(const struct bot_kb *kb);
-/* Iterate in unspecified but deterministic order: i from 0 to count-1. */
+/* Iterate in unspecified but deterministic order: i from 0 to count-1.
+ * (It is insertion order; a clone keeps it.) */
 const struct bot_kb_ctx *bot_kb_at(const struct bot_kb *kb, size_t i);
+
+/* Scale peers: the contexts of key's collective whose bytes-per-rank bucket
+ * equals key's (every nNodes/nRanks; key itself too when present), as a
+ * chain of bot_kb_at() indices, newest first:
+ *   for (i = bot_kb_peer_first(kb, k); i != BOT_KB_NONE; i = bot_kb_peer_next(kb, i))
+ * Cost is the chain length; no scan of the kb. */
+#define BOT_KB_NONE ((size_t)-1)
+size_t bot_kb_peer_first(const struct bot_kb *kb, uint64_t key);
+size_t bot_kb_peer_next(const struct bot_kb *kb, size_t i);
+/* Bytes-per-rank bucket of a key: the size bucket itself, except for
+ * allgather and reducescatter (nBytes is the full buffer) where it is the
+ * bucket of bot_bucket_lo(bucket) / nRanks. */
+unsigned bot_kb_bpr_bucket(uint64_t key);
 
 #endif

@@ -8,6 +8,38 @@
  * bot_plan. Planning may use floating point; plans are a deterministic
  * function of (policy, parameters, knowledge, key, shape) bit for bit: any
  * randomness is bot_rng() keyed by the shape's seed, the key and the round.
+ *
+ * Model (details in policy.c): per arm a Gaussian belief on q = 64*log2(ns),
+ * prior mean = q(AUTO's entry) + a correction borrowed from neighbouring
+ * contexts of the same collective (sizes within +-2 octaves at the same
+ * scale, the same bytes per rank at other node counts via bot_kb_peer_*,
+ * weakly the other measured arms of this context), weight prior_weight
+ * pseudo-samples, sd prior_sd octaves; data = the median-trimmed robust mean.
+ * Only supported arms (entry >= 0) within `plausible` x of the best prior,
+ * or already measured competitive, are ever planned.
+ *
+ * Cost: bot_policy_plan() needs no precomputation and no cache; it reads the
+ * context, at most ten neighbouring sizes and the context's scale peers,
+ * about 1-3 us with a populated kb, so calling it per call is fine. It
+ * allocates nothing. The kb may change freely between calls.
+ *
+ * Shapes: ncomms <= 1 is per-call mode (round = call index; the caller
+ * draws bot_probe_bucket per call, so probe widths are probabilities: for
+ * thompson this is Thompson sampling, for ucb1 the exploit is the arm with
+ * the lowest lower confidence bound). ncomms > 1: the exploit is the lowest
+ * posterior mean and probes are spread over communicators (an arm worth
+ * probing gets at least 256/ncomms buckets, i.e. one communicator expected).
+ *
+ * Policies: auto = AUTO's arm; sweep = every supported arm in turn, up to 5
+ * per plan (dataset recording); greedy/frozen = lowest posterior mean, no
+ * probes (frozen differs only in the caller never writing); egreedy =
+ * greedy + epsilon*256 buckets over plausible arms rotated by round; ucb1;
+ * thompson/shadow (shadow plans like thompson; never writing is the
+ * caller's business); etc = etc_rounds cycles over all supported arms (no
+ * prior; one cycle = ceil(arms / min(ncomms, 5)) rounds), then the lowest
+ * robust mean; *-cold = prior_weight 0, share 0, every supported arm
+ * plausible, unmeasured arms start from a flat belief; AUTO's arm is only
+ * the first exploit. greedy-cold never probes, so it stays on AUTO's arm.
  */
 #ifndef BOT_POLICY_H
 #define BOT_POLICY_H
@@ -74,6 +106,12 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out);
  * Returns 0 or -1 (bad arguments). */
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
 		    const struct bot_shape *shape, struct bot_plan *out);
+
+/* Apply the policy's discount to every count of kb (bot_kb_decay with
+ * num/den = discount in 1/65536 units); nothing when discount >= 1. Callers
+ * that discount call it once between rounds. Counts round down, so single
+ * samples vanish at the first decay: discount suits well-sampled contexts. */
+void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb);
 
 /* AUTO's arm for a prior: argmin over entries >= 0, ties to the lowest
  * index; -1 when none is >= 0. */

@@ -55,6 +55,9 @@ double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used);
 /* Robust spread: standard deviation of q within the trimmed window (q units);
  * 0 with fewer than two samples. */
 double bot_stats_robust_sd_q(const struct bot_stats *s);
+/* Location, spread and count used, in one pass over the window (what the
+ * planner calls): *loc NaN and *sd 0 when empty; any pointer may be NULL. */
+void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64_t *used);
 /* Robust latency in microseconds (2^(loc/64)/1000); NaN when empty. */
 double bot_stats_robust_us(const struct bot_stats *s);
 

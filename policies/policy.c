@@ -1,0 +1,840 @@
+/*
+ * policy.c - the policy registry and the planner: knowledge -> bot_plan.
+ *
+ * Everything works in log space, q = 64 * log2(ns). For each arm of a
+ * context the planner builds a Gaussian belief about its true q:
+ *
+ *   prior     m0 = q(AUTO's cost entry) + c, where c is AUTO's error for the
+ *             same arm borrowed from neighbouring contexts ("scale transfer":
+ *             the same collective at sizes within two octaves, at the same
+ *             bytes per rank on other node counts, and, weakly, the other
+ *             arms of this context), shrunk towards 0;
+ *   data      the robust (median-trimmed) mean r of the arm's own samples,
+ *             so a few samples ten times too slow never move it;
+ *   posterior mean (W*m0 + n*r)/(W + n), W = prior_weight pseudo-samples,
+ *             sd 1/sqrt(1/tau^2 + n/sigma^2), tau = prior_sd octaves (less
+ *             when neighbours back the correction), sigma the arm's robust
+ *             spread, floored.
+ *
+ * Arms are "plausible" when supported (cost entry >= 0) and their prior is
+ * within `plausible` times the best prior, or their posterior is already
+ * that competitive; nothing else is ever planned. The exploit arm is the
+ * lowest posterior mean. Probes are ranges of the 256 probe buckets:
+ * Thompson sizes them by each arm's probability of being best (estimated
+ * with K deterministic draws; with one communicator, drawing the probe
+ * bucket per call makes this exactly Thompson sampling), UCB1 by lower
+ * confidence bounds, epsilon-greedy by a fixed share. The cold variants
+ * start every supported arm from a flat belief; etc and sweep are
+ * schedules. All randomness is bot_rng(seed, stream, key, round-derived),
+ * so a plan is a pure function of its inputs. No allocation, no I/O.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "policy.h"
+
+/* bot_rng streams, one per purpose. */
+#define STREAM_THOMPSON	0x7473616d706c6531ULL	/* "tsample1" */
+#define STREAM_OFFSET	0x6f66667365743031ULL	/* "offset01" */
+
+#define SIGMA_FLOOR	1.5	/* q: noise sd never assumed below ~1.6 % */
+#define SIGMA_FEW	6.0	/* q: assumed noise sd before the context has 4 degrees of freedom */
+#define POOL_DF		4.0	/* weight of the pooled noise estimate, in degrees of freedom */
+#define COLD_SD		64.0	/* q: belief of an unmeasured arm without prior */
+#define PRUNE_Z		3.5	/* arms this many sd behind cannot be best */
+#define SHRINK_MAX	3.0	/* neighbours at most halve the prior sd */
+
+static const char *const policy_names[BOT_NPOLICY] = {
+	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
+	"greedy-cold", "ucb1-cold", "thompson-cold", "frozen", "shadow",
+};
+
+const char *bot_policy_name(int id)
+{
+	return id >= 0 && id < BOT_NPOLICY ? policy_names[id] : NULL;
+}
+
+static int ieq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		int x = (unsigned char)*a, y = (unsigned char)*b;
+
+		if (x >= 'A' && x <= 'Z')
+			x += 'a' - 'A';
+		if (x == '_')
+			x = '-';
+		if (x != y)
+			return 0;
+	}
+	return !*a && !*b;
+}
+
+int bot_policy_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; i < BOT_NPOLICY; i++)
+		if (ieq(name, policy_names[i]))
+			return i;
+	return -1;
+}
+
+/*
+ * Defaults, chosen on a toy replay (structured AUTO errors of 10-60 %, 5 %
+ * log-normal noise, outliers; per-call and 20-job x 8-comm modes):
+ *  - prior_sd 0.3 octave: the cost of Thompson's exploration grows quickly
+ *    with it (every arm whose prior is within ~2 sd gets sampled once), and
+ *    below 0.25 contexts where AUTO is 2x off stop being found;
+ *  - prior_weight 0.5: one measurement outweighs the prior (noise is a few
+ *    percent, AUTO's error tens of percent); results are insensitive to it;
+ *  - share 1: neighbours' corrections cut jobs-mode loss by about a third;
+ *  - probe_frac 0.5: a cap only, probability matching sets the width;
+ *  - ucb_c 0.7: 0.5 misses arms AUTO is far off about, 1 over-explores;
+ *  - epsilon 0.02: uniform exploration of plausible arms is expensive;
+ *  - plausible 4x: an arm AUTO predicts 4x slower is never worth a probe.
+ */
+static const struct bot_policy_params defaults = {
+	.prior_weight = 0.5,
+	.prior_sd = 0.3,
+	.probe_frac = 0.5,
+	.epsilon = 0.02,
+	.ucb_c = 0.7,
+	.discount = 1.0,
+	.share = 1.0,
+	.plausible = 4.0,
+	.etc_rounds = 2.0,
+};
+
+static int is_cold(int id)
+{
+	return id == BOT_POLICY_GREEDY_COLD || id == BOT_POLICY_UCB1_COLD ||
+	       id == BOT_POLICY_THOMPSON_COLD;
+}
+
+int bot_policy_init(struct bot_policy *p, const char *name)
+{
+	int id = bot_policy_parse(name);
+
+	if (!p || id < 0)
+		return -1;
+	p->id = id;
+	p->par = defaults;
+	if (is_cold(id)) {
+		p->par.prior_weight = 0;
+		p->par.share = 0;
+	}
+	return 0;
+}
+
+int bot_policy_set(struct bot_policy *p, const char *key, double v)
+{
+	struct bot_policy_params *q;
+
+	if (!p || !key || !isfinite(v))
+		return -1;
+	q = &p->par;
+	if (!strcmp(key, "prior_weight") && v >= 0)
+		q->prior_weight = v;
+	else if (!strcmp(key, "prior_sd") && v > 0 && v <= 16)
+		q->prior_sd = v;
+	else if (!strcmp(key, "probe_frac") && v >= 0 && v <= 1)
+		q->probe_frac = v;
+	else if (!strcmp(key, "epsilon") && v >= 0 && v <= 1)
+		q->epsilon = v;
+	else if (!strcmp(key, "ucb_c") && v >= 0)
+		q->ucb_c = v;
+	else if (!strcmp(key, "discount") && v > 0 && v <= 1)
+		q->discount = v;
+	else if (!strcmp(key, "share") && v >= 0)
+		q->share = v;
+	else if (!strcmp(key, "plausible") && v >= 1)
+		q->plausible = v;
+	else if (!strcmp(key, "etc_rounds") && v >= 0 && v <= 1e9)
+		q->etc_rounds = v;
+	else
+		return -1;
+	return 0;
+}
+
+/* Grids: a few values of the parameters that matter for each policy. */
+int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
+{
+	static const double pw[] = { 0.25, 0.5, 1, 2 };
+	static const double sd[] = { 0.2, 0.3, 0.45 };
+	static const double sh[] = { 0, 0.5, 1, 2 };
+	static const double eps[] = { 0.01, 0.02, 0.05, 0.1 };
+	static const double uc[] = { 0.35, 0.7, 1.0 };
+	static const double fr[] = { 0.25, 0.5, 1 };
+	static const double er[] = { 1, 2, 3, 5 };
+	struct bot_policy p;
+
+	if (!out || bot_policy_init(&p, bot_policy_name(id)) < 0)
+		return -1;
+	switch (id) {
+	case BOT_POLICY_GREEDY:
+	case BOT_POLICY_FROZEN:		/* prior_weight x share */
+		if (i >= 12)
+			return -1;
+		p.par.prior_weight = pw[i % 4];
+		p.par.share = sh[1 + i / 4];
+		break;
+	case BOT_POLICY_EGREEDY:	/* epsilon x prior_weight */
+		if (i >= 12)
+			return -1;
+		p.par.epsilon = eps[i % 4];
+		p.par.prior_weight = pw[i / 4];
+		break;
+	case BOT_POLICY_UCB1:		/* ucb_c x prior_sd */
+		if (i >= 9)
+			return -1;
+		p.par.ucb_c = uc[i % 3];
+		p.par.prior_sd = sd[i / 3];
+		break;
+	case BOT_POLICY_THOMPSON:
+	case BOT_POLICY_SHADOW:		/* prior_sd x share, then probe_frac */
+		if (i < 9) {
+			p.par.prior_sd = sd[i % 3];
+			p.par.share = sh[1 + i / 3];
+		} else if (i < 12) {
+			p.par.probe_frac = fr[i - 9];
+			p.par.share = 0;
+		} else {
+			return -1;
+		}
+		break;
+	case BOT_POLICY_UCB1_COLD:
+		if (i >= 3)
+			return -1;
+		p.par.ucb_c = uc[i];
+		break;
+	case BOT_POLICY_THOMPSON_COLD:
+		if (i >= 3)
+			return -1;
+		p.par.probe_frac = fr[i];
+		break;
+	case BOT_POLICY_ETC:
+		if (i >= 4)
+			return -1;
+		p.par.etc_rounds = er[i];
+		break;
+	default:			/* auto, sweep, greedy-cold: nothing to tune */
+		if (i >= 1)
+			return -1;
+		break;
+	}
+	*out = p.par;
+	return 0;
+}
+
+int bot_prior_argmin(const float prior[BOT_NARMS])
+{
+	int best = -1;
+
+	if (!prior)
+		return -1;
+	for (int a = 0; a < BOT_NARMS; a++)
+		if (prior[a] >= 0 && (best < 0 || prior[a] < prior[best]))
+			best = a;
+	return best;
+}
+
+void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb)
+{
+	double d;
+
+	if (!p || !kb)
+		return;
+	d = p->par.discount;
+	if (!(d > 0) || d >= 1)
+		return;
+	bot_kb_decay(kb, (uint32_t)floor(d * 65536.0 + 0.5), 65536);
+}
+
+/* ---- beliefs ---------------------------------------------------------- */
+
+struct belief {
+	int arm;
+	int plausible;
+	uint64_t n;	/* robust samples of the arm itself */
+	double r;	/* their robust mean (q), NaN when n == 0 */
+	double m0;	/* prior mean (q), corrected */
+	double mu;	/* posterior mean */
+	double sd;	/* posterior sd */
+};
+
+struct view {
+	const struct bot_kb_ctx *ctx;
+	int auto_arm;
+	int nb;			/* supported arms */
+	struct belief b[BOT_NARMS];
+};
+
+static double prior_q(float us)
+{
+	double ns = (double)us * 1000.0;
+
+	return 64.0 * log2(ns > 1.0 ? ns : 1.0);
+}
+
+/* Accumulate AUTO's error seen in context c (weight w per unit of evidence)
+ * into sum/wsum for every arm that is supported here. */
+static void borrow(const struct bot_kb_ctx *c, const struct view *v, double w,
+		   double sum[BOT_NARMS], double wsum[BOT_NARMS])
+{
+	if (!c || !c->has_prior)
+		return;
+	for (int i = 0; i < v->nb; i++) {
+		int a = v->b[i].arm;
+		uint64_t n = c->arm[a].n;
+		double loc, e;
+
+		if (!n || c->prior[a] < 0)
+			continue;
+		bot_stats_robust(&c->arm[a], &loc, NULL, &n);
+		if (!n)
+			continue;
+		e = w * (double)n / (double)(n + 1);
+		sum[a] += e * (loc - prior_q(c->prior[a]));
+		wsum[a] += e;
+	}
+}
+
+/* Corrections of the prior from neighbouring contexts; see the file comment. */
+static void corrections(const struct bot_kb *kb, uint64_t key, const struct view *v,
+			double share, double corr[BOT_NARMS], double wsum[BOT_NARMS])
+{
+	static const int delta[] = { -8, -4, -3, -2, -1, 1, 2, 3, 4, 8 };
+	static const double dw[] = { 0.37, 0.61, 0.69, 0.78, 0.88, 0.88, 0.78, 0.69, 0.61, 0.37 };
+	unsigned coll = bot_key_coll(key), b = bot_key_bucket(key);
+	uint32_t nr = bot_key_nranks(key), nn = bot_key_nnodes(key);
+	double sum[BOT_NARMS] = { 0 };
+	double osum = 0, ow = 0;
+
+	memset(wsum, 0, BOT_NARMS * sizeof(double));
+	/* Same scale, neighbouring sizes. */
+	for (unsigned i = 0; i < sizeof(delta) / sizeof(delta[0]); i++) {
+		int nbk = (int)b + delta[i];
+
+		if (nbk < 0 || nbk >= BOT_NBUCKETS)
+			continue;
+		borrow(bot_kb_find(kb, bot_ctx_key(coll, (unsigned)nbk, nr, nn)), v, dw[i], sum, wsum);
+	}
+	/* Other scales at the same bytes per rank. */
+	for (size_t i = bot_kb_peer_first(kb, key); i != BOT_KB_NONE; i = bot_kb_peer_next(kb, i)) {
+		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
+		double d;
+
+		if (!c || c->key == key || bot_key_coll(c->key) != coll)
+			continue;
+		d = fabs(log2((double)(bot_key_nnodes(c->key) ? bot_key_nnodes(c->key) : 1) /
+			      (double)(nn ? nn : 1)));
+		borrow(c, v, 0.6 * exp(-0.35 * d), sum, wsum);
+	}
+	/* This context's own measured arms: a shared offset of AUTO here. */
+	for (int i = 0; i < v->nb; i++) {
+		const struct belief *x = &v->b[i];
+		double e;
+
+		if (!x->n)
+			continue;
+		e = (double)x->n / (double)(x->n + 1);
+		osum += e * (x->r - x->m0);
+		ow += e;
+	}
+	for (int i = 0; i < v->nb; i++) {
+		int a = v->b[i].arm;
+		double s = sum[a], w = wsum[a];
+		double e = v->b[i].n ? (double)v->b[i].n / (double)(v->b[i].n + 1) : 0;
+		double oo = ow - e;	/* other arms only */
+
+		if (oo > 1e-9) {
+			double own = v->b[i].n ? e * (v->b[i].r - v->b[i].m0) : 0;
+			double off = (osum - own) / oo;
+			double k = 0.25 * oo / (oo + 1);
+
+			s += k * off;
+			w += k;
+		}
+		w *= share;
+		s *= share;
+		corr[a] = s / (w + 1.0);
+		wsum[a] = w;
+	}
+}
+
+/* Fill v for the policy; 0, or -1 when the plan must be "leave it to AUTO". */
+static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
+		      int cold, struct view *v)
+{
+	const struct bot_policy_params *par = &p->par;
+	const struct bot_kb_ctx *c = bot_kb_find(kb, key);
+	double corr[BOT_NARMS], wsum[BOT_NARMS];
+	double best0 = INFINITY, bestmu = INFINITY, ref = INFINITY, win;
+	double tau = par->prior_sd * BOT_Q_PER_OCTAVE;
+	double pss = 0, pdf = 0, pooled;
+
+	if (!c || !c->has_prior)
+		return -1;
+	v->ctx = c;
+	v->auto_arm = bot_prior_argmin(c->prior);
+	if (v->auto_arm < 0)
+		return -1;
+	v->nb = 0;
+	for (int a = 0; a < BOT_NARMS; a++) {
+		struct belief *x;
+		double sd;
+
+		if (!(c->prior[a] >= 0))
+			continue;
+		x = &v->b[v->nb++];
+		x->arm = a;
+		x->plausible = 1;
+		x->m0 = prior_q(c->prior[a]);
+		bot_stats_robust(&c->arm[a], &x->r, &sd, &x->n);
+		/* sd is kept in mu temporarily */
+		x->mu = sd;
+	}
+	if (!cold && par->share > 0) {
+		corrections(kb, key, v, par->share, corr, wsum);
+	} else {
+		memset(corr, 0, sizeof(corr));
+		memset(wsum, 0, sizeof(wsum));
+	}
+	/* Noise is pooled over the arms (the exploit arm knows it best) and
+	 * shrunk into each arm's own robust spread. */
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].n >= 2) {
+			pss += (double)(v->b[i].n - 1) * v->b[i].mu * v->b[i].mu;
+			pdf += (double)(v->b[i].n - 1);
+		}
+	pooled = pdf >= 4 ? sqrt(pss / pdf) : SIGMA_FEW;
+	for (int i = 0; i < v->nb; i++) {
+		struct belief *x = &v->b[i];
+		double own = x->n >= 2 ? (double)(x->n - 1) : 0;
+		double sig = fmax(sqrt((own * x->mu * x->mu + POOL_DF * pooled * pooled) /
+				       (own + POOL_DF)), SIGMA_FLOOR);
+		double n = (double)x->n;
+
+		x->m0 += corr[x->arm];
+		if (cold) {
+			if (x->n) {
+				x->mu = x->r;
+				x->sd = sig / sqrt(n);
+				if (x->mu < ref)
+					ref = x->mu;
+			} else {
+				x->mu = NAN;
+			}
+			continue;
+		}
+		{
+			double boost = fmin(wsum[x->arm], SHRINK_MAX);
+			double w = par->prior_weight * (1.0 + boost);
+			double t = tau / sqrt(1.0 + boost);
+
+			x->mu = x->n ? (w * x->m0 + n * x->r) / (w + n) : x->m0;
+			x->sd = 1.0 / sqrt(1.0 / (t * t) + n / (sig * sig));
+		}
+		if (x->m0 < best0)
+			best0 = x->m0;
+		if (x->mu < bestmu)
+			bestmu = x->mu;
+	}
+	if (cold) {
+		/* Unmeasured arms: a flat belief around the best measurement, or
+		 * around AUTO's own prediction before anything was measured. */
+		if (!isfinite(ref))
+			ref = prior_q(c->prior[v->auto_arm]);
+		for (int i = 0; i < v->nb; i++)
+			if (!v->b[i].n) {
+				v->b[i].mu = ref;
+				v->b[i].sd = COLD_SD;
+			}
+		return 0;
+	}
+	win = BOT_Q_PER_OCTAVE * log2(par->plausible > 1 ? par->plausible : 1);
+	for (int i = 0; i < v->nb; i++) {
+		struct belief *x = &v->b[i];
+
+		x->plausible = x->arm == v->auto_arm || x->m0 <= best0 + win ||
+			       (x->n && x->mu <= bestmu + win);
+	}
+	return 0;
+}
+
+/* Lowest posterior mean among plausible arms (ties: lowest arm). */
+static int argmin_mu(const struct view *v)
+{
+	int best = -1;
+
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].plausible && (best < 0 || v->b[i].mu < v->b[best].mu))
+			best = i;
+	return best;
+}
+
+/* ---- plan layout ------------------------------------------------------ */
+
+static void plan_auto(struct bot_plan *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->exploit = BOT_ARM_AUTO;
+}
+
+static void plan_one(struct bot_plan *out, int arm)
+{
+	memset(out, 0, sizeof(*out));
+	out->exploit = (uint8_t)arm;
+}
+
+/* Lay nprobe ranges of the given widths out contiguously, starting at a
+ * pseudo-random offset so that a communicator with a fixed probe bucket is
+ * not always the one probing. Widths must be >= 1 and sum to <= 256. */
+static void layout(struct bot_plan *out, const int *arm, const unsigned *width, unsigned k,
+		   uint64_t seed, uint64_t key, uint64_t round)
+{
+	unsigned total = 0, lo;
+
+	for (unsigned i = 0; i < k; i++)
+		total += width[i];
+	lo = total < BOT_PROBE_BUCKETS ?
+		(unsigned)(bot_rng(seed, STREAM_OFFSET, key, round) % (BOT_PROBE_BUCKETS - total + 1)) : 0;
+	out->nprobe = (uint8_t)k;
+	for (unsigned i = 0; i < k; i++) {
+		out->probe[i].arm = (uint8_t)arm[i];
+		out->probe[i].lo = (uint16_t)lo;
+		out->probe[i].hi = (uint16_t)(lo + width[i]);
+		lo += width[i];
+	}
+}
+
+/* Scale widths down so they sum to at most cap (each stays >= 1). */
+static void cap_widths(unsigned *width, unsigned k, unsigned cap)
+{
+	unsigned total = 0;
+
+	for (unsigned i = 0; i < k; i++)
+		total += width[i];
+	if (total <= cap || !total)
+		return;
+	for (unsigned i = 0; i < k; i++) {
+		unsigned w = (unsigned)((uint64_t)width[i] * cap / total);
+
+		width[i] = w ? w : 1;
+	}
+}
+
+static unsigned budget(const struct bot_policy_params *par)
+{
+	double f = par->probe_frac;
+
+	if (!(f > 0))
+		return 0;
+	if (f > 1)
+		f = 1;
+	return (unsigned)floor(f * BOT_PROBE_BUCKETS + 0.5);
+}
+
+static unsigned comm_width(const struct bot_shape *s)
+{
+	uint32_t nc = s->ncomms ? s->ncomms : 1;
+
+	return (BOT_PROBE_BUCKETS + nc - 1) / nc;
+}
+
+/* ---- policies --------------------------------------------------------- */
+
+/* Standard normal quantile (Acklam's rational approximation, |err| < 1.2e-9). */
+static double norm_quantile(double p)
+{
+	static const double a[] = { -3.969683028665376e+01, 2.209460984245205e+02,
+		-2.759285104469687e+02, 1.383577518672690e+02, -3.066479806614716e+01,
+		2.506628277459239e+00 };
+	static const double b[] = { -5.447609879822406e+01, 1.615858368580409e+02,
+		-1.556989798598866e+02, 6.680131188771972e+01, -1.328068155288572e+01 };
+	static const double c[] = { -7.784894002430293e-03, -3.223964580411365e-01,
+		-2.400758277161838e+00, -2.549732539343734e+00, 4.374664141464968e+00,
+		2.938163982698783e+00 };
+	static const double d[] = { 7.784695709041462e-03, 3.224671290700398e-01,
+		2.445134137142996e+00, 3.754408661907416e+00 };
+	double q, r;
+
+	if (p < 0.02425) {
+		q = sqrt(-2 * log(p));
+		return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+		       ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+	}
+	if (p > 1 - 0.02425) {
+		q = sqrt(-2 * log(1 - p));
+		return -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+		       ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+	}
+	q = p - 0.5;
+	r = q * q;
+	return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+	       (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+static double draw_normal(uint64_t seed, uint64_t key, int arm, uint64_t idx)
+{
+	uint64_t h = bot_rng(seed, STREAM_THOMPSON + (uint64_t)arm, key, idx);
+
+	return norm_quantile(((double)(h >> 11) + 0.5) * (1.0 / 9007199254740992.0));
+}
+
+/* Thompson: probability matching over plausible arms. */
+static void plan_thompson(const struct bot_policy *p, const struct view *v, uint64_t key,
+			  const struct bot_shape *s, struct bot_plan *out)
+{
+	int ex = argmin_mu(v), cand[BOT_NARMS], nc = 0, arm[BOT_MAX_PROBES];
+	unsigned wins[BOT_NARMS] = { 0 }, width[BOT_MAX_PROBES], k = 0, K, minw;
+	double hi = INFINITY;
+	int used[BOT_NARMS] = { 0 };
+
+	plan_one(out, v->b[ex].arm);
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].plausible)
+			hi = fmin(hi, v->b[i].mu + PRUNE_Z * v->b[i].sd);
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].plausible && v->b[i].mu - PRUNE_Z * v->b[i].sd <= hi)
+			cand[nc++] = i;
+	if (nc <= 1 || budget(&p->par) == 0)
+		return;
+	K = s->ncomms > 1 ? 64 : 8;
+	for (unsigned k2 = 0; k2 < K; k2++) {
+		int w = -1;
+		double wx = INFINITY;
+
+		for (int j = 0; j < nc; j++) {
+			const struct belief *x = &v->b[cand[j]];
+			double d = x->mu + x->sd * draw_normal(s->seed, key, x->arm, s->round * K + k2);
+
+			if (d < wx) {
+				wx = d;
+				w = cand[j];
+			}
+		}
+		wins[w]++;
+	}
+	/* Up to BOT_MAX_PROBES non-exploit arms, most wins first. */
+	minw = s->ncomms > 1 ? comm_width(s) : 1;
+	used[ex] = 1;
+	while (k < BOT_MAX_PROBES) {
+		int bi = -1;
+		unsigned w;
+
+		for (int j = 0; j < nc; j++)
+			if (!used[cand[j]] && wins[cand[j]] && (bi < 0 || wins[cand[j]] > wins[bi]))
+				bi = cand[j];
+		if (bi < 0)
+			break;
+		used[bi] = 1;
+		w = (unsigned)(((uint64_t)wins[bi] * BOT_PROBE_BUCKETS + K / 2) / K);
+		if (s->ncomms > 1 && 2 * (uint64_t)wins[bi] * s->ncomms >= K && w < minw)
+			w = minw;
+		arm[k] = v->b[bi].arm;
+		width[k++] = w ? w : 1;
+	}
+	if (!k)
+		return;
+	cap_widths(width, k, budget(&p->par));
+	layout(out, arm, width, k, s->seed, key, s->round);
+}
+
+/* UCB1 on lower confidence bounds (we minimise latency). */
+static void plan_ucb(const struct bot_policy *p, const struct view *v, uint64_t key,
+		     const struct bot_shape *s, struct bot_plan *out)
+{
+	double lcb[BOT_NARMS], tot = 1, z;
+	int ex = argmin_mu(v), arm[BOT_MAX_PROBES], used[BOT_NARMS] = { 0 };
+	unsigned width[BOT_MAX_PROBES], k = 0;
+
+	for (int i = 0; i < v->nb; i++)
+		tot += (double)v->b[i].n;
+	z = p->par.ucb_c * sqrt(2.0 * log(tot + 1.0));
+	for (int i = 0; i < v->nb; i++)
+		lcb[i] = v->b[i].mu - z * v->b[i].sd;
+	if (s->ncomms <= 1) {
+		int bi = -1;
+
+		for (int i = 0; i < v->nb; i++)
+			if (v->b[i].plausible && (bi < 0 || lcb[i] < lcb[bi]))
+				bi = i;
+		plan_one(out, v->b[bi].arm);
+		return;
+	}
+	plan_one(out, v->b[ex].arm);
+	used[ex] = 1;
+	while (k < BOT_MAX_PROBES) {
+		int bi = -1;
+
+		for (int i = 0; i < v->nb; i++)
+			if (v->b[i].plausible && !used[i] && lcb[i] < v->b[ex].mu &&
+			    (bi < 0 || lcb[i] < lcb[bi]))
+				bi = i;
+		if (bi < 0)
+			break;
+		used[bi] = 1;
+		arm[k] = v->b[bi].arm;
+		width[k++] = comm_width(s);
+	}
+	if (!k || budget(&p->par) == 0)
+		return;
+	cap_widths(width, k, budget(&p->par));
+	layout(out, arm, width, k, s->seed, key, s->round);
+}
+
+static void plan_egreedy(const struct bot_policy *p, const struct view *v, uint64_t key,
+			 const struct bot_shape *s, struct bot_plan *out)
+{
+	int ex = argmin_mu(v), list[BOT_NARMS], nl = 0, arm[BOT_MAX_PROBES];
+	unsigned width[BOT_MAX_PROBES], k, tot;
+
+	plan_one(out, v->b[ex].arm);
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].plausible && i != ex)
+			list[nl++] = v->b[i].arm;
+	tot = (unsigned)floor(p->par.epsilon * BOT_PROBE_BUCKETS + 0.5);
+	if (!nl || !tot)
+		return;
+	k = nl < BOT_MAX_PROBES ? (unsigned)nl : BOT_MAX_PROBES;
+	if (k > tot)
+		k = tot;
+	for (unsigned i = 0; i < k; i++) {
+		arm[i] = list[(s->round + i) % (unsigned)nl];
+		width[i] = tot / k;
+	}
+	layout(out, arm, width, k, s->seed, key, s->round);
+}
+
+/* Spread the buckets evenly over `per` arms of the supported list starting
+ * at position `start` (sweep and etc's exploration): the first arm is the
+ * exploit and keeps [0, 256/per), the others take the following shares. */
+static void plan_spread(const struct view *v, uint64_t start, unsigned per, struct bot_plan *out)
+{
+	unsigned nb = (unsigned)v->nb;
+
+	if (per > nb)
+		per = nb;
+	if (per > BOT_MAX_PROBES + 1)
+		per = BOT_MAX_PROBES + 1;
+	if (per == 0)
+		per = 1;
+	plan_one(out, v->b[start % nb].arm);
+	out->nprobe = (uint8_t)(per - 1);
+	for (unsigned i = 1; i < per; i++) {
+		out->probe[i - 1].arm = (uint8_t)v->b[(start + i) % nb].arm;
+		out->probe[i - 1].lo = (uint16_t)(i * BOT_PROBE_BUCKETS / per);
+		out->probe[i - 1].hi = (uint16_t)((i + 1) * BOT_PROBE_BUCKETS / per);
+	}
+}
+
+static void plan_sweep(const struct view *v, const struct bot_shape *s, struct bot_plan *out)
+{
+	unsigned per = (unsigned)v->nb < BOT_MAX_PROBES + 1 ? (unsigned)v->nb : BOT_MAX_PROBES + 1;
+
+	plan_spread(v, s->round * per, per, out);
+}
+
+static void plan_etc(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
+		     struct bot_plan *out)
+{
+	unsigned nb = (unsigned)v->nb, per, cycle;
+	double rounds;
+	int best = -1;
+
+	per = s->ncomms > 1 ? s->ncomms : 1;
+	if (per > nb)
+		per = nb;
+	if (per > BOT_MAX_PROBES + 1)
+		per = BOT_MAX_PROBES + 1;
+	cycle = (nb + per - 1) / per;
+	rounds = p->par.etc_rounds * cycle;
+	if ((double)s->round < rounds) {
+		plan_spread(v, s->round * per, per, out);
+		return;
+	}
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].n && (best < 0 || v->b[i].r < v->b[best].r))
+			best = i;
+	plan_one(out, best < 0 ? v->auto_arm : v->b[best].arm);
+}
+
+static void plan_greedy_cold(const struct view *v, struct bot_plan *out)
+{
+	int best = -1;
+
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].n && (best < 0 || v->b[i].r < v->b[best].r))
+			best = i;
+	plan_one(out, best < 0 ? v->auto_arm : v->b[best].arm);
+}
+
+int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
+		    const struct bot_shape *shape, struct bot_plan *out)
+{
+	struct view v;
+	int cold;
+
+	if (!out)
+		return -1;
+	plan_auto(out);
+	if (!p || !shape || p->id < 0 || p->id >= BOT_NPOLICY)
+		return -1;
+	cold = is_cold(p->id) || p->id == BOT_POLICY_ETC;
+	if (p->id == BOT_POLICY_AUTO || p->id == BOT_POLICY_SWEEP || p->id == BOT_POLICY_ETC ||
+	    p->id == BOT_POLICY_GREEDY_COLD) {
+		/* Schedules and AUTO need the arms, not the beliefs. */
+		const struct bot_kb_ctx *c = bot_kb_find(kb, key);
+
+		if (!c || !c->has_prior || (v.auto_arm = bot_prior_argmin(c->prior)) < 0)
+			return 0;
+		v.ctx = c;
+		v.nb = 0;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			struct belief *x;
+
+			if (!(c->prior[a] >= 0))
+				continue;
+			x = &v.b[v.nb++];
+			memset(x, 0, sizeof(*x));
+			x->arm = a;
+			x->plausible = 1;
+			if (p->id != BOT_POLICY_AUTO && p->id != BOT_POLICY_SWEEP)
+				bot_stats_robust(&c->arm[a], &x->r, NULL, &x->n);
+		}
+	} else if (build_view(p, kb, key, cold, &v) < 0) {
+		return 0;
+	}
+	switch (p->id) {
+	case BOT_POLICY_AUTO:
+		plan_one(out, v.auto_arm);
+		break;
+	case BOT_POLICY_SWEEP:
+		plan_sweep(&v, shape, out);
+		break;
+	case BOT_POLICY_GREEDY:
+	case BOT_POLICY_FROZEN:
+		plan_one(out, v.b[argmin_mu(&v)].arm);
+		break;
+	case BOT_POLICY_GREEDY_COLD:
+		plan_greedy_cold(&v, out);
+		break;
+	case BOT_POLICY_EGREEDY:
+		plan_egreedy(p, &v, key, shape, out);
+		break;
+	case BOT_POLICY_UCB1:
+	case BOT_POLICY_UCB1_COLD:
+		plan_ucb(p, &v, key, shape, out);
+		break;
+	case BOT_POLICY_THOMPSON:
+	case BOT_POLICY_THOMPSON_COLD:
+	case BOT_POLICY_SHADOW:
+		plan_thompson(p, &v, key, shape, out);
+		break;
+	case BOT_POLICY_ETC:
+		plan_etc(p, &v, shape, out);
+		break;
+	}
+	return 0;
+}

@@ -1,0 +1,894 @@
+/*
+ * test_policies.c - unit tests of policies/: names, size buckets, keys,
+ * plans, statistics, the knowledge base and every policy.
+ *
+ * The policy tests drive small closed loops: a deterministic "fabric" with
+ * known true latencies answers each communicator's arm with a slightly noisy
+ * sample, and the tests check the properties every policy must keep
+ * (determinism, never an unsupported arm, warm start on AUTO's arm,
+ * convergence to a better arm, robustness to outliers, well-formed plans).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policies/context.h"
+#include "policies/kb.h"
+#include "policies/plan.h"
+#include "policies/policy.h"
+#include "policies/stats.h"
+
+/* ---- context ------------------------------------------------------------ */
+
+START_TEST(test_size_bucket)
+{
+	ck_assert_uint_eq(bot_size_bucket(0), 0);
+	ck_assert_uint_eq(bot_size_bucket(1), 0);
+	ck_assert_uint_eq(bot_size_bucket(2), 4);
+	ck_assert_uint_eq(bot_size_bucket(3), 4);
+	ck_assert_uint_eq(bot_size_bucket(4), 8);
+	ck_assert_uint_eq(bot_size_bucket(5), 9);
+	ck_assert_uint_eq(bot_size_bucket(6), 10);
+	ck_assert_uint_eq(bot_size_bucket(7), 11);
+	ck_assert_uint_eq(bot_size_bucket(8), 12);
+	ck_assert_uint_eq(bot_size_bucket(1 << 20), 80);
+	ck_assert_uint_eq(bot_size_bucket(5 << 18), 81);
+	ck_assert_uint_eq(bot_size_bucket(6 << 18), 82);
+	ck_assert_uint_eq(bot_size_bucket(7 << 18), 83);
+	ck_assert_uint_eq(bot_size_bucket((7 << 18) + 12345), 83);
+	ck_assert_uint_eq(bot_size_bucket(2 << 20), 84);
+	ck_assert_uint_eq(bot_size_bucket((2 << 20) - 1), 83);
+	ck_assert_uint_eq(bot_size_bucket(UINT64_MAX), 255);
+	ck_assert_uint_eq(bot_size_bucket(1ULL << 40), 160);
+}
+END_TEST
+
+START_TEST(test_bucket_lo)
+{
+	ck_assert_uint_eq(bot_bucket_lo(0), 0);
+	ck_assert_uint_eq(bot_bucket_lo(4), 2);
+	ck_assert_uint_eq(bot_bucket_lo(80), 1 << 20);
+	ck_assert_uint_eq(bot_bucket_lo(81), 5 << 18);
+	ck_assert_uint_eq(bot_bucket_lo(84), 2 << 20);
+	ck_assert_uint_eq(bot_bucket_lo(255), 7ULL << 61);
+	for (unsigned b = 8; b < 256; b++) {
+		ck_assert_uint_eq(bot_size_bucket(bot_bucket_lo(b)), b);
+		/* Buckets 5-7 hold nothing, so 8's predecessor is 4. */
+		ck_assert_uint_eq(bot_size_bucket(bot_bucket_lo(b) - 1), b == 8 ? 4 : b - 1);
+	}
+}
+END_TEST
+
+START_TEST(test_key)
+{
+	uint64_t k = bot_ctx_key(BOT_COLL_ALLREDUCE, 80, 128, 16);
+
+	ck_assert_uint_eq(bot_key_coll(k), 4);
+	ck_assert_uint_eq(bot_key_bucket(k), 80);
+	ck_assert_uint_eq(bot_key_nranks(k), 128);
+	ck_assert_uint_eq(bot_key_nnodes(k), 16);
+	ck_assert_uint_eq(k, 0x0450001000000080ULL);
+	ck_assert_uint_eq(bot_key_nnodes(bot_ctx_key(0, 0, 1, 100000)), 65535);
+	ck_assert_uint_eq(bot_key_nranks(bot_ctx_key(0, 0, UINT32_MAX, 1)), UINT32_MAX);
+	/* Keys sort by collective, then size, then nodes, then ranks. */
+	ck_assert(bot_ctx_key(1, 0, 1, 1) > bot_ctx_key(0, 255, 65535, 65535));
+	ck_assert(bot_ctx_key(1, 9, 1, 1) > bot_ctx_key(1, 8, 9999, 9999));
+	ck_assert(bot_ctx_key(1, 9, 1, 2) > bot_ctx_key(1, 9, 9999, 1));
+	ck_assert(bot_ctx_key(1, 9, 5, 2) > bot_ctx_key(1, 9, 4, 2));
+}
+END_TEST
+
+START_TEST(test_ctx_format)
+{
+	char buf[64];
+	int n;
+
+	n = bot_ctx_format(bot_ctx_key(BOT_COLL_ALLREDUCE, 80, 128, 16), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "allreduce/1MiB+0/n16/r128");
+	ck_assert_int_eq(n, (int)strlen(buf));
+	bot_ctx_format(bot_ctx_key(BOT_COLL_ALLGATHER, 81, 8, 1), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "allgather/1MiB+1/n1/r8");
+	bot_ctx_format(bot_ctx_key(BOT_COLL_BROADCAST, 0, 2, 1), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "broadcast/1B+0/n1/r2");
+	bot_ctx_format(bot_ctx_key(BOT_COLL_REDUCE, 43, 2, 1), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "reduce/1KiB+3/n1/r2");
+	bot_ctx_format(bot_ctx_key(BOT_COLL_REDUCESCATTER, 122, 2, 1), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "reducescatter/1GiB+2/n1/r2");
+	bot_ctx_format(bot_ctx_key(BOT_COLL_REDUCESCATTER, 4 * 42, 2, 1), buf, sizeof(buf));
+	ck_assert_str_eq(buf, "reducescatter/4096GiB+0/n1/r2");
+	/* Truncation always terminates. */
+	n = bot_ctx_format(bot_ctx_key(BOT_COLL_ALLREDUCE, 80, 128, 16), buf, 5);
+	ck_assert_str_eq(buf, "allr");
+	ck_assert_int_eq(n, 25);
+	ck_assert_int_eq(bot_ctx_format(bot_ctx_key(4, 80, 128, 16), NULL, 0), 25);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	char buf[32];
+
+	for (int i = 0; i < BOT_NCOLL; i++)
+		ck_assert_int_eq(bot_coll_parse(bot_coll_name(i)), i);
+	for (int i = 0; i < BOT_NALGO; i++)
+		ck_assert_int_eq(bot_algo_parse(bot_algo_name(i)), i);
+	for (int i = 0; i < BOT_NPROTO; i++)
+		ck_assert_int_eq(bot_proto_parse(bot_proto_name(i)), i);
+	for (int a = 0; a < BOT_NARMS; a++) {
+		snprintf(buf, sizeof(buf), "%s/%s", bot_algo_name(bot_arm_algo(a)),
+			 bot_proto_name(bot_arm_proto(a)));
+		ck_assert_str_eq(bot_arm_name(a), buf);
+		ck_assert_int_eq(bot_arm_parse(buf), a);
+	}
+	ck_assert_str_eq(bot_arm_name(5), "ring/simple");
+	ck_assert_int_eq(bot_arm_parse("NVLS_TREE/LL128"), bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_LL128));
+	ck_assert_int_eq(bot_coll_parse("AllReduce"), BOT_COLL_ALLREDUCE);
+	ck_assert_int_eq(bot_coll_parse("ReduceScatter"), BOT_COLL_REDUCESCATTER);
+	ck_assert_int_eq(bot_coll_parse("AllGather"), BOT_COLL_ALLGATHER);
+	ck_assert_int_eq(bot_algo_parse("TREE"), BOT_ALGO_TREE);
+	ck_assert_int_eq(bot_algo_parse("COLLNET_DIRECT"), BOT_ALGO_COLLNET_DIRECT);
+	ck_assert_int_eq(bot_algo_parse("CollNetChain"), BOT_ALGO_COLLNET_CHAIN);
+	ck_assert_int_eq(bot_algo_parse("NVLS_TREE"), BOT_ALGO_NVLS_TREE);
+	ck_assert_int_eq(bot_algo_parse("NVLS"), BOT_ALGO_NVLS);
+	ck_assert_int_eq(bot_algo_parse("PAT"), BOT_ALGO_PAT);
+	ck_assert_int_eq(bot_proto_parse("LL128"), BOT_PROTO_LL128);
+	ck_assert_int_eq(bot_proto_parse("SIMPLE"), BOT_PROTO_SIMPLE);
+	ck_assert_int_eq(bot_proto_parse("Simple"), BOT_PROTO_SIMPLE);
+	ck_assert_int_eq(bot_proto_parse("LL"), BOT_PROTO_LL);
+	/* Near misses and bad input. */
+	ck_assert_int_eq(bot_proto_parse("LL12"), -1);
+	ck_assert_int_eq(bot_algo_parse("rings"), -1);
+	ck_assert_int_eq(bot_algo_parse(""), -1);
+	ck_assert_int_eq(bot_algo_parse(NULL), -1);
+	ck_assert_int_eq(bot_coll_parse("all"), -1);
+	ck_assert_int_eq(bot_arm_parse("ring"), -1);
+	ck_assert_int_eq(bot_arm_parse("ring/"), -1);
+	ck_assert_ptr_null(bot_coll_name(5));
+	ck_assert_ptr_null(bot_algo_name(-1));
+	ck_assert_ptr_null(bot_proto_name(3));
+	ck_assert_ptr_null(bot_arm_name(21));
+	/* Length-bounded variants. */
+	ck_assert_int_eq(bot_algo_parse_n("ring,simple", 4), BOT_ALGO_RING);
+	ck_assert_int_eq(bot_proto_parse_n("simplex", 6), BOT_PROTO_SIMPLE);
+	ck_assert_int_eq(bot_coll_parse_n("allreduce", 3), -1);
+}
+END_TEST
+
+START_TEST(test_digest)
+{
+	/* FNV-1a 64 of "" is the offset basis; of "a" 0xaf63dc4c8601ec8c. */
+	ck_assert_uint_eq(bot_digest64("", 0), bot_mix64(0xcbf29ce484222325ULL));
+	ck_assert_uint_eq(bot_digest64("a", 1), bot_mix64(0xaf63dc4c8601ec8cULL));
+	ck_assert_uint_ne(bot_digest64("ab", 2), bot_digest64("ba", 2));
+	/* splitmix64 finaliser of 0 is 0; of 1 a known value. */
+	ck_assert_uint_eq(bot_mix64(0), 0);
+	ck_assert_uint_eq(bot_mix64(1), 0x5692161d100b05e5ULL);
+	ck_assert_uint_eq(bot_rng(1, 2, 3, 4), bot_mix64(bot_mix64(bot_mix64(1 ^ 2) ^ 3) ^ 4));
+	ck_assert_uint_lt(bot_probe_bucket(1, 2, 3, 4), 256);
+}
+END_TEST
+
+/* ---- plan --------------------------------------------------------------- */
+
+START_TEST(test_plan_check)
+{
+	struct bot_plan p;
+
+	memset(&p, 0, sizeof(p));
+	p.exploit = 5;
+	ck_assert_int_eq(bot_plan_check(&p), 0);
+	p.exploit = BOT_ARM_AUTO;
+	ck_assert_int_eq(bot_plan_check(&p), 0);
+	p.exploit = 21;
+	ck_assert_int_ne(bot_plan_check(&p), 0);
+	p.exploit = 0;
+	p.nprobe = 2;
+	p.probe[0] = (struct bot_probe){ 1, 0, 10 };
+	p.probe[1] = (struct bot_probe){ 2, 10, 256 };
+	ck_assert_int_eq(bot_plan_check(&p), 0);
+	ck_assert_int_eq(bot_plan_arm(&p, 0), 1);
+	ck_assert_int_eq(bot_plan_arm(&p, 9), 1);
+	ck_assert_int_eq(bot_plan_arm(&p, 10), 2);
+	ck_assert_int_eq(bot_plan_arm(&p, 255), 2);
+	p.probe[1].lo = 9;	/* overlap */
+	ck_assert_int_ne(bot_plan_check(&p), 0);
+	p.probe[1].lo = 10;
+	p.probe[1].hi = 257;	/* out of range */
+	ck_assert_int_ne(bot_plan_check(&p), 0);
+	p.probe[1].hi = 10;	/* empty */
+	ck_assert_int_ne(bot_plan_check(&p), 0);
+	p.probe[1].hi = 20;
+	p.probe[1].arm = 30;	/* bad arm */
+	ck_assert_int_ne(bot_plan_check(&p), 0);
+	p.probe[1].arm = 3;
+	p.nprobe = 5;
+	ck_assert_int_ne(bot_plan_check(&p), 0);
+	p.nprobe = 2;
+	ck_assert_int_eq(bot_plan_arm(&p, 100), 0);
+	ck_assert_int_ne(bot_plan_check(NULL), 0);
+}
+END_TEST
+
+/* ---- stats -------------------------------------------------------------- */
+
+static int same_stats(const struct bot_stats *a, const struct bot_stats *b)
+{
+	if (a->n != b->n || a->sum_q != b->sum_q || a->sumsq_q != b->sumsq_q ||
+	    a->nbins != b->nbins)
+		return 0;
+	for (uint32_t i = 0; i < a->nbins; i++)
+		if (a->bins[i].bin != b->bins[i].bin || a->bins[i].count != b->bins[i].count)
+			return 0;
+	return 1;
+}
+
+START_TEST(test_q)
+{
+	ck_assert_int_eq(bot_q_from_ns(1), 0);
+	ck_assert_int_eq(bot_q_from_ns(2), 64);
+	ck_assert_int_eq(bot_q_from_ns(1024), 640);
+	ck_assert_int_eq(bot_q_from_ns(1000), 638);	/* 64*log2(1000) = 637.8 */
+	ck_assert_int_eq(bot_q_from_us(1), 638);
+	ck_assert_int_eq(bot_q_from_ns(0), -1);
+	ck_assert_int_eq(bot_q_from_ns(-5), -1);
+	ck_assert_int_eq(bot_q_from_ns(NAN), -1);
+	ck_assert_int_eq(bot_q_from_ns(INFINITY), BOT_Q_MAX);
+	ck_assert_int_eq(bot_q_from_ns(0x1p50), BOT_Q_MAX);
+	ck_assert_int_eq(bot_q_from_ns(0.5), 0);
+	ck_assert(fabs(bot_us_from_q(640) - 1.024) < 1e-12);
+}
+END_TEST
+
+START_TEST(test_stats_merge)
+{
+	struct bot_stats a, b, ab, ba, all;
+	uint64_t sum = 0, sumsq = 0;
+
+	bot_stats_init(&a);
+	bot_stats_init(&b);
+	bot_stats_init(&ab);
+	bot_stats_init(&ba);
+	bot_stats_init(&all);
+	for (int i = 0; i < 200; i++) {
+		int q = 600 + (int)(bot_mix64((uint64_t)i) % 97);
+
+		ck_assert_int_eq(bot_stats_add_q(i % 3 ? &a : &b, q, 1), 0);
+		ck_assert_int_eq(bot_stats_add_q(&all, q, 1), 0);
+		sum += (uint64_t)q;
+		sumsq += (uint64_t)q * (uint64_t)q;
+	}
+	ck_assert_int_eq(bot_stats_merge(&ab, &a), 0);
+	ck_assert_int_eq(bot_stats_merge(&ab, &b), 0);
+	ck_assert_int_eq(bot_stats_merge(&ba, &b), 0);
+	ck_assert_int_eq(bot_stats_merge(&ba, &a), 0);
+	ck_assert(same_stats(&ab, &ba));
+	ck_assert(same_stats(&ab, &all));
+	ck_assert_uint_eq(all.n, 200);
+	ck_assert_uint_eq(all.sum_q, sum);
+	ck_assert_uint_eq(all.sumsq_q, sumsq);
+	for (uint32_t i = 1; i < all.nbins; i++)
+		ck_assert_uint_lt(all.bins[i - 1].bin, all.bins[i].bin);
+	/* Merging an empty one changes nothing; copy is equal. */
+	bot_stats_free(&ba);
+	ck_assert_int_eq(bot_stats_merge(&ab, &ba), 0);
+	ck_assert(same_stats(&ab, &all));
+	ck_assert_int_eq(bot_stats_copy(&ba, &ab), 0);
+	ck_assert(same_stats(&ba, &ab));
+	/* Bad q is refused. */
+	ck_assert_int_ne(bot_stats_add_q(&a, -1, 1), 0);
+	ck_assert_int_ne(bot_stats_add_q(&a, BOT_Q_MAX + 1, 1), 0);
+	bot_stats_free(&a);
+	bot_stats_free(&b);
+	bot_stats_free(&ab);
+	bot_stats_free(&ba);
+	bot_stats_free(&all);
+}
+END_TEST
+
+START_TEST(test_stats_decay)
+{
+	struct bot_stats s;
+
+	bot_stats_init(&s);
+	bot_stats_add_q(&s, 100, 10);
+	bot_stats_add_q(&s, 200, 3);
+	bot_stats_add_q(&s, 300, 1);
+	bot_stats_decay(&s, 1, 2);
+	ck_assert_uint_eq(s.nbins, 2);
+	ck_assert_uint_eq(s.bins[0].count, 5);
+	ck_assert_uint_eq(s.bins[1].count, 1);
+	ck_assert_uint_eq(s.n, 6);
+	ck_assert_uint_eq(s.sum_q, 5 * 100 + 200);
+	ck_assert_uint_eq(s.sumsq_q, 5 * 10000 + 40000);
+	bot_stats_decay(&s, 1, 1);	/* no-op */
+	ck_assert_uint_eq(s.n, 6);
+	bot_stats_decay(&s, 0, 1);
+	ck_assert_uint_eq(s.n, 0);
+	ck_assert_uint_eq(s.nbins, 0);
+	ck_assert(isnan(bot_stats_robust_q(&s, NULL)));
+	ck_assert_int_eq(bot_stats_median_q(&s), -1);
+	bot_stats_free(&s);
+}
+END_TEST
+
+START_TEST(test_stats_robust)
+{
+	struct bot_stats s;
+	uint64_t used;
+	double loc, sd;
+
+	bot_stats_init(&s);
+	bot_stats_add_q(&s, 700, 10);
+	bot_stats_add_q(&s, 702, 10);
+	ck_assert_int_eq(bot_stats_median_q(&s), 700);	/* lower median */
+	ck_assert(fabs(bot_stats_robust_q(&s, &used) - 701) < 1e-12);
+	ck_assert_uint_eq(used, 20);
+	/* Outliers ten and twenty times slower are outside the window. */
+	bot_stats_add_q(&s, 700 + 213, 2);
+	bot_stats_add_q(&s, 700 + 277, 1);
+	bot_stats_add_q(&s, 700 - 100, 1);
+	ck_assert(fabs(bot_stats_robust_q(&s, &used) - 701) < 1e-12);
+	ck_assert_uint_eq(used, 20);
+	ck_assert(fabs(bot_stats_robust_sd_q(&s) - sqrt(20.0 / 19.0)) < 1e-12);
+	bot_stats_robust(&s, &loc, &sd, &used);
+	ck_assert(fabs(loc - 701) < 1e-12);
+	ck_assert(fabs(sd - sqrt(20.0 / 19.0)) < 1e-12);
+	ck_assert_uint_eq(used, 20);
+	/* The window edge (+-64) is inclusive. */
+	bot_stats_add_q(&s, 700 + 64, 1);
+	ck_assert_uint_eq((bot_stats_robust_q(&s, &used), used), 21);
+	ck_assert(fabs(bot_stats_robust_us(&s) - bot_us_from_q(bot_stats_robust_q(&s, NULL))) < 1e-12);
+	bot_stats_free(&s);
+	bot_stats_add_q(&s, 640, 1);
+	ck_assert_double_eq(bot_stats_robust_sd_q(&s), 0);
+	ck_assert(fabs(bot_stats_robust_us(&s) - 1.024) < 1e-12);
+	bot_stats_free(&s);
+}
+END_TEST
+
+/* ---- kb ----------------------------------------------------------------- */
+
+START_TEST(test_kb)
+{
+	struct bot_kb *kb = bot_kb_new(), *c;
+	float pr[BOT_NARMS];
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(kb);
+	for (int a = 0; a < BOT_NARMS; a++)
+		pr[a] = a % 2 ? -1.0f : 10.0f + a;
+	for (unsigned i = 0; i < 1000; i++) {
+		uint64_t k = bot_ctx_key(i % 5, 40 + (i / 5) % 100, 8 * (1 + i / 500), 1 + i / 500);
+
+		ck_assert_int_eq(bot_kb_set_prior(kb, k, pr), 0);
+		ck_assert_int_eq(bot_kb_add_us(kb, k, 2, 5.0 + i % 7), 0);
+	}
+	ck_assert_uint_eq(bot_kb_count(kb), 1000);
+	for (size_t i = 0; i < bot_kb_count(kb); i++) {
+		const struct bot_kb_ctx *x = bot_kb_at(kb, i);
+
+		ck_assert_ptr_eq(bot_kb_find(kb, x->key), x);
+		ck_assert_int_eq(x->has_prior, 1);
+		ck_assert_uint_eq(x->arm[2].n, 1);
+		ck_assert(x->prior[1] < 0);
+	}
+	ck_assert_uint_eq(bot_kb_at(kb, 0)->key, bot_ctx_key(0, 40, 8, 1));
+	ck_assert_ptr_null(bot_kb_at(kb, 1000));
+	ck_assert_ptr_null(bot_kb_find(kb, 12345));
+	ck_assert_int_ne(bot_kb_add_us(kb, 1, 21, 1.0), 0);
+	ck_assert_int_ne(bot_kb_add_us(kb, 1, 0, 0), 0);
+	ck_assert_int_ne(bot_kb_add_us(kb, 1, 0, NAN), 0);
+	ck_assert_int_ne(bot_kb_add_us(kb, 1, 0, INFINITY), 0);
+	/* Clone is deep and keeps order. */
+	c = bot_kb_clone(kb);
+	ck_assert_ptr_nonnull(c);
+	bot_kb_add_us(kb, bot_kb_at(kb, 3)->key, 2, 99.0);
+	ck_assert_uint_eq(bot_kb_at(c, 3)->arm[2].n, 1);
+	ck_assert_uint_eq(bot_kb_at(kb, 3)->arm[2].n, 2);
+	for (size_t i = 0; i < bot_kb_count(c); i++)
+		ck_assert_uint_eq(bot_kb_at(c, i)->key, bot_kb_at(kb, i)->key);
+	/* Scale peers: allreduce bucket 44 at 1 and 2 nodes (i = 24, 524). */
+	for (size_t i = bot_kb_peer_first(c, bot_ctx_key(4, 44, 64, 64)); i != BOT_KB_NONE;
+	     i = bot_kb_peer_next(c, i)) {
+		ck_assert_uint_eq(bot_key_coll(bot_kb_at(c, i)->key), 4);
+		ck_assert_uint_eq(bot_kb_bpr_bucket(bot_kb_at(c, i)->key), 44);
+		n++;
+	}
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(bot_kb_bpr_bucket(bot_ctx_key(BOT_COLL_ALLGATHER, 80, 16, 2)), 64);
+	/* Decay. */
+	bot_kb_decay(kb, 1, 2);
+	ck_assert_uint_eq(bot_kb_at(kb, 3)->arm[2].n, 0);
+	bot_kb_free(kb);
+	bot_kb_free(c);
+	bot_kb_free(NULL);
+}
+END_TEST
+
+/* ---- policies ----------------------------------------------------------- */
+
+#define KEY bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 64, 8)
+#define BAD_ARM 8	/* collnet_direct/simple: unsupported, great fake data */
+
+static const int arms_used[] = { 0, 1, 2, 3, 4, 5, 18, 20 };
+
+/* A context: AUTO thinks tree/ll (0) is best at 10 us. */
+static void fill_prior(float pr[BOT_NARMS])
+{
+	for (int a = 0; a < BOT_NARMS; a++)
+		pr[a] = -1.0f;
+	pr[0] = 10.0f;
+	pr[1] = 11.0f;
+	pr[2] = 14.0f;
+	pr[3] = 16.0f;
+	pr[4] = 13.0f;
+	pr[5] = 12.0f;
+	pr[18] = 25.0f;
+	pr[20] = 60.0f;
+}
+
+/* True latencies: ring/simple (5) is 30 % faster than tree/ll; optionally
+ * tree/ll is much slower than AUTO thinks. */
+static double truth(int arm, int auto_bad)
+{
+	switch (arm) {
+	case 0: return auto_bad ? 16.0 : 10.0;
+	case 1: return 14.0;	/* worse than AUTO thinks (11) */
+	case 2: return 13.0;
+	case 3: return 17.0;
+	case 4: return 12.5;
+	case 5: return 7.0;
+	case 18: return 26.0;
+	case 20: return 50.0;
+	default: return 1.0;
+	}
+}
+
+static double noisy(double us, uint64_t i)
+{
+	return us * (1.0 + 0.02 * ((double)(bot_mix64(i) % 1001) / 1000.0 - 0.5));
+}
+
+static struct bot_kb *make_kb(void)
+{
+	struct bot_kb *kb = bot_kb_new();
+	float pr[BOT_NARMS];
+
+	fill_prior(pr);
+	ck_assert_ptr_nonnull(kb);
+	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
+	/* The unsupported arm looks wonderful. */
+	for (int i = 0; i < 50; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, BAD_ARM, 0.5), 0);
+	return kb;
+}
+
+static int arm_ok(int arm)
+{
+	if (arm == BOT_ARM_AUTO)
+		return 1;
+	for (unsigned i = 0; i < sizeof(arms_used) / sizeof(arms_used[0]); i++)
+		if (arm == arms_used[i])
+			return 1;
+	return 0;
+}
+
+static void check_plan_arms(const struct bot_plan *p)
+{
+	ck_assert_int_eq(bot_plan_check(p), 0);
+	ck_assert_msg(arm_ok(p->exploit), "exploit %d", p->exploit);
+	for (unsigned i = 0; i < p->nprobe; i++)
+		ck_assert_msg(arm_ok(p->probe[i].arm), "probe %d", p->probe[i].arm);
+}
+
+/* Run `rounds` rounds of ncomms communicators, each adding `per` samples of
+ * its arm. Returns the final plan. */
+static void run_loop(const struct bot_policy *p, struct bot_kb *kb, unsigned rounds,
+		     unsigned ncomms, unsigned per, int auto_bad, struct bot_plan *last)
+{
+	for (unsigned r = 0; r < rounds; r++) {
+		struct bot_shape s = { 42, ncomms, 100, r };
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_policy_plan(p, kb, KEY, &s, &pl), 0);
+		check_plan_arms(&pl);
+		for (unsigned c = 0; c < ncomms; c++) {
+			uint64_t comm = 1000 * r + c;
+			int arm = bot_plan_arm(&pl, bot_probe_bucket(42, comm, KEY, ncomms > 1 ? 0 : r));
+
+			if (arm == BOT_ARM_AUTO)
+				arm = 0;
+			for (unsigned k = 0; k < per; k++)
+				ck_assert_int_eq(bot_kb_add_us(kb, KEY, arm,
+							       noisy(truth(arm, auto_bad), comm * 31 + k)), 0);
+		}
+	}
+	if (last) {
+		struct bot_shape s = { 42, ncomms, 100, rounds };
+
+		ck_assert_int_eq(bot_policy_plan(p, kb, KEY, &s, last), 0);
+	}
+}
+
+static int learns(int id)
+{
+	return id != BOT_POLICY_AUTO && id != BOT_POLICY_SWEEP && id != BOT_POLICY_GREEDY_COLD &&
+	       id != BOT_POLICY_GREEDY && id != BOT_POLICY_FROZEN;
+}
+
+static int warm(int id)
+{
+	return id == BOT_POLICY_GREEDY || id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 ||
+	       id == BOT_POLICY_THOMPSON || id == BOT_POLICY_FROZEN || id == BOT_POLICY_SHADOW;
+}
+
+START_TEST(test_policy_registry)
+{
+	struct bot_policy p;
+	struct bot_policy_params g;
+
+	for (int id = 0; id < BOT_NPOLICY; id++) {
+		unsigned n = 0;
+
+		ck_assert_int_eq(bot_policy_parse(bot_policy_name(id)), id);
+		ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(id)), 0);
+		ck_assert_int_eq(p.id, id);
+		while (bot_policy_grid(id, n, &g) == 0)
+			n++;
+		ck_assert_uint_ge(n, 1);
+		ck_assert_uint_le(n, 12);
+	}
+	ck_assert_int_eq(bot_policy_parse("Thompson-Cold"), BOT_POLICY_THOMPSON_COLD);
+	ck_assert_int_eq(bot_policy_parse("nope"), -1);
+	ck_assert_int_eq(bot_policy_init(&p, "nope"), -1);
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	ck_assert_int_eq(bot_policy_set(&p, "share", 2), 0);
+	ck_assert_double_eq(p.par.share, 2);
+	ck_assert_int_eq(bot_policy_set(&p, "probe_frac", 2), -1);
+	ck_assert_int_eq(bot_policy_set(&p, "bogus", 1), -1);
+	ck_assert_int_eq(bot_policy_set(&p, "discount", NAN), -1);
+	ck_assert_int_eq(bot_policy_grid(BOT_NPOLICY, 0, &g), -1);
+}
+END_TEST
+
+START_TEST(test_policy_no_prior)
+{
+	struct bot_kb *kb = bot_kb_new();
+	float none[BOT_NARMS];
+	uint64_t k2 = bot_ctx_key(1, 80, 8, 1);
+	struct bot_policy p;
+	struct bot_plan pl;
+	struct bot_shape s = { 1, 8, 10, 3 };
+
+	for (int a = 0; a < BOT_NARMS; a++)
+		none[a] = -1.0f;
+	bot_kb_add_us(kb, KEY, 5, 3.0);		/* data but no prior */
+	bot_kb_set_prior(kb, k2, none);		/* prior with nothing supported */
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	for (uint64_t key = KEY; ; key = k2) {
+		memset(&pl, 0x55, sizeof(pl));
+		ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
+		ck_assert_uint_eq(pl.exploit, BOT_ARM_AUTO);
+		ck_assert_uint_eq(pl.nprobe, 0);
+		memset(&pl, 0x55, sizeof(pl));
+		ck_assert_int_eq(bot_policy_plan(&p, kb, 777, &s, &pl), 0);
+		ck_assert_uint_eq(pl.exploit, BOT_ARM_AUTO);
+		ck_assert_uint_eq(pl.nprobe, 0);
+		if (key == k2)
+			break;
+	}
+	ck_assert_int_eq(bot_policy_plan(&p, NULL, KEY, &s, &pl), 0);
+	ck_assert_uint_eq(pl.exploit, BOT_ARM_AUTO);
+	ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, NULL, &pl), -1);
+	ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, NULL), -1);
+	ck_assert_int_eq(bot_prior_argmin(none), -1);
+	bot_kb_free(kb);
+}
+END_TEST
+
+START_TEST(test_policy_determinism)
+{
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb(), *c;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	run_loop(&p, kb, 6, 8, 3, 0, NULL);
+	c = bot_kb_clone(kb);
+	ck_assert_ptr_nonnull(c);
+	for (unsigned nc = 1; nc <= 16; nc *= 4)
+		for (uint64_t r = 0; r < 20; r++) {
+			struct bot_shape s = { 9, nc, 100, r };
+			struct bot_plan a, b;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &a), 0);
+			for (int i = 0; i < 100; i++) {
+				ck_assert_int_eq(bot_policy_plan(&p, i % 2 ? c : kb, KEY, &s, &b), 0);
+				ck_assert(!memcmp(&a, &b, sizeof(a)));
+			}
+		}
+	bot_kb_free(kb);
+	bot_kb_free(c);
+}
+END_TEST
+
+START_TEST(test_policy_unsupported)
+{
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	for (unsigned nc = 1; nc <= 64; nc *= 8) {
+		struct bot_kb *kb = make_kb();
+
+		/* run_loop checks every plan's arms. */
+		run_loop(&p, kb, nc == 1 ? 200 : 25, nc, 3, 1, NULL);
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
+START_TEST(test_policy_warm_start)
+{
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb();
+	struct bot_plan pl;
+	float pr[BOT_NARMS];
+
+	fill_prior(pr);
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	for (uint64_t r = 0; r < 10; r++) {
+		struct bot_shape s = { 3, 8, 100, r };
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
+		check_plan_arms(&pl);
+		if (warm(_i) || _i == BOT_POLICY_AUTO || _i == BOT_POLICY_GREEDY_COLD ||
+		    _i == BOT_POLICY_UCB1_COLD || _i == BOT_POLICY_THOMPSON_COLD)
+			ck_assert_int_eq(pl.exploit, bot_prior_argmin(pr));
+	}
+	bot_kb_free(kb);
+}
+END_TEST
+
+START_TEST(test_policy_converges)
+{
+	struct bot_policy p;
+	struct bot_plan pl;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	/* Weak explorers need enough exploration to meet the arm at all. */
+	bot_policy_set(&p, "epsilon", 0.1);
+	bot_policy_set(&p, "etc_rounds", 4);
+	/* Jobs: 8 communicators, a few samples each per round. */
+	{
+		struct bot_kb *kb = make_kb();
+		int auto_bad = !learns(_i);
+
+		run_loop(&p, kb, 30, 8, 3, auto_bad, &pl);
+		if (learns(_i) || _i == BOT_POLICY_GREEDY || _i == BOT_POLICY_FROZEN)
+			ck_assert_msg(pl.exploit == 5, "%s exploit %d", bot_policy_name(_i), pl.exploit);
+		bot_kb_free(kb);
+	}
+	/* Per call: one communicator, immediate feedback. */
+	{
+		struct bot_kb *kb = make_kb();
+		int auto_bad = !learns(_i);
+		unsigned used5 = 0;
+
+		run_loop(&p, kb, 300, 1, 1, auto_bad, &pl);
+		if (learns(_i) || _i == BOT_POLICY_GREEDY || _i == BOT_POLICY_FROZEN) {
+			ck_assert_msg(pl.exploit == 5, "%s exploit %d", bot_policy_name(_i), pl.exploit);
+			/* ... and mostly uses it afterwards. */
+			for (uint64_t r = 300; r < 400; r++) {
+				struct bot_shape s = { 42, 1, 1, r };
+
+				bot_policy_plan(&p, kb, KEY, &s, &pl);
+				used5 += bot_plan_arm(&pl, bot_probe_bucket(42, 7, KEY, r)) == 5;
+			}
+			ck_assert_msg(used5 >= 90, "%s used 5 %u times", bot_policy_name(_i), used5);
+		}
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
+START_TEST(test_policy_outliers)
+{
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb();
+	struct bot_plan pl;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	run_loop(&p, kb, 30, 8, 3, 1, &pl);
+	if (_i == BOT_POLICY_AUTO || _i == BOT_POLICY_SWEEP) {
+		bot_kb_free(kb);
+		return;
+	}
+	/* Make sure the good arm is well measured, then spoil it a little. */
+	for (int i = 0; i < 40; i++)
+		bot_kb_add_us(kb, KEY, 5, noisy(7.0, 5000 + (uint64_t)i));
+	for (int i = 0; i < 40; i++)
+		bot_kb_add_us(kb, KEY, 0, noisy(16.0, 6000 + (uint64_t)i));
+	for (int i = 0; i < 6; i++)
+		bot_kb_add_us(kb, KEY, 5, 140.0 + i);
+	for (uint64_t r = 30; r < 60; r++) {
+		struct bot_shape s = { 42, 8, 100, r };
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
+		check_plan_arms(&pl);
+		if (_i != BOT_POLICY_ETC || r >= 40)
+			ck_assert_msg(pl.exploit == 5, "%s exploit %d", bot_policy_name(_i), pl.exploit);
+	}
+	bot_kb_free(kb);
+}
+END_TEST
+
+START_TEST(test_policy_random_kbs)
+{
+	struct bot_policy p;
+	uint64_t h = 0x1234 + (uint64_t)_i;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	for (int t = 0; t < 60; t++) {
+		struct bot_kb *kb = bot_kb_new();
+		float pr[BOT_NARMS];
+
+		for (int c = 0; c < 6; c++) {
+			uint64_t key = bot_ctx_key((unsigned)(c % 2) * 4, 76 + 4 * (unsigned)(c / 2), 16, 2);
+
+			for (int a = 0; a < BOT_NARMS; a++) {
+				h = bot_mix64(h + 1);
+				pr[a] = h % 3 == 0 ? -1.0f : (float)(1 + h % 1000) / 10.0f;
+			}
+			bot_kb_set_prior(kb, key, pr);
+			for (int k = 0; k < 40; k++) {
+				h = bot_mix64(h + 1);
+				bot_kb_add_us(kb, key, (int)(h % BOT_NARMS), 0.01 + (double)(h >> 40) / 1e5);
+			}
+		}
+		for (int c = 0; c < 6; c++) {
+			uint64_t key = bot_ctx_key((unsigned)(c % 2) * 4, 76 + 4 * (unsigned)(c / 2), 16, 2);
+			const struct bot_kb_ctx *x = bot_kb_find(kb, key);
+
+			for (uint64_t r = 0; r < 8; r++) {
+				struct bot_shape s = { h, (uint32_t)(1u << r), r * 7, r };
+				struct bot_plan pl;
+
+				ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
+				ck_assert_int_eq(bot_plan_check(&pl), 0);
+				if (pl.exploit != BOT_ARM_AUTO)
+					ck_assert(x->prior[pl.exploit] >= 0);
+				for (unsigned i = 0; i < pl.nprobe; i++)
+					ck_assert(pl.probe[i].arm != BOT_ARM_AUTO &&
+						  x->prior[pl.probe[i].arm] >= 0 &&
+						  pl.probe[i].arm != pl.exploit);
+			}
+		}
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
+START_TEST(test_policy_probes_shrink)
+{
+	/* Thompson explores at first and stops probing once it is sure. */
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb();
+	struct bot_plan pl;
+	struct bot_shape s = { 42, 8, 100, 0 };
+	unsigned w0 = 0, w1 = 0;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	bot_policy_plan(&p, kb, KEY, &s, &pl);
+	for (unsigned i = 0; i < pl.nprobe; i++)
+		w0 += pl.probe[i].hi - pl.probe[i].lo;
+	run_loop(&p, kb, 40, 8, 5, 0, &pl);
+	for (unsigned i = 0; i < pl.nprobe; i++)
+		w1 += pl.probe[i].hi - pl.probe[i].lo;
+	ck_assert_uint_gt(w0, 0);
+	ck_assert_uint_lt(w1, w0);
+	ck_assert_uint_le(w0, 128);
+	bot_kb_free(kb);
+}
+END_TEST
+
+START_TEST(test_policy_sweep_covers)
+{
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb();
+	int seen[BOT_NARMS] = { 0 };
+
+	ck_assert_int_eq(bot_policy_init(&p, "sweep"), 0);
+	for (uint64_t r = 0; r < 2; r++) {
+		struct bot_shape s = { 1, 8, 100, r };
+		struct bot_plan pl;
+
+		bot_policy_plan(&p, kb, KEY, &s, &pl);
+		check_plan_arms(&pl);
+		for (unsigned b = 0; b < 256; b++)
+			seen[bot_plan_arm(&pl, b)] = 1;
+	}
+	for (unsigned i = 0; i < sizeof(arms_used) / sizeof(arms_used[0]); i++)
+		ck_assert(seen[arms_used[i]]);
+	bot_kb_free(kb);
+}
+END_TEST
+
+START_TEST(test_scale_transfer)
+{
+	/* Neighbouring sizes show that ring/simple is twice as fast as AUTO
+	 * says; with share on, an unmeasured context starts on it. */
+	struct bot_kb *kb = bot_kb_new();
+	float pr[BOT_NARMS];
+	struct bot_policy p;
+	struct bot_plan pl;
+	struct bot_shape s = { 1, 8, 100, 0 };
+
+	fill_prior(pr);
+	for (int d = -8; d <= 8; d += 4) {
+		uint64_t k = bot_ctx_key(BOT_COLL_ALLREDUCE, (unsigned)(84 + d), 64, 8);
+
+		bot_kb_set_prior(kb, k, pr);
+		if (!d)
+			continue;
+		for (int i = 0; i < 10; i++) {
+			bot_kb_add_us(kb, k, 5, noisy(6.0, (uint64_t)(i + 100 * d + 1000)));
+			bot_kb_add_us(kb, k, 0, noisy(10.0, (uint64_t)(i + 100 * d + 5000)));
+		}
+	}
+	ck_assert_int_eq(bot_policy_init(&p, "greedy"), 0);
+	bot_policy_plan(&p, kb, KEY, &s, &pl);
+	ck_assert_int_eq(pl.exploit, 5);
+	bot_policy_set(&p, "share", 0);
+	bot_policy_plan(&p, kb, KEY, &s, &pl);
+	ck_assert_int_eq(pl.exploit, 0);
+	bot_kb_free(kb);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("policies");
+	TCase *tc = tcase_create("core");
+	TCase *tp = tcase_create("policy");
+
+	tcase_add_test(tc, test_size_bucket);
+	tcase_add_test(tc, test_bucket_lo);
+	tcase_add_test(tc, test_key);
+	tcase_add_test(tc, test_ctx_format);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_digest);
+	tcase_add_test(tc, test_plan_check);
+	tcase_add_test(tc, test_q);
+	tcase_add_test(tc, test_stats_merge);
+	tcase_add_test(tc, test_stats_decay);
+	tcase_add_test(tc, test_stats_robust);
+	tcase_add_test(tc, test_kb);
+	suite_add_tcase(s, tc);
+
+	tcase_set_timeout(tp, 120);
+	tcase_add_test(tp, test_policy_registry);
+	tcase_add_loop_test(tp, test_policy_no_prior, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_determinism, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_unsupported, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_warm_start, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_converges, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_outliers, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_random_kbs, 0, BOT_NPOLICY);
+	tcase_add_test(tp, test_policy_probes_shrink);
+	tcase_add_test(tp, test_policy_sweep_covers);
+	tcase_add_test(tp, test_scale_transfer);
+	suite_add_tcase(s, tp);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
