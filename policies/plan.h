@@ -40,6 +40,25 @@ static inline int bot_plan_arm(const struct bot_plan *p, unsigned bucket)
 	return p->exploit;
 }
 
+/*
+ * Arms a rank may force without remembering anything (DESIGN "Contexts,
+ * arms, exploration"): a first use of an algorithm on a communicator triggers
+ * NCCL's collective connection setup, and NVLS/CollNet also allocate GPU
+ * memory. So only Ring, Tree and PAT, any protocol of the algorithm AUTO
+ * picks for this very call, and the arms of the allow-list (bit per arm) are
+ * ever forced. Planners use the same rule, so they never plan an arm that a
+ * rank would refuse.
+ */
+static inline int bot_arm_allowed(int arm, int auto_arm, uint32_t allow)
+{
+	int algo = arm / BOT_NPROTO;
+
+	if (arm < 0 || arm >= BOT_NARMS)
+		return 0;
+	return algo == BOT_ALGO_TREE || algo == BOT_ALGO_RING || algo == BOT_ALGO_PAT ||
+	       (auto_arm >= 0 && algo == auto_arm / BOT_NPROTO) || ((allow >> arm) & 1u);
+}
+
 /* 0 when the plan is well-formed: arms < BOT_NARMS or BOT_ARM_AUTO, ranges disjoint and
  * within 0..256, nprobe <= BOT_MAX_PROBES. */
 int bot_plan_check(const struct bot_plan *p);

@@ -119,6 +119,7 @@ int bot_policy_init(struct bot_policy *p, const char *name)
 		return -1;
 	p->id = id;
 	p->par = defaults;
+	p->allow = 0;
 	if (is_cold(id)) {
 		p->par.prior_weight = 0;
 		p->par.share = 0;
@@ -384,7 +385,7 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint6
 		struct belief *x;
 		double sd;
 
-		if (!(c->prior[a] >= 0))
+		if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v->auto_arm, p->allow))
 			continue;
 		x = &v->b[v->nb++];
 		x->arm = a;
@@ -794,7 +795,7 @@ int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_
 		for (int a = 0; a < BOT_NARMS; a++) {
 			struct belief *x;
 
-			if (!(c->prior[a] >= 0))
+			if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v.auto_arm, p->allow))
 				continue;
 			x = &v.b[v.nb++];
 			memset(x, 0, sizeof(*x));

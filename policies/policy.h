@@ -80,6 +80,7 @@ struct bot_policy_params {
 struct bot_policy {
 	int id;
 	struct bot_policy_params par;
+	uint32_t allow;		/* allow-list: bit per arm beyond bot_arm_allowed()'s defaults */
 };
 
 /* What a plan is for. */

@@ -524,6 +524,53 @@ static int warm(int id)
 	       id == BOT_POLICY_THOMPSON || id == BOT_POLICY_FROZEN || id == BOT_POLICY_SHADOW;
 }
 
+/* Stateless arm restriction: an NVLS arm that is supported and looks far
+ * better is never planned while AUTO picks another algorithm, unless the
+ * allow-list names it. */
+START_TEST(test_policy_allow_list)
+{
+	const int nvls = bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE);
+	struct bot_policy p;
+	int seen = 0;
+
+	ck_assert(!bot_arm_allowed(nvls, 0, 0));
+	ck_assert(bot_arm_allowed(nvls, bot_arm(BOT_ALGO_NVLS, BOT_PROTO_LL), 0));
+	ck_assert(bot_arm_allowed(nvls, 0, 1u << nvls));
+	ck_assert(bot_arm_allowed(bot_arm(BOT_ALGO_PAT, BOT_PROTO_SIMPLE), 0, 0));
+	ck_assert(!bot_arm_allowed(BOT_NARMS, 0, ~0u));
+	for (int allow = 0; allow < 2; allow++) {
+		ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+		p.allow = allow ? 1u << nvls : 0;
+		for (unsigned nc = 1; nc <= 8; nc *= 8) {
+			struct bot_kb *kb = bot_kb_new();
+			float pr[BOT_NARMS];
+
+			fill_prior(pr);
+			pr[nvls] = 12.0f;
+			ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
+			for (int k = 0; k < 20; k++)
+				ck_assert_int_eq(bot_kb_add_us(kb, KEY, nvls, 2.0), 0);
+			for (uint64_t r = 0; r < 30; r++) {
+				struct bot_shape s = { 5, nc, 100, r };
+				struct bot_plan pl;
+
+				ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
+				if (pl.exploit == nvls)
+					seen |= 1 << allow;
+				for (unsigned i = 0; i < pl.nprobe; i++)
+					if (pl.probe[i].arm == nvls)
+						seen |= 1 << allow;
+			}
+			bot_kb_free(kb);
+		}
+	}
+	ck_assert_msg(!(seen & 1), "%s planned a forbidden NVLS arm", bot_policy_name(_i));
+	/* Without feedback, only the warm policies are sure to reach it. */
+	if (warm(_i))
+		ck_assert_msg(seen & 2, "%s never used an allow-listed arm", bot_policy_name(_i));
+}
+END_TEST
+
 START_TEST(test_policy_registry)
 {
 	struct bot_policy p;
@@ -878,6 +925,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_policy_probes_shrink);
 	tcase_add_test(tp, test_policy_sweep_covers);
 	tcase_add_test(tp, test_scale_transfer);
+	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
 	suite_add_tcase(s, tp);
 	return s;
 }
