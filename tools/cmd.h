@@ -8,6 +8,7 @@
 #ifndef BOT_CMD_H
 #define BOT_CMD_H
 
+int bot_cmd_env(int argc, char **argv);
 int bot_cmd_sim(int argc, char **argv);
 int bot_cmd_replay(int argc, char **argv);
 

@@ -1,0 +1,462 @@
+/*
+ * test_replay.c - the replay's arithmetic and contracts: loss math on a
+ * hand-built dataset, outlier trimming, feedback delay in jobs mode,
+ * determinism across runs and thread counts, Holm and Wilcoxon on known
+ * values, split parsing, the JSON keys, and bad input files (an error
+ * naming FILE:LINE, never a crash; tests/cli checks the exit status).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policies/policy.h"
+#include "tools/dataset.h"
+#include "tools/replay.h"
+#include "tools/sim.h"
+
+#define MiB 1048576ULL
+
+static void push(struct bot_sweep *sw, int fab, int coll, uint64_t nbytes, uint32_t nodes,
+		 int algo, int proto, double auto_us, double us)
+{
+	struct bot_sweep_row r;
+
+	memset(&r, 0, sizeof(r));
+	r.fabric = (uint16_t)fab;
+	r.coll = (int8_t)coll;
+	r.algo = (int8_t)algo;
+	r.proto = (int8_t)proto;
+	r.nchannels = r.captured = r.aggregate = -1;
+	r.num_pipe_ops = -1;
+	r.nbytes = nbytes;
+	r.nnodes = nodes;
+	r.nranks = nodes * 8;
+	r.auto_us = auto_us;
+	r.measured_us = us;
+	ck_assert_int_eq(bot_sweep_push(sw, &r), 0);
+}
+
+/* Two contexts at 16 nodes, three arms each:
+ *   A: ring/simple auto 10 (100 us), tree/simple auto 12 (80 us), ring/ll auto 20 (200 us)
+ *      AUTO = ring/simple, best = tree/simple: AUTO's loss 100/80 - 1 = 0.25
+ *   B: ring/simple auto 5 (50 us), tree/simple auto 6 (60 us), ring/ll auto 7 (55 us)
+ *      AUTO = ring/simple = best: loss 0 */
+static void tiny(struct bot_dataset *ds)
+{
+	struct bot_sweep sw;
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	char err[512];
+	int f;
+
+	bot_sweep_init(&sw);
+	f = bot_sweep_fabric(&sw, "tiny");
+	for (int i = 0; i < 3; i++) {
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 16, BOT_ALGO_RING, BOT_PROTO_SIMPLE, 10, 100);
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 16, BOT_ALGO_TREE, BOT_PROTO_SIMPLE, 12, 80);
+		push(&sw, f, BOT_COLL_ALLGATHER, MiB, 16, BOT_ALGO_RING, BOT_PROTO_SIMPLE, 5, 50);
+		push(&sw, f, BOT_COLL_ALLGATHER, MiB, 16, BOT_ALGO_TREE, BOT_PROTO_SIMPLE, 6, 60);
+		push(&sw, f, BOT_COLL_ALLGATHER, MiB, 16, BOT_ALGO_RING, BOT_PROTO_LL, 7, 55);
+	}
+	push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 16, BOT_ALGO_RING, BOT_PROTO_LL, 20, 200);
+	/* An outlier (more than 4x the median) that the trim must drop. */
+	push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 16, BOT_ALGO_TREE, BOT_PROTO_SIMPLE, 12, 8000);
+	/* A partly forced row: counted, not used. */
+	push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 16, BOT_ALGO_TREE, -1, NAN, 1);
+	bot_dataset_init(ds);
+	ck_assert_msg(!bot_dataset_build(ds, &sw, NULL, &o, err, sizeof(err)), "%s", err);
+	bot_sweep_free(&sw);
+}
+
+static const struct bot_ds_ctx *find(const struct bot_dataset *ds, int coll)
+{
+	for (size_t i = 0; i < ds->nctx; i++)
+		if ((int)bot_key_coll(ds->ctx[i].key) == coll)
+			return &ds->ctx[i];
+	return NULL;
+}
+
+START_TEST(test_loss_math)
+{
+	struct bot_dataset ds;
+	const struct bot_ds_ctx *a, *b;
+	double loss[2];
+	struct bot_summary s;
+
+	tiny(&ds);
+	ck_assert_uint_eq(ds.nctx, 2);
+	ck_assert_uint_eq(ds.partial_rows, 1);
+	ck_assert_uint_eq(ds.outliers, 1);
+	a = find(&ds, BOT_COLL_ALLREDUCE);
+	b = find(&ds, BOT_COLL_ALLGATHER);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(a->auto_arm, bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+	ck_assert_int_eq(a->best_arm, bot_arm(BOT_ALGO_TREE, BOT_PROTO_SIMPLE));
+	ck_assert_double_eq_tol(a->arm[a->best_arm].mean, 80, 1e-12);
+	ck_assert_double_eq_tol(a->auto_loss, 0.25, 1e-12);
+	ck_assert_double_eq_tol(bot_ds_arm_loss(a, bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)), 1.5, 1e-12);
+	/* An arm the data cannot run costs what AUTO costs. */
+	ck_assert_double_eq_tol(bot_ds_arm_loss(a, BOT_ARM_AUTO), 0.25, 1e-12);
+	ck_assert_double_eq_tol(bot_ds_arm_loss(a, bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE)), 0.25, 1e-12);
+	ck_assert_double_eq_tol(b->auto_loss, 0, 1e-12);
+	/* The prior hides arms without data. */
+	ck_assert(a->has_prior);
+	ck_assert(a->prior[bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE)] < 0);
+	ck_assert_float_eq(a->prior[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)], 10);
+
+	loss[0] = a->auto_loss;
+	loss[1] = b->auto_loss;
+	bot_summarize(loss, NULL, 2, &s);
+	ck_assert_uint_eq(s.contexts, 2);
+	ck_assert_uint_eq(s.over_10pct, 1);
+	ck_assert_double_eq_tol(s.mean, 0.125, 1e-12);
+	ck_assert_double_eq_tol(s.p50, 0, 1e-12);
+	ck_assert_double_eq_tol(s.p99, 0.25, 1e-12);
+	ck_assert_double_eq_tol(s.max, 0.25, 1e-12);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_trim)
+{
+	double x[] = { 1, 10, 10, 10, 1000 }, y[] = { 7 };
+	uint32_t dropped;
+
+	ck_assert_double_eq_tol(bot_trimmed_mean(x, 5, &dropped), 10, 1e-12);
+	ck_assert_uint_eq(dropped, 2);
+	ck_assert_double_eq_tol(bot_trimmed_mean(y, 1, &dropped), 7, 1e-12);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert(isnan(bot_trimmed_mean(x, 0, NULL)));
+	/* Bounds are inclusive: 4x and x/4 of the median stay. */
+	{
+		double z[] = { 2.5, 10, 40 };
+
+		ck_assert_double_eq_tol(bot_trimmed_mean(z, 3, &dropped), 52.5 / 3, 1e-12);
+		ck_assert_uint_eq(dropped, 0);
+	}
+}
+END_TEST
+
+/* A small simulated dataset: one fabric, allreduce, nodes 4 and 16. */
+static void simdata(struct bot_dataset *ds)
+{
+	static const unsigned nodes[] = { 4, 16 };
+	struct bot_sim_opts so;
+	struct bot_sweep sw;
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	char err[512];
+
+	memset(&so, 0, sizeof(so));
+	so.seed = 3;
+	so.samples = 6;
+	so.nodes = nodes;
+	so.nnodes = 2;
+	so.min_bytes = 64 * 1024;
+	so.max_bytes = 256 * MiB;
+	so.coll_mask = 1u << BOT_COLL_ALLREDUCE;
+	so.only = bot_sim_fabric(0);
+	bot_sweep_init(&sw);
+	ck_assert_int_eq(bot_sim_generate(&so, &sw), 0);
+	bot_dataset_init(ds);
+	ck_assert_msg(!bot_dataset_build(ds, &sw, NULL, &o, err, sizeof(err)), "%s", err);
+	bot_sweep_free(&sw);
+	ck_assert_uint_gt(ds->nctx, 4);
+}
+
+static void eval_opts(struct bot_eval_opts *e, int mode, const int *pols, size_t np)
+{
+	char err[128];
+
+	memset(e, 0, sizeof(*e));
+	bot_replay_opts_default(&e->run, mode);
+	e->run.seed = 11;
+	if (mode == BOT_MODE_PERCALL)
+		e->run.calls = 60;
+	if (mode == BOT_MODE_EPOCHS)
+		e->run.calls = 1000;
+	ck_assert_int_eq(bot_nodeset_parse("4", &e->train, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_nodeset_parse("16", &e->test, err, sizeof(err)), 0);
+	e->tune = 1;
+	e->tune_contexts = 4;
+	e->history = 1;
+	e->threads = 1;
+	e->policies = pols;
+	e->npolicies = np;
+	e->alpha = 0.05;
+}
+
+/* Jobs mode: a job's feedback reaches only later jobs. With one job the
+ * sampling rate cannot matter; a greedy policy then runs AUTO's arm. */
+START_TEST(test_feedback_delay)
+{
+	struct bot_dataset ds;
+	struct bot_replay_opts o;
+	struct bot_policy th, gr;
+	size_t *idx, n;
+	struct bot_ctx_result *r1, *r2;
+	char err[256];
+
+	simdata(&ds);
+	n = ds.nctx;
+	idx = malloc(n * sizeof(*idx));
+	r1 = calloc(n, sizeof(*r1));
+	r2 = calloc(n, sizeof(*r2));
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	bot_policy_init(&th, "thompson");
+	bot_policy_init(&gr, "greedy");
+	for (int p = 0; p < 2; p++) {
+		const struct bot_policy *pol = p ? &gr : &th;
+
+		for (int jobs = 1; jobs <= 3; jobs += 2) {
+			struct bot_kb *k1[1] = { bot_kb_new() }, *k2[1] = { bot_kb_new() };
+			int differs = 0;
+
+			bot_replay_opts_default(&o, BOT_MODE_JOBS);
+			o.jobs = (uint32_t)jobs;
+			o.sample_rate = 1;
+			ck_assert_msg(!bot_replay_run(&ds, idx, n, pol, &o, k1, r1, err, sizeof(err)), "%s", err);
+			o.sample_rate = 0;
+			ck_assert_msg(!bot_replay_run(&ds, idx, n, pol, &o, k2, r2, err, sizeof(err)), "%s", err);
+			for (size_t i = 0; i < n; i++) {
+				if (jobs == 1)
+					ck_assert_double_eq(r1[i].run_loss, r2[i].run_loss);
+				if (jobs == 1 && p == 1)
+					ck_assert_double_eq_tol(r1[i].run_loss, ds.ctx[i].auto_loss, 1e-12);
+				differs |= r1[i].run_loss != r2[i].run_loss;
+			}
+			if (jobs == 3 && p == 0)
+				ck_assert_msg(differs, "feedback never changed a later job");
+			bot_kb_free(k1[0]);
+			bot_kb_free(k2[0]);
+		}
+	}
+	free(idx);
+	free(r1);
+	free(r2);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_determinism)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_UCB1, BOT_POLICY_FROZEN, BOT_POLICY_SHADOW };
+	struct bot_dataset ds;
+
+	simdata(&ds);
+	for (int mode = 0; mode < BOT_NMODES; mode++) {
+		struct bot_eval e1, e2, e3;
+		struct bot_eval_opts o;
+		char err[256];
+
+		eval_opts(&o, mode, pols, 4);
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e1, err, sizeof(err)), "%s", err);
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e2, err, sizeof(err)), "%s", err);
+		o.threads = 3;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e3, err, sizeof(err)), "%s", err);
+		ck_assert_uint_eq(e1.ntest, e3.ntest);
+		for (size_t k = 0; k < e1.npol; k++) {
+			ck_assert(!memcmp(e1.pol[k].res, e2.pol[k].res, e1.ntest * sizeof(*e1.pol[k].res)));
+			ck_assert(!memcmp(e1.pol[k].res, e3.pol[k].res, e1.ntest * sizeof(*e1.pol[k].res)));
+			ck_assert(!memcmp(&e1.pol[k].pol, &e3.pol[k].pol, sizeof(e1.pol[k].pol)));
+			ck_assert(!memcmp(&e1.pol[k].all, &e3.pol[k].all, sizeof(e1.pol[k].all)));
+		}
+		/* shadow runs AUTO's arm on every call. */
+		ck_assert_double_eq_tol(e1.pol[3].all.mean, e1.auto_all.mean, 1e-12);
+		bot_eval_free(&e1);
+		bot_eval_free(&e2);
+		bot_eval_free(&e3);
+	}
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+START_TEST(test_holm)
+{
+	double p[] = { 0.01, 0.04, 0.03, 0.005 }, adj[4];
+
+	bot_holm(p, 4, adj);
+	ck_assert_double_eq_tol(adj[0], 0.03, 1e-12);
+	ck_assert_double_eq_tol(adj[1], 0.06, 1e-12);
+	ck_assert_double_eq_tol(adj[2], 0.06, 1e-12);
+	ck_assert_double_eq_tol(adj[3], 0.02, 1e-12);
+	{
+		double q[] = { 0.5, 0.9 };
+
+		bot_holm(q, 2, q);	/* in place; capped at 1 */
+		ck_assert_double_eq_tol(q[0], 1, 1e-12);
+		ck_assert_double_eq_tol(q[1], 1, 1e-12);
+	}
+}
+END_TEST
+
+START_TEST(test_wilcoxon)
+{
+	double a[] = { 1, 2, 3, 4, 5 }, b[] = { -1, 2, 3, 4, 5, 6 }, z[] = { 0, 0, 0 };
+	double t[30];
+	int dir;
+
+	/* Exact: all five positive, P(W+ = 15) = 1/32, two-sided 2/32. */
+	ck_assert_double_eq_tol(bot_wilcoxon(a, 5, &dir), 0.0625, 1e-12);
+	ck_assert_int_eq(dir, 1);
+	/* W- = 1 of n = 6: P(W- <= 1) = 2/64, two-sided 4/64. */
+	ck_assert_double_eq_tol(bot_wilcoxon(b, 6, &dir), 0.0625, 1e-12);
+	ck_assert_int_eq(dir, 1);
+	for (int i = 0; i < 6; i++)
+		b[i] = -b[i];
+	ck_assert_double_eq_tol(bot_wilcoxon(b, 6, &dir), 0.0625, 1e-12);
+	ck_assert_int_eq(dir, -1);
+	/* Zero differences are dropped; nothing left -> p = 1. */
+	ck_assert_double_eq_tol(bot_wilcoxon(z, 3, &dir), 1, 1e-12);
+	ck_assert_int_eq(dir, 0);
+	/* Ties, normal approximation with tie and continuity correction:
+	 * 30 equal positive differences: W+ = 465, mean 232.5,
+	 * var = 30*31*61/24 - (27000-30)/48 = 1801.875, z = 232/sqrt(var). */
+	for (int i = 0; i < 30; i++)
+		t[i] = 1;
+	ck_assert_double_eq_tol(bot_wilcoxon(t, 30, &dir), erfc(232 / sqrt(1801.875) / sqrt(2.0)), 1e-15);
+}
+END_TEST
+
+START_TEST(test_nodeset)
+{
+	struct bot_nodeset s;
+	char err[128], buf[64];
+
+	ck_assert_int_eq(bot_nodeset_parse("4-8", &s, err, sizeof(err)), 0);
+	ck_assert(bot_nodeset_has(&s, 4) && bot_nodeset_has(&s, 6) && bot_nodeset_has(&s, 8));
+	ck_assert(!bot_nodeset_has(&s, 3) && !bot_nodeset_has(&s, 9));
+	ck_assert_int_eq(bot_nodeset_parse("4,8", &s, err, sizeof(err)), 0);
+	ck_assert(bot_nodeset_has(&s, 4) && !bot_nodeset_has(&s, 6) && bot_nodeset_has(&s, 8));
+	ck_assert_int_eq(bot_nodeset_parse("2,16-32", &s, err, sizeof(err)), 0);
+	bot_nodeset_format(&s, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "2,16-32");
+	ck_assert_int_ne(bot_nodeset_parse("", &s, err, sizeof(err)), 0);
+	ck_assert_int_ne(bot_nodeset_parse("8-4", &s, err, sizeof(err)), 0);
+	ck_assert_int_ne(bot_nodeset_parse("4,", &s, err, sizeof(err)), 0);
+	ck_assert_int_ne(bot_nodeset_parse("x", &s, err, sizeof(err)), 0);
+	ck_assert_int_ne(bot_nodeset_parse("0-4", &s, err, sizeof(err)), 0);
+	ck_assert_int_ne(bot_nodeset_parse("-4", &s, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "-4"));
+}
+END_TEST
+
+START_TEST(test_json_keys)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_GREEDY };
+	static const char *const keys[] = {
+		"\"auto\": {", "\"policies\": [", "\"name\": \"auto\"", "\"name\": \"thompson\"",
+		"\"contexts\":", "\"over_10pct\":", "\"mean\":", "\"p99\":", "\"max\":", "\"fabrics\":",
+	};
+	struct bot_dataset ds;
+	struct bot_eval e;
+	struct bot_eval_opts o;
+	const struct bot_eval *ep = &e;
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	simdata(&ds);
+	eval_opts(&o, BOT_MODE_JOBS, pols, 2);
+	o.tune = 0;
+	ck_assert_msg(!bot_eval_run(&ds, &o, &e, err, sizeof(err)), "%s", err);
+	f = open_memstream(&buf, &len);
+	bot_eval_print(f, BOT_FMT_JSON, &ep, 1);
+	fclose(f);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		ck_assert_msg(strstr(buf, keys[i]), "JSON lacks %s:\n%s", keys[i], buf);
+	free(buf);
+	bot_eval_free(&e);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+/* Load one file as `nccl-bot replay --data FILE` does; the message in msg. */
+static int load_file(const char *content, char *msg, size_t len, char *path, size_t plen)
+{
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_dataset ds;
+	struct bot_nodeset train, test;
+	const char *files[1] = { path };
+	int fd, rc;
+
+	snprintf(path, plen, "/tmp/test_replay_dataXXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+	ck_assert_int_eq(bot_nodeset_parse("4-8", &train, msg, len), 0);
+	ck_assert_int_eq(bot_nodeset_parse("16-32", &test, msg, len), 0);
+	msg[0] = 0;
+	bot_dataset_init(&ds);
+	rc = bot_replay_load(&ds, files, 1, &o, &train, &test, 0, 16, msg, len);
+	bot_dataset_free(&ds);
+	unlink(path);
+	return rc;
+}
+
+#define HDR "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us\n"
+
+static const struct {
+	const char *name, *content;
+	int line;
+} bad_inputs[] = {
+	{ "malformed row", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,ring\n", 3 },
+	{ "unknown collective", HDR "f1,alltoall,1048576,128,16,ring,simple,50,55\n", 2 },
+	{ "unknown algorithm", HDR "f1,allreduce,1048576,128,16,hypercube,simple,50,55\n", 2 },
+	{ "NaN time", HDR "f1,allreduce,1048576,128,16,ring,simple,50,nan\n", 2 },
+	{ "negative time", HDR "f1,allreduce,1048576,128,16,ring,simple,50,-2\n", 2 },
+	{ "zero time", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,tree,simple,40,0\n", 3 },
+	{ "missing arms", HDR "f1,allreduce,1048576,128,16,ring,simple,-1,\nf1,allreduce,1048576,128,16,tree,ll,-1,\n", 2 },
+	{ "auto_us disagrees", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,ring,simple,51,56\n", 3 },
+	{ "auto_us missing for one arm", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,tree,simple,,56\n", 3 },
+	{ "header only", HDR, 1 },
+	{ "empty file", "", 0 },
+};
+
+START_TEST(test_bad_input)
+{
+	char msg[2048], path[64], want[96];
+	int rc = load_file(bad_inputs[_i].content, msg, sizeof(msg), path, sizeof(path));
+
+	ck_assert_msg(rc == -1, "%s: rc %d, want -1 (%s)", bad_inputs[_i].name, rc, msg);
+	if (bad_inputs[_i].line)
+		snprintf(want, sizeof(want), "%s:%d", path, bad_inputs[_i].line);
+	else
+		snprintf(want, sizeof(want), "%s", path);
+	ck_assert_msg(strstr(msg, want), "%s: message lacks %s: %s", bad_inputs[_i].name, want, msg);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("replay");
+	TCase *t = tcase_create("core");
+
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, test_loss_math);
+	tcase_add_test(t, test_trim);
+	tcase_add_test(t, test_feedback_delay);
+	tcase_add_test(t, test_determinism);
+	tcase_add_test(t, test_holm);
+	tcase_add_test(t, test_wilcoxon);
+	tcase_add_test(t, test_nodeset);
+	tcase_add_test(t, test_json_keys);
+	tcase_add_loop_test(t, test_bad_input, 0, (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *r = srunner_create(suite());
+	int failed;
+
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,479 @@
+/*
+ * cmd_replay.c - `nccl-bot replay`: options, data, report.
+ *
+ * Reads sweep files (or generates the built-in fabrics' sweep in memory when
+ * none is given), groups them into contexts (tools/dataset.c), evaluates
+ * AUTO and the policies in each requested mode (tools/replay_eval.c) and
+ * prints one report (tools/replay_out.c). Exit status: 0 success, 1 bad or
+ * unusable data (FILE:LINE on stderr), 2 usage (the message names the
+ * option).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/sweep.h"
+#include "cmd.h"
+#include "dataset.h"
+#include "replay.h"
+#include "sim.h"
+
+#define MAX_FILES 256
+
+struct replay_args {
+	const char *files[MAX_FILES];
+	size_t nfiles;
+	int policies[BOT_NPOLICY];
+	size_t npolicies;
+	int modes[BOT_NMODES];
+	size_t nmodes;
+	struct bot_replay_opts run;
+	int calls_set;
+	struct bot_eval_opts eval;
+	enum bot_format format;
+	struct bot_ds_opts ds;
+	uint64_t sim_seed;
+	unsigned sim_samples;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nccl-bot replay [--data FILE]... [options]\n"
+		"\n"
+		"Replays forced-arm sweeps (doc/formats.md section 7) and scores each policy\n"
+		"against AUTO (NCCL's cost model). Without --data, the built-in fabrics of the\n"
+		"simulator are generated in memory. See doc/replay.md.\n"
+		"\n"
+		"  --data FILE          sweep CSV; repeat for several files (also positional)\n"
+		"  --policy LIST        comma list of policies (default: all but auto)\n"
+		"  --mode LIST          per-call, jobs, epochs; comma list (default: jobs)\n"
+		"  --seed N             replay seed (default 0)\n"
+		"  --train-nodes SET    tuning/history split, e.g. 4-8 or 4,8 (default 4-8)\n"
+		"  --test-nodes SET     scored split (default 16-32)\n"
+		"  --calls N            per-call: calls per context; jobs: calls per comm and job;\n"
+		"                       epochs: calls per comm (default 500; epochs 10000)\n"
+		"  --jobs J             jobs mode: successive jobs (default 20)\n"
+		"  --comms C            communicators sharing a context (default 8)\n"
+		"  --sample-rate X      fraction of calls measured (default 0.01)\n"
+		"  --epoch E            epochs mode: calls per epoch (default 100)\n"
+		"  --delay D            epochs mode: epochs before feedback is used (default 2)\n"
+		"  --skew X             arrival-skew noise sd (default 0.02)\n"
+		"  --allow LIST         arms policies may probe beyond Ring, Tree, PAT and AUTO's\n"
+		"                       algorithm: algo/proto or algo names, all, none (default none)\n"
+		"  --prior SRC          data, sim or none (default data: auto_us, else the simulator)\n"
+		"  --prior-fabric NAME  simulator fabric for data fabrics it does not know\n"
+		"  --history H          train (default) or none: run on the training split first\n"
+		"  --no-tune            policies' default parameters (no grid search)\n"
+		"  --tune-contexts N    training contexts used per grid point (default 256; 0 = all)\n"
+		"  --threads N          worker threads (default 2; results do not depend on it)\n"
+		"  --alpha X            significance after Holm correction (default 0.05)\n"
+		"  --sim-seed N         seed of the built-in fabrics' sweep (default 0)\n"
+		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
+		"  --format FMT         table (default), json or csv\n"
+		"  --help\n");
+}
+
+static int bad(const char *opt, const char *val, const char *why)
+{
+	fprintf(stderr, "nccl-bot: replay: %s '%s': %s\n", opt, val, why);
+	return 2;
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *e;
+	unsigned long long v;
+
+	errno = 0;
+	if (*s == '-' || *s == 0)
+		return bad(opt, s, "expected a non-negative integer");
+	v = strtoull(s, &e, 0);
+	if (errno || *e)
+		return bad(opt, s, "expected a non-negative integer");
+	if (v < lo || v > hi) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "out of range %llu..%llu", (unsigned long long)lo, (unsigned long long)hi);
+		return bad(opt, s, why);
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_dbl(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	char *e;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &e);
+	if (errno || *e || e == s || !isfinite(v))
+		return bad(opt, s, "expected a number");
+	if (v < lo || v > hi) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "out of range %g..%g", lo, hi);
+		return bad(opt, s, why);
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_policies(struct replay_args *a, const char *s)
+{
+	char buf[512], *save = NULL, *tok;
+
+	a->npolicies = 0;
+	if (!strcmp(s, "all")) {
+		for (int i = 0; i < BOT_NPOLICY; i++)
+			if (i != BOT_POLICY_AUTO)
+				a->policies[a->npolicies++] = i;
+		return 0;
+	}
+	if (strlen(s) >= sizeof(buf))
+		return bad("--policy", s, "too long");
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int id = bot_policy_parse(tok);
+
+		if (id < 0)
+			return bad("--policy", tok, "unknown policy (see doc/formats.md section 10)");
+		for (size_t i = 0; i < a->npolicies; i++)
+			if (a->policies[i] == id)
+				id = -1;
+		if (id >= 0)
+			a->policies[a->npolicies++] = id;
+	}
+	if (!a->npolicies)
+		return bad("--policy", s, "no policy named");
+	return 0;
+}
+
+static int parse_modes(struct replay_args *a, const char *s)
+{
+	char buf[128], *save = NULL, *tok;
+
+	a->nmodes = 0;
+	if (strlen(s) >= sizeof(buf))
+		return bad("--mode", s, "too long");
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int m = bot_replay_mode_parse(tok);
+
+		if (m < 0)
+			return bad("--mode", tok, "expected per-call, jobs or epochs");
+		for (size_t i = 0; i < a->nmodes; i++)
+			if (a->modes[i] == m)
+				m = -1;
+		if (m >= 0)
+			a->modes[a->nmodes++] = m;
+	}
+	if (!a->nmodes)
+		return bad("--mode", s, "no mode named");
+	return 0;
+}
+
+/* "ring/ll,collnet_direct,nvls/simple", "all" or "none". */
+static int parse_allow(struct replay_args *a, const char *s)
+{
+	char buf[512], *save = NULL, *tok;
+
+	a->eval.allow = 0;
+	if (!strcmp(s, "none"))
+		return 0;
+	if (!strcmp(s, "all")) {
+		a->eval.allow = (1u << BOT_NARMS) - 1;
+		return 0;
+	}
+	if (strlen(s) >= sizeof(buf))
+		return bad("--allow", s, "too long");
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *slash = strchr(tok, '/');
+		int algo = bot_algo_parse_n(tok, slash ? (size_t)(slash - tok) : strlen(tok));
+		int proto = slash ? bot_proto_parse(slash + 1) : -1;
+
+		if (algo < 0 || (slash && proto < 0))
+			return bad("--allow", tok, "expected algo/proto or an algorithm name");
+		for (int p = 0; p < BOT_NPROTO; p++)
+			if (!slash || p == proto)
+				a->eval.allow |= 1u << bot_arm(algo, p);
+	}
+	return 0;
+}
+
+enum {
+	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
+	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
+	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
+	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_HELP
+};
+
+static const struct option options[] = {
+	{ "data", required_argument, NULL, OPT_DATA },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "train-nodes", required_argument, NULL, OPT_TRAIN },
+	{ "test-nodes", required_argument, NULL, OPT_TEST },
+	{ "calls", required_argument, NULL, OPT_CALLS },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "comms", required_argument, NULL, OPT_COMMS },
+	{ "sample-rate", required_argument, NULL, OPT_RATE },
+	{ "epoch", required_argument, NULL, OPT_EPOCH },
+	{ "delay", required_argument, NULL, OPT_DELAY },
+	{ "skew", required_argument, NULL, OPT_SKEW },
+	{ "prior", required_argument, NULL, OPT_PRIOR },
+	{ "prior-fabric", required_argument, NULL, OPT_PRIOR_FABRIC },
+	{ "history", required_argument, NULL, OPT_HISTORY },
+	{ "no-tune", no_argument, NULL, OPT_NO_TUNE },
+	{ "tune-contexts", required_argument, NULL, OPT_TUNE_CTX },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "sim-seed", required_argument, NULL, OPT_SIM_SEED },
+	{ "sim-samples", required_argument, NULL, OPT_SIM_SAMPLES },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int add_file(struct replay_args *a, const char *f)
+{
+	if (a->nfiles == MAX_FILES) {
+		fprintf(stderr, "nccl-bot: replay: --data: more than %d files\n", MAX_FILES);
+		return 2;
+	}
+	a->files[a->nfiles++] = f;
+	return 0;
+}
+
+/* Returns -1 to go on, else an exit status. */
+static int parse_args(struct replay_args *a, int argc, char **argv)
+{
+	char err[256];
+	uint64_t u;
+	int c, rc;
+
+	memset(a, 0, sizeof(*a));
+	bot_replay_opts_default(&a->run, BOT_MODE_JOBS);
+	a->modes[0] = BOT_MODE_JOBS;
+	a->nmodes = 1;
+	parse_policies(a, "all");
+	bot_nodeset_parse("4-8", &a->eval.train, err, sizeof(err));
+	bot_nodeset_parse("16-32", &a->eval.test, err, sizeof(err));
+	a->eval.tune = 1;
+	a->eval.tune_contexts = 256;
+	a->eval.history = 1;
+	a->eval.threads = 2;
+	a->eval.alpha = 0.05;
+	a->ds.prior = BOT_PRIOR_DATA;
+	a->sim_samples = 16;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		rc = 0;
+		switch (c) {
+		case OPT_DATA:
+			rc = add_file(a, optarg);
+			break;
+		case OPT_POLICY:
+			rc = parse_policies(a, optarg);
+			break;
+		case OPT_MODE:
+			rc = parse_modes(a, optarg);
+			break;
+		case OPT_SEED:
+			rc = parse_u64("--seed", optarg, 0, UINT64_MAX, &a->run.seed);
+			break;
+		case OPT_TRAIN:
+		case OPT_TEST:
+			if (bot_nodeset_parse(optarg, c == OPT_TRAIN ? &a->eval.train : &a->eval.test, err,
+					      sizeof(err))) {
+				fprintf(stderr, "nccl-bot: replay: %s %s\n",
+					c == OPT_TRAIN ? "--train-nodes" : "--test-nodes", err);
+				rc = 2;
+			}
+			break;
+		case OPT_CALLS:
+			rc = parse_u64("--calls", optarg, 1, 100000000, &a->run.calls);
+			a->calls_set = 1;
+			break;
+		case OPT_JOBS:
+			rc = parse_u64("--jobs", optarg, 1, 100000, &u);
+			a->run.jobs = (uint32_t)u;
+			break;
+		case OPT_COMMS:
+			rc = parse_u64("--comms", optarg, 1, 4096, &u);
+			a->run.comms = (uint32_t)u;
+			break;
+		case OPT_RATE:
+			rc = parse_dbl("--sample-rate", optarg, 0, 1, &a->run.sample_rate);
+			break;
+		case OPT_EPOCH:
+			rc = parse_u64("--epoch", optarg, 1, 100000000, &u);
+			a->run.epoch = (uint32_t)u;
+			break;
+		case OPT_DELAY:
+			rc = parse_u64("--delay", optarg, 1, 1000, &u);
+			a->run.delay = (uint32_t)u;
+			break;
+		case OPT_SKEW:
+			rc = parse_dbl("--skew", optarg, 0, 10, &a->run.skew_sd);
+			break;
+		case OPT_PRIOR:
+			if (!strcmp(optarg, "data"))
+				a->ds.prior = BOT_PRIOR_DATA;
+			else if (!strcmp(optarg, "sim"))
+				a->ds.prior = BOT_PRIOR_SIM;
+			else if (!strcmp(optarg, "none"))
+				a->ds.prior = BOT_PRIOR_NONE;
+			else
+				rc = bad("--prior", optarg, "expected data, sim or none");
+			break;
+		case OPT_PRIOR_FABRIC:
+			if (!bot_sim_fabric_find(optarg))
+				rc = bad("--prior-fabric", optarg, "not a simulator fabric (nccl-bot sim --help)");
+			a->ds.prior_fabric = optarg;
+			break;
+		case OPT_HISTORY:
+			if (!strcmp(optarg, "train"))
+				a->eval.history = 1;
+			else if (!strcmp(optarg, "none"))
+				a->eval.history = 0;
+			else
+				rc = bad("--history", optarg, "expected train or none");
+			break;
+		case OPT_NO_TUNE:
+			a->eval.tune = 0;
+			break;
+		case OPT_TUNE_CTX:
+			rc = parse_u64("--tune-contexts", optarg, 0, 100000000, &u);
+			a->eval.tune_contexts = (size_t)u;
+			break;
+		case OPT_THREADS:
+			rc = parse_u64("--threads", optarg, 1, 256, &u);
+			a->eval.threads = (unsigned)u;
+			break;
+		case OPT_ALPHA:
+			rc = parse_dbl("--alpha", optarg, 0, 1, &a->eval.alpha);
+			break;
+		case OPT_SIM_SEED:
+			rc = parse_u64("--sim-seed", optarg, 0, UINT64_MAX, &a->sim_seed);
+			break;
+		case OPT_SIM_SAMPLES:
+			rc = parse_u64("--sim-samples", optarg, 1, 100000, &u);
+			a->sim_samples = (unsigned)u;
+			break;
+		case OPT_ALLOW:
+			rc = parse_allow(a, optarg);
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "table"))
+				a->format = BOT_FMT_TABLE;
+			else if (!strcmp(optarg, "json"))
+				a->format = BOT_FMT_JSON;
+			else if (!strcmp(optarg, "csv"))
+				a->format = BOT_FMT_CSV;
+			else
+				rc = bad("--format", optarg, "expected table, json or csv");
+			break;
+		case OPT_HELP:
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			fprintf(stderr, "nccl-bot: replay: option '%s' needs a value\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "nccl-bot: replay: unknown option '%s'\n", argv[optind - 1]);
+			usage(stderr);
+			return 2;
+		}
+		if (rc)
+			return rc;
+	}
+	for (; optind < argc; optind++)
+		if ((rc = add_file(a, argv[optind])))
+			return rc;
+	return -1;
+}
+
+static int load(struct replay_args *a, struct bot_dataset *ds)
+{
+	char err[BOT_SWEEP_ERR_MAX > BOT_DS_ERR_MAX ? BOT_SWEEP_ERR_MAX : BOT_DS_ERR_MAX];
+
+	if (bot_replay_load(ds, a->files, a->nfiles, &a->ds, &a->eval.train, &a->eval.test,
+			    a->sim_seed, a->sim_samples, err, sizeof(err))) {
+		fprintf(stderr, "nccl-bot: replay: %s\n", err);
+		return 1;
+	}
+	if (ds->partial_rows)
+		fprintf(stderr, "nccl-bot: replay: %llu partly forced rows (algo or proto auto) kept out of arm statistics\n",
+			(unsigned long long)ds->partial_rows);
+	if (ds->skipped_no_forced)
+		fprintf(stderr, "nccl-bot: replay: %zu contexts without a forced arm skipped\n", ds->skipped_no_forced);
+	if (ds->skipped_auto_unknown)
+		fprintf(stderr, "nccl-bot: replay: %zu contexts skipped: AUTO's choice unknown (no auto_us, no auto,auto rows, no measured simulator choice)\n",
+			ds->skipped_auto_unknown);
+	if (ds->prior_sim)
+		fprintf(stderr, "nccl-bot: replay: %zu contexts take their prior from the simulator's cost model\n", ds->prior_sim);
+	if (ds->prior_none)
+		fprintf(stderr, "nccl-bot: replay: %zu contexts have no prior: policies leave them to AUTO\n", ds->prior_none);
+	if (!ds->nctx) {
+		fprintf(stderr, "nccl-bot: replay: no scorable context in the data\n");
+		return 1;
+	}
+	return 0;
+}
+
+int bot_cmd_replay(int argc, char **argv)
+{
+	struct replay_args a;
+	struct bot_dataset ds;
+	struct bot_eval ev[BOT_NMODES];
+	const struct bot_eval *evp[BOT_NMODES];
+	size_t nev = 0;
+	char err[512];
+	int rc;
+
+	rc = parse_args(&a, argc, argv);
+	if (rc >= 0)
+		return rc;
+	bot_dataset_init(&ds);
+	rc = load(&a, &ds);
+	for (size_t m = 0; m < a.nmodes && !rc; m++) {
+		struct bot_replay_opts def;
+
+		bot_replay_opts_default(&def, a.modes[m]);
+		a.eval.run = a.run;
+		a.eval.run.mode = a.modes[m];
+		if (!a.calls_set)
+			a.eval.run.calls = def.calls;
+		a.eval.policies = a.policies;
+		a.eval.npolicies = a.npolicies;
+		if (bot_eval_run(&ds, &a.eval, &ev[nev], err, sizeof(err))) {
+			fprintf(stderr, "nccl-bot: replay: %s\n", err);
+			bot_eval_free(&ev[nev]);
+			rc = 1;
+			break;
+		}
+		evp[nev] = &ev[nev];
+		nev++;
+	}
+	if (!rc)
+		bot_eval_print(stdout, a.format, evp, nev);
+	for (size_t m = 0; m < nev; m++)
+		bot_eval_free(&ev[m]);
+	bot_dataset_free(&ds);
+	if (!rc && fflush(stdout)) {
+		fprintf(stderr, "nccl-bot: replay: writing the report: %s\n", strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}

@@ -1,0 +1,59 @@
+/*
+ * nccl-bot.c - the nccl-bot command: dispatch to subcommands.
+ *
+ * `nccl-bot SUBCOMMAND [options]`. Each subcommand lives in its own cmd_*.c
+ * and owns its options, messages and exit status (tools/cmd.h).
+ */
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+struct subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+	{ "env", bot_cmd_env, "print the export lines that load nccl-bot outside Slurm" },
+	{ "replay", bot_cmd_replay, "score policies against AUTO on sweep data or the built-in fabrics" },
+	{ "sim", bot_cmd_sim, "simulate forced-arm sweeps on named fabrics (sweep CSV)" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: nccl-bot SUBCOMMAND [options]\n\nsubcommands:\n");
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+	fprintf(f, "\n`nccl-bot SUBCOMMAND --help` describes its options; see nccl-bot(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	/* Numbers are read and written in the C locale whatever the user's is. */
+	setlocale(LC_ALL, "C");
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("nccl-bot %s\n", PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(argv[1], subcommands[i].name))
+			return subcommands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "nccl-bot: unknown subcommand '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,566 @@
+/*
+ * replay.c - the replay engine: protocols, loss accounting, statistics.
+ *
+ * One engine serves the three modes. Contexts advance in lockstep, round by
+ * round, and share one knowledge base per fabric (as a cluster's state is
+ * shared): in round r every context is planned once from what the planner
+ * knows, each of its communicators gets one arm from the plan and its probe
+ * bucket, runs K calls on it, and a few of those calls produce latency
+ * samples that reach the knowledge base D rounds later.
+ *
+ *   mode      rounds R          comms C  calls/round K  delay D  samples per (comm, round)
+ *   per-call  calls             1        1              1        1, no skew noise
+ *   jobs      jobs              comms    calls          1        sample_rate*K, skewed
+ *   epochs    ceil(calls/epoch) comms    epoch          delay    sample_rate*K, skewed
+ *
+ * A sample is one of the arm's measured sweep samples, drawn by bot_rng()
+ * (a bootstrap, never the mean), times 1+|N(0, skew_sd)| for arrival skew
+ * in jobs and epochs modes. The draws do not depend on the policy (common
+ * random numbers), so policies are compared on the same noise.
+ *
+ * Two policies are defined by what runs rather than by how they plan:
+ * `shadow` plans (as thompson does) but every call runs AUTO's arm, whose
+ * samples it learns from; `frozen` plans greedily from knowledge that is
+ * not updated during the run (o->frozen, set for its scored run).
+ *
+ * The loss of a context is the call-weighted mean of mean(arm)/best - 1 over
+ * every call, exploration included; an arm the plan names but the data
+ * cannot run (BOT_ARM_AUTO, no samples, unsupported) costs what AUTO costs.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+
+/* bot_rng streams of the replay (arbitrary fixed constants). */
+#define STREAM_COMM	0x636f6d6d5f696400ULL	/* communicator ids */
+#define STREAM_FBN	0x66625f636f756e74ULL	/* how many samples a (comm, round) yields */
+#define STREAM_FB	0x66625f73616d706cULL	/* which sample, and its skew */
+
+static const char *const mode_names[BOT_NMODES] = { "per-call", "jobs", "epochs" };
+
+const char *bot_replay_mode_name(int mode)
+{
+	return mode >= 0 && mode < BOT_NMODES ? mode_names[mode] : NULL;
+}
+
+int bot_replay_mode_parse(const char *s)
+{
+	for (int i = 0; i < BOT_NMODES; i++)
+		if (!strcmp(s, mode_names[i]))
+			return i;
+	if (!strcmp(s, "percall"))
+		return BOT_MODE_PERCALL;
+	return -1;
+}
+
+void bot_replay_opts_default(struct bot_replay_opts *o, int mode)
+{
+	memset(o, 0, sizeof(*o));
+	o->mode = mode;
+	o->seed = 0;
+	o->calls = mode == BOT_MODE_EPOCHS ? 10000 : 500;
+	o->jobs = 20;
+	o->comms = 8;
+	o->sample_rate = 0.01;
+	o->epoch = 100;
+	o->delay = 2;
+	o->skew_sd = 0.02;
+}
+
+/* ---- node sets ---- */
+
+static int parse_u32(const char *s, const char **end, uint32_t *v)
+{
+	char *e;
+	unsigned long x;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	x = strtoul(s, &e, 10);
+	if (x < 1 || x > 65535)
+		return -1;
+	*v = (uint32_t)x;
+	*end = e;
+	return 0;
+}
+
+int bot_nodeset_parse(const char *s, struct bot_nodeset *out, char *err, size_t errlen)
+{
+	const char *p = s;
+
+	out->n = 0;
+	for (;;) {
+		uint32_t lo, hi;
+
+		if (out->n == BOT_NODESET_MAX) {
+			snprintf(err, errlen, "'%s': more than %d ranges", s, BOT_NODESET_MAX);
+			return -1;
+		}
+		if (parse_u32(p, &p, &lo))
+			goto bad;
+		hi = lo;
+		if (*p == '-' && parse_u32(p + 1, &p, &hi))
+			goto bad;
+		if (hi < lo)
+			goto bad;
+		out->lo[out->n] = lo;
+		out->hi[out->n] = hi;
+		out->n++;
+		if (*p == 0)
+			return 0;
+		if (*p != ',')
+			goto bad;
+		p++;
+	}
+bad:
+	snprintf(err, errlen, "'%s': expected node counts like 4-8 or 4,8 (1..65535, low-high)", s);
+	out->n = 0;
+	return -1;
+}
+
+int bot_nodeset_has(const struct bot_nodeset *s, uint32_t nnodes)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (nnodes >= s->lo[i] && nnodes <= s->hi[i])
+			return 1;
+	return 0;
+}
+
+void bot_nodeset_format(const struct bot_nodeset *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < s->n && o < len; i++) {
+		if (s->lo[i] == s->hi[i])
+			o += (size_t)snprintf(buf + o, len - o, "%s%u", i ? "," : "", s->lo[i]);
+		else
+			o += (size_t)snprintf(buf + o, len - o, "%s%u-%u", i ? "," : "", s->lo[i], s->hi[i]);
+	}
+}
+
+/* ---- the engine ---- */
+
+struct fb {
+	uint32_t ctx;		/* position in ctxs[] */
+	uint8_t arm;
+	double us;
+};
+
+struct fb_buf {
+	struct fb *v;
+	size_t n, cap;
+};
+
+static int fb_push(struct fb_buf *b, uint32_t ctx, int arm, double us)
+{
+	if (b->n == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 1024;
+		struct fb *nv = realloc(b->v, nc * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		b->v = nv;
+		b->cap = nc;
+	}
+	b->v[b->n].ctx = ctx;
+	b->v[b->n].arm = (uint8_t)arm;
+	b->v[b->n].us = us;
+	b->n++;
+	return 0;
+}
+
+static double unit(uint64_t h)
+{
+	return (double)(h >> 11) * (1.0 / 9007199254740992.0);	/* [0, 1) */
+}
+
+/* |N(0, 1)| from two hashes (Box-Muller). */
+static double half_normal(uint64_t h1, uint64_t h2)
+{
+	double u = 1.0 - unit(h1), v = unit(h2);
+
+	return fabs(sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v));
+}
+
+struct run {
+	const struct bot_dataset *ds;
+	const size_t *ctxs;
+	size_t n;
+	const struct bot_policy *pol;
+	const struct bot_replay_opts *o;
+	struct bot_kb **kbs;
+	uint64_t rounds, ncomm, delay;
+};
+
+static uint64_t ctx_id(const struct bot_ds_ctx *c)
+{
+	return bot_mix64(c->key) ^ ((uint64_t)c->fabric << 1);
+}
+
+static uint64_t calls_in_round(const struct run *r, uint64_t round)
+{
+	const struct bot_replay_opts *o = r->o;
+
+	switch (o->mode) {
+	case BOT_MODE_PERCALL:
+		return 1;
+	case BOT_MODE_JOBS:
+		return o->calls;
+	default:
+		if (round + 1 < r->rounds)
+			return o->epoch;
+		return o->calls - (r->rounds - 1) * o->epoch;
+	}
+}
+
+static uint64_t comm_id(const struct run *r, const struct bot_ds_ctx *c, uint64_t round, uint64_t i)
+{
+	/* jobs: fresh communicators every job; otherwise the same ones all along. */
+	uint64_t job = r->o->mode == BOT_MODE_JOBS ? round : 0;
+
+	return bot_rng(r->o->seed, STREAM_COMM, ((uint64_t)c->fabric << 32) ^ job, i);
+}
+
+/* Samples one (comm, round) of a context feeds back. */
+static uint64_t n_feedback(const struct run *r, const struct bot_ds_ctx *c, uint64_t round,
+			   uint64_t i, uint64_t k)
+{
+	double x, fl;
+
+	if (r->o->mode == BOT_MODE_PERCALL)
+		return 1;
+	x = r->o->sample_rate * (double)k;
+	fl = floor(x);
+	return (uint64_t)fl + (unit(bot_rng(r->o->seed, STREAM_FBN, ctx_id(c), (round << 20) ^ i)) < x - fl);
+}
+
+static int feed(const struct run *r, struct fb_buf *b, uint32_t pos, const struct bot_ds_ctx *c,
+		int arm, uint64_t round, uint64_t i, uint64_t nfb)
+{
+	const struct bot_ds_arm *m = &c->arm[arm];
+
+	for (uint64_t s = 0; s < nfb; s++) {
+		uint64_t b0 = bot_mix64(bot_mix64((round << 16) ^ i) ^ ((uint64_t)arm << 48) ^ s);
+		uint64_t h = bot_rng(r->o->seed, STREAM_FB, ctx_id(c), b0);
+		double us = m->samples[h % m->n];
+
+		if (r->o->mode != BOT_MODE_PERCALL && r->o->skew_sd > 0)
+			us *= 1.0 + r->o->skew_sd * half_normal(bot_mix64(h ^ 1), bot_mix64(h ^ 2));
+		if (fb_push(b, pos, arm, us))
+			return -1;
+	}
+	return 0;
+}
+
+static void deliver(const struct run *r, struct fb_buf *b)
+{
+	for (size_t j = 0; j < b->n; j++) {
+		const struct bot_ds_ctx *c = &r->ds->ctx[r->ctxs[b->v[j].ctx]];
+
+		bot_kb_add_us(r->kbs[c->fabric], c->key, b->v[j].arm, b->v[j].us);
+	}
+	b->n = 0;
+}
+
+static int plan_ctx(const struct run *r, const struct bot_ds_ctx *c, uint64_t round, uint64_t k,
+		    struct bot_plan *plan, char *err, size_t errlen)
+{
+	struct bot_shape shape = { r->o->seed, (uint32_t)r->ncomm, k, round };
+	char name[64];
+
+	if (!bot_policy_plan(r->pol, r->kbs[c->fabric], c->key, &shape, plan) && !bot_plan_check(plan))
+		return 0;
+	bot_ctx_format(c->key, name, sizeof(name));
+	snprintf(err, errlen, "policy %s failed to plan %s/%s in round %llu", bot_policy_name(r->pol->id),
+		 r->ds->fabrics[c->fabric], name, (unsigned long long)round);
+	return -1;
+}
+
+int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
+		   const struct bot_policy *pol, const struct bot_replay_opts *o,
+		   struct bot_kb **kbs, struct bot_ctx_result *out, char *err, size_t errlen)
+{
+	struct run r = { ds, ctxs, n, pol, o, kbs, 0, 0, 0 };
+	struct fb_buf *bufs = NULL;
+	double *loss = NULL, *ncalls = NULL;
+	int rc = -1;
+
+	err[0] = 0;
+	switch (o->mode) {
+	case BOT_MODE_PERCALL:
+		r.rounds = o->calls, r.ncomm = 1, r.delay = 1;
+		break;
+	case BOT_MODE_JOBS:
+		r.rounds = o->jobs, r.ncomm = o->comms, r.delay = 1;
+		break;
+	case BOT_MODE_EPOCHS:
+		if (!o->epoch || !o->delay) {
+			snprintf(err, errlen, "epochs mode needs --epoch >= 1 and --delay >= 1");
+			return -1;
+		}
+		r.rounds = (o->calls + o->epoch - 1) / o->epoch, r.ncomm = o->comms, r.delay = o->delay;
+		break;
+	default:
+		snprintf(err, errlen, "unknown mode %d", o->mode);
+		return -1;
+	}
+	if (!r.ncomm) {
+		snprintf(err, errlen, "--comms must be >= 1");
+		return -1;
+	}
+	bufs = calloc(r.delay, sizeof(*bufs));
+	loss = calloc(n ? n : 1, sizeof(*loss));
+	ncalls = calloc(n ? n : 1, sizeof(*ncalls));
+	if (!bufs || !loss || !ncalls)
+		goto oom;
+	for (size_t j = 0; j < n; j++) {
+		const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
+
+		if (c->has_prior && bot_kb_set_prior(kbs[c->fabric], c->key, c->prior))
+			goto oom;
+	}
+
+	for (uint64_t round = 0; round < r.rounds; round++) {
+		struct fb_buf *b = &bufs[round % r.delay];
+		uint64_t k = calls_in_round(&r, round);
+
+		if (round > 0 && pol->par.discount < 1)
+			for (size_t f = 0; f < ds->nfabrics; f++)
+				bot_policy_decay(pol, kbs[f]);	/* between rounds */
+		if (round >= r.delay)
+			deliver(&r, b);	/* feedback of round - delay */
+		for (size_t j = 0; j < n; j++) {
+			const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
+			struct bot_plan plan;
+
+			if (plan_ctx(&r, c, round, k, &plan, err, errlen))
+				goto out;
+			for (uint64_t i = 0; i < r.ncomm; i++) {
+				uint64_t epoch = o->mode == BOT_MODE_JOBS ? 0 : round;
+				unsigned bucket = bot_probe_bucket(o->seed, comm_id(&r, c, round, i), c->key, epoch);
+				int arm = bot_plan_arm(&plan, bucket);
+				int eff;
+
+				if (pol->id == BOT_POLICY_SHADOW)
+					arm = BOT_ARM_AUTO;	/* decides, never writes the table */
+				eff = bot_ds_effective_arm(c, arm);
+
+				loss[j] += (double)k * bot_ds_arm_loss(c, arm);
+				ncalls[j] += (double)k;
+				if (eff >= 0 && !o->frozen && feed(&r, b, (uint32_t)j, c, eff, round, i,
+						     n_feedback(&r, c, round, i, k)))
+					goto oom;
+			}
+		}
+	}
+	/* Everything measured has arrived when the final plan is made. */
+	for (uint64_t round = r.rounds > r.delay ? r.rounds - r.delay : 0; round < r.rounds; round++)
+		deliver(&r, &bufs[round % r.delay]);
+	for (size_t j = 0; j < n; j++) {
+		const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
+		struct bot_plan plan;
+
+		if (plan_ctx(&r, c, r.rounds, calls_in_round(&r, 0), &plan, err, errlen))
+			goto out;
+		out[j].run_loss = ncalls[j] > 0 ? loss[j] / ncalls[j] : c->auto_loss;
+		out[j].final_loss = bot_ds_arm_loss(c, plan.exploit);
+	}
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
+out:
+	if (bufs)
+		for (uint64_t d = 0; d < r.delay; d++)
+			free(bufs[d].v);
+	free(bufs);
+	free(loss);
+	free(ncalls);
+	return rc;
+}
+
+/* ---- statistics ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double nearest_rank(const double *sorted, size_t n, double p)
+{
+	size_t k = (size_t)ceil(p * (double)n);
+
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return sorted[k - 1];
+}
+
+void bot_summarize(const double *run_loss, const double *final_loss, size_t n, struct bot_summary *s)
+{
+	double *v, sum = 0, fsum = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->contexts = n;
+	if (!n)
+		return;
+	v = malloc(n * sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		sum += run_loss[i];
+		fsum += final_loss ? final_loss[i] : run_loss[i];
+		s->over_10pct += run_loss[i] > 0.10;
+		if (v)
+			v[i] = run_loss[i];
+	}
+	s->mean = sum / (double)n;
+	s->final_mean = fsum / (double)n;
+	if (!v) {
+		s->p50 = s->p90 = s->p99 = s->max = NAN;
+		return;
+	}
+	qsort(v, n, sizeof(*v), cmp_double);
+	s->p50 = nearest_rank(v, n, 0.50);
+	s->p90 = nearest_rank(v, n, 0.90);
+	s->p99 = nearest_rank(v, n, 0.99);
+	s->max = v[n - 1];
+	free(v);
+}
+
+struct absd {
+	double a;
+	int sign;
+};
+
+static int cmp_absd(const void *pa, const void *pb)
+{
+	const struct absd *a = pa, *b = pb;
+
+	return (a->a > b->a) - (a->a < b->a);
+}
+
+/* P(W+ <= w) for n untied ranks 1..n, by counting subsets. */
+static double exact_cdf(size_t n, double w)
+{
+	size_t max = n * (n + 1) / 2;
+	double *cnt = calloc(max + 1, sizeof(*cnt)), acc = 0, total = ldexp(1.0, (int)n);
+
+	if (!cnt)
+		return NAN;
+	cnt[0] = 1;
+	for (size_t k = 1; k <= n; k++)
+		for (size_t s = max; s >= k; s--)
+			cnt[s] += cnt[s - k];
+	for (size_t s = 0; s <= max && (double)s <= w + 1e-9; s++)
+		acc += cnt[s];
+	free(cnt);
+	return acc / total;
+}
+
+double bot_wilcoxon(const double *d, size_t n, int *direction)
+{
+	struct absd *v = malloc((n ? n : 1) * sizeof(*v));
+	size_t m = 0;
+	double wplus = 0, tie = 0, mean, var, p;
+	int ties = 0;
+
+	if (direction)
+		*direction = 0;
+	if (!v)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		if (d[i] == 0 || isnan(d[i]))
+			continue;
+		v[m].a = fabs(d[i]);
+		v[m].sign = d[i] > 0 ? 1 : -1;
+		m++;
+	}
+	if (m == 0) {
+		free(v);
+		return 1.0;
+	}
+	qsort(v, m, sizeof(*v), cmp_absd);
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+		double rank;
+
+		while (j + 1 < m && v[j + 1].a == v[i].a)
+			j++;
+		rank = (double)(i + j + 2) / 2;	/* average of ranks i+1..j+1 */
+		for (size_t k = i; k <= j; k++)
+			if (v[k].sign > 0)
+				wplus += rank;
+		if (j > i) {
+			double t = (double)(j - i + 1);
+
+			tie += t * t * t - t;
+			ties = 1;
+		}
+		i = j + 1;
+	}
+	free(v);
+	mean = (double)m * (double)(m + 1) / 4;
+	if (direction)
+		*direction = wplus > mean ? 1 : wplus < mean ? -1 : 0;
+	if (!ties && m <= 25) {
+		double lo = exact_cdf(m, wplus), hi = 1 - exact_cdf(m, wplus - 1);
+
+		p = 2 * (lo < hi ? lo : hi);
+	} else {
+		double z;
+
+		var = (double)m * (double)(m + 1) * (double)(2 * m + 1) / 24 - tie / 48;
+		if (var <= 0)
+			return 1.0;
+		z = wplus - mean;
+		z = (fabs(z) > 0.5 ? fabs(z) - 0.5 : 0) / sqrt(var);
+		p = erfc(z / sqrt(2.0));
+	}
+	return p > 1 ? 1 : p;
+}
+
+struct pidx {
+	double p;
+	size_t i;
+};
+
+static int cmp_pidx(const void *pa, const void *pb)
+{
+	const struct pidx *a = pa, *b = pb;
+
+	if (a->p != b->p)
+		return (a->p > b->p) - (a->p < b->p);
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+void bot_holm(const double *p, size_t n, double *adj)
+{
+	struct pidx *v = malloc((n ? n : 1) * sizeof(*v));
+	double run = 0;
+
+	if (!v) {
+		for (size_t i = 0; i < n; i++)
+			adj[i] = 1;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i].p = p[i];
+		v[i].i = i;
+	}
+	qsort(v, n, sizeof(*v), cmp_pidx);
+	for (size_t j = 0; j < n; j++) {
+		double a = (double)(n - j) * v[j].p;
+
+		if (a > 1)
+			a = 1;
+		if (a > run)
+			run = a;
+		adj[v[j].i] = run;
+	}
+	free(v);
+}

@@ -1,0 +1,474 @@
+/*
+ * replay_eval.c - split, tune, carry history, score, test against AUTO.
+ *
+ * For each policy:
+ *   1. tune: every point of bot_policy_grid() runs the mode's protocol on
+ *      the training contexts (at most tune_contexts of them, an even stride
+ *      through the sorted list), each from empty knowledge; the point with
+ *      the lowest mean loss wins (ties: lower p99, then the earlier point);
+ *   2. history: with the chosen point, the policy runs on every training
+ *      context, and the knowledge base it ends with is the cluster's state
+ *      when the large jobs arrive;
+ *   3. score: the policy runs on the test contexts from that state.
+ * Each of these runs is an independent task writing its own slots, so the
+ * pool of threads changes the wall time and nothing else.
+ *
+ * Paired tests: a scenario is one (fabric, collective, nnodes) of the test
+ * split; its pairs are the per-context run losses of the policy and of AUTO
+ * (one pair per size bucket and rank count). One Wilcoxon signed-rank test
+ * per (policy, scenario), Holm-corrected across the scenarios of a policy.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "replay.h"
+
+struct task {
+	int kind;		/* 0 tune point, 1 history + score */
+	size_t pol;		/* index into ev->pol */
+	unsigned point;		/* grid point (tune) */
+	struct bot_policy policy;
+	double mean, p99;	/* tune result */
+	int rc;
+	char err[256];
+};
+
+struct pool {
+	struct bot_eval *ev;
+	struct task *t;
+	size_t n, next;
+	pthread_mutex_t lock;
+};
+
+static struct bot_kb **kbs_new(size_t n)
+{
+	struct bot_kb **k = calloc(n ? n : 1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		k[i] = bot_kb_new();
+		if (!k[i]) {
+			for (size_t j = 0; j < i; j++)
+				bot_kb_free(k[j]);
+			free(k);
+			return NULL;
+		}
+	}
+	return k;
+}
+
+static void kbs_free(struct bot_kb **k, size_t n)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < n; i++)
+		bot_kb_free(k[i]);
+	free(k);
+}
+
+/* Training contexts used in tuning: all, or an even stride. */
+static size_t tune_subset(const struct bot_eval *ev, size_t *out)
+{
+	size_t want = ev->opts.tune_contexts;
+
+	if (!want || want >= ev->ntrain) {
+		memcpy(out, ev->train, ev->ntrain * sizeof(*out));
+		return ev->ntrain;
+	}
+	for (size_t i = 0; i < want; i++)
+		out[i] = ev->train[i * ev->ntrain / want];
+	return want;
+}
+
+static void run_task(struct bot_eval *ev, struct task *t)
+{
+	const struct bot_dataset *ds = ev->ds;
+	struct bot_kb **kbs = kbs_new(ds->nfabrics);
+	struct bot_ctx_result *res = NULL;
+
+	t->rc = -1;
+	if (!kbs)
+		goto oom;
+	if (t->kind == 0) {
+		size_t *sub = malloc((ev->ntrain ? ev->ntrain : 1) * sizeof(*sub)), n;
+		double *l;
+		struct bot_summary s;
+
+		res = calloc(ev->ntrain ? ev->ntrain : 1, sizeof(*res));
+		l = malloc((ev->ntrain ? ev->ntrain : 1) * sizeof(*l));
+		if (!sub || !res || !l) {
+			free(sub);
+			free(l);
+			goto oom;
+		}
+		n = tune_subset(ev, sub);
+		t->rc = bot_replay_run(ds, sub, n, &t->policy, &ev->opts.run, kbs, res, t->err, sizeof(t->err));
+		for (size_t i = 0; i < n; i++)
+			l[i] = res[i].run_loss;
+		bot_summarize(l, NULL, n, &s);
+		t->mean = s.mean;
+		t->p99 = s.p99;
+		free(sub);
+		free(l);
+	} else {
+		struct bot_policy_result *pr = &ev->pol[t->pol];
+		struct bot_replay_opts ro;
+
+		if (ev->opts.history && ev->ntrain) {
+			res = calloc(ev->ntrain, sizeof(*res));
+			if (!res)
+				goto oom;
+			t->rc = bot_replay_run(ds, ev->train, ev->ntrain, &pr->pol, &ev->opts.run, kbs, res,
+					       t->err, sizeof(t->err));
+			if (t->rc)
+				goto out;
+		}
+		ro = ev->opts.run;
+		ro.frozen = pr->pol.id == BOT_POLICY_FROZEN;
+		t->rc = bot_replay_run(ds, ev->test, ev->ntest, &pr->pol, &ro, kbs, pr->res,
+				       t->err, sizeof(t->err));
+	}
+	goto out;
+oom:
+	snprintf(t->err, sizeof(t->err), "out of memory");
+out:
+	free(res);
+	kbs_free(kbs, ds->nfabrics);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->n)
+			return NULL;
+		run_task(p->ev, &p->t[i]);
+	}
+}
+
+static void run_pool(struct bot_eval *ev, struct task *t, size_t n)
+{
+	struct pool p = { ev, t, n, 0, PTHREAD_MUTEX_INITIALIZER };
+	unsigned nth = ev->opts.threads ? ev->opts.threads : 1;
+	pthread_t *th;
+	unsigned started = 0;
+
+	if (nth > n)
+		nth = (unsigned)n;
+	th = calloc(nth ? nth : 1, sizeof(*th));
+	for (unsigned i = 1; th && i < nth; i++)
+		if (!pthread_create(&th[i], NULL, worker, &p))
+			started = i;
+	worker(&p);	/* this thread works too; and alone if threads could not start */
+	for (unsigned i = 1; th && i <= started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+	pthread_mutex_destroy(&p.lock);
+}
+
+static int first_error(struct task *t, size_t n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].rc) {
+			snprintf(err, errlen, "%s", t[i].err[0] ? t[i].err : "replay failed");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Tune every policy (or take its defaults). */
+static int tune(struct bot_eval *ev, char *err, size_t errlen)
+{
+	struct task *t = NULL;
+	size_t nt = 0, cap = 0;
+	int rc = 0;
+
+	for (size_t k = 0; k < ev->npol; k++) {
+		struct bot_policy_params par;
+
+		if (!ev->opts.tune || !ev->ntrain)
+			continue;
+		for (unsigned i = 0; !bot_policy_grid(ev->pol[k].pol.id, i, &par); i++) {
+			if (nt == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct task *n = realloc(t, nc * sizeof(*n));
+
+				if (!n) {
+					free(t);
+					snprintf(err, errlen, "out of memory");
+					return -1;
+				}
+				t = n;
+				cap = nc;
+			}
+			memset(&t[nt], 0, sizeof(t[nt]));
+			t[nt].kind = 0;
+			t[nt].pol = k;
+			t[nt].point = i;
+			t[nt].policy = ev->pol[k].pol;
+			t[nt].policy.par = par;
+			nt++;
+			ev->pol[k].grid_points = i + 1;
+		}
+	}
+	if (!nt)
+		return 0;
+	run_pool(ev, t, nt);
+	rc = first_error(t, nt, err, errlen);
+	for (size_t i = 0; i < nt && !rc; i++) {
+		struct bot_policy_result *pr = &ev->pol[t[i].pol];
+		int better = t[i].point == 0 || t[i].mean < pr->tune_mean ||
+			     (t[i].mean == pr->tune_mean && t[i].p99 < pr->tune_p99);
+
+		if (better) {
+			pr->pol = t[i].policy;
+			pr->grid_chosen = t[i].point;
+			pr->tune_mean = t[i].mean;
+			pr->tune_p99 = t[i].p99;
+		}
+	}
+	free(t);
+	return rc;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Group the (sorted) test contexts into scenarios. */
+static int scenarios(struct bot_eval *ev)
+{
+	const struct bot_dataset *ds = ev->ds;
+	size_t *order = malloc((ev->ntest ? ev->ntest : 1) * sizeof(*order));
+
+	ev->scen = calloc(ev->ntest ? ev->ntest : 1, sizeof(*ev->scen));
+	if (!order || !ev->scen) {
+		free(order);
+		return -1;
+	}
+	/* Contexts sort by fabric then key (collective, bucket, nnodes, nranks),
+	 * so a scenario is not contiguous across sizes: sort a permutation by
+	 * (fabric, collective, nnodes) and keep the test list in that order. */
+	for (size_t i = 0; i < ev->ntest; i++) {
+		const struct bot_ds_ctx *c = &ds->ctx[ev->test[i]];
+
+		order[i] = ((size_t)c->fabric << 48) | ((size_t)bot_key_coll(c->key) << 40) |
+			   ((size_t)bot_key_nnodes(c->key) << 20) | i;
+	}
+	qsort(order, ev->ntest, sizeof(*order), cmp_size);
+	for (size_t i = 0; i < ev->ntest; i++)
+		order[i] = ev->test[order[i] & 0xfffff];
+	memcpy(ev->test, order, ev->ntest * sizeof(*order));
+	free(order);
+	ev->nscen = 0;
+	for (size_t i = 0; i < ev->ntest; i++) {
+		const struct bot_ds_ctx *c = &ds->ctx[ev->test[i]];
+		struct bot_scenario *s = ev->nscen ? &ev->scen[ev->nscen - 1] : NULL;
+
+		if (!s || s->fabric != c->fabric || s->coll != bot_key_coll(c->key) ||
+		    s->nnodes != bot_key_nnodes(c->key)) {
+			s = &ev->scen[ev->nscen++];
+			s->fabric = c->fabric;
+			s->coll = (uint8_t)bot_key_coll(c->key);
+			s->nnodes = bot_key_nnodes(c->key);
+			s->first = i;
+		}
+		s->n++;
+	}
+	return 0;
+}
+
+static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
+{
+	const struct bot_dataset *ds = ev->ds;
+	size_t n = ev->ntest;
+	double *run = malloc((n ? n : 1) * sizeof(*run)), *fin = malloc((n ? n : 1) * sizeof(*fin));
+	double *d = malloc((n ? n : 1) * sizeof(*d)), *e = malloc((n ? n : 1) * sizeof(*e));
+	double *p = calloc(ev->nscen ? ev->nscen : 1, sizeof(*p));
+	int rc = -1;
+
+	pr->fabric = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*pr->fabric));
+	pr->p_adj = calloc(ev->nscen ? ev->nscen : 1, sizeof(*pr->p_adj));
+	pr->direction = calloc(ev->nscen ? ev->nscen : 1, sizeof(*pr->direction));
+	if (!run || !fin || !d || !e || !p || !pr->fabric || !pr->p_adj || !pr->direction)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		run[i] = pr->res[i].run_loss;
+		fin[i] = pr->res[i].final_loss;
+	}
+	bot_summarize(run, fin, n, &pr->all);
+	for (size_t f = 0; f < ds->nfabrics; f++) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (ds->ctx[ev->test[i]].fabric != f)
+				continue;
+			d[m] = run[i];
+			e[m] = fin[i];
+			m++;
+		}
+		bot_summarize(d, e, m, &pr->fabric[f]);
+	}
+	for (size_t s = 0; s < ev->nscen; s++) {
+		const struct bot_scenario *sc = &ev->scen[s];
+
+		for (size_t i = 0; i < sc->n; i++) {
+			const struct bot_ds_ctx *c = &ds->ctx[ev->test[sc->first + i]];
+
+			d[i] = run[sc->first + i] - c->auto_loss;
+		}
+		p[s] = bot_wilcoxon(d, sc->n, &pr->direction[s]);
+	}
+	bot_holm(p, ev->nscen, pr->p_adj);
+	pr->better = pr->worse = 0;
+	for (size_t s = 0; s < ev->nscen; s++) {
+		if (pr->p_adj[s] >= ev->opts.alpha)
+			continue;
+		if (pr->direction[s] < 0)
+			pr->better++;
+		else if (pr->direction[s] > 0)
+			pr->worse++;
+	}
+	rc = 0;
+out:
+	free(run);
+	free(fin);
+	free(d);
+	free(e);
+	free(p);
+	return rc;
+}
+
+static int summarize_auto(struct bot_eval *ev)
+{
+	const struct bot_dataset *ds = ev->ds;
+	double *v = malloc((ev->ntest ? ev->ntest : 1) * sizeof(*v));
+
+	ev->auto_fabric = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*ev->auto_fabric));
+	ev->fabric_contexts = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*ev->fabric_contexts));
+	if (!v || !ev->auto_fabric || !ev->fabric_contexts) {
+		free(v);
+		return -1;
+	}
+	for (size_t i = 0; i < ev->ntest; i++)
+		v[i] = ds->ctx[ev->test[i]].auto_loss;
+	bot_summarize(v, NULL, ev->ntest, &ev->auto_all);
+	for (size_t f = 0; f < ds->nfabrics; f++) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < ev->ntest; i++)
+			if (ds->ctx[ev->test[i]].fabric == f)
+				v[m++] = ds->ctx[ev->test[i]].auto_loss;
+		ev->fabric_contexts[f] = m;
+		bot_summarize(v, NULL, m, &ev->auto_fabric[f]);
+	}
+	free(v);
+	return 0;
+}
+
+int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
+		 struct bot_eval *ev, char *err, size_t errlen)
+{
+	struct timespec t0, t1;
+	struct task *t = NULL;
+	char set[128];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	memset(ev, 0, sizeof(*ev));
+	ev->ds = ds;
+	ev->opts = *o;
+	ev->test = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->test));
+	ev->train = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->train));
+	ev->pol = calloc(o->npolicies ? o->npolicies : 1, sizeof(*ev->pol));
+	if (!ev->test || !ev->train || !ev->pol)
+		goto oom;
+	for (size_t i = 0; i < ds->nctx; i++) {
+		uint32_t nodes = bot_key_nnodes(ds->ctx[i].key);
+
+		if (bot_nodeset_has(&o->test, nodes))
+			ev->test[ev->ntest++] = i;
+		if (bot_nodeset_has(&o->train, nodes))
+			ev->train[ev->ntrain++] = i;
+	}
+	if (!ev->ntest) {
+		bot_nodeset_format(&o->test, set, sizeof(set));
+		snprintf(err, errlen, "no context of the data is in the test split (--test-nodes %s)", set);
+		return -1;
+	}
+	if (ev->ntest >= (1u << 20)) {
+		snprintf(err, errlen, "too many test contexts (%zu)", ev->ntest);
+		return -1;
+	}
+	if (scenarios(ev) || summarize_auto(ev))
+		goto oom;
+
+	ev->npol = o->npolicies;
+	for (size_t k = 0; k < ev->npol; k++) {
+		struct bot_policy_result *pr = &ev->pol[k];
+
+		if (bot_policy_init(&pr->pol, bot_policy_name(o->policies[k]))) {
+			snprintf(err, errlen, "unknown policy id %d", o->policies[k]);
+			return -1;
+		}
+		pr->pol.allow = o->allow;
+		pr->res = calloc(ev->ntest, sizeof(*pr->res));
+		if (!pr->res)
+			goto oom;
+	}
+	if (tune(ev, err, errlen))
+		return -1;
+
+	t = calloc(ev->npol ? ev->npol : 1, sizeof(*t));
+	if (!t)
+		goto oom;
+	for (size_t k = 0; k < ev->npol; k++) {
+		t[k].kind = 1;
+		t[k].pol = k;
+	}
+	run_pool(ev, t, ev->npol);
+	if (first_error(t, ev->npol, err, errlen)) {
+		free(t);
+		return -1;
+	}
+	free(t);
+	for (size_t k = 0; k < ev->npol; k++)
+		if (summarize_policy(ev, &ev->pol[k]))
+			goto oom;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ev->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+void bot_eval_free(struct bot_eval *ev)
+{
+	for (size_t k = 0; ev->pol && k < ev->npol; k++) {
+		free(ev->pol[k].res);
+		free(ev->pol[k].fabric);
+		free(ev->pol[k].p_adj);
+		free(ev->pol[k].direction);
+	}
+	free(ev->pol);
+	free(ev->test);
+	free(ev->train);
+	free(ev->auto_fabric);
+	free(ev->fabric_contexts);
+	free(ev->scen);
+	memset(ev, 0, sizeof(*ev));
+}

@@ -1,0 +1,310 @@
+/*
+ * replay_out.c - the replay's report: an aligned table for people, JSON and
+ * CSV for scripts.
+ *
+ * Losses are fractions in JSON and CSV (0.05 = 5%) and percentages in the
+ * table. AUTO's numbers do not depend on the mode (its choice is fixed), so
+ * JSON has one top-level `auto` object and one `policies` entry per
+ * (policy, mode), each naming its mode; the table and CSV repeat AUTO in
+ * every mode's block for side-by-side reading.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "replay.h"
+
+static const char *const param_names[] = {
+	"prior_weight", "prior_sd", "probe_frac", "epsilon", "ucb_c",
+	"discount", "share", "plausible", "etc_rounds",
+};
+
+static void param_values(const struct bot_policy_params *p, double v[9])
+{
+	v[0] = p->prior_weight;
+	v[1] = p->prior_sd;
+	v[2] = p->probe_frac;
+	v[3] = p->epsilon;
+	v[4] = p->ucb_c;
+	v[5] = p->discount;
+	v[6] = p->share;
+	v[7] = p->plausible;
+	v[8] = p->etc_rounds;
+}
+
+void bot_params_format(const struct bot_policy_params *p, char *buf, size_t len)
+{
+	double v[9];
+	size_t o = 0;
+
+	param_values(p, v);
+	buf[0] = 0;
+	for (int i = 0; i < 9 && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s=%g", i ? " " : "", param_names[i], v[i]);
+}
+
+/* ---- table ---- */
+
+static void pct(FILE *f, double x)
+{
+	if (isnan(x))
+		fprintf(f, " %8s", "-");
+	else
+		fprintf(f, " %7.2f%%", 100 * x);
+}
+
+static void table_row(FILE *f, const char *name, const struct bot_summary *s, const char *tail)
+{
+	fprintf(f, "  %-14s %8zu %6zu", name, s->contexts, s->over_10pct);
+	pct(f, s->mean);
+	pct(f, s->p50);
+	pct(f, s->p90);
+	pct(f, s->p99);
+	pct(f, s->max);
+	pct(f, s->final_mean);
+	fprintf(f, "%s\n", tail ? tail : "");
+}
+
+static void table_head(FILE *f, int tests)
+{
+	fprintf(f, "  %-14s %8s %6s %9s %9s %9s %9s %9s %9s%s\n", "policy", "contexts", ">10%",
+		"mean", "p50", "p90", "p99", "max", "final", tests ? "  mean/AUTO  vs AUTO (better/worse of scenarios)" : "");
+}
+
+static void table_block(FILE *f, const struct bot_eval *ev, long fab)
+{
+	const struct bot_summary *a = fab < 0 ? &ev->auto_all : &ev->auto_fabric[fab];
+
+	table_head(f, fab < 0);
+	table_row(f, "AUTO", a, NULL);
+	for (size_t k = 0; k < ev->npol; k++) {
+		const struct bot_policy_result *pr = &ev->pol[k];
+		const struct bot_summary *s = fab < 0 ? &pr->all : &pr->fabric[fab];
+		char tail[128] = "";
+
+		if (fab < 0) {
+			char ratio[32];
+
+			if (a->mean > 0)
+				snprintf(ratio, sizeof(ratio), "%.3f", s->mean / a->mean);
+			else
+				snprintf(ratio, sizeof(ratio), "-");
+			snprintf(tail, sizeof(tail), "  %9s  %zu/%zu of %zu", ratio, pr->better, pr->worse, ev->nscen);
+		}
+		table_row(f, bot_policy_name(pr->pol.id), s, tail);
+	}
+}
+
+static void print_table(FILE *f, const struct bot_eval *ev)
+{
+	const struct bot_replay_opts *r = &ev->opts.run;
+	char train[128], test[128], par[512];
+
+	bot_nodeset_format(&ev->opts.train, train, sizeof(train));
+	bot_nodeset_format(&ev->opts.test, test, sizeof(test));
+	fprintf(f, "== mode %s: ", bot_replay_mode_name(r->mode));
+	switch (r->mode) {
+	case BOT_MODE_PERCALL:
+		fprintf(f, "%llu calls per context, immediate feedback (upper bound)\n",
+			(unsigned long long)r->calls);
+		break;
+	case BOT_MODE_JOBS:
+		fprintf(f, "%u jobs x %u comms x %llu calls, sample rate %g, feedback after each job\n",
+			r->jobs, r->comms, (unsigned long long)r->calls, r->sample_rate);
+		break;
+	default:
+		fprintf(f, "%u comms x %llu calls in epochs of %u, sample rate %g, feedback %u epoch(s) late\n",
+			r->comms, (unsigned long long)r->calls, r->epoch, r->sample_rate, r->delay);
+	}
+	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list 0x%x\n",
+		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
+		ev->opts.history ? "train" : "none", ev->opts.allow);
+	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean loss)" : " (defaults)");
+	for (size_t k = 0; k < ev->npol; k++) {
+		const struct bot_policy_result *pr = &ev->pol[k];
+
+		bot_params_format(&pr->pol.par, par, sizeof(par));
+		if (pr->grid_points)
+			fprintf(f, "     %-14s point %u of %u (train mean %.2f%%, p99 %.2f%%): %s\n",
+				bot_policy_name(pr->pol.id), pr->grid_chosen, pr->grid_points,
+				100 * pr->tune_mean, 100 * pr->tune_p99, par);
+		else
+			fprintf(f, "     %-14s defaults: %s\n", bot_policy_name(pr->pol.id), par);
+	}
+	for (size_t fab = 0; fab < ev->ds->nfabrics; fab++) {
+		if (!ev->fabric_contexts[fab])
+			continue;
+		fprintf(f, "\n fabric %s\n", ev->ds->fabrics[fab]);
+		table_block(f, ev, (long)fab);
+	}
+	fprintf(f, "\n all fabrics (loss = mean(arm)/best - 1 per context, call-weighted; final = final plan)\n");
+	table_block(f, ev, -1);
+	fprintf(f, "   paired Wilcoxon signed-rank per scenario (fabric, collective, nnodes) vs AUTO,"
+		   " Holm-corrected per policy, alpha %g\n", ev->opts.alpha);
+	fprintf(f, "   wall time %.1f s\n\n", ev->seconds);
+}
+
+/* ---- JSON ---- */
+
+static void jnum(FILE *f, double x)
+{
+	if (isnan(x) || isinf(x))
+		fprintf(f, "null");
+	else
+		fprintf(f, "%.6g", x);
+}
+
+static void jstr(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void jsummary(FILE *f, const struct bot_summary *s)
+{
+	fprintf(f, "\"contexts\": %zu, \"over_10pct\": %zu, \"mean\": ", s->contexts, s->over_10pct);
+	jnum(f, s->mean);
+	fprintf(f, ", \"p50\": ");
+	jnum(f, s->p50);
+	fprintf(f, ", \"p90\": ");
+	jnum(f, s->p90);
+	fprintf(f, ", \"p99\": ");
+	jnum(f, s->p99);
+	fprintf(f, ", \"max\": ");
+	jnum(f, s->max);
+	fprintf(f, ", \"final_mean\": ");
+	jnum(f, s->final_mean);
+}
+
+static void jfabrics(FILE *f, const struct bot_eval *ev, const struct bot_summary *per)
+{
+	int first = 1;
+
+	fprintf(f, ", \"fabrics\": {");
+	for (size_t fab = 0; fab < ev->ds->nfabrics; fab++) {
+		if (!ev->fabric_contexts[fab])
+			continue;
+		fprintf(f, "%s\n      ", first ? "" : ",");
+		jstr(f, ev->ds->fabrics[fab]);
+		fprintf(f, ": {");
+		jsummary(f, &per[fab]);
+		fprintf(f, "}");
+		first = 0;
+	}
+	fprintf(f, "}");
+}
+
+static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
+{
+	const struct bot_eval *e0 = ev[0];
+	char train[128], test[128];
+	double v[9];
+
+	bot_nodeset_format(&e0->opts.train, train, sizeof(train));
+	bot_nodeset_format(&e0->opts.test, test, sizeof(test));
+	fprintf(f, "{\n  \"format\": \"nccl-bot-replay\", \"version\": 1, \"seed\": %llu,\n",
+		(unsigned long long)e0->opts.run.seed);
+	fprintf(f, "  \"train_nodes\": \"%s\", \"test_nodes\": \"%s\", \"history\": \"%s\", \"tuned\": %s, \"allow\": %u,\n",
+		train, test, e0->opts.history ? "train" : "none", e0->opts.tune ? "true" : "false",
+		e0->opts.allow);
+	fprintf(f, "  \"modes\": [");
+	for (size_t m = 0; m < n; m++) {
+		const struct bot_replay_opts *r = &ev[m]->opts.run;
+
+		fprintf(f, "%s\n    {\"mode\": \"%s\", \"calls\": %llu, \"jobs\": %u, \"comms\": %u, "
+			   "\"sample_rate\": %g, \"epoch\": %u, \"delay\": %u, \"scenarios\": %zu, \"seconds\": %.3f}",
+			m ? "," : "", bot_replay_mode_name(r->mode), (unsigned long long)r->calls, r->jobs,
+			r->comms, r->sample_rate, r->epoch, r->delay, ev[m]->nscen, ev[m]->seconds);
+	}
+	fprintf(f, "\n  ],\n  \"auto\": {\"name\": \"auto\", ");
+	jsummary(f, &e0->auto_all);
+	jfabrics(f, e0, e0->auto_fabric);
+	fprintf(f, "},\n  \"policies\": [");
+	for (size_t m = 0; m < n; m++) {
+		for (size_t k = 0; k < ev[m]->npol; k++) {
+			const struct bot_policy_result *pr = &ev[m]->pol[k];
+
+			fprintf(f, "%s\n    {\"name\": \"%s\", \"mode\": \"%s\", ", m || k ? "," : "",
+				bot_policy_name(pr->pol.id), bot_replay_mode_name(ev[m]->opts.run.mode));
+			jsummary(f, &pr->all);
+			fprintf(f, ", \"mean_vs_auto\": ");
+			jnum(f, e0->auto_all.mean > 0 ? pr->all.mean / e0->auto_all.mean : NAN);
+			fprintf(f, ",\n      \"scenarios\": %zu, \"better\": %zu, \"worse\": %zu, "
+				   "\"grid_points\": %u, \"grid_point\": %u, \"params\": {",
+				ev[m]->nscen, pr->better, pr->worse, pr->grid_points, pr->grid_chosen);
+			param_values(&pr->pol.par, v);
+			for (int i = 0; i < 9; i++) {
+				fprintf(f, "%s\"%s\": ", i ? ", " : "", param_names[i]);
+				jnum(f, v[i]);
+			}
+			fprintf(f, "}");
+			jfabrics(f, ev[m], pr->fabric);
+			fprintf(f, "}");
+		}
+	}
+	fprintf(f, "\n  ]\n}\n");
+}
+
+/* ---- CSV ---- */
+
+static void csv_row(FILE *f, const char *mode, const char *pol, const char *fab,
+		    const struct bot_summary *s, long better, long worse, size_t nscen, const char *par)
+{
+	fprintf(f, "%s,%s,%s,%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", mode, pol, fab, s->contexts,
+		s->over_10pct, s->mean, s->p50, s->p90, s->p99, s->max, s->final_mean);
+	if (better >= 0)
+		fprintf(f, "%ld,%ld,%zu,%s\n", better, worse, nscen, par);
+	else
+		fprintf(f, ",,,\n");
+}
+
+static void print_csv(FILE *f, const struct bot_eval *const *ev, size_t n)
+{
+	char par[512];
+
+	fprintf(f, "mode,policy,fabric,contexts,over_10pct,mean,p50,p90,p99,max,final_mean,better,worse,scenarios,params\n");
+	for (size_t m = 0; m < n; m++) {
+		const struct bot_eval *e = ev[m];
+		const char *mode = bot_replay_mode_name(e->opts.run.mode);
+
+		csv_row(f, mode, "auto", "all", &e->auto_all, -1, -1, 0, "");
+		for (size_t fab = 0; fab < e->ds->nfabrics; fab++)
+			if (e->fabric_contexts[fab])
+				csv_row(f, mode, "auto", e->ds->fabrics[fab], &e->auto_fabric[fab], -1, -1, 0, "");
+		for (size_t k = 0; k < e->npol; k++) {
+			const struct bot_policy_result *pr = &e->pol[k];
+			const char *name = bot_policy_name(pr->pol.id);
+
+			bot_params_format(&pr->pol.par, par, sizeof(par));
+			csv_row(f, mode, name, "all", &pr->all, (long)pr->better, (long)pr->worse, e->nscen, par);
+			for (size_t fab = 0; fab < e->ds->nfabrics; fab++)
+				if (e->fabric_contexts[fab])
+					csv_row(f, mode, name, e->ds->fabrics[fab], &pr->fabric[fab], -1, -1, 0, "");
+		}
+	}
+}
+
+void bot_eval_print(FILE *f, enum bot_format fmt, const struct bot_eval *const *ev, size_t n)
+{
+	if (!n)
+		return;
+	switch (fmt) {
+	case BOT_FMT_JSON:
+		print_json(f, ev, n);
+		break;
+	case BOT_FMT_CSV:
+		print_csv(f, ev, n);
+		break;
+	default:
+		for (size_t m = 0; m < n; m++)
+			print_table(f, ev[m]);
+	}
+}
