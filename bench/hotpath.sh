@@ -1,0 +1,51 @@
+#!/bin/sh
+# hotpath.sh - ns per getCollInfo of the built libnccl-tuner-bot.so at 1,
+# 100 and 2,000 step-table contexts, side by side in one run with a no-op
+# plugin and a 100-rule linear scan (NCCL's example tuner's shape), then
+# callgrind instructions per call when valgrind is installed. Prints the
+# ratios against the targets: median <= 25 ns and <= 0.5x the scan.
+#
+# usage: bench/hotpath.sh [path/to/libnccl-tuner-bot.so] [calls]
+# Run from the top of the source tree after `make` (CC and CFLAGS honoured).
+# With one context the call stream hits that context (7 calls in 8), which is
+# also the scan's best case (its first rule matches): a conservative ratio.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+so=${1:-$top/tuner/libnccl-tuner-bot.so}
+calls=${2:-4000000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+[ -f "$so" ] || { echo "hotpath.sh: $so not built (run make)" >&2; exit 1; }
+so=$(cd "$(dirname "$so")" && pwd)/$(basename "$so")
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -I"$top" -o "$tmp/hotpath" \
+	"$top/bench/hotpath.c" "$top/common/table.c" "$top/policies/context.c" -ldl
+
+echo "== ns per call (median / p99 over batches of 256 calls), $(uname -m), $calls calls each"
+"$tmp/hotpath" "$so" "$calls" | tee "$tmp/out"
+awk 'NR > 1 {
+	ok = ($2 <= 25 && $8 <= 0.5) ? "ok" : "MISS"
+	printf "contexts %-5s median %.2f ns = %.2fx the 25 ns target; %.3fx the scan (target <= 0.5), %.3fx net of the call: %s\n",
+		$1, $2, $2 / 25, $8, $9, ok
+}' "$tmp/out"
+
+if command -v valgrind >/dev/null 2>&1; then
+	echo "== callgrind instructions per call (difference of two runs, loop included)"
+	ir() {
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
+			"$tmp/hotpath" "$so" --count "$1" "$2" "$3" 2>&1 |
+			sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
+	}
+	for nctx in 1 100 2000; do
+		line="contexts $nctx:"
+		for v in noop scan bot; do
+			a=$(ir $v 100000 $nctx)
+			b=$(ir $v 300000 $nctx)
+			eval "ir_$v=\$(( (b - a) / 200000 ))"
+			line="$line $v $(( (b - a) / 200000 ))"
+		done
+		echo "$line  bot/scan $(awk -v b=$ir_bot -v s=$ir_scan 'BEGIN { printf "%.3f", b / s }')"
+	done
+else
+	echo "== valgrind not installed: no callgrind counts"
+fi

@@ -1,0 +1,116 @@
+/*
+ * emu_cost.c - the cost tables the emulated NCCL hands to getCollInfo.
+ *
+ * Default: the simulator's AUTO model (tools/sim.h, bot_sim_auto_table), the
+ * same numbers NCCL 2.28 would compute for the chosen fabric. Built without
+ * the simulator (-DEMU_NO_SIM) or run with --costs internal, a small
+ * alpha-beta model stands in: it has NCCL's shape (unsupported arms at -1,
+ * LL/LL128/Simple crossovers, Tree only for allreduce, PAT for allgather /
+ * reducescatter across nodes, NVLS on one node) but no claim to accuracy.
+ * Either way a table is a pure function of (collective, nBytes, nNodes), so
+ * it is identical on every rank, as NCCL's is.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/emulator/emu.h"
+
+#ifndef EMU_NO_SIM
+#include "tools/sim.h"
+static const struct bot_fabric *fabric;
+#endif
+
+static int mode = EMU_COST_INTERNAL;
+static char desc[160] = "internal alpha-beta model";
+
+uint64_t emu_size(unsigned i)
+{
+	unsigned b = 40 + (i % EMU_NSIZES);	/* 1 KiB .. ~1.75 GiB */
+	unsigned e = b / 4, sub = b % 4;
+	uint64_t lo = (uint64_t)(4 + sub) << (e - 2);
+	uint64_t span = (uint64_t)1 << (e - 2);
+
+	/* every third size sits inside its bucket rather than on its edge */
+	if (i % 3 == 1)
+		lo += emu_mix64(i) % span;
+	return lo;
+}
+
+int emu_cost_setup(int m, const char *fabric_name, char *err, size_t errlen)
+{
+	mode = m;
+	if (m == EMU_COST_INTERNAL) {
+		snprintf(desc, sizeof(desc), "internal alpha-beta model");
+		return 0;
+	}
+#ifndef EMU_NO_SIM
+	if (!bot_sim_nfabrics()) {
+		snprintf(err, errlen, "the simulator has no fabrics");
+		return -1;
+	}
+	fabric = fabric_name ? bot_sim_fabric_find(fabric_name) : bot_sim_fabric(0);
+	if (!fabric) {
+		snprintf(err, errlen, "unknown fabric '%s'", fabric_name);
+		return -1;
+	}
+	snprintf(desc, sizeof(desc), "simulator fabric %s", bot_sim_fabric_name(fabric));
+	return 0;
+#else
+	(void)fabric_name;
+	snprintf(err, errlen, "built without the simulator (EMU_NO_SIM); use --costs internal");
+	return -1;
+#endif
+}
+
+const char *emu_cost_desc(void)
+{
+	return desc;
+}
+
+static void internal_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NUM_ARMS])
+{
+	/* per-protocol latency (us) and bandwidth share of the link */
+	static const double base_lat[3] = { 6.6, 14.0, 8.4 };
+	static const double net_lat[3] = { 2.7, 4.0, 14.0 };
+	static const double bw_share[3] = { 0.5, 0.92, 1.0 };
+	double bw_link = nnodes > 1 ? 45.0 : 360.0;	/* GB/s per rank */
+	double steps = nnodes > 1 ? 2.0 * (nnodes - 1) : 1.0;
+	double log_nodes = 0;
+
+	for (unsigned n = nnodes; n > 1; n >>= 1)
+		log_nodes += 1;
+	for (int i = 0; i < EMU_NUM_ARMS; i++)
+		out[i] = EMU_ALGO_PROTO_IGNORE;
+	for (int p = 0; p < EMU_NUM_PROTOS; p++) {
+		double bw = bw_link * bw_share[p];
+		double ring = base_lat[p] + steps * net_lat[p] + (double)nbytes / (1000.0 * bw);
+
+		if (coll == 4)
+			ring += (double)nbytes / (1000.0 * bw);
+		out[EMU_ALGO_RING * 3 + p] = (float)ring;
+		if (coll == 4) {	/* allreduce: tree */
+			double tree = base_lat[p] + 2.0 * log_nodes * net_lat[p] +
+				      (double)nbytes / (1000.0 * bw * 0.85) * 2.0;
+			out[EMU_ALGO_TREE * 3 + p] = (float)tree;
+		}
+		if ((coll == 2 || coll == 3) && nnodes > 1 && p == EMU_PROTO_SIMPLE) {
+			double pat = 8.0 + log_nodes * net_lat[p] / 3.5 +
+				     (double)nbytes / (1000.0 * bw * 0.75);
+			out[EMU_ALGO_PAT * 3 + p] = (float)pat;
+		}
+	}
+	if (coll == 4 && nnodes == 1)
+		out[EMU_ALGO_NVLS * 3 + EMU_PROTO_SIMPLE] =
+			(float)(25.0 + (double)nbytes / (1000.0 * 480.0));
+}
+
+void emu_cost_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NUM_ARMS])
+{
+#ifndef EMU_NO_SIM
+	if (mode == EMU_COST_SIM) {
+		bot_sim_auto_table(fabric, coll, nbytes, nnodes, out);
+		return;
+	}
+#endif
+	internal_table(coll, nbytes, nnodes, out);
+}

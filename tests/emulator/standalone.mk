@@ -1,0 +1,52 @@
+# standalone.mk - build the NCCL emulator and its fixture plugins with plain
+# gcc, outside the autotools build (which uses tests/emulator/Makefile.inc).
+#
+#   make -f tests/emulator/standalone.mk [O=/tmp/nccl-emu] [SIM=0] [TABLE=0]
+#   $(O)/nccl-emu --plugin $PWD/tuner/libnccl-tuner-bot.so
+#
+# Run from the repository root. SIM=0 builds without tools/sim*.c (internal
+# cost model), TABLE=0 without common/table.c (no step tables).
+O ?= /tmp/nccl-emu
+SIM ?= 1
+TABLE ?= 1
+CC ?= gcc
+CFLAGS ?= -O2 -g
+EMU_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. $(CFLAGS)
+
+EMU_SRC = tests/emulator/emu_main.c tests/emulator/emu_rank.c tests/emulator/emu_cost.c \
+	tests/emulator/emu_table.c tests/emulator/emu_alloc.c
+EMU_DEPS = $(EMU_SRC) tests/emulator/emu.h tests/emulator/nccl_abi.h
+LIB_SRC =
+LIBS = -ldl -lpthread
+ifeq ($(SIM),1)
+LIB_SRC += tools/sim.c tools/sim_auto.c tools/sim_model.c tools/sim_calib.c common/sweep.c
+else
+EMU_CFLAGS += -DEMU_NO_SIM
+endif
+ifeq ($(TABLE),1)
+LIB_SRC += common/table.c
+else
+EMU_CFLAGS += -DEMU_NO_TABLE
+endif
+ifneq ($(LIB_SRC),)
+LIB_SRC += $(wildcard policies/*.c)
+LIBS += -lm
+endif
+
+FIXTURES = good noop nosym bad_regbuff bad_counter bad_prof
+FIX_SO = $(patsubst %,$(O)/fixture-%.so,$(FIXTURES))
+
+all: $(O)/nccl-emu $(FIX_SO)
+
+$(O)/nccl-emu: $(EMU_DEPS) $(LIB_SRC)
+	@mkdir -p $(O)
+	$(CC) $(EMU_CFLAGS) -o $@ $(EMU_SRC) $(LIB_SRC) $(LIBS)
+
+$(O)/fixture-%.so: tests/emulator/fixture.c tests/emulator/nccl_abi.h
+	@mkdir -p $(O)
+	$(CC) $(EMU_CFLAGS) -fPIC -shared -DFIX_$(shell echo $* | tr a-z A-Z) -o $@ $<
+
+clean:
+	rm -f $(O)/nccl-emu $(FIX_SO)
+
+.PHONY: all clean

@@ -1,0 +1,62 @@
+#!/bin/sh
+# test_so_deps.sh - the rank-side library loads everywhere it must: it needs
+# only libc/libpthread/libdl (DT_NEEDED), no symbol newer than GLIBC_2.28
+# (so it loads on EL8-era containers), and exports exactly the NCCL plugin
+# structs. Runs on the built tuner/libnccl-tuner-bot.so ($BOT_TUNER_SO).
+set -u
+so=${BOT_TUNER_SO:-${builddir:-.}/tuner/libnccl-tuner-bot.so}
+fail=0
+
+bad() { echo "FAIL - $1"; fail=1; }
+ok() { echo "ok - $1"; }
+
+for tool in readelf objdump; do
+	if ! command -v $tool >/dev/null 2>&1; then
+		echo "test_so_deps.sh: $tool not found, skipping" >&2
+		exit 77
+	fi
+done
+if [ ! -f "$so" ]; then
+	echo "test_so_deps.sh: $so not built" >&2
+	exit 99
+fi
+
+needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+for lib in $needed; do
+	case $lib in
+	libc.so.*|libpthread.so.*|libdl.so.*) ;;
+	*) bad "DT_NEEDED $lib (only libc, libpthread, libdl are allowed)" ;;
+	esac
+done
+[ $fail -eq 0 ] && ok "DT_NEEDED: $(echo $needed)"
+
+# highest GLIBC_x.y[.z] symbol version referenced
+maxv=$(objdump -T "$so" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' |
+	sort -t. -k1,1n -k2,2n -k3,3n | tail -n 1)
+if [ -n "$maxv" ]; then
+	major=${maxv%%.*}
+	rest=${maxv#*.}
+	minor=${rest%%.*}
+	if [ "$major" -gt 2 ] || { [ "$major" -eq 2 ] && [ "$minor" -gt 28 ]; }; then
+		bad "needs GLIBC_$maxv (> 2.28): $(objdump -T "$so" | grep "GLIBC_$maxv" | awk '{print $NF}' | tr '\n' ' ')"
+	else
+		ok "highest glibc symbol version GLIBC_$maxv"
+	fi
+fi
+
+# exported (defined, global) dynamic symbols: exactly the plugin structs
+want="ncclProfiler_v4 ncclProfiler_v5 ncclProfiler_v6 ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6"
+got=$(objdump -T "$so" | awk '$2 == "g" && $0 !~ /\*UND\*/ {print $NF}' | sort | tr '\n' ' ' | sed 's/ $//')
+if [ "$got" = "$want" ]; then
+	ok "exports: $got"
+else
+	bad "exports '$got', want '$want'"
+fi
+
+# no libm, no C++ runtime, no yaml in undefined symbols either
+if objdump -T "$so" | grep -E '\*UND\*' | grep -Eq '\b(log2?|exp2?|pow|sqrt|floor|ceil|lround|yaml_[a-z_]+|_Z[A-Za-z0-9_]+)$'; then
+	bad "undefined math/yaml/C++ symbols: $(objdump -T "$so" | grep -E '\*UND\*' | awk '{print $NF}' | tr '\n' ' ')"
+else
+	ok "no libm, libyaml or C++ symbols"
+fi
+exit $fail

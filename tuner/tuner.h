@@ -1,0 +1,143 @@
+/*
+ * tuner.h - the rank-side decision: per-communicator contexts and the hot
+ * path, shared by the ABI entry points in plugin.c and the profiler.
+ *
+ * At comm init the step table (NCCL_BOT_TABLE) is decoded and reduced to a
+ * dense array cell[collective][size bucket] holding this communicator's one
+ * arm per context (exploit or, by its probe bucket, a probe arm) and its
+ * nChannels. getCollInfo is then one array load and a few compares:
+ * no locks, allocation, syscalls or logging (unless NCCL_BOT_DEBUG).
+ *
+ * Everything a decision depends on is identical on every rank of the comm
+ * (DESIGN invariant 1): the table bytes, the commId, the context key and
+ * NCCL's cost table. Trouble that could strike one rank only (no memory for
+ * the context, a table version this build does not know) fails init.
+ */
+#ifndef BOT_TUNER_H
+#define BOT_TUNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policies/context.h"
+#include "tuner/nccl_abi.h"
+
+/* cell.arm: the arm index (0..20) in the low 5 bits, or BOT_TUNER_AUTO. */
+#define BOT_TUNER_AUTO 0xff
+#define BOT_TUNER_ARM_MASK 0x1f
+/* Set when the arm is not statically allowed (not Ring/Tree/PAT and not in
+ * the table's allow-list): force it only when it is AUTO's own algorithm
+ * for this very call. */
+#define BOT_TUNER_NEEDS_AUTO 0x40
+
+struct bot_tuner_cell {
+	uint8_t arm;
+	uint8_t nchannels;	/* 0 = keep NCCL's choice */
+};
+
+struct bot_tuner_ctx {
+	struct bot_tuner_cell cell[BOT_NCOLL][BOT_NBUCKETS];
+	uint8_t shadow;		/* decide, never write (policy shadow) */
+	uint8_t debug;		/* NCCL_BOT_DEBUG: log decisions */
+	uint8_t from_pool;
+	uint8_t abi;		/* tuner ABI version that opened it */
+	uint32_t ncells;	/* cells that hold an arm */
+	uint64_t comm_id;
+	uint32_t nranks, nnodes;
+	int prof_rank;		/* rank from the linked profiler init, -1 if none */
+	uint64_t digest;	/* step-table digest, 0 without a table */
+	bot_nccl_logger_t log;
+};
+
+/* Open a context for a communicator. has_comm_id is 0 for tuner v3/v4
+ * (no commId: probes are not used, every comm uses the exploit arm).
+ * Returns BOT_NCCL_SUCCESS with *out set, or BOT_NCCL_INTERNAL_ERROR after a
+ * WARN naming the reason (no memory, unknown table version). */
+int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
+		   size_t nranks, size_t nnodes, bot_nccl_logger_t log);
+void bot_tuner_close(struct bot_tuner_ctx *c);
+
+/* Size bucket of doc/formats.md section 2 (same as bot_size_bucket()),
+ * inline for the hot path. */
+static inline unsigned bot_tuner_bucket(uint64_t n)
+{
+	unsigned e;
+
+	if (n == 0)
+		return 0;
+	e = 63u - (unsigned)__builtin_clzll(n);
+	if (e < 2)
+		return 4 * e;
+	return 4 * e + (unsigned)((n >> (e - 2)) & 3);
+}
+
+void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes, int arm,
+			 int forced);
+
+/* NCCL picks the smallest entry >= 0, ties to the lowest index; the algorithm
+ * of that entry, or -1 when none is >= 0. */
+static inline int bot_tuner_auto_algo(const float *t, int numAlgo, int numProto)
+{
+	int best = -1;
+	float v = 0;
+
+	for (int i = 0; i < numAlgo * numProto; i++)
+		if (t[i] >= 0.0f && (best < 0 || t[i] < v)) {
+			best = i;
+			v = t[i];
+		}
+	return best < 0 ? -1 : best / numProto;
+}
+
+/*
+ * The decision. The cost table is NCCL's contiguous float[numAlgo][numProto]
+ * (typed float**). Writes 0.0 into the chosen arm's entry when that entry is
+ * >= 0 (never revives a negative entry, never empties the table), and sets
+ * *nChannels only when forcing with a non-zero channel count.
+ */
+static inline void bot_tuner_decide(const struct bot_tuner_ctx *c, int coll, size_t nbytes,
+				    float **table, int numAlgo, int numProto, int *nChannels)
+{
+	struct bot_tuner_cell cell;
+	float *t = (float *)table;
+	unsigned arm, algo, proto, idx;
+	int forced = 0;
+
+	if ((unsigned)coll >= BOT_NCOLL || !t)
+		return;
+	cell = c->cell[coll][bot_tuner_bucket(nbytes)];
+	if (cell.arm == BOT_TUNER_AUTO)
+		return;
+	arm = cell.arm & BOT_TUNER_ARM_MASK;
+	algo = arm / BOT_NPROTO;
+	proto = arm % BOT_NPROTO;
+	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
+		goto out;
+	idx = algo * (unsigned)numProto + proto;
+	if (!(t[idx] >= 0.0f))
+		goto out;
+	if ((cell.arm & BOT_TUNER_NEEDS_AUTO) &&
+	    bot_tuner_auto_algo(t, numAlgo, numProto) != (int)algo)
+		goto out;
+	if (c->shadow)
+		goto out;
+	t[idx] = 0.0f;
+	if (cell.nchannels && nChannels)
+		*nChannels = cell.nchannels;
+	forced = 1;
+out:
+	if (__builtin_expect(c->debug, 0))
+		bot_tuner_debug_log(c, coll, nbytes, (int)arm, forced);
+}
+
+/* Profiler side: what profiler init of this thread last saw, read by the
+ * tuner init that follows it on the same thread (ABI notes section 3). */
+struct bot_prof_link {
+	uint64_t comm_id;
+	int rank;
+	int valid;
+};
+/* Take (and clear) this thread's link if it is for comm_id; rank or -1. */
+int bot_prof_link_take(uint64_t comm_id);
+
+#endif
