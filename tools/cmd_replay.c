@@ -74,6 +74,7 @@ static void usage(FILE *f)
 		"  --sim-seed N         seed of the built-in fabrics' sweep (default 0)\n"
 		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
+		"  --worst N            table: list each policy's N worst test contexts\n"
 		"  --help\n");
 }
 
@@ -210,7 +211,7 @@ enum {
 	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
-	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_HELP
+	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -237,6 +238,7 @@ static const struct option options[] = {
 	{ "sim-seed", required_argument, NULL, OPT_SIM_SEED },
 	{ "sim-samples", required_argument, NULL, OPT_SIM_SAMPLES },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "worst", required_argument, NULL, OPT_WORST },
 	{ "allow", required_argument, NULL, OPT_ALLOW },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
@@ -351,6 +353,10 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			break;
 		case OPT_NO_TUNE:
 			a->eval.tune = 0;
+			break;
+		case OPT_WORST:
+			rc = parse_u64("--worst", optarg, 0, 100000, &u);
+			a->eval.worst = (unsigned)u;
 			break;
 		case OPT_TUNE_CTX:
 			rc = parse_u64("--tune-contexts", optarg, 0, 100000000, &u);

@@ -367,6 +367,7 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 			goto out;
 		out[j].run_loss = ncalls[j] > 0 ? loss[j] / ncalls[j] : c->auto_loss;
 		out[j].final_loss = bot_ds_arm_loss(c, plan.exploit);
+		out[j].final_arm = plan.exploit;
 	}
 	rc = 0;
 	goto out;

@@ -62,6 +62,7 @@ void bot_nodeset_format(const struct bot_nodeset *s, char *buf, size_t len);
 struct bot_ctx_result {
 	double run_loss;	/* call-weighted mean loss over every call, exploration included */
 	double final_loss;	/* loss of the final plan's exploit arm */
+	int final_arm;		/* the final plan's exploit arm (BOT_ARM_AUTO possible) */
 };
 
 /*
@@ -106,6 +107,7 @@ struct bot_eval_opts {
 	const int *policies;		/* policy ids */
 	size_t npolicies;
 	double alpha;			/* significance level after Holm (0.05) */
+	unsigned worst;			/* table format: list this many worst contexts per policy */
 };
 
 /* A scenario: the test contexts of one (fabric, collective, nnodes). */

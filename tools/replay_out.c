@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "replay.h"
@@ -95,6 +96,47 @@ static void table_block(FILE *f, const struct bot_eval *ev, long fab)
 	}
 }
 
+static const char *arm_label(int arm)
+{
+	return arm >= 0 && arm < BOT_NARMS ? bot_arm_name(arm) : "auto";
+}
+
+/* The N test contexts where a policy lost most, with what it ended on. */
+static void print_worst(FILE *f, const struct bot_eval *ev, const struct bot_policy_result *pr)
+{
+	size_t n = ev->ntest, k = ev->opts.worst < n ? ev->opts.worst : n;
+	size_t *idx = malloc(n * sizeof(*idx));
+	char name[96];
+
+	if (!idx)
+		return;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	/* Partial selection sort: k is small. */
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (pr->res[idx[j]].run_loss > pr->res[idx[i]].run_loss) {
+				size_t t = idx[i];
+
+				idx[i] = idx[j];
+				idx[j] = t;
+			}
+	fprintf(f, "\n worst %zu contexts of %s\n", k, bot_policy_name(pr->pol.id));
+	fprintf(f, "  %-12s %-32s %9s %9s %9s  %-18s %-18s %-18s\n", "fabric", "context", "run",
+		"final", "AUTO", "AUTO arm", "best arm", "final arm");
+	for (size_t i = 0; i < k; i++) {
+		const struct bot_ctx_result *r = &pr->res[idx[i]];
+		const struct bot_ds_ctx *c = &ev->ds->ctx[ev->test[idx[i]]];
+
+		bot_ctx_format(c->key, name, sizeof(name));
+		fprintf(f, "  %-12s %-32s %8.2f%% %8.2f%% %8.2f%%  %-18s %-18s %-18s\n",
+			ev->ds->fabrics[c->fabric], name, 100 * r->run_loss, 100 * r->final_loss,
+			100 * c->auto_loss, arm_label(c->auto_arm), arm_label(c->best_arm),
+			arm_label(r->final_arm));
+	}
+	free(idx);
+}
+
 static void print_table(FILE *f, const struct bot_eval *ev)
 {
 	const struct bot_replay_opts *r = &ev->opts.run;
@@ -141,6 +183,8 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	table_block(f, ev, -1);
 	fprintf(f, "   paired Wilcoxon signed-rank per scenario (fabric, collective, nnodes) vs AUTO,"
 		   " Holm-corrected per policy, alpha %g\n", ev->opts.alpha);
+	for (size_t k = 0; ev->opts.worst && k < ev->npol; k++)
+		print_worst(f, ev, &ev->pol[k]);
 	fprintf(f, "   wall time %.1f s\n\n", ev->seconds);
 }
 
