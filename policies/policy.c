@@ -36,6 +36,7 @@
 /* bot_rng streams, one per purpose. */
 #define STREAM_THOMPSON	0x7473616d706c6531ULL	/* "tsample1" */
 #define STREAM_OFFSET	0x6f66667365743031ULL	/* "offset01" */
+#define STREAM_WIDE	0x7769646570726931ULL	/* "widepri1" */
 
 #define SIGMA_FLOOR	1.5	/* q: noise sd never assumed below ~1.6 % */
 #define SIGMA_FEW	6.0	/* q: assumed noise sd before the context has 4 degrees of freedom */
@@ -43,6 +44,18 @@
 #define COLD_SD		64.0	/* q: belief of an unmeasured arm without prior */
 #define PRUNE_Z		3.5	/* arms this many sd behind cannot be best */
 #define SHRINK_MAX	3.0	/* neighbours at most halve the prior sd */
+#ifndef WIDE_P
+#define WIDE_P		0.1	/* weight of the wide component of an unmeasured arm's prior */
+#endif
+#ifndef WIDE_PJ
+#define WIDE_PJ		0.1
+#endif
+#ifndef UCB_WIDE
+#define UCB_WIDE	1.5
+#endif
+#ifndef WIDE_K
+#define WIDE_K		3.0	/* its sd, in prior sds */
+#endif
 
 static const char *const policy_names[BOT_NPOLICY] = {
 	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
@@ -277,6 +290,15 @@ static double prior_q(float us)
 	return 64.0 * log2(ns > 1.0 ? ns : 1.0);
 }
 
+/* A single sample has no median to be trimmed against: one more than 4x
+ * slower than the prior (what the robust window would drop) is taken for
+ * an outlier until a second sample backs it (two samples: the lower median
+ * trims it). Outliers are slow, so only that side is doubted. */
+static int lone_outlier(uint64_t n, double loc, double m0)
+{
+	return n <= 2 && loc > m0 + BOT_TRIM_Q;
+}
+
 /* Accumulate AUTO's error seen in context c (weight w per unit of evidence)
  * into sum/wsum for every arm that is supported here. */
 static void borrow(const struct bot_kb_ctx *c, const struct view *v, double w,
@@ -292,7 +314,7 @@ static void borrow(const struct bot_kb_ctx *c, const struct view *v, double w,
 		if (!n || c->prior[a] < 0)
 			continue;
 		bot_stats_robust(&c->arm[a], &loc, NULL, &n);
-		if (!n)
+		if (!n || lone_outlier(n, loc, prior_q(c->prior[a])))
 			continue;
 		e = w * (double)n / (double)(n + 1);
 		sum[a] += e * (loc - prior_q(c->prior[a]));
@@ -392,6 +414,10 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint6
 		x->plausible = 1;
 		x->m0 = prior_q(c->prior[a]);
 		bot_stats_robust(&c->arm[a], &x->r, &sd, &x->n);
+		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
+			x->n = 0;
+			x->r = NAN;
+		}
 		/* sd is kept in mu temporarily */
 		x->mu = sd;
 	}
@@ -417,6 +443,11 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint6
 		double n = (double)x->n;
 
 		x->m0 += corr[x->arm];
+		if (!cold && x->n && lone_outlier(x->n, x->r, x->m0)) {
+			x->n = 0;	/* against the corrected prior too */
+			x->r = NAN;
+			n = 0;
+		}
 		if (cold) {
 			if (x->n) {
 				x->mu = x->r;
@@ -429,12 +460,18 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint6
 			continue;
 		}
 		{
+			/* One Gaussian update: the prior's precision in the mean
+			 * is the one in the sd, so the pseudo-count of the prior
+			 * is (sig/t)^2 scaled by prior_weight (default 0.5 = 1x):
+			 * borrowed evidence can tighten the prior, never make it
+			 * outweigh a handful of the arm's own samples. */
 			double boost = fmin(wsum[x->arm], SHRINK_MAX);
-			double w = par->prior_weight * (1.0 + boost);
 			double t = tau / sqrt(1.0 + boost);
+			double p0 = 2.0 * par->prior_weight / (t * t);
+			double pd = n / (sig * sig);
 
-			x->mu = x->n ? (w * x->m0 + n * x->r) / (w + n) : x->m0;
-			x->sd = 1.0 / sqrt(1.0 / (t * t) + n / (sig * sig));
+			x->mu = x->n ? (p0 * x->m0 + pd * x->r) / (p0 + pd) : x->m0;
+			x->sd = 1.0 / sqrt(1.0 / (t * t) + pd);
 		}
 		if (x->m0 < best0)
 			best0 = x->m0;
@@ -589,6 +626,7 @@ static void plan_thompson(const struct bot_policy *p, const struct view *v, uint
 {
 	int ex = argmin_mu(v), cand[BOT_NARMS], nc = 0, arm[BOT_MAX_PROBES];
 	unsigned wins[BOT_NARMS] = { 0 }, width[BOT_MAX_PROBES], k = 0, K, minw;
+	double wide_p;
 	double hi = INFINITY;
 	int used[BOT_NARMS] = { 0 };
 
@@ -597,18 +635,27 @@ static void plan_thompson(const struct bot_policy *p, const struct view *v, uint
 		if (v->b[i].plausible)
 			hi = fmin(hi, v->b[i].mu + PRUNE_Z * v->b[i].sd);
 	for (int i = 0; i < v->nb; i++)
-		if (v->b[i].plausible && v->b[i].mu - PRUNE_Z * v->b[i].sd <= hi)
+		if (v->b[i].plausible &&
+		    v->b[i].mu - PRUNE_Z * v->b[i].sd * (v->b[i].n ? 1 : WIDE_K) <= hi)
 			cand[nc++] = i;
 	if (nc <= 1 || budget(&p->par) == 0)
 		return;
 	K = s->ncomms > 1 ? 64 : 8;
+	wide_p = s->ncomms > 1 ? WIDE_PJ : WIDE_P;
 	for (unsigned k2 = 0; k2 < K; k2++) {
 		int w = -1;
 		double wx = INFINITY;
 
 		for (int j = 0; j < nc; j++) {
 			const struct belief *x = &v->b[cand[j]];
-			double d = x->mu + x->sd * draw_normal(s->seed, key, x->arm, s->round * K + k2);
+			uint64_t idx = s->round * K + k2;
+			double d = x->mu + x->sd * draw_normal(s->seed, key, x->arm, idx);
+
+			/* AUTO's error is heavy-tailed: an unmeasured arm's
+			 * prior is a mixture, WIDE_P of it WIDE_K times wider. */
+			if (!x->n && (double)(bot_rng(s->seed, STREAM_WIDE + (uint64_t)x->arm, key, idx) >> 11) *
+					     (1.0 / 9007199254740992.0) < wide_p)
+				d = x->mu + WIDE_K * (d - x->mu);
 
 			if (d < wx) {
 				wx = d;
@@ -653,8 +700,9 @@ static void plan_ucb(const struct bot_policy *p, const struct view *v, uint64_t 
 	for (int i = 0; i < v->nb; i++)
 		tot += (double)v->b[i].n;
 	z = p->par.ucb_c * sqrt(2.0 * log(tot + 1.0));
+	/* Unmeasured arms: the heavy tail of AUTO's error (see thompson). */
 	for (int i = 0; i < v->nb; i++)
-		lcb[i] = v->b[i].mu - z * v->b[i].sd;
+		lcb[i] = v->b[i].mu - z * v->b[i].sd * (v->b[i].n ? 1 : UCB_WIDE);
 	if (s->ncomms <= 1) {
 		int bi = -1;
 
