@@ -174,7 +174,7 @@ int bot_policy_set(struct bot_policy *p, const char *key, double v)
 int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
 {
 	static const double pw[] = { 0.25, 0.5, 1, 2 };
-	static const double sd[] = { 0.2, 0.3, 0.45 };
+	static const double sd[] = { 0.3, 0.45, 0.6 };
 	static const double sh[] = { 0, 0.5, 1, 2 };
 	static const double eps[] = { 0.01, 0.02, 0.05, 0.1 };
 	static const double uc[] = { 0.35, 0.7, 1.0 };
@@ -467,6 +467,13 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint6
 			 * outweigh a handful of the arm's own samples. */
 			double boost = fmin(wsum[x->arm], SHRINK_MAX);
 			double t = tau / sqrt(1.0 + boost);
+
+			/* One or two samples slower than the prior may be an
+			 * outlier short of the lone-outlier cut: their spread is
+			 * at least half the disagreement, so the arm is looked at
+			 * again instead of being written off for good. */
+			if (x->n && x->n <= 2 && x->r > x->m0)
+				sig = fmax(sig, 0.5 * (x->r - x->m0));
 			double p0 = 2.0 * par->prior_weight / (t * t);
 			double pd = n / (sig * sig);
 

@@ -7,9 +7,15 @@
  * bins imply, so merging (adding bins) and discounting (scaling counts, then
  * recomputing the sums from the bins) are exact and order-independent.
  * Updates build into fresh storage or grow first, so an allocation failure
- * leaves the statistics unchanged. The robust location is the mean of the
- * bins within +-BOT_TRIM_Q of the (lower) median bin: a few samples ten
- * times too slow sit outside the window and are ignored.
+ * leaves the statistics unchanged.
+ *
+ * The robust location estimates the *mean* latency, the quantity the loss is
+ * defined on (GPU time adds up): the arithmetic mean of the samples within
+ * a factor of four of the (lower) median (+-BOT_MEAN_TRIM_Q bins), returned
+ * as its q. Samples ten times too slow sit outside the window and are
+ * ignored; a right-skewed arm is not flattered the way a log-space mean
+ * would flatter it. The robust spread is the sd of q in the same window, so
+ * a slow sample the mean keeps also widens the belief around it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -223,53 +229,78 @@ int bot_stats_median_q(const struct bot_stats *s)
 	return s->nbins ? s->bins[s->nbins - 1].bin : -1;
 }
 
-/* Bins [*lo, *hi) within the robust window around the median. */
-static int window(const struct bot_stats *s, uint32_t *lo, uint32_t *hi)
+/* Bins [*lo, *hi) within +-half of the median bin; *m the median. */
+static int window(const struct bot_stats *s, int half, int *m, uint32_t *lo, uint32_t *hi)
 {
-	int m = bot_stats_median_q(s);
-
-	if (m < 0)
+	*m = bot_stats_median_q(s);
+	if (*m < 0)
 		return -1;
-	*lo = find_bin(s, m - BOT_TRIM_Q);
-	*hi = find_bin(s, m + BOT_TRIM_Q + 1);
+	*lo = find_bin(s, *m - half);
+	*hi = find_bin(s, *m + half + 1);
 	return 0;
+}
+
+/* 2^(i/64), i = 0..63: relative latency of a bin within an octave. */
+static const double exp2_64th[64] = {
+	1, 1.0108892860517005, 1.0218971486541166, 1.0330248790212284,
+	1.0442737824274138, 1.0556451783605572, 1.0671404006768237, 1.0787607977571199,
+	1.0905077326652577, 1.1023825833078409, 1.1143867425958924, 1.1265216186082418,
+	1.1387886347566916, 1.1511892299529827, 1.1637248587775775, 1.1763969916502812,
+	1.189207115002721, 1.2021567314527031, 1.215247359980469, 1.22848053610687,
+	1.241857812073484, 1.2553807570246911, 1.2690509571917332, 1.2828700160787783,
+	1.2968395546510096, 1.3109612115247644, 1.3252366431597413, 1.3396675240533029,
+	1.3542555469368927, 1.3690024229745905, 1.383909881963832, 1.3989796725383112,
+	1.4142135623730951, 1.42961333839197, 1.4451808069770467, 1.460917794180647,
+	1.4768261459394993, 1.4929077282912648, 1.5091644275934228, 1.5255981507445384,
+	1.5422108254079407, 1.5590044002378369, 1.5759808451078865, 1.593142151342267,
+	1.6104903319492543, 1.6280274218573478, 1.6457554781539649, 1.6636765803267364,
+	1.681792830507429, 1.7001063537185235, 1.7186192981224779, 1.7373338352737062,
+	1.7562521603732995, 1.7753764925265212, 1.7947090750031072, 1.8142521755003989,
+	1.8340080864093424, 1.8539791250833855, 1.8741676341103, 1.8945759815869656,
+	1.9152065613971474, 1.9360617934922943, 1.9571441241754002, 1.9784560263879509
+
+};
+
+/* 2^(d/64) for |d| <= 2 * BOT_MEAN_TRIM_Q, without libm on the hot loop. */
+static double ratio_q(int d)
+{
+	int o = d >= 0 ? d / 64 : -((-d + 63) / 64);
+
+	return ldexp(exp2_64th[d - 64 * o], o);
+}
+
+/* q of the arithmetic mean of the samples within the mean window. */
+static double mean_loc(const struct bot_stats *s, uint64_t *used)
+{
+	uint32_t lo, hi;
+	uint64_t c = 0;
+	double sum = 0;
+	int m;
+
+	if (used)
+		*used = 0;
+	if (window(s, BOT_MEAN_TRIM_Q, &m, &lo, &hi) < 0)
+		return NAN;
+	for (uint32_t i = lo; i < hi; i++) {
+		c += s->bins[i].count;
+		sum += (double)s->bins[i].count * ratio_q((int)s->bins[i].bin - m);
+	}
+	if (used)
+		*used = c;
+	return c ? m + 64.0 * log2(sum / (double)c) : NAN;
 }
 
 double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used)
 {
-	uint32_t lo, hi;
-	uint64_t c = 0, sum = 0;
-
-	if (used)
-		*used = 0;
-	if (window(s, &lo, &hi) < 0)
-		return NAN;
-	for (uint32_t i = lo; i < hi; i++) {
-		c += s->bins[i].count;
-		sum += (uint64_t)s->bins[i].count * s->bins[i].bin;
-	}
-	if (used)
-		*used = c;
-	return c ? (double)sum / (double)c : NAN;
+	return mean_loc(s, used);
 }
 
 double bot_stats_robust_sd_q(const struct bot_stats *s)
 {
-	uint32_t lo, hi;
-	uint64_t c = 0;
-	double mean, ss = 0;
+	double sd;
 
-	if (window(s, &lo, &hi) < 0)
-		return 0;
-	mean = bot_stats_robust_q(s, &c);
-	if (c < 2)
-		return 0;
-	for (uint32_t i = lo; i < hi; i++) {
-		double d = s->bins[i].bin - mean;
-
-		ss += s->bins[i].count * d * d;
-	}
-	return sqrt(ss / (double)(c - 1));
+	bot_stats_robust(s, NULL, &sd, NULL);
+	return sd;
 }
 
 double bot_stats_robust_us(const struct bot_stats *s)
@@ -281,15 +312,13 @@ double bot_stats_robust_us(const struct bot_stats *s)
 
 void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64_t *used)
 {
-	int m = bot_stats_median_q(s);
 	uint32_t lo, hi;
-	uint64_t c = 0;
+	uint64_t c = 0, cm = 0;
 	int64_t sd1 = 0, sd2 = 0;
 	double l = NAN, v = 0;
+	int m;
 
-	if (m >= 0) {
-		lo = find_bin(s, m - BOT_TRIM_Q);
-		hi = find_bin(s, m + BOT_TRIM_Q + 1);
+	if (window(s, BOT_MEAN_TRIM_Q, &m, &lo, &hi) == 0) {
 		for (uint32_t i = lo; i < hi; i++) {
 			int64_t d = (int64_t)s->bins[i].bin - m, k = s->bins[i].count;
 
@@ -297,18 +326,16 @@ void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64
 			sd1 += k * d;
 			sd2 += k * d * d;
 		}
-		if (c) {
-			l = m + (double)sd1 / (double)c;
-			if (c > 1) {
-				v = ((double)sd2 - (double)sd1 * (double)sd1 / (double)c) / (double)(c - 1);
-				v = v > 0 ? sqrt(v) : 0;
-			}
+		if (c > 1) {
+			v = ((double)sd2 - (double)sd1 * (double)sd1 / (double)c) / (double)(c - 1);
+			v = v > 0 ? sqrt(v) : 0;
 		}
+		l = mean_loc(s, &cm);
 	}
 	if (loc)
 		*loc = l;
 	if (sd)
 		*sd = v;
 	if (used)
-		*used = c;
+		*used = cm;
 }

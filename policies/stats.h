@@ -15,7 +15,8 @@
 
 #define BOT_Q_PER_OCTAVE 64
 #define BOT_Q_MAX 2560		/* 2^40 ns */
-#define BOT_TRIM_Q 64		/* robust window: +-1 octave around the median */
+#define BOT_TRIM_Q 64		/* robust spread: +-1 octave around the median */
+#define BOT_MEAN_TRIM_Q 128	/* robust mean: within a factor of 4 of the median */
 
 struct bot_bin {
 	uint16_t bin;		/* q */

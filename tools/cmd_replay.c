@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"                       algorithm: algo/proto or algo names, all, none (default none)\n"
 		"  --prior SRC          data, sim or none (default data: auto_us, else the simulator)\n"
 		"  --prior-fabric NAME  simulator fabric for data fabrics it does not know\n"
-		"  --history H          train (default) or none: run on the training split first\n"
+		"  --history H          none (default) or train: run on the training split first\n"
 		"  --no-tune            policies' default parameters (no grid search)\n"
 		"  --tune-contexts N    training contexts used per grid point (default 256; 0 = all)\n"
 		"  --threads N          worker threads (default 2; results do not depend on it)\n"
@@ -270,7 +270,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 	bot_nodeset_parse("16-32", &a->eval.test, err, sizeof(err));
 	a->eval.tune = 1;
 	a->eval.tune_contexts = 256;
-	a->eval.history = 1;
+	a->eval.history = 0;
 	a->eval.threads = 2;
 	a->eval.alpha = 0.05;
 	a->ds.prior = BOT_PRIOR_DATA;

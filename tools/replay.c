@@ -433,96 +433,51 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n, s
 	free(v);
 }
 
-struct absd {
-	double a;
-	int sign;
-};
-
-static int cmp_absd(const void *pa, const void *pb)
+/*
+ * Paired sign-flip permutation test of the mean difference. Under the null
+ * hypothesis (no difference between the policy and AUTO in this scenario)
+ * each paired difference is as likely to carry either sign, so the observed
+ * |mean| is compared with the |mean| of BOT_SIGNFLIP_DRAWS random sign
+ * assignments. The draws are bot_rng() of (seed, scenario), so the p-value is
+ * a pure function of its inputs. It tests the mean, the quantity the replay
+ * reports (a signed-rank test answers a question about the median: many tiny
+ * exploration costs outvote a few large gains there).
+ */
+double bot_signflip(const double *d, size_t n, uint64_t seed, int *direction)
 {
-	const struct absd *a = pa, *b = pb;
-
-	return (a->a > b->a) - (a->a < b->a);
-}
-
-/* P(W+ <= w) for n untied ranks 1..n, by counting subsets. */
-static double exact_cdf(size_t n, double w)
-{
-	size_t max = n * (n + 1) / 2;
-	double *cnt = calloc(max + 1, sizeof(*cnt)), acc = 0, total = ldexp(1.0, (int)n);
-
-	if (!cnt)
-		return NAN;
-	cnt[0] = 1;
-	for (size_t k = 1; k <= n; k++)
-		for (size_t s = max; s >= k; s--)
-			cnt[s] += cnt[s - k];
-	for (size_t s = 0; s <= max && (double)s <= w + 1e-9; s++)
-		acc += cnt[s];
-	free(cnt);
-	return acc / total;
-}
-
-double bot_wilcoxon(const double *d, size_t n, int *direction)
-{
-	struct absd *v = malloc((n ? n : 1) * sizeof(*v));
-	size_t m = 0;
-	double wplus = 0, tie = 0, mean, var, p;
-	int ties = 0;
+	double obs = 0, tol;
+	size_t m = 0, hits = 0;
 
 	if (direction)
 		*direction = 0;
-	if (!v)
-		return NAN;
-	for (size_t i = 0; i < n; i++) {
-		if (d[i] == 0 || isnan(d[i]))
-			continue;
-		v[m].a = fabs(d[i]);
-		v[m].sign = d[i] > 0 ? 1 : -1;
-		m++;
-	}
-	if (m == 0) {
-		free(v);
-		return 1.0;
-	}
-	qsort(v, m, sizeof(*v), cmp_absd);
-	for (size_t i = 0; i < m;) {
-		size_t j = i;
-		double rank;
-
-		while (j + 1 < m && v[j + 1].a == v[i].a)
-			j++;
-		rank = (double)(i + j + 2) / 2;	/* average of ranks i+1..j+1 */
-		for (size_t k = i; k <= j; k++)
-			if (v[k].sign > 0)
-				wplus += rank;
-		if (j > i) {
-			double t = (double)(j - i + 1);
-
-			tie += t * t * t - t;
-			ties = 1;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != 0 && !isnan(d[i])) {
+			obs += d[i];
+			m++;
 		}
-		i = j + 1;
-	}
-	free(v);
-	mean = (double)m * (double)(m + 1) / 4;
+	if (m == 0)
+		return 1.0;
 	if (direction)
-		*direction = wplus > mean ? 1 : wplus < mean ? -1 : 0;
-	if (!ties && m <= 25) {
-		double lo = exact_cdf(m, wplus), hi = 1 - exact_cdf(m, wplus - 1);
+		*direction = obs > 0 ? 1 : obs < 0 ? -1 : 0;
+	obs = fabs(obs);
+	/* Sums that equal the observed one up to rounding count as extreme. */
+	tol = 1e-12 * (obs > 1 ? obs : 1);
+	for (uint64_t r = 0; r < BOT_SIGNFLIP_DRAWS; r++) {
+		double sum = 0;
+		uint64_t bits = 0;
 
-		p = 2 * (lo < hi ? lo : hi);
-	} else {
-		double z;
-
-		var = (double)m * (double)(m + 1) * (double)(2 * m + 1) / 24 - tie / 48;
-		if (var <= 0)
-			return 1.0;
-		z = wplus - mean;
-		z = (fabs(z) > 0.5 ? fabs(z) - 0.5 : 0) / sqrt(var);
-		p = erfc(z / sqrt(2.0));
+		for (size_t i = 0, k = 0; i < n; i++) {
+			if (d[i] == 0 || isnan(d[i]))
+				continue;
+			if (k % 64 == 0)
+				bits = bot_rng(seed, 0x7369676e666c6970ULL, r, k / 64);
+			sum += (bits & 1) ? d[i] : -d[i];
+			bits >>= 1;
+			k++;
+		}
+		hits += fabs(sum) >= obs - tol;
 	}
-	return p > 1 ? 1 : p;
+	return (double)(hits + 1) / (double)(BOT_SIGNFLIP_DRAWS + 1);
 }
 
 struct pidx {

@@ -85,12 +85,12 @@ struct bot_summary {
 void bot_summarize(const double *run_loss, const double *final_loss, size_t n,
 		   struct bot_summary *s);
 
-/* Wilcoxon signed-rank test of d[0..n) against 0, two-sided. Zero
- * differences are dropped; exact distribution for up to 25 non-zero
- * differences without ties, normal approximation with tie and continuity
- * correction otherwise. *direction (may be NULL): +1 when the positive
- * differences dominate, -1 negative, 0 none. Returns p in [0, 1]. */
-double bot_wilcoxon(const double *d, size_t n, int *direction);
+/* Paired sign-flip permutation test of mean(d[0..n)) against 0, two-sided,
+ * with BOT_SIGNFLIP_DRAWS deterministic draws keyed by seed. Zero and NaN
+ * differences are dropped. *direction (may be NULL): +1 when the mean is
+ * positive, -1 negative, 0 none. Returns p in (0, 1]. */
+#define BOT_SIGNFLIP_DRAWS 10000
+double bot_signflip(const double *d, size_t n, uint64_t seed, int *direction);
 /* Holm-Bonferroni adjusted p-values (adj may alias p). */
 void bot_holm(const double *p, size_t n, double *adj);
 

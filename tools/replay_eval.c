@@ -5,7 +5,10 @@
  *   1. tune: every point of bot_policy_grid() runs the mode's protocol on
  *      the training contexts (at most tune_contexts of them, an even stride
  *      through the sorted list), each from empty knowledge; the point with
- *      the lowest mean loss wins (ties: lower p99, then the earlier point);
+ *      the lowest objective mean + p99/4 wins (ties: the earlier point):
+ *      users pay for the mean and notice the tail, and a point that buys
+ *      a lower training mean with less exploration does not generalise to
+ *      larger scales, where AUTO's errors grow;
  *   2. history: with the chosen point, the policy runs on every training
  *      context, and the knowledge base it ends with is the cluster's state
  *      when the large jobs arrive;
@@ -15,8 +18,8 @@
  *
  * Paired tests: a scenario is one (fabric, collective, nnodes) of the test
  * split; its pairs are the per-context run losses of the policy and of AUTO
- * (one pair per size bucket and rank count). One Wilcoxon signed-rank test
- * per (policy, scenario), Holm-corrected across the scenarios of a policy.
+ * (one pair per size bucket and rank count). One paired sign-flip test of
+ * the mean per (policy, scenario), Holm-corrected across a policy's scenarios.
  */
 #include <math.h>
 #include <pthread.h>
@@ -188,6 +191,12 @@ static int first_error(struct task *t, size_t n, char *err, size_t errlen)
 }
 
 /* Tune every policy (or take its defaults). */
+/* What tuning minimises on the training split (see the file comment). */
+static double tune_objective(double mean, double p99)
+{
+	return mean + p99 / 4;
+}
+
 static int tune(struct bot_eval *ev, char *err, size_t errlen)
 {
 	struct task *t = NULL;
@@ -228,8 +237,9 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	rc = first_error(t, nt, err, errlen);
 	for (size_t i = 0; i < nt && !rc; i++) {
 		struct bot_policy_result *pr = &ev->pol[t[i].pol];
-		int better = t[i].point == 0 || t[i].mean < pr->tune_mean ||
-			     (t[i].mean == pr->tune_mean && t[i].p99 < pr->tune_p99);
+		int better = t[i].point == 0 ||
+			     tune_objective(t[i].mean, t[i].p99) <
+				     tune_objective(pr->tune_mean, pr->tune_p99);
 
 		if (better) {
 			pr->pol = t[i].policy;
@@ -331,7 +341,7 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 
 			d[i] = run[sc->first + i] - c->auto_loss;
 		}
-		p[s] = bot_wilcoxon(d, sc->n, &pr->direction[s]);
+		p[s] = bot_signflip(d, sc->n, bot_mix64(ev->opts.run.seed ^ s), &pr->direction[s]);
 	}
 	bot_holm(p, ev->nscen, pr->p_adj);
 	pr->better = pr->worse = 0;

@@ -161,7 +161,7 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list 0x%x\n",
 		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
 		ev->opts.history ? "train" : "none", ev->opts.allow);
-	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean loss)" : " (defaults)");
+	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4)" : " (defaults)");
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 
@@ -181,7 +181,7 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	}
 	fprintf(f, "\n all fabrics (loss = mean(arm)/best - 1 per context, call-weighted; final = final plan)\n");
 	table_block(f, ev, -1);
-	fprintf(f, "   paired Wilcoxon signed-rank per scenario (fabric, collective, nnodes) vs AUTO,"
+	fprintf(f, "   paired sign-flip permutation test of the mean loss per scenario (fabric, collective, nnodes) vs AUTO,"
 		   " Holm-corrected per policy, alpha %g\n", ev->opts.alpha);
 	for (size_t k = 0; ev->opts.worst && k < ev->npol; k++)
 		print_worst(f, ev, &ev->pol[k]);

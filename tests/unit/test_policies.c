@@ -317,33 +317,49 @@ START_TEST(test_stats_robust)
 {
 	struct bot_stats s;
 	uint64_t used;
-	double loc, sd;
+	double loc, sd, want, sd2;
 
 	bot_stats_init(&s);
 	bot_stats_add_q(&s, 700, 10);
 	bot_stats_add_q(&s, 702, 10);
 	ck_assert_int_eq(bot_stats_median_q(&s), 700);	/* lower median */
-	ck_assert(fabs(bot_stats_robust_q(&s, &used) - 701) < 1e-12);
+	/* The location is the q of the arithmetic mean latency, not the mean
+	 * q: (2^(700/64) + 2^(702/64)) / 2, slightly above 701. */
+	want = 700 + 64 * log2((1 + exp2(2.0 / 64)) / 2);
+	ck_assert(want > 701 && want < 701.01);
+	ck_assert(fabs(bot_stats_robust_q(&s, &used) - want) < 1e-9);
 	ck_assert_uint_eq(used, 20);
-	/* Outliers ten and twenty times slower are outside the window. */
+	/* Outliers ten and twenty times slower, and one five times faster, are
+	 * outside the window (a factor of four). */
 	bot_stats_add_q(&s, 700 + 213, 2);
 	bot_stats_add_q(&s, 700 + 277, 1);
-	bot_stats_add_q(&s, 700 - 100, 1);
-	ck_assert(fabs(bot_stats_robust_q(&s, &used) - 701) < 1e-12);
+	bot_stats_add_q(&s, 700 - 150, 1);
+	ck_assert(fabs(bot_stats_robust_q(&s, &used) - want) < 1e-9);
 	ck_assert_uint_eq(used, 20);
 	ck_assert(fabs(bot_stats_robust_sd_q(&s) - sqrt(20.0 / 19.0)) < 1e-12);
 	bot_stats_robust(&s, &loc, &sd, &used);
-	ck_assert(fabs(loc - 701) < 1e-12);
+	ck_assert(fabs(loc - want) < 1e-9);
 	ck_assert(fabs(sd - sqrt(20.0 / 19.0)) < 1e-12);
 	ck_assert_uint_eq(used, 20);
-	/* The window edge (+-64) is inclusive. */
-	bot_stats_add_q(&s, 700 + 64, 1);
-	ck_assert_uint_eq((bot_stats_robust_q(&s, &used), used), 21);
+	/* A slow sample within the window counts in the mean and the spread:
+	 * one at 3.9x moves the mean latency by (3.9 - 1.01) / 21. */
+	bot_stats_add_q(&s, 700 + 126, 1);
+	bot_stats_robust(&s, &loc, &sd2, &used);
+	ck_assert_uint_eq(used, 21);
+	ck_assert(fabs(loc - (700 + 64 * log2((10 + 10 * exp2(2.0 / 64) + exp2(126.0 / 64)) / 21))) < 1e-9);
+	ck_assert(sd2 > 5 * sd);
+	/* The window edge (+-128) is inclusive. */
+	bot_stats_add_q(&s, 700 + 128, 1);
+	ck_assert_uint_eq((bot_stats_robust_q(&s, &used), used), 22);
 	ck_assert(fabs(bot_stats_robust_us(&s) - bot_us_from_q(bot_stats_robust_q(&s, NULL))) < 1e-12);
 	bot_stats_free(&s);
 	bot_stats_add_q(&s, 640, 1);
 	ck_assert_double_eq(bot_stats_robust_sd_q(&s), 0);
-	ck_assert(fabs(bot_stats_robust_us(&s) - 1.024) < 1e-12);
+	ck_assert(fabs(bot_stats_robust_us(&s) - 1.024) < 1e-9);
+	/* Negative offsets below the median use the table too. */
+	bot_stats_add_q(&s, 640 - 65, 1);
+	ck_assert_int_eq(bot_stats_median_q(&s), 575);
+	ck_assert(fabs(bot_stats_robust_q(&s, NULL) - (575 + 64 * log2((1 + exp2(65.0 / 64)) / 2))) < 1e-9);
 	bot_stats_free(&s);
 }
 END_TEST

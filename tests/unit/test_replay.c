@@ -293,31 +293,37 @@ START_TEST(test_holm)
 }
 END_TEST
 
-START_TEST(test_wilcoxon)
+START_TEST(test_signflip)
 {
-	double a[] = { 1, 2, 3, 4, 5 }, b[] = { -1, 2, 3, 4, 5, 6 }, z[] = { 0, 0, 0 };
-	double t[30];
+	double a[] = { 1, 2, 3, 4, 5 }, z[] = { 0, 0, 0 }, sym[] = { 1, -1, 2, -2, 3, -3 };
+	double t[20], mix[23];
 	int dir;
+	double p;
 
-	/* Exact: all five positive, P(W+ = 15) = 1/32, two-sided 2/32. */
-	ck_assert_double_eq_tol(bot_wilcoxon(a, 5, &dir), 0.0625, 1e-12);
+	/* All five positive: exactly 2 of 32 sign patterns reach |sum| = 15,
+	 * p = 1/16 up to Monte Carlo error (10^4 draws: sd 0.0024). */
+	p = bot_signflip(a, 5, 1, &dir);
+	ck_assert_msg(fabs(p - 0.0625) < 0.01, "p %g", p);
 	ck_assert_int_eq(dir, 1);
-	/* W- = 1 of n = 6: P(W- <= 1) = 2/64, two-sided 4/64. */
-	ck_assert_double_eq_tol(bot_wilcoxon(b, 6, &dir), 0.0625, 1e-12);
-	ck_assert_int_eq(dir, 1);
-	for (int i = 0; i < 6; i++)
-		b[i] = -b[i];
-	ck_assert_double_eq_tol(bot_wilcoxon(b, 6, &dir), 0.0625, 1e-12);
-	ck_assert_int_eq(dir, -1);
+	/* Deterministic for a seed. */
+	ck_assert(bot_signflip(a, 5, 1, NULL) == p);
 	/* Zero differences are dropped; nothing left -> p = 1. */
-	ck_assert_double_eq_tol(bot_wilcoxon(z, 3, &dir), 1, 1e-12);
+	ck_assert_double_eq_tol(bot_signflip(z, 3, 1, &dir), 1, 1e-12);
 	ck_assert_int_eq(dir, 0);
-	/* Ties, normal approximation with tie and continuity correction:
-	 * 30 equal positive differences: W+ = 465, mean 232.5,
-	 * var = 30*31*61/24 - (27000-30)/48 = 1801.875, z = 232/sqrt(var). */
-	for (int i = 0; i < 30; i++)
+	/* A zero mean is never significant. */
+	ck_assert_double_eq_tol(bot_signflip(sym, 6, 1, &dir), 1, 1e-12);
+	/* 20 equal positive differences: exact p = 2^-19, below what 10^4 draws
+	 * resolve, so the smallest p the test gives. */
+	for (int i = 0; i < 20; i++)
 		t[i] = 1;
-	ck_assert_double_eq_tol(bot_wilcoxon(t, 30, &dir), erfc(232 / sqrt(1801.875) / sqrt(2.0)), 1e-15);
+	ck_assert_double_eq_tol(bot_signflip(t, 20, 1, &dir), 1.0 / (BOT_SIGNFLIP_DRAWS + 1), 1e-15);
+	/* The mean decides the direction: one large gain outweighs many small
+	 * exploration costs (a signed-rank test would call this "worse"). */
+	mix[0] = -10;
+	for (int i = 1; i < 23; i++)
+		mix[i] = 0.1;
+	bot_signflip(mix, 23, 1, &dir);
+	ck_assert_int_eq(dir, -1);
 }
 END_TEST
 
@@ -442,7 +448,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_feedback_delay);
 	tcase_add_test(t, test_determinism);
 	tcase_add_test(t, test_holm);
-	tcase_add_test(t, test_wilcoxon);
+	tcase_add_test(t, test_signflip);
 	tcase_add_test(t, test_nodeset);
 	tcase_add_test(t, test_json_keys);
 	tcase_add_loop_test(t, test_bad_input, 0, (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
