@@ -14,8 +14,15 @@
  * p99 are over batches (ns per call). The cost table is NCCL's contiguous
  * float[7][3].
  *
+ * The last row, "corr", is the slow path: the 2000-context table plus scale
+ * corrections for every (collective, arm, log2 bytes per rank < 36), a comm
+ * whose shape (64 ranks, 8 nodes) is not in the table, and calls of 1 KiB
+ * .. 16 GiB, so every call takes the argmin of the corrected costs over the
+ * allowed arms (tuner.c bot_tuner_decide_dyn()).
+ *
  * usage: hotpath SO [calls]                 the table of results
- *        hotpath SO --count VARIANT N NCTX  run N calls only (for callgrind)
+ *        hotpath SO --count VARIANT N NCTX  run N calls only (for callgrind;
+ *                                           NCTX "corr" = the corr row)
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -98,6 +105,7 @@ static struct bot_table table;
 static char text[BOT_TABLE_MAX_TEXT + 1];
 static int s_coll[NSTREAM];
 static size_t s_bytes[NSTREAM];
+static int corr_mode;	/* add corrections; the comm's shape is not in the table */
 
 /* A table with nctx contexts for shape (16, 2) and a call stream that hits
  * them (7 in 8) or misses. */
@@ -121,6 +129,13 @@ static void make_table(int nctx)
 		e->plan.nprobe = 1;
 		e->plan.probe[0] = (struct bot_probe){ bot_arm(BOT_ALGO_RING, BOT_PROTO_LL), 0, 16 };
 	}
+	table.ncorr = 0;
+	for (int c = 0; corr_mode && c < BOT_NCOLL; c++)
+		for (int a = 0; a < BOT_NARMS; a++)
+			for (int l = 0; l < 36; l++)
+				table.corr[table.ncorr++] = (struct bot_table_corr){
+					(uint8_t)c, (uint8_t)a, (uint8_t)l,
+					(uint32_t)(32768 + next() % 65536) };
 	if (bot_table_normalize(&table) || bot_table_encode(&table, text, sizeof(text)) < 0) {
 		fprintf(stderr, "hotpath: cannot build a table of %d contexts\n", nctx);
 		exit(1);
@@ -129,7 +144,13 @@ static void make_table(int nctx)
 	for (int i = 0; i < NSTREAM; i++) {
 		uint64_t r = next();
 
-		if (r % 8 == 0 || nctx == 0) {
+		if (corr_mode) {
+			/* 1 KiB .. 16 GiB: every call through a correction row */
+			size_t lo = (size_t)1 << (10 + (r >> 8) % 25);
+
+			s_coll[i] = (int)(r >> 40) % BOT_NCOLL;
+			s_bytes[i] = lo + (size_t)(r >> 20) % lo;
+		} else if (r % 8 == 0 || nctx == 0) {
 			s_coll[i] = (int)(r >> 8) % BOT_NCOLL;
 			s_bytes[i] = (size_t)1 << (r >> 16) % 40;
 		} else {
@@ -239,8 +260,10 @@ int main(int argc, char **argv)
 		long n = atol(argv[4]);
 		void *ctx = NULL;
 
-		make_table(atoi(argv[5]));
-		if (t5->init(&ctx, 0xabcdefULL, 16, 2, NULL, NULL, NULL))
+		corr_mode = !strcmp(argv[5], "corr");
+		make_table(corr_mode ? 2000 : atoi(argv[5]));
+		if (t5->init(&ctx, 0xabcdefULL, corr_mode ? 64 : 16, corr_mode ? 8 : 2, NULL, NULL,
+			     NULL))
 			return 1;
 		run(!strcmp(argv[3], "bot") ? t5->getCollInfo :
 		    !strcmp(argv[3], "scan") ? scan_gci : noop_gci, ctx, n);
@@ -252,19 +275,25 @@ int main(int argc, char **argv)
 
 	printf("%-9s %10s %10s %10s %10s %10s %10s %9s %9s\n", "contexts", "bot_med", "bot_p99",
 	       "noop_med", "scan_med", "scan_p99", "bot-noop", "bot/scan", "(-noop)");
-	for (unsigned i = 0; i < sizeof(nctxs) / sizeof(nctxs[0]); i++) {
+	for (unsigned i = 0; i <= sizeof(nctxs) / sizeof(nctxs[0]); i++) {
 		double bm, bp, nm, np, sm, sp;
 		void *ctx = NULL;
 
-		make_table(nctxs[i]);
-		if (t5->init(&ctx, 0xabcdefULL, 16, 2, NULL, NULL, NULL)) {
+		corr_mode = i == sizeof(nctxs) / sizeof(nctxs[0]);
+		make_table(corr_mode ? 2000 : nctxs[i]);
+		if (t5->init(&ctx, 0xabcdefULL, corr_mode ? 64 : 16, corr_mode ? 8 : 2, NULL, NULL,
+			     NULL)) {
 			fprintf(stderr, "hotpath: init failed\n");
 			return 1;
 		}
 		measure(noop_gci, NULL, ncalls, &nm, &np);
 		measure(t5->getCollInfo, ctx, ncalls, &bm, &bp);
 		measure(scan_gci, NULL, ncalls, &sm, &sp);
-		printf("%-9d %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %9.3f %9.3f\n", nctxs[i], bm, bp,
+		if (corr_mode)
+			printf("%-9s", "corr");
+		else
+			printf("%-9d", nctxs[i]);
+		printf(" %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %9.3f %9.3f\n", bm, bp,
 		       nm, sm, sp, bm - nm, bm / sm, (bm - nm) / (sm - nm > 0 ? sm - nm : 1));
 		t5->finalize(ctx);
 	}

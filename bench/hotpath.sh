@@ -9,6 +9,7 @@
 # Run from the top of the source tree after `make` (CC and CFLAGS honoured).
 # With one context the call stream hits that context (7 calls in 8), which is
 # also the scan's best case (its first rule matches): a conservative ratio.
+# The "corr" row: every call through the scale corrections (the slow path).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 so=${1:-$top/tuner/libnccl-tuner-bot.so}
@@ -36,7 +37,7 @@ if command -v valgrind >/dev/null 2>&1; then
 			"$tmp/hotpath" "$so" --count "$1" "$2" "$3" 2>&1 |
 			sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 	}
-	for nctx in 1 100 2000; do
+	for nctx in 1 100 2000 corr; do
 		line="contexts $nctx:"
 		for v in noop scan bot; do
 			a=$(ir $v 100000 $nctx)
@@ -49,3 +50,10 @@ if command -v valgrind >/dev/null 2>&1; then
 else
 	echo "== valgrind not installed: no callgrind counts"
 fi
+
+# Measurement cost (bench/profcost.c): getCollInfo without a spool vs with
+# the measuring object (window down-counter), and the profiler cost per
+# collective (8 channels) with the mask 0 vs a window open.
+echo "== measurement: getCollInfo and profiler cost per collective (median)"
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -o "$tmp/profcost" "$top/bench/profcost.c" -ldl
+"$tmp/profcost" "$so" "$calls"

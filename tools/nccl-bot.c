@@ -24,6 +24,7 @@ static const struct subcommand subcommands[] = {
 	{ "env", bot_cmd_env, "print the export lines that load nccl-bot outside Slurm" },
 	{ "replay", bot_cmd_replay, "score policies against AUTO on sweep data or the built-in fabrics" },
 	{ "sim", bot_cmd_sim, "simulate forced-arm sweeps on named fabrics (sweep CSV)" },
+	{ "spool", bot_cmd_spool, "show spool files; convert their samples to a sweep CSV" },
 };
 
 static void usage(FILE *f)

@@ -49,6 +49,21 @@ static bot_nccl_result_t v2_destroy(void *ctx)
 
 /* ---- tuner v3..v6 -------------------------------------------------------- */
 
+/* The decision; with the linked profiler measuring, first count the call
+ * and, only at a window transition or inside a window, go through
+ * bot_prof_collinfo() (which decides with the same bot_tuner_decide()). */
+static inline void bot_get_coll_info(struct bot_tuner_ctx *c, int collType, size_t nBytes,
+				     float **collCostTable, int numAlgo, int numProto,
+				     int *nChannels)
+{
+	if (!c)
+		return;
+	if (c->meas && bot_meas_count(c->meas, collType, nBytes))
+		bot_prof_collinfo(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	else
+		bot_tuner_decide(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+}
+
 static bot_nccl_result_t v3_init(size_t nRanks, size_t nNodes, bot_nccl_logger_t log, void **ctx)
 {
 	return bot_tuner_open((struct bot_tuner_ctx **)ctx, 3, 0, 0, nRanks, nNodes, log);
@@ -77,8 +92,7 @@ static bot_nccl_result_t v3_get_coll_info(void *ctx, int collType, size_t nBytes
 					  float **collCostTable, int numAlgo, int numProto,
 					  int *nChannels)
 {
-	if (ctx)
-		bot_tuner_decide(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	bot_get_coll_info(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -86,8 +100,7 @@ static bot_nccl_result_t v4_get_coll_info(void *ctx, int collType, size_t nBytes
 					  float **collCostTable, int numAlgo, int numProto,
 					  int regBuff, int *nChannels)
 {
-	if (ctx)
-		bot_tuner_decide(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	bot_get_coll_info(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -103,14 +116,14 @@ static bot_nccl_result_t prof_v4_init(void **ctx, int *mask, const char *commNam
 				      uint64_t commHash, int nNodes, int nRanks, int rank,
 				      bot_nccl_logger_t log)
 {
-	return bot_prof_init(ctx, commHash, mask, nNodes, nRanks, rank);
+	return bot_prof_init(ctx, 4, commHash, mask, nNodes, nRanks, rank, log);
 }
 
 static bot_nccl_result_t prof_v5_init(void **ctx, uint64_t commId, int *mask,
 				      const char *commName, int nNodes, int nRanks, int rank,
 				      bot_nccl_logger_t log)
 {
-	return bot_prof_init(ctx, commId, mask, nNodes, nRanks, rank);
+	return bot_prof_init(ctx, 5, commId, mask, nNodes, nRanks, rank, log);
 }
 
 /* ---- exported structs ---------------------------------------------------- */

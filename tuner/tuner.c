@@ -1,25 +1,70 @@
 /*
- * tuner.c - per-communicator tuner contexts: from the step table to the
- * dense decision array (tuner.h), plus the context pool.
+ * tuner.c - per-communicator tuner contexts: from the step table (or, with
+ * none, the NCCL_BOT_* environment) to the dense decision array (tuner.h),
+ * the per-call decision of dynamic cells, plus the context pool.
  *
  * Contexts come from a static pool of BOT_TUNER_POOL slots claimed with an
  * atomic exchange (no allocation, no lock); past that, malloc. A context we
  * cannot get fails comm init with a named reason, because running AUTO on
- * one rank while the others follow the table would hang the job.
+ * one rank while the others follow the table would hang the job. The same
+ * holds for the scale-correction rows (malloc'd at init, only when the
+ * table has corrections this comm uses).
  *
  * The step table is decoded at every comm init, under a spin lock, into one
  * static struct: init is rare and cheap next to NCCL's own, and this keeps
  * the rule simple (the table in the environment at init is the one used).
  * Decoding outcomes (DESIGN invariant 2):
- *	no table            policy from NCCL_BOT_POLICY; only `auto` exists
- *	                    without a table (leave NCCL's choice), logged
+ *	no table            the policy from NCCL_BOT_POLICY on the prior (NCCL's
+ *	                    cost table), seed NCCL_BOT_SEED, threshold
+ *	                    NCCL_BOT_MIN_BYTES, allow-list NCCL_BOT_ALLOW; a bad
+ *	                    value is logged (WARN) and replaced by its default,
+ *	                    the same on every rank given the same environment
  *	digest or syntax    the prior (AUTO), logged: same bytes, same outcome
  *	unknown version     init fails (another build may be loaded elsewhere)
  * NCCL_ALGO / NCCL_PROTO set: touch nothing, logged once per process.
  *
+ * Cells the table does not decide (no entry, shape absent, or the plan's
+ * arm for this comm is AUTO) and every cell without a table get "the policy
+ * on the prior", at or above the size threshold:
+ *	auto                      leave NCCL's choice, always
+ *	sweep                     SWEEP: a per-cell call counter cycles over the
+ *	                          allowed supported arms of each call's cost
+ *	                          table (dataset recording; counters are the
+ *	                          DESIGN invariant 1 exception: an asymmetric
+ *	                          extra tuner call, e.g. ncclGroupSimulateEnd
+ *	                          on one rank, shifts that rank's cycle; sweeps
+ *	                          are controlled runs and the emulator reports it)
+ *	egreedy ucb1 thompson etc ucb1-cold thompson-cold
+ *	                          PROBE for communicators whose probe bucket
+ *	                          bot_probe_bucket(seed, commId, ctxkey, 0) is
+ *	                          below BOT_TUNER_PROBE_WIDTH (tuner v5+ only:
+ *	                          v3/v4 pass no commId), else as below
+ *	greedy greedy-cold frozen shadow, and learning policies off-probe
+ *	                          PRIOR when the table has scale corrections for
+ *	                          the context's bytes per rank, else AUTO
+ * The prior is NCCL's cost entry times the table's correction for (coll,
+ * arm, log2 bytes per rank), 1 where it has none. PRIOR forces the argmin of
+ * the prior over the allowed supported arms; PROBE forces the runner-up:
+ * the allowed supported arm with the smallest prior strictly above the
+ * argmin's, if it is within 2x of it, else the argmin. Either is forced only
+ * when it differs from AUTO's own choice (without corrections PRIOR is
+ * AUTO's choice: AUTO's arm is always allowed).
+ *
+ * Arithmetic on the rank (DESIGN invariant 1, "integer and compare"): float
+ * compares of NCCL's entries, which are identical on every rank; "within
+ * 2x" on the IEEE-754 bit patterns as integers (for non-negative floats the
+ * pattern is monotonic, and 2x adds 1 to the exponent field: +0x00800000;
+ * see twice_bits()); and one documented exception, the scale correction
+ * cost * (q16 / 65536) as one f32 multiply. IEEE multiplication is exactly
+ * rounded, so it gives the same bits on every conforming CPU; the library is
+ * built with -ffp-contract=off (no fused multiply-add) and float arithmetic
+ * in SSE/NEON registers (FLT_EVAL_METHOD 0), and the factor is converted
+ * from Q16 once, at init, with the same exactly-rounded conversion.
+ *
  * No pthread calls: their symbols were re-versioned in glibc 2.34 and the
  * library must load on 2.28. Atomics are compiler builtins.
  */
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +73,7 @@
 #include "policies/plan.h"
 #include "policies/policy.h"
 #include "tuner/tuner.h"
+#include "tuner/profiler.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -67,6 +113,10 @@ static void ctx_put(struct bot_tuner_ctx *c)
 {
 	if (!c)
 		return;
+	bot_prof_tuner_detach(c->meas);
+	c->meas = NULL;
+	free(c->corr);
+	c->corr = NULL;
 	if (c->from_pool)
 		__atomic_store_n(&pool_used[c - pool], 0, __ATOMIC_RELEASE);
 	else
@@ -147,37 +197,269 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 	}
 }
 
-/* No table: the policy named by NCCL_BOT_POLICY on the prior. Only `auto`
- * (leave NCCL's choice) exists without a table in this build; any other name
- * is logged and treated as auto, identically on every rank given the same
- * environment. */
-static void no_table(struct bot_tuner_ctx *c)
-{
-	const char *p = getenv("NCCL_BOT_POLICY");
+/* ---- the policy on the prior ------------------------------------------------ */
 
-	if (p && *p && strcmp(p, "auto") != 0)
-		LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
-		    "nccl-bot: NCCL_BOT_POLICY=%s needs a step table (NCCL_BOT_TABLE) in this build; "
-		    "leaving NCCL's choice (auto)", p);
+/* formats.md section 10, in id order. */
+static const char *const policy_names[BOT_NPOLICY] = {
+	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
+	"greedy-cold", "ucb1-cold", "thompson-cold", "frozen", "shadow",
+};
+
+static const char *policy_name(unsigned id)
+{
+	return id < BOT_NPOLICY ? policy_names[id] : "unknown";
 }
 
-/* Decode the table and fill c's cells. Returns 0, or -1 when init must
- * fail (reason already logged). */
+/* Case-insensitive, '_' for '-': the spelling policies/policy.c accepts. */
+static int policy_parse(const char *s)
+{
+	for (int i = 0; i < BOT_NPOLICY; i++) {
+		const char *a = s, *b = policy_names[i];
+
+		for (; *a && *b; a++, b++) {
+			int x = (unsigned char)*a;
+
+			if (x >= 'A' && x <= 'Z')
+				x += 'a' - 'A';
+			if (x == '_')
+				x = '-';
+			if (x != *b)
+				break;
+		}
+		if (!*a && !*b)
+			return i;
+	}
+	return -1;
+}
+
+/* Learning policies probe the runner-up by the prior without a plan. */
+static int policy_learns(unsigned id)
+{
+	return id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 ||
+	       id == BOT_POLICY_THOMPSON || id == BOT_POLICY_ETC ||
+	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD;
+}
+
+/* The syntax of `nccl-bot env --seed/--min-bytes` (tools/cmd_env.c). */
+static int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* The syntax of `nccl-bot env --allow`: "nvls/simple,tree" -> bit per arm. */
+static int parse_allow(const char *list, uint32_t *allow)
+{
+	char buf[512], *save = NULL, *tok;
+	uint32_t a = 0;
+
+	if (strlen(list) >= sizeof(buf))
+		return -1;
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int arm = strchr(tok, '/') ? bot_arm_parse(tok) : -1;
+		int algo = strchr(tok, '/') ? -1 : bot_algo_parse(tok);
+
+		if (arm >= 0) {
+			a |= 1u << arm;
+		} else if (algo >= 0) {
+			for (int p = 0; p < BOT_NPROTO; p++)
+				a |= 1u << bot_arm(algo, p);
+		} else {
+			return -1;
+		}
+	}
+	*allow = a;
+	return 0;
+}
+
+static unsigned char warned_env;	/* bit per variable: WARN once per process */
+
+static void env_bad(struct bot_tuner_ctx *c, unsigned bit, const char *var, const char *val,
+		    const char *want, const char *dflt)
+{
+	if (__atomic_fetch_or(&warned_env, bit, __ATOMIC_RELAXED) & bit)
+		return;
+	LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
+	    "nccl-bot: %s='%s' is not %s; using the default (%s) instead. Every rank reads the "
+	    "same environment, so every rank does the same; fix the launcher's value", var, val,
+	    want, dflt);
+}
+
+/* No table: the decision inputs from the environment, each bad value
+ * replaced by its default (and logged). */
+static void read_env(struct bot_tuner_ctx *c, uint32_t *allow)
+{
+	const char *v;
+	uint64_t u;
+	int id;
+
+	c->policy = BOT_POLICY_AUTO;
+	c->seed = 0;
+	c->min_bytes_log2 = 20;
+	*allow = 0;
+	v = getenv("NCCL_BOT_POLICY");
+	if (v && *v) {
+		if ((id = policy_parse(v)) >= 0)
+			c->policy = (uint8_t)id;
+		else
+			env_bad(c, 1, "NCCL_BOT_POLICY", v, "a policy name (auto, sweep, greedy, "
+				"egreedy, ucb1, thompson, etc, greedy-cold, ucb1-cold, thompson-cold, "
+				"frozen, shadow)", "auto");
+	}
+	v = getenv("NCCL_BOT_SEED");
+	if (v && *v) {
+		if (parse_u64(v, &u) == 0)
+			c->seed = u;
+		else
+			env_bad(c, 2, "NCCL_BOT_SEED", v, "a u64 (decimal or 0x-hex)", "0");
+	}
+	v = getenv("NCCL_BOT_MIN_BYTES");
+	if (v && *v) {
+		if (parse_u64(v, &u) == 0 && u <= (1ULL << 63)) {
+			unsigned k = 0;
+
+			/* rounded up to a power of two, as `nccl-bot env` does */
+			while (k < 63 && (1ULL << k) < u)
+				k++;
+			c->min_bytes_log2 = (uint8_t)k;
+		} else {
+			env_bad(c, 4, "NCCL_BOT_MIN_BYTES", v, "a byte count <= 2^63", "1048576");
+		}
+	}
+	v = getenv("NCCL_BOT_ALLOW");
+	if (v && *v && parse_allow(v, allow) < 0)
+		env_bad(c, 8, "NCCL_BOT_ALLOW", v, "a list of arms or algorithms like "
+			"nvls/simple,collnet_direct", "none");
+	c->shadow = c->policy == BOT_POLICY_SHADOW;
+}
+
+/* log2 of the bytes per rank of a size bucket, as policies/kb.c
+ * bot_kb_bpr_bucket() defines it: nBytes itself, except for allgather and
+ * reducescatter, whose nBytes is the whole buffer (nRanks x the per-rank
+ * part): the bucket of the bucket's lower bound / nRanks. The bucket's
+ * lower bound stands for every size in it, so a cell has one value. */
+static unsigned bpr_log2(unsigned coll, unsigned bucket, uint32_t nranks)
+{
+	if ((coll == BOT_COLL_ALLGATHER || coll == BOT_COLL_REDUCESCATTER) && nranks > 1)
+		bucket = bot_size_bucket(bot_bucket_lo(bucket) / nranks);
+	return bucket / 4;
+}
+
+/* Give every undecided cell at or above the threshold its dynamic mode, and
+ * build the correction rows it needs. t is NULL without a table. Returns 0,
+ * or -1 when the rows cannot be allocated (logged; init fails). */
+static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int has_comm_id)
+{
+	uint64_t has[BOT_NCOLL] = { 0 };
+	uint16_t rowidx[BOT_NCOLL][64];
+	unsigned nrows = 0, min_bucket = 4u * c->min_bytes_log2;
+	int learn = policy_learns(c->policy) && has_comm_id;
+
+	if (c->policy == BOT_POLICY_AUTO)
+		return 0;
+	if (t && c->policy != BOT_POLICY_SWEEP)
+		for (unsigned i = 0; i < t->ncorr; i++)
+			if (t->corr[i].coll < BOT_NCOLL && t->corr[i].bpr_log2 < 64 &&
+			    t->corr[i].arm < BOT_NARMS)
+				has[t->corr[i].coll] |= 1ULL << t->corr[i].bpr_log2;
+	memset(rowidx, 0xff, sizeof(rowidx));
+	for (unsigned coll = 0; coll < BOT_NCOLL; coll++) {
+		for (unsigned b = min_bucket; b < BOT_NBUCKETS; b++) {
+			struct bot_tuner_cell *cell = &c->cell[coll][b];
+			unsigned l = bpr_log2(coll, b, c->nranks);
+			uint16_t row = BOT_TUNER_NOCORR;
+
+			if (cell->arm != BOT_TUNER_AUTO)
+				continue;
+			if (c->policy == BOT_POLICY_SWEEP) {
+				cell->arm = BOT_TUNER_SWEEP;
+				cell->aux = 0;
+				c->ndyn++;
+				continue;
+			}
+			if (has[coll] >> l & 1) {
+				if (rowidx[coll][l] == BOT_TUNER_NOCORR)
+					rowidx[coll][l] = (uint16_t)nrows++;
+				row = rowidx[coll][l];
+			}
+			if (learn && bot_probe_bucket(c->seed, c->comm_id,
+						      bot_ctx_key(coll, b, c->nranks, c->nnodes),
+						      0) < BOT_TUNER_PROBE_WIDTH)
+				cell->arm = BOT_TUNER_PROBE;
+			else if (row != BOT_TUNER_NOCORR)
+				cell->arm = BOT_TUNER_PRIOR;
+			else
+				continue;
+			cell->aux = row;
+			c->ndyn++;
+		}
+	}
+	if (!nrows)
+		return 0;
+	c->corr = malloc(nrows * sizeof(*c->corr));
+	if (!c->corr) {
+		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
+		    "nccl-bot: cannot allocate the scale corrections (%zu bytes): failing "
+		    "communicator init", nrows * sizeof(*c->corr));
+		return -1;
+	}
+	c->ncorr_rows = nrows;
+	for (unsigned r = 0; r < nrows; r++)
+		for (unsigned a = 0; a < BOT_NARMS; a++)
+			c->corr[r][a] = 1.0f;
+	for (unsigned i = 0; i < t->ncorr; i++) {
+		const struct bot_table_corr *k = &t->corr[i];
+
+		if (k->coll < BOT_NCOLL && k->bpr_log2 < 64 && k->arm < BOT_NARMS &&
+		    rowidx[k->coll][k->bpr_log2] != BOT_TUNER_NOCORR)
+			/* the only float arithmetic of the library besides
+			 * the per-call multiply: exactly rounded, the same
+			 * on every rank (see the top of this file) */
+			c->corr[rowidx[k->coll][k->bpr_log2]][k->arm] =
+				(float)k->q16 * (1.0f / 65536.0f);
+	}
+	return 0;
+}
+
+/* Decode the table (or read the environment) and fill c's cells. Returns 0,
+ * or -1 when init must fail (reason already logged). */
 static int load_table(struct bot_tuner_ctx *c, int has_comm_id)
 {
 	const char *text = getenv("NCCL_BOT_TABLE");
+	uint32_t allow;
 	int err, ret = 0;
 
 	if (!text || !*text) {
-		no_table(c);
-		return 0;
+		read_env(c, &allow);
+		for (unsigned a = 0; a < BOT_NARMS; a++)
+			if (bot_arm_allowed((int)a, -1, allow))
+				c->allow_static |= 1u << a;
+		return build_dynamic(c, NULL, has_comm_id);
 	}
 	lock_table();
 	err = bot_table_decode(text, strlen(text), &table);
 	if (err == BOT_TABLE_OK) {
+		c->from_table = 1;
 		c->digest = table.digest;
+		c->policy = table.policy < BOT_NPOLICY ? table.policy : BOT_POLICY_AUTO;
+		c->seed = table.seed;
+		c->min_bytes_log2 = table.min_bytes_log2;
 		c->shadow = (table.flags & BOT_TABLE_F_SHADOW) || table.policy == BOT_POLICY_SHADOW;
+		for (unsigned a = 0; a < BOT_NARMS; a++)
+			if (bot_arm_allowed((int)a, -1, table.allow))
+				c->allow_static |= 1u << a;
 		build_cells(c, &table, has_comm_id);
+		ret = build_dynamic(c, &table, has_comm_id);
 	} else if (bot_table_err_fatal(err)) {
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 		    "nccl-bot: NCCL_BOT_TABLE: %s (this is nccl-bot " PACKAGE_VERSION
@@ -192,6 +474,143 @@ static int load_table(struct bot_tuner_ctx *c, int has_comm_id)
 	}
 	unlock_table();
 	return ret;
+}
+
+/* ---- the per-call decision of dynamic cells ---------------------------------- */
+
+/* The bit pattern of a float as an integer, sign cleared: the values here
+ * are >= 0 (NCCL's supported entries times non-negative factors), and -0.0
+ * must order as 0. For non-negative floats the pattern is monotonic in the
+ * value, so patterns compare as the values do. */
+static inline uint32_t f32_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	return u & 0x7fffffffu;
+}
+
+/* The pattern of 2x, exactly, without a float operation: zero and
+ * subnormals double their mantissa (a shift, which also crosses into the
+ * first normal binade correctly); normals add 1 to the exponent field
+ * (+0x00800000); from 2^127 up, 2x overflows to +inf (0x7f800000). NaN
+ * patterns (above +inf) also map to +inf. */
+static inline uint32_t twice_bits(uint32_t b)
+{
+	if (b < 0x00800000u)
+		return b << 1;
+	if (b >= 0x7f000000u)
+		return 0x7f800000u;
+	return b + 0x00800000u;
+}
+
+static inline unsigned ctz32(uint32_t m)
+{
+	return (unsigned)__builtin_ctz(m);
+}
+
+/* A PRIOR/PROBE cell without corrections multiplies by 1 (exact). */
+static const float ones[BOT_NARMS] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+};
+
+/* The prior of arm i: NCCL's entry times the correction, as a bit pattern
+ * (the f32 multiply of the one exception; see the top of this file). */
+static inline uint32_t prior_bits(const float *t, const float *f, unsigned i)
+{
+	return f32_bits(t[i] * f[i]);
+}
+
+/* Argmins scan the arms in ascending order and replace only on a strictly
+ * smaller pattern, so ties go to the lowest arm, as NCCL breaks them.
+ * UINT32_MAX is above every pattern f32_bits() returns. */
+void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
+			  size_t nbytes, float *t, int numAlgo, int numProto)
+{
+	const float *f;
+	uint32_t sup = 0, allowed, m, stat = c->allow_static;
+	uint32_t ba = UINT32_MAX, be = UINT32_MAX, br = UINT32_MAX, b;
+	unsigned n, i, base, auto_arm = 0, arm, e = 0, r = 0, cnt;
+	int forced = 0;
+
+	/* arm = algo * 3 + proto is the table index only for 3 protocols */
+	if (numProto != BOT_NPROTO || numAlgo <= 0 || numAlgo > BOT_NALGO)
+		return;
+	n = (unsigned)numAlgo * BOT_NPROTO;
+	/* a SWEEP cell's aux is its counter: no corrections */
+	f = cell->arm != BOT_TUNER_SWEEP && cell->aux != BOT_TUNER_NOCORR ? c->corr[cell->aux] : ones;
+	/* One pass: AUTO's arm by NCCL's rule (the smallest entry >= 0, ties
+	 * to the lowest index; for entries >= 0 the patterns order as the
+	 * values, -0.0 as 0), the supported arms, and the argmin of the prior
+	 * over the statically allowed ones. */
+	for (i = 0; i < n; i++) {
+		float x = t[i];
+
+		if (!(x >= 0.0f))
+			continue;
+		sup |= 1u << i;
+		b = f32_bits(x);
+		if (b < ba) {
+			ba = b;
+			auto_arm = i;
+		}
+		if (stat >> i & 1) {
+			b = prior_bits(t, f, i);
+			if (b < be) {
+				be = b;
+				e = i;
+			}
+		}
+	}
+	if (!sup)
+		return;
+	/* bot_arm_allowed(a, auto_arm, allow) for every a: the static set plus
+	 * every protocol of AUTO's algorithm (so it holds auto_arm) */
+	base = auto_arm / BOT_NPROTO * BOT_NPROTO;
+	allowed = sup & (stat | 7u << base);
+	if (cell->arm == BOT_TUNER_SWEEP) {
+		/* the k-th allowed supported arm, k = counter mod their count */
+		for (cnt = 0, m = allowed; m; m &= m - 1)
+			cnt++;
+		for (i = cell->aux++ % cnt, m = allowed; i; i--)
+			m &= m - 1;
+		arm = ctz32(m);
+	} else {
+		for (i = base; i < base + BOT_NPROTO; i++) {
+			if ((allowed & ~stat) >> i & 1) {
+				b = prior_bits(t, f, i);
+				if (b < be || (b == be && i < e)) {
+					be = b;
+					e = i;
+				}
+			}
+		}
+		arm = e;
+		if (cell->arm == BOT_TUNER_PROBE) {
+			/* the runner-up: the smallest prior strictly above */
+			for (m = allowed; m; m &= m - 1) {
+				i = ctz32(m);
+				b = prior_bits(t, f, i);
+				if (b > be && b < br) {
+					br = b;
+					r = i;
+				}
+			}
+			if (br != UINT32_MAX && br <= twice_bits(be))
+				arm = r;
+		}
+	}
+	if (arm != auto_arm && !c->shadow) {
+		t[arm] = 0.0f;
+		forced = 1;
+	}
+	if (__builtin_expect(c->debug, 0))
+		LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
+		    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: %s arm %u (AUTO %u) %s",
+		    (unsigned long long)c->comm_id, coll, nbytes, bot_tuner_bucket(nbytes),
+		    cell->arm == BOT_TUNER_SWEEP ? "sweep" :
+		    cell->arm == BOT_TUNER_PROBE ? "probe" : "prior", arm, auto_arm,
+		    forced ? "forced" : c->shadow ? "shadow" : "AUTO's own");
 }
 
 int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
@@ -219,6 +638,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	c->log = log;
 	c->debug = env_set("NCCL_BOT_DEBUG") && strcmp(getenv("NCCL_BOT_DEBUG"), "0") != 0;
 	c->prof_rank = has_comm_id ? bot_prof_link_take(comm_id) : -1;
+	c->meas = c->prof_rank >= 0 ? bot_prof_tuner_attach() : NULL;
 
 	if (env_set("NCCL_ALGO") || env_set("NCCL_PROTO")) {
 		if (!__atomic_exchange_n(&logged_algo_env, 1, __ATOMIC_RELAXED))
@@ -233,11 +653,13 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	}
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 	    "nccl-bot " PACKAGE_VERSION ": tuner v%d comm %016llx nranks %u nnodes %u: "
-	    "table %016llx, %u contexts decided, profiler rank %d%s%s", abi,
+	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "
+	    "(%u correction rows), min bytes 2^%u, profiler rank %d%s%s", abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
-	    c->ncells, c->prof_rank,
+	    policy_name(c->policy), c->from_table ? "the table" : "the environment",
+	    c->ncells, c->ndyn, c->ncorr_rows, c->min_bytes_log2, c->prof_rank,
 	    c->shadow ? ", shadow (never written)" : "",
-	    has_comm_id ? "" : ", no commId (exploit arms only)");
+	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");
 	*out = c;
 	return BOT_NCCL_SUCCESS;
 }

@@ -2,16 +2,28 @@
  * tuner.h - the rank-side decision: per-communicator contexts and the hot
  * path, shared by the ABI entry points in plugin.c and the profiler.
  *
- * At comm init the step table (NCCL_BOT_TABLE) is decoded and reduced to a
- * dense array cell[collective][size bucket] holding this communicator's one
- * arm per context (exploit or, by its probe bucket, a probe arm) and its
- * nChannels. getCollInfo is then one array load and a few compares:
- * no locks, allocation, syscalls or logging (unless NCCL_BOT_DEBUG).
+ * At comm init the decision inputs (the step table NCCL_BOT_TABLE, or
+ * without one the NCCL_BOT_* environment) are reduced to a dense array
+ * cell[collective][size bucket] holding this communicator's one decision per
+ * context, and its nChannels. getCollInfo is then one array load and a few
+ * compares: no locks, allocation, syscalls or logging (unless
+ * NCCL_BOT_DEBUG).
+ *
+ * A cell is either
+ *	AUTO		leave NCCL's choice;
+ *	a fixed arm	from the table's plan for this comm's probe bucket;
+ *	dynamic		decided per call from NCCL's own cost table, which is
+ *			identical on every rank (tuner.c): the argmin of the
+ *			prior with scale corrections (PRIOR), the runner-up arm
+ *			by the prior (PROBE, learning policies on the prior), or
+ *			the next arm of a per-cell call counter (SWEEP, the one
+ *			decision that counts calls; DESIGN invariant 1).
  *
  * Everything a decision depends on is identical on every rank of the comm
- * (DESIGN invariant 1): the table bytes, the commId, the context key and
- * NCCL's cost table. Trouble that could strike one rank only (no memory for
- * the context, a table version this build does not know) fails init.
+ * (DESIGN invariant 1): the table bytes (or the environment the launcher
+ * gives every rank), the commId, the context key and NCCL's cost table.
+ * Trouble that could strike one rank only (no memory for the context, a
+ * table version this build does not know) fails init.
  */
 #ifndef BOT_TUNER_H
 #define BOT_TUNER_H
@@ -22,18 +34,36 @@
 #include "policies/context.h"
 #include "tuner/nccl_abi.h"
 
-/* cell.arm: the arm index (0..20) in the low 5 bits, or BOT_TUNER_AUTO. */
+/* cell.arm: the arm index (0..20) in the low 5 bits, or BOT_TUNER_AUTO, or
+ * a dynamic mode (BOT_TUNER_DYN set). */
 #define BOT_TUNER_AUTO 0xff
 #define BOT_TUNER_ARM_MASK 0x1f
 /* Set when the arm is not statically allowed (not Ring/Tree/PAT and not in
  * the table's allow-list): force it only when it is AUTO's own algorithm
  * for this very call. */
 #define BOT_TUNER_NEEDS_AUTO 0x40
+/* Dynamic cells, decided per call by bot_tuner_decide_dyn(). */
+#define BOT_TUNER_DYN 0x80
+#define BOT_TUNER_PRIOR (BOT_TUNER_DYN | 0)	/* argmin of the corrected prior */
+#define BOT_TUNER_PROBE (BOT_TUNER_DYN | 1)	/* runner-up by the prior */
+#define BOT_TUNER_SWEEP (BOT_TUNER_DYN | 2)	/* cycle the allowed supported arms */
+/* cell.aux of a PRIOR/PROBE cell without scale corrections. */
+#define BOT_TUNER_NOCORR 0xffff
+
+/* No-table probes: communicators whose probe bucket (0..255) is below this
+ * probe the runner-up arm (1 in 16 communicators per context). */
+#define BOT_TUNER_PROBE_WIDTH 16
 
 struct bot_tuner_cell {
 	uint8_t arm;
 	uint8_t nchannels;	/* 0 = keep NCCL's choice */
+	uint16_t aux;		/* PRIOR/PROBE: correction row or BOT_TUNER_NOCORR;
+				 * SWEEP: the call counter (wraps; the same on every
+				 * rank that sees the same calls) */
 };
+
+/* Measurement counters of the linked profiler (tuner/profiler.h). */
+struct bot_meas_hot;
 
 struct bot_tuner_ctx {
 	struct bot_tuner_cell cell[BOT_NCOLL][BOT_NBUCKETS];
@@ -41,11 +71,22 @@ struct bot_tuner_ctx {
 	uint8_t debug;		/* NCCL_BOT_DEBUG: log decisions */
 	uint8_t from_pool;
 	uint8_t abi;		/* tuner ABI version that opened it */
-	uint32_t ncells;	/* cells that hold an arm */
+	uint8_t policy;		/* formats.md section 10 */
+	uint8_t from_table;	/* decision inputs came from NCCL_BOT_TABLE */
+	uint8_t min_bytes_log2;
+	uint32_t ncells;	/* cells that hold a fixed arm */
+	uint32_t ndyn;		/* dynamic cells */
+	uint32_t allow_static;	/* arms allowed whatever AUTO picks:
+				 * bot_arm_allowed(a, -1, allow-list) */
+	uint64_t seed;
 	uint64_t comm_id;
 	uint32_t nranks, nnodes;
 	int prof_rank;		/* rank from the linked profiler init, -1 if none */
+	struct bot_meas_hot *meas;	/* its measurement object, NULL when not measuring */
 	uint64_t digest;	/* step-table digest, 0 without a table */
+	uint32_t ncorr_rows;
+	float (*corr)[BOT_NARMS];	/* scale-correction factors per row and arm
+					 * (1.0 where the table has none); malloc'd */
 	bot_nccl_logger_t log;
 };
 
@@ -89,25 +130,36 @@ static inline int bot_tuner_auto_algo(const float *t, int numAlgo, int numProto)
 	return best < 0 ? -1 : best / numProto;
 }
 
+/* A dynamic cell's decision (tuner.c); same guarantees as below. */
+void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
+			  size_t nbytes, float *t, int numAlgo, int numProto);
+
 /*
  * The decision. The cost table is NCCL's contiguous float[numAlgo][numProto]
  * (typed float**). Writes 0.0 into the chosen arm's entry when that entry is
  * >= 0 (never revives a negative entry, never empties the table), and sets
- * *nChannels only when forcing with a non-zero channel count.
+ * *nChannels only when forcing with a non-zero channel count. Not const:
+ * a SWEEP cell counts its calls (NCCL never calls it concurrently for one
+ * comm).
  */
-static inline void bot_tuner_decide(const struct bot_tuner_ctx *c, int coll, size_t nbytes,
+static inline void bot_tuner_decide(struct bot_tuner_ctx *c, int coll, size_t nbytes,
 				    float **table, int numAlgo, int numProto, int *nChannels)
 {
 	struct bot_tuner_cell cell;
 	float *t = (float *)table;
-	unsigned arm, algo, proto, idx;
+	unsigned arm, algo, proto, idx, bucket;
 	int forced = 0;
 
 	if ((unsigned)coll >= BOT_NCOLL || !t)
 		return;
-	cell = c->cell[coll][bot_tuner_bucket(nbytes)];
+	bucket = bot_tuner_bucket(nbytes);
+	cell = c->cell[coll][bucket];
 	if (cell.arm == BOT_TUNER_AUTO)
 		return;
+	if (cell.arm & BOT_TUNER_DYN) {
+		bot_tuner_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
+		return;
+	}
 	arm = cell.arm & BOT_TUNER_ARM_MASK;
 	algo = arm / BOT_NPROTO;
 	proto = arm % BOT_NPROTO;

@@ -13,7 +13,13 @@
  * success, a forced arm is a 0.0 entry, and the cases that must leave the
  * table untouched (no table, NCCL_ALGO/NCCL_PROTO, below min bytes, bad
  * digest, unknown shape, arms outside Ring/Tree/PAT/AUTO's/allow-list); an
- * unknown table version and an allocation failure fail init.
+ * unknown table version and an allocation failure fail init. The policy on
+ * the prior: without a table (NCCL_BOT_POLICY/SEED/MIN_BYTES/ALLOW, bad
+ * values -> WARN and defaults), learning policies probe the runner-up only
+ * on comms whose probe bucket is below 16 and never with tuner v3/v4; sweep
+ * cycles the allowed supported arms per context; scale corrections pick the
+ * argmin of the corrected costs where the table decides nothing. Expected
+ * decisions are computed here independently (double for "within 2x").
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -22,9 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common/table.h"
 #include "policies/context.h"
+#include "policies/kb.h"
 
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
@@ -157,6 +166,9 @@ static void setup(void)
 		path = BOT_TUNER_SO;
 	unsetenv("NCCL_BOT_TABLE");
 	unsetenv("NCCL_BOT_POLICY");
+	unsetenv("NCCL_BOT_SEED");
+	unsetenv("NCCL_BOT_MIN_BYTES");
+	unsetenv("NCCL_BOT_ALLOW");
 	unsetenv("NCCL_BOT_DEBUG");
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
@@ -274,13 +286,8 @@ START_TEST(test_no_table_untouched)
 			ck_assert(same(t, ref));
 		}
 	ck_assert_int_eq(v5->finalize(ctx), 0);
-	/* a policy name without a table: auto, logged */
-	setenv("NCCL_BOT_POLICY", "thompson", 1);
-	ctx = open5(COMM, 16, 2);
-	ck_assert_ptr_nonnull(strstr(alllog, "needs a step table"));
-	ck_assert_int_eq(call5(ctx, 4, 2 * MiB, t), 0);
-	ck_assert(same(t, ref));
-	ck_assert_int_eq(v5->finalize(ctx), 0);
+	ck_assert_ptr_nonnull(strstr(alllog, "policy auto (from the environment)"));
+	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
 
@@ -822,6 +829,609 @@ START_TEST(test_debug_same_decisions)
 }
 END_TEST
 
+/* ---- the policy on the prior, sweep, scale corrections ---------------------- */
+/*
+ * Expected decisions, written from man/nccl-bot.7 independently of
+ * tuner.c: AUTO = NCCL's argmin (entries >= 0, ties to the lowest index);
+ * the allowed arms are bot_arm_allowed(a, AUTO, allow-list); the prior of
+ * an arm is its entry times its correction (f32); PRIOR forces the argmin of
+ * the prior, PROBE the runner-up (smallest prior strictly above the argmin's)
+ * when it is within 2x (checked here in double, exactly); nothing is written
+ * when the choice is AUTO's own. -1 = table untouched.
+ */
+static int auto_of(const float *t, int n)
+{
+	int best = -1;
+
+	for (int i = 0; i < n; i++)
+		if (t[i] >= 0.0f && (best < 0 || t[i] < t[best]))
+			best = i;
+	return best;
+}
+
+static int expect_prior(const float *t, int n, uint32_t allow, const float *corr, int probe)
+{
+	int a = auto_of(t, n), e = -1, r = -1, arm;
+	float v[NALGO * NPROTO];
+
+	if (a < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (!(t[i] >= 0.0f) || !bot_arm_allowed(i, a, allow))
+			continue;
+		v[i] = corr ? t[i] * corr[i] : t[i];
+		if (e < 0 || v[i] < v[e])
+			e = i;
+	}
+	arm = e;
+	if (probe) {
+		for (int i = 0; i < n; i++)
+			if (t[i] >= 0.0f && bot_arm_allowed(i, a, allow) && v[i] > v[e] &&
+			    (r < 0 || v[i] < v[r]))
+				r = i;
+		if (r >= 0 && (double)v[r] <= 2.0 * (double)v[e])
+			arm = r;
+	}
+	return arm == a ? -1 : arm;
+}
+
+/* The arm forced by the last call (the one entry that became 0.0), -1 if the
+ * table is untouched; fails on anything else. */
+static int forced_arm(const float *now, const float *was, int n)
+{
+	int arm = -1;
+
+	for (int i = 0; i < NALGO * NPROTO; i++) {
+		if (now[i] == was[i] && !memcmp(&now[i], &was[i], sizeof(float)))
+			continue;
+		ck_assert_msg(i < n && was[i] >= 0.0f && now[i] == 0.0f && arm < 0,
+			      "entry %d changed from %g to %g", i, was[i], now[i]);
+		arm = i;
+	}
+	return arm;
+}
+
+/* Random cost tables with -1 entries, ties and exact 2x steps. */
+static void cost_random(float t[NALGO][NPROTO], uint64_t *r)
+{
+	static const float vals[] = { 10.0f, 20.0f, 20.000002f, 19.999998f, 40.0f, 5.0f, 12.5f,
+				      25.0f, 100.0f, 0.001f };
+
+	for (int k = 0; k < NALGO * NPROTO; k++) {
+		uint64_t z;
+
+		*r = bot_mix64(*r + (uint64_t)k);
+		z = *r;
+		if ((z & 7) < 2)
+			((float *)t)[k] = -1.0f;
+		else if ((z & 7) < 5)
+			((float *)t)[k] = vals[(z >> 8) % (sizeof(vals) / sizeof(vals[0]))];
+		else
+			((float *)t)[k] = (float)((z >> 20) % 100000) / 64.0f;
+	}
+}
+
+/* Learning policies without a table: probes by the probe bucket, the
+ * runner-up rule, never elsewhere; the same for two contexts of one comm. */
+START_TEST(test_no_table_probes)
+{
+	static const char *learn[] = { "egreedy", "ucb1", "thompson", "etc", "ucb1-cold",
+				       "thompson-cold", "Thompson_Cold" };
+	uint64_t r = 77, seed = 0x1234abcdULL;
+	unsigned nprobe_ctx = 0, nctx = 0, nforced = 0;
+
+	setenv("NCCL_BOT_SEED", "0x1234abcd", 1);
+	for (unsigned p = 0; p < sizeof(learn) / sizeof(learn[0]); p++) {
+		setenv("NCCL_BOT_POLICY", learn[p], 1);
+		for (uint64_t k = 1; k <= 40; k++) {
+			uint64_t comm = k * 0x9e3779b97f4a7c15ULL + p;
+			void *a = open5(comm, 16, 2), *b = open5(comm, 16, 2);
+
+			for (int it = 0; it < 200; it++) {
+				float ta[NALGO][NPROTO], tb[NALGO][NPROTO], ref[NALGO][NPROTO];
+				int coll, na = 0, nb = 0, got, want, pb_probe;
+				size_t n;
+				unsigned bucket;
+
+				r = bot_mix64(r);
+				coll = (int)(r % 5);
+				n = (size_t)1 << (16 + (r >> 8) % 20);
+				n += (size_t)((r >> 16) % n);
+				bucket = bot_size_bucket(n);
+				cost_random(ta, &r);
+				memcpy(tb, ta, sizeof(ta));
+				memcpy(ref, ta, sizeof(ta));
+				ck_assert_int_eq(v5->getCollInfo(a, coll, n, 1, (float **)ta, NALGO,
+								 NPROTO, 0, &na), 0);
+				ck_assert_int_eq(v5->getCollInfo(b, coll, n, 1, (float **)tb, NALGO,
+								 NPROTO, 1, &nb), 0);
+				/* identical decisions, regBuff notwithstanding */
+				ck_assert(same(ta, tb) && na == 0 && nb == 0);
+				got = forced_arm((float *)ta, (float *)ref, NALGO * NPROTO);
+				pb_probe = bot_probe_bucket(seed, comm,
+							    bot_ctx_key((unsigned)coll, bucket, 16, 2),
+							    0) < 16;
+				want = n >= MiB && pb_probe ?
+					       expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1) : -1;
+				ck_assert_msg(got == want, "policy %s comm %llx coll %d n %zu: got %d want %d",
+					      learn[p], (unsigned long long)comm, coll, n, got, want);
+				nctx++;
+				nprobe_ctx += n >= MiB && pb_probe;
+				nforced += got >= 0;
+			}
+			v5->finalize(a);
+			v5->finalize(b);
+		}
+	}
+	/* about 1 in 16 probes, and the probes did force something */
+	ck_assert_uint_gt(nprobe_ctx, nctx / 40);
+	ck_assert_uint_lt(nprobe_ctx, nctx / 8);
+	ck_assert_uint_gt(nforced, 50);
+	ck_assert_int_eq(nwarn, 0);
+}
+END_TEST
+
+/* The runner-up rule on hand-made tables: strictly above, within 2x
+ * (boundary exact), allowed arms only. */
+START_TEST(test_runner_up_rule)
+{
+	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+	uint64_t comm = 0;
+	void *ctx;
+	int nch = 0;
+
+	/* find a comm that probes allreduce at 2 MiB on (16, 2), seed 0 */
+	while (bot_probe_bucket(0, comm, bot_ctx_key(4, 84, 16, 2), 0) >= 16)
+		comm++;
+	setenv("NCCL_BOT_POLICY", "ucb1", 1);
+	ctx = open5(comm, 16, 2);
+	for (int c = 0; c < 6; c++) {
+		int want;
+
+		for (int k = 0; k < NALGO * NPROTO; k++)
+			((float *)t)[k] = -1.0f;
+		t[1][2] = 10.0f;		/* AUTO: ring/simple */
+		switch (c) {
+		case 0:				/* exactly 2x: probed */
+			t[0][2] = 20.0f;
+			t[6][2] = 30.0f;
+			want = ARM(0, 2);
+			break;
+		case 1:				/* one ulp above 2x: not probed */
+			t[0][2] = 20.000002f;
+			want = -1;
+			break;
+		case 2:				/* a tie with AUTO is not "above" */
+			t[0][2] = 10.0f;
+			t[0][1] = 15.0f;
+			want = ARM(0, 1);
+			break;
+		case 3:				/* NVLS is cheaper but not allowed */
+			t[4][2] = 11.0f;
+			t[0][0] = 12.0f;
+			want = ARM(0, 0);
+			break;
+		case 4:				/* another protocol of AUTO's algorithm */
+			t[1][0] = 19.0f;
+			t[0][0] = 19.5f;
+			want = ARM(1, 0);
+			break;
+		default:			/* nothing else supported */
+			want = -1;
+			break;
+		}
+		memcpy(ref, t, sizeof(t));
+		ck_assert_int_eq(v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0,
+						 &nch), 0);
+		ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+		ck_assert_int_eq(want, expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1));
+	}
+	v5->finalize(ctx);
+	/* NVLS joins with NCCL_BOT_ALLOW */
+	setenv("NCCL_BOT_ALLOW", "nvls/simple", 1);
+	ctx = open5(comm, 16, 2);
+	for (int k = 0; k < NALGO * NPROTO; k++)
+		((float *)t)[k] = -1.0f;
+	t[1][2] = 10.0f;
+	t[4][2] = 11.0f;
+	t[0][0] = 12.0f;
+	memcpy(ref, t, sizeof(t));
+	v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch);
+	ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), ARM(4, 2));
+	v5->finalize(ctx);
+}
+END_TEST
+
+/* Policies that leave NCCL's choice without a table, and v3/v4 (no
+ * commId) under learning policies: nothing is ever written. */
+START_TEST(test_no_table_leave_alone)
+{
+	static const char *pols[] = { "auto", "shadow", "frozen", "greedy", "greedy-cold",
+				      "thompson", "egreedy" };
+	uint64_t r = 5;
+
+	for (unsigned p = 0; p < sizeof(pols) / sizeof(pols[0]); p++) {
+		int learning = p >= 5;
+		void *ctx[4];
+
+		setenv("NCCL_BOT_POLICY", pols[p], 1);
+		alllog[0] = '\0';
+		if (learning) {
+			ck_assert_int_eq(v4->init(16, 2, logger, &ctx[0]), 0);
+			ck_assert_int_eq(v3->init(16, 2, logger, &ctx[1]), 0);
+			ck_assert_ptr_nonnull(strstr(alllog, "no probes"));
+		} else {
+			for (int i = 0; i < 4; i++)
+				ctx[i] = open5(COMM + (uint64_t)i * 0x1000193, 16, 2);
+		}
+		for (int it = 0; it < 20000; it++) {
+			float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+			int nch = 0;
+			size_t n;
+
+			r = bot_mix64(r);
+			n = (size_t)(r >> (r & 63));
+			cost_random(t, &r);
+			memcpy(ref, t, sizeof(t));
+			if (learning && (it & 1))
+				v3->getCollInfo(ctx[1], (int)(r % 5), n, 1, (float **)t, NALGO, NPROTO, &nch);
+			else if (learning)
+				v4->getCollInfo(ctx[0], (int)(r % 5), n, 1, (float **)t, NALGO, NPROTO, 0, &nch);
+			else
+				v5->getCollInfo(ctx[it & 3], (int)(r % 5), n, 1, (float **)t, NALGO,
+						NPROTO, 0, &nch);
+			ck_assert_msg(same(t, ref), "policy %s wrote the table", pols[p]);
+			ck_assert_int_eq(nch, 0);
+		}
+		if (learning) {
+			v4->destroy(ctx[0]);
+			v3->destroy(ctx[1]);
+		} else {
+			for (int i = 0; i < 4; i++)
+				v5->finalize(ctx[i]);
+		}
+	}
+	ck_assert_int_eq(nwarn, 0);
+}
+END_TEST
+
+/* Bad values: a WARN naming the variable and the value, then the default. */
+START_TEST(test_bad_env)
+{
+	static const struct {
+		const char *var, *val;
+	} bad[] = {
+		{ "NCCL_BOT_POLICY", "thompsn" },
+		{ "NCCL_BOT_SEED", "12x" },
+		{ "NCCL_BOT_SEED", "-1" },
+		{ "NCCL_BOT_MIN_BYTES", "lots" },
+		{ "NCCL_BOT_MIN_BYTES", "18446744073709551615" },
+		{ "NCCL_BOT_ALLOW", "nvls/fast" },
+	};
+	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pid_t pid = fork();
+
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {		/* a fresh process: WARNs are once per process */
+			void *ctx;
+			int st = 0;
+
+			setenv("NCCL_BOT_POLICY", "greedy", 1);
+			setenv(bad[i].var, bad[i].val, 1);
+			nwarn = 0;
+			ctx = open5(COMM, 16, 2);
+			st |= nwarn != 1;
+			st |= !strstr(alllog, bad[i].var) || !strstr(alllog, bad[i].val) ? 2 : 0;
+			st |= !strstr(alllog, "default") ? 4 : 0;
+			/* a bad policy name is auto, the rest keep greedy */
+			st |= !strstr(alllog, i == 0 ? "policy auto" : "policy greedy") ? 8 : 0;
+			st |= !strstr(alllog, i == 3 || i == 4 ? "min bytes 2^20" : "min bytes 2^") ? 16 : 0;
+			v5->finalize(ctx);
+			/* the second init of the process: no second WARN */
+			ctx = open5(COMM, 16, 2);
+			st |= nwarn != 1 ? 32 : 0;
+			v5->finalize(ctx);
+			_exit(st);
+		}
+		{
+			int status;
+
+			ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+			ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s=%s: status %d",
+				      bad[i].var, bad[i].val, WEXITSTATUS(status));
+		}
+	}
+	/* a bad seed decides as seed 0: the probes of thompson match */
+	setenv("NCCL_BOT_POLICY", "thompson", 1);
+	for (uint64_t comm = 1; comm < 300; comm++) {
+		void *a, *b;
+		float tb[NALGO][NPROTO];
+
+		setenv("NCCL_BOT_SEED", "zero", 1);
+		a = open5(comm, 16, 2);
+		setenv("NCCL_BOT_SEED", "0", 1);
+		b = open5(comm, 16, 2);
+		call5(a, 4, 2 * MiB, t);
+		call5(b, 4, 2 * MiB, tb);
+		ck_assert(same(t, tb));
+		v5->finalize(a);
+		v5->finalize(b);
+	}
+	/* NCCL_BOT_MIN_BYTES rounds up to a power of two: 3 MB -> 4 MiB */
+	setenv("NCCL_BOT_POLICY", "sweep", 1);
+	setenv("NCCL_BOT_MIN_BYTES", "3000000", 1);
+	{
+		void *ctx = open5(COMM, 16, 2);
+
+		ck_assert_ptr_nonnull(strstr(lastlog, "min bytes 2^22"));
+		cost_init(ref);
+		for (int i = 0; i < 8; i++) {
+			call5(ctx, 4, 4 * MiB - 1, t);
+			ck_assert(same(t, ref));
+		}
+		for (int i = 0, nf = 0; i < 8; i++) {
+			call5(ctx, 4, 4 * MiB, t);
+			nf += !same(t, ref);
+			if (i == 7)
+				ck_assert_int_gt(nf, 0);
+		}
+		v5->finalize(ctx);
+	}
+}
+END_TEST
+
+/* Sweep: per context, the k-th allowed supported arm, k = calls mod count. */
+static void sweep_check(void *ctx, int with_allow_nvls)
+{
+	static const size_t sizes[] = { 2 * MiB, 3 * MiB, 64 * MiB };
+	unsigned calls[BOT_NCOLL][3] = { { 0 } };
+	uint64_t r = 99;
+
+	for (int it = 0; it < 3000; it++) {
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		int coll, si, list[NALGO * NPROTO], nl = 0, a, got, want, nch = 0;
+
+		r = bot_mix64(r);
+		coll = (int)(r % 5);
+		si = (int)((r >> 8) % 3);
+		cost_init(t);
+		t[4][0] = t[4][1] = t[4][2] = 50.0f;	/* NVLS supported, not AUTO's */
+		if ((r >> 16) & 1)
+			t[1][1] = -1.0f;		/* LL128 off on some calls */
+		memcpy(ref, t, sizeof(t));
+		a = auto_of((float *)ref, NALGO * NPROTO);
+		for (int k = 0; k < NALGO * NPROTO; k++)
+			if (ref[k / 3][k % 3] >= 0.0f &&
+			    bot_arm_allowed(k, a, with_allow_nvls ? 7u << 12 : 0))
+				list[nl++] = k;
+		want = list[calls[coll][si]++ % (unsigned)nl];
+		ck_assert_int_eq(v5->getCollInfo(ctx, coll, sizes[si], 1, (float **)t, NALGO, NPROTO,
+						 0, &nch), 0);
+		got = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
+		ck_assert_msg(got == (want == a ? -1 : want), "call %d coll %d size %zu: got %d want %d",
+			      it, coll, sizes[si], got, want);
+		if (!with_allow_nvls)
+			ck_assert(t[4][0] == 50.0f && t[4][1] == 50.0f && t[4][2] == 50.0f);
+	}
+}
+
+START_TEST(test_sweep_no_table)
+{
+	void *ctx;
+
+	setenv("NCCL_BOT_POLICY", "sweep", 1);
+	ctx = open5(COMM, 16, 2);
+	sweep_check(ctx, 0);
+	v5->finalize(ctx);
+	setenv("NCCL_BOT_ALLOW", "nvls", 1);
+	ctx = open5(COMM, 16, 2);
+	sweep_check(ctx, 1);
+	v5->finalize(ctx);
+	/* v4 (no commId) sweeps too: it counts calls, not commIds */
+	{
+		void *c4 = NULL;
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		int nch = 0, nf = 0;
+
+		unsetenv("NCCL_BOT_ALLOW");
+		ck_assert_int_eq(v4->init(16, 2, logger, &c4), 0);
+		cost_init(ref);
+		for (int i = 0; i < 12; i++) {
+			cost_init(t);
+			v4->getCollInfo(c4, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch);
+			nf += !same(t, ref);
+		}
+		/* 9 allowed supported arms (Tree, Ring, PAT): 8 of 9 forced */
+		ck_assert_int_ge(nf, 10);
+		v4->destroy(c4);
+	}
+}
+END_TEST
+
+/* Sweep from a table (policy id 1): table entries stay fixed, the rest
+ * cycles; the table's allow-list counts. */
+START_TEST(test_sweep_table)
+{
+	float t[NALGO][NPROTO];
+	void *ctx;
+
+	table_one(ARM(BOT_ALGO_TREE, BOT_PROTO_LL));
+	tbl.entries[0].bucket = 88;	/* 4 MiB; sweep_check() uses 2, 3 and 64 MiB */
+	tbl.policy = 1;
+	tbl.allow = 7u << 12;
+	set_table();
+	ctx = open5(COMM, 16, 2);
+	for (int i = 0; i < 10; i++) {
+		ck_assert_int_eq(call5(ctx, 4, 4 * MiB, t), 8);
+		ck_assert(t[0][0] == 0.0f);
+	}
+	sweep_check(ctx, 1);
+	v5->finalize(ctx);
+}
+END_TEST
+
+/* A table with corrections: allreduce/allgather at some bytes per rank. */
+static float corr_f[BOT_NCOLL][64][NALGO * NPROTO];
+
+static void table_corr(uint64_t *r)
+{
+	table_one(ARM(BOT_ALGO_TREE, BOT_PROTO_LL));
+	for (int c = 0; c < BOT_NCOLL; c++)
+		for (int l = 0; l < 64; l++)
+			for (int a = 0; a < NALGO * NPROTO; a++)
+				corr_f[c][l][a] = 1.0f;
+	for (int c = 0; c < BOT_NCOLL; c++)
+		for (int l = 14; l < 30; l++)
+			for (int a = 0; a < NALGO * NPROTO; a++) {
+				uint32_t q;
+
+				*r = bot_mix64(*r);
+				if (*r % 3 == 0)
+					continue;
+				q = (uint32_t)(*r >> 8) % 200000;
+				if (*r % 7 == 0)
+					q = 65536;
+				tbl.corr[tbl.ncorr++] = (struct bot_table_corr){ (uint8_t)c, (uint8_t)a,
+										  (uint8_t)l, q };
+				corr_f[c][l][a] = (float)q / 65536.0f;
+			}
+}
+
+START_TEST(test_corrections)
+{
+	uint64_t r = 4242;
+	unsigned nforced = 0, ndiffer_auto = 0;
+	void *ctx[3];
+
+	table_corr(&r);
+	set_table();
+	/* (32, 4) and (8, 1): shapes not in the table; (16, 2): its shape */
+	ctx[0] = open5(COMM, 32, 4);
+	ck_assert_ptr_nonnull(strstr(lastlog, "correction rows"));
+	ctx[1] = open5(COMM + 1, 8, 1);
+	ctx[2] = open5(COMM + 2, 16, 2);
+	for (int it = 0; it < 60000; it++) {
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		int coll, k = it % 3, got, want, nch = 0;
+		uint32_t nr = k == 0 ? 32 : k == 1 ? 8 : 16, nn = k == 0 ? 4 : k == 1 ? 1 : 2;
+		unsigned bucket, l;
+		size_t n;
+
+		r = bot_mix64(r);
+		coll = (int)(r % 5);
+		n = (size_t)1 << (18 + (r >> 8) % 16);
+		n += (size_t)((r >> 16) % n);
+		bucket = bot_size_bucket(n);
+		/* bytes per rank as policies/kb.c defines it */
+		l = bot_kb_bpr_bucket(bot_ctx_key((unsigned)coll, bucket, nr, nn)) / 4;
+		cost_random(t, &r);
+		memcpy(ref, t, sizeof(t));
+		ck_assert_int_eq(v5->getCollInfo(ctx[k], coll, n, 1, (float **)t, NALGO, NPROTO, 0,
+						 &nch), 0);
+		got = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
+		if (k == 2 && coll == 4 && bucket == 84) {
+			/* the table's own entry: unaffected by corrections */
+			want = ref[0][0] >= 0.0f ? ARM(0, 0) : -1;
+			ck_assert_int_eq(nch, ref[0][0] >= 0.0f ? 8 : 0);
+		} else if (n < MiB) {
+			want = -1;
+		} else {
+			want = expect_prior((float *)ref, NALGO * NPROTO, 0, corr_f[coll][l], 0);
+		}
+		ck_assert_msg(got == want, "it %d shape %u/%u coll %d n %zu l %u: got %d want %d", it,
+			      nr, nn, coll, n, l, got, want);
+		nforced += got >= 0;
+		ndiffer_auto += got >= 0 && k != 2;
+	}
+	ck_assert_uint_gt(nforced, 5000);
+	ck_assert_uint_gt(ndiffer_auto, 1000);
+	for (int i = 0; i < 3; i++)
+		v5->finalize(ctx[i]);
+}
+END_TEST
+
+/* Corrections combined with probes (thompson), the auto policy ignoring
+ * corrections, and the fixed arithmetic on special values. */
+START_TEST(test_corrections_policies)
+{
+	uint64_t r = 31337;
+	void *ctx;
+
+	/* auto: never written, corrections or not */
+	table_corr(&r);
+	tbl.policy = 0;
+	tbl.nentries = 0;
+	set_table();
+	ctx = open5(COMM, 32, 4);
+	for (int it = 0; it < 5000; it++) {
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		int nch = 0;
+
+		r = bot_mix64(r);
+		cost_random(t, &r);
+		memcpy(ref, t, sizeof(t));
+		v5->getCollInfo(ctx, (int)(r % 5), (size_t)1 << (20 + r % 10), 1, (float **)t, NALGO,
+				NPROTO, 0, &nch);
+		ck_assert(same(t, ref));
+	}
+	v5->finalize(ctx);
+
+	/* thompson: probing comms take the runner-up by the corrected prior */
+	table_corr(&r);
+	tbl.policy = 5;
+	set_table();
+	for (uint64_t comm = 1; comm <= 64; comm++) {
+		ctx = open5(comm, 32, 4);
+		for (int it = 0; it < 100; it++) {
+			float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+			int coll, nch = 0, pb, want;
+			size_t n;
+			unsigned bucket, l;
+
+			r = bot_mix64(r);
+			coll = (int)(r % 5);
+			n = (size_t)1 << (20 + (r >> 8) % 12);
+			bucket = bot_size_bucket(n);
+			l = bot_kb_bpr_bucket(bot_ctx_key((unsigned)coll, bucket, 32, 4)) / 4;
+			pb = bot_probe_bucket(99, comm, bot_ctx_key((unsigned)coll, bucket, 32, 4), 0) < 16;
+			cost_random(t, &r);
+			memcpy(ref, t, sizeof(t));
+			v5->getCollInfo(ctx, coll, n, 1, (float **)t, NALGO, NPROTO, 0, &nch);
+			want = expect_prior((float *)ref, NALGO * NPROTO, 0, corr_f[coll][l], pb);
+			ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+		}
+		v5->finalize(ctx);
+	}
+
+	/* zero, huge, infinite and -0.0 entries: decided, deterministic, safe */
+	table_corr(&r);
+	set_table();
+	ctx = open5(COMM, 32, 4);
+	{
+		static const float special[] = { 0.0f, -0.0f, 3.0e38f, 1.0e-40f, 1.0f / 0.0f };
+
+		for (int it = 0; it < 20000; it++) {
+			float t[NALGO][NPROTO], ref[NALGO][NPROTO], t2[NALGO][NPROTO];
+			int nch = 0;
+
+			r = bot_mix64(r);
+			cost_random(t, &r);
+			for (int k = 0; k < 4; k++)
+				((float *)t)[(r >> (8 + 5 * k)) % 21] = special[(r >> (30 + 3 * k)) % 5];
+			memcpy(ref, t, sizeof(t));
+			memcpy(t2, t, sizeof(t));
+			v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch);
+			v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t2, NALGO, NPROTO, 1, &nch);
+			forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
+			ck_assert(same(t, t2));
+		}
+	}
+	v5->finalize(ctx);
+}
+END_TEST
+
 static Suite *tuner_suite(void)
 {
 	Suite *s = suite_create("tuner");
@@ -847,6 +1457,14 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_pool_and_malloc);
 	tcase_add_test(tc, test_profiler_link);
 	tcase_add_test(tc, test_debug_same_decisions);
+	tcase_add_test(tc, test_no_table_probes);
+	tcase_add_test(tc, test_runner_up_rule);
+	tcase_add_test(tc, test_no_table_leave_alone);
+	tcase_add_test(tc, test_bad_env);
+	tcase_add_test(tc, test_sweep_no_table);
+	tcase_add_test(tc, test_sweep_table);
+	tcase_add_test(tc, test_corrections);
+	tcase_add_test(tc, test_corrections_policies);
 	suite_add_tcase(s, tc);
 	return s;
 }

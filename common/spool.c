@@ -1,0 +1,341 @@
+/*
+ * spool.c - spool file format v1 (doc/formats.md section 9): CRC-32C,
+ * little-endian packing, and the all-or-nothing reader.
+ *
+ * The writer (tuner/spool.c, inside every rank) and the readers (tools)
+ * share this file so that the layout exists once. The reader trusts
+ * nothing: magic, version, record size, the length implied by nrecords,
+ * the CRC and every field's range are checked before one record is handed
+ * out, and any failure rejects the whole file with "FILE: reason".
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/spool.h"
+#include "policies/context.h"
+
+static uint32_t crc_table[256];
+static int crc_ready;
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t bot_spool_crc32c(uint32_t crc, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	/* Two threads may build the table at once: they write the same values. */
+	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
+		crc_init();
+	crc = ~crc;
+	while (n--)
+		crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+	return ~crc;
+}
+
+/* ---- little-endian packing ----------------------------------------------- */
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+static void putf(uint8_t *p, float f)
+{
+	uint32_t v;
+
+	memcpy(&v, &f, 4);
+	put32(p, v);
+}
+
+static float getf(const uint8_t *p)
+{
+	uint32_t v = get32(p);
+	float f;
+
+	memcpy(&f, &v, 4);
+	return f;
+}
+
+void bot_spool_pack_hdr(uint8_t out[BOT_SPOOL_HDR_SIZE], const struct bot_spool_hdr *h)
+{
+	memset(out, 0, BOT_SPOOL_HDR_SIZE);
+	memcpy(out, BOT_SPOOL_MAGIC, 8);
+	put32(out + 8, h->version);
+	put32(out + 12, h->rec_size);
+	put64(out + 16, h->nrecords);
+	put64(out + 24, h->table_digest);
+	memcpy(out + 32, h->build_id, BOT_SPOOL_BUILD_ID_SIZE);
+	put64(out + 48, h->host_hash);
+	put32(out + 56, h->pid);
+	put32(out + 60, h->flags);
+}
+
+void bot_spool_pack_rec(uint8_t out[BOT_SPOOL_REC_SIZE], const struct bot_spool_rec *r)
+{
+	memset(out, 0, BOT_SPOOL_REC_SIZE);
+	out[0] = r->kind;
+	out[1] = r->flags;
+	out[2] = r->coll;
+	out[3] = r->arm;
+	out[4] = r->nchannels;
+	out[5] = r->auto_arm;
+	out[6] = r->decided;
+	out[7] = r->policy;
+	put64(out + 8, r->comm_id);
+	put32(out + 16, r->rank);
+	put32(out + 20, r->nranks);
+	put32(out + 24, r->nnodes);
+	/* 28..31 reserved */
+	put64(out + 32, r->nbytes);
+	put64(out + 40, r->seq);
+	put64(out + 48, r->duration_ns);
+	put64(out + 56, r->calls);
+	put64(out + 64, r->captured_calls);
+	/* 72..75 reserved */
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		putf(out + 76 + 4 * i, r->cost[i]);
+}
+
+void bot_spool_unpack_rec(struct bot_spool_rec *r, const uint8_t in[BOT_SPOOL_REC_SIZE])
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = in[0];
+	r->flags = in[1];
+	r->coll = in[2];
+	r->arm = in[3];
+	r->nchannels = in[4];
+	r->auto_arm = in[5];
+	r->decided = in[6];
+	r->policy = in[7];
+	r->comm_id = get64(in + 8);
+	r->rank = get32(in + 16);
+	r->nranks = get32(in + 20);
+	r->nnodes = get32(in + 24);
+	r->nbytes = get64(in + 32);
+	r->seq = get64(in + 40);
+	r->duration_ns = get64(in + 48);
+	r->calls = get64(in + 56);
+	r->captured_calls = get64(in + 64);
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		r->cost[i] = getf(in + 76 + 4 * i);
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static int arm_ok(uint8_t a)
+{
+	return a < BOT_NARMS || a == BOT_SPOOL_ARM_NONE;
+}
+
+int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen)
+{
+	int nocost = 1;
+
+	if (r->kind != BOT_SPOOL_SAMPLE && r->kind != BOT_SPOOL_SUMMARY)
+		return bad(err, errlen, "kind %u (want 1 sample or 2 summary)", r->kind);
+	if (r->flags & ~BOT_SPOOL_F_KNOWN)
+		return bad(err, errlen, "unknown flag bits 0x%02x", r->flags & ~BOT_SPOOL_F_KNOWN);
+	if (r->coll >= BOT_NCOLL)
+		return bad(err, errlen, "collective %u out of range", r->coll);
+	if (!arm_ok(r->auto_arm) || !arm_ok(r->decided))
+		return bad(err, errlen, "auto_arm %u / decided %u out of range", r->auto_arm,
+			   r->decided);
+	if (r->policy > 11)
+		return bad(err, errlen, "policy %u out of range", r->policy);
+	if (r->nranks < 1 || r->nnodes < 1 || r->nnodes > r->nranks || r->rank >= r->nranks)
+		return bad(err, errlen, "rank %u nranks %u nnodes %u inconsistent", r->rank,
+			   r->nranks, r->nnodes);
+	if (r->nbytes > BOT_SPOOL_MAX_BYTES)
+		return bad(err, errlen, "nbytes %llu over 2^40", (unsigned long long)r->nbytes);
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++) {
+		float c = r->cost[i];
+
+		if (!__builtin_isfinite(c) || (c < 0 && c != -1.0f))
+			return bad(err, errlen, "cost[%d] is not -1 or a finite value >= 0", i);
+		if (c != -1.0f)
+			nocost = 0;
+	}
+	if ((r->flags & BOT_SPOOL_F_NO_COST) && !nocost)
+		return bad(err, errlen, "flag 'no cost row' with a cost row");
+	if (r->kind == BOT_SPOOL_SAMPLE) {
+		if (r->arm >= BOT_NARMS)
+			return bad(err, errlen, "sample arm %u out of range", r->arm);
+		if (r->nchannels > 64)
+			return bad(err, errlen, "nchannels %u over 64", r->nchannels);
+		if (r->nbytes < 1)
+			return bad(err, errlen, "sample of 0 bytes");
+		if (r->duration_ns > BOT_SPOOL_MAX_NS)
+			return bad(err, errlen, "duration %llu ns over 2^40",
+				   (unsigned long long)r->duration_ns);
+		if (r->calls || r->captured_calls)
+			return bad(err, errlen, "sample with summary counts");
+	} else {
+		if (r->arm != BOT_SPOOL_ARM_NONE || r->nchannels || r->seq || r->duration_ns ||
+		    (r->flags & BOT_SPOOL_F_UNCLEAN))
+			return bad(err, errlen, "summary with sample fields set");
+		if (r->captured_calls > r->calls)
+			return bad(err, errlen, "summary: captured_calls > calls");
+	}
+	return 0;
+}
+
+static int zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot_spool_file *out,
+		    char *err, size_t errlen)
+{
+	struct bot_spool_hdr *h = &out->hdr;
+	char why[BOT_SPOOL_ERR_MAX];
+	uint64_t n;
+	size_t body;
+	uint32_t crc;
+
+	memset(out, 0, sizeof(*out));
+	if (len < BOT_SPOOL_HDR_SIZE + BOT_SPOOL_TRAILER_SIZE)
+		return bad(err, errlen, "%s: truncated: %zu bytes, shorter than header and trailer",
+			   name, len);
+	if (memcmp(buf, BOT_SPOOL_MAGIC, 8) != 0)
+		return bad(err, errlen, "%s: offset 0: bad magic (not an nccl-bot spool file)", name);
+	h->version = get32(buf + 8);
+	if (h->version != BOT_SPOOL_VERSION)
+		return bad(err, errlen, "%s: offset 8: spool format version %u (this build reads %d)",
+			   name, h->version, BOT_SPOOL_VERSION);
+	h->rec_size = get32(buf + 12);
+	if (h->rec_size != BOT_SPOOL_REC_SIZE)
+		return bad(err, errlen, "%s: offset 12: record size %u (version 1 has %d)", name,
+			   h->rec_size, BOT_SPOOL_REC_SIZE);
+	n = get64(buf + 16);
+	if (n > BOT_SPOOL_MAX_RECORDS)
+		return bad(err, errlen, "%s: offset 16: %llu records, over the limit %u", name,
+			   (unsigned long long)n, BOT_SPOOL_MAX_RECORDS);
+	body = BOT_SPOOL_HDR_SIZE + (size_t)n * BOT_SPOOL_REC_SIZE;
+	if (len != body + BOT_SPOOL_TRAILER_SIZE)
+		return bad(err, errlen, "%s: length %zu, but %llu records need %zu bytes (%s)", name,
+			   len, (unsigned long long)n, body + BOT_SPOOL_TRAILER_SIZE,
+			   len < body + BOT_SPOOL_TRAILER_SIZE ? "truncated" : "trailing bytes");
+	crc = bot_spool_crc32c(0, buf, body);
+	if (get32(buf + body) != crc || !zero(buf + body + 4, 4))
+		return bad(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, computed %08x)",
+			   name, body, get32(buf + body), crc);
+	h->nrecords = n;
+	h->table_digest = get64(buf + 24);
+	memcpy(h->build_id, buf + 32, BOT_SPOOL_BUILD_ID_SIZE);
+	h->host_hash = get64(buf + 48);
+	h->pid = get32(buf + 56);
+	h->flags = get32(buf + 60);
+	if (h->flags & ~BOT_SPOOL_HF_KNOWN)
+		return bad(err, errlen, "%s: offset 60: unknown header flags 0x%x", name, h->flags);
+	if (memchr(h->build_id, 0, BOT_SPOOL_BUILD_ID_SIZE) == NULL)
+		h->build_id[BOT_SPOOL_BUILD_ID_SIZE - 1] = 0;	/* printable; full 16 B allowed */
+	if (n) {
+		out->recs = malloc((size_t)n * sizeof(*out->recs));
+		if (!out->recs)
+			return bad(err, errlen, "%s: out of memory for %llu records", name,
+				   (unsigned long long)n);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *p = buf + BOT_SPOOL_HDR_SIZE + (size_t)i * BOT_SPOOL_REC_SIZE;
+
+		bot_spool_unpack_rec(&out->recs[i], p);
+		if (!zero(p + 28, 4) || !zero(p + 72, 4) ||
+		    bot_spool_rec_check(&out->recs[i], why, sizeof(why)) < 0) {
+			if (!zero(p + 28, 4) || !zero(p + 72, 4))
+				snprintf(why, sizeof(why), "reserved bytes not zero");
+			bot_spool_free(out);
+			return bad(err, errlen, "%s: record %llu (offset %zu): %s", name,
+				   (unsigned long long)i, (size_t)(p - buf), why);
+		}
+	}
+	return 0;
+}
+
+int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen)
+{
+	size_t cap = BOT_SPOOL_HDR_SIZE + (size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE +
+		     BOT_SPOOL_TRAILER_SIZE + 1;
+	size_t len = 0, sz = 65536;
+	uint8_t *buf = NULL;
+	FILE *f;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen(path, "rb");
+	if (!f)
+		return bad(err, errlen, "%s: %s", path, strerror(errno));
+	for (;;) {
+		uint8_t *nb;
+		size_t got;
+
+		if (len == sz || !buf) {
+			if (buf)
+				sz *= 2;
+			if (sz > cap)
+				sz = cap;
+			nb = realloc(buf, sz);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return bad(err, errlen, "%s: out of memory", path);
+			}
+			buf = nb;
+		}
+		got = fread(buf + len, 1, sz - len, f);
+		len += got;
+		if (got == 0 || len == cap)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return bad(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	if (len == cap) {
+		free(buf);
+		return bad(err, errlen, "%s: larger than the %u-record limit", path,
+			   BOT_SPOOL_MAX_RECORDS);
+	}
+	rc = bot_spool_parse(path, buf, len, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+void bot_spool_free(struct bot_spool_file *f)
+{
+	free(f->recs);
+	f->recs = NULL;
+	f->hdr.nrecords = 0;
+}

@@ -1,0 +1,118 @@
+/*
+ * spool.h - the spool file (doc/formats.md section 9, format v1): what a
+ * rank measured, written by the rank-side library (tuner/spool.c) and read
+ * by tools (`nccl-bot spool`, harvest, compact).
+ *
+ * Owns the on-disk layout: the 64-byte header, the 160-byte records, the
+ * CRC-32C trailer, packing/unpacking them little-endian whatever the host,
+ * and the reader's validation. A file is accepted whole or rejected whole
+ * with "FILE: reason" (a record index or byte offset in the reason), never
+ * half-read: a rejected file is quarantined by its caller.
+ *
+ * The packing helpers and the CRC allocate nothing and do no I/O, so the
+ * rank-side library links this file; bot_spool_read_file() is for tools.
+ */
+#ifndef BOT_COMMON_SPOOL_H
+#define BOT_COMMON_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BOT_SPOOL_MAGIC "NBSPOOL1"
+#define BOT_SPOOL_VERSION 1
+#define BOT_SPOOL_HDR_SIZE 64
+#define BOT_SPOOL_REC_SIZE 160
+#define BOT_SPOOL_TRAILER_SIZE 8
+#define BOT_SPOOL_BUILD_ID_SIZE 16
+#define BOT_SPOOL_NCOST 21
+/* Largest file a reader accepts: 2^20 records (the writer keeps far fewer). */
+#define BOT_SPOOL_MAX_RECORDS (1u << 20)
+#define BOT_SPOOL_ERR_MAX 512
+
+/* Header flags. */
+#define BOT_SPOOL_HF_SAMPLES_DROPPED 0x1	/* the per-process sample cap was hit */
+#define BOT_SPOOL_HF_SUMMARIES_DROPPED 0x2	/* the summary cap was hit */
+#define BOT_SPOOL_HF_KNOWN 0x3
+
+/* Record kinds. */
+#define BOT_SPOOL_SAMPLE 1
+#define BOT_SPOOL_SUMMARY 2
+
+/* Record flags (labels). A sample with none of bits 0-4 set is clean. */
+#define BOT_SPOOL_F_AGGREGATE 0x01	/* its group held >1 Coll of the same func/algo/proto */
+#define BOT_SPOOL_F_CHANNELS 0x02	/* channels missing (nChannels 0, or not all reported) */
+#define BOT_SPOOL_F_RANGE 0x04		/* stop <= start, or outside 0.05x-20x of the prior */
+#define BOT_SPOOL_F_CAPTURED 0x08	/* graph-captured call */
+#define BOT_SPOOL_F_FIRST_ALGO 0x10	/* first measured use of this algorithm on the comm */
+#define BOT_SPOOL_F_NO_COST 0x20	/* no cost-table row known: cost[] all -1 */
+#define BOT_SPOOL_F_KNOWN 0x3f
+#define BOT_SPOOL_F_UNCLEAN 0x1f
+
+#define BOT_SPOOL_ARM_NONE 0xff		/* auto_arm unknown / decided left to AUTO / summary arm */
+#define BOT_SPOOL_MAX_NS (1ull << 40)
+#define BOT_SPOOL_MAX_BYTES (1ull << 40)
+
+struct bot_spool_hdr {
+	uint32_t version;	/* BOT_SPOOL_VERSION */
+	uint32_t rec_size;	/* BOT_SPOOL_REC_SIZE */
+	uint64_t nrecords;
+	uint64_t table_digest;	/* 0 without a step table */
+	char build_id[BOT_SPOOL_BUILD_ID_SIZE];	/* "nccl-bot 0.1", NUL padded */
+	uint64_t host_hash;	/* bot_digest64 of the hostname */
+	uint32_t pid;
+	uint32_t flags;		/* BOT_SPOOL_HF_* */
+};
+
+struct bot_spool_rec {
+	uint8_t kind;		/* BOT_SPOOL_SAMPLE / BOT_SPOOL_SUMMARY */
+	uint8_t flags;		/* BOT_SPOOL_F_* */
+	uint8_t coll;		/* enum bot_coll */
+	uint8_t arm;		/* sample: what ran (descriptor); summary: 0xff */
+	uint8_t nchannels;	/* sample: descriptor nChannels */
+	uint8_t auto_arm;	/* AUTO's arm for the context, 0xff unknown */
+	uint8_t decided;	/* the tuner's arm for the context, 0xff = left to AUTO */
+	uint8_t policy;		/* formats.md section 10 */
+	uint64_t comm_id;
+	uint32_t rank, nranks, nnodes;
+	uint64_t nbytes;	/* tuner nBytes; summary: lower bound of the bucket */
+	uint64_t seq;		/* sample: descriptor seqNumber; summary: 0 */
+	uint64_t duration_ns;	/* sample: GPU duration; summary: 0 */
+	uint64_t calls;		/* summary: calls of the context on this rank */
+	uint64_t captured_calls;	/* summary: captured calls seen by the profiler */
+	float cost[BOT_SPOOL_NCOST];	/* NCCL's cost-table row (us), -1 unsupported */
+};
+
+struct bot_spool_file {
+	struct bot_spool_hdr hdr;
+	struct bot_spool_rec *recs;	/* hdr.nrecords, malloc()ed */
+};
+
+/* CRC-32C (Castagnoli, reflected 0x82f63b78), software table. Chain calls by
+ * passing the previous result as crc (start with 0). */
+uint32_t bot_spool_crc32c(uint32_t crc, const void *p, size_t n);
+
+void bot_spool_pack_hdr(uint8_t out[BOT_SPOOL_HDR_SIZE], const struct bot_spool_hdr *h);
+void bot_spool_pack_rec(uint8_t out[BOT_SPOOL_REC_SIZE], const struct bot_spool_rec *r);
+void bot_spool_unpack_rec(struct bot_spool_rec *r, const uint8_t in[BOT_SPOOL_REC_SIZE]);
+
+/* A record's fields within their ranges (formats.md section 9)? 0, or -1
+ * with the reason in err. */
+int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen);
+
+/* Whether a sample is clean (kind 1, no label, a duration). */
+static inline int bot_spool_clean(const struct bot_spool_rec *r)
+{
+	return r->kind == BOT_SPOOL_SAMPLE && !(r->flags & BOT_SPOOL_F_UNCLEAN) && r->duration_ns;
+}
+
+/* Validate and decode a whole file image named `name`. 0 with *out filled
+ * (free with bot_spool_free), or -1 with "name: reason" in err and *out
+ * empty. Allocates. */
+int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot_spool_file *out,
+		    char *err, size_t errlen);
+/* Read a file and parse it (at most the header, trailer and
+ * BOT_SPOOL_MAX_RECORDS records). */
+int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen);
+void bot_spool_free(struct bot_spool_file *f);
+
+#endif

@@ -1,0 +1,818 @@
+/*
+ * test_spool.c - measurement and spool, end to end through the BUILT
+ * libnccl-tuner-bot.so: dlopen() by path, profiler init then tuner init,
+ * getCollInfo with NCCL's contiguous float[7][3] table, and the profiler
+ * events NCCL 2.28 emits while the process-global mask asks for them
+ * (GroupApi/CollApi, Group, Coll on the "launch" thread; KernelCh start /
+ * KernelChStop / stop with fake pTimers from a proxy thread), then the
+ * spool file read back with the tools' reader (common/spool.h).
+ *
+ * Checks: sample durations and arm attribution from the descriptor (not
+ * the decision), AUTO's and the decided arm, the cost row, labels
+ * (aggregate, channels missing, out of range, first use of an algorithm),
+ * windows and the duty cycle, nothing below min bytes, nothing during
+ * capture, late KernelCh events after the tuner's finalize, no write from a
+ * forked child, corrupt files rejected with reasons, and `nccl-bot spool
+ * sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
+ * here from the ABI notes, independently of tuner/.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/spool.h"
+#include "common/sweep.h"
+#include "common/table.h"
+#include "policies/context.h"
+
+#ifndef BOT_TUNER_SO
+#define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
+#endif
+#ifndef BOT_NCCL_BOT
+#define BOT_NCCL_BOT "./nccl-bot"
+#endif
+
+typedef void (*logger_t)(int level, unsigned long flags, const char *file, int line,
+			 const char *fmt, ...);
+
+typedef struct {
+	const char *name;
+	int (*init)(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes, logger_t log,
+		    void *nvl, void *constants);
+	int (*getCollInfo)(void *ctx, int collType, size_t nBytes, int numPipeOps,
+			   float **collCostTable, int numAlgo, int numProto, int regBuff,
+			   int *nChannels);
+	int (*finalize)(void *ctx);
+} tuner_v5_t;
+
+struct descr {			/* v5: 112 bytes */
+	uint64_t type;
+	void *parentObj;
+	int rank;
+	union {
+		struct {
+			bool graphCaptured;
+			int groupDepth;
+		} groupApi;
+		struct {
+			const char *func;
+			size_t count;
+			const char *datatype;
+			int root;
+			void *stream;
+			bool graphCaptured;
+		} collApi;
+		struct {
+			uint64_t seqNumber;
+			const char *func;
+			const void *sendBuff;
+			void *recvBuff;
+			size_t count;
+			int root;
+			const char *datatype;
+			uint8_t nChannels;
+			uint8_t nWarps;
+			const char *algo;
+			const char *proto;
+			void *parentGroup;
+		} coll;
+		struct {
+			uint8_t channelId;
+			uint64_t pTimer;
+		} kernelCh;
+		uint8_t pad[88];
+	};
+};
+_Static_assert(sizeof(struct descr) == 112, "descriptor is 112 B");
+
+typedef struct {
+	const char *name;
+	int (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes,
+		    int nRanks, int rank, logger_t log);
+	int (*startEvent)(void *ctx, void **eHandle, struct descr *d);
+	int (*stopEvent)(void *eHandle);
+	int (*recordEventState)(void *eHandle, int eState, uint64_t *args);
+	int (*finalize)(void *ctx);
+} profiler_v5_t;
+
+#define EV_GROUP 1u
+#define EV_COLL 2u
+#define EV_KCH 64u
+#define EV_GROUP_API 256u
+#define EV_COLL_API 512u
+#define KCH_STOP 22
+
+#define NALGO 7
+#define NPROTO 3
+#define MiB (1024 * 1024)
+#define COMM 0x5eed5eed12345678ULL
+
+static const char *algo_str[] = { "TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS",
+				  "NVLS_TREE", "PAT" };
+static const char *proto_str[] = { "LL", "LL128", "SIMPLE" };
+static const char *func_str[] = { "Broadcast", "Reduce", "AllGather", "ReduceScatter",
+				  "AllReduce" };
+
+static void *so;
+static const tuner_v5_t *t5;
+static const profiler_v5_t *p5;
+static char dir[256];
+
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+{
+}
+
+/* ---- an emulated NCCL for one comm ---------------------------------------- */
+
+struct kop {			/* one Coll's KernelCh work for the proxy */
+	void *pctx;
+	void *coll;
+	int nch, reported;	/* channels reported (< nch: missing) */
+	uint64_t t0, dur;
+	int bad_stop;		/* stop before start */
+};
+
+struct comm {
+	void *pctx, *tctx;
+	int mask;		/* NCCL's process-global ncclProfilerEventMask */
+	uint64_t seq[5];
+	uint64_t clock;
+	/* proxy thread */
+	pthread_t proxy;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct kop q[4096];
+	unsigned head, tail;
+	int stop;
+	/* counters */
+	unsigned measured;	/* Coll events delivered with a non-NULL handle */
+};
+
+/* What each call looks like. */
+struct opts {
+	int ncoll;		/* Colls in the group (same func/algo/proto): 2 = aggregate */
+	int force_arm;		/* descriptor arm (-1: NCCL's argmin after the tuner) */
+	int nch;		/* descriptor nChannels */
+	int reported;		/* KernelCh channels reported (default nch) */
+	uint64_t dur_ns;
+	int captured;
+	int bad_stop;
+};
+
+static void deliver(const struct kop *k)
+{
+	void *h[64];
+
+	for (int c = 0; c < k->reported; c++) {
+		struct descr d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = EV_KCH;
+		d.parentObj = k->coll;
+		d.kernelCh.channelId = (uint8_t)c;
+		d.kernelCh.pTimer = k->t0 + 7 * (uint64_t)c;	/* channel skew */
+		h[c] = NULL;
+		p5->startEvent(k->pctx, &h[c], &d);
+	}
+	for (int c = 0; c < k->reported; c++) {
+		uint64_t stop = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c;
+
+		if (!h[c])
+			continue;
+		p5->recordEventState(h[c], KCH_STOP, &stop);
+		p5->stopEvent(h[c]);
+	}
+}
+
+static void *proxy_main(void *arg)
+{
+	struct comm *c = arg;
+
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (c->head == c->tail && !c->stop)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (c->head == c->tail && c->stop)
+			break;
+		{
+			struct kop k = c->q[c->tail % 4096];
+
+			pthread_mutex_unlock(&c->mu);
+			deliver(&k);
+			pthread_mutex_lock(&c->mu);
+			c->tail++;
+			pthread_cond_broadcast(&c->cv);
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+static void push(struct comm *c, const struct kop *k)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->head - c->tail == 4096)
+		pthread_cond_wait(&c->cv, &c->mu);
+	c->q[c->head++ % 4096] = *k;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void drain(struct comm *c)
+{
+	pthread_mutex_lock(&c->mu);
+	while (c->head != c->tail)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
+}
+
+static void comm_open(struct comm *c, int rank)
+{
+	memset(c, 0, sizeof(*c));
+	pthread_mutex_init(&c->mu, NULL);
+	pthread_cond_init(&c->cv, NULL);
+	ck_assert_int_eq(p5->init(&c->pctx, COMM, &c->mask, "test", 2, 16, rank, logger), 0);
+	ck_assert_int_eq(t5->init(&c->tctx, COMM, 16, 2, logger, NULL, NULL), 0);
+	ck_assert_int_eq(pthread_create(&c->proxy, NULL, proxy_main, c), 0);
+}
+
+static void proxy_stop(struct comm *c)
+{
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->proxy, NULL);
+}
+
+/* NCCL teardown order: tuner finalize, proxy drains, profiler finalize. */
+static void comm_close(struct comm *c)
+{
+	ck_assert_int_eq(t5->finalize(c->tctx), 0);
+	proxy_stop(c);
+	ck_assert_int_eq(p5->finalize(c->pctx), 0);
+}
+
+static void cost_init(float t[NALGO][NPROTO])
+{
+	for (int a = 0; a < NALGO; a++)
+		for (int p = 0; p < NPROTO; p++)
+			t[a][p] = 100.0f + (float)(a * NPROTO + p);
+	t[1][2] = 90.0f;	/* AUTO: ring/simple */
+	t[2][0] = t[2][1] = t[2][2] = -1.0f;
+	t[3][0] = t[3][1] = t[3][2] = -1.0f;
+	t[5][0] = t[5][1] = t[5][2] = -1.0f;
+}
+
+static int argmin(const float *t)
+{
+	int best = -1;
+
+	for (int i = 0; i < NALGO * NPROTO; i++)
+		if (t[i] >= 0 && (best < 0 || t[i] < t[best]))
+			best = i;
+	return best;
+}
+
+/* One collective: API-time mask, API events, getCollInfo, Group/Coll, and
+ * the KernelCh work queued to the proxy. Returns NCCL's arm. */
+static int call(struct comm *c, int coll, size_t nbytes, const struct opts *o)
+{
+	int mask = __atomic_load_n(&c->mask, __ATOMIC_RELAXED);
+	int want = mask & (EV_COLL | EV_KCH), nch = 0, arm, n = o->ncoll ? o->ncoll : 1;
+	float t[NALGO][NPROTO];
+	void *hg = NULL, *hc = NULL, *hgrp = NULL, *h[8] = { 0 };
+	struct descr d;
+
+	if (want) {
+		memset(&d, 0, sizeof(d));
+		d.type = EV_GROUP_API;
+		d.groupApi.graphCaptured = o->captured;
+		p5->startEvent(c->pctx, &hg, &d);
+		memset(&d, 0, sizeof(d));
+		d.type = EV_COLL_API;
+		d.parentObj = hg;
+		d.collApi.func = func_str[coll];
+		d.collApi.count = nbytes / 4;
+		d.collApi.datatype = "ncclFloat32";
+		d.collApi.graphCaptured = o->captured;
+		p5->startEvent(c->pctx, &hc, &d);
+		p5->stopEvent(hc);
+	}
+	cost_init(t);
+	ck_assert_int_eq(t5->getCollInfo(c->tctx, coll, nbytes * (size_t)n, 1, (float **)t, NALGO,
+					 NPROTO, 0, &nch), 0);
+	arm = o->force_arm >= 0 ? o->force_arm : argmin(&t[0][0]);
+	if (want) {
+		memset(&d, 0, sizeof(d));
+		d.type = EV_GROUP;
+		p5->startEvent(c->pctx, &hgrp, &d);
+		for (int i = 0; i < n; i++) {
+			memset(&d, 0, sizeof(d));
+			d.type = EV_COLL;
+			d.parentObj = hc;
+			d.coll.seqNumber = c->seq[coll]++;
+			d.coll.func = func_str[coll];
+			d.coll.count = coll == 2 || coll == 3 ? nbytes / 16 : nbytes / 4;
+			d.coll.datatype = "ncclFloat32";
+			d.coll.nChannels = (uint8_t)o->nch;
+			d.coll.algo = algo_str[arm / 3];
+			d.coll.proto = proto_str[arm % 3];
+			d.coll.parentGroup = hgrp;
+			p5->startEvent(c->pctx, &h[i], &d);
+			if (h[i]) {
+				struct kop k = { c->pctx, h[i], o->nch, o->reported ? o->reported : o->nch,
+						 c->clock, o->dur_ns, o->bad_stop };
+
+				c->measured++;
+				push(c, &k);
+			}
+			c->clock += o->dur_ns + 1000;
+		}
+		for (int i = 0; i < n; i++)
+			p5->stopEvent(h[i]);	/* "enqueued" */
+		p5->stopEvent(hgrp);
+		p5->stopEvent(hg);
+	}
+	return arm;
+}
+
+static const struct opts plain = { 1, -1, 8, 0, 100000, 0, 0 };
+
+/* ---- spool reading --------------------------------------------------------- */
+
+static struct bot_spool_file sf;
+static char spool_path[512];
+
+static int find_spool(char *out, size_t n)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		if (!strncmp(e->d_name, "nb-", 3) && strstr(e->d_name, ".spool")) {
+			snprintf(out, n, "%s/%s", dir, e->d_name);
+			found++;
+		}
+	closedir(dp);
+	return found;
+}
+
+static void read_spool(void)
+{
+	char err[BOT_SPOOL_ERR_MAX];
+
+	ck_assert_int_eq(find_spool(spool_path, sizeof(spool_path)), 1);
+	ck_assert_msg(bot_spool_read_file(spool_path, &sf, err, sizeof(err)) == 0, "%s", err);
+}
+
+static unsigned count(int kind, int flag)
+{
+	unsigned n = 0;
+
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+		if (sf.recs[i].kind == kind && (!flag || (sf.recs[i].flags & flag)))
+			n++;
+	return n;
+}
+
+/* ---- fixture ----------------------------------------------------------------- */
+
+static void setup(void)
+{
+	const char *path = getenv("BOT_TUNER_SO");
+
+	if (!path || !*path)
+		path = BOT_TUNER_SO;
+	unsetenv("NCCL_BOT_TABLE");
+	unsetenv("NCCL_BOT_POLICY");
+	unsetenv("NCCL_BOT_MIN_BYTES");
+	unsetenv("NCCL_BOT_WINDOW");
+	unsetenv("NCCL_ALGO");
+	unsetenv("NCCL_PROTO");
+	snprintf(dir, sizeof(dir), "/tmp/test_spool.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	setenv("NCCL_BOT_SPOOL", dir, 1);
+	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(so != NULL, "dlopen %s: %s", path, dlerror());
+	t5 = dlsym(so, "ncclTunerPlugin_v5");
+	p5 = dlsym(so, "ncclProfiler_v5");
+	ck_assert(t5 && p5);
+	memset(&sf, 0, sizeof(sf));
+}
+
+static void teardown(void)
+{
+	char cmd[300];
+
+	bot_spool_free(&sf);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd)) {
+		/* leftovers in /tmp only */
+	}
+}
+
+/* ---- tests ------------------------------------------------------------------ */
+
+/* 100k calls: windows of 32 every 3200 calls; samples exact; attribution
+ * from the descriptor; summary counts every call. */
+START_TEST(test_round_trip_and_duty)
+{
+	struct comm c;
+	struct opts o = plain;
+	const unsigned ncalls = 100000;
+	unsigned samples, first = 0;
+
+	o.force_arm = bot_arm(BOT_ALGO_TREE, BOT_PROTO_LL128);	/* not AUTO's ring/simple */
+	comm_open(&c, 3);
+	ck_assert_int_eq(c.mask, 0);
+	for (unsigned i = 0; i < ncalls; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &o);
+	drain(&c);
+	ck_assert_uint_gt(c.measured, 0);
+	ck_assert_uint_le(c.measured, ncalls / 100 + 32);
+	comm_close(&c);
+	ck_assert_int_eq(c.mask, 0);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.version, 1);
+	ck_assert_uint_eq(sf.hdr.pid, (uint32_t)getpid());
+	samples = count(BOT_SPOOL_SAMPLE, 0);
+	ck_assert_uint_eq(samples, c.measured);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		if (r->kind == BOT_SPOOL_SUMMARY) {
+			ck_assert_uint_eq(r->coll, BOT_COLL_ALLREDUCE);
+			/* window calls x 100 */
+			ck_assert_uint_eq(r->calls, (uint64_t)c.measured * 100);
+			ck_assert_uint_eq(bot_size_bucket(r->nbytes), bot_size_bucket(4 * MiB));
+			ck_assert_uint_eq(r->auto_arm, bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+			ck_assert_uint_eq(r->decided, BOT_SPOOL_ARM_NONE);
+			continue;
+		}
+		ck_assert_uint_eq(r->arm, bot_arm(BOT_ALGO_TREE, BOT_PROTO_LL128));
+		ck_assert_uint_eq(r->auto_arm, bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+		ck_assert_uint_eq(r->decided, BOT_SPOOL_ARM_NONE);	/* no table: auto */
+		ck_assert_uint_eq(r->nbytes, 4 * MiB);
+		ck_assert_uint_eq(r->nchannels, 8);
+		ck_assert_uint_eq(r->rank, 3);
+		ck_assert_uint_eq(r->nranks, 16);
+		ck_assert_uint_eq(r->nnodes, 2);
+		ck_assert_uint_eq(r->comm_id, COMM);
+		/* max stop - min start: channel 0 stops last (t0+dur), starts first */
+		ck_assert_uint_eq(r->duration_ns, 100000);
+		ck_assert(r->cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] == 90.0f);
+		ck_assert(r->cost[bot_arm(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_LL)] == -1.0f);
+		if (r->flags & BOT_SPOOL_F_FIRST_ALGO)
+			first++;
+		else
+			ck_assert_uint_eq(r->flags, 0);
+	}
+	ck_assert_uint_eq(first, 1);
+	ck_assert_uint_eq(count(BOT_SPOOL_SUMMARY, 0), 1);
+}
+END_TEST
+
+/* With a step table that forces an arm and allows measurement: the sample's
+ * decided arm is the table's, the arm what the descriptor says ran. */
+START_TEST(test_decided_from_table)
+{
+	static struct bot_table tbl;
+	static char text[BOT_TABLE_MAX_TEXT + 1];
+	struct comm c;
+	unsigned n = 0;
+
+	bot_table_init(&tbl, 2, 7);
+	tbl.flags |= BOT_TABLE_F_MEASURE;
+	bot_table_shape(&tbl, 16, 2);
+	memset(&tbl.entries[0], 0, sizeof(tbl.entries[0]));
+	tbl.entries[0].coll = BOT_COLL_ALLREDUCE;
+	tbl.entries[0].bucket = (uint8_t)bot_size_bucket(4 * MiB);
+	tbl.entries[0].plan.exploit = (uint8_t)bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+	tbl.nentries = 1;
+	ck_assert_int_eq(bot_table_normalize(&tbl), 0);
+	ck_assert_int_gt(bot_table_encode(&tbl, text, sizeof(text)), 0);
+	setenv("NCCL_BOT_TABLE", text, 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		ck_assert_int_eq(call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain),
+				 bot_arm(BOT_ALGO_RING, BOT_PROTO_LL));
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.table_digest, tbl.digest ? tbl.digest : sf.hdr.table_digest);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		ck_assert_uint_eq(r->decided, bot_arm(BOT_ALGO_RING, BOT_PROTO_LL));
+		ck_assert_uint_eq(r->auto_arm, bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+		ck_assert_uint_eq(r->policy, 2);
+		if (r->kind == BOT_SPOOL_SAMPLE) {
+			ck_assert_uint_eq(r->arm, bot_arm(BOT_ALGO_RING, BOT_PROTO_LL));
+			n++;
+		}
+	}
+	ck_assert_uint_gt(n, 0);
+
+	/* a table without the measure flag: nothing measured, mask stays 0 */
+	bot_spool_free(&sf);
+	tbl.flags &= (uint8_t)~BOT_TABLE_F_MEASURE;
+	ck_assert_int_gt(bot_table_encode(&tbl, text, sizeof(text)), 0);
+	setenv("NCCL_BOT_TABLE", text, 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	ck_assert_uint_eq(c.measured, 0);
+	ck_assert_int_eq(c.mask, 0);
+	comm_close(&c);
+}
+END_TEST
+
+START_TEST(test_labels)
+{
+	struct comm c;
+	struct opts agg = plain, miss = plain, zero = plain, range = plain, bad = plain;
+
+	agg.ncoll = 2;
+	miss.reported = 5;
+	zero.nch = 0;
+	range.dur_ns = 100000000;	/* 100 ms against a ~100 us prior */
+	bad.bad_stop = 1;
+	comm_open(&c, 1);
+	for (unsigned i = 0; i < 20000; i++) {
+		const struct opts *o = i % 5 == 0 ? &agg : i % 5 == 1 ? &miss : i % 5 == 2 ? &zero :
+				       i % 5 == 3 ? &range : &bad;
+
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, o);
+	}
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_gt(count(BOT_SPOOL_SAMPLE, BOT_SPOOL_F_AGGREGATE), 0);
+	ck_assert_uint_gt(count(BOT_SPOOL_SAMPLE, BOT_SPOOL_F_CHANNELS), 0);
+	ck_assert_uint_gt(count(BOT_SPOOL_SAMPLE, BOT_SPOOL_F_RANGE), 0);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		if (r->kind != BOT_SPOOL_SAMPLE)
+			continue;
+		ck_assert_msg(r->flags & (BOT_SPOOL_F_AGGREGATE | BOT_SPOOL_F_CHANNELS |
+					  BOT_SPOOL_F_RANGE), "unlabelled sample flags %x", r->flags);
+		if (r->flags & BOT_SPOOL_F_AGGREGATE)
+			ck_assert_uint_eq(r->nbytes, 8 * MiB);	/* the summed bytes */
+		if (r->nchannels == 0)
+			ck_assert(r->flags & BOT_SPOOL_F_CHANNELS);
+	}
+}
+END_TEST
+
+START_TEST(test_min_bytes_and_capture)
+{
+	struct comm c;
+	struct opts cap = plain;
+	unsigned seen = 0;
+
+	cap.captured = 1;
+	comm_open(&c, 0);
+	/* below the 1 MiB default: windows open, nothing measured */
+	for (unsigned i = 0; i < 20000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 512 * 1024, &plain);
+	ck_assert_uint_eq(c.measured, 0);
+	/* captured calls: the window is dropped at once (only the first call
+	 * after an arming point sees the mask), with a back-off; nothing measured */
+	for (unsigned i = 0; i < 20000; i++) {
+		if (c.mask)
+			seen++;
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &cap);
+	}
+	ck_assert_uint_eq(c.measured, 0);
+	ck_assert_uint_le(seen, 4);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), 0);
+	ck_assert_uint_eq(count(BOT_SPOOL_SUMMARY, 0), 2);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		ck_assert_uint_gt(r->calls, 0);
+		ck_assert_uint_le(r->calls, 20000 + 3200);
+		if (r->nbytes >= MiB)
+			ck_assert_uint_gt(r->captured_calls, 0);
+		else
+			ck_assert_uint_eq(r->captured_calls, 0);
+	}
+}
+END_TEST
+
+/* KernelCh events after the tuner's finalize (the proxy lags): no crash,
+ * samples kept. Also run under ASan by the sanitizer build. */
+START_TEST(test_late_events)
+{
+	struct comm c;
+
+	comm_open(&c, 0);
+	pthread_mutex_lock(&c.mu);	/* hold the proxy back */
+	for (unsigned i = 0; i < 3300 + 200; i++) {
+		pthread_mutex_unlock(&c.mu);
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+		pthread_mutex_lock(&c.mu);
+	}
+	pthread_mutex_unlock(&c.mu);
+	ck_assert_int_eq(t5->finalize(c.tctx), 0);
+	proxy_stop(&c);		/* drains: every KernelCh after the tuner is gone */
+	ck_assert_int_eq(p5->finalize(c.pctx), 0);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
+}
+END_TEST
+
+START_TEST(test_fork_child_never_writes)
+{
+	struct comm c;
+	char path[512];
+	pid_t pid;
+	int st;
+
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* a DataLoader-style child: finalizes and exits (atexit too) */
+		c.stop = 1;
+		t5->finalize(c.tctx);
+		p5->finalize(c.pctx);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert_int_eq(find_spool(path, sizeof(path)), 0);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.pid, (uint32_t)getpid());
+}
+END_TEST
+
+/* ---- reader ------------------------------------------------------------------ */
+
+static uint8_t *slurp(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	uint8_t *b = malloc(1 << 24);
+
+	ck_assert(f && b);
+	*n = fread(b, 1, 1 << 24, f);
+	fclose(f);
+	return b;
+}
+
+static void expect_reject(const uint8_t *b, size_t n, const char *why)
+{
+	struct bot_spool_file f;
+	char err[BOT_SPOOL_ERR_MAX];
+
+	ck_assert_int_eq(bot_spool_parse("x.spool", b, n, &f, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why) && !strncmp(err, "x.spool: ", 9), "'%s' lacks '%s'", err,
+		      why);
+	ck_assert_ptr_null(f.recs);
+}
+
+static void recrc(uint8_t *b, size_t n)
+{
+	uint32_t crc = bot_spool_crc32c(0, b, n - 8);
+
+	b[n - 8] = (uint8_t)crc;
+	b[n - 7] = (uint8_t)(crc >> 8);
+	b[n - 6] = (uint8_t)(crc >> 16);
+	b[n - 5] = (uint8_t)(crc >> 24);
+}
+
+START_TEST(test_reader_rejects)
+{
+	struct comm c;
+	size_t n;
+	uint8_t *b, *x;
+	struct bot_spool_file f;
+	char err[BOT_SPOOL_ERR_MAX];
+
+	/* CRC-32C check value */
+	ck_assert_uint_eq(bot_spool_crc32c(0, "123456789", 9), 0xe3069283u);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	read_spool();
+	b = slurp(spool_path, &n);
+	ck_assert_uint_eq(n, 64 + 160 * sf.hdr.nrecords + 8);
+	ck_assert_int_eq(bot_spool_parse("x.spool", b, n, &f, err, sizeof(err)), 0);
+	bot_spool_free(&f);
+	x = malloc(n);
+
+	memcpy(x, b, n);
+	x[0] = 'X';
+	expect_reject(x, n, "bad magic");
+	memcpy(x, b, n);
+	x[100] ^= 1;
+	expect_reject(x, n, "CRC-32C mismatch");
+	expect_reject(b, n - 1, "truncated");
+	expect_reject(b, 10, "truncated");
+	memcpy(x, b, n);
+	x[12] = 128;		/* record size */
+	expect_reject(x, n, "record size 128");
+	memcpy(x, b, n);
+	x[8] = 2;		/* version */
+	expect_reject(x, n, "version 2");
+	memcpy(x, b, n);
+	x[64 + 2] = 9;		/* collective of record 0, CRC fixed: a range check */
+	recrc(x, n);
+	expect_reject(x, n, "record 0");
+	memcpy(x, b, n);
+	x[64 + 29] = 1;		/* reserved byte */
+	recrc(x, n);
+	expect_reject(x, n, "reserved");
+	free(x);
+	free(b);
+}
+END_TEST
+
+/* `nccl-bot spool sweep` -> a sweep CSV that bot_sweep_parse accepts, one
+ * row per clean sample. */
+START_TEST(test_sweep_conversion)
+{
+	struct comm c;
+	struct bot_sweep sw;
+	char cmd[1024], err[BOT_SWEEP_ERR_MAX], *out = malloc(1 << 22);
+	FILE *p;
+	size_t n;
+	unsigned clean = 0;
+
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	read_spool();
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+		clean += bot_spool_clean(&sf.recs[i]);
+	ck_assert_uint_gt(clean, 0);
+	snprintf(cmd, sizeof(cmd), "%s spool sweep --fabric test-fab '%s' 2>/dev/null",
+		 getenv("BOT_NCCL_BOT") ? getenv("BOT_NCCL_BOT") : BOT_NCCL_BOT, dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, (1 << 22) - 1, p);
+	ck_assert_int_eq(pclose(p), 0);
+	bot_sweep_init(&sw);
+	ck_assert_msg(bot_sweep_parse(&sw, "out.csv", out, n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(sw.nrows, clean);
+	for (size_t i = 0; i < sw.nrows; i++) {
+		ck_assert_int_eq(sw.rows[i].coll, BOT_COLL_ALLREDUCE);
+		ck_assert_int_eq(sw.rows[i].algo, BOT_ALGO_RING);
+		ck_assert_int_eq(sw.rows[i].proto, BOT_PROTO_SIMPLE);
+		ck_assert(sw.rows[i].auto_us == 90.0);
+		ck_assert(sw.rows[i].measured_us == 100.0);
+		ck_assert_str_eq(sw.fabrics[sw.rows[i].fabric], "test-fab");
+	}
+	bot_sweep_free(&sw);
+	free(out);
+}
+END_TEST
+
+static Suite *spool_suite(void)
+{
+	Suite *s = suite_create("spool");
+	TCase *tc = tcase_create("so");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_round_trip_and_duty);
+	tcase_add_test(tc, test_decided_from_table);
+	tcase_add_test(tc, test_labels);
+	tcase_add_test(tc, test_min_bytes_and_capture);
+	tcase_add_test(tc, test_late_events);
+	tcase_add_test(tc, test_fork_child_never_writes);
+	tcase_add_test(tc, test_reader_rejects);
+	tcase_add_test(tc, test_sweep_conversion);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(spool_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
+}

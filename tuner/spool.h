@@ -1,0 +1,50 @@
+/*
+ * spool.h - the rank-side spool writer: this process's measurements,
+ * kept in bounded memory and rewritten as one cumulative file
+ * $NCCL_BOT_SPOOL/nb-<hostname>-<pid>.spool (doc/formats.md section 9).
+ *
+ * No background thread (pthread_create would need GLIBC_2.34 symbols on the
+ * build host): the file is rewritten opportunistically from event callbacks
+ * when CLOCK_MONOTONIC says BOT_SPOOL_PERIOD_NS passed, at tuner/profiler
+ * finalize, and atexit; never from a forked child (getpid() is compared
+ * with the pid recorded at setup). Every failure only costs learning: it
+ * is counted and logged once, never returned to NCCL.
+ */
+#ifndef BOT_TUNER_SPOOL_H
+#define BOT_TUNER_SPOOL_H
+
+#include <stdint.h>
+
+#include "common/spool.h"
+#include "tuner/nccl_abi.h"
+
+#define BOT_SPOOL_PERIOD_NS (60ull * 1000000000ull)
+#define BOT_SPOOL_MAX_SAMPLES 65536
+#define BOT_SPOOL_MAX_SUMMARIES 65536
+
+/* First call with measurement on: remember the directory, the table digest
+ * and a logger, register the atexit flush. Later calls only update the
+ * digest/logger when unset. Returns 0, or -1 (no memory, empty dir). */
+int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t log);
+
+/* Append a sample (copied). Past BOT_SPOOL_MAX_SAMPLES it is dropped and
+ * counted (header flag). */
+void bot_spool_add(const struct bot_spool_rec *r);
+
+/* Live measurement objects whose context summaries go into every rewrite;
+ * bot_spool_retire() keeps their final summaries and forgets the object. */
+void bot_spool_register(void *meas);
+void bot_spool_retire(void *meas);
+
+/* Rewrite the file if the period passed (cheap clock check otherwise). */
+void bot_spool_tick(void);
+/* Rewrite now. 0, or -1 (not set up, forked child, I/O error, busy). */
+int bot_spool_flush(void);
+
+/* Counters for tests and logs. */
+struct bot_spool_stats {
+	uint64_t samples, dropped, writes, failures;
+};
+void bot_spool_get_stats(struct bot_spool_stats *s);
+
+#endif
