@@ -7,7 +7,9 @@
  * compiles NCCL_BOT_TABLE, the step table every rank decides from
  * (doc/formats.md section 8). With --prior-only the table holds no
  * per-context entries: the policy, seed, size threshold and allow-list only.
- * Tables from learned state (--state) come with the state files, later.
+ * With --spool the policy plans every context that earlier jobs' spool
+ * files measured (tools/compile.h): the learning loop without shared state.
+ * Tables from learned per-fabric state (--state) come with the state files.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "compile.h"
 #include "common/table.h"
 #include "policies/context.h"
 #include "policies/policy.h"
@@ -32,12 +35,17 @@ static void env_usage(FILE *f)
 	fprintf(f,
 		"usage: nccl-bot env --prior-only [--policy P] [--seed S] [--min-bytes N]\n"
 		"                    [--allow LIST] [--lib PATH]\n"
+		"       nccl-bot env --spool FILE|DIR... [--comms C] [--round R] [same options]\n"
 		"       nccl-bot env --state FILE ...     (not supported yet: exit 2)\n"
 		"\n"
 		"Prints the export lines a launcher needs outside Slurm:\n"
 		"  eval \"$(nccl-bot env --prior-only --policy auto)\"\n"
 		"\n"
 		"  --prior-only     a step table without learned entries (policy on the prior)\n"
+		"  --spool PATH     plan from earlier jobs' spool files (a directory: its\n"
+		"                   *.spool files); repeatable. Bad files are skipped, named.\n"
+		"  --comms C        communicators expected to share a context (default 8)\n"
+		"  --round R        job index for the plan (default: jobs seen in the spools)\n"
 		"  --state FILE     a table compiled from learned state: not supported yet\n"
 		"                   (state files come in a later release)\n"
 		"  --policy P       policy name (default auto; see nccl-bot(7))\n"
@@ -116,11 +124,17 @@ int bot_cmd_env(int argc, char **argv)
 		{ "min-bytes", required_argument, NULL, 'm' },
 		{ "allow", required_argument, NULL, 'a' },
 		{ "lib", required_argument, NULL, 'l' },
+		{ "spool", required_argument, NULL, 'o' },
+		{ "comms", required_argument, NULL, 'c' },
+		{ "round", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *policy = "auto", *state = NULL, *lib = BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME;
-	uint64_t seed = 0, min_bytes = 1048576;
+	uint64_t seed = 0, min_bytes = 1048576, comms = 8, round = 0;
+	const char *spool[64];
+	size_t nspool = 0;
+	int have_round = 0;
 	uint32_t allow = 0;
 	int prior_only = 0, policy_id, c, k;
 	char path[PATH_MAX];
@@ -160,6 +174,26 @@ int bot_cmd_env(int argc, char **argv)
 		case 'l':
 			lib = optarg;
 			break;
+		case 'o':
+			if (nspool == sizeof(spool) / sizeof(spool[0])) {
+				fprintf(stderr, "nccl-bot: env: --spool: at most 64 paths\n");
+				return 2;
+			}
+			spool[nspool++] = optarg;
+			break;
+		case 'c':
+			if (parse_u64(optarg, &comms) < 0 || comms < 1 || comms > 65536) {
+				fprintf(stderr, "nccl-bot: env: --comms: want 1..65536: '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			if (parse_u64(optarg, &round) < 0 || round > (1ULL << 62)) {
+				fprintf(stderr, "nccl-bot: env: --round: not a job index: '%s'\n", optarg);
+				return 2;
+			}
+			have_round = 1;
+			break;
 		case 'h':
 			env_usage(stdout);
 			return 0;
@@ -177,8 +211,12 @@ int bot_cmd_env(int argc, char **argv)
 			"supported yet; use --prior-only\n", state);
 		return 2;
 	}
-	if (!prior_only) {
-		fprintf(stderr, "nccl-bot: env: say --prior-only (--state is not supported yet)\n");
+	if (prior_only && nspool) {
+		fprintf(stderr, "nccl-bot: env: --prior-only and --spool exclude each other\n");
+		return 2;
+	}
+	if (!prior_only && !nspool) {
+		fprintf(stderr, "nccl-bot: env: say --prior-only or --spool PATH\n");
 		env_usage(stderr);
 		return 2;
 	}
@@ -206,9 +244,36 @@ int bot_cmd_env(int argc, char **argv)
 		free(text);
 		return 1;
 	}
-	bot_table_init(t, policy_id, seed);
 	for (k = 0; k < 63 && (1ULL << k) < min_bytes; k++)
 		;
+	if (nspool) {
+		struct bot_compile_opts o;
+		struct bot_compile_report rep;
+		char err[512];
+
+		bot_compile_opts_default(&o);
+		bot_policy_init(&o.policy, bot_policy_name(policy_id));
+		o.policy.allow = allow;
+		o.seed = seed;
+		o.ncomms = (uint32_t)comms;
+		o.round = have_round ? (int64_t)round : -1;
+		o.min_bytes_log2 = (unsigned)k;
+		if (bot_compile_spools(spool, nspool, &o, t, &rep, stderr, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: env: %s\n", err);
+			free(t);
+			free(text);
+			return 1;
+		}
+		fprintf(stderr, "nccl-bot: env: %zu spool file(s) (%zu skipped), %llu samples "
+			"(%llu labelled, not learned from), %llu collectives after the minimum over "
+			"ranks; %zu contexts, %zu table entries (%zu dropped by the size budget); "
+			"round %llu\n", rep.files, rep.files_rejected,
+			(unsigned long long)rep.samples, (unsigned long long)rep.samples_unclean,
+			(unsigned long long)rep.collectives, rep.contexts, rep.entries, rep.dropped,
+			(unsigned long long)rep.round);
+	} else {
+		bot_table_init(t, policy_id, seed);
+	}
 	if (min_bytes > 1 && (1ULL << k) != min_bytes)
 		fprintf(stderr, "nccl-bot: env: --min-bytes %llu rounded up to %llu (a power of two)\n",
 			(unsigned long long)min_bytes, 1ULL << k);

@@ -1,0 +1,337 @@
+/*
+ * test_compile.c - spool files -> step table (tools/compile.h).
+ *
+ * Builds spool files byte by byte with the format's packing helpers (the
+ * way two ranks of a job would leave them), compiles them and checks what a
+ * launcher would hand the next job: the measured-faster arm becomes the
+ * exploit arm where AUTO is wrong, the minimum over ranks removes arrival
+ * skew, labelled samples and corrupt files teach nothing, small contexts are
+ * left to AUTO, and the table encodes and decodes.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/spool.h"
+#include "tools/compile.h"
+
+#define COMM 0x1234abcdULL
+#define NRANKS 16
+#define NNODES 2
+#define NBYTES (8u << 20)
+
+static char dir[64];
+
+static const int LL = 3 * 1 + 0;	/* ring/ll */
+static const int SIMPLE = 3 * 1 + 2;	/* ring/simple */
+
+static void fill_cost(float cost[BOT_SPOOL_NCOST])
+{
+	for (int a = 0; a < BOT_SPOOL_NCOST; a++)
+		cost[a] = -1.0f;
+	cost[LL] = 100.0f;	/* AUTO's choice */
+	cost[SIMPLE] = 120.0f;
+}
+
+static struct bot_spool_rec sample(int arm, uint64_t seq, uint64_t ns, uint32_t rank)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = BOT_SPOOL_SAMPLE;
+	r.coll = BOT_COLL_ALLREDUCE;
+	r.arm = (uint8_t)arm;
+	r.nchannels = 8;
+	r.auto_arm = (uint8_t)LL;
+	r.decided = BOT_SPOOL_ARM_NONE;
+	r.policy = BOT_POLICY_THOMPSON;
+	r.comm_id = COMM;
+	r.rank = rank;
+	r.nranks = NRANKS;
+	r.nnodes = NNODES;
+	r.nbytes = NBYTES;
+	r.seq = seq;
+	r.duration_ns = ns;
+	fill_cost(r.cost);
+	return r;
+}
+
+/* Write a spool file of n records; corrupt = flip a byte after the CRC. */
+static void write_spool(const char *name, const struct bot_spool_rec *r, size_t n, uint64_t digest,
+			int corrupt)
+{
+	struct bot_spool_hdr h;
+	size_t len = BOT_SPOOL_HDR_SIZE + n * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE;
+	uint8_t *buf = calloc(1, len);
+	uint32_t crc;
+	char path[128];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(&h, 0, sizeof(h));
+	h.version = BOT_SPOOL_VERSION;
+	h.rec_size = BOT_SPOOL_REC_SIZE;
+	h.nrecords = n;
+	h.table_digest = digest;
+	strcpy(h.build_id, "nccl-bot test");
+	h.pid = 42;
+	bot_spool_pack_hdr(buf, &h);
+	for (size_t i = 0; i < n; i++)
+		bot_spool_pack_rec(buf + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r[i]);
+	crc = bot_spool_crc32c(0, buf, len - BOT_SPOOL_TRAILER_SIZE);
+	for (int i = 0; i < 4; i++)
+		buf[len - 8 + i] = (uint8_t)(crc >> (8 * i));
+	if (corrupt)
+		buf[BOT_SPOOL_HDR_SIZE + 40] ^= 0x55;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	free(buf);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/nb-compile-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static const struct bot_table_entry *find_entry(const struct bot_table *t, unsigned coll,
+						 unsigned bucket)
+{
+	for (unsigned i = 0; i < t->nentries; i++)
+		if (t->entries[i].coll == coll && t->entries[i].bucket == bucket)
+			return &t->entries[i];
+	return NULL;
+}
+
+/* Two ranks saw the same collectives; rank 1 waited for a late peer, so its
+ * spans are longer. AUTO's ring/ll is really 2x slower than ring/simple. */
+static void two_ranks(uint64_t digest)
+{
+	struct bot_spool_rec r0[40], r1[40];
+
+	for (int i = 0; i < 40; i++) {
+		int arm = i % 2 ? SIMPLE : LL;
+		uint64_t ns = arm == LL ? 200000 : 100000;
+
+		r0[i] = sample(arm, (uint64_t)i, ns + 1000 * (uint64_t)(i % 3), 0);
+		r1[i] = sample(arm, (uint64_t)i, ns * 3, 1);	/* skewed */
+	}
+	write_spool("nb-a-1.spool", r0, 40, digest, 0);
+	write_spool("nb-b-2.spool", r1, 40, digest, 0);
+}
+
+START_TEST(test_learns_faster_arm)
+{
+	const char *paths[] = { dir };
+	struct bot_compile_opts o;
+	struct bot_compile_report rep;
+	struct bot_table *t = malloc(sizeof(*t)), *u = malloc(sizeof(*u));
+	const struct bot_table_entry *e;
+	char err[256], *text = malloc(BOT_TABLE_MAX_TEXT + 1);
+	long n;
+
+	ck_assert(t && u && text);
+	two_ranks(7);
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, "greedy");
+	ck_assert_int_eq(bot_compile_spools(paths, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.files, 2);
+	ck_assert_uint_eq(rep.files_rejected, 0);
+	ck_assert_uint_eq(rep.samples, 80);
+	/* One collective per (comm, seq): the minimum over the two ranks. */
+	ck_assert_uint_eq(rep.collectives, 40);
+	ck_assert_uint_eq(rep.jobs, 1);
+	ck_assert_uint_eq(rep.round, 1);
+	e = find_entry(t, BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES));
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(e->plan.exploit, SIMPLE);
+	ck_assert_uint_eq(t->nshapes, 1);
+	ck_assert_uint_eq(t->shapes[e->shape].nranks, NRANKS);
+	ck_assert_uint_eq(t->shapes[e->shape].nnodes, NNODES);
+	ck_assert(t->flags & BOT_TABLE_F_MEASURE);
+	/* What the launcher exports decodes to the same table. */
+	n = bot_table_encode(t, text, BOT_TABLE_MAX_TEXT + 1);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(bot_table_decode(text, (size_t)n, u), 0);
+	ck_assert_uint_eq(u->nentries, t->nentries);
+	ck_assert_int_eq(u->entries[0].plan.exploit, SIMPLE);
+	free(t);
+	free(u);
+	free(text);
+}
+END_TEST
+
+/* Rank 0 is on time: ring/ll (AUTO's) 100 us, ring/simple 150 us. Rank 1
+ * waited for a late peer on every ring/ll call: 400 us there. The minimum
+ * over ranks keeps ring/ll, so the plan stays AUTO's (no entry); rank 1's
+ * spans alone (or an average over ranks) would move the job to ring/simple. */
+START_TEST(test_min_over_ranks)
+{
+	struct bot_spool_rec r0[40], r1[40];
+	struct bot_compile_opts o;
+	struct bot_compile_report rep;
+	struct bot_table *t = malloc(sizeof(*t));
+	char one[128], err[256];
+	const char *both[] = { dir }, *skewed[] = { one };
+
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < 40; i++) {
+		int arm = i % 2 ? SIMPLE : LL;
+
+		r0[i] = sample(arm, (uint64_t)i, arm == LL ? 100000 : 150000, 0);
+		r1[i] = sample(arm, (uint64_t)i, arm == LL ? 400000 : 150000, 1);
+	}
+	write_spool("nb-a-1.spool", r0, 40, 7, 0);
+	write_spool("nb-b-2.spool", r1, 40, 7, 0);
+	snprintf(one, sizeof(one), "%s/nb-b-2.spool", dir);
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, "greedy");
+	ck_assert_int_eq(bot_compile_spools(both, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.collectives, 40);
+	ck_assert_uint_eq(t->nentries, 0);
+	ck_assert_int_eq(bot_compile_spools(skewed, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(t->nentries, 1);
+	ck_assert_int_eq(t->entries[0].plan.exploit, SIMPLE);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_bad_inputs_teach_nothing)
+{
+	const char *paths[] = { dir };
+	struct bot_spool_rec r[20];
+	struct bot_compile_opts o;
+	struct bot_compile_report rep;
+	struct bot_table *t = malloc(sizeof(*t));
+	char err[256], path[128];
+	FILE *devnull = fopen("/dev/null", "w");
+
+	ck_assert(t && devnull);
+	/* A corrupt file claiming ring/simple is wonderful: skipped whole. */
+	for (int i = 0; i < 20; i++)
+		r[i] = sample(SIMPLE, (uint64_t)i, 1000, 0);
+	write_spool("nb-c-3.spool", r, 20, 9, 1);
+	/* Labelled samples (aggregate, out of range) claiming the same. */
+	for (int i = 0; i < 20; i++) {
+		r[i] = sample(SIMPLE, (uint64_t)(100 + i), 1000, 0);
+		r[i].flags = i % 2 ? BOT_SPOOL_F_AGGREGATE : BOT_SPOOL_F_RANGE;
+	}
+	write_spool("nb-d-4.spool", r, 20, 9, 0);
+	/* A file that is not a spool at all, and one not named *.spool. */
+	snprintf(path, sizeof(path), "%s/nb-e-5.spool", dir);
+	ck_assert_int_eq(system((snprintf(err, sizeof(err), "echo hello > '%s'", path), err)), 0);
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	ck_assert_int_eq(system((snprintf(err, sizeof(err), "echo hello > '%s'", path), err)), 0);
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, "greedy");
+	ck_assert_int_eq(bot_compile_spools(paths, 1, &o, t, &rep, devnull, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.files, 3);
+	ck_assert_uint_eq(rep.files_rejected, 2);
+	ck_assert_uint_eq(rep.samples, 20);
+	ck_assert_uint_eq(rep.samples_unclean, 20);
+	ck_assert_uint_eq(rep.collectives, 0);
+	/* Nothing learned: greedy on the prior is AUTO, so no entry at all. */
+	ck_assert_uint_eq(t->nentries, 0);
+	/* A missing path is an error that names it. */
+	{
+		const char *missing[] = { "/nonexistent/nb-bot" };
+
+		ck_assert_int_eq(bot_compile_spools(missing, 1, &o, t, &rep, NULL, err, sizeof(err)), -1);
+		ck_assert_ptr_nonnull(strstr(err, "/nonexistent/nb-bot"));
+	}
+	fclose(devnull);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_small_contexts_left_to_auto)
+{
+	const char *paths[] = { dir };
+	struct bot_spool_rec r[40];
+	struct bot_compile_opts o;
+	struct bot_compile_report rep;
+	struct bot_table *t = malloc(sizeof(*t));
+	char err[256];
+
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < 40; i++) {
+		r[i] = sample(i % 2 ? SIMPLE : LL, (uint64_t)i, i % 2 ? 1000 : 5000, 0);
+		r[i].nbytes = 64 << 10;	/* below the 1 MiB default */
+	}
+	write_spool("nb-f-6.spool", r, 40, 3, 0);
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, "greedy");
+	ck_assert_int_eq(bot_compile_spools(paths, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.collectives, 40);
+	ck_assert_uint_eq(rep.contexts, 0);
+	ck_assert_uint_eq(t->nentries, 0);
+	o.min_bytes_log2 = 10;
+	ck_assert_int_eq(bot_compile_spools(paths, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(t->nentries, 1);
+	ck_assert_int_eq(t->entries[0].plan.exploit, SIMPLE);
+	free(t);
+}
+END_TEST
+
+START_TEST(test_round_counts_jobs)
+{
+	const char *paths[] = { dir };
+	struct bot_spool_rec r[4];
+	struct bot_compile_opts o;
+	struct bot_compile_report rep;
+	struct bot_table *t = malloc(sizeof(*t));
+	char err[256];
+
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < 4; i++)
+		r[i] = sample(LL, (uint64_t)i, 200000, 0);
+	write_spool("nb-g-1.spool", r, 4, 11, 0);
+	write_spool("nb-g-2.spool", r, 4, 11, 0);
+	write_spool("nb-h-3.spool", r, 4, 12, 0);
+	bot_compile_opts_default(&o);
+	ck_assert_int_eq(bot_compile_spools(paths, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.jobs, 2);
+	ck_assert_uint_eq(rep.round, 2);
+	o.round = 7;
+	ck_assert_int_eq(bot_compile_spools(paths, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.round, 7);
+	free(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("compile");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_learns_faster_arm);
+	tcase_add_test(tc, test_min_over_ranks);
+	tcase_add_test(tc, test_bad_inputs_teach_nothing);
+	tcase_add_test(tc, test_small_contexts_left_to_auto);
+	tcase_add_test(tc, test_round_counts_jobs);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

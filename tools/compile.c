@@ -1,0 +1,363 @@
+/*
+ * compile.c - spool files -> knowledge base -> step table (compile.h).
+ *
+ * Three passes. Read: every file is validated whole by the spool reader; a
+ * bad one is skipped with its reason. Gather: cost rows become priors, clean
+ * samples are kept as (commId, collective, sequence, arm, duration), and
+ * summaries give each context its call count. Reduce: samples of one
+ * collective on several ranks are the same call seen from each rank, each
+ * span including the wait for the slowest peer (arrival skew); the minimum
+ * over ranks is the collective's own duration, one sample per call. Then
+ * the policy plans every context that has a prior, the entries go into the
+ * table most-called first, and what does not fit the size budget is dropped
+ * (those contexts fall back to the prior on every rank alike).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/spool.h"
+#include "compile.h"
+
+struct sample {
+	uint64_t comm_id, seq, key, ns;
+	uint8_t arm;
+};
+
+struct calls {
+	uint64_t key, calls;
+};
+
+struct gather {
+	struct sample *s;
+	size_t ns, scap;
+	struct calls *c;
+	size_t nc, ccap;
+	uint64_t *digests;
+	size_t nd, dcap;
+};
+
+void bot_compile_opts_default(struct bot_compile_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	bot_policy_init(&o->policy, "thompson");
+	o->ncomms = 8;
+	o->calls = 500;
+	o->round = -1;
+	o->min_bytes_log2 = 20;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static uint64_t rec_key(const struct bot_spool_rec *r)
+{
+	return bot_ctx_key(r->coll, bot_size_bucket(r->nbytes), r->nranks, r->nnodes);
+}
+
+static int add_digest(struct gather *g, uint64_t d)
+{
+	for (size_t i = 0; i < g->nd; i++)
+		if (g->digests[i] == d)
+			return 0;
+	if (grow((void **)&g->digests, &g->dcap, g->nd + 1, sizeof(*g->digests)))
+		return -1;
+	g->digests[g->nd++] = d;
+	return 0;
+}
+
+/* One validated file into the gather lists and the priors of kb. */
+static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spool_file *f,
+		       struct bot_compile_report *rep)
+{
+	if (add_digest(g, f->hdr.table_digest))
+		return -1;
+	for (uint64_t i = 0; i < f->hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &f->recs[i];
+		uint64_t key = rec_key(r);
+
+		if (!(r->flags & BOT_SPOOL_F_NO_COST)) {
+			const struct bot_kb_ctx *c = bot_kb_find(kb, key);
+
+			if ((!c || !c->has_prior) && bot_kb_set_prior(kb, key, r->cost) < 0)
+				return -1;
+		}
+		if (r->kind == BOT_SPOOL_SUMMARY) {
+			if (grow((void **)&g->c, &g->ccap, g->nc + 1, sizeof(*g->c)))
+				return -1;
+			g->c[g->nc].key = key;
+			g->c[g->nc++].calls = r->calls;
+			continue;
+		}
+		rep->samples++;
+		if (!bot_spool_clean(r) || r->arm >= BOT_NARMS) {
+			rep->samples_unclean++;
+			continue;
+		}
+		if (grow((void **)&g->s, &g->scap, g->ns + 1, sizeof(*g->s)))
+			return -1;
+		g->s[g->ns++] = (struct sample){ r->comm_id, r->seq, key, r->duration_ns, r->arm };
+	}
+	return 0;
+}
+
+static int cmp_sample(const void *pa, const void *pb)
+{
+	const struct sample *a = pa, *b = pb;
+
+	if (a->comm_id != b->comm_id)
+		return a->comm_id < b->comm_id ? -1 : 1;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	if (a->arm != b->arm)
+		return a->arm < b->arm ? -1 : 1;
+	return (a->ns > b->ns) - (a->ns < b->ns);
+}
+
+/* Minimum over the ranks of each collective, into kb. */
+static int reduce_samples(struct gather *g, struct bot_kb *kb, struct bot_compile_report *rep)
+{
+	if (g->ns)
+		qsort(g->s, g->ns, sizeof(*g->s), cmp_sample);
+	for (size_t i = 0; i < g->ns;) {
+		size_t j = i;
+
+		/* Sorted by duration last: the group's first is its minimum. */
+		while (j < g->ns && g->s[j].comm_id == g->s[i].comm_id && g->s[j].key == g->s[i].key &&
+		       g->s[j].seq == g->s[i].seq && g->s[j].arm == g->s[i].arm)
+			j++;
+		if (bot_kb_add_us(kb, g->s[i].key, g->s[i].arm, (double)g->s[i].ns / 1000.0) < 0)
+			return -1;
+		rep->collectives++;
+		i = j;
+	}
+	return 0;
+}
+
+static uint64_t calls_of(const struct gather *g, uint64_t key)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < g->nc; i++)
+		if (g->c[i].key == key)
+			n += g->c[i].calls;
+	return n;
+}
+
+struct ranked {
+	struct bot_table_entry e;
+	uint64_t calls;
+};
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+	const struct ranked *a = pa, *b = pb;
+
+	if (a->calls != b->calls)
+		return a->calls > b->calls ? -1 : 1;
+	if (a->e.coll != b->e.coll)
+		return a->e.coll - b->e.coll;
+	return a->e.bucket - b->e.bucket;
+}
+
+/* Plan every context with a prior into t, most-called first, then fit and
+ * normalise. */
+static int plan_all(const struct bot_kb *kb, const struct gather *g,
+		    const struct bot_compile_opts *o, struct bot_table *t,
+		    struct bot_compile_report *rep, char *err, size_t errlen)
+{
+	size_t n = bot_kb_count(kb), m = 0;
+	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
+	struct bot_shape shape = { o->seed, o->ncomms, o->calls, rep->round };
+	int dropped;
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
+		unsigned b = bot_key_bucket(c->key);
+		struct bot_plan plan;
+		int shape_idx;
+
+		if (!c->has_prior || bot_bucket_lo(b) < (1ULL << o->min_bytes_log2))
+			continue;
+		rep->contexts++;
+		if (bot_policy_plan(&o->policy, kb, c->key, &shape, &plan) < 0)
+			continue;
+		/* Nothing to say beyond "leave it to AUTO". */
+		if (!plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
+				     plan.exploit == bot_prior_argmin(c->prior)))
+			continue;
+		shape_idx = bot_table_shape(t, bot_key_nranks(c->key), bot_key_nnodes(c->key));
+		if (shape_idx < 0) {
+			rep->dropped++;
+			continue;
+		}
+		r[m].e.shape = (uint8_t)shape_idx;
+		r[m].e.coll = (uint8_t)bot_key_coll(c->key);
+		r[m].e.bucket = (uint8_t)b;
+		r[m].e.plan = plan;
+		r[m].calls = calls_of(g, c->key);
+		m++;
+	}
+	if (m)
+		qsort(r, m, sizeof(*r), cmp_ranked);
+	if (m > BOT_TABLE_MAX_ENTRIES) {
+		rep->dropped += m - BOT_TABLE_MAX_ENTRIES;
+		m = BOT_TABLE_MAX_ENTRIES;
+	}
+	for (size_t i = 0; i < m; i++)
+		t->entries[i] = r[i].e;
+	t->nentries = (uint16_t)m;
+	free(r);
+	dropped = bot_table_fit(t, 0);
+	if (dropped < 0 || bot_table_normalize(t) < 0) {
+		snprintf(err, errlen, "cannot fit the step table: %s",
+			 bot_table_strerror(dropped < 0 ? dropped : BOT_TABLE_EINVAL));
+		return -1;
+	}
+	rep->dropped += (size_t)dropped;
+	rep->entries = t->nentries;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.spool file of a directory, sorted by name, through fn. */
+static int each_in_dir(const char *dir, int (*fn)(const char *path, void *arg), void *arg,
+		       char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!d) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
+			continue;
+		if (grow((void **)&names, &cap, n + 1, sizeof(*names)) ||
+		    !(names[n] = malloc(strlen(dir) + len + 2))) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+		sprintf(names[n++], "%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	if (!rc && n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		if (!rc && fn(names[i], arg) < 0)
+			rc = -1;
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+struct read_ctx {
+	struct gather *g;
+	struct bot_kb *kb;
+	struct bot_compile_report *rep;
+	FILE *warn;
+	char *err;
+	size_t errlen;
+};
+
+static int read_one(const char *path, void *arg)
+{
+	struct read_ctx *x = arg;
+	struct bot_spool_file f;
+	char why[BOT_SPOOL_ERR_MAX];
+
+	x->rep->files++;
+	if (bot_spool_read_file(path, &f, why, sizeof(why)) < 0) {
+		x->rep->files_rejected++;
+		if (x->warn)
+			fprintf(x->warn, "nccl-bot: skipping %s\n", why);
+		return 0;
+	}
+	if (gather_file(x->g, x->kb, &f, x->rep) < 0) {
+		bot_spool_free(&f);
+		snprintf(x->err, x->errlen, "out of memory");
+		return -1;
+	}
+	bot_spool_free(&f);
+	return 0;
+}
+
+int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot_compile_opts *o,
+		       struct bot_table *t, struct bot_compile_report *rep, FILE *warn, char *err,
+		       size_t errlen)
+{
+	struct gather g = { 0 };
+	struct bot_kb *kb = bot_kb_new();
+	struct read_ctx x = { &g, kb, rep, warn, err, errlen };
+	int rc = -1;
+
+	memset(rep, 0, sizeof(*rep));
+	bot_table_init(t, o->policy.id, o->seed);
+	t->min_bytes_log2 = (uint8_t)o->min_bytes_log2;
+	t->allow = o->policy.allow;
+	t->flags |= BOT_TABLE_F_MEASURE;
+	if (o->policy.id == BOT_POLICY_SHADOW)
+		t->flags |= BOT_TABLE_F_SHADOW;
+	if (!kb) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+
+		if (stat(paths[i], &st) < 0) {
+			snprintf(err, errlen, "%s: %s", paths[i], strerror(errno));
+			goto out;
+		}
+		if (S_ISDIR(st.st_mode) ? each_in_dir(paths[i], read_one, &x, err, errlen) < 0
+					: read_one(paths[i], &x) < 0)
+			goto out;
+	}
+	if (reduce_samples(&g, kb, rep) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	rep->jobs = g.nd;
+	rep->round = o->round >= 0 ? (uint64_t)o->round : g.nd;
+	rc = plan_all(kb, &g, o, t, rep, err, errlen);
+out:
+	free(g.s);
+	free(g.c);
+	free(g.digests);
+	bot_kb_free(kb);
+	return rc;
+}
