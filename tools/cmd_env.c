@@ -46,6 +46,8 @@ static void env_usage(FILE *f)
 		"                   *.spool files); repeatable. Bad files are skipped, named.\n"
 		"  --comms C        communicators expected to share a context (default 8)\n"
 		"  --round R        job index for the plan (default: jobs seen in the spools)\n"
+		"  --no-measure     ranks never measure (they measure only where NCCL_BOT_SPOOL\n"
+		"                   is set anyway)\n"
 		"  --state FILE     a table compiled from learned state: not supported yet\n"
 		"                   (state files come in a later release)\n"
 		"  --policy P       policy name (default auto; see nccl-bot(7))\n"
@@ -54,7 +56,8 @@ static void env_usage(FILE *f)
 		"                   up to a power of two)\n"
 		"  --allow LIST     arms that may be forced beyond Ring, Tree, PAT and AUTO's own\n"
 		"                   algorithm, comma-separated: nvls/simple, or nvls for all\n"
-		"                   protocols (forcing NVLS or CollNet may allocate GPU memory)\n"
+		"                   protocols, or all (forcing NVLS or CollNet may allocate\n"
+		"                   GPU memory)\n"
 		"  --lib PATH       the rank-side library (default " BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME ")\n");
 }
 
@@ -84,6 +87,12 @@ static int parse_allow(const char *list, uint32_t *allow)
 	}
 	strcpy(buf, list);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			*allow |= (1u << BOT_NARMS) - 1;
+			continue;
+		}
+		if (!strcmp(tok, "none"))
+			continue;
 		int arm = strchr(tok, '/') ? bot_arm_parse(tok) : -1;
 		int algo = strchr(tok, '/') ? -1 : bot_algo_parse(tok);
 
@@ -127,6 +136,7 @@ int bot_cmd_env(int argc, char **argv)
 		{ "spool", required_argument, NULL, 'o' },
 		{ "comms", required_argument, NULL, 'c' },
 		{ "round", required_argument, NULL, 'r' },
+		{ "no-measure", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -134,7 +144,7 @@ int bot_cmd_env(int argc, char **argv)
 	uint64_t seed = 0, min_bytes = 1048576, comms = 8, round = 0;
 	const char *spool[64];
 	size_t nspool = 0;
-	int have_round = 0;
+	int have_round = 0, measure = 1;
 	uint32_t allow = 0;
 	int prior_only = 0, policy_id, c, k;
 	char path[PATH_MAX];
@@ -173,6 +183,9 @@ int bot_cmd_env(int argc, char **argv)
 			break;
 		case 'l':
 			lib = optarg;
+			break;
+		case 'n':
+			measure = 0;
 			break;
 		case 'o':
 			if (nspool == sizeof(spool) / sizeof(spool[0])) {
@@ -279,6 +292,11 @@ int bot_cmd_env(int argc, char **argv)
 			(unsigned long long)min_bytes, 1ULL << k);
 	t->min_bytes_log2 = (uint8_t)k;
 	t->allow = allow;
+	/* Ranks measure only with NCCL_BOT_SPOOL set as well. */
+	if (measure)
+		t->flags |= BOT_TABLE_F_MEASURE;
+	else
+		t->flags &= (uint8_t)~BOT_TABLE_F_MEASURE;
 	if (policy_id == BOT_POLICY_SHADOW)
 		t->flags |= BOT_TABLE_F_SHADOW;
 	n = bot_table_encode(t, text, BOT_TABLE_MAX_TEXT + 1);

@@ -10,9 +10,13 @@
  * file is named with its reason and skipped whole (exit status 1 at the
  * end), never half-used. `sweep` writes one row per clean sample (no label,
  * a duration); labelled samples are counted on stderr. auto_us is the
- * record's cost-table entry for the arm that ran (empty when unknown);
- * since a sweep requires one auto_us per (fabric, context, arm), the first
- * value seen for a context-arm is used for all its rows.
+ * context's cost-table row at the arm that ran: a sweep wants one auto_us
+ * per (fabric, context, arm), and all or none of a context's arms with one,
+ * so the first cost row seen for a context in any file (samples and
+ * summaries carry it) serves every row of that context; a context no record
+ * knows the row of gets empty auto_us for all its arms. The profiler's event
+ * mask is process-wide, so a comm's samples can predate its own window's
+ * copy of the row: that is why rows are filled after every file is read.
  */
 #include <dirent.h>
 #include <getopt.h>
@@ -93,12 +97,12 @@ static int show_one(const char *path)
 	return 0;
 }
 
-/* auto_us per (context, arm): first value wins */
+/* A context's cost row: the first one seen in any file wins. */
 struct au {
 	uint64_t nbytes;
 	uint32_t nranks, nnodes;
-	uint8_t coll, arm;
-	double us;
+	uint8_t coll, known;
+	float cost[BOT_SPOOL_NCOST];
 };
 
 struct sweep_state {
@@ -106,33 +110,60 @@ struct sweep_state {
 	int fabric;
 	struct au *au;
 	size_t nau, cau;
+	size_t *row_ctx;	/* per sweep row: index into au */
+	size_t nrc, crc;
 	uint64_t clean, labelled, summaries;
 	int bad;
 };
 
-static double auto_us(struct sweep_state *s, const struct bot_spool_rec *r)
+/* The context of a record, its cost row noted when it has one; -1 when out
+ * of memory. */
+static long ctx_of(struct sweep_state *s, const struct bot_spool_rec *r)
 {
-	double us = r->cost[r->arm] >= 0 && !(r->flags & BOT_SPOOL_F_NO_COST) &&
-			    r->cost[r->arm] > 0 ? r->cost[r->arm] : NAN;
+	int has = !(r->flags & BOT_SPOOL_F_NO_COST);
+	size_t i;
 
-	for (size_t i = 0; i < s->nau; i++) {
-		const struct au *a = &s->au[i];
+	for (i = 0; i < s->nau; i++) {
+		struct au *a = &s->au[i];
 
 		if (a->nbytes == r->nbytes && a->nranks == r->nranks && a->nnodes == r->nnodes &&
-		    a->coll == r->coll && a->arm == r->arm)
-			return a->us;
+		    a->coll == r->coll)
+			break;
 	}
-	if (s->nau == s->cau) {
-		size_t nc = s->cau ? s->cau * 2 : 64;
-		struct au *na = realloc(s->au, nc * sizeof(*na));
+	if (i == s->nau) {
+		if (s->nau == s->cau) {
+			size_t nc = s->cau ? s->cau * 2 : 64;
+			struct au *na = realloc(s->au, nc * sizeof(*na));
 
-		if (!na)
-			return us;
-		s->au = na;
-		s->cau = nc;
+			if (!na)
+				return -1;
+			s->au = na;
+			s->cau = nc;
+		}
+		memset(&s->au[i], 0, sizeof(s->au[i]));
+		s->au[i].nbytes = r->nbytes;
+		s->au[i].nranks = r->nranks;
+		s->au[i].nnodes = r->nnodes;
+		s->au[i].coll = r->coll;
+		s->nau++;
 	}
-	s->au[s->nau++] = (struct au){ r->nbytes, r->nranks, r->nnodes, r->coll, r->arm, us };
-	return us;
+	if (has && !s->au[i].known) {
+		memcpy(s->au[i].cost, r->cost, sizeof(s->au[i].cost));
+		s->au[i].known = 1;
+	}
+	return (long)i;
+}
+
+/* auto_us of every row from its context's cost row, once all files are in. */
+static void fill_auto_us(struct sweep_state *s)
+{
+	for (size_t i = 0; i < s->sw.nrows; i++) {
+		struct bot_sweep_row *row = &s->sw.rows[i];
+		const struct au *a = &s->au[s->row_ctx[i]];
+		float c = a->cost[bot_arm(row->algo, row->proto)];
+
+		row->auto_us = !a->known ? NAN : c > 0 ? c : -1;
+	}
 }
 
 static void sweep_file(struct sweep_state *s, const char *path)
@@ -149,6 +180,13 @@ static void sweep_file(struct sweep_state *s, const char *path)
 		const struct bot_spool_rec *r = &f.recs[i];
 		struct bot_sweep_row row;
 
+		long ci = ctx_of(s, r);
+
+		if (ci < 0) {
+			fprintf(stderr, "nccl-bot: out of memory\n");
+			s->bad = 1;
+			break;
+		}
 		if (r->kind == BOT_SPOOL_SUMMARY) {
 			s->summaries++;
 			continue;
@@ -169,13 +207,26 @@ static void sweep_file(struct sweep_state *s, const char *path)
 		row.nranks = r->nranks;
 		row.nnodes = r->nnodes;
 		row.num_pipe_ops = -1;
-		row.auto_us = auto_us(s, r);
+		row.auto_us = NAN;	/* fill_auto_us() */
 		row.measured_us = (double)r->duration_ns / 1000.0;
+		if (s->nrc == s->crc) {
+			size_t nc = s->crc ? s->crc * 2 : 256;
+			size_t *nr = realloc(s->row_ctx, nc * sizeof(*nr));
+
+			if (!nr) {
+				fprintf(stderr, "nccl-bot: out of memory\n");
+				s->bad = 1;
+				break;
+			}
+			s->row_ctx = nr;
+			s->crc = nc;
+		}
 		if (bot_sweep_push(&s->sw, &row) < 0) {
 			fprintf(stderr, "nccl-bot: out of memory\n");
 			s->bad = 1;
 			break;
 		}
+		s->row_ctx[s->nrc++] = (size_t)ci;
 		s->clean++;
 	}
 	bot_spool_free(&f);
@@ -275,6 +326,7 @@ static int cmd_sweep(int argc, char **argv)
 	}
 	for (int i = optind; i < argc; i++)
 		sweep_path(&s, argv[i]);
+	fill_auto_us(&s);
 	if (bot_sweep_write_header(stdout) < 0)
 		s.bad = 1;
 	for (size_t i = 0; i < s.sw.nrows; i++)
@@ -285,6 +337,7 @@ static int cmd_sweep(int argc, char **argv)
 		(unsigned long long)s.labelled, (unsigned long long)s.summaries);
 	bot_sweep_free(&s.sw);
 	free(s.au);
+	free(s.row_ctx);
 	if (fflush(stdout) != 0)
 		s.bad = 1;
 	return s.bad ? 1 : 0;

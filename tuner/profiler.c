@@ -16,7 +16,12 @@
  * the comm measures the same calls (arrival skew is removed later by the
  * minimum over ranks). The mask is Coll|KernelCh while any window is open
  * and 0 otherwise; the plugin owns it and writes it at every init and at
- * every window transition. A graph capture seen in a GroupApi/CollApi
+ * every window transition. Because the mask is process-wide, every comm's
+ * collectives emit events while any comm's window is open, so the duty
+ * cycle is also bounded per process, by time: after the mask has been on
+ * for T, no window opens for 98 T (a comm whose turn falls in that quiet
+ * time skips a period). Ranks of one comm then mostly, not always, measure
+ * the same calls; the minimum over ranks pairs those that match. A graph capture seen in a GroupApi/CollApi
  * event (v5+) drops every open window at once, and a window whose comm
  * stopped calling is closed after 2 s by the next event's check. This is
  * measurement, not a decision: counters and the clock are fine here.
@@ -133,6 +138,8 @@ static __thread struct bot_meas *taken_meas __attribute__((tls_model("initial-ex
 
 static char win_lock;
 static int open_windows;
+static uint64_t busy_since_ns;	/* open_windows went 0 -> 1 (win_lock) */
+static uint64_t quiet_until_ns;	/* no window opens before this (win_lock) */
 static int *mask_ptr;
 static struct bot_meas *all_meas;
 static uint64_t last_scan_ns;
@@ -164,24 +171,36 @@ static void set_mask_locked(void)
 				 __ATOMIC_RELAXED);
 }
 
+/* win_lock held: the mask was on from busy_since_ns until now; stay quiet
+ * 98 times as long, a duty cycle of ~1% for the process. (A lone comm calling
+ * at a steady rate reaches its next window after 99 times its window's
+ * length, so this never skips its windows.) */
+static void windows_quiet_locked(void)
+{
+	uint64_t now = now_ns();
+
+	quiet_until_ns = now + (now - busy_since_ns) * (BOT_PROF_PERIOD_FACTOR - 2);
+}
+
 /* win_lock held */
 static void window_uncount(struct bot_meas *m)
 {
 	if (!m->win_counted)
 		return;
 	__atomic_store_n(&m->win_counted, 0, __ATOMIC_RELEASE);
-	if (open_windows > 0)
-		open_windows--;
+	if (open_windows > 0 && --open_windows == 0)
+		windows_quiet_locked();
 }
 
 /* ---- link ------------------------------------------------------------------ */
 
-int bot_prof_link_take(uint64_t comm_id)
+int bot_prof_link_take(uint64_t comm_id, int by_id, uint32_t nranks, uint32_t nnodes)
 {
 	int rank = -1;
 
 	taken_meas = NULL;
-	if (prof_link.valid && prof_link.comm_id == comm_id) {
+	if (prof_link.valid && (by_id ? prof_link.comm_id == comm_id :
+			       prof_link.nranks == nranks && prof_link.nnodes == nnodes)) {
 		rank = prof_link.rank;
 		taken_meas = link_meas;
 	}
@@ -324,6 +343,8 @@ int bot_prof_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes, 
 	struct bot_meas *m = meas_new(comm_id, abi, nnodes, nranks, rank, log);
 
 	prof_link.comm_id = comm_id;
+	prof_link.nranks = nranks < 0 ? 0 : (uint32_t)nranks;
+	prof_link.nnodes = nnodes < 0 ? 0 : (uint32_t)nnodes;
 	prof_link.rank = rank;
 	prof_link.valid = 1;
 	link_meas = m;
@@ -344,10 +365,19 @@ int bot_prof_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes, 
 
 /* ---- windows (tuner thread) -------------------------------------------------- */
 
+/* 1 when the window opened; 0 in the process's quiet time. */
 static int window_open(struct bot_meas *m)
 {
+	uint64_t now = now_ns();
+
 	spin_lock(&win_lock);
-	m->win_open_ns = now_ns();
+	if (open_windows == 0 && now < quiet_until_ns) {
+		spin_unlock(&win_lock);
+		return 0;
+	}
+	if (open_windows == 0)
+		busy_since_ns = now;
+	m->win_open_ns = now;
 	__atomic_store_n(&m->win_counted, 1, __ATOMIC_RELEASE);
 	open_windows++;
 	set_mask_locked();
@@ -369,6 +399,8 @@ static void windows_drop_all(void)
 	spin_lock(&win_lock);
 	for (struct bot_meas *m = all_meas; m; m = m->all_next)
 		window_uncount(m);
+	if (open_windows > 0)
+		windows_quiet_locked();
 	open_windows = 0;
 	set_mask_locked();
 	spin_unlock(&win_lock);

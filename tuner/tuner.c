@@ -637,7 +637,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	c->nnodes = nnodes > UINT32_MAX ? UINT32_MAX : (uint32_t)nnodes;
 	c->log = log;
 	c->debug = env_set("NCCL_BOT_DEBUG") && strcmp(getenv("NCCL_BOT_DEBUG"), "0") != 0;
-	c->prof_rank = has_comm_id ? bot_prof_link_take(comm_id) : -1;
+	c->prof_rank = bot_prof_link_take(comm_id, has_comm_id, c->nranks, c->nnodes);
 	c->meas = c->prof_rank >= 0 ? bot_prof_tuner_attach() : NULL;
 
 	if (env_set("NCCL_ALGO") || env_set("NCCL_PROTO")) {

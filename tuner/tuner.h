@@ -186,10 +186,14 @@ out:
  * tuner init that follows it on the same thread (ABI notes section 3). */
 struct bot_prof_link {
 	uint64_t comm_id;
+	uint32_t nranks, nnodes;
 	int rank;
 	int valid;
 };
-/* Take (and clear) this thread's link if it is for comm_id; rank or -1. */
-int bot_prof_link_take(uint64_t comm_id);
+/* Take (and clear) this thread's link if it is for this comm: the same
+ * comm_id when the tuner ABI passes one (v5+), else (tuner v4 on NCCL 2.27)
+ * the same nranks and nnodes, since nothing runs between the two inits on
+ * this thread. Returns the rank or -1. */
+int bot_prof_link_take(uint64_t comm_id, int by_id, uint32_t nranks, uint32_t nnodes);
 
 #endif

@@ -65,6 +65,11 @@ enum emu_thread_mode {
 
 enum emu_cost_mode { EMU_COST_SIM = 0, EMU_COST_INTERNAL };
 
+/* Where KernelCh durations come from: NCCL's cost for the arm (default) or
+ * the simulator's measured latency of the arm that ran (--measured sim). */
+enum emu_meas_mode { EMU_MEAS_COST = 0, EMU_MEAS_SIM };
+#define EMU_NWORK_MAX 8		/* entries of --workload */
+
 /* A scenario run as the parent hands it to every rank process (fork copy). */
 struct emu_cfg {
 	const char *plugin;		/* absolute path, NULL = no plugin */
@@ -81,6 +86,13 @@ struct emu_cfg {
 	const char *table_badver;	/* the version-2 rank's value */
 	int timeout_s;
 	int verbose;
+	/* learning loop (emu_loop.c); zero = the default behaviour */
+	int measured;			/* enum emu_meas_mode: KernelCh durations */
+	unsigned nwork;			/* > 0: call i is work[i % nwork] (--workload) */
+	struct emu_work {
+		int coll;
+		unsigned si;		/* index into the emu_size() list */
+	} work[EMU_NWORK_MAX];
 };
 
 /* ---- results (one per rank and communicator, sent through a pipe) ---- */
@@ -113,6 +125,7 @@ struct emu_result {
 	uint32_t log_warn, log_lines, log_digest, alloc_refused;
 	char tuner_name[32];
 	char msg[160];			/* last WARN at init, or why init failed */
+	uint64_t work_arm[EMU_NWORK_MAX][EMU_NUM_ARMS];	/* --workload: launched arms per entry */
 };
 
 #define EMU_RESULT_MAGIC 0x454d5531u	/* "EMU1" */
@@ -129,6 +142,23 @@ int emu_cost_setup(int mode, const char *fabric, char *err, size_t errlen);
 const char *emu_cost_desc(void);
 /* NCCL's cost table (us, -1 unsupported) for numPipeOps = 1. */
 void emu_cost_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NUM_ARMS]);
+
+/* The simulator's truth for the fabric of the cost tables (tools/sim.h):
+ * one measured call (sample i of seed), and the noiseless expectation.
+ * < 0 when the arm is unsupported or the simulator is not in use. */
+double emu_measured_us(int coll, uint64_t nbytes, unsigned nnodes, int arm, uint64_t seed,
+		       uint64_t i);
+double emu_true_us(int coll, uint64_t nbytes, unsigned nnodes, int arm);
+int emu_cost_is_sim(void);
+
+/* ---- learning loop (emu_loop.c) ---- */
+
+/* Parse "allgather:1536K,allreduce:64M" into cfg->work; 0 or -1 (err). */
+int emu_work_parse(struct emu_cfg *cfg, const char *spec, char *err, size_t errlen);
+/* One CTX line per (communicator shape of the layout, workload entry) and a
+ * LOSS line: arms launched (from r[n], NULL = none: table only), AUTO's arm,
+ * the simulator's best arm, the step table's exploit arm, true latencies. */
+void emu_loop_report(const struct emu_cfg *cfg, const struct emu_result *r, unsigned n);
 
 /* ---- step tables ---- */
 

@@ -114,3 +114,37 @@ void emu_cost_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NU
 #endif
 	internal_table(coll, nbytes, nnodes, out);
 }
+
+/* ---- the simulator's truth (--measured sim, learning-loop reports) ---- */
+
+int emu_cost_is_sim(void)
+{
+#ifndef EMU_NO_SIM
+	return mode == EMU_COST_SIM && fabric;
+#else
+	return 0;
+#endif
+}
+
+double emu_measured_us(int coll, uint64_t nbytes, unsigned nnodes, int arm, uint64_t seed,
+		       uint64_t i)
+{
+#ifndef EMU_NO_SIM
+	if (emu_cost_is_sim() && arm >= 0 && arm < EMU_NUM_ARMS)
+		return bot_sim_sample_us(fabric, coll, nbytes, nnodes, arm, seed, i);
+#else
+	(void)coll, (void)nbytes, (void)nnodes, (void)arm, (void)seed, (void)i;
+#endif
+	return -1.0;
+}
+
+double emu_true_us(int coll, uint64_t nbytes, unsigned nnodes, int arm)
+{
+#ifndef EMU_NO_SIM
+	if (emu_cost_is_sim() && arm >= 0 && arm < EMU_NUM_ARMS)
+		return bot_sim_true_us(fabric, coll, nbytes, nnodes, arm);
+#else
+	(void)coll, (void)nbytes, (void)nnodes, (void)arm;
+#endif
+	return -1.0;
+}

@@ -519,6 +519,8 @@ static void run_named(const char *label, const struct emu_cfg *cfg, enum expect 
 	if (det)
 		fputs(det, stdout);
 	free(det);
+	if (cfg->nwork)
+		emu_loop_report(cfg, run.r, run.n);
 	free(run.r);
 }
 
@@ -890,6 +892,11 @@ static void usage(FILE *f)
 "  --seed N           [1]      --timeout S per scenario [600]\n"
 "  --spool DIR        NCCL_BOT_SPOOL for every rank [a temporary directory]\n"
 "  --no-spool         no NCCL_BOT_SPOOL (the plugin does not measure)\n"
+"  --workload LIST    calls cycle over COLL:SIZE,... (e.g. allgather:1536K,allreduce:64M)\n"
+"                     instead of the random mix; prints CTX/LOSS lines per run\n"
+"  --measured cost|sim  KernelCh durations: NCCL's cost of the arm [cost], or the\n"
+"                     simulator's measured latency of the arm that ran (needs --costs sim)\n"
+"  --explain          with --workload: print the CTX lines of --table (no run) and exit\n"
 "  -v, --verbose      every comm's verdict; -vv also the plugin's log lines\n");
 }
 
@@ -903,12 +910,14 @@ int main(int argc, char **argv)
 		{ "fabric", 1, 0, 'f' }, { "table", 1, 0, 't' }, { "no-table", 0, 0, 'T' },
 		{ "lag", 1, 0, 'l' }, { "seed", 1, 0, 'z' }, { "timeout", 1, 0, 'o' },
 		{ "spool", 1, 0, 'w' }, { "no-spool", 0, 0, 'W' }, { "verbose", 0, 0, 'v' },
-		{ "help", 0, 0, 'h' },
+		{ "help", 0, 0, 'h' }, { "workload", 1, 0, 0x101 }, { "measured", 1, 0, 0x102 },
+		{ "explain", 0, 0, 0x103 },
 		{ 0, 0, 0, 0 }
 	};
 	const char *suite = "check", *plugin = getenv("NCCL_BOT_SO"), *fixtures = NULL;
 	const char *only_scn = NULL, *fabric = NULL, *spool = NULL;
-	int only_policy = -1, costs = -1, no_table = 0, no_spool = 0, o;
+	int only_policy = -1, costs = -1, no_table = 0, no_spool = 0, o, explain = 0;
+	const char *workload = NULL;
 	uint64_t calls = 100000, calls_each = 20000;
 	char err[256], fxdir[1024], *plugin_abs = NULL;
 	static const char *const clear[] = { "NCCL_BOT_TABLE", "NCCL_BOT_POLICY",
@@ -966,6 +975,15 @@ int main(int argc, char **argv)
 		case 'W': no_spool = 1; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
+		case 0x101: workload = optarg; break;
+		case 0x102:
+			if (strcmp(optarg, "sim") && strcmp(optarg, "cost")) {
+				fprintf(stderr, "nccl-emu: --measured: cost or sim, not '%s'\n", optarg);
+				return 2;
+			}
+			base_cfg.measured = !strcmp(optarg, "sim") ? EMU_MEAS_SIM : EMU_MEAS_COST;
+			break;
+		case 0x103: explain = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -1000,6 +1018,22 @@ int main(int argc, char **argv)
 	if (emu_cost_setup(costs, fabric, err, sizeof(err))) {
 		fprintf(stderr, "nccl-emu: %s\n", err);
 		return 2;
+	}
+	if (base_cfg.measured == EMU_MEAS_SIM && !emu_cost_is_sim()) {
+		fprintf(stderr, "nccl-emu: --measured sim needs the simulator's cost tables\n");
+		return 2;
+	}
+	if (workload && emu_work_parse(&base_cfg, workload, err, sizeof(err))) {
+		fprintf(stderr, "nccl-emu: %s\n", err);
+		return 2;
+	}
+	if (explain) {
+		if (!base_cfg.nwork) {
+			fprintf(stderr, "nccl-emu: --explain needs --workload\n");
+			return 2;
+		}
+		emu_loop_report(&base_cfg, NULL, 0);
+		return 0;
 	}
 	if (!fixtures) {
 		char self[1024];

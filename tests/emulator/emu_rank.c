@@ -531,7 +531,14 @@ static void fold(struct emu_comm *c, int arm, int nch, uint64_t chunk)
 static void gen_call(const struct emu_comm *c, uint64_t i, int *coll, unsigned *si, int *pipeops)
 {
 	uint64_t r = emu_mix64(emu_mix64(c->p->cfg->seed ^ c->comm_id) ^ i);
+	const struct emu_cfg *cfg = c->p->cfg;
 
+	if (cfg->nwork) {	/* --workload: a fixed cycle of contexts */
+		*coll = cfg->work[i % cfg->nwork].coll;
+		*si = cfg->work[i % cfg->nwork].si;
+		*pipeops = 1;
+		return;
+	}
 	*coll = (r & 7) < 5 ? (int)(r & 7) : 4;		/* allreduce-heavy */
 	*si = (unsigned)((r >> 8) % EMU_NSIZES);
 	*pipeops = ((r >> 40) & 15) == 0 ? 2 : 1;
@@ -611,6 +618,8 @@ static void launch(struct emu_comm *c, uint64_t i)
 		return;			/* the collective failed */
 	}
 	fold(c, arm, nch, chunk);
+	if (cfg->nwork)
+		c->res.work_arm[i % cfg->nwork][arm]++;
 
 	if (want_kl) {
 		struct emu_prof_descr_v5 d = { 0 };
@@ -628,7 +637,18 @@ static void launch(struct emu_comm *c, uint64_t i)
 		float cost = c->costs[((size_t)coll * EMU_NSIZES + si) * EMU_NUM_ARMS +
 				      (arm < EMU_NUM_ARMS ? arm : 0)];
 
-		dur = (uint64_t)((cost > 0 ? cost : 1.0f) * 1000.0f) + (emu_rand(&c->rng) & 1023);
+		if (cfg->measured == EMU_MEAS_SIM) {
+			/* the simulated truth for the arm that ran; one sample per
+			 * collective (same on every rank), plus rank-local skew */
+			double us = emu_measured_us(coll, nbytes, c->nnodes, arm, cfg->seed,
+						    emu_mix64(c->comm_id) + i);
+
+			dur = (uint64_t)((us > 0 ? us : 1.0) * 1000.0) +
+			      (emu_rand(&c->rng) & 1023);
+		} else {
+			dur = (uint64_t)((cost > 0 ? cost : 1.0f) * 1000.0f) +
+			      (emu_rand(&c->rng) & 1023);
+		}
 		if (p->pver >= 5) {
 			struct emu_prof_descr_v5 d = { 0 };
 

@@ -14,7 +14,7 @@ CFLAGS ?= -O2 -g
 EMU_CFLAGS = -std=c11 -D_GNU_SOURCE -Wall -Wextra -I. $(CFLAGS)
 
 EMU_SRC = tests/emulator/emu_main.c tests/emulator/emu_rank.c tests/emulator/emu_cost.c \
-	tests/emulator/emu_table.c tests/emulator/emu_alloc.c
+	tests/emulator/emu_table.c tests/emulator/emu_alloc.c tests/emulator/emu_loop.c
 EMU_DEPS = $(EMU_SRC) tests/emulator/emu.h tests/emulator/nccl_abi.h
 LIB_SRC =
 LIBS = -ldl -lpthread

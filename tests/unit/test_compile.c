@@ -17,7 +17,12 @@
 #include <unistd.h>
 
 #include "common/spool.h"
+#include "common/sweep.h"
 #include "tools/compile.h"
+
+#ifndef BOT_NCCL_BOT
+#define BOT_NCCL_BOT "./nccl-bot"
+#endif
 
 #define COMM 0x1234abcdULL
 #define NRANKS 16
@@ -315,6 +320,47 @@ START_TEST(test_round_counts_jobs)
 }
 END_TEST
 
+/* `nccl-bot spool sweep`: a sample whose process had not copied its
+ * context's cost row yet (flag "no cost row": the event mask is process-wide)
+ * gets the row another file carries, whatever the file order, so every arm
+ * of the context has auto_us and the sweep parses. */
+START_TEST(test_spool_sweep_fills_cost_rows)
+{
+	struct bot_spool_rec a[4], b[4];
+	struct bot_sweep sw;
+	char cmd[512], err[BOT_SWEEP_ERR_MAX], *out = malloc(1 << 16);
+	FILE *p;
+	size_t n;
+
+	ck_assert_ptr_nonnull(out);
+	for (int i = 0; i < 4; i++) {
+		a[i] = sample(LL, (uint64_t)i, 200000, 0);
+		a[i].flags = BOT_SPOOL_F_NO_COST;
+		for (int k = 0; k < BOT_SPOOL_NCOST; k++)
+			a[i].cost[k] = -1.0f;
+		b[i] = sample(SIMPLE, (uint64_t)(10 + i), 100000, 1);
+	}
+	write_spool("nb-a-1.spool", a, 4, 5, 0);	/* read first: no row */
+	write_spool("nb-b-2.spool", b, 4, 5, 0);
+	snprintf(cmd, sizeof(cmd), "%s spool sweep --fabric f1 '%s' 2>/dev/null",
+		 getenv("BOT_NCCL_BOT") ? getenv("BOT_NCCL_BOT") : BOT_NCCL_BOT, dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(out, 1, (1 << 16) - 1, p);
+	ck_assert_int_eq(pclose(p), 0);
+	bot_sweep_init(&sw);
+	ck_assert_msg(bot_sweep_parse(&sw, "out.csv", out, n, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(sw.nrows, 8);
+	for (size_t i = 0; i < sw.nrows; i++) {
+		int arm = bot_arm(sw.rows[i].algo, sw.rows[i].proto);
+
+		ck_assert(sw.rows[i].auto_us == (arm == LL ? 100.0 : 120.0));
+	}
+	bot_sweep_free(&sw);
+	free(out);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("compile");
@@ -328,6 +374,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_inputs_teach_nothing);
 	tcase_add_test(tc, test_small_contexts_left_to_auto);
 	tcase_add_test(tc, test_round_counts_jobs);
+	tcase_add_test(tc, test_spool_sweep_fills_cost_rows);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
