@@ -115,7 +115,10 @@ char *emu_table_corrupt(const char *text)
 	size_t n;
 	char *out;
 
-	if (!text || parse(text, &d, &p, &n) || n < 32) {
+	if (!text || parse(text, &d, &p, &n))
+		return NULL;
+	if (n < 32) {		/* no entries to corrupt */
+		free(p);
 		return NULL;
 	}
 	p[24 + (n - 24) / 2] ^= 0x10;	/* inside shapes/entries, away from the header */
@@ -131,8 +134,12 @@ char *emu_table_badver(const char *text)
 	size_t n;
 	char *out;
 
-	if (!text || parse(text, &d, &p, &n) || n < 24)
+	if (!text || parse(text, &d, &p, &n))
 		return NULL;
+	if (n < 24) {
+		free(p);
+		return NULL;
+	}
 	p[0] = 2;
 	out = format(2, emu_digest(p, n), p, n);
 	free(p);
