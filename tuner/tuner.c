@@ -192,7 +192,11 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 		cell->arm = (uint8_t)arm;
 		if (!arm_static_ok(arm, t->allow))
 			cell->arm |= BOT_TUNER_NEEDS_AUTO;
-		cell->nchannels = e->plan.nchannels;
+		/* NCCL uses nChannels unclamped as channelHi+1 on the CollNet
+		 * path (and multi-node NVLS); the plugin does not know the comm's
+		 * channel count, so a channel hint is kept for Ring, Tree and
+		 * PAT only, where NCCL schedules by traffic and caps it. */
+		cell->nchannels = arm_static_ok(arm, 0) ? e->plan.nchannels : 0;
 		c->ncells++;
 	}
 }
@@ -240,18 +244,41 @@ static int policy_learns(unsigned id)
 	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD;
 }
 
-/* The syntax of `nccl-bot env --seed/--min-bytes` (tools/cmd_env.c). */
+/* The syntax of `nccl-bot env --seed/--min-bytes` (tools/cmd_env.c):
+ * decimal, 0x-hex or 0-octal, no sign, no blanks, no overflow. Written out
+ * rather than strtoull(), which glibc 2.38+ redirects to a symbol that a
+ * glibc 2.28 host lacks. */
 static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	unsigned base = 10;
+	uint64_t v = 0;
 
-	if (!*s || *s == '-')
+	if (!*s)
 		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+		if (!*s)
+			return -1;
+	} else if (s[0] == '0' && s[1]) {
+		base = 8;
+		s++;
+	}
+	for (; *s; s++) {
+		unsigned d;
+
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (*s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (*s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -1;
+		if (d >= base || v > (UINT64_MAX - d) / base)
+			return -1;
+		v = v * base + d;
+	}
 	*out = v;
 	return 0;
 }
@@ -546,7 +573,7 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 	for (i = 0; i < n; i++) {
 		float x = t[i];
 
-		if (!(x >= 0.0f))
+		if (!bot_tuner_usable(x))
 			continue;
 		sup |= 1u << i;
 		b = f32_bits(x);

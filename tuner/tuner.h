@@ -115,15 +115,23 @@ static inline unsigned bot_tuner_bucket(uint64_t n)
 void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes, int arm,
 			 int forced);
 
-/* NCCL picks the smallest entry >= 0, ties to the lowest index; the algorithm
- * of that entry, or -1 when none is >= 0. */
+/* NCCL's argmin searches entries >= 0 below 3.6e9 us; an entry outside that
+ * range is one NCCL never picks, so the tuner never forces it either. */
+#define BOT_TUNER_COST_CAP 3.6e9f
+static inline int bot_tuner_usable(float x)
+{
+	return x >= 0.0f && x < BOT_TUNER_COST_CAP;
+}
+
+/* NCCL picks the smallest usable entry, ties to the lowest index; the
+ * algorithm of that entry, or -1 when none is usable. */
 static inline int bot_tuner_auto_algo(const float *t, int numAlgo, int numProto)
 {
 	int best = -1;
 	float v = 0;
 
 	for (int i = 0; i < numAlgo * numProto; i++)
-		if (t[i] >= 0.0f && (best < 0 || t[i] < v)) {
+		if (bot_tuner_usable(t[i]) && (best < 0 || t[i] < v)) {
 			best = i;
 			v = t[i];
 		}
@@ -166,7 +174,7 @@ static inline void bot_tuner_decide(struct bot_tuner_ctx *c, int coll, size_t nb
 	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
 		goto out;
 	idx = algo * (unsigned)numProto + proto;
-	if (!(t[idx] >= 0.0f))
+	if (!bot_tuner_usable(t[idx]))
 		goto out;
 	if ((cell.arm & BOT_TUNER_NEEDS_AUTO) &&
 	    bot_tuner_auto_algo(t, numAlgo, numProto) != (int)algo)
