@@ -5,7 +5,8 @@
  *
  * Link. NCCL calls profiler init and then tuner init for the same
  * communicator on the same thread with no other comm's init in between (ABI
- * notes section 3), so a thread-local "last profiler init" read by the
+ * notes section 3), so a "last profiler init" per OS thread (a small global
+ * table keyed by the thread id: no TLS, see struct link_ent) read by the
  * tuner's init links the two: the rank, and the comm's measurement object.
  *
  * Windows. The event mask is process-global and NCCL copies it into each
@@ -42,11 +43,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/spool.h"
 #include "common/table.h"
 #include "policies/context.h"
+#include "policies/policy.h"
 #include "tuner/profiler.h"
 #include "tuner/spool.h"
 #include "tuner/tuner.h"
@@ -76,9 +80,11 @@ struct slot {
 };
 
 struct bot_meas {
-	struct bot_meas_hot hot;	/* first: the tuner's pointer */
-	int refs;
-	uint8_t abi, policy;
+	/* first: the tuner's pointer; alone on its cache line, so the proxy
+	 * thread's atomic refs updates never bounce the tuner's counter */
+	_Alignas(64) struct bot_meas_hot hot;
+	_Alignas(64) int refs;
+	uint8_t abi, policy, synced;
 	uint64_t comm_id;
 	uint32_t rank, nranks, nnodes;
 	uint64_t min_bytes;
@@ -98,8 +104,12 @@ struct bot_meas {
 	uint64_t calls[BOT_NCOLL][BOT_NBUCKETS];	/* window calls (tuner thread) */
 	uint32_t captured[BOT_NCOLL][BOT_NBUCKETS];
 	char lock;			/* live list */
+	int finalized;			/* profiler finalize ran (lock) */
 	struct coll *live;
 };
+
+_Static_assert(offsetof(struct bot_meas, refs) >= sizeof(struct bot_meas_hot) &&
+		       offsetof(struct bot_meas, refs) % 64 == 0, "hot on its own cache line");
 
 struct kch {
 	uint64_t tag;
@@ -118,23 +128,61 @@ struct group {
 	} e[GROUP_MAX];
 };
 
+/* A Coll record. Its memory is type-stable: records come from a
+ * process-wide pool and go back to it, never to free(), while the library is
+ * loaded, so a late or stray KernelCh event (a proxy shared with other
+ * comms outlives this comm's profiler finalize) only ever touches a record,
+ * never freed memory. A record that completed while KernelCh events could
+ * still come (abandoned at finalize, or completed by the stuck scan) is
+ * "dead": events on it are ignored, and it is reused only after
+ * QUARANTINE_NS (or when the quarantine holds QUARANTINE_MAX records). */
 struct coll {
 	uint64_t tag;
 	struct bot_meas *m;
 	struct group *g;
-	struct coll *prev, *next;	/* m->live */
-	int refs;
+	struct coll *prev, *next;	/* m->live (m->lock); pool lists (pool_lock) */
+	struct coll *pool_all;		/* every record ever allocated */
+	int refs;			/* Coll stop + "KernelCh children done" */
+	int kref;			/* 1 while the KernelCh reference is held */
+	int coll_stopped;
+	int abandoned;			/* finalize: no sample */
+	int timed_out;			/* stuck scan: channels missing */
+	int dead;			/* completed; events ignored */
 	int nstarted, nstopped;
 	uint8_t coll, arm, nch;
 	uint64_t nbytes, seq;
+	uint64_t born_ns, died_ns;
 	struct kch ch[MAXCH];
 };
 
-/* initial-exec: no __tls_get_addr, so no DT_NEEDED on the dynamic loader;
- * a few bytes of the static TLS surplus glibc keeps for dlopen()ed objects. */
-static __thread struct bot_prof_link prof_link __attribute__((tls_model("initial-exec")));
-static __thread struct bot_meas *link_meas __attribute__((tls_model("initial-exec")));
-static __thread struct bot_meas *taken_meas __attribute__((tls_model("initial-exec")));
+/* Link from profiler init to the tuner init that follows on the same OS
+ * thread (ABI notes section 3). A small global table keyed by the thread
+ * id, not thread-local storage: TLS in a dlopen()ed library either needs
+ * __tls_get_addr (a DT_NEEDED on the dynamic loader) or, initial-exec, the
+ * static TLS surplus, which a big process (PyTorch) can exhaust on glibc
+ * 2.28 ("cannot allocate memory in static TLS block"), and NCCL would then
+ * run without the plugin. Entries are overwritten per thread, evicted
+ * oldest first, and cleared when their measurement object dies. */
+#define LINK_SLOTS 64
+struct link_ent {
+	pid_t tid;			/* 0 = free */
+	uint64_t age;
+	struct bot_prof_link l;
+	struct bot_meas *meas;		/* from profiler init, not referenced */
+	struct bot_meas *taken;		/* link_take -> tuner_attach */
+};
+static struct link_ent links[LINK_SLOTS];
+static uint64_t link_age;
+static char link_lock;
+
+#define QUARANTINE_NS (60ull * 1000000000ull)
+#define QUARANTINE_MAX 4096
+static char pool_lock;
+/* Never freed: the library is linked -z nodelete (stays mapped after
+ * dlclose), so the pool stays reachable and late events stay safe. */
+static struct coll *pool_free, *pool_all;
+static struct coll *quar_head, *quar_tail;	/* dead records, oldest first */
+static unsigned quar_n;
 
 static char win_lock;
 static int open_windows;
@@ -194,32 +242,117 @@ static void window_uncount(struct bot_meas *m)
 
 /* ---- link ------------------------------------------------------------------ */
 
+static pid_t thread_id(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* link_lock held: this thread's entry, or NULL */
+static struct link_ent *link_find(pid_t tid)
+{
+	for (unsigned i = 0; i < LINK_SLOTS; i++)
+		if (links[i].tid == tid)
+			return &links[i];
+	return NULL;
+}
+
+/* Profiler init: this thread's entry (replacing what it held), else a free
+ * or the oldest one. */
+static void link_put(const struct bot_prof_link *l, struct bot_meas *m)
+{
+	pid_t tid = thread_id();
+	struct link_ent *e;
+
+	spin_lock(&link_lock);
+	e = link_find(tid);
+	if (!e) {
+		e = &links[0];
+		for (unsigned i = 0; i < LINK_SLOTS; i++) {
+			if (!links[i].tid) {
+				e = &links[i];
+				break;
+			}
+			if (links[i].age < e->age)
+				e = &links[i];
+		}
+	}
+	e->tid = tid;
+	e->age = ++link_age;
+	e->l = *l;
+	e->meas = m;
+	e->taken = NULL;
+	spin_unlock(&link_lock);
+}
+
+/* A measurement object died: no entry may hand it out. */
+static void link_forget(struct bot_meas *m)
+{
+	spin_lock(&link_lock);
+	for (unsigned i = 0; i < LINK_SLOTS; i++) {
+		if (links[i].meas == m)
+			links[i].meas = NULL;
+		if (links[i].taken == m)
+			links[i].taken = NULL;
+	}
+	spin_unlock(&link_lock);
+}
+
 int bot_prof_link_take(uint64_t comm_id, int by_id, uint32_t nranks, uint32_t nnodes)
 {
+	pid_t tid = thread_id();
+	struct link_ent *e;
 	int rank = -1;
 
-	taken_meas = NULL;
-	if (prof_link.valid && (by_id ? prof_link.comm_id == comm_id :
-			       prof_link.nranks == nranks && prof_link.nnodes == nnodes)) {
-		rank = prof_link.rank;
-		taken_meas = link_meas;
+	spin_lock(&link_lock);
+	e = link_find(tid);
+	if (e) {
+		if (e->l.valid && (by_id ? e->l.comm_id == comm_id :
+				   e->l.nranks == nranks && e->l.nnodes == nnodes)) {
+			rank = e->l.rank;
+			e->taken = e->meas;
+		} else {
+			e->taken = NULL;
+		}
+		e->l.valid = 0;
+		e->meas = NULL;
+		if (!e->taken)
+			e->tid = 0;
 	}
-	prof_link.valid = 0;
-	link_meas = NULL;
+	spin_unlock(&link_lock);
 	return rank;
 }
 
 static void meas_unref(struct bot_meas *m);
 
+/* A reference to m unless its count already reached 0. */
+static int meas_tryref(struct bot_meas *m)
+{
+	int r = __atomic_load_n(&m->refs, __ATOMIC_RELAXED);
+
+	while (r > 0 && !__atomic_compare_exchange_n(&m->refs, &r, r + 1, 0, __ATOMIC_ACQ_REL,
+						     __ATOMIC_RELAXED))
+		;
+	return r > 0;
+}
+
 struct bot_meas_hot *bot_prof_tuner_attach(void)
 {
-	struct bot_meas *m = taken_meas;
+	pid_t tid = thread_id();
+	struct link_ent *e;
+	struct bot_meas *m = NULL;
 
-	taken_meas = NULL;
-	if (!m)
-		return NULL;
-	__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
-	return &m->hot;
+	spin_lock(&link_lock);
+	e = link_find(tid);
+	if (e) {
+		m = e->taken;
+		e->taken = NULL;
+		e->tid = 0;
+		/* a reference only while it is alive (never from 0) */
+		if (m && !meas_tryref(m))
+			m = NULL;
+	}
+	spin_unlock(&link_lock);
+	return m ? &m->hot : NULL;
 }
 
 void bot_prof_tuner_detach(struct bot_meas_hot *h)
@@ -231,8 +364,6 @@ void bot_prof_tuner_detach(struct bot_meas_hot *h)
 }
 
 /* ---- measurement objects ---------------------------------------------------- */
-
-static void free_coll(struct coll *r);
 
 static void meas_unref(struct bot_meas *m)
 {
@@ -248,36 +379,117 @@ static void meas_unref(struct bot_meas *m)
 		m->all_next->all_prev = m->all_prev;
 	set_mask_locked();
 	spin_unlock(&win_lock);
+	link_forget(m);
 	bot_spool_retire(m);
 	free(m);
 }
 
-static uint64_t parse_u64(const char *s, uint64_t dflt)
+/* Decimal or 0x-hex u64, the whole string; -1 otherwise. (Not strtoull:
+ * with _GNU_SOURCE, glibc 2.38+ headers map it to __isoc23_strtoull, a
+ * GLIBC_2.38 symbol the library must not need.) */
+static int parse_u64(const char *s, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v = 0;
+	unsigned base = 10, d;
 
 	if (!s || !*s)
-		return dflt;
-	v = strtoull(s, &end, 0);
-	return *end ? dflt : (uint64_t)v;
+		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+		if (!*s)
+			return -1;
+	}
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -1;
+		if (v > (UINT64_MAX - d) / base)
+			return -1;
+		v = v * base + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The tuner's spelling rules (tuner.c policy_parse, read_env): a policy name
+ * case-insensitively with '_' for '-'; min bytes rounded up to a power of
+ * two, <= 2^63. Bad values: the defaults (auto, 2^20), as the tuner does. */
+static int env_policy(const char *s)
+{
+	static const char *const names[] = { "auto", "sweep", "greedy", "egreedy", "ucb1",
+					     "thompson", "etc", "greedy-cold", "ucb1-cold",
+					     "thompson-cold", "frozen", "shadow" };
+
+	_Static_assert(sizeof(names) / sizeof(names[0]) == BOT_NPOLICY, "policy names");
+	for (int i = 0; s && *s && i < BOT_NPOLICY; i++) {
+		const char *a = s, *b = names[i];
+
+		for (; *a && *b; a++, b++) {
+			char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
+
+			if (x == '_')
+				x = '-';
+			if (x != *b)
+				break;
+		}
+		if (!*a && !*b)
+			return i;
+	}
+	return 0;
+}
+
+static unsigned env_min_bytes_log2(const char *s)
+{
+	uint64_t u;
+	unsigned k = 0;
+
+	if (!s || !*s || parse_u64(s, &u) < 0 || u > (1ull << 63))
+		return 20;
+	while (k < 63 && (1ull << k) < u)
+		k++;
+	return k;
+}
+
+static int env_is_1(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] == '1' && !v[1];
 }
 
 /* Whether this process measures, and with what: from the step table when
  * there is one (flag BOT_TABLE_F_MEASURE, min_bytes_log2, policy, digest),
- * else from the environment. Always needs NCCL_BOT_SPOOL. */
+ * else from the environment. Always needs NCCL_BOT_SPOOL; on profiler v4
+ * (NCCL 2.27, where a CUDA graph capture cannot be seen) also
+ * NCCL_BOT_MEASURE_V4=1. The linked tuner's parsed values replace these at
+ * its first window transition (bot_prof_collinfo). */
 static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nranks, int rank,
 				 bot_nccl_logger_t log)
 {
+	static char logged_v4;
 	const char *spool = getenv("NCCL_BOT_SPOOL");
 	const char *text = getenv("NCCL_BOT_TABLE");
-	uint64_t min_bytes = parse_u64(getenv("NCCL_BOT_MIN_BYTES"), 1ull << 20);
+	unsigned min_log2;
 	uint64_t digest = 0, w;
 	uint8_t policy = 0;
 	struct bot_meas *m;
 
 	if (!spool || !*spool || nranks < 1 || rank < 0 || rank >= nranks)
 		return NULL;
+	if (abi < 5 && !env_is_1("NCCL_BOT_MEASURE_V4")) {
+		if (log && !__atomic_exchange_n(&logged_v4, 1, __ATOMIC_RELAXED))
+			log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+			    "nccl-bot: profiler v%d (NCCL 2.27) cannot see CUDA graph captures: "
+			    "not measuring (set NCCL_BOT_MEASURE_V4=1 if this job captures no "
+			    "graphs); decisions are unaffected", abi);
+		return NULL;
+	}
 	if (text && *text) {
 		struct bot_table *t = malloc(sizeof(*t));
 		int ok;
@@ -286,33 +498,27 @@ static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nran
 			return NULL;
 		ok = bot_table_decode(text, strlen(text), t) == BOT_TABLE_OK &&
 		     (t->flags & BOT_TABLE_F_MEASURE);
-		min_bytes = 1ull << t->min_bytes_log2;
-		policy = t->policy;
-		digest = t->digest;
+		if (ok) {
+			min_log2 = t->min_bytes_log2 < 63 ? t->min_bytes_log2 : 63;
+			/* as the tuner: an unknown policy id is auto */
+			policy = t->policy < BOT_NPOLICY ? t->policy : 0;
+			digest = t->digest;
+		}
 		free(t);
 		if (!ok)
 			return NULL;
 	} else {
-		int p = -1;
-		const char *name = getenv("NCCL_BOT_POLICY");
-
-		/* names of formats.md section 10; 0 (auto) when unset or unknown */
-		static const char *const names[] = { "auto", "sweep", "greedy", "egreedy",
-						     "ucb1", "thompson", "etc", "greedy-cold",
-						     "ucb1-cold", "thompson-cold", "frozen",
-						     "shadow" };
-		for (int i = 0; name && i < 12; i++)
-			if (!strcmp(name, names[i]))
-				p = i;
-		policy = p < 0 ? 0 : (uint8_t)p;
+		policy = (uint8_t)env_policy(getenv("NCCL_BOT_POLICY"));
+		min_log2 = env_min_bytes_log2(getenv("NCCL_BOT_MIN_BYTES"));
 	}
 	if (bot_spool_setup(spool, digest, log) < 0)
 		return NULL;
-	m = calloc(1, sizeof(*m));
+	m = aligned_alloc(64, (sizeof(*m) + 63) & ~(size_t)63);
 	if (!m)
 		return NULL;
-	w = parse_u64(getenv("NCCL_BOT_WINDOW"), BOT_PROF_WINDOW_DEFAULT);
-	if (w < BOT_PROF_WINDOW_MIN || w > BOT_PROF_WINDOW_MAX)
+	memset(m, 0, sizeof(*m));
+	if (parse_u64(getenv("NCCL_BOT_WINDOW"), &w) < 0 || w < BOT_PROF_WINDOW_MIN ||
+	    w > BOT_PROF_WINDOW_MAX)
 		w = BOT_PROF_WINDOW_DEFAULT;
 	m->refs = 1;
 	m->abi = (uint8_t)abi;
@@ -321,7 +527,7 @@ static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nran
 	m->rank = (uint32_t)rank;
 	m->nranks = (uint32_t)nranks;
 	m->nnodes = nnodes < 1 ? 1 : (uint32_t)nnodes;
-	m->min_bytes = min_bytes ? min_bytes : 1;
+	m->min_bytes = 1ull << min_log2;
 	m->window = (uint32_t)w;
 	m->period = m->window * BOT_PROF_PERIOD_FACTOR;
 	/* first arming point: same on every rank of the comm */
@@ -341,13 +547,15 @@ int bot_prof_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes, 
 		  int rank, bot_nccl_logger_t log)
 {
 	struct bot_meas *m = meas_new(comm_id, abi, nnodes, nranks, rank, log);
+	struct bot_prof_link l;
 
-	prof_link.comm_id = comm_id;
-	prof_link.nranks = nranks < 0 ? 0 : (uint32_t)nranks;
-	prof_link.nnodes = nnodes < 0 ? 0 : (uint32_t)nnodes;
-	prof_link.rank = rank;
-	prof_link.valid = 1;
-	link_meas = m;
+	memset(&l, 0, sizeof(l));
+	l.comm_id = comm_id;
+	l.nranks = nranks < 0 ? 0 : (uint32_t)nranks;
+	l.nnodes = nnodes < 0 ? 0 : (uint32_t)nnodes;
+	l.rank = rank;
+	l.valid = 1;
+	link_put(&l, m);
 	spin_lock(&win_lock);
 	if (mask)
 		mask_ptr = mask;
@@ -406,20 +614,35 @@ static void windows_drop_all(void)
 	spin_unlock(&win_lock);
 }
 
-/* Close windows whose comm stopped calling (rate-limited by the clock). */
-static void windows_scan(void)
+static unsigned live_drop(struct bot_meas *m, int (*pick)(struct coll *r, uint64_t now),
+			  uint64_t now);
+static int pick_stuck(struct coll *r, uint64_t now);
+
+/* Close windows whose comm stopped calling, and complete records whose
+ * KernelCh events are overdue, labelled channels-missing (rate-limited by
+ * the clock). */
+static void windows_scan(uint64_t now)
 {
-	uint64_t now = now_ns();
+	struct bot_meas *stuck[16];
+	unsigned nstuck = 0;
 
 	if (now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) < SCAN_NS)
 		return;
 	__atomic_store_n(&last_scan_ns, now, __ATOMIC_RELAXED);
 	spin_lock(&win_lock);
-	for (struct bot_meas *m = all_meas; m; m = m->all_next)
+	for (struct bot_meas *m = all_meas; m; m = m->all_next) {
 		if (m->win_counted && now - m->win_open_ns > STUCK_NS)
 			window_uncount(m);
+		/* hold m across the unlocked drop (not one already dying) */
+		if (nstuck < 16 && __atomic_load_n(&m->live, __ATOMIC_RELAXED) && meas_tryref(m))
+			stuck[nstuck++] = m;
+	}
 	set_mask_locked();
 	spin_unlock(&win_lock);
+	for (unsigned i = 0; i < nstuck; i++) {
+		live_drop(stuck[i], pick_stuck, now);
+		meas_unref(stuck[i]);
+	}
 }
 
 static struct slot *slot_find(struct bot_meas *m, unsigned coll, unsigned bucket, int insert)
@@ -439,6 +662,13 @@ static struct slot *slot_find(struct bot_meas *m, unsigned coll, unsigned bucket
 	return NULL;
 }
 
+/* A cost entry as the spool keeps it: -1 for unsupported, NaN, infinite or
+ * at/above NCCL's search cap (3.6e9 us, never chosen by NCCL). */
+static float cost_clean(float x)
+{
+	return !(x >= 0.0f) || x >= 3.6e9f ? -1.0f : x;
+}
+
 void bot_prof_collinfo(struct bot_tuner_ctx *c, int coll, size_t nbytes, float **table,
 		       int numAlgo, int numProto, int *nChannels)
 {
@@ -447,6 +677,18 @@ void bot_prof_collinfo(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *
 	int in_win, measure;
 
 	m->ncalls = m->next;		/* hot.left counted down to this call */
+	if (!m->synced) {
+		/* the linked tuner's own parse of the threshold and policy
+		 * (unless NCCL_ALGO/NCCL_PROTO made it skip reading them) */
+		m->synced = 1;
+		if (!getenv("NCCL_ALGO") && !getenv("NCCL_PROTO")) {
+			__atomic_store_n(&m->min_bytes, 1ull << (c->min_bytes_log2 < 63 ?
+								 c->min_bytes_log2 : 63),
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&m->policy, c->policy < BOT_NPOLICY ? c->policy : 0,
+					 __ATOMIC_RELAXED);
+		}
+	}
 	in_win = m->win_left > 0 && __atomic_load_n(&m->win_counted, __ATOMIC_ACQUIRE);
 	measure = in_win && (unsigned)coll < BOT_NCOLL && t && nbytes >= m->min_bytes &&
 		  numProto == BOT_NPROTO && numAlgo >= 1 && numAlgo <= BOT_NALGO;
@@ -476,7 +718,7 @@ void bot_prof_collinfo(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *
 		 * NCCL's model for the context and does not change after */
 		if (s && !__atomic_load_n(&s->key, __ATOMIC_ACQUIRE)) {
 			for (int i = 0; i < BOT_NARMS; i++)
-				s->cost[i] = before[i] < 0.0f ? -1.0f : before[i];
+				s->cost[i] = cost_clean(before[i]);
 			s->auto_arm = best < 0 ? BOT_SPOOL_ARM_NONE : (uint8_t)best;
 			s->decided = decided < 0 ? BOT_SPOOL_ARM_NONE : (uint8_t)decided;
 			__atomic_store_n(&s->key, (uint16_t)(coll * BOT_NBUCKETS + bucket + 1),
@@ -504,6 +746,7 @@ void bot_prof_collinfo(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *
 		}
 	} else {
 		/* arming point: call ncalls decides that calls ncalls+1.. are measured */
+		windows_scan(now_ns());
 		m->win_start = m->ncalls;
 		if (m->cap_skip) {
 			m->cap_skip--;
@@ -590,7 +833,7 @@ static void sample_init(struct bot_spool_rec *r, struct bot_meas *m, int coll, i
 	r->kind = BOT_SPOOL_SAMPLE;
 	r->coll = (uint8_t)coll;
 	r->arm = (uint8_t)arm;
-	r->policy = m->policy;
+	r->policy = __atomic_load_n(&m->policy, __ATOMIC_RELAXED);
 	r->comm_id = m->comm_id;
 	r->rank = m->rank;
 	r->nranks = m->nranks;
@@ -617,7 +860,66 @@ static void group_unref(struct group *g)
 		free(g);
 }
 
-static void free_coll(struct coll *r)
+/* ---- the record pool ---------------------------------------------------------- */
+
+static struct coll *coll_alloc(uint64_t now)
+{
+	struct coll *r = NULL;
+
+	spin_lock(&pool_lock);
+	if (pool_free) {
+		r = pool_free;
+		pool_free = r->next;
+	} else if (quar_head && (quar_n > QUARANTINE_MAX ||
+				 now - quar_head->died_ns > QUARANTINE_NS)) {
+		r = quar_head;
+		quar_head = r->next;
+		if (!quar_head)
+			quar_tail = NULL;
+		quar_n--;
+	}
+	spin_unlock(&pool_lock);
+	if (r) {
+		struct coll *all = r->pool_all;
+
+		/* the tag goes last: a stray event never sees a half-built record */
+		__atomic_store_n(&r->tag, 0, __ATOMIC_RELEASE);
+		memset((char *)r + sizeof(r->tag), 0, sizeof(*r) - sizeof(r->tag));
+		r->pool_all = all;
+		return r;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	spin_lock(&pool_lock);
+	r->pool_all = pool_all;
+	pool_all = r;
+	spin_unlock(&pool_lock);
+	return r;
+}
+
+/* Back to the pool. Dead records (events may still come) go to the
+ * quarantine; others are reusable at once. */
+static void coll_release(struct coll *r, int dead)
+{
+	spin_lock(&pool_lock);
+	if (dead) {
+		r->died_ns = now_ns();
+		r->next = NULL;
+		if (quar_tail)
+			quar_tail->next = r;
+		else
+			quar_head = r;
+		quar_tail = r;
+		quar_n++;
+	} else {
+		r->next = pool_free;
+		pool_free = r;
+	}
+	spin_unlock(&pool_lock);
+}
+
+static void free_coll(struct coll *r, int dead)
 {
 	struct bot_meas *m = r->m;
 
@@ -630,19 +932,29 @@ static void free_coll(struct coll *r)
 		r->next->prev = r->prev;
 	spin_unlock(&m->lock);
 	group_unref(r->g);
-	r->tag = 0;
-	free(r);
+	r->g = NULL;
+	r->m = NULL;
+	coll_release(r, dead);
 	meas_unref(m);
 }
 
-/* The last reference: turn the record into a sample. */
+/* The last reference: turn the record into a sample (none when abandoned
+ * at finalize). */
 static void coll_complete(struct coll *r)
 {
 	struct bot_meas *m = r->m;
 	struct bot_spool_rec s;
 	uint64_t nbytes = r->nbytes, lo = UINT64_MAX, hi = 0, dur = 0;
-	int same = 0, ok = 1, n = 0;
+	int same = 0, ok = 1, n = 0, nstopped;
+	int timed_out = __atomic_load_n(&r->timed_out, __ATOMIC_ACQUIRE);
+	int dead = timed_out || __atomic_load_n(&r->abandoned, __ATOMIC_ACQUIRE);
 
+	/* from here on, late KernelCh events on this record are ignored */
+	__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&r->abandoned, __ATOMIC_ACQUIRE)) {
+		free_coll(r, 1);
+		return;
+	}
 	if (r->g) {
 		uint64_t sum = 0;
 
@@ -654,13 +966,15 @@ static void coll_complete(struct coll *r)
 		if (same > 1 || r->g->n > GROUP_MAX)
 			nbytes = sum > nbytes ? sum : nbytes;
 	}
+	nstopped = __atomic_load_n(&r->nstopped, __ATOMIC_ACQUIRE);
 	for (int c = 0; c < MAXCH; c++) {
 		const struct kch *k = &r->ch[c];
+		uint8_t st = __atomic_load_n(&k->state, __ATOMIC_ACQUIRE);
 
-		if (!(k->state & 1))
+		if (!(st & 1))
 			continue;
 		n++;
-		if ((k->state & 6) != 6 || k->stop <= k->start) {
+		if ((st & 6) != 6 || k->stop <= k->start) {
 			ok = 0;
 			continue;
 		}
@@ -674,7 +988,7 @@ static void coll_complete(struct coll *r)
 	s.seq = r->seq;
 	if (same > 1 || (r->g && r->g->n > GROUP_MAX))
 		s.flags |= BOT_SPOOL_F_AGGREGATE;
-	if (n != r->nch || r->nstopped != r->nch)
+	if (timed_out || n != r->nch || nstopped != r->nch)
 		s.flags |= BOT_SPOOL_F_CHANNELS;
 	if (!ok || hi <= lo) {
 		s.flags |= BOT_SPOOL_F_RANGE;
@@ -692,7 +1006,7 @@ static void coll_complete(struct coll *r)
 	}
 	s.duration_ns = dur;
 	bot_spool_add(&s);
-	free_coll(r);
+	free_coll(r, dead);
 	bot_spool_tick();
 }
 
@@ -702,13 +1016,21 @@ static void coll_unref(struct coll *r)
 		coll_complete(r);
 }
 
+/* Drop the KernelCh reference, once, whoever gets here first: the last
+ * channel's stop, the stuck scan, or finalize. */
+static void coll_kref_drop(struct coll *r)
+{
+	if (__atomic_exchange_n(&r->kref, 0, __ATOMIC_ACQ_REL))
+		coll_unref(r);
+}
+
 static void *coll_start(struct bot_meas *m, struct bot_nccl_prof_descr *d)
 {
 	int coll = cached_parse(&func_cache, d->coll.func, bot_coll_parse);
 	int algo = cached_parse(&algo_cache, d->coll.algo, bot_algo_parse);
 	int proto = cached_parse(&proto_cache, d->coll.proto, bot_proto_parse);
 	struct group *g = d->coll.parentGroup;
-	uint64_t nbytes;
+	uint64_t nbytes, now;
 	struct coll *r;
 
 	if (coll < 0 || coll >= BOT_NCOLL || algo < 0 || proto < 0)
@@ -716,9 +1038,10 @@ static void *coll_start(struct bot_meas *m, struct bot_nccl_prof_descr *d)
 	nbytes = coll_nbytes(m, coll, d->coll.count, d->coll.datatype);
 	if (m->abi >= 5 && d->parentObj == &api_captured)
 		return NULL;		/* captured calls are never measured */
-	if (nbytes < m->min_bytes || nbytes == 0)
+	if (nbytes < __atomic_load_n(&m->min_bytes, __ATOMIC_RELAXED) || nbytes == 0)
 		return NULL;
-	windows_scan();
+	now = now_ns();
+	windows_scan(now);
 	if (d->coll.nChannels == 0) {
 		/* CollNet / multi-node NVLS: channels unknown; label and skip */
 		struct bot_spool_rec s;
@@ -729,17 +1052,18 @@ static void *coll_start(struct bot_meas *m, struct bot_nccl_prof_descr *d)
 		bot_spool_add(&s);
 		return NULL;
 	}
-	r = calloc(1, sizeof(*r));
+	r = coll_alloc(now);
 	if (!r)
 		return NULL;
-	r->tag = TAG_COLL;
 	r->m = m;
 	r->refs = 2;		/* stopEvent + all KernelCh children stopped */
+	r->kref = 1;
 	r->coll = (uint8_t)coll;
 	r->arm = (uint8_t)bot_arm(algo, proto);
 	r->nch = d->coll.nChannels > MAXCH ? MAXCH : d->coll.nChannels;
 	r->nbytes = nbytes;
 	r->seq = d->coll.seqNumber;
+	r->born_ns = now;
 	if (g && g->tag == TAG_GROUP) {
 		int i = __atomic_fetch_add(&g->n, 1, __ATOMIC_RELAXED);
 
@@ -753,21 +1077,29 @@ static void *coll_start(struct bot_meas *m, struct bot_nccl_prof_descr *d)
 	}
 	__atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
 	spin_lock(&m->lock);
+	if (m->finalized)
+		r->abandoned = 1;	/* an event after finalize: never sampled */
 	r->next = m->live;
 	if (m->live)
 		m->live->prev = r;
 	m->live = r;
 	spin_unlock(&m->lock);
+	__atomic_store_n(&r->tag, TAG_COLL, __ATOMIC_RELEASE);
 	return r;
 }
 
+/* KernelCh events come from the proxy thread only (one per comm, or one
+ * shared by comms that share resources); a record may be completed
+ * concurrently by the stuck scan or finalize, which is why the fields the
+ * completion reads are atomics and the record's memory is type-stable. */
 static void *kch_start(struct bot_nccl_prof_descr *d)
 {
 	struct coll *r = d->parentObj;
 	struct kch *k;
 	unsigned c = d->kernelCh.channelId;
 
-	if (!r || r->tag != TAG_COLL || c >= MAXCH)
+	if (!r || __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE) != TAG_COLL || c >= MAXCH ||
+	    __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE))
 		return NULL;
 	k = &r->ch[c];
 	if (k->state || r->nstarted >= r->nch)
@@ -776,7 +1108,7 @@ static void *kch_start(struct bot_nccl_prof_descr *d)
 	k->tag = TAG_KCH;
 	k->coll = r;
 	k->start = d->kernelCh.pTimer;
-	k->state = 1;
+	__atomic_store_n(&k->state, 1, __ATOMIC_RELEASE);
 	return k;
 }
 
@@ -840,20 +1172,24 @@ int bot_prof_stop(void *handle)
 
 	if (!handle)
 		return BOT_NCCL_SUCCESS;
-	tag = *(uint64_t *)handle;
+	tag = __atomic_load_n((uint64_t *)handle, __ATOMIC_ACQUIRE);
 	if (tag == TAG_COLL) {
-		coll_unref(handle);
+		struct coll *r = handle;
+
+		/* once: NCCL stops a Coll once; a second stop is ignored */
+		if (!__atomic_exchange_n(&r->coll_stopped, 1, __ATOMIC_ACQ_REL))
+			coll_unref(r);
 	} else if (tag == TAG_GROUP) {
 		group_unref(handle);
 	} else if (tag == TAG_KCH) {
 		struct kch *k = handle;
 		struct coll *r = k->coll;
 
-		if (k->state & 4)
+		if (!r || __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) || (k->state & 4))
 			return BOT_NCCL_SUCCESS;
-		k->state |= 4;
-		if (++r->nstopped == r->nch)
-			coll_unref(r);
+		__atomic_or_fetch(&k->state, 4, __ATOMIC_RELEASE);
+		if (__atomic_add_fetch(&r->nstopped, 1, __ATOMIC_ACQ_REL) == r->nch)
+			coll_kref_drop(r);
 	}
 	return BOT_NCCL_SUCCESS;
 }
@@ -862,11 +1198,53 @@ int bot_prof_record(void *handle, int state, struct bot_nccl_prof_state_args *a)
 {
 	struct kch *k = handle;
 
-	if (!k || !a || state != BOT_PROF_STATE_KERNEL_CH_STOP || k->tag != TAG_KCH)
+	if (!k || !a || state != BOT_PROF_STATE_KERNEL_CH_STOP ||
+	    __atomic_load_n(&k->tag, __ATOMIC_ACQUIRE) != TAG_KCH || !k->coll ||
+	    __atomic_load_n(&k->coll->dead, __ATOMIC_ACQUIRE))
 		return BOT_NCCL_SUCCESS;
 	k->stop = a->pTimer;
-	k->state |= 2;
+	__atomic_or_fetch(&k->state, 2, __ATOMIC_RELEASE);
 	return BOT_NCCL_SUCCESS;
+}
+
+/* Drop the KernelCh references of live records of m chosen by pick():
+ * collected under m->lock (a record on the list is alive), dropped outside
+ * every lock (the last one may complete the record and free m). Returns the
+ * number dropped; at most SCAN_BATCH per call. */
+#define SCAN_BATCH 64
+static unsigned live_drop(struct bot_meas *m, int (*pick)(struct coll *r, uint64_t now),
+			  uint64_t now)
+{
+	struct coll *got[SCAN_BATCH];
+	unsigned n = 0;
+
+	spin_lock(&m->lock);
+	for (struct coll *r = m->live; r && n < SCAN_BATCH; r = r->next)
+		if (pick(r, now) && __atomic_exchange_n(&r->kref, 0, __ATOMIC_ACQ_REL)) {
+			/* our reference now: keeps r (and m) alive until unref */
+			got[n++] = r;
+		}
+	spin_unlock(&m->lock);
+	for (unsigned i = 0; i < n; i++)
+		coll_unref(got[i]);
+	return n;
+}
+
+static int pick_abandon(struct coll *r, uint64_t now)
+{
+	(void)now;
+	__atomic_store_n(&r->abandoned, 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* Coll stopped ("enqueued") long ago and a KernelCh still missing: the
+ * proxy lost it (ring wrap, a channel never reported). */
+static int pick_stuck(struct coll *r, uint64_t now)
+{
+	if (!__atomic_load_n(&r->coll_stopped, __ATOMIC_ACQUIRE) || now - r->born_ns <= STUCK_NS)
+		return 0;
+	__atomic_store_n(&r->timed_out, 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
 int bot_prof_finalize(void *ctx)
@@ -879,18 +1257,16 @@ int bot_prof_finalize(void *ctx)
 	window_uncount(m);
 	set_mask_locked();
 	spin_unlock(&win_lock);
-	/* NCCL destroys the proxy before profiler finalize: records still
-	 * alive lost KernelCh events; they are dropped unsampled. */
-	for (;;) {
-		struct coll *r;
-
-		spin_lock(&m->lock);
-		r = m->live;
-		spin_unlock(&m->lock);
-		if (!r)
-			break;
-		free_coll(r);
-	}
+	/* NCCL destroys the comm's proxy before profiler finalize, unless it
+	 * is shared with other comms: records still alive lost (or will get
+	 * late) KernelCh events. Abandon them: no sample; finalize drops their
+	 * KernelCh reference (once), their stopEvent reference stays with
+	 * NCCL, and late events find a dead record, never freed memory. */
+	spin_lock(&m->lock);
+	m->finalized = 1;
+	spin_unlock(&m->lock);
+	while (live_drop(m, pick_abandon, 0) == SCAN_BATCH)
+		;
 	meas_unref(m);
 	bot_spool_flush();
 	return BOT_NCCL_SUCCESS;
@@ -918,7 +1294,7 @@ void bot_prof_summaries(void *meas, void (*emit)(const struct bot_spool_rec *r, 
 			r.kind = BOT_SPOOL_SUMMARY;
 			r.coll = (uint8_t)c;
 			r.arm = BOT_SPOOL_ARM_NONE;
-			r.policy = m->policy;
+			r.policy = __atomic_load_n(&m->policy, __ATOMIC_RELAXED);
 			r.comm_id = m->comm_id;
 			r.rank = m->rank;
 			r.nranks = m->nranks;

@@ -38,12 +38,15 @@ void bot_spool_retire(void *meas);
 
 /* Rewrite the file if the period passed (cheap clock check otherwise). */
 void bot_spool_tick(void);
-/* Rewrite now. 0, or -1 (not set up, forked child, I/O error, busy). */
+/* Rewrite now (finalize, exit), after waiting up to ~5 s for a rewrite
+ * already running. 0, or -1 (not set up, forked child, I/O error, still
+ * busy). */
 int bot_spool_flush(void);
 
 /* Counters for tests and logs. */
 struct bot_spool_stats {
 	uint64_t samples, dropped, writes, failures;
+	uint64_t flush_ns_max;	/* longest rewrite */
 };
 void bot_spool_get_stats(struct bot_spool_stats *s);
 

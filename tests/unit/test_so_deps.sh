@@ -44,6 +44,20 @@ if [ -n "$maxv" ]; then
 	fi
 fi
 
+# no static TLS: an initial-exec TLS variable sets DF_STATIC_TLS, and on glibc
+# 2.28 a dlopen() of such a library can fail ("cannot allocate memory in static
+# TLS block") in big processes (PyTorch), leaving NCCL without the plugin
+if readelf -d "$so" | grep -E '\(FLAGS\)' | grep -q STATIC_TLS; then
+	bad "DT_FLAGS has STATIC_TLS (initial-exec thread-local storage)"
+else
+	ok "no STATIC_TLS flag"
+fi
+if readelf -lW "$so" | grep -Eq '^[[:space:]]*TLS[[:space:]]'; then
+	bad "a PT_TLS segment (thread-local storage)"
+else
+	ok "no PT_TLS segment"
+fi
+
 # exported (defined, global) dynamic symbols: exactly the plugin structs
 want="ncclProfiler_v4 ncclProfiler_v5 ncclProfiler_v6 ncclTunerPlugin_v2 ncclTunerPlugin_v3 ncclTunerPlugin_v4 ncclTunerPlugin_v5 ncclTunerPlugin_v6"
 got=$(objdump -T "$so" | awk '$2 == "g" && $0 !~ /\*UND\*/ {print $NF}' | sort | tr '\n' ' ' | sed 's/ $//')

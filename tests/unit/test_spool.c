@@ -11,14 +11,19 @@
  * the decision), AUTO's and the decided arm, the cost row, labels
  * (aggregate, channels missing, out of range, first use of an algorithm),
  * windows and the duty cycle, nothing below min bytes, nothing during
- * capture, late KernelCh events after the tuner's finalize, no write from a
- * forked child, corrupt files rejected with reasons, and `nccl-bot spool
- * sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
+ * capture, late KernelCh events after the tuner's finalize and after the
+ * profiler's finalize, records missing a KernelCh completed after the stuck
+ * timeout, the threshold/policy spelled as the tuner reads them, NaN and
+ * infinite cost entries, a chdir() and a planted temporary file, no write
+ * from a forked child, corrupt files rejected with reasons, and `nccl-bot
+ * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
  * here from the ABI notes, independently of tuner/.
  */
 #include <check.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -153,6 +158,7 @@ struct comm {
 	struct kop q[4096];
 	unsigned head, tail;
 	int stop;
+	int hold;		/* deliver nothing until stop */
 	/* counters */
 	unsigned measured;	/* Coll events delivered with a non-NULL handle */
 };
@@ -199,7 +205,7 @@ static void *proxy_main(void *arg)
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		while (c->head == c->tail && !c->stop)
+		while ((c->head == c->tail || c->hold) && !c->stop)
 			pthread_cond_wait(&c->cv, &c->mu);
 		if (c->head == c->tail && c->stop)
 			break;
@@ -262,11 +268,18 @@ static void comm_close(struct comm *c)
 	ck_assert_int_eq(p5->finalize(c->pctx), 0);
 }
 
+static int cost_poison;	/* NaN, inf and >= 3.6e9 entries in the table */
+
 static void cost_init(float t[NALGO][NPROTO])
 {
 	for (int a = 0; a < NALGO; a++)
 		for (int p = 0; p < NPROTO; p++)
 			t[a][p] = 100.0f + (float)(a * NPROTO + p);
+	if (cost_poison) {
+		t[0][0] = NAN;
+		t[0][1] = INFINITY;
+		t[6][0] = 4e9f;
+	}
 	t[1][2] = 90.0f;	/* AUTO: ring/simple */
 	t[2][0] = t[2][1] = t[2][2] = -1.0f;
 	t[3][0] = t[3][1] = t[3][2] = -1.0f;
@@ -399,6 +412,7 @@ static void setup(void)
 	unsetenv("NCCL_BOT_POLICY");
 	unsetenv("NCCL_BOT_MIN_BYTES");
 	unsetenv("NCCL_BOT_WINDOW");
+	unsetenv("NCCL_BOT_MEASURE_V4");
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
 	snprintf(dir, sizeof(dir), "/tmp/test_spool.XXXXXX");
@@ -410,6 +424,7 @@ static void setup(void)
 	p5 = dlsym(so, "ncclProfiler_v5");
 	ck_assert(t5 && p5);
 	memset(&sf, 0, sizeof(sf));
+	cost_poison = 0;
 }
 
 static void teardown(void)
@@ -635,6 +650,186 @@ START_TEST(test_late_events)
 }
 END_TEST
 
+/* KernelCh events after the PROFILER's finalize (a proxy shared with other
+ * comms outlives this comm): records still waiting are abandoned (no
+ * sample), and the late start/record/stop events touch no freed memory and
+ * free nothing twice (glibc's double-free check, or ASan in the sanitizer
+ * build, aborts the test otherwise). */
+START_TEST(test_late_events_after_profiler_finalize)
+{
+	struct comm c;
+	unsigned measured;
+
+	comm_open(&c, 0);
+	pthread_mutex_lock(&c.mu);
+	c.hold = 1;		/* the proxy delivers nothing until stopped */
+	pthread_mutex_unlock(&c.mu);
+	for (unsigned i = 0; i < 3300 + 200; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	measured = c.measured;
+	ck_assert_uint_gt(measured, 0);
+	pthread_mutex_lock(&c.mu);
+	ck_assert_uint_eq(c.tail, 0);	/* nothing delivered yet */
+	pthread_mutex_unlock(&c.mu);
+	/* NCCL's order with a shared proxy: both finalizes, then the proxy's
+	 * events for this comm's last collectives */
+	ck_assert_int_eq(t5->finalize(c.tctx), 0);
+	pthread_mutex_lock(&c.mu);
+	ck_assert_uint_eq(c.tail, 0);
+	pthread_mutex_unlock(&c.mu);
+	ck_assert_int_eq(p5->finalize(c.pctx), 0);
+	proxy_stop(&c);		/* drains: every KernelCh after the profiler is gone */
+	/* a second comm reuses the pool: still sane */
+	{
+		struct comm d;
+
+		comm_open(&d, 1);
+		for (unsigned i = 0; i < 4000; i++)
+			call(&d, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+		comm_close(&d);
+		read_spool();
+		/* only the second comm's samples: the first one's were abandoned */
+		ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), d.measured);
+		for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+			if (sf.recs[i].kind == BOT_SPOOL_SAMPLE)
+				ck_assert_uint_eq(sf.recs[i].rank, 1);
+	}
+}
+END_TEST
+
+/* A Coll that misses KernelCh channels for good is completed by the
+ * periodic scan once its Coll stopped more than 2 s ago, labelled
+ * channels-missing (without it, it would never complete and nothing would
+ * reach the spool). */
+START_TEST(test_missing_channels_complete)
+{
+	struct comm c;
+	struct opts miss = plain;
+	unsigned first;
+
+	miss.reported = 5;	/* of 8 */
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 3300; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &miss);
+	drain(&c);
+	first = c.measured;
+	ck_assert_uint_gt(first, 0);
+	sleep(3);
+	/* the next arming point scans */
+	for (unsigned i = 0; i < 3300; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &miss);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), first);
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, BOT_SPOOL_F_CHANNELS), first);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+		if (sf.recs[i].kind == BOT_SPOOL_SAMPLE)
+			ck_assert_uint_eq(sf.recs[i].nchannels, 8);
+}
+END_TEST
+
+/* NCCL_BOT_MIN_BYTES and NCCL_BOT_POLICY as the tuner reads them: the
+ * threshold rounded up to a power of two (10^6 -> 2^20), the policy name
+ * case-insensitive. */
+START_TEST(test_env_as_tuner)
+{
+	struct comm c;
+
+	setenv("NCCL_BOT_MIN_BYTES", "1000000", 1);
+	setenv("NCCL_BOT_POLICY", "Thompson", 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 1000000, &plain);
+	ck_assert_uint_eq(c.measured, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 2 * MiB, &plain);
+	ck_assert_uint_gt(c.measured, 0);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+		ck_assert_uint_eq(sf.recs[i].policy, 5);	/* thompson */
+}
+END_TEST
+
+/* NaN, infinite and >= 3.6e9 cost entries are stored as -1 (unsupported):
+ * the reader would reject the whole file otherwise. */
+START_TEST(test_nan_cost)
+{
+	struct comm c;
+	unsigned n = 0;
+
+	cost_poison = 1;
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	read_spool();
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		if (r->flags & BOT_SPOOL_F_NO_COST)
+			continue;
+		ck_assert(r->cost[bot_arm(BOT_ALGO_TREE, BOT_PROTO_LL)] == -1.0f);
+		ck_assert(r->cost[bot_arm(BOT_ALGO_TREE, BOT_PROTO_LL128)] == -1.0f);
+		ck_assert(r->cost[bot_arm(BOT_ALGO_PAT, BOT_PROTO_LL)] == -1.0f);
+		ck_assert(r->cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] == 90.0f);
+		n++;
+	}
+	ck_assert_uint_gt(n, 0);
+}
+END_TEST
+
+/* The spool directory is opened once: a relative NCCL_BOT_SPOOL and a
+ * chdir() later still write there. A file (here a symlink to a victim)
+ * planted under the temporary name is replaced, never followed. */
+START_TEST(test_spool_dir_fd)
+{
+	struct comm c;
+	char cwd[512], victim[600], tmpname[600], host[256] = "unknown";
+	struct stat st;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(dir), 0);
+	ck_assert_int_eq(mkdir("sp", 0700), 0);
+	setenv("NCCL_BOT_SPOOL", "sp", 1);
+	/* the temporary name: .nb-<host>-<pid>.spool.tmp (sanitized host) */
+	if (gethostname(host, sizeof(host) - 1) || !host[0])
+		strcpy(host, "unknown");
+	host[64] = 0;
+	for (char *p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			*p = '_';
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	f = fopen(victim, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("keep", f);
+	fclose(f);
+	snprintf(tmpname, sizeof(tmpname), "%s/sp/.nb-%s-%ld.spool.tmp", dir, host,
+		 (long)getpid());
+	ck_assert_int_eq(symlink(victim, tmpname), 0);
+	comm_open(&c, 0);
+	ck_assert_int_eq(chdir(cwd), 0);	/* the application moves */
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq((int)st.st_size, 4);	/* untouched */
+	ck_assert_int_ne(lstat(tmpname, &st), 0);	/* renamed away */
+	{
+		char err[BOT_SPOOL_ERR_MAX], p[700];
+
+		snprintf(p, sizeof(p), "%s/sp/nb-%s-%ld.spool", dir, host, (long)getpid());
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0600);
+		ck_assert_msg(bot_spool_read_file(p, &sf, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
+	}
+}
+END_TEST
+
 START_TEST(test_fork_child_never_writes)
 {
 	struct comm c;
@@ -799,6 +994,11 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_labels);
 	tcase_add_test(tc, test_min_bytes_and_capture);
 	tcase_add_test(tc, test_late_events);
+	tcase_add_test(tc, test_late_events_after_profiler_finalize);
+	tcase_add_test(tc, test_missing_channels_complete);
+	tcase_add_test(tc, test_env_as_tuner);
+	tcase_add_test(tc, test_nan_cost);
+	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_fork_child_never_writes);
 	tcase_add_test(tc, test_reader_rejects);
 	tcase_add_test(tc, test_sweep_conversion);
