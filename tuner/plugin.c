@@ -52,7 +52,8 @@ static bot_nccl_result_t v2_destroy(void *ctx)
 /* The decision; with the linked profiler measuring, first count the call
  * and, only at a window transition or inside a window, go through
  * bot_prof_collinfo() (which decides with the same bot_tuner_decide()). */
-static inline void bot_get_coll_info(struct bot_tuner_ctx *c, int collType, size_t nBytes,
+static inline __attribute__((always_inline)) void
+bot_get_coll_info(struct bot_tuner_ctx *c, int collType, size_t nBytes,
 				     float **collCostTable, int numAlgo, int numProto,
 				     int *nChannels)
 {

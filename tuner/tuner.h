@@ -131,11 +131,12 @@ static inline int bot_tuner_auto_algo(const float *t, int numAlgo, int numProto)
 	float v = 0;
 
 	for (int i = 0; i < numAlgo * numProto; i++)
-		if (bot_tuner_usable(t[i]) && (best < 0 || t[i] < v)) {
+		if (t[i] >= 0.0f && (best < 0 || t[i] < v)) {
 			best = i;
 			v = t[i];
 		}
-	return best < 0 ? -1 : best / numProto;
+	/* the smallest entry >= 0 over the cap means none is usable */
+	return best < 0 || !bot_tuner_usable(v) ? -1 : best / numProto;
 }
 
 /* A dynamic cell's decision (tuner.c); same guarantees as below. */
@@ -150,7 +151,8 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
  * a SWEEP cell counts its calls (NCCL never calls it concurrently for one
  * comm).
  */
-static inline void bot_tuner_decide(struct bot_tuner_ctx *c, int coll, size_t nbytes,
+static inline __attribute__((always_inline)) void
+bot_tuner_decide(struct bot_tuner_ctx *c, int coll, size_t nbytes,
 				    float **table, int numAlgo, int numProto, int *nChannels)
 {
 	struct bot_tuner_cell cell;
