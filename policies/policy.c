@@ -191,8 +191,7 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
 	if (!out || bot_policy_init(&p, bot_policy_name(id)) < 0)
 		return -1;
 	switch (id) {
-	case BOT_POLICY_GREEDY:
-	case BOT_POLICY_FROZEN:		/* prior_weight x share */
+	case BOT_POLICY_GREEDY:		/* prior_weight x share */
 		if (i >= 12)
 			return -1;
 		p.par.prior_weight = pw[i % 4];
@@ -210,8 +209,7 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
 		p.par.ucb_c = uc[i % 3];
 		p.par.prior_sd = sd[i / 3];
 		break;
-	case BOT_POLICY_THOMPSON:
-	case BOT_POLICY_SHADOW:		/* prior_sd x share, then probe_frac */
+	case BOT_POLICY_THOMPSON:	/* prior_sd x share, then probe_frac */
 		if (i < 9) {
 			p.par.prior_sd = sd[i % 3];
 			p.par.share = sh[1 + i / 3];
@@ -237,7 +235,8 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
 			return -1;
 		p.par.etc_rounds = er[i];
 		break;
-	default:			/* auto, sweep, greedy-cold: nothing to tune */
+	default:	/* auto, sweep, greedy-cold; frozen and shadow, whose replayed
+			 * calls never depend on their parameters: nothing to tune */
 		if (i >= 1)
 			return -1;
 		break;

@@ -11,7 +11,8 @@ for trs in $(find "$dir" -name '*.trs' | sort); do
 	log=${trs%.trs}.log
 	res=$(sed -n 's/^:test-result: //p' "$trs" | head -n 1)
 	line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$log" 2>/dev/null | tail -n 1 || true)
-	plain=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" 2>/dev/null | tail -n 1 || true)
+	# a script may run several suites, each ending with its own line: add them
+	plain=$(grep -E '^([A-Za-z-]+: )?[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log" 2>/dev/null || true)
 	tp=0 tf=0 ts=0
 	if [ -n "$line" ]; then
 		n=$(echo "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
@@ -19,9 +20,13 @@ for trs in $(find "$dir" -name '*.trs' | sort); do
 		er=$(echo "$line" | sed -E 's/.*Errors: ([0-9]+).*/\1/')
 		tp=$((n - fl - er)); tf=$((fl + er))
 	elif [ -n "$plain" ]; then
-		tp=$(echo "$plain" | sed -E 's/^([A-Za-z-]+: )?([0-9]+) passed.*/\2/')
-		tf=$(echo "$plain" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-		case $plain in *skipped*) ts=$(echo "$plain" | sed -E 's/.* ([0-9]+) skipped.*/\1/') ;; esac
+		while IFS= read -r l; do
+			tp=$((tp + $(echo "$l" | sed -E 's/^([A-Za-z-]+: )?([0-9]+) passed.*/\2/')))
+			tf=$((tf + $(echo "$l" | sed -E 's/.* ([0-9]+) failed.*/\1/')))
+			case $l in *skipped*) ts=$((ts + $(echo "$l" | sed -E 's/.* ([0-9]+) skipped.*/\1/'))) ;; esac
+		done <<EOF2
+$plain
+EOF2
 	else
 		case $res in PASS) tp=1 ;; SKIP) ts=1 ;; esac
 	fi

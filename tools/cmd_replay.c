@@ -438,6 +438,15 @@ static int load(struct replay_args *a, struct bot_dataset *ds)
 	return 0;
 }
 
+static int nodesets_overlap(const struct bot_nodeset *a, const struct bot_nodeset *b)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		for (unsigned j = 0; j < b->n; j++)
+			if (a->lo[i] <= b->hi[j] && b->lo[j] <= a->hi[i])
+				return 1;
+	return 0;
+}
+
 int bot_cmd_replay(int argc, char **argv)
 {
 	struct replay_args a;
@@ -451,6 +460,14 @@ int bot_cmd_replay(int argc, char **argv)
 	rc = parse_args(&a, argc, argv);
 	if (rc >= 0)
 		return rc;
+	/* Tuning and history learn on the training split: sharing node counts
+	 * with the test split would let the scored contexts into both. */
+	if ((a.eval.tune || a.eval.history) && nodesets_overlap(&a.eval.train, &a.eval.test)) {
+		fprintf(stderr, "nccl-bot: replay: --train-nodes and --test-nodes overlap; with tuning "
+			"or --history train the scored contexts would be learned from (use disjoint "
+			"node counts, or --no-tune with --history none)\n");
+		return 2;
+	}
 	bot_dataset_init(&ds);
 	rc = load(&a, &ds);
 	for (size_t m = 0; m < a.nmodes && !rc; m++) {

@@ -164,7 +164,7 @@ static uint64_t calls_of(const struct gather *g, uint64_t key)
 
 struct ranked {
 	struct bot_table_entry e;
-	uint64_t calls;
+	uint64_t calls, key;
 };
 
 static int cmp_ranked(const void *pa, const void *pb)
@@ -173,9 +173,8 @@ static int cmp_ranked(const void *pa, const void *pb)
 
 	if (a->calls != b->calls)
 		return a->calls > b->calls ? -1 : 1;
-	if (a->e.coll != b->e.coll)
-		return a->e.coll - b->e.coll;
-	return a->e.bucket - b->e.bucket;
+	/* keys are unique: a total order, the same with any qsort */
+	return (a->key > b->key) - (a->key < b->key);
 }
 
 /* Plan every context with a prior into t, most-called first, then fit and
@@ -218,6 +217,7 @@ static int plan_all(const struct bot_kb *kb, const struct gather *g,
 		r[m].e.bucket = (uint8_t)b;
 		r[m].e.plan = plan;
 		r[m].calls = calls_of(g, c->key);
+		r[m].key = c->key;
 		m++;
 	}
 	if (m)

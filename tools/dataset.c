@@ -119,6 +119,7 @@ static void where(const struct bot_ds_files *files, const struct bot_sweep *sw, 
 
 struct build {
 	const struct bot_sweep *sw;
+	const char (*fabrics)[BOT_SWEEP_FABRIC_MAX + 1];	/* by dataset fabric index */
 	const struct bot_ds_files *files;
 	const struct bot_ds_opts *opts;
 	char *err;
@@ -134,7 +135,7 @@ static int fail(struct build *b, size_t row, const struct bot_ds_ctx *c, const c
 	bot_ctx_format(c->key, ctx, sizeof(ctx));
 	snprintf(msg, sizeof(msg), fmt, a1, a2);
 	snprintf(b->err, b->errlen, "%s: %s (fabric %s, context %s)", at, msg,
-		 b->sw->fabrics[c->fabric], ctx);
+		 b->fabrics[c->fabric], ctx);
 	return -1;
 }
 
@@ -171,7 +172,7 @@ static int same_auto(double x, double y)
 /* The simulator's cost table for a context, or 0 when its fabric is unknown. */
 static int sim_table(const struct build *b, const struct bot_ds_ctx *c, float out[BOT_NARMS])
 {
-	const struct bot_fabric *f = bot_sim_fabric_find(b->sw->fabrics[c->fabric]);
+	const struct bot_fabric *f = bot_sim_fabric_find(b->fabrics[c->fabric]);
 
 	if (!f && b->opts->prior_fabric)
 		f = bot_sim_fabric_find(b->opts->prior_fabric);
@@ -333,7 +334,12 @@ static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c
 	}
 	arm = bot_arm(w->algo, w->proto);
 	m = &c->arm[arm];
-	if (first_of_arm[arm] != (size_t)-1 && !same_auto(m->auto_us, w->auto_us)) {
+	/* Within a size bucket, rows of different sizes carry different costs
+	 * (the sweep reader has already checked each exact size): the context
+	 * takes the cost of its smallest size, whatever the row order. Known
+	 * and unknown costs may not mix. */
+	if (first_of_arm[arm] != (size_t)-1 && !same_auto(m->auto_us, w->auto_us) &&
+	    (w->nbytes == m->auto_nbytes || isnan(m->auto_us) != isnan(w->auto_us))) {
 		char a1[64], a2[300];
 
 		snprintf(a1, sizeof(a1), "%g", w->auto_us);
@@ -341,7 +347,10 @@ static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c
 		snprintf(a2 + strlen(a2), sizeof(a2) - strlen(a2), " for %s", bot_arm_name(arm));
 		return fail(b, r, c, "auto_us %s differs from the value given on %s", a1, a2);
 	}
-	m->auto_us = w->auto_us;
+	if (first_of_arm[arm] == (size_t)-1 || w->nbytes < m->auto_nbytes) {
+		m->auto_us = w->auto_us;
+		m->auto_nbytes = w->nbytes;
+	}
 	m->nrows++;
 	if (w->auto_us == -1 || isnan(w->measured_us))
 		return 0;	/* unsupported: any measurement is ignored */
@@ -366,27 +375,41 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		      const struct bot_ds_files *files, const struct bot_ds_opts *opts,
 		      char *err, size_t errlen)
 {
-	struct build b = { sw, files, opts, err, errlen };
+	struct build b = { sw, NULL, files, opts, err, errlen };
 	struct row_key *rk;
 	size_t *idx, i = 0;
+	uint16_t *rank;
 	int rc = 0;
 
 	err[0] = 0;
 	ds->fabrics = calloc(sw->nfabrics ? sw->nfabrics : 1, sizeof(*ds->fabrics));
 	idx = malloc((sw->nrows ? sw->nrows : 1) * sizeof(*idx));
 	rk = malloc((sw->nrows ? sw->nrows : 1) * sizeof(*rk));
-	if (!ds->fabrics || !idx || !rk) {
+	rank = malloc((sw->nfabrics ? sw->nfabrics : 1) * sizeof(*rank));
+	if (!ds->fabrics || !idx || !rk || !rank) {
 		free(idx);
 		free(rk);
+		free(rank);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* Fabrics are numbered in name order, not in the order the files
+	 * introduced them: the numbers key the replay's random draws and the
+	 * context order, so the order of --data files must not matter. */
 	ds->nfabrics = sw->nfabrics;
-	memcpy(ds->fabrics, sw->fabrics, sw->nfabrics * sizeof(*ds->fabrics));
+	for (size_t f = 0; f < sw->nfabrics; f++) {
+		size_t r = 0;
+
+		for (size_t g = 0; g < sw->nfabrics; g++)
+			r += strcmp(sw->fabrics[g], sw->fabrics[f]) < 0;
+		rank[f] = (uint16_t)r;
+		memcpy(ds->fabrics[r], sw->fabrics[f], sizeof(ds->fabrics[r]));
+	}
+	b.fabrics = (const char (*)[BOT_SWEEP_FABRIC_MAX + 1])ds->fabrics;
 	for (size_t r = 0; r < sw->nrows; r++) {
 		rk[r].key = row_ctx_key(&sw->rows[r]);
 		rk[r].row = r;
-		rk[r].fabric = sw->rows[r].fabric;
+		rk[r].fabric = rank[sw->rows[r].fabric];
 	}
 	qsort(rk, sw->nrows, sizeof(*rk), cmp_row);
 	for (size_t r = 0; r < sw->nrows; r++)
@@ -406,7 +429,7 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		}
 		c = &ds->ctx[ds->nctx];
 		memset(c, 0, sizeof(*c));
-		c->fabric = w0->fabric;
+		c->fabric = rank[w0->fabric];
 		c->key = key;
 		c->nbytes = w0->nbytes;
 		c->row = (uint32_t)idx[i];
@@ -439,6 +462,7 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		i = j;
 	}
 	free(idx);
+	free(rank);
 	if (rc == -2)
 		snprintf(err, errlen, "out of memory");
 	return rc ? -1 : 0;

@@ -33,6 +33,7 @@ struct bot_ds_arm {
 	uint32_t n, cap;
 	uint32_t nrows;		/* rows of this arm (unsupported ones included) */
 	double auto_us;		/* NAN unknown, -1 unsupported, >= 0 cost-table entry */
+	uint64_t auto_nbytes;	/* the nbytes auto_us was given for (the smallest seen) */
 	double mean;		/* trimmed mean (us); NAN without samples */
 	uint32_t outliers;	/* samples dropped by the trim */
 	int usable;		/* >= 1 sample and auto_us != -1 */

@@ -224,17 +224,24 @@ static uint64_t comm_id(const struct run *r, const struct bot_ds_ctx *c, uint64_
 	return bot_rng(r->o->seed, STREAM_COMM, ((uint64_t)c->fabric << 32) ^ job, i);
 }
 
+/* At most this many feedback samples per (comm, round): beyond a few
+ * thousand, more samples of one arm change no estimate, and each is kept
+ * until delivered (memory = contexts x comms x samples x delay). */
+#define MAX_FEEDBACK 4096
+
 /* Samples one (comm, round) of a context feeds back. */
 static uint64_t n_feedback(const struct run *r, const struct bot_ds_ctx *c, uint64_t round,
 			   uint64_t i, uint64_t k)
 {
 	double x, fl;
+	uint64_t n;
 
 	if (r->o->mode == BOT_MODE_PERCALL)
 		return 1;
 	x = r->o->sample_rate * (double)k;
 	fl = floor(x);
-	return (uint64_t)fl + (unit(bot_rng(r->o->seed, STREAM_FBN, ctx_id(c), (round << 20) ^ i)) < x - fl);
+	n = (uint64_t)fl + (unit(bot_rng(r->o->seed, STREAM_FBN, ctx_id(c), (round << 20) ^ i)) < x - fl);
+	return n < MAX_FEEDBACK ? n : MAX_FEEDBACK;
 }
 
 static int feed(const struct run *r, struct fb_buf *b, uint32_t pos, const struct bot_ds_ctx *c,

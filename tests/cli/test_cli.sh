@@ -39,6 +39,7 @@ expect "replay bad option" 2 "--frob" -- "$bot" replay --frob
 expect "replay bad mode" 2 "mode" -- "$bot" replay --mode sideways
 expect "replay unknown policy" 2 "nosuchpolicy" -- "$bot" replay --policy nosuchpolicy
 expect "sim unknown fabric" 2 "nosuchfabric" -- "$bot" sim --fabric nosuchfabric
+expect "overlapping splits with tuning" 2 "overlap" -- "$bot" replay --train-nodes 4-8 --test-nodes 8-16
 
 # Bad data: FILE:LINE and exit 1, whatever the trouble.
 expect "malformed row" 1 "malformed.csv:4" -- "$bot" replay --data "$data/malformed.csv"
@@ -68,6 +69,27 @@ expect "replay of a sim sweep" 0 "" -- "$bot" replay --data "$tmp/a.csv" --train
 for key in '"auto"' '"policies"' '"name"' '"contexts"' '"over_10pct"' '"mean"' '"p99"' '"max"'; do
 	if grep -q "$key" "$tmp/out"; then ok "json has $key"; else bad "json lacks $key"; fi
 done
+
+# The order of --data files changes nothing (fabrics are numbered by name).
+"$bot" sim --fabric a100-ib-hdr --nodes 4 --coll allreduce --samples 2 --seed 3 >"$tmp/f1.csv" 2>/dev/null
+"$bot" sim --fabric h100-roce --nodes 4 --coll allreduce --samples 2 --seed 3 >"$tmp/f2.csv" 2>/dev/null
+"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f2.csv" --train-nodes 4 --test-nodes 4 --policy thompson \
+	--mode jobs --jobs 3 --no-tune --format csv >"$tmp/o12.csv" 2>/dev/null
+"$bot" replay --data "$tmp/f2.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --policy thompson \
+	--mode jobs --jobs 3 --no-tune --format csv >"$tmp/o21.csv" 2>/dev/null
+if [ -s "$tmp/o12.csv" ] && cmp -s "$tmp/o12.csv" "$tmp/o21.csv"; then
+	ok "replay independent of the order of --data files"
+else
+	bad "replay depends on the order of --data files"
+fi
+
+# Two sizes in one size bucket carry their own costs (what spool sweep writes).
+printf '%s\n' 'fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us' \
+	'f1,allreduce,1048576,16,2,ring,simple,50,55' 'f1,allreduce,1100000,16,2,ring,simple,52,57' \
+	'f1,allreduce,1048576,16,2,tree,simple,40,60' 'f1,allreduce,1100000,16,2,tree,simple,41,61' \
+	>"$tmp/bucket.csv"
+expect "two sizes in one bucket" 0 "" -- "$bot" replay --data "$tmp/bucket.csv" --train-nodes 2 \
+	--test-nodes 2 --policy greedy --no-tune --mode jobs --jobs 2
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
