@@ -55,5 +55,5 @@ fi
 # the measuring object (window down-counter), and the profiler cost per
 # collective (8 channels) with the mask 0 vs a window open.
 echo "== measurement: getCollInfo and profiler cost per collective (median)"
-${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -o "$tmp/profcost" "$top/bench/profcost.c" -ldl
+${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -I"$top" -o "$tmp/profcost" "$top/bench/profcost.c" -ldl
 "$tmp/profcost" "$so" "$calls"

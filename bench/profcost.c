@@ -23,68 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* the client side of the ABI, as the emulator declares it (not the plugin's own) */
+#include "tests/emulator/nccl_abi.h"
+
 #define BATCH 256
 
-typedef void (*logger_t)(int, unsigned long, const char *, int, const char *, ...);
-typedef int (*gci_t)(void *, int, size_t, int, float **, int, int, int, int *);
-
-struct tuner_v5 {
-	const char *name;
-	int (*init)(void **, uint64_t, size_t, size_t, logger_t, void *, void *);
-	gci_t getCollInfo;
-	int (*finalize)(void *);
-};
-
-struct descr {
-	uint64_t type;
-	void *parentObj;
-	int rank;
-	union {
-		struct {
-			bool graphCaptured;
-			int groupDepth;
-		} groupApi;
-		struct {
-			const char *func;
-			size_t count;
-			const char *datatype;
-			int root;
-			void *stream;
-			bool graphCaptured;
-		} collApi;
-		struct {
-			uint64_t seqNumber;
-			const char *func;
-			const void *sendBuff;
-			void *recvBuff;
-			size_t count;
-			int root;
-			const char *datatype;
-			uint8_t nChannels;
-			uint8_t nWarps;
-			const char *algo;
-			const char *proto;
-			void *parentGroup;
-		} coll;
-		struct {
-			uint8_t channelId;
-			uint64_t pTimer;
-		} kernelCh;
-		uint8_t pad[88];
-	};
-};
-
-struct prof_v5 {
-	const char *name;
-	int (*init)(void **, uint64_t, int *, const char *, int, int, int, logger_t);
-	int (*startEvent)(void *, void **, struct descr *);
-	int (*stopEvent)(void *);
-	int (*recordEventState)(void *, int, uint64_t *);
-	int (*finalize)(void *);
-};
-
-static const struct tuner_v5 *t5;
-static const struct prof_v5 *p5;
+static const struct emu_tuner_v5 *t5;
+static const struct emu_profiler_v5 *p5;
 static volatile int mask;
 static float cost[7][3];
 
@@ -133,7 +78,7 @@ static uint64_t seq, clk;
 static void one(void *pctx, int deliver)
 {
 	void *hg = NULL, *hc = NULL, *hgrp = NULL, *hcoll = NULL, *hk[8];
-	struct descr d;
+	struct emu_prof_descr_v5 d;
 
 	if (!(mask | deliver))
 		return;		/* NCCL: mask 0, the plugin is not called */
@@ -176,7 +121,7 @@ static void one(void *pctx, int deliver)
 		p5->startEvent(pctx, &hk[c], &d);
 	}
 	for (int c = 0; c < 8; c++) {
-		uint64_t stop = clk + 100000;
+		union emu_prof_state_args stop = { .raw = clk + 100000 };
 
 		p5->recordEventState(hk[c], 22, &stop);
 		p5->stopEvent(hk[c]);
