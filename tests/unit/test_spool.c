@@ -38,6 +38,7 @@
 #include "common/sweep.h"
 #include "common/table.h"
 #include "policies/context.h"
+#include "tests/emulator/nccl_abi.h"
 
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
@@ -46,68 +47,11 @@
 #define BOT_NCCL_BOT "./nccl-bot"
 #endif
 
-typedef void (*logger_t)(int level, unsigned long flags, const char *file, int line,
-			 const char *fmt, ...);
-
-typedef struct {
-	const char *name;
-	int (*init)(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes, logger_t log,
-		    void *nvl, void *constants);
-	int (*getCollInfo)(void *ctx, int collType, size_t nBytes, int numPipeOps,
-			   float **collCostTable, int numAlgo, int numProto, int regBuff,
-			   int *nChannels);
-	int (*finalize)(void *ctx);
-} tuner_v5_t;
-
-struct descr {			/* v5: 112 bytes */
-	uint64_t type;
-	void *parentObj;
-	int rank;
-	union {
-		struct {
-			bool graphCaptured;
-			int groupDepth;
-		} groupApi;
-		struct {
-			const char *func;
-			size_t count;
-			const char *datatype;
-			int root;
-			void *stream;
-			bool graphCaptured;
-		} collApi;
-		struct {
-			uint64_t seqNumber;
-			const char *func;
-			const void *sendBuff;
-			void *recvBuff;
-			size_t count;
-			int root;
-			const char *datatype;
-			uint8_t nChannels;
-			uint8_t nWarps;
-			const char *algo;
-			const char *proto;
-			void *parentGroup;
-		} coll;
-		struct {
-			uint8_t channelId;
-			uint64_t pTimer;
-		} kernelCh;
-		uint8_t pad[88];
-	};
-};
-_Static_assert(sizeof(struct descr) == 112, "descriptor is 112 B");
-
-typedef struct {
-	const char *name;
-	int (*init)(void **ctx, uint64_t commId, int *mask, const char *commName, int nNodes,
-		    int nRanks, int rank, logger_t log);
-	int (*startEvent)(void *ctx, void **eHandle, struct descr *d);
-	int (*stopEvent)(void *eHandle);
-	int (*recordEventState)(void *eHandle, int eState, uint64_t *args);
-	int (*finalize)(void *ctx);
-} profiler_v5_t;
+/* The client side of the ABI as the emulator declares it, independently of
+ * the plugin's own tuner/nccl_abi.h and tuner/profiler.h. */
+typedef emu_logger_t logger_t;
+typedef struct emu_tuner_v5 tuner_v5_t;
+typedef struct emu_profiler_v5 profiler_v5_t;
 
 #define EV_GROUP 1u
 #define EV_COLL 2u
@@ -179,7 +123,7 @@ static void deliver(const struct kop *k)
 	void *h[64];
 
 	for (int c = 0; c < k->reported; c++) {
-		struct descr d;
+		struct emu_prof_descr_v5 d;
 
 		memset(&d, 0, sizeof(d));
 		d.type = EV_KCH;
@@ -190,7 +134,9 @@ static void deliver(const struct kop *k)
 		p5->startEvent(k->pctx, &h[c], &d);
 	}
 	for (int c = 0; c < k->reported; c++) {
-		uint64_t stop = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c;
+		union emu_prof_state_args stop = {
+			.raw = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c
+		};
 
 		if (!h[c])
 			continue;
@@ -304,7 +250,7 @@ static int call(struct comm *c, int coll, size_t nbytes, const struct opts *o)
 	int want = mask & (EV_COLL | EV_KCH), nch = 0, arm, n = o->ncoll ? o->ncoll : 1;
 	float t[NALGO][NPROTO];
 	void *hg = NULL, *hc = NULL, *hgrp = NULL, *h[8] = { 0 };
-	struct descr d;
+	struct emu_prof_descr_v5 d;
 
 	if (want) {
 		memset(&d, 0, sizeof(d));
