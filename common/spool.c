@@ -279,6 +279,7 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 				   (unsigned long long)i, (size_t)(p - buf), why);
 		}
 	}
+	out->digest = bot_digest64(buf, len);
 	return 0;
 }
 

@@ -85,6 +85,7 @@ struct bot_spool_rec {
 struct bot_spool_file {
 	struct bot_spool_hdr hdr;
 	struct bot_spool_rec *recs;	/* hdr.nrecords, malloc()ed */
+	uint64_t digest;		/* bot_digest64 of the file's bytes (its identity) */
 };
 
 /* CRC-32C (Castagnoli, reflected 0x82f63b78), software table. Chain calls by

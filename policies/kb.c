@@ -176,6 +176,7 @@ struct bot_kb *bot_kb_clone(const struct bot_kb *kb)
 		c->ctx[c->n++] = d;
 		d->key = s->key;
 		d->has_prior = s->has_prior;
+		d->calls = s->calls;
 		memcpy(d->prior, s->prior, sizeof(d->prior));
 		for (int a = 0; a < BOT_NARMS; a++)
 			if (bot_stats_copy(&d->arm[a], &s->arm[a]) < 0)
@@ -255,6 +256,103 @@ int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARM
 		c->prior[a] = isfinite(prior[a]) && prior[a] >= 0 ? prior[a] : -1.0f;
 	c->has_prior = 1;
 	return 0;
+}
+
+/* Row a before row b? Bit patterns as u32, arm by arm (endian-free). */
+static int row_less(const float *a, const float *b)
+{
+	for (int i = 0; i < BOT_NARMS; i++) {
+		uint32_t x, y;
+
+		memcpy(&x, &a[i], sizeof(x));
+		memcpy(&y, &b[i], sizeof(y));
+		if (x != y)
+			return x < y;
+	}
+	return 0;
+}
+
+int bot_kb_offer_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS])
+{
+	struct bot_kb_ctx *c;
+	float row[BOT_NARMS];
+
+	if (!prior || !(c = bot_kb_get(kb, key)))
+		return -1;
+	for (int a = 0; a < BOT_NARMS; a++)
+		row[a] = isfinite(prior[a]) && prior[a] > 0 ? prior[a] : prior[a] == 0 ? 0.0f : -1.0f;
+	if (!c->has_prior || row_less(row, c->prior))
+		memcpy(c->prior, row, sizeof(row));
+	c->has_prior = 1;
+	return 0;
+}
+
+int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls)
+{
+	struct bot_kb_ctx *c = bot_kb_get(kb, key);
+
+	if (!c)
+		return -1;
+	c->calls = calls > UINT64_MAX - c->calls ? UINT64_MAX : c->calls + calls;
+	return 0;
+}
+
+int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src)
+{
+	for (size_t i = 0; src && i < src->n; i++) {
+		const struct bot_kb_ctx *s = src->ctx[i];
+		struct bot_kb_ctx *d;
+
+		if (bot_kb_add_calls(dst, s->key, s->calls) < 0)
+			return -1;
+		if (s->has_prior && bot_kb_offer_prior(dst, s->key, s->prior) < 0)
+			return -1;
+		d = bot_kb_get(dst, s->key);
+		for (int a = 0; a < BOT_NARMS; a++)
+			if (bot_stats_merge(&d->arm[a], &s->arm[a]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static int cmp_ctx_key(const void *pa, const void *pb)
+{
+	const struct bot_kb_ctx *a = *(const struct bot_kb_ctx *const *)pa;
+	const struct bot_kb_ctx *b = *(const struct bot_kb_ctx *const *)pb;
+
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+struct bot_kb *bot_kb_sorted(const struct bot_kb *kb)
+{
+	struct bot_kb *out = bot_kb_new();
+	const struct bot_kb_ctx **v = NULL;
+	size_t n = bot_kb_count(kb);
+
+	if (!out || (n && !(v = malloc(n * sizeof(*v)))))
+		goto fail;
+	for (size_t i = 0; i < n; i++)
+		v[i] = kb->ctx[i];
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_ctx_key);
+	for (size_t i = 0; i < n; i++) {
+		struct bot_kb_ctx *d = bot_kb_get(out, v[i]->key);
+
+		if (!d)
+			goto fail;
+		d->has_prior = v[i]->has_prior;
+		d->calls = v[i]->calls;
+		memcpy(d->prior, v[i]->prior, sizeof(d->prior));
+		for (int a = 0; a < BOT_NARMS; a++)
+			if (bot_stats_copy(&d->arm[a], &v[i]->arm[a]) < 0)
+				goto fail;
+	}
+	free(v);
+	return out;
+fail:
+	free(v);
+	bot_kb_free(out);
+	return NULL;
 }
 
 int bot_kb_add_us(struct bot_kb *kb, uint64_t key, int arm, double us)

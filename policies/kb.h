@@ -23,6 +23,7 @@ struct bot_kb_ctx {
 	uint64_t key;
 	int has_prior;
 	float prior[BOT_NARMS];		/* us; < 0 unsupported */
+	uint64_t calls;			/* how often jobs called it (weight, not a statistic) */
 	struct bot_stats arm[BOT_NARMS];
 };
 
@@ -36,6 +37,21 @@ struct bot_kb_ctx *bot_kb_get(struct bot_kb *kb, uint64_t key);
 const struct bot_kb_ctx *bot_kb_find(const struct bot_kb *kb, uint64_t key);
 
 int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
+/* Offer a prior row: taken when the context has none; when it has another,
+ * the smaller of the two compared as u32 bit patterns in arm order is kept
+ * (doc/formats.md section 12), so the result does not depend on the order
+ * rows are offered. Entries that are not finite and >= 0 become -1 first. */
+int bot_kb_offer_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
+/* Add to a context's call count (saturating). 0, or -1 on allocation failure. */
+int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls);
+/* dst += src: calls, statistics, priors by bot_kb_offer_prior(). 0, or -1
+ * on allocation failure or a bin count overflow; then dst is partly merged
+ * (merge into a clone to keep the original). */
+int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src);
+/* A deep copy with the contexts in ascending key order: planning from it
+ * does not depend on the order contexts were first seen. NULL on allocation
+ * failure. */
+struct bot_kb *bot_kb_sorted(const struct bot_kb *kb);
 /* Add one latency sample (microseconds > 0) for an arm. 0, or -1 on bad
  * input or allocation failure. */
 int bot_kb_add_us(struct bot_kb *kb, uint64_t key, int arm, double us);

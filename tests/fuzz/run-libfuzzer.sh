@@ -1,34 +1,50 @@
 #!/bin/sh
-# run-libfuzzer.sh - builds the sweep fuzz target with clang's libFuzzer,
+# run-libfuzzer.sh - builds a fuzz target with clang's libFuzzer,
 # AddressSanitizer and UndefinedBehaviorSanitizer and runs it.
 #
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# CC (default clang), srcdir (default .), FUZZ_OUT (build and work directory,
-# default tests/fuzz/libfuzzer). The seed corpus is copied into
+# FUZZ_TARGET (sweep, table, spool or state; default sweep), CC (default
+# clang), srcdir (default .), FUZZ_OUT (build and work directory, default
+# tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
-# land in $FUZZ_OUT as crash-*. tests/fuzz/sweep.dict is the dictionary.
+# land in $FUZZ_OUT as crash-*. The sweep target uses tests/fuzz/sweep.dict.
 # Exit status is libFuzzer's.
 set -e
 srcdir=${srcdir:-.}
 CC=${CC:-clang}
-out=${FUZZ_OUT:-tests/fuzz/libfuzzer}
+target=${FUZZ_TARGET:-sweep}
+out=${FUZZ_OUT:-tests/fuzz/libfuzzer/$target}
 secs=${1:-60}
 [ $# -gt 0 ] && shift
 
+p=$srcdir/policies
+case $target in
+sweep)	src="$srcdir/common/sweep.c $p/context.c"; corpus=corpus ;;
+table)	src="$srcdir/common/table.c $p/context.c"; corpus=corpus-table ;;
+spool)	src="$srcdir/common/spool.c $p/context.c"; corpus=corpus-spool ;;
+state)	src="$srcdir/common/state.c $srcdir/common/spool.c $p/context.c $p/kb.c $p/stats.c"
+	corpus=corpus-state ;;
+*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool or state" >&2
+	exit 2 ;;
+esac
+for f in $src; do
+	if [ ! -f "$f" ]; then
+		echo "run-libfuzzer.sh: $f missing" >&2
+		exit 2
+	fi
+done
 mkdir -p "$out/corpus"
-ctx=$srcdir/policies/context.c
-if [ ! -f "$ctx" ]; then
-	echo "run-libfuzzer.sh: $ctx missing" >&2
-	exit 2
-fi
+# shellcheck disable=SC2086
 $CC -g -O1 -std=c11 -D_GNU_SOURCE -ffp-contract=off \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$srcdir" "$srcdir/common/sweep.c" "$ctx" "$srcdir/tests/fuzz/fuzz_sweep.c" \
-	-lm -o "$out/fuzz_sweep"
-cp "$srcdir"/tests/fuzz/corpus/* "$out/corpus/"
-dict=$(cd "$srcdir/tests/fuzz" && pwd)/sweep.dict
+	-I"$srcdir" $src "$srcdir/tests/fuzz/fuzz_$target.c" -lm -o "$out/fuzz_$target"
+cp "$srcdir/tests/fuzz/$corpus"/* "$out/corpus/"
+dict=
+if [ "$target" = sweep ]; then
+	dict=-dict=$(cd "$srcdir/tests/fuzz" && pwd)/sweep.dict
+fi
 cd "$out"
-exec ./fuzz_sweep -max_total_time="$secs" -max_len=4096 -timeout=10 \
-	-dict="$dict" "$@" corpus
+# shellcheck disable=SC2086
+exec "./fuzz_$target" -max_total_time="$secs" -max_len=4096 -timeout=10 $dict "$@" corpus

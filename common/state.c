@@ -1,0 +1,681 @@
+/*
+ * state.c - per-fabric learned state: the snapshot codec and the state
+ * directory (state.h, doc/formats.md section 12).
+ *
+ * The encoder writes contexts in key order and bins in bin order, so one
+ * state has one byte string; the parser accepts exactly that form and
+ * nothing else, which makes a snapshot's digest a name for its content.
+ * Publishing never rewrites a file in place: a snapshot is written under a
+ * temporary name, fsynced and renamed, then `current` is replaced the same
+ * way, so a reader sees the previous snapshot or the new one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/spool.h"
+#include "common/state.h"
+#include "policies/context.h"
+
+static int bad(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+int bot_state_fabric_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n < 1 || n > BOT_STATE_FABRIC_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      (i > 0 && (c == '.' || c == '_' || c == '-'))))
+			return 0;
+	}
+	return 1;
+}
+
+int bot_state_init(struct bot_state *s, const char *fabric)
+{
+	memset(s, 0, sizeof(*s));
+	if (!bot_state_fabric_ok(fabric))
+		return -1;
+	strcpy(s->fabric, fabric);
+	s->kb = bot_kb_new();
+	return s->kb ? 0 : -1;
+}
+
+void bot_state_free(struct bot_state *s)
+{
+	if (!s)
+		return;
+	free(s->src);
+	bot_kb_free(s->kb);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Index of the first source with id >= the given one. */
+static size_t lower_bound(const struct bot_state *s, uint64_t id)
+{
+	size_t lo = 0, hi = s->nsources;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->src[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int bot_state_has_source(const struct bot_state *s, uint64_t id)
+{
+	size_t i = lower_bound(s, id);
+
+	return i < s->nsources && s->src[i] == id;
+}
+
+int bot_state_add_source(struct bot_state *s, uint64_t id)
+{
+	size_t i = lower_bound(s, id);
+
+	if (i < s->nsources && s->src[i] == id)
+		return 0;
+	if (s->nsources >= BOT_STATE_MAX_SOURCES)
+		return -1;
+	if (s->nsources == s->scap) {
+		size_t cap = s->scap ? 2 * s->scap : 64;
+		uint64_t *n = realloc(s->src, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		s->src = n;
+		s->scap = cap;
+	}
+	memmove(&s->src[i + 1], &s->src[i], (s->nsources - i) * sizeof(*s->src));
+	s->src[i] = id;
+	s->nsources++;
+	return 0;
+}
+
+static uint32_t arm_mask(const struct bot_kb_ctx *c)
+{
+	uint32_t m = 0;
+
+	for (int a = 0; a < BOT_NARMS; a++)
+		if (c->arm[a].nbins)
+			m |= 1u << a;
+	return m;
+}
+
+static int cmp_ctx(const void *pa, const void *pb)
+{
+	const struct bot_kb_ctx *a = *(const struct bot_kb_ctx *const *)pa;
+	const struct bot_kb_ctx *b = *(const struct bot_kb_ctx *const *)pb;
+
+	return (a->key > b->key) - (a->key < b->key);
+}
+
+int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char *err,
+		     size_t errlen)
+{
+	size_t n = bot_kb_count(s->kb), size, off;
+	const struct bot_kb_ctx **v = NULL;
+	uint8_t *b;
+
+	*buf = NULL;
+	*len = 0;
+	if (!bot_state_fabric_ok(s->fabric))
+		return bad(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", s->fabric);
+	if (n > BOT_STATE_MAX_CONTEXTS || s->nsources > BOT_STATE_MAX_SOURCES)
+		return bad(err, errlen, "%zu contexts and %zu sources: over the limits (%u each)", n,
+			   s->nsources, BOT_STATE_MAX_CONTEXTS);
+	if (n && !(v = malloc(n * sizeof(*v))))
+		return bad(err, errlen, "out of memory");
+	size = BOT_STATE_HDR_SIZE + s->nsources * BOT_STATE_SRC_SIZE + BOT_STATE_TRAILER_SIZE;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = bot_kb_at(s->kb, i);
+		size += BOT_STATE_CTX_SIZE;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			if (v[i]->arm[a].n > BOT_STATE_MAX_ARM_N) {
+				free(v);
+				return bad(err, errlen, "context %016" PRIx64 " arm %d: more than 2^40 "
+					   "samples", v[i]->key, a);
+			}
+			if (v[i]->arm[a].nbins)
+				size += 4 + 8 * (size_t)v[i]->arm[a].nbins;
+		}
+	}
+	if (size > BOT_STATE_MAX_FILE) {
+		free(v);
+		return bad(err, errlen, "a snapshot of %zu bytes: over the %u MiB limit", size,
+			   BOT_STATE_MAX_FILE >> 20);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_ctx);
+	b = calloc(1, size);
+	if (!b) {
+		free(v);
+		return bad(err, errlen, "out of memory");
+	}
+	memcpy(b, BOT_STATE_MAGIC, 8);
+	put32(b + 8, BOT_STATE_VERSION);
+	memcpy(b + 16, s->fabric, strlen(s->fabric));
+	put64(b + 80, s->rounds);
+	put32(b + 88, (uint32_t)s->nsources);
+	put32(b + 92, (uint32_t)n);
+	off = BOT_STATE_HDR_SIZE;
+	for (size_t i = 0; i < s->nsources; i++, off += BOT_STATE_SRC_SIZE)
+		put64(b + off, s->src[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct bot_kb_ctx *c = v[i];
+		uint32_t mask = arm_mask(c);
+
+		put64(b + off, c->key);
+		put64(b + off + 8, c->calls);
+		put32(b + off + 16, c->has_prior ? 1 : 0);
+		put32(b + off + 20, mask);
+		for (int a = 0; a < BOT_NARMS; a++) {
+			float f = c->has_prior ? c->prior[a] : -1.0f;
+			uint32_t bits;
+
+			if (!(isfinite(f) && f >= 0))
+				f = -1.0f;
+			else if (f == 0)
+				f = 0.0f;	/* never -0 */
+			memcpy(&bits, &f, sizeof(bits));
+			put32(b + off + 24 + 4 * (size_t)a, bits);
+		}
+		off += BOT_STATE_CTX_SIZE;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			const struct bot_stats *st = &c->arm[a];
+
+			if (!(mask & (1u << a)))
+				continue;
+			put32(b + off, st->nbins);
+			off += 4;
+			for (uint32_t k = 0; k < st->nbins; k++, off += 8) {
+				put32(b + off, st->bins[k].bin);
+				put32(b + off + 4, st->bins[k].count);
+			}
+		}
+	}
+	put32(b + off, bot_spool_crc32c(0, b, off));
+	free(v);
+	*buf = b;
+	*len = size;
+	return 0;
+}
+
+/* The records after the header and sources, into out->kb. */
+static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t off,
+			  uint32_t nctx, struct bot_state *out, char *err, size_t errlen)
+{
+	uint64_t prev = 0;
+
+	for (uint32_t i = 0; i < nctx; i++) {
+		uint64_t key, calls;
+		uint32_t flags, mask;
+		float prior[BOT_NARMS];
+		struct bot_kb_ctx *c;
+
+		if (end - off < BOT_STATE_CTX_SIZE)
+			return bad(err, errlen, "%s: context %u at offset %zu: truncated", name, i, off);
+		key = get64(b + off);
+		calls = get64(b + off + 8);
+		flags = get32(b + off + 16);
+		mask = get32(b + off + 20);
+		if (i > 0 && key <= prev)
+			return bad(err, errlen, "%s: context %u at offset %zu: keys not strictly "
+				   "ascending", name, i, off);
+		prev = key;
+		if (flags & ~1u)
+			return bad(err, errlen, "%s: context %u at offset %zu: unknown flags 0x%x",
+				   name, i, off + 16, flags);
+		if (mask >> BOT_NARMS)
+			return bad(err, errlen, "%s: context %u at offset %zu: arm mask 0x%x names "
+				   "arms over 20", name, i, off + 20, mask);
+		for (int a = 0; a < BOT_NARMS; a++) {
+			uint32_t bits = get32(b + off + 24 + 4 * (size_t)a);
+
+			memcpy(&prior[a], &bits, sizeof(bits));
+			if (!(prior[a] == -1.0f || (isfinite(prior[a]) && prior[a] >= 0 &&
+						    !(bits >> 31))) ||
+			    (!(flags & 1) && prior[a] != -1.0f))
+				return bad(err, errlen, "%s: context %u at offset %zu: prior entry %d "
+					   "is not -1 or a finite value >= 0%s", name, i,
+					   off + 24 + 4 * (size_t)a, a,
+					   flags & 1 ? "" : " (or set without a prior row)");
+		}
+		c = bot_kb_get(out->kb, key);
+		if (!c)
+			return bad(err, errlen, "%s: out of memory", name);
+		c->calls = calls;
+		if (flags & 1) {
+			memcpy(c->prior, prior, sizeof(prior));
+			c->has_prior = 1;
+		}
+		off += BOT_STATE_CTX_SIZE;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			uint32_t nb, last = 0;
+			uint64_t total = 0;
+
+			if (!(mask & (1u << a)))
+				continue;
+			if (end - off < 4)
+				return bad(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
+					   name, i, a, off);
+			nb = get32(b + off);
+			off += 4;
+			if (nb < 1 || nb > BOT_Q_MAX + 1)
+				return bad(err, errlen, "%s: context %u arm %d at offset %zu: %u bins "
+					   "(want 1..%d)", name, i, a, off - 4, nb, BOT_Q_MAX + 1);
+			if ((end - off) / 8 < nb)
+				return bad(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
+					   name, i, a, off);
+			for (uint32_t k = 0; k < nb; k++, off += 8) {
+				uint32_t q = get32(b + off), cnt = get32(b + off + 4);
+
+				if (q > BOT_Q_MAX || (k > 0 && q <= last) || cnt == 0)
+					return bad(err, errlen, "%s: context %u arm %d bin %u at offset "
+						   "%zu: %s", name, i, a, k, off,
+						   q > BOT_Q_MAX ? "bin over 2560" :
+						   cnt == 0 ? "zero count" : "bins not strictly ascending");
+				last = q;
+				total += cnt;
+				if (total > BOT_STATE_MAX_ARM_N)
+					return bad(err, errlen, "%s: context %u arm %d: more than 2^40 "
+						   "samples", name, i, a);
+				if (bot_stats_add_q(&c->arm[a], (int)q, cnt) < 0)
+					return bad(err, errlen, "%s: out of memory", name);
+			}
+		}
+	}
+	if (off != end)
+		return bad(err, errlen, "%s: %zu bytes after the last context (offset %zu)", name,
+			   end - off, off);
+	return 0;
+}
+
+int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_state *out,
+		    char *err, size_t errlen)
+{
+	char fabric[BOT_STATE_FABRIC_MAX + 1];
+	uint32_t version, flags, nsrc, nctx, crc;
+	size_t end, off;
+
+	memset(out, 0, sizeof(*out));
+	if (len > BOT_STATE_MAX_FILE)
+		return bad(err, errlen, "%s: %zu bytes: over the %u MiB limit", name, len,
+			   BOT_STATE_MAX_FILE >> 20);
+	if (len < BOT_STATE_HDR_SIZE + BOT_STATE_TRAILER_SIZE)
+		return bad(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
+	if (memcmp(b, BOT_STATE_MAGIC, 8))
+		return bad(err, errlen, "%s: not an nccl-bot state snapshot (bad magic)", name);
+	version = get32(b + 8);
+	if (version != BOT_STATE_VERSION)
+		return bad(err, errlen, "%s: snapshot format version %u; this build reads version %d",
+			   name, version, BOT_STATE_VERSION);
+	end = len - BOT_STATE_TRAILER_SIZE;
+	crc = bot_spool_crc32c(0, b, end);
+	if (get32(b + end) != crc || get32(b + end + 4) != 0)
+		return bad(err, errlen, "%s: checksum mismatch (the file is damaged or truncated)",
+			   name);
+	flags = get32(b + 12);
+	if (flags)
+		return bad(err, errlen, "%s: offset 12: unknown flags 0x%x", name, flags);
+	memcpy(fabric, b + 16, BOT_STATE_FABRIC_MAX);
+	fabric[BOT_STATE_FABRIC_MAX] = 0;
+	for (size_t i = strlen(fabric); i < BOT_STATE_FABRIC_MAX; i++)
+		if (b[16 + i])
+			return bad(err, errlen, "%s: offset 16: fabric name not NUL padded", name);
+	if (!bot_state_fabric_ok(fabric))
+		return bad(err, errlen, "%s: offset 16: fabric name '%s' is not "
+			   "[a-z0-9][a-z0-9._-]{0,63}", name, fabric);
+	nsrc = get32(b + 88);
+	nctx = get32(b + 92);
+	if (nsrc > BOT_STATE_MAX_SOURCES || nctx > BOT_STATE_MAX_CONTEXTS)
+		return bad(err, errlen, "%s: %u sources, %u contexts: over the limits (%u each)",
+			   name, nsrc, nctx, BOT_STATE_MAX_CONTEXTS);
+	if ((end - BOT_STATE_HDR_SIZE) / BOT_STATE_SRC_SIZE < nsrc)
+		return bad(err, errlen, "%s: %u sources do not fit in %zu bytes", name, nsrc, len);
+	if (bot_state_init(out, fabric) < 0)
+		return bad(err, errlen, "%s: out of memory", name);
+	out->rounds = get64(b + 80);
+	off = BOT_STATE_HDR_SIZE;
+	if (nsrc && !(out->src = malloc(nsrc * sizeof(*out->src)))) {
+		bot_state_free(out);
+		return bad(err, errlen, "%s: out of memory", name);
+	}
+	out->scap = nsrc;
+	for (uint32_t i = 0; i < nsrc; i++, off += BOT_STATE_SRC_SIZE) {
+		uint64_t id = get64(b + off);
+
+		if (i > 0 && id <= out->src[i - 1]) {
+			bot_state_free(out);
+			return bad(err, errlen, "%s: source %u at offset %zu: ids not strictly "
+				   "ascending", name, i, off);
+		}
+		out->src[i] = id;
+		out->nsources++;
+	}
+	if (parse_contexts(name, b, end, off, nctx, out, err, errlen) < 0) {
+		bot_state_free(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Read a whole regular file of at most max bytes through fd (closed). */
+static int slurp_fd(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	uint8_t *b;
+	size_t got = 0;
+
+	*buf = NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return bad(err, errlen, "%s: not a regular file", name);
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return bad(err, errlen, "%s: %lld bytes: over the %zu-byte limit", name,
+			   (long long)st.st_size, max);
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (!b) {
+		close(fd);
+		return bad(err, errlen, "%s: out of memory", name);
+	}
+	/* Read one byte past the size: a file that grew is caught, not cut. */
+	while (got <= (size_t)st.st_size) {
+		ssize_t r = read(fd, b + got, (size_t)st.st_size + 1 - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(b);
+			close(fd);
+			return bad(err, errlen, "%s: %s", name, strerror(e));
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got != (size_t)st.st_size) {
+		free(b);
+		return bad(err, errlen, "%s: changed while being read", name);
+	}
+	*buf = b;
+	*len = got;
+	return 0;
+}
+
+int bot_state_read_file(const char *path, struct bot_state *out, char *err, size_t errlen)
+{
+	uint8_t *b;
+	size_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (fd < 0)
+		return bad(err, errlen, "%s: %s", path, strerror(errno));
+	if (slurp_fd(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
+		return -1;
+	rc = bot_state_parse(path, b, len, out, err, errlen);
+	free(b);
+	return rc;
+}
+
+void bot_state_snap_name(const uint8_t *buf, size_t len, char name[BOT_STATE_NAME_MAX])
+{
+	snprintf(name, BOT_STATE_NAME_MAX, "snap-%016" PRIx64 ".nbs", bot_digest64(buf, len));
+}
+
+/* "snap-<16 lower-case hex>.nbs" exactly? */
+static int snap_name_ok(const char *s)
+{
+	if (strlen(s) != 25 || strncmp(s, "snap-", 5) || strcmp(s + 21, ".nbs"))
+		return 0;
+	for (int i = 5; i < 21; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+static int fabric_dir(const char *dir, const char *fabric, char *out, size_t outlen, char *err,
+		      size_t errlen)
+{
+	if (!bot_state_fabric_ok(fabric))
+		return bad(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
+	if ((size_t)snprintf(out, outlen, "%s/%s", dir, fabric) >= outlen)
+		return bad(err, errlen, "%s/%s: path too long", dir, fabric);
+	return 0;
+}
+
+int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
+		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
+{
+	char fdir[4096], path[4200], cur[64], name[BOT_STATE_NAME_MAX];
+	uint8_t *b, *cb;
+	size_t len, clen;
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (snap)
+		snap[0] = 0;
+	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/current", fdir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT) {
+		struct stat st;
+
+		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			return bad(err, errlen, "%s: %s", dir,
+				   stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
+		if (bot_state_init(out, fabric) < 0)
+			return bad(err, errlen, "out of memory");
+		return 1;
+	}
+	if (fd < 0)
+		return bad(err, errlen, "%s: %s", path, strerror(errno));
+	if (slurp_fd(fd, path, sizeof(cur) - 1, &cb, &clen, err, errlen) < 0)
+		return -1;
+	memcpy(cur, cb, clen);
+	cur[clen] = 0;
+	free(cb);
+	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !snap_name_ok(cur)))
+		return bad(err, errlen, "%s: does not hold a snapshot name (want "
+			   "\"snap-<16 hex>.nbs\" and a newline)", path);
+	snprintf(path, sizeof(path), "%s/%s", fdir, cur);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return bad(err, errlen, "%s (named by %s/current): %s", path, fdir, strerror(errno));
+	if (slurp_fd(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
+		return -1;
+	bot_state_snap_name(b, len, name);
+	if (strcmp(name, cur)) {
+		free(b);
+		return bad(err, errlen, "%s: content does not match its name (digest %.16s): the "
+			   "file was changed or damaged", path, name + 5);
+	}
+	rc = bot_state_parse(path, b, len, out, err, errlen);
+	free(b);
+	if (rc < 0)
+		return -1;
+	if (strcmp(out->fabric, fabric)) {
+		bad(err, errlen, "%s: holds fabric '%s', not '%s'", path, out->fabric, fabric);
+		bot_state_free(out);
+		return -1;
+	}
+	if (snap)
+		strcpy(snap, cur);
+	return 0;
+}
+
+int bot_state_lock(const char *dir, const char *fabric, char *err, size_t errlen)
+{
+	char fdir[4096], path[4200];
+	struct stat st;
+	int fd;
+
+	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
+		return -1;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return bad(err, errlen, "%s: %s (create the state directory first)", dir,
+			   stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
+	if (mkdir(fdir, 0755) < 0 && errno != EEXIST)
+		return bad(err, errlen, "%s: %s", fdir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/.lock", fdir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return bad(err, errlen, "%s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(fd);
+			return bad(err, errlen, "%s: cannot lock: %s", path, strerror(e));
+		}
+	}
+	return fd;
+}
+
+void bot_state_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);	/* releases the flock */
+}
+
+/* Write buf to dirfd/name via .<name>.tmp + fsync + rename. */
+static int write_atomic(int dirfd, const char *fdir, const char *name, const void *buf,
+			size_t len, char *err, size_t errlen)
+{
+	char tmp[64];
+	const uint8_t *p = buf;
+	size_t done = 0;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
+	/* A temporary left by a crashed writer is ours to replace (we hold the lock). */
+	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
+		return bad(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return bad(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
+	while (done < len) {
+		ssize_t w = write(fd, p + done, len - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		done += (size_t)w;
+	}
+	if (fsync(fd) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	{
+		int e = errno ? errno : EIO;
+
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return bad(err, errlen, "%s/%s: %s", fdir, tmp, strerror(e));
+	}
+}
+
+int bot_state_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
+		      char *err, size_t errlen)
+{
+	char fdir[4096], line[BOT_STATE_NAME_MAX + 1];
+	uint8_t *b;
+	size_t len;
+	int dirfd, rc = -1;
+
+	snap[0] = 0;
+	if (fabric_dir(dir, s->fabric, fdir, sizeof(fdir), err, errlen) < 0)
+		return -1;
+	if (bot_state_encode(s, &b, &len, err, errlen) < 0)
+		return -1;
+	bot_state_snap_name(b, len, snap);
+	dirfd = open(fdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dirfd < 0) {
+		bad(err, errlen, "%s: %s", fdir, strerror(errno));
+		goto out;
+	}
+	snprintf(line, sizeof(line), "%s\n", snap);
+	if (write_atomic(dirfd, fdir, snap, b, len, err, errlen) < 0 ||
+	    write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
+		goto out;
+	if (fsync(dirfd) < 0) {
+		bad(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	free(b);
+	if (rc < 0)
+		snap[0] = 0;
+	return rc;
+}

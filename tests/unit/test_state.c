@@ -1,0 +1,428 @@
+/*
+ * test_state.c - per-fabric learned state (common/state.h, formats.md 12)
+ * and the knowledge-base merge it relies on (policies/kb.h).
+ *
+ * Checks: a state survives encode -> parse -> encode byte for byte; the
+ * encoding does not depend on insertion order; every truncation and every
+ * flipped byte is rejected, and structurally bad files (with a valid CRC)
+ * are rejected with a reason naming the file; merging is order-independent
+ * (priors included) and refuses bin overflow without touching the result;
+ * the state directory publishes atomically, keeps the previous snapshot,
+ * and refuses a damaged `current`, a snapshot whose bytes do not match its
+ * name, and a snapshot of another fabric.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/spool.h"
+#include "common/state.h"
+#include "policies/context.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/nb-state-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static uint64_t key_of(unsigned coll, unsigned bucket, uint32_t nranks, uint32_t nnodes)
+{
+	return bot_ctx_key(coll, bucket, nranks, nnodes);
+}
+
+/* A small state: three contexts added out of key order, priors, calls,
+ * samples on two arms, two sources. */
+static void fill(struct bot_state *s, int reverse)
+{
+	uint64_t keys[3] = { key_of(BOT_COLL_ALLREDUCE, 84, 16, 2), key_of(BOT_COLL_ALLGATHER, 90, 64, 8),
+			     key_of(BOT_COLL_ALLREDUCE, 80, 16, 2) };
+	float prior[BOT_NARMS];
+
+	ck_assert_int_eq(bot_state_init(s, "h100-ib"), 0);
+	for (int a = 0; a < BOT_NARMS; a++)
+		prior[a] = -1.0f;
+	for (int i = 0; i < 3; i++) {
+		int k = reverse ? 2 - i : i;
+
+		prior[bot_arm(1, 0)] = 100.0f + (float)k;
+		prior[bot_arm(1, 2)] = 0.0f;
+		ck_assert_int_eq(bot_kb_offer_prior(s->kb, keys[k], prior), 0);
+		ck_assert_int_eq(bot_kb_add_calls(s->kb, keys[k], 1000 + (uint64_t)k), 0);
+		for (int j = 0; j < 5; j++) {
+			ck_assert_int_eq(bot_kb_add_us(s->kb, keys[k], bot_arm(1, 0), 90.0 + j), 0);
+			ck_assert_int_eq(bot_kb_add_us(s->kb, keys[k], bot_arm(0, 2), 200.0 * (k + 1)), 0);
+		}
+	}
+	ck_assert_int_eq(bot_state_add_source(s, reverse ? 7 : 3), 0);
+	ck_assert_int_eq(bot_state_add_source(s, reverse ? 3 : 7), 0);
+	ck_assert_int_eq(bot_state_add_source(s, 3), 0);	/* present: no-op */
+	s->rounds = 2;
+}
+
+static void encode(const struct bot_state *s, uint8_t **b, size_t *n)
+{
+	char err[BOT_STATE_ERR_MAX];
+
+	ck_assert_msg(bot_state_encode(s, b, n, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void fix_crc(uint8_t *b, size_t n)
+{
+	uint32_t crc = bot_spool_crc32c(0, b, n - BOT_STATE_TRAILER_SIZE);
+
+	for (int i = 0; i < 4; i++)
+		b[n - 8 + i] = (uint8_t)(crc >> (8 * i));
+}
+
+START_TEST(test_roundtrip_canonical)
+{
+	struct bot_state a, b, c;
+	uint8_t *ba, *bb, *bc;
+	size_t na, nb, nc;
+	char err[BOT_STATE_ERR_MAX];
+	const struct bot_kb_ctx *x;
+
+	fill(&a, 0);
+	fill(&b, 1);
+	encode(&a, &ba, &na);
+	encode(&b, &bb, &nb);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_mem_eq(ba, bb, na);
+	ck_assert_msg(bot_state_parse("s.nbs", ba, na, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(c.fabric, "h100-ib");
+	ck_assert_uint_eq(c.rounds, 2);
+	ck_assert_uint_eq(c.nsources, 2);
+	ck_assert(c.src[0] == 3 && c.src[1] == 7);
+	ck_assert_uint_eq(bot_kb_count(c.kb), 3);
+	x = bot_kb_find(c.kb, key_of(BOT_COLL_ALLGATHER, 90, 64, 8));
+	ck_assert_ptr_nonnull(x);
+	ck_assert(x->has_prior && x->prior[bot_arm(1, 0)] == 101.0f);
+	ck_assert(x->prior[bot_arm(1, 2)] == 0.0f && x->prior[0] == -1.0f);
+	ck_assert_uint_eq(x->calls, 1001);
+	ck_assert_uint_eq(x->arm[bot_arm(1, 0)].n, 5);
+	ck_assert_uint_eq(x->arm[bot_arm(0, 2)].n, 5);
+	ck_assert_uint_eq(x->arm[bot_arm(0, 0)].n, 0);
+	ck_assert_uint_eq(x->arm[bot_arm(1, 0)].sum_q, bot_kb_find(a.kb, x->key)->arm[bot_arm(1, 0)].sum_q);
+	ck_assert_uint_eq(x->arm[bot_arm(1, 0)].sumsq_q, bot_kb_find(a.kb, x->key)->arm[bot_arm(1, 0)].sumsq_q);
+	encode(&c, &bc, &nc);
+	ck_assert_uint_eq(nc, na);
+	ck_assert_mem_eq(bc, ba, na);
+	free(ba);
+	free(bb);
+	free(bc);
+	bot_state_free(&a);
+	bot_state_free(&b);
+	bot_state_free(&c);
+}
+END_TEST
+
+START_TEST(test_every_truncation_and_flip_rejected)
+{
+	struct bot_state a, c;
+	uint8_t *b;
+	size_t n;
+	char err[BOT_STATE_ERR_MAX];
+
+	fill(&a, 0);
+	encode(&a, &b, &n);
+	for (size_t len = 0; len < n; len++) {
+		ck_assert_int_eq(bot_state_parse("t.nbs", b, len, &c, err, sizeof(err)), -1);
+		ck_assert_ptr_null(c.kb);
+		ck_assert_msg(strncmp(err, "t.nbs: ", 7) == 0, "%s", err);
+	}
+	for (size_t i = 0; i < n; i++) {
+		b[i] ^= 0x20;
+		ck_assert_msg(bot_state_parse("t.nbs", b, n, &c, err, sizeof(err)) == -1,
+			      "flip at %zu accepted", i);
+		b[i] ^= 0x20;
+	}
+	free(b);
+	bot_state_free(&a);
+}
+END_TEST
+
+/* Offsets in fill()'s encoding: header 96, 2 sources, first context. */
+#define CTX0 (BOT_STATE_HDR_SIZE + 2 * BOT_STATE_SRC_SIZE)
+
+static void expect_reject(uint8_t *b, size_t n, const char *want)
+{
+	struct bot_state c;
+	char err[BOT_STATE_ERR_MAX];
+
+	fix_crc(b, n);
+	ck_assert_int_eq(bot_state_parse("bad.nbs", b, n, &c, err, sizeof(err)), -1);
+	ck_assert_ptr_null(c.kb);
+	ck_assert_msg(strstr(err, "bad.nbs: ") == err && strstr(err, want), "'%s' lacks '%s'", err,
+		      want);
+}
+
+START_TEST(test_structural_rejections)
+{
+	struct bot_state a;
+	uint8_t *b, *m;
+	size_t n;
+	float neg0 = -0.0f;
+	uint32_t bits;
+
+	fill(&a, 0);
+	encode(&a, &b, &n);
+	m = malloc(n + 8);
+	ck_assert_ptr_nonnull(m);
+#define FRESH() memcpy(m, b, n)
+	FRESH(); m[8] = 2;			expect_reject(m, n, "version 2");
+	FRESH(); m[12] = 1;			expect_reject(m, n, "unknown flags");
+	FRESH(); m[16] = 'H';			expect_reject(m, n, "fabric name");
+	FRESH(); m[16 + 10] = 'x';		expect_reject(m, n, "NUL padded");
+	FRESH(); m[88] = 3;			expect_reject(m, n, "");	/* 3 sources */
+	FRESH(); memcpy(m + BOT_STATE_HDR_SIZE, b + BOT_STATE_HDR_SIZE + 8, 8);
+						expect_reject(m, n, "not strictly ascending");
+	FRESH(); m[CTX0 + 16] = 2;		expect_reject(m, n, "unknown flags");
+	FRESH(); m[CTX0 + 22] = 0x40;		expect_reject(m, n, "arms over 20");
+	memcpy(&bits, &neg0, 4);
+	FRESH(); memcpy(m + CTX0 + 24, &bits, 4);	/* little-endian hosts */
+						expect_reject(m, n, "prior entry 0");
+	FRESH(); m[CTX0 + 16] = 0;		expect_reject(m, n, "without a prior row");
+	/* first arm's histogram: nbins u32 at CTX0 + 108, bins after it */
+	FRESH(); memset(m + CTX0 + 108, 0, 4);	expect_reject(m, n, "bins");
+	FRESH(); memset(m + CTX0 + 112 + 4, 0, 4);	expect_reject(m, n, "zero count");
+	FRESH(); m[CTX0 + 112 + 1] = 0x20;	expect_reject(m, n, "bin over 2560");
+	/* trailing bytes before the trailer */
+	memcpy(m, b, n - 8);
+	memset(m + n - 8, 0, 16);
+	expect_reject(m, n + 8, "after the last context");
+	free(m);
+	free(b);
+	bot_state_free(&a);
+}
+END_TEST
+
+START_TEST(test_keys_must_ascend)
+{
+	struct bot_state a;
+	uint8_t *b;
+	size_t n;
+	uint64_t k0;
+
+	/* Two contexts, no samples: records are exactly CTX_SIZE apart. */
+	ck_assert_int_eq(bot_state_init(&a, "f"), 0);
+	ck_assert_int_eq(bot_kb_add_calls(a.kb, 5, 1), 0);
+	ck_assert_int_eq(bot_kb_add_calls(a.kb, 9, 1), 0);
+	encode(&a, &b, &n);
+	memcpy(&k0, b + BOT_STATE_HDR_SIZE, 8);
+	memcpy(b + BOT_STATE_HDR_SIZE, b + BOT_STATE_HDR_SIZE + BOT_STATE_CTX_SIZE, 8);
+	memcpy(b + BOT_STATE_HDR_SIZE + BOT_STATE_CTX_SIZE, &k0, 8);
+	expect_reject(b, n, "keys not strictly ascending");
+	free(b);
+	bot_state_free(&a);
+}
+END_TEST
+
+START_TEST(test_merge_order_independent)
+{
+	struct bot_state x, y, ab, ba;
+	uint8_t *b1, *b2;
+	size_t n1, n2;
+	uint64_t k = key_of(BOT_COLL_ALLREDUCE, 84, 16, 2);
+	float p1[BOT_NARMS], p2[BOT_NARMS];
+
+	ck_assert_int_eq(bot_state_init(&x, "f"), 0);
+	ck_assert_int_eq(bot_state_init(&y, "f"), 0);
+	for (int a = 0; a < BOT_NARMS; a++)
+		p1[a] = p2[a] = -1.0f;
+	p1[3] = 10.0f;
+	p2[3] = 12.0f;	/* another NCCL version's row */
+	ck_assert_int_eq(bot_kb_offer_prior(x.kb, k, p2), 0);
+	ck_assert_int_eq(bot_kb_offer_prior(y.kb, k, p1), 0);
+	ck_assert_int_eq(bot_kb_add_us(x.kb, k, 3, 50.0), 0);
+	ck_assert_int_eq(bot_kb_add_us(y.kb, k, 3, 50.0), 0);
+	ck_assert_int_eq(bot_kb_add_us(y.kb, k + 1, 4, 70.0), 0);
+	ck_assert_int_eq(bot_kb_add_calls(x.kb, k, 5), 0);
+	ck_assert_int_eq(bot_kb_add_calls(y.kb, k, 7), 0);
+	ck_assert_int_eq(bot_state_init(&ab, "f"), 0);
+	ck_assert_int_eq(bot_state_init(&ba, "f"), 0);
+	ck_assert_int_eq(bot_kb_merge(ab.kb, x.kb), 0);
+	ck_assert_int_eq(bot_kb_merge(ab.kb, y.kb), 0);
+	ck_assert_int_eq(bot_kb_merge(ba.kb, y.kb), 0);
+	ck_assert_int_eq(bot_kb_merge(ba.kb, x.kb), 0);
+	encode(&ab, &b1, &n1);
+	encode(&ba, &b2, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(b1, b2, n1);
+	ck_assert(bot_kb_find(ab.kb, k)->prior[3] == 10.0f);
+	ck_assert_uint_eq(bot_kb_find(ab.kb, k)->calls, 12);
+	ck_assert_uint_eq(bot_kb_find(ab.kb, k)->arm[3].n, 2);
+	free(b1);
+	free(b2);
+	bot_state_free(&x);
+	bot_state_free(&y);
+	bot_state_free(&ab);
+	bot_state_free(&ba);
+}
+END_TEST
+
+START_TEST(test_merge_overflow_refused)
+{
+	struct bot_kb *a = bot_kb_new(), *b = bot_kb_new();
+	struct bot_kb_ctx *c;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	c = bot_kb_get(a, 1);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[0], 100, UINT32_MAX - 1), 0);
+	c = bot_kb_get(b, 1);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[0], 100, 2), 0);
+	ck_assert_int_eq(bot_kb_merge(a, b), -1);
+	ck_assert_uint_eq(bot_kb_find(a, 1)->arm[0].n, UINT32_MAX - 1);
+	bot_kb_free(a);
+	bot_kb_free(b);
+}
+END_TEST
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_directory)
+{
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], s1[BOT_STATE_NAME_MAX], s2[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
+	char path[256];
+	struct stat st;
+	int fd;
+
+	/* No state yet. */
+	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), 1);
+	ck_assert_uint_eq(bot_kb_count(l.kb), 0);
+	bot_state_free(&l);
+	ck_assert_int_eq(bot_state_load("/nonexistent/nb", "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/nb"));
+
+	fill(&a, 0);
+	fd = bot_state_lock(dir, "h100-ib", err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	ck_assert_msg(bot_state_publish(dir, &a, s1, err, sizeof(err)) == 0, "%s", err);
+	a.rounds = 3;
+	ck_assert_msg(bot_state_publish(dir, &a, s2, err, sizeof(err)) == 0, "%s", err);
+	bot_state_unlock(fd);
+	ck_assert_str_ne(s1, s2);
+	/* The previous snapshot stays; no temporary is left. */
+	snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, s1);
+	ck_assert_int_eq(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/h100-ib/.%s.tmp", dir, s2);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, s2);
+	ck_assert_uint_eq(l.rounds, 3);
+	bot_state_free(&l);
+
+	/* Another fabric's directory is separate. */
+	ck_assert_int_eq(bot_state_load(dir, "roce", &l, got, err, sizeof(err)), 1);
+	bot_state_free(&l);
+	ck_assert_int_eq(bot_state_load(dir, "Bad/Name", &l, got, err, sizeof(err)), -1);
+
+	/* A damaged pointer. */
+	snprintf(path, sizeof(path), "%s/h100-ib/current", dir);
+	write_file(path, "snap-zz.nbs\n", 12);
+	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "current") && strstr(err, "snapshot name"), "%s", err);
+
+	/* A snapshot whose bytes changed after publication. */
+	{
+		char line[64];
+		uint8_t *b;
+		size_t n;
+
+		snprintf(line, sizeof(line), "%s\n", s1);
+		write_file(path, line, strlen(line));
+		encode(&a, &b, &n);
+		b[100] ^= 1;
+		fix_crc(b, n);
+		snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, s1);
+		write_file(path, b, n);
+		free(b);
+	}
+	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "does not match its name"), "%s", err);
+
+	/* A snapshot of another fabric under this fabric's name. */
+	{
+		struct bot_state o;
+		char so[BOT_STATE_NAME_MAX], line[64], from[256], to[256];
+
+		ck_assert_int_eq(bot_state_init(&o, "roce"), 0);
+		fd = bot_state_lock(dir, "roce", err, sizeof(err));
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(bot_state_publish(dir, &o, so, err, sizeof(err)), 0);
+		bot_state_unlock(fd);
+		snprintf(from, sizeof(from), "%s/roce/%s", dir, so);
+		snprintf(to, sizeof(to), "%s/h100-ib/%s", dir, so);
+		ck_assert_int_eq(rename(from, to), 0);
+		snprintf(line, sizeof(line), "%s\n", so);
+		snprintf(path, sizeof(path), "%s/h100-ib/current", dir);
+		write_file(path, line, strlen(line));
+		bot_state_free(&o);
+	}
+	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds fabric 'roce'"), "%s", err);
+	bot_state_free(&a);
+}
+END_TEST
+
+START_TEST(test_fabric_names)
+{
+	ck_assert(bot_state_fabric_ok("h100-ib-ndr"));
+	ck_assert(bot_state_fabric_ok("a"));
+	ck_assert(bot_state_fabric_ok("0.x_y-z"));
+	ck_assert(!bot_state_fabric_ok(""));
+	ck_assert(!bot_state_fabric_ok(".hidden"));
+	ck_assert(!bot_state_fabric_ok("-x"));
+	ck_assert(!bot_state_fabric_ok("Upper"));
+	ck_assert(!bot_state_fabric_ok("a/b"));
+	ck_assert(!bot_state_fabric_ok(".."));
+	ck_assert(bot_state_fabric_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+	ck_assert(!bot_state_fabric_ok("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_roundtrip_canonical);
+	tcase_add_test(tc, test_every_truncation_and_flip_rejected);
+	tcase_add_test(tc, test_structural_rejections);
+	tcase_add_test(tc, test_keys_must_ascend);
+	tcase_add_test(tc, test_merge_order_independent);
+	tcase_add_test(tc, test_merge_overflow_refused);
+	tcase_add_test(tc, test_directory);
+	tcase_add_test(tc, test_fabric_names);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
