@@ -12,5 +12,6 @@ int bot_cmd_env(int argc, char **argv);
 int bot_cmd_sim(int argc, char **argv);
 int bot_cmd_replay(int argc, char **argv);
 int bot_cmd_spool(int argc, char **argv);
+int bot_cmd_state(int argc, char **argv);
 
 #endif

@@ -9,7 +9,9 @@
  * per-context entries: the policy, seed, size threshold and allow-list only.
  * With --spool the policy plans every context that earlier jobs' spool
  * files measured (tools/compile.h): the learning loop without shared state.
- * Tables from learned per-fabric state (--state) come with the state files.
+ * With --state it plans every context of a fabric's learned state
+ * (common/state.h, built by `nccl-bot state add`), the job round being the
+ * state's merge rounds.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,10 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "compile.h"
+#include "common/state.h"
 #include "common/table.h"
 #include "policies/context.h"
 #include "policies/policy.h"
@@ -36,7 +40,8 @@ static void env_usage(FILE *f)
 		"usage: nccl-bot env --prior-only [--policy P] [--seed S] [--min-bytes N]\n"
 		"                    [--allow LIST] [--lib PATH]\n"
 		"       nccl-bot env --spool FILE|DIR... [--comms C] [--round R] [same options]\n"
-		"       nccl-bot env --state FILE ...     (not supported yet: exit 2)\n"
+		"       nccl-bot env --state DIR --fabric F [--comms C] [--round R] [same options]\n"
+		"       nccl-bot env --state SNAPSHOT [--fabric F] [...]\n"
 		"\n"
 		"Prints the export lines a launcher needs outside Slurm:\n"
 		"  eval \"$(nccl-bot env --prior-only --policy auto)\"\n"
@@ -45,11 +50,14 @@ static void env_usage(FILE *f)
 		"  --spool PATH     plan from earlier jobs' spool files (a directory: its\n"
 		"                   *.spool files); repeatable. Bad files are skipped, named.\n"
 		"  --comms C        communicators expected to share a context (default 8)\n"
-		"  --round R        job index for the plan (default: jobs seen in the spools)\n"
+		"  --round R        job index for the plan (default: jobs seen in the spools,\n"
+		"                   or the state's merge rounds)\n"
 		"  --no-measure     ranks never measure (they measure only where NCCL_BOT_SPOOL\n"
 		"                   is set anyway)\n"
-		"  --state FILE     a table compiled from learned state: not supported yet\n"
-		"                   (state files come in a later release)\n"
+		"  --state DIR      plan from the fabric's learned state (DIR/F/current, written\n"
+		"                   by `nccl-bot state add`; default $NCCL_BOT_STATE when\n"
+		"                   --fabric is given alone); a snapshot file works too\n"
+		"  --fabric F       the fabric whose state to use (checked against a file)\n"
 		"  --policy P       policy name (default auto; see nccl-bot(7))\n"
 		"  --seed S         u64 seed shared by every rank, decimal or 0x-hex (default 0)\n"
 		"  --min-bytes N    leave calls below N bytes to NCCL (default 1048576; rounded\n"
@@ -123,11 +131,70 @@ static void print_export(const char *var, const char *value)
 	printf("'\n");
 }
 
+/* The table from a fabric's state (a state directory or a snapshot file). */
+static int env_from_state(const char *state, const char *fabric, int policy_id, uint64_t seed,
+			  uint32_t allow, uint32_t comms, int64_t round, unsigned min_log2,
+			  struct bot_table *t)
+{
+	struct bot_compile_opts o;
+	struct bot_compile_report rep = { 0 };
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "";
+	struct stat st;
+	int rc;
+
+	if (stat(state, &st) < 0) {
+		fprintf(stderr, "nccl-bot: env: --state %s: %s\n", state, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		if (!fabric) {
+			fprintf(stderr, "nccl-bot: env: --state %s is a state directory: say which "
+				"fabric with --fabric F\n", state);
+			return -1;
+		}
+		rc = bot_state_load(state, fabric, &s, snap, err, sizeof(err));
+	} else {
+		rc = bot_state_read_file(state, &s, err, sizeof(err));
+		if (rc == 0 && fabric && strcmp(fabric, s.fabric)) {
+			fprintf(stderr, "nccl-bot: env: %s holds fabric '%s', not '%s'\n", state,
+				s.fabric, fabric);
+			bot_state_free(&s);
+			return -1;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: env: %s\n", err);
+		return -1;
+	}
+	if (rc == 1)
+		fprintf(stderr, "nccl-bot: env: %s/%s: no learned state yet; the table holds no "
+			"learned entries (as --prior-only)\n", state, fabric);
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, bot_policy_name(policy_id));
+	o.policy.allow = allow;
+	o.seed = seed;
+	o.ncomms = comms;
+	o.min_bytes_log2 = min_log2;
+	rc = bot_compile_plan(s.kb, &o, round >= 0 ? (uint64_t)round : s.rounds, t, &rep, err,
+			      sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "nccl-bot: env: %s\n", err);
+	else
+		fprintf(stderr, "nccl-bot: env: fabric %s%s%s: %zu sources, %zu contexts planned, "
+			"%zu table entries (%zu dropped by the size budget); round %llu\n",
+			s.fabric, snap[0] ? ", " : "", snap, s.nsources, rep.contexts, rep.entries,
+			rep.dropped, (unsigned long long)rep.round);
+	bot_state_free(&s);
+	return rc;
+}
+
 int bot_cmd_env(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "prior-only", no_argument, NULL, 'P' },
 		{ "state", required_argument, NULL, 's' },
+		{ "fabric", required_argument, NULL, 'f' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "min-bytes", required_argument, NULL, 'm' },
@@ -140,7 +207,7 @@ int bot_cmd_env(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *policy = "auto", *state = NULL, *lib = BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME;
+	const char *policy = "auto", *state = NULL, *fabric = NULL, *lib = BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME;
 	uint64_t seed = 0, min_bytes = 1048576, comms = 8, round = 0;
 	const char *spool[64];
 	size_t nspool = 0;
@@ -160,6 +227,9 @@ int bot_cmd_env(int argc, char **argv)
 			break;
 		case 's':
 			state = optarg;
+			break;
+		case 'f':
+			fabric = optarg;
 			break;
 		case 'p':
 			policy = optarg;
@@ -219,17 +289,27 @@ int bot_cmd_env(int argc, char **argv)
 		fprintf(stderr, "nccl-bot: env: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (state) {
-		fprintf(stderr, "nccl-bot: env: --state %s: tables from learned state are not "
-			"supported yet; use --prior-only\n", state);
+	if (fabric && !bot_state_fabric_ok(fabric)) {
+		fprintf(stderr, "nccl-bot: env: --fabric '%s': want [a-z0-9][a-z0-9._-]{0,63}\n",
+			fabric);
 		return 2;
 	}
-	if (prior_only && nspool) {
-		fprintf(stderr, "nccl-bot: env: --prior-only and --spool exclude each other\n");
+	if (fabric && !state && !prior_only && !nspool) {
+		state = getenv("NCCL_BOT_STATE");
+		if (!state || !*state) {
+			fprintf(stderr, "nccl-bot: env: --fabric %s: name the state directory with "
+				"--state DIR or NCCL_BOT_STATE\n", fabric);
+			return 2;
+		}
+	}
+	if (prior_only + (nspool > 0) + (state != NULL) > 1) {
+		fprintf(stderr, "nccl-bot: env: --prior-only, --spool and --state exclude each "
+			"other\n");
 		return 2;
 	}
-	if (!prior_only && !nspool) {
-		fprintf(stderr, "nccl-bot: env: say --prior-only or --spool PATH\n");
+	if (!prior_only && !nspool && !state) {
+		fprintf(stderr, "nccl-bot: env: say --prior-only, --spool PATH or --state DIR "
+			"--fabric F\n");
 		env_usage(stderr);
 		return 2;
 	}
@@ -259,7 +339,14 @@ int bot_cmd_env(int argc, char **argv)
 	}
 	for (k = 0; k < 63 && (1ULL << k) < min_bytes; k++)
 		;
-	if (nspool) {
+	if (state) {
+		if (env_from_state(state, fabric, policy_id, seed, allow, (uint32_t)comms,
+				   have_round ? (int64_t)round : -1, (unsigned)k, t) < 0) {
+			free(t);
+			free(text);
+			return 1;
+		}
+	} else if (nspool) {
 		struct bot_compile_opts o;
 		struct bot_compile_report rep;
 		char err[512];

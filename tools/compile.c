@@ -26,17 +26,13 @@ struct sample {
 	uint8_t arm;
 };
 
-struct calls {
-	uint64_t key, calls;
-};
-
 struct gather {
 	struct sample *s;
 	size_t ns, scap;
-	struct calls *c;
-	size_t nc, ccap;
 	uint64_t *digests;
 	size_t nd, dcap;
+	uint64_t *src;			/* ids of the files read */
+	size_t nsrc, srccap;
 };
 
 void bot_compile_opts_default(struct bot_compile_opts *o)
@@ -92,17 +88,11 @@ static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spo
 		const struct bot_spool_rec *r = &f->recs[i];
 		uint64_t key = rec_key(r);
 
-		if (!(r->flags & BOT_SPOOL_F_NO_COST)) {
-			const struct bot_kb_ctx *c = bot_kb_find(kb, key);
-
-			if ((!c || !c->has_prior) && bot_kb_set_prior(kb, key, r->cost) < 0)
-				return -1;
-		}
+		if (!(r->flags & BOT_SPOOL_F_NO_COST) && bot_kb_offer_prior(kb, key, r->cost) < 0)
+			return -1;
 		if (r->kind == BOT_SPOOL_SUMMARY) {
-			if (grow((void **)&g->c, &g->ccap, g->nc + 1, sizeof(*g->c)))
+			if (bot_kb_add_calls(kb, key, r->calls) < 0)
 				return -1;
-			g->c[g->nc].key = key;
-			g->c[g->nc++].calls = r->calls;
 			continue;
 		}
 		rep->samples++;
@@ -152,16 +142,6 @@ static int reduce_samples(struct gather *g, struct bot_kb *kb, struct bot_compil
 	return 0;
 }
 
-static uint64_t calls_of(const struct gather *g, uint64_t key)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < g->nc; i++)
-		if (g->c[i].key == key)
-			n += g->c[i].calls;
-	return n;
-}
-
 struct ranked {
 	struct bot_table_entry e;
 	uint64_t calls, key;
@@ -178,10 +158,9 @@ static int cmp_ranked(const void *pa, const void *pb)
 }
 
 /* Plan every context with a prior into t, most-called first, then fit and
- * normalise. */
-static int plan_all(const struct bot_kb *kb, const struct gather *g,
-		    const struct bot_compile_opts *o, struct bot_table *t,
-		    struct bot_compile_report *rep, char *err, size_t errlen)
+ * normalise. kb is in key order (bot_kb_sorted). */
+static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
+		    struct bot_table *t, struct bot_compile_report *rep, char *err, size_t errlen)
 {
 	size_t n = bot_kb_count(kb), m = 0;
 	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
@@ -216,7 +195,7 @@ static int plan_all(const struct bot_kb *kb, const struct gather *g,
 		r[m].e.coll = (uint8_t)bot_key_coll(c->key);
 		r[m].e.bucket = (uint8_t)b;
 		r[m].e.plan = plan;
-		r[m].calls = calls_of(g, c->key);
+		r[m].calls = c->calls;
 		r[m].key = c->key;
 		m++;
 	}
@@ -288,11 +267,29 @@ static int each_in_dir(const char *dir, int (*fn)(const char *path, void *arg), 
 struct read_ctx {
 	struct gather *g;
 	struct bot_kb *kb;
+	const struct bot_state *dedup;
 	struct bot_compile_report *rep;
 	FILE *warn;
 	char *err;
 	size_t errlen;
 };
+
+/* Skip f? Already merged into the state, or a second copy in this batch. */
+static int skip_file(struct read_ctx *x, const char *path, const struct bot_spool_file *f)
+{
+	for (size_t i = 0; i < x->g->nsrc; i++)
+		if (x->g->src[i] == f->digest) {
+			if (x->warn)
+				fprintf(x->warn, "nccl-bot: skipping %s: the same bytes as another "
+					"file of this batch\n", path);
+			return 1;
+		}
+	if (x->dedup && bot_state_has_source(x->dedup, f->digest)) {
+		x->rep->files_merged_before++;
+		return 1;
+	}
+	return 0;
+}
 
 static int read_one(const char *path, void *arg)
 {
@@ -307,31 +304,34 @@ static int read_one(const char *path, void *arg)
 			fprintf(x->warn, "nccl-bot: skipping %s\n", why);
 		return 0;
 	}
-	if (gather_file(x->g, x->kb, &f, x->rep) < 0) {
+	if (skip_file(x, path, &f)) {
+		bot_spool_free(&f);
+		return 0;
+	}
+	if (grow((void **)&x->g->src, &x->g->srccap, x->g->nsrc + 1, sizeof(*x->g->src)) ||
+	    gather_file(x->g, x->kb, &f, x->rep) < 0) {
 		bot_spool_free(&f);
 		snprintf(x->err, x->errlen, "out of memory");
 		return -1;
 	}
+	x->g->src[x->g->nsrc++] = f.digest;
 	bot_spool_free(&f);
 	return 0;
 }
 
-int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot_compile_opts *o,
-		       struct bot_table *t, struct bot_compile_report *rep, FILE *warn, char *err,
-		       size_t errlen)
+int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_state *dedup,
+		     struct bot_kb **kb_out, uint64_t **src, size_t *nsrc,
+		     struct bot_compile_report *rep, FILE *warn, char *err, size_t errlen)
 {
 	struct gather g = { 0 };
 	struct bot_kb *kb = bot_kb_new();
-	struct read_ctx x = { &g, kb, rep, warn, err, errlen };
+	struct read_ctx x = { &g, kb, dedup, rep, warn, err, errlen };
 	int rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
-	bot_table_init(t, o->policy.id, o->seed);
-	t->min_bytes_log2 = (uint8_t)o->min_bytes_log2;
-	t->allow = o->policy.allow;
-	t->flags |= BOT_TABLE_F_MEASURE;
-	if (o->policy.id == BOT_POLICY_SHADOW)
-		t->flags |= BOT_TABLE_F_SHADOW;
+	*kb_out = NULL;
+	*src = NULL;
+	*nsrc = 0;
 	if (!kb) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -352,12 +352,62 @@ int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot
 		goto out;
 	}
 	rep->jobs = g.nd;
-	rep->round = o->round >= 0 ? (uint64_t)o->round : g.nd;
-	rc = plan_all(kb, &g, o, t, rep, err, errlen);
+	*kb_out = bot_kb_sorted(kb);
+	if (!*kb_out) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	*src = g.src;
+	*nsrc = g.nsrc;
+	g.src = NULL;
+	rc = 0;
 out:
 	free(g.s);
-	free(g.c);
 	free(g.digests);
+	free(g.src);
+	bot_kb_free(kb);
+	return rc;
+}
+
+int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, uint64_t round,
+		     struct bot_table *t, struct bot_compile_report *rep, char *err, size_t errlen)
+{
+	struct bot_kb *sorted = bot_kb_sorted(kb);
+	int rc;
+
+	bot_table_init(t, o->policy.id, o->seed);
+	t->min_bytes_log2 = (uint8_t)o->min_bytes_log2;
+	t->allow = o->policy.allow;
+	t->flags |= BOT_TABLE_F_MEASURE;
+	if (o->policy.id == BOT_POLICY_SHADOW)
+		t->flags |= BOT_TABLE_F_SHADOW;
+	if (!sorted) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	rep->round = round;
+	rep->contexts = rep->entries = rep->dropped = 0;
+	rc = plan_all(sorted, o, t, rep, err, errlen);
+	bot_kb_free(sorted);
+	return rc;
+}
+
+int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot_compile_opts *o,
+		       struct bot_table *t, struct bot_compile_report *rep, FILE *warn, char *err,
+		       size_t errlen)
+{
+	uint64_t *src;
+	struct bot_kb *kb;
+	size_t nsrc;
+	int rc;
+
+	if (bot_compile_read(paths, npaths, NULL, &kb, &src, &nsrc, rep, warn, err, errlen) < 0) {
+		bot_table_init(t, o->policy.id, o->seed);
+		return -1;
+	}
+	free(src);
+	rc = bot_compile_plan(kb, o, o->round >= 0 ? (uint64_t)o->round : rep->jobs, t, rep, err,
+			      errlen);
 	bot_kb_free(kb);
 	return rc;
 }

@@ -8,8 +8,9 @@
  * collective (same commId, collective and sequence number) - and the policy
  * plans every context into a step table (doc/formats.md section 8).
  *
- * Used by `nccl-bot env --spool`; later the compactor's per-fabric state
- * takes the place of the spool files, and the planning half stays.
+ * Used by `nccl-bot env --spool` (both halves), `nccl-bot state add` (the
+ * reading half, merged into per-fabric state) and `nccl-bot env --state`
+ * (the planning half on that state).
  */
 #ifndef BOT_COMPILE_H
 #define BOT_COMPILE_H
@@ -18,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/state.h"
 #include "common/table.h"
 #include "policies/kb.h"
 #include "policies/policy.h"
@@ -35,6 +37,7 @@ struct bot_compile_report {
 	size_t files, files_rejected;
 	uint64_t samples, samples_unclean, collectives;	/* collectives: after the min over ranks */
 	size_t contexts, entries, dropped;		/* dropped: over the size budget */
+	size_t files_merged_before;		/* skipped: already in the state (bot_compile_read) */
 	uint64_t jobs;				/* distinct table digests among the files */
 	uint64_t round;				/* the round planned */
 };
@@ -49,6 +52,28 @@ void bot_compile_opts_default(struct bot_compile_opts *o);
  * reason: it only costs learning. Returns 0, or -1 with err set when
  * nothing can be compiled (a path cannot be read, out of memory).
  */
+/*
+ * The reading half: spool files -> a knowledge base in key order (priors
+ * by bot_kb_offer_prior, calls from summaries, clean samples reduced to the
+ * minimum over ranks) in *kb, and the files' ids in *src (malloc()ed,
+ * *nsrc of them; section 12: bot_digest64 of the bytes). With dedup (may
+ * be NULL), files already merged into that state are skipped and counted in
+ * rep->files_merged_before. Within the batch, a second file with the same
+ * bytes is skipped and named on warn. Returns 0, or -1 with err.
+ */
+int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_state *dedup,
+		     struct bot_kb **kb, uint64_t **src, size_t *nsrc,
+		     struct bot_compile_report *rep, FILE *warn, char *err, size_t errlen);
+/*
+ * The planning half: every context of kb with a prior at or above the size
+ * threshold, planned by o->policy for the given job round, into t (which
+ * the caller allocated; it is initialised here). The result depends on
+ * kb's content, not on the order contexts were added. Fills rep's
+ * contexts, entries, dropped and round. Returns 0, or -1 with err.
+ */
+int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, uint64_t round,
+		     struct bot_table *t, struct bot_compile_report *rep, char *err, size_t errlen);
+/* Both halves; the round is o->round, or the distinct table digests seen. */
 int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot_compile_opts *o,
 		       struct bot_table *t, struct bot_compile_report *rep, FILE *warn, char *err,
 		       size_t errlen);

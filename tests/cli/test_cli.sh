@@ -91,5 +91,47 @@ printf '%s\n' 'fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measure
 expect "two sizes in one bucket" 0 "" -- "$bot" replay --data "$tmp/bucket.csv" --train-nodes 2 \
 	--test-nodes 2 --policy greedy --no-tune --mode jobs --jobs 2
 
+# Learned state (formats.md section 12): a snapshot from the fuzz corpus (two
+# emulated jobs on h100-ib-ndr), read by `state show` and `env --state`; bad
+# snapshots, pointers and options rejected with the file and the reason.
+snap=$top_srcdir/tests/fuzz/corpus-state/valid-two-jobs.nbs
+lib=$bot	# any readable file stands in for the rank-side library
+expect "state --help" 0 "state add" -- "$bot" state --help
+expect "state unknown action" 2 "unknown action" -- "$bot" state frob
+expect "state show file" 0 "fabric: h100-ib-ndr" -- "$bot" state show "$snap"
+expect "state add needs a fabric" 2 "--fabric" -- "$bot" state add --state "$tmp" "$tmp"
+expect "state bad fabric name" 2 "want \[a-z0-9\]" -- "$bot" state add --state "$tmp" --fabric "../x" "$tmp"
+expect "env --state file" 0 "NCCL_BOT_TABLE='NBT1" -- "$bot" env --state "$snap" --policy thompson --lib "$lib"
+expect "env --state file, other fabric" 1 "holds fabric 'h100-ib-ndr', not 'roce'" -- \
+	"$bot" env --state "$snap" --fabric roce --lib "$lib"
+expect "env --state dir without --fabric" 1 "--fabric" -- "$bot" env --state "$tmp" --lib "$lib"
+expect "env --state and --spool" 2 "exclude" -- "$bot" env --state "$snap" --spool "$tmp" --lib "$lib"
+expect "env --fabric without a state dir" 2 "NCCL_BOT_STATE" -- env -u NCCL_BOT_STATE "$bot" env --fabric f --lib "$lib"
+mkdir "$tmp/st"
+expect "env --state dir, no state yet" 0 "no learned state yet" -- \
+	"$bot" env --state "$tmp/st" --fabric h100-ib-ndr --policy thompson --lib "$lib"
+expect "state show, no state yet" 1 "no state yet" -- "$bot" state show --state "$tmp/st" --fabric h100-ib-ndr
+head -c 300 "$snap" >"$tmp/trunc.nbs"
+expect "truncated snapshot" 1 "trunc.nbs: checksum mismatch" -- "$bot" env --state "$tmp/trunc.nbs" --lib "$lib"
+expect "not a snapshot" 1 "bad magic" -- "$bot" state show "$top_srcdir/tests/cli/test_cli.sh"
+# A published snapshot round-trips through a state directory; the table from
+# the directory equals the table from the file (same bytes, same plan).
+mkdir -p "$tmp/st/h100-ib-ndr"
+cp "$snap" "$tmp/st/h100-ib-ndr/snap-0000000000000000.nbs"
+echo "snap-0000000000000000.nbs" >"$tmp/st/h100-ib-ndr/current"
+expect "snapshot not matching its name" 1 "does not match its name" -- \
+	"$bot" env --state "$tmp/st" --fabric h100-ib-ndr --lib "$lib"
+echo "../../etc/passwd" >"$tmp/st/h100-ib-ndr/current"
+expect "current naming a path" 1 "does not hold a snapshot name" -- \
+	"$bot" state show --state "$tmp/st" --fabric h100-ib-ndr
+a=$("$bot" env --state "$snap" --policy thompson --round 2 --lib "$lib" 2>/dev/null)
+b=$("$bot" env --state "$snap" --policy thompson --lib "$lib" 2>/dev/null)
+c=$("$bot" env --state "$snap" --policy thompson --round 5 --lib "$lib" 2>/dev/null)
+if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ]; then
+	ok "env --state plans the state's round (2) unless --round says otherwise"
+else
+	bad "env --state round: default and --round 2 differ, or --round 5 changes nothing"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
