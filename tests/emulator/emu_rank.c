@@ -80,13 +80,15 @@ static unsigned comm_color(unsigned kind, unsigned r, unsigned n)
 
 static uint64_t comm_id_of(uint64_t seed, unsigned kind, unsigned color)
 {
-	uint64_t world = emu_mix64(seed ^ 0xc0ffee01ULL);
+	/* seed mixed first: seed ^ constant would make seed 2's world the
+	 * commId of seed 1's second world (commIds must differ across jobs) */
+	uint64_t world = emu_mix64(emu_mix64(seed) ^ 0xc0ffee01ULL);
 
 	switch (kind) {
 	case 0:
 		return world;
 	case 1:
-		return emu_mix64(seed ^ 0xc0ffee02ULL);
+		return emu_mix64(emu_mix64(seed) ^ 0xc0ffee02ULL);
 	default:	/* ncclCommSplit: hash(parent hash, splitCount, color) */
 		return emu_mix64(emu_mix64(world ^ (kind - 1)) ^ (color + 1));
 	}

@@ -3,10 +3,13 @@
 # must-show "Learning loop").
 #
 # Several emulated jobs in a row, each deciding from a step table compiled
-# by `nccl-bot env --spool` from the spool files of the jobs before it:
+# from the learned state of the jobs before it:
 #   job 0:  eval "$(nccl-bot env --prior-only --policy thompson ...)"
-#   job j:  eval "$(nccl-bot env --spool JOB0 .. --spool JOBj-1 --policy
-#                   thompson --round j --comms C --allow ... --lib SO)"
+#   job j:  eval "$(nccl-bot env --state DIR --fabric F --policy thompson
+#                   --comms C --allow ... --lib SO)"
+#           after the job: nccl-bot state add --state DIR --fabric F JOBj
+# and the same table compiled straight from the spool files
+#   (nccl-bot env --spool JOB0 .. --spool JOBj-1 --round j ...) for check e.
 # then nccl-emu with that NCCL_BOT_TABLE, NCCL_BOT_SPOOL = job j's directory,
 # a fresh --seed (new commIds) and --measured sim: each collective's KernelCh
 # span is the simulator's measured latency of the arm NCCL launched
@@ -27,16 +30,25 @@
 #   d  loss against the best arms: the final table's exploit arms at most a
 #      quarter of AUTO's, the last job (probes included; true latency of the
 #      arms it launched) at most half of AUTO's
+#   e  every job's table from the state equals the table from the spools
+#   i  adding a job's spool files again changes nothing (same snapshot)
+#   o  merging the jobs in reverse order gives the same snapshot (digest)
+#   y  `nccl-bot state show` renders every context of the state
 # Run from the top build directory (automake does). Environment:
 #   NCCL_BOT_SO   plugin [tuner/libnccl-tuner-bot.so]
-#   LOOP_JOBS     jobs in a row [12]     LOOP_CALLS  calls per comm per job [48000]
+#   LOOP_JOBS     jobs in a row [32]     LOOP_CALLS  calls per comm per job [48000]
+# Why 32 jobs: every job has fresh commIds, and in the 4x4 allgather context
+# the prior puts the true best arm (ring/ll) 40% behind AUTO's, so Thompson
+# gives it 1-2% of the probe buckets of 4 comms per job: it is first probed
+# after 1-25 jobs (12 jobs converged in 1 run of 5; 24 and 32 in 22 and 12
+# of as many runs). Each job costs about 0.15 s.
 #   LOOP_KEEP     keep the temporary directory (its path is printed)
 set -u
 top=$(pwd)
 so=${NCCL_BOT_SO:-$top/tuner/libnccl-tuner-bot.so}
 emu=$top/tests/emulator/nccl-emu
 bot=$top/nccl-bot
-jobs=${LOOP_JOBS:-12}
+jobs=${LOOP_JOBS:-32}
 calls=${LOOP_CALLS:-48000}
 fabric=h100-ib-ndr
 work=allgather:1536K,reducescatter:1536K,allgather:32M
@@ -95,19 +107,32 @@ ctx_summary() {
 }
 
 echo "# learning loop: $jobs jobs x $calls calls per comm, fabric $fabric, workload $work"
+state=$tmp/state
+mkdir "$state" || exit 99
 spools=""
+same=0
 j=0
 while [ "$j" -lt "$jobs" ]; do
 	if [ "$j" -eq 0 ]; then
 		src="--prior-only"
 	else
-		src=$spools
+		src="--state $state --fabric $fabric"
 	fi
 	# shellcheck disable=SC2086
-	if ! envout=$("$bot" env $src --policy thompson --round "$j" --comms "$comms" \
+	if ! envout=$("$bot" env $src --policy thompson --comms "$comms" \
 			--allow "$allow" --lib "$so" 2>"$tmp/env$j.err"); then
 		bad "a/job$j: nccl-bot env failed: $(cat "$tmp/env$j.err")"
 		break
+	fi
+	if [ "$j" -gt 0 ]; then
+		# shellcheck disable=SC2086
+		if envsp=$("$bot" env $spools --policy thompson --round "$j" --comms "$comms" \
+				--allow "$allow" --lib "$so" 2>"$tmp/envsp$j.err") &&
+		   [ "$envsp" = "$envout" ]; then
+			same=$((same + 1))
+		else
+			echo "  job $j: the table from the state differs from the table from the spools"
+		fi
 	fi
 	eval "$envout"
 	run_job "job$j" "$((j + 1))" thompson
@@ -126,9 +151,50 @@ while [ "$j" -lt "$jobs" ]; do
 	echo "  job $j table: $(sed -n 's/^nccl-bot: env: //p' "$tmp/env$j.err" | cut -c1-150)"
 	ctx_summary "$tmp/job$j.out"
 	sed -n 's/^LOSS \(.*\)/    all contexts: \1/p' "$tmp/job$j.out"
+	if ! "$bot" state add --state "$state" --fabric "$fabric" "$tmp/job$j" \
+			2>"$tmp/add$j.err"; then
+		bad "a/job$j: nccl-bot state add failed: $(cat "$tmp/add$j.err")"
+		break
+	fi
 	spools="$spools --spool $tmp/job$j"
 	j=$((j + 1))
 done
+
+# e, i, o, y: the state
+if [ "$same" -eq $((jobs - 1)) ]; then
+	ok "e/state-table: the table from the state equals the table from the spools for all $same jobs after the first"
+else
+	bad "e/state-table: $same of $((jobs - 1)) tables equal"
+fi
+cur=$(cat "$state/$fabric/current" 2>/dev/null)
+"$bot" state add --state "$state" --fabric "$fabric" "$tmp/job0" "$tmp/job$((jobs - 1))" \
+	2>"$tmp/again.err"
+rc=$?
+if [ "$rc" -eq 0 ] && [ -n "$cur" ] && [ "$(cat "$state/$fabric/current")" = "$cur" ] &&
+   grep -q "nothing new" "$tmp/again.err"; then
+	ok "i/idempotent: adding jobs 0 and $((jobs - 1)) again leaves $cur"
+else
+	bad "i/idempotent: rc $rc, current '$cur' -> '$(cat "$state/$fabric/current")': $(cat "$tmp/again.err")"
+fi
+mkdir "$tmp/rstate"
+k=$((jobs - 1))
+while [ "$k" -ge 0 ]; do
+	"$bot" state add --state "$tmp/rstate" --fabric "$fabric" "$tmp/job$k" 2>/dev/null || break
+	k=$((k - 1))
+done
+rcur=$(cat "$tmp/rstate/$fabric/current" 2>/dev/null)
+if [ "$k" -lt 0 ] && [ "$rcur" = "$cur" ]; then
+	ok "o/order: merging the $jobs jobs in reverse order gives the same snapshot $rcur"
+else
+	bad "o/order: reverse order gives '$rcur', in order '$cur'"
+fi
+nshow=$("$bot" state show --state "$state" --fabric "$fabric" 2>"$tmp/show.err" |
+	grep -c '^  - context: ')
+if [ "$nshow" -eq "$nctx" ] && "$bot" state show "$state/$fabric/$cur" >/dev/null 2>&1; then
+	ok "y/show: state show renders the $nshow contexts"
+else
+	bad "y/show: $nshow contexts rendered, want $nctx: $(cat "$tmp/show.err")"
+fi
 
 # b: job 0's spools -> sweep -> replay accepts it
 replay() {
