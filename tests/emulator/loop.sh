@@ -34,6 +34,7 @@
 #   i  adding a job's spool files again changes nothing (same snapshot)
 #   o  merging the jobs in reverse order gives the same snapshot (digest)
 #   y  `nccl-bot state show` renders every context of the state
+#   l  four concurrent `state add`s lose nothing (the snapshot of sequential adds)
 # Run from the top build directory (automake does). Environment:
 #   NCCL_BOT_SO   plugin [tuner/libnccl-tuner-bot.so]
 #   LOOP_JOBS     jobs in a row [32]     LOOP_CALLS  calls per comm per job [48000]
@@ -187,6 +188,22 @@ if [ "$k" -lt 0 ] && [ "$rcur" = "$cur" ]; then
 	ok "o/order: merging the $jobs jobs in reverse order gives the same snapshot $rcur"
 else
 	bad "o/order: reverse order gives '$rcur', in order '$cur'"
+fi
+# l: concurrent adds serialise on the fabric's lock: nothing lost
+mkdir "$tmp/cstate" "$tmp/sstate"
+for k in 0 1 2 3; do
+	"$bot" state add --state "$tmp/cstate" --fabric "$fabric" "$tmp/job$k" 2>/dev/null &
+done
+wait
+for k in 0 1 2 3; do
+	"$bot" state add --state "$tmp/sstate" --fabric "$fabric" "$tmp/job$k" 2>/dev/null
+done
+ccur=$(cat "$tmp/cstate/$fabric/current" 2>/dev/null)
+scur=$(cat "$tmp/sstate/$fabric/current" 2>/dev/null)
+if [ -n "$ccur" ] && [ "$ccur" = "$scur" ]; then
+	ok "l/lock: 4 concurrent state adds give the snapshot of 4 sequential ones ($ccur)"
+else
+	bad "l/lock: concurrent '$ccur', sequential '$scur'"
 fi
 nshow=$("$bot" state show --state "$state" --fabric "$fabric" 2>"$tmp/show.err" |
 	grep -c '^  - context: ')
