@@ -165,17 +165,17 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 	size_t n = bot_kb_count(kb), m = 0;
 	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
 	struct bot_shape shape = { o->seed, o->ncomms, o->calls, rep->round };
+	size_t i, k = 0;
 	int dropped;
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
 		unsigned b = bot_key_bucket(c->key);
 		struct bot_plan plan;
-		int shape_idx;
 
 		if (!c->has_prior || bot_bucket_lo(b) < (1ULL << o->min_bytes_log2))
 			continue;
@@ -186,12 +186,6 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		if (!plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
 				     plan.exploit == bot_prior_argmin(c->prior)))
 			continue;
-		shape_idx = bot_table_shape(t, bot_key_nranks(c->key), bot_key_nnodes(c->key));
-		if (shape_idx < 0) {
-			rep->dropped++;
-			continue;
-		}
-		r[m].e.shape = (uint8_t)shape_idx;
 		r[m].e.coll = (uint8_t)bot_key_coll(c->key);
 		r[m].e.bucket = (uint8_t)b;
 		r[m].e.plan = plan;
@@ -201,13 +195,20 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 	}
 	if (m)
 		qsort(r, m, sizeof(*r), cmp_ranked);
-	if (m > BOT_TABLE_MAX_ENTRIES) {
-		rep->dropped += m - BOT_TABLE_MAX_ENTRIES;
-		m = BOT_TABLE_MAX_ENTRIES;
+	/* Shapes in ranked order too: past 256 shapes, the least-called
+	 * contexts lose theirs. */
+	for (i = 0; i < m && k < BOT_TABLE_MAX_ENTRIES; i++) {
+		int shape_idx = bot_table_shape(t, bot_key_nranks(r[i].key), bot_key_nnodes(r[i].key));
+
+		if (shape_idx < 0) {
+			rep->dropped++;
+			continue;
+		}
+		r[i].e.shape = (uint8_t)shape_idx;
+		t->entries[k++] = r[i].e;
 	}
-	for (size_t i = 0; i < m; i++)
-		t->entries[i] = r[i].e;
-	t->nentries = (uint16_t)m;
+	rep->dropped += m - i;	/* past the entry capacity */
+	t->nentries = (uint16_t)k;
 	free(r);
 	dropped = bot_table_fit(t, 0);
 	if (dropped < 0 || bot_table_normalize(t) < 0) {

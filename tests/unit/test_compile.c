@@ -361,6 +361,49 @@ START_TEST(test_spool_sweep_fills_cost_rows)
 }
 END_TEST
 
+/* More shapes than a table holds (256): the most-called contexts keep theirs. */
+START_TEST(test_shapes_past_the_limit_by_calls)
+{
+	struct bot_kb *kb = bot_kb_new();
+	struct bot_compile_opts o;
+	struct bot_compile_report rep = { 0 };
+	struct bot_table *t = malloc(sizeof(*t));
+	float cost[BOT_SPOOL_NCOST];
+	char err[256];
+	int have_low = 0, have_high = 0;
+
+	ck_assert_ptr_nonnull(kb);
+	ck_assert_ptr_nonnull(t);
+	fill_cost(cost);
+	for (uint32_t i = 0; i < 300; i++) {
+		uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES), 2 * (i + 1), i + 1);
+
+		ck_assert_int_eq(bot_kb_offer_prior(kb, key, cost), 0);
+		/* calls rise with i but keys do not sort that way everywhere */
+		ck_assert_int_eq(bot_kb_add_calls(kb, key, 1000 + (uint64_t)((i * 7919) % 300)), 0);
+	}
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, "sweep");
+	ck_assert_msg(bot_compile_plan(kb, &o, 0, t, &rep, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(t->nshapes, BOT_TABLE_MAX_SHAPES);
+	ck_assert_uint_eq(t->nentries, BOT_TABLE_MAX_SHAPES);
+	ck_assert_uint_eq(rep.dropped, 300 - BOT_TABLE_MAX_SHAPES);
+	for (unsigned s = 0; s < t->nshapes; s++) {
+		uint32_t i = t->shapes[s].nnodes - 1;
+		uint64_t calls = (uint64_t)((i * 7919) % 300);
+
+		/* kept: the 256 most-called, i.e. calls 44..299 */
+		ck_assert_msg(calls >= 300 - BOT_TABLE_MAX_SHAPES, "shape of a %llu-call context kept",
+			      (unsigned long long)calls);
+		have_low |= calls == 300 - BOT_TABLE_MAX_SHAPES;
+		have_high |= calls == 299;
+	}
+	ck_assert(have_low && have_high);
+	bot_kb_free(kb);
+	free(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("compile");
@@ -375,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_small_contexts_left_to_auto);
 	tcase_add_test(tc, test_round_counts_jobs);
 	tcase_add_test(tc, test_spool_sweep_fills_cost_rows);
+	tcase_add_test(tc, test_shapes_past_the_limit_by_calls);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
