@@ -35,7 +35,8 @@ static void state_usage(FILE *f)
 		"\n"
 		"  add    merge one job's spool files (FILE or DIR of *.spool, all of the job's\n"
 		"         ranks at once) into the fabric's state and publish a new snapshot;\n"
-		"         files merged before are skipped, so adding a job twice is a no-op\n"
+		"         files merged before are skipped, so adding a job twice is a no-op;\n"
+		"         a file that fails validation is named and skipped (exit status 1)\n"
 		"  show   the fabric's current snapshot (or a snapshot FILE) as YAML\n"
 		"\n"
 		"  --state DIR    state directory (default $NCCL_BOT_STATE); DIR/F/ is created\n"
@@ -71,10 +72,10 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	}
 	if (nsrc == 0) {
 		fprintf(stderr, "nccl-bot: state add: %s: nothing new (%zu file(s) read, %zu "
-			"already merged, %zu rejected); %s unchanged\n", fabric, rep.files,
+			"already merged, %zu rejected); %s%s\n", fabric, rep.files,
 			rep.files_merged_before, rep.files_rejected,
-			loaded == 0 ? old : "no snapshot");
-		rc = 0;
+			loaded == 0 ? old : "no snapshot yet", loaded == 0 ? " unchanged" : "");
+		rc = rep.files_rejected ? 1 : 0;
 		goto out;
 	}
 	/* Merge into a copy: a failure leaves nothing half-merged. */
@@ -100,7 +101,8 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 		"round %" PRIu64 "; published %s/%s/%s\n", fabric, nsrc, rep.files_merged_before,
 		rep.files_rejected, rep.collectives, bot_kb_count(next.kb), next.rounds, dir, fabric,
 		snap);
-	rc = 0;
+	/* Bad files were named and skipped; say so in the exit status too. */
+	rc = rep.files_rejected ? 1 : 0;
 	goto out;
 oom:
 	fprintf(stderr, "nccl-bot: state add: out of memory (or over %u sources); nothing "

@@ -111,6 +111,15 @@ mkdir "$tmp/st"
 expect "env --state dir, no state yet" 0 "no learned state yet" -- \
 	"$bot" env --state "$tmp/st" --fabric h100-ib-ndr --policy thompson --lib "$lib"
 expect "state show, no state yet" 1 "no state yet" -- "$bot" state show --state "$tmp/st" --fabric h100-ib-ndr
+mkdir "$tmp/badspool"
+echo "not a spool file" >"$tmp/badspool/nb-x-1.spool"
+expect "state add, bad spool file" 1 "nb-x-1.spool: truncated" -- \
+	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/badspool"
+if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && grep -q "nothing new" "$tmp/out"; then
+	ok "state add publishes nothing from bad files"
+else
+	bad "state add published a snapshot from bad files"
+fi
 head -c 300 "$snap" >"$tmp/trunc.nbs"
 expect "truncated snapshot" 1 "trunc.nbs: checksum mismatch" -- "$bot" env --state "$tmp/trunc.nbs" --lib "$lib"
 expect "not a snapshot" 1 "bad magic" -- "$bot" state show "$top_srcdir/tests/cli/test_cli.sh"
