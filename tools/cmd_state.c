@@ -181,8 +181,17 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 	printf("format: %d\nfabric: %s\n", BOT_STATE_VERSION, s.fabric);
 	if (snap[0])
 		printf("snapshot: %s\n", snap);
-	else
-		printf("file: \"%s\"\n", file);
+	else {
+		printf("file: \"");
+		for (const char *c = file; *c; c++)
+			if (*c == '"' || *c == '\\')
+				printf("\\%c", *c);
+			else if ((unsigned char)*c < 0x20)
+				printf("\\x%02x", (unsigned char)*c);
+			else
+				putchar(*c);
+		printf("\"\n");
+	}
 	printf("rounds: %" PRIu64 "\nsources: %zu\ncontexts:%s\n", s.rounds, s.nsources,
 	       bot_kb_count(s.kb) ? "" : " []");
 	{
