@@ -20,7 +20,8 @@
  * .. 16 GiB, so every call takes the argmin of the corrected costs over the
  * allowed arms (tuner.c bot_tuner_decide_dyn()).
  *
- * usage: hotpath SO [calls]                 the table of results
+ * usage: hotpath SO [calls [corr]]          the table of results (with
+ *                                           "corr": its corr row only)
  *        hotpath SO --count VARIANT N NCTX  run N calls only (for callgrind;
  *                                           NCTX "corr" = the corr row)
  */
@@ -240,6 +241,7 @@ int main(int argc, char **argv)
 	static const int nctxs[] = { 1, 100, 2000 };
 	const struct tuner_v5 *t5;
 	long ncalls = 4000000;
+	int corr_only;
 	void *so;
 
 	if (argc < 2) {
@@ -272,6 +274,7 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2)
 		ncalls = atol(argv[2]);
+	corr_only = argc > 3 && !strcmp(argv[3], "corr");
 
 	printf("%-9s %10s %10s %10s %10s %10s %10s %9s %9s\n", "contexts", "bot_med", "bot_p99",
 	       "noop_med", "scan_med", "scan_p99", "bot-noop", "bot/scan", "(-noop)");
@@ -280,6 +283,8 @@ int main(int argc, char **argv)
 		void *ctx = NULL;
 
 		corr_mode = i == sizeof(nctxs) / sizeof(nctxs[0]);
+		if (corr_only && !corr_mode)
+			continue;
 		make_table(corr_mode ? 2000 : nctxs[i]);
 		if (t5->init(&ctx, 0xabcdefULL, corr_mode ? 64 : 16, corr_mode ? 8 : 2, NULL, NULL,
 			     NULL)) {

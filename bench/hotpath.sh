@@ -9,7 +9,8 @@
 # Run from the top of the source tree after `make` (CC and CFLAGS honoured).
 # With one context the call stream hits that context (7 calls in 8), which is
 # also the scan's best case (its first rule matches): a conservative ratio.
-# The "corr" row: every call through the scale corrections (the slow path).
+# The "corr" row: every call through the scale corrections (the slow path);
+# "corr-4ln": the same with the 4-lane (no AVX2) build, when it is built.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 so=${1:-$top/tuner/libnccl-tuner-bot.so}
@@ -24,9 +25,16 @@ ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -I"$top" -o "$tmp/hotpath" \
 
 echo "== ns per call (median / p99 over batches of 256 calls), $(uname -m), $calls calls each"
 "$tmp/hotpath" "$so" "$calls" | tee "$tmp/out"
+# The corr row again with the library built without the AVX2 scan (what
+# CPUs without AVX2 run; aarch64 runs the same 4-lane code), when `make check`
+# built it next to the library.
+so4=$(dirname "$so")/libnccl-tuner-bot-noavx2.so
+if [ -f "$so4" ]; then
+	"$tmp/hotpath" "$so4" "$calls" corr | sed -n 's/^corr    /corr-4ln/p' | tee -a "$tmp/out"
+fi
 awk 'NR > 1 {
 	ok = ($2 <= 25 && $8 <= 0.5) ? "ok" : "MISS"
-	printf "contexts %-5s median %.2f ns = %.2fx the 25 ns target; %.3fx the scan (target <= 0.5), %.3fx net of the call: %s\n",
+	printf "contexts %-8s median %.2f ns = %.2fx the 25 ns target; %.3fx the scan (target <= 0.5), %.3fx net of the call: %s\n",
 		$1, $2, $2 / 25, $8, $9, ok
 }' "$tmp/out"
 
@@ -34,7 +42,7 @@ if command -v valgrind >/dev/null 2>&1; then
 	echo "== callgrind instructions per call (difference of two runs, loop included)"
 	ir() {
 		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" \
-			"$tmp/hotpath" "$so" --count "$1" "$2" "$3" 2>&1 |
+			"$tmp/hotpath" "${4:-$so}" --count "$1" "$2" "$3" 2>&1 |
 			sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 	}
 	for nctx in 1 100 2000 corr; do
@@ -47,6 +55,11 @@ if command -v valgrind >/dev/null 2>&1; then
 		done
 		echo "$line  bot/scan $(awk -v b=$ir_bot -v s=$ir_scan 'BEGIN { printf "%.3f", b / s }')"
 	done
+	if [ -f "$so4" ]; then
+		a=$(ir bot 100000 corr "$so4")
+		b=$(ir bot 300000 corr "$so4")
+		echo "contexts corr-4ln: bot $(( (b - a) / 200000 ))"
+	fi
 else
 	echo "== valgrind not installed: no callgrind counts"
 fi

@@ -63,8 +63,10 @@
 #define NSLOTS 128		/* cost rows per comm, by (coll, bucket) */
 #define GROUP_MAX 16		/* Colls tracked per group for aggregates */
 #define MAXCH 64
-#define STUCK_NS 2000000000ull	/* a window open this long is closed */
-#define SCAN_NS 100000000ull
+#define STUCK_NS 2000000000ull	/* a window open this long is closed, and a record
+				 * still missing KernelCh events this long after its
+				 * Coll is completed */
+#define SCAN_NS 100000000ull	/* at most one scan for both per 100 ms */
 
 struct api_sentinel {
 	uint64_t tag;
@@ -191,6 +193,14 @@ static uint64_t quiet_until_ns;	/* no window opens before this (win_lock) */
 static int *mask_ptr;
 static struct bot_meas *all_meas;
 static uint64_t last_scan_ns;
+
+/* Test hook, not a setting (deliberately absent from doc/formats.md):
+ * NCCL_BOT_TEST_STUCK_NS, read at every profiler init, replaces STUCK_NS
+ * for records (not for windows) and caps SCAN_NS at the same value, so that
+ * tests/unit/test_spool.c sees overdue records completed without waiting
+ * 2 s. Unset or not a number: the defaults. Measurement only: decisions
+ * never read it. */
+static uint64_t rec_stuck_ns = STUCK_NS, scan_ns = SCAN_NS;
 
 static void spin_lock(char *l)
 {
@@ -546,8 +556,15 @@ static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nran
 int bot_prof_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes, int nranks,
 		  int rank, bot_nccl_logger_t log)
 {
-	struct bot_meas *m = meas_new(comm_id, abi, nnodes, nranks, rank, log);
+	struct bot_meas *m;
 	struct bot_prof_link l;
+	uint64_t stuck;
+
+	if (parse_u64(getenv("NCCL_BOT_TEST_STUCK_NS"), &stuck) < 0)
+		stuck = STUCK_NS;
+	__atomic_store_n(&rec_stuck_ns, stuck, __ATOMIC_RELAXED);
+	__atomic_store_n(&scan_ns, stuck < SCAN_NS ? stuck : SCAN_NS, __ATOMIC_RELAXED);
+	m = meas_new(comm_id, abi, nnodes, nranks, rank, log);
 
 	memset(&l, 0, sizeof(l));
 	l.comm_id = comm_id;
@@ -626,7 +643,8 @@ static void windows_scan(uint64_t now)
 	struct bot_meas *stuck[16];
 	unsigned nstuck = 0;
 
-	if (now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) < SCAN_NS)
+	if (now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) <
+	    __atomic_load_n(&scan_ns, __ATOMIC_RELAXED))
 		return;
 	__atomic_store_n(&last_scan_ns, now, __ATOMIC_RELAXED);
 	spin_lock(&win_lock);
@@ -1241,7 +1259,8 @@ static int pick_abandon(struct coll *r, uint64_t now)
  * proxy lost it (ring wrap, a channel never reported). */
 static int pick_stuck(struct coll *r, uint64_t now)
 {
-	if (!__atomic_load_n(&r->coll_stopped, __ATOMIC_ACQUIRE) || now - r->born_ns <= STUCK_NS)
+	if (!__atomic_load_n(&r->coll_stopped, __ATOMIC_ACQUIRE) ||
+	    now - r->born_ns <= __atomic_load_n(&rec_stuck_ns, __ATOMIC_RELAXED))
 		return 0;
 	__atomic_store_n(&r->timed_out, 1, __ATOMIC_RELEASE);
 	return 1;

@@ -59,7 +59,10 @@
  * rounded, so it gives the same bits on every conforming CPU; the library is
  * built with -ffp-contract=off (no fused multiply-add) and float arithmetic
  * in SSE/NEON registers (FLT_EVAL_METHOD 0), and the factor is converted
- * from Q16 once, at init, with the same exactly-rounded conversion.
+ * from Q16 once, at init, with the same exactly-rounded conversion. The
+ * dynamic decision does these compares and this multiply in vector lanes
+ * (4 wide, or 8 with AVX2 where the CPU has it): per lane the same IEEE
+ * operation, so the width never changes a decision.
  *
  * No pthread calls: their symbols were re-versioned in glibc 2.34 and the
  * library must load on 2.28. Atomics are compiler builtins.
@@ -68,6 +71,13 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BOT_TUNER_NO_AVX2)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 #include "common/table.h"
 #include "policies/plan.h"
@@ -442,7 +452,7 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 	}
 	c->ncorr_rows = nrows;
 	for (unsigned r = 0; r < nrows; r++)
-		for (unsigned a = 0; a < BOT_NARMS; a++)
+		for (unsigned a = 0; a < BOT_TUNER_NLANE; a++)
 			c->corr[r][a] = 1.0f;
 	for (unsigned i = 0; i < t->ncorr; i++) {
 		const struct bot_table_corr *k = &t->corr[i];
@@ -503,6 +513,50 @@ static int load_table(struct bot_tuner_ctx *c, int has_comm_id)
 	return ret;
 }
 
+/* ---- the decision out of line -------------------------------------------------- */
+
+/* The decision for any cell (the inline bot_tuner_decide() calls it for the
+ * fixed arms it does not finish: BOT_TUNER_SLOW or NEEDS_AUTO set, a NULL
+ * cost table, or one shaped other than NCCL's 7 x 3). */
+void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *t,
+			   int numAlgo, int numProto, int *nChannels)
+{
+	struct bot_tuner_cell cell;
+	unsigned arm, algo, proto, idx, bucket;
+	int forced = 0;
+
+	if ((unsigned)coll >= BOT_NCOLL || !t)
+		return;
+	bucket = bot_tuner_bucket(nbytes);
+	cell = c->cell[coll][bucket];
+	if (cell.arm == BOT_TUNER_AUTO)
+		return;
+	if (cell.arm & BOT_TUNER_DYN) {
+		bot_tuner_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
+		return;
+	}
+	arm = cell.arm & BOT_TUNER_ARM_MASK;
+	algo = arm / BOT_NPROTO;
+	proto = arm % BOT_NPROTO;
+	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
+		goto out;
+	idx = algo * (unsigned)numProto + proto;
+	if (!bot_tuner_usable(t[idx]))
+		goto out;
+	if ((cell.arm & BOT_TUNER_NEEDS_AUTO) &&
+	    bot_tuner_auto_algo(t, numAlgo, numProto) != (int)algo)
+		goto out;
+	if (c->shadow)
+		goto out;
+	t[idx] = 0.0f;
+	if (cell.nchannels && nChannels)
+		*nChannels = cell.nchannels;
+	forced = 1;
+out:
+	if (__builtin_expect(c->debug, 0))
+		bot_tuner_debug_log(c, coll, nbytes, (int)arm, forced);
+}
+
 /* ---- the per-call decision of dynamic cells ---------------------------------- */
 
 /* The bit pattern of a float as an integer, sign cleared: the values here
@@ -537,64 +591,306 @@ static inline unsigned ctz32(uint32_t m)
 }
 
 /* A PRIOR/PROBE cell without corrections multiplies by 1 (exact). */
-static const float ones[BOT_NARMS] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+static const float ones[BOT_TUNER_NLANE] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 };
 
-/* The prior of arm i: NCCL's entry times the correction, as a bit pattern
- * (the f32 multiply of the one exception; see the top of this file). */
-static inline uint32_t prior_bits(const float *t, const float *f, unsigned i)
+/*
+ * The scan: one pass over NCCL's row that finds the supported (usable)
+ * arms, AUTO's arm by NCCL's rule (the smallest usable entry, ties to the
+ * lowest index) and the argmin of the prior over the supported static arms.
+ * It runs on the arms as lanes of vectors (GCC/Clang vector extensions): 8
+ * lanes with AVX2 where the CPU has it (checked once, at comm init), else 4
+ * (SSE2 on x86-64, NEON on aarch64, scalar code elsewhere). Every lane does
+ * exactly what a loop over the arms does, whatever the width: the same
+ * float compares for "usable"; the same f32 multiply for the prior, in the
+ * lanes of supported static arms only (the others multiply +0.0, which
+ * raises nothing); and integer compares of the bit patterns with the sign
+ * cleared, which for values >= 0 order as the values do (-0.0 as 0).
+ * Patterns of usable entries and of priors are below +inf's (entries <
+ * 3.6e9, factors < 2^16), so INT32_MAX (also the mask that clears the sign)
+ * marks a lane out of the running and signed compares order the rest. An
+ * argmin is the minimum over all lanes, then the lowest lane holding it:
+ * ties to the lowest arm, as NCCL breaks them. The lanes past NCCL's row
+ * (21..23, or past a shorter row) hold -1: never usable.
+ */
+struct dyn_scan {
+	uint32_t sup;		/* usable arms (0: none, the rest is unset) */
+	unsigned auto_arm;	/* AUTO's arm */
+	uint32_t be;		/* smallest prior pattern over the usable static arms,
+				 * INT32_MAX when there is none */
+	unsigned e;		/* its lowest arm (0 when none) */
+};
+
+typedef float bot_v4f __attribute__((vector_size(16)));
+typedef int32_t bot_v4i __attribute__((vector_size(16)));
+
+/* NCCL's row of n entries, padded with -1 (unsupported) to BOT_TUNER_NLANE;
+ * reads t[0..n) only. */
+static void pad_row(float *buf, const float *t, unsigned n)
 {
-	return f32_bits(t[i] * f[i]);
+	for (unsigned i = 0; i < BOT_TUNER_NLANE; i++)
+		buf[i] = i < n ? t[i] : -1.0f;
 }
 
-/* Argmins scan the arms in ascending order and replace only on a strictly
- * smaller pattern, so ties go to the lowest arm, as NCCL breaks them.
- * UINT32_MAX is above every pattern f32_bits() returns. */
-void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
-			  size_t nbytes, float *t, int numAlgo, int numProto)
+/* ---- 4 lanes: 6 groups -------------------------------------------------------- */
+
+#define NV4 (BOT_TUNER_NLANE / 4)
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define BOT_HAVE_SHUFFLEVECTOR 1
+#endif
+#endif
+/* loops over the groups, unrolled so that the groups stay in registers */
+#define FOR_V4(k) _Pragma("GCC unroll 6") for (unsigned k = 0; k < NV4; k++)
+
+static inline bot_v4i v4i_splat(int32_t x)
 {
-	const float *f;
-	uint32_t sup = 0, allowed, m, stat = c->allow_static;
-	uint32_t ba = UINT32_MAX, be = UINT32_MAX, br = UINT32_MAX, b;
-	unsigned n, i, base, auto_arm = 0, arm, e = 0, r = 0, cnt;
+	return (bot_v4i){ x, x, x, x };
+}
+
+static inline bot_v4i v4i_min(bot_v4i a, bot_v4i b)
+{
+	bot_v4i lt = a < b;
+
+	return (a & lt) | (b & ~lt);
+}
+
+/* The minimum over every lane of v[0..NV4), in every lane. */
+static inline bot_v4i v4i_hmin(const bot_v4i *v)
+{
+	bot_v4i m = v4i_min(v4i_min(v4i_min(v[0], v[1]), v4i_min(v[2], v[3])),
+			    v4i_min(v[4], v[5]));
+#if defined(__SSE2__)
+	m = v4i_min(m, (bot_v4i)_mm_shuffle_epi32((__m128i)m, _MM_SHUFFLE(1, 0, 3, 2)));
+	return v4i_min(m, (bot_v4i)_mm_shuffle_epi32((__m128i)m, _MM_SHUFFLE(2, 3, 0, 1)));
+#elif defined(BOT_HAVE_SHUFFLEVECTOR)
+	m = v4i_min(m, __builtin_shufflevector(m, m, 2, 3, 0, 1));
+	return v4i_min(m, __builtin_shufflevector(m, m, 1, 0, 3, 2));
+#else
+	int32_t a = m[0] < m[1] ? m[0] : m[1], b = m[2] < m[3] ? m[2] : m[3];
+
+	return v4i_splat(a < b ? a : b);
+#endif
+}
+
+/* Bit i set where lane i of the masks m[0..NV4) (0 or -1 per lane) is set. */
+static inline uint32_t v4i_bits(const bot_v4i *m)
+{
+#if defined(__SSE2__)
+	__m128i a = _mm_packs_epi32((__m128i)m[0], (__m128i)m[1]);
+	__m128i b = _mm_packs_epi32((__m128i)m[2], (__m128i)m[3]);
+	__m128i c = _mm_packs_epi32((__m128i)m[4], (__m128i)m[5]);
+
+	return (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(a, b)) |
+	       ((uint32_t)_mm_movemask_epi8(_mm_packs_epi16(c, c)) & 0xffu) << 16;
+#else
+	/* each lane keeps its own bit, then the lanes are ORed together */
+	bot_v4i acc = v4i_splat(0);
+
+	FOR_V4(k)
+		acc |= m[k] & (bot_v4i){ 1 << (4 * k), 2 << (4 * k), 4 << (4 * k), 8 << (4 * k) };
+	return (uint32_t)(acc[0] | acc[1] | acc[2] | acc[3]);
+#endif
+}
+
+/* The lowest lane of v[0..NV4) equal to m (which some lane holds). */
+static inline unsigned v4i_first(const bot_v4i *v, bot_v4i m)
+{
+	bot_v4i eq[NV4];
+
+	FOR_V4(k)
+		eq[k] = v[k] == m;
+	return ctz32(v4i_bits(eq));
+}
+
+static inline __attribute__((always_inline)) void
+scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, struct dyn_scan *o)
+{
+	const bot_v4i big = v4i_splat(INT32_MAX);
+	const bot_v4f zero = { 0.0f, 0.0f, 0.0f, 0.0f };
+	const bot_v4f cap = { BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
+			      BOT_TUNER_COST_CAP };
+	float buf[BOT_TUNER_NLANE];
+	bot_v4i usable[NV4], key[NV4], q[NV4], m;
+
+	if (n != BOT_NARMS) {
+		pad_row(buf, t, n);
+		t = buf;
+	}
+	FOR_V4(k) {
+		bot_v4f x, fv;
+		bot_v4i st, sa, prior;
+
+		if (k < NV4 - 1)
+			memcpy(&x, &t[4 * k], sizeof(x));
+		else	/* t[20] and padding: never past NCCL's 21 entries */
+			x = (bot_v4f){ t[20], -1.0f, -1.0f, -1.0f };
+		memcpy(&st, &stat_lane[4 * k], sizeof(st));
+		memcpy(&fv, &f[4 * k], sizeof(fv));
+		usable[k] = (x >= zero) & (x < cap);
+		key[k] = ((bot_v4i)x & big) | (big & ~usable[k]);
+		sa = usable[k] & st;
+		/* the one float operation (see the top of this file) */
+		prior = (bot_v4i)((bot_v4f)((bot_v4i)x & sa) * fv) & big;
+		q[k] = prior | (big & ~sa);
+	}
+	o->sup = v4i_bits(usable);
+	if (!o->sup)
+		return;
+	m = v4i_hmin(key);
+	o->auto_arm = v4i_first(key, m);
+	m = v4i_hmin(q);
+	o->be = (uint32_t)m[0];
+	o->e = o->be != INT32_MAX ? v4i_first(q, m) : 0;
+}
+
+/* ---- 8 lanes (AVX2): 3 groups --------------------------------------------------- */
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(BOT_TUNER_NO_AVX2)
+#define BOT_TUNER_HAVE_AVX2 1
+#define NV8 (BOT_TUNER_NLANE / 8)
+
+#define FOR_V8(k) _Pragma("GCC unroll 3") for (unsigned k = 0; k < NV8; k++)
+
+typedef float bot_v8f __attribute__((vector_size(32)));
+typedef int32_t bot_v8i __attribute__((vector_size(32)));
+
+#define AVX2 __attribute__((target("avx2")))
+
+static inline AVX2 bot_v8i v8i_splat(int32_t x)
+{
+	return (bot_v8i){ x, x, x, x, x, x, x, x };
+}
+
+/* The minimum over every lane of v[0..3), in every lane. */
+static inline AVX2 bot_v8i v8i_hmin(const bot_v8i *v)
+{
+	__m256i m = _mm256_min_epi32(_mm256_min_epi32((__m256i)v[0], (__m256i)v[1]),
+				     (__m256i)v[2]);
+
+	m = _mm256_min_epi32(m, _mm256_permute2x128_si256(m, m, 1));
+	m = _mm256_min_epi32(m, _mm256_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2)));
+	return (bot_v8i)_mm256_min_epi32(m, _mm256_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1)));
+}
+
+static inline AVX2 uint32_t v8i_bits(const bot_v8i *m)
+{
+	return (uint32_t)_mm256_movemask_ps((__m256)m[0]) |
+	       (uint32_t)_mm256_movemask_ps((__m256)m[1]) << 8 |
+	       (uint32_t)_mm256_movemask_ps((__m256)m[2]) << 16;
+}
+
+static inline AVX2 unsigned v8i_first(const bot_v8i *v, bot_v8i m)
+{
+	bot_v8i eq[NV8];
+
+	FOR_V8(k)
+		eq[k] = v[k] == m;
+	return ctz32(v8i_bits(eq));
+}
+
+static inline __attribute__((always_inline)) AVX2 void
+scan_v8(const float *t, unsigned n, const float *f, const int32_t *stat_lane, struct dyn_scan *o)
+{
+	const bot_v8i big = v8i_splat(INT32_MAX);
+	const bot_v8f zero = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	const bot_v8f cap = { BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
+			      BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
+			      BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP };
+	float buf[BOT_TUNER_NLANE];
+	bot_v8i usable[NV8], key[NV8], q[NV8], m;
+
+	if (n != BOT_NARMS) {
+		pad_row(buf, t, n);
+		t = buf;
+	}
+	FOR_V8(k) {
+		bot_v8f x, fv;
+		bot_v8i st, sa, prior;
+
+		if (k < NV8 - 1) {
+			memcpy(&x, &t[8 * k], sizeof(x));
+		} else {
+			/* t[16..20] and padding: never past NCCL's 21 entries */
+			__m128 hi = _mm_move_ss(_mm_set1_ps(-1.0f), _mm_load_ss(&t[20]));
+
+			x = (bot_v8f)_mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(&t[16])),
+							  hi, 1);
+		}
+		memcpy(&st, &stat_lane[8 * k], sizeof(st));
+		memcpy(&fv, &f[8 * k], sizeof(fv));
+		usable[k] = (x >= zero) & (x < cap);
+		key[k] = ((bot_v8i)x & big) | (big & ~usable[k]);
+		sa = usable[k] & st;
+		/* the one float operation (see the top of this file) */
+		prior = (bot_v8i)((bot_v8f)((bot_v8i)x & sa) * fv) & big;
+		q[k] = prior | (big & ~sa);
+	}
+	o->sup = v8i_bits(usable);
+	if (!o->sup)
+		return;
+	m = v8i_hmin(key);
+	o->auto_arm = v8i_first(key, m);
+	m = v8i_hmin(q);
+	o->be = (uint32_t)m[0];
+	o->e = o->be != INT32_MAX ? v8i_first(q, m) : 0;
+}
+
+/* Whether the CPU and the OS (XCR0: SSE and AVX state) support AVX2. */
+static int cpu_avx2(void)
+{
+	unsigned a, b, c, d, lo, hi;
+
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE) || !(c & bit_AVX))
+		return 0;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	if ((lo & 6) != 6 || __get_cpuid_max(0, NULL) < 7)
+		return 0;
+	__cpuid_count(7, 0, a, b, c, d);
+	return (b & bit_AVX2) != 0;
+}
+#endif
+
+/* 1 when scan_v8 runs here (found once per process). */
+static int use_avx2(void)
+{
+#ifdef BOT_TUNER_HAVE_AVX2
+	static int cached = -1;
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+	if (v < 0) {
+		v = cpu_avx2();
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * After the scan: the allowed arms are bot_arm_allowed(a, auto_arm, allow)
+ * for every a: the supported static arms plus the supported protocols of
+ * AUTO's algorithm (so they hold auto_arm). PRIOR: the argmin of the prior
+ * over the allowed arms: the scan's over the static ones, then AUTO's
+ * algorithm's others in ascending order, replacing on a smaller prior or an
+ * equal one at a lower arm. PROBE: the runner-up, the allowed arm with the
+ * smallest prior strictly above that minimum (ties to the lowest), if it is
+ * within 2x of it. SWEEP: the k-th allowed arm, k = the cell's call counter
+ * mod their count. Inlined into each width's function.
+ */
+static inline __attribute__((always_inline)) void
+dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_t nbytes,
+	   float *t, const float *f, const struct dyn_scan *s)
+{
+	const uint32_t stat = c->allow_static;
+	uint32_t allowed, m, be, br = UINT32_MAX, b;
+	unsigned base, arm, i, r = 0, cnt;
 	int forced = 0;
 
-	/* arm = algo * 3 + proto is the table index only for 3 protocols */
-	if (numProto != BOT_NPROTO || numAlgo <= 0 || numAlgo > BOT_NALGO)
-		return;
-	n = (unsigned)numAlgo * BOT_NPROTO;
-	/* a SWEEP cell's aux is its counter: no corrections */
-	f = cell->arm != BOT_TUNER_SWEEP && cell->aux != BOT_TUNER_NOCORR ? c->corr[cell->aux] : ones;
-	/* One pass: AUTO's arm by NCCL's rule (the smallest entry >= 0, ties
-	 * to the lowest index; for entries >= 0 the patterns order as the
-	 * values, -0.0 as 0), the supported arms, and the argmin of the prior
-	 * over the statically allowed ones. */
-	for (i = 0; i < n; i++) {
-		float x = t[i];
-
-		if (!bot_tuner_usable(x))
-			continue;
-		sup |= 1u << i;
-		b = f32_bits(x);
-		if (b < ba) {
-			ba = b;
-			auto_arm = i;
-		}
-		if (stat >> i & 1) {
-			b = prior_bits(t, f, i);
-			if (b < be) {
-				be = b;
-				e = i;
-			}
-		}
-	}
-	if (!sup)
-		return;
-	/* bot_arm_allowed(a, auto_arm, allow) for every a: the static set plus
-	 * every protocol of AUTO's algorithm (so it holds auto_arm) */
-	base = auto_arm / BOT_NPROTO * BOT_NPROTO;
-	allowed = sup & (stat | 7u << base);
+	base = s->auto_arm / BOT_NPROTO * BOT_NPROTO;
+	allowed = s->sup & (stat | 7u << base);
 	if (cell->arm == BOT_TUNER_SWEEP) {
 		/* the k-th allowed supported arm, k = counter mod their count */
 		for (cnt = 0, m = allowed; m; m &= m - 1)
@@ -603,21 +899,21 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 			m &= m - 1;
 		arm = ctz32(m);
 	} else {
-		for (i = base; i < base + BOT_NPROTO; i++) {
-			if ((allowed & ~stat) >> i & 1) {
-				b = prior_bits(t, f, i);
-				if (b < be || (b == be && i < e)) {
-					be = b;
-					e = i;
-				}
+		be = s->be;
+		arm = s->e;
+		for (m = allowed & ~stat; m; m &= m - 1) {
+			i = ctz32(m);
+			b = f32_bits(t[i] * f[i]);
+			if (b < be || (b == be && i < arm)) {
+				be = b;
+				arm = i;
 			}
 		}
-		arm = e;
 		if (cell->arm == BOT_TUNER_PROBE) {
 			/* the runner-up: the smallest prior strictly above */
 			for (m = allowed; m; m &= m - 1) {
 				i = ctz32(m);
-				b = prior_bits(t, f, i);
+				b = f32_bits(t[i] * f[i]);
 				if (b > be && b < br) {
 					br = b;
 					r = i;
@@ -627,7 +923,7 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 				arm = r;
 		}
 	}
-	if (arm != auto_arm && !c->shadow) {
+	if (arm != s->auto_arm && !c->shadow) {
 		t[arm] = 0.0f;
 		forced = 1;
 	}
@@ -636,8 +932,65 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 		    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: %s arm %u (AUTO %u) %s",
 		    (unsigned long long)c->comm_id, coll, nbytes, bot_tuner_bucket(nbytes),
 		    cell->arm == BOT_TUNER_SWEEP ? "sweep" :
-		    cell->arm == BOT_TUNER_PROBE ? "probe" : "prior", arm, auto_arm,
+		    cell->arm == BOT_TUNER_PROBE ? "probe" : "prior", arm, s->auto_arm,
 		    forced ? "forced" : c->shadow ? "shadow" : "AUTO's own");
+}
+
+static void dyn_v4(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_t nbytes,
+		   float *t, unsigned n, const float *f)
+{
+	struct dyn_scan s;
+
+	scan_v4(t, n, f, c->stat_lane, &s);
+	if (s.sup)
+		dyn_decide(c, cell, coll, nbytes, t, f, &s);
+}
+
+#ifdef BOT_TUNER_HAVE_AVX2
+static AVX2 void dyn_v8(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
+			size_t nbytes, float *t, unsigned n, const float *f)
+{
+	struct dyn_scan s;
+
+	scan_v8(t, n, f, c->stat_lane, &s);
+	if (s.sup)
+		dyn_decide(c, cell, coll, nbytes, t, f, &s);
+}
+#endif
+
+void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
+			  size_t nbytes, float *t, int numAlgo, int numProto)
+{
+	const float *f;
+
+	/* arm = algo * 3 + proto is the table index only for 3 protocols */
+	if (numProto != BOT_NPROTO || numAlgo <= 0 || numAlgo > BOT_NALGO)
+		return;
+	/* a SWEEP cell's aux is its counter: no corrections */
+	f = cell->arm != BOT_TUNER_SWEEP && cell->aux != BOT_TUNER_NOCORR ? c->corr[cell->aux] : ones;
+#ifdef BOT_TUNER_HAVE_AVX2
+	if (c->avx2) {
+		dyn_v8(c, cell, coll, nbytes, t, (unsigned)numAlgo * BOT_NPROTO, f);
+		return;
+	}
+#endif
+	dyn_v4(c, cell, coll, nbytes, t, (unsigned)numAlgo * BOT_NPROTO, f);
+}
+
+/* After the cells are built: allow_static per lane for the scan, the scan's
+ * width, and BOT_TUNER_SLOW on the fixed arms the inline path must leave to
+ * bot_tuner_decide_full() (shadow: never written; debug: logged). */
+static void finish_cells(struct bot_tuner_ctx *c)
+{
+	for (unsigned a = 0; a < BOT_TUNER_NLANE; a++)
+		c->stat_lane[a] = a < BOT_NARMS && (c->allow_static >> a & 1) ? -1 : 0;
+	c->avx2 = (uint8_t)use_avx2();
+	if (!c->shadow && !c->debug)
+		return;
+	for (unsigned coll = 0; coll < BOT_NCOLL; coll++)
+		for (unsigned b = 0; b < BOT_NBUCKETS; b++)
+			if (c->cell[coll][b].arm < BOT_TUNER_SLOW)
+				c->cell[coll][b].arm |= BOT_TUNER_SLOW;
 }
 
 int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
@@ -678,6 +1031,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 		ctx_put(c);
 		return BOT_NCCL_INTERNAL_ERROR;
 	}
+	finish_cells(c);
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 	    "nccl-bot " PACKAGE_VERSION ": tuner v%d comm %016llx nranks %u nnodes %u: "
 	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "

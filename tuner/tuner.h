@@ -7,7 +7,9 @@
  * cell[collective][size bucket] holding this communicator's one decision per
  * context, and its nChannels. getCollInfo is then one array load and a few
  * compares: no locks, allocation, syscalls or logging (unless
- * NCCL_BOT_DEBUG).
+ * NCCL_BOT_DEBUG). AUTO cells and the common fixed arm (forced into NCCL's
+ * float[7][3] table) are decided inline (bot_tuner_decide()), dynamic cells
+ * by bot_tuner_decide_dyn(), the other fixed arms by bot_tuner_decide_full().
  *
  * A cell is either
  *	AUTO		leave NCCL's choice;
@@ -42,6 +44,11 @@
  * the table's allow-list): force it only when it is AUTO's own algorithm
  * for this very call. */
 #define BOT_TUNER_NEEDS_AUTO 0x40
+/* Set on every fixed arm of a context that is shadow or logs decisions
+ * (NCCL_BOT_DEBUG): it keeps them off the inline path, so that a cell.arm
+ * below BOT_TUNER_SLOW is an arm the inline path may force unconditionally
+ * (given a usable entry and NCCL's 7x3 table). */
+#define BOT_TUNER_SLOW 0x20
 /* Dynamic cells, decided per call by bot_tuner_decide_dyn(). */
 #define BOT_TUNER_DYN 0x80
 #define BOT_TUNER_PRIOR (BOT_TUNER_DYN | 0)	/* argmin of the corrected prior */
@@ -53,6 +60,10 @@
 /* No-table probes: communicators whose probe bucket (0..255) is below this
  * probe the runner-up arm (1 in 16 communicators per context). */
 #define BOT_TUNER_PROBE_WIDTH 16
+
+/* Arms padded to 6 vectors of 4 (or 3 of 8) lanes for the dynamic decision
+ * (tuner.c); lanes 21..23 are never supported. */
+#define BOT_TUNER_NLANE 24
 
 struct bot_tuner_cell {
 	uint8_t arm;
@@ -74,6 +85,7 @@ struct bot_tuner_ctx {
 	uint8_t policy;		/* formats.md section 10 */
 	uint8_t from_table;	/* decision inputs came from NCCL_BOT_TABLE */
 	uint8_t min_bytes_log2;
+	uint8_t avx2;		/* the dynamic decision's scan runs 8 lanes wide (tuner.c) */
 	uint32_t ncells;	/* cells that hold a fixed arm */
 	uint32_t ndyn;		/* dynamic cells */
 	uint32_t allow_static;	/* arms allowed whatever AUTO picks:
@@ -85,8 +97,11 @@ struct bot_tuner_ctx {
 	struct bot_meas_hot *meas;	/* its measurement object, NULL when not measuring */
 	uint64_t digest;	/* step-table digest, 0 without a table */
 	uint32_t ncorr_rows;
-	float (*corr)[BOT_NARMS];	/* scale-correction factors per row and arm
-					 * (1.0 where the table has none); malloc'd */
+	float (*corr)[BOT_TUNER_NLANE];	/* scale-correction factors per row and arm
+					 * (1.0 where the table has none, and in the
+					 * padding lanes); malloc'd */
+	/* allow_static as one int32 per lane: -1 allowed, 0 not (padding: 0) */
+	int32_t stat_lane[BOT_TUNER_NLANE];
 	bot_nccl_logger_t log;
 };
 
@@ -99,17 +114,17 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 void bot_tuner_close(struct bot_tuner_ctx *c);
 
 /* Size bucket of doc/formats.md section 2 (same as bot_size_bucket()),
- * inline for the hot path. */
+ * inline for the hot path. For n >= 4 with top bit e, n >> (e - 2) is 4..7,
+ * i.e. 4 + the two bits below the top one: the bucket 4e + those bits is
+ * 4(e - 1) + (n >> (e - 2)). */
 static inline unsigned bot_tuner_bucket(uint64_t n)
 {
 	unsigned e;
 
-	if (n == 0)
-		return 0;
-	e = 63u - (unsigned)__builtin_clzll(n);
-	if (e < 2)
-		return 4 * e;
-	return 4 * e + (unsigned)((n >> (e - 2)) & 3);
+	if (n < 4)
+		return n > 1 ? 4 : 0;
+	e = (unsigned)__builtin_clzll(n) ^ 63u;
+	return 4 * e - 4 + (unsigned)(n >> (e - 2));
 }
 
 void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes, int arm,
@@ -120,7 +135,9 @@ void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes,
 #define BOT_TUNER_COST_CAP 3.6e9f
 static inline int bot_tuner_usable(float x)
 {
-	return x >= 0.0f && x < BOT_TUNER_COST_CAP;
+	/* !(x >= cap) is x < cap once x >= 0 (no NaN), and compiles to one
+	 * compare with the cap in memory */
+	return x >= 0.0f && !(x >= BOT_TUNER_COST_CAP);
 }
 
 /* NCCL picks the smallest usable entry, ties to the lowest index; the
@@ -143,53 +160,54 @@ static inline int bot_tuner_auto_algo(const float *t, int numAlgo, int numProto)
 void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
 			  size_t nbytes, float *t, int numAlgo, int numProto);
 
+/* The decision for any cell and any arguments, out of line (tuner.c). */
+void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *t,
+			   int numAlgo, int numProto, int *nChannels);
+
 /*
  * The decision. The cost table is NCCL's contiguous float[numAlgo][numProto]
  * (typed float**). Writes 0.0 into the chosen arm's entry when that entry is
- * >= 0 (never revives a negative entry, never empties the table), and sets
+ * usable (never revives a negative entry, never empties the table), and sets
  * *nChannels only when forcing with a non-zero channel count. Not const:
  * a SWEEP cell counts its calls (NCCL never calls it concurrently for one
  * comm).
+ *
+ * Inline: AUTO cells, and fixed arms below BOT_TUNER_SLOW with NCCL's
+ * numAlgo >= 7 (as unsigned, as the general path compares it) and numProto
+ * 3, where the arm is its own table index. Dynamic cells go to
+ * bot_tuner_decide_dyn(); the other fixed arms (arms that need AUTO's
+ * algorithm, shadow, debug, cost tables of another shape or NULL) to
+ * bot_tuner_decide_full(), which would decide the inline cases the same.
  */
 static inline __attribute__((always_inline)) void
 bot_tuner_decide(struct bot_tuner_ctx *c, int coll, size_t nbytes,
 				    float **table, int numAlgo, int numProto, int *nChannels)
 {
-	struct bot_tuner_cell cell;
+	struct bot_tuner_cell *cell;
 	float *t = (float *)table;
-	unsigned arm, algo, proto, idx, bucket;
-	int forced = 0;
+	unsigned arm;
 
-	if ((unsigned)coll >= BOT_NCOLL || !t)
+	if ((unsigned)coll >= BOT_NCOLL)
 		return;
-	bucket = bot_tuner_bucket(nbytes);
-	cell = c->cell[coll][bucket];
-	if (cell.arm == BOT_TUNER_AUTO)
-		return;
-	if (cell.arm & BOT_TUNER_DYN) {
-		bot_tuner_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
+	cell = &c->cell[coll][bot_tuner_bucket(nbytes)];
+	arm = cell->arm;
+	if (__builtin_expect(arm < BOT_TUNER_SLOW, 1) && t && numProto == BOT_NPROTO &&
+	    (unsigned)numAlgo >= BOT_NALGO) {
+		if (bot_tuner_usable(t[arm])) {
+			t[arm] = 0.0f;
+			if (cell->nchannels && nChannels)
+				*nChannels = cell->nchannels;
+		}
 		return;
 	}
-	arm = cell.arm & BOT_TUNER_ARM_MASK;
-	algo = arm / BOT_NPROTO;
-	proto = arm % BOT_NPROTO;
-	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
-		goto out;
-	idx = algo * (unsigned)numProto + proto;
-	if (!bot_tuner_usable(t[idx]))
-		goto out;
-	if ((cell.arm & BOT_TUNER_NEEDS_AUTO) &&
-	    bot_tuner_auto_algo(t, numAlgo, numProto) != (int)algo)
-		goto out;
-	if (c->shadow)
-		goto out;
-	t[idx] = 0.0f;
-	if (cell.nchannels && nChannels)
-		*nChannels = cell.nchannels;
-	forced = 1;
-out:
-	if (__builtin_expect(c->debug, 0))
-		bot_tuner_debug_log(c, coll, nbytes, (int)arm, forced);
+	if (arm == BOT_TUNER_AUTO)
+		return;
+	if (arm & BOT_TUNER_DYN) {
+		if (t)
+			bot_tuner_decide_dyn(c, cell, coll, nbytes, t, numAlgo, numProto);
+		return;
+	}
+	bot_tuner_decide_full(c, coll, nbytes, t, numAlgo, numProto, nChannels);
 }
 
 /* Profiler side: what profiler init of this thread last saw, read by the
