@@ -201,6 +201,11 @@ static uint64_t last_scan_ns;
  * 2 s. Unset or not a number: the defaults. Measurement only: decisions
  * never read it. */
 static uint64_t rec_stuck_ns = STUCK_NS, scan_ns = SCAN_NS;
+/* Test hook too: NCCL_BOT_TEST_NO_QUIET=1 at profiler init turns the
+ * process-wide quiet time off, so that tests counting windows do not depend
+ * on how long the scheduler kept a window open (one preemption of a few ms
+ * inside a window would otherwise silence the rest of a short test). */
+static int no_quiet;
 
 static void spin_lock(char *l)
 {
@@ -237,6 +242,8 @@ static void windows_quiet_locked(void)
 {
 	uint64_t now = now_ns();
 
+	if (__atomic_load_n(&no_quiet, __ATOMIC_RELAXED))
+		return;
 	quiet_until_ns = now + (now - busy_since_ns) * (BOT_PROF_PERIOD_FACTOR - 2);
 }
 
@@ -564,6 +571,11 @@ int bot_prof_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes, 
 		stuck = STUCK_NS;
 	__atomic_store_n(&rec_stuck_ns, stuck, __ATOMIC_RELAXED);
 	__atomic_store_n(&scan_ns, stuck < SCAN_NS ? stuck : SCAN_NS, __ATOMIC_RELAXED);
+	{
+		const char *q = getenv("NCCL_BOT_TEST_NO_QUIET");
+
+		__atomic_store_n(&no_quiet, q && !strcmp(q, "1"), __ATOMIC_RELAXED);
+	}
 	m = meas_new(comm_id, abi, nnodes, nranks, rank, log);
 
 	memset(&l, 0, sizeof(l));
