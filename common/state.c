@@ -180,9 +180,11 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 		size += BOT_STATE_CTX_SIZE;
 		for (int a = 0; a < BOT_NARMS; a++) {
 			if (v[i]->arm[a].n > BOT_STATE_MAX_ARM_N) {
+				uint64_t key = v[i]->key;
+
 				free(v);
 				return bad(err, errlen, "context %016" PRIx64 " arm %d: more than 2^40 "
-					   "samples", v[i]->key, a);
+					   "samples", key, a);
 			}
 			if (v[i]->arm[a].nbins)
 				size += 4 + 8 * (size_t)v[i]->arm[a].nbins;
