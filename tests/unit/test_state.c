@@ -403,6 +403,26 @@ START_TEST(test_fabric_names)
 }
 END_TEST
 
+START_TEST(test_encode_refuses_over_2_40_samples)
+{
+	struct bot_state a;
+	struct bot_kb_ctx *c;
+	uint8_t *b = (uint8_t *)1;
+	size_t n = 1;
+	char err[BOT_STATE_ERR_MAX];
+
+	ck_assert_int_eq(bot_state_init(&a, "f"), 0);
+	c = bot_kb_get(a.kb, 42);
+	ck_assert_ptr_nonnull(c);
+	for (int q = 0; q < 257; q++)	/* 257 x (2^32 - 1) > 2^40 */
+		ck_assert_int_eq(bot_stats_add_q(&c->arm[2], q, UINT32_MAX), 0);
+	ck_assert_int_eq(bot_state_encode(&a, &b, &n, err, sizeof(err)), -1);
+	ck_assert_ptr_null(b);
+	ck_assert_msg(strstr(err, "000000000000002a arm 2: more than 2^40"), "%s", err);
+	bot_state_free(&a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -419,6 +439,7 @@ int main(void)
 	tcase_add_test(tc, test_merge_overflow_refused);
 	tcase_add_test(tc, test_directory);
 	tcase_add_test(tc, test_fabric_names);
+	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
