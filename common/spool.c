@@ -9,11 +9,11 @@
  * out, and any failure rejects the whole file with "FILE: reason".
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errf.h"
 #include "common/spool.h"
 #include "policies/context.h"
 
@@ -137,18 +137,6 @@ void bot_spool_unpack_rec(struct bot_spool_rec *r, const uint8_t in[BOT_SPOOL_RE
 
 /* ---- validation ---------------------------------------------------------- */
 
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 static int arm_ok(uint8_t a)
 {
 	return a < BOT_NARMS || a == BOT_SPOOL_ARM_NONE;
@@ -159,49 +147,49 @@ int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen)
 	int nocost = 1;
 
 	if (r->kind != BOT_SPOOL_SAMPLE && r->kind != BOT_SPOOL_SUMMARY)
-		return bad(err, errlen, "kind %u (want 1 sample or 2 summary)", r->kind);
+		return bot_errf(err, errlen, "kind %u (want 1 sample or 2 summary)", r->kind);
 	if (r->flags & ~BOT_SPOOL_F_KNOWN)
-		return bad(err, errlen, "unknown flag bits 0x%02x", r->flags & ~BOT_SPOOL_F_KNOWN);
+		return bot_errf(err, errlen, "unknown flag bits 0x%02x", r->flags & ~BOT_SPOOL_F_KNOWN);
 	if (r->coll >= BOT_NCOLL)
-		return bad(err, errlen, "collective %u out of range", r->coll);
+		return bot_errf(err, errlen, "collective %u out of range", r->coll);
 	if (!arm_ok(r->auto_arm) || !arm_ok(r->decided))
-		return bad(err, errlen, "auto_arm %u / decided %u out of range", r->auto_arm,
+		return bot_errf(err, errlen, "auto_arm %u / decided %u out of range", r->auto_arm,
 			   r->decided);
 	if (r->policy > 11)
-		return bad(err, errlen, "policy %u out of range", r->policy);
+		return bot_errf(err, errlen, "policy %u out of range", r->policy);
 	if (r->nranks < 1 || r->nnodes < 1 || r->nnodes > r->nranks || r->rank >= r->nranks)
-		return bad(err, errlen, "rank %u nranks %u nnodes %u inconsistent", r->rank,
+		return bot_errf(err, errlen, "rank %u nranks %u nnodes %u inconsistent", r->rank,
 			   r->nranks, r->nnodes);
 	if (r->nbytes > BOT_SPOOL_MAX_BYTES)
-		return bad(err, errlen, "nbytes %llu over 2^40", (unsigned long long)r->nbytes);
+		return bot_errf(err, errlen, "nbytes %llu over 2^40", (unsigned long long)r->nbytes);
 	for (int i = 0; i < BOT_SPOOL_NCOST; i++) {
 		float c = r->cost[i];
 
 		if (!__builtin_isfinite(c) || (c < 0 && c != -1.0f))
-			return bad(err, errlen, "cost[%d] is not -1 or a finite value >= 0", i);
+			return bot_errf(err, errlen, "cost[%d] is not -1 or a finite value >= 0", i);
 		if (c != -1.0f)
 			nocost = 0;
 	}
 	if ((r->flags & BOT_SPOOL_F_NO_COST) && !nocost)
-		return bad(err, errlen, "flag 'no cost row' with a cost row");
+		return bot_errf(err, errlen, "flag 'no cost row' with a cost row");
 	if (r->kind == BOT_SPOOL_SAMPLE) {
 		if (r->arm >= BOT_NARMS)
-			return bad(err, errlen, "sample arm %u out of range", r->arm);
+			return bot_errf(err, errlen, "sample arm %u out of range", r->arm);
 		if (r->nchannels > 64)
-			return bad(err, errlen, "nchannels %u over 64", r->nchannels);
+			return bot_errf(err, errlen, "nchannels %u over 64", r->nchannels);
 		if (r->nbytes < 1)
-			return bad(err, errlen, "sample of 0 bytes");
+			return bot_errf(err, errlen, "sample of 0 bytes");
 		if (r->duration_ns > BOT_SPOOL_MAX_NS)
-			return bad(err, errlen, "duration %llu ns over 2^40",
+			return bot_errf(err, errlen, "duration %llu ns over 2^40",
 				   (unsigned long long)r->duration_ns);
 		if (r->calls || r->captured_calls)
-			return bad(err, errlen, "sample with summary counts");
+			return bot_errf(err, errlen, "sample with summary counts");
 	} else {
 		if (r->arm != BOT_SPOOL_ARM_NONE || r->nchannels || r->seq || r->duration_ns ||
 		    (r->flags & BOT_SPOOL_F_UNCLEAN))
-			return bad(err, errlen, "summary with sample fields set");
+			return bot_errf(err, errlen, "summary with sample fields set");
 		if (r->captured_calls > r->calls)
-			return bad(err, errlen, "summary: captured_calls > calls");
+			return bot_errf(err, errlen, "summary: captured_calls > calls");
 	}
 	return 0;
 }
@@ -225,30 +213,30 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 
 	memset(out, 0, sizeof(*out));
 	if (len < BOT_SPOOL_HDR_SIZE + BOT_SPOOL_TRAILER_SIZE)
-		return bad(err, errlen, "%s: truncated: %zu bytes, shorter than header and trailer",
+		return bot_errf(err, errlen, "%s: truncated: %zu bytes, shorter than header and trailer",
 			   name, len);
 	if (memcmp(buf, BOT_SPOOL_MAGIC, 8) != 0)
-		return bad(err, errlen, "%s: offset 0: bad magic (not an nccl-bot spool file)", name);
+		return bot_errf(err, errlen, "%s: offset 0: bad magic (not an nccl-bot spool file)", name);
 	h->version = get32(buf + 8);
 	if (h->version != BOT_SPOOL_VERSION)
-		return bad(err, errlen, "%s: offset 8: spool format version %u (this build reads %d)",
+		return bot_errf(err, errlen, "%s: offset 8: spool format version %u (this build reads %d)",
 			   name, h->version, BOT_SPOOL_VERSION);
 	h->rec_size = get32(buf + 12);
 	if (h->rec_size != BOT_SPOOL_REC_SIZE)
-		return bad(err, errlen, "%s: offset 12: record size %u (version 1 has %d)", name,
+		return bot_errf(err, errlen, "%s: offset 12: record size %u (version 1 has %d)", name,
 			   h->rec_size, BOT_SPOOL_REC_SIZE);
 	n = get64(buf + 16);
 	if (n > BOT_SPOOL_MAX_RECORDS)
-		return bad(err, errlen, "%s: offset 16: %llu records, over the limit %u", name,
+		return bot_errf(err, errlen, "%s: offset 16: %llu records, over the limit %u", name,
 			   (unsigned long long)n, BOT_SPOOL_MAX_RECORDS);
 	body = BOT_SPOOL_HDR_SIZE + (size_t)n * BOT_SPOOL_REC_SIZE;
 	if (len != body + BOT_SPOOL_TRAILER_SIZE)
-		return bad(err, errlen, "%s: length %zu, but %llu records need %zu bytes (%s)", name,
+		return bot_errf(err, errlen, "%s: length %zu, but %llu records need %zu bytes (%s)", name,
 			   len, (unsigned long long)n, body + BOT_SPOOL_TRAILER_SIZE,
 			   len < body + BOT_SPOOL_TRAILER_SIZE ? "truncated" : "trailing bytes");
 	crc = bot_spool_crc32c(0, buf, body);
 	if (get32(buf + body) != crc || !zero(buf + body + 4, 4))
-		return bad(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, computed %08x)",
+		return bot_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, computed %08x)",
 			   name, body, get32(buf + body), crc);
 	h->nrecords = n;
 	h->table_digest = get64(buf + 24);
@@ -257,13 +245,13 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 	h->pid = get32(buf + 56);
 	h->flags = get32(buf + 60);
 	if (h->flags & ~BOT_SPOOL_HF_KNOWN)
-		return bad(err, errlen, "%s: offset 60: unknown header flags 0x%x", name, h->flags);
+		return bot_errf(err, errlen, "%s: offset 60: unknown header flags 0x%x", name, h->flags);
 	if (memchr(h->build_id, 0, BOT_SPOOL_BUILD_ID_SIZE) == NULL)
 		h->build_id[BOT_SPOOL_BUILD_ID_SIZE - 1] = 0;	/* printable; full 16 B allowed */
 	if (n) {
 		out->recs = malloc((size_t)n * sizeof(*out->recs));
 		if (!out->recs)
-			return bad(err, errlen, "%s: out of memory for %llu records", name,
+			return bot_errf(err, errlen, "%s: out of memory for %llu records", name,
 				   (unsigned long long)n);
 	}
 	for (uint64_t i = 0; i < n; i++) {
@@ -275,7 +263,7 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 			if (!zero(p + 28, 4) || !zero(p + 72, 4))
 				snprintf(why, sizeof(why), "reserved bytes not zero");
 			bot_spool_free(out);
-			return bad(err, errlen, "%s: record %llu (offset %zu): %s", name,
+			return bot_errf(err, errlen, "%s: record %llu (offset %zu): %s", name,
 				   (unsigned long long)i, (size_t)(p - buf), why);
 		}
 	}
@@ -295,7 +283,7 @@ int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err,
 	memset(out, 0, sizeof(*out));
 	f = fopen(path, "rb");
 	if (!f)
-		return bad(err, errlen, "%s: %s", path, strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
 	for (;;) {
 		uint8_t *nb;
 		size_t got;
@@ -309,7 +297,7 @@ int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err,
 			if (!nb) {
 				free(buf);
 				fclose(f);
-				return bad(err, errlen, "%s: out of memory", path);
+				return bot_errf(err, errlen, "%s: out of memory", path);
 			}
 			buf = nb;
 		}
@@ -321,12 +309,12 @@ int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err,
 	if (ferror(f)) {
 		free(buf);
 		fclose(f);
-		return bad(err, errlen, "%s: read error", path);
+		return bot_errf(err, errlen, "%s: read error", path);
 	}
 	fclose(f);
 	if (len == cap) {
 		free(buf);
-		return bad(err, errlen, "%s: larger than the %u-record limit", path,
+		return bot_errf(err, errlen, "%s: larger than the %u-record limit", path,
 			   BOT_SPOOL_MAX_RECORDS);
 	}
 	rc = bot_spool_parse(path, buf, len, out, err, errlen);

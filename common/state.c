@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/errf.h"
 #include "common/spool.h"
 #include "common/state.h"
 #include "policies/context.h"
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 static void put32(uint8_t *p, uint32_t v)
 {
@@ -168,12 +156,12 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 	*buf = NULL;
 	*len = 0;
 	if (!bot_state_fabric_ok(s->fabric))
-		return bad(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", s->fabric);
+		return bot_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", s->fabric);
 	if (n > BOT_STATE_MAX_CONTEXTS || s->nsources > BOT_STATE_MAX_SOURCES)
-		return bad(err, errlen, "%zu contexts and %zu sources: over the limits (%u each)", n,
+		return bot_errf(err, errlen, "%zu contexts and %zu sources: over the limits (%u each)", n,
 			   s->nsources, BOT_STATE_MAX_CONTEXTS);
 	if (n && !(v = malloc(n * sizeof(*v))))
-		return bad(err, errlen, "out of memory");
+		return bot_errf(err, errlen, "out of memory");
 	size = BOT_STATE_HDR_SIZE + s->nsources * BOT_STATE_SRC_SIZE + BOT_STATE_TRAILER_SIZE;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = bot_kb_at(s->kb, i);
@@ -183,7 +171,7 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 				uint64_t key = v[i]->key;
 
 				free(v);
-				return bad(err, errlen, "context %016" PRIx64 " arm %d: more than 2^40 "
+				return bot_errf(err, errlen, "context %016" PRIx64 " arm %d: more than 2^40 "
 					   "samples", key, a);
 			}
 			if (v[i]->arm[a].nbins)
@@ -192,7 +180,7 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 	}
 	if (size > BOT_STATE_MAX_FILE) {
 		free(v);
-		return bad(err, errlen, "a snapshot of %zu bytes: over the %u MiB limit", size,
+		return bot_errf(err, errlen, "a snapshot of %zu bytes: over the %u MiB limit", size,
 			   BOT_STATE_MAX_FILE >> 20);
 	}
 	if (n)
@@ -200,7 +188,7 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 	b = calloc(1, size);
 	if (!b) {
 		free(v);
-		return bad(err, errlen, "out of memory");
+		return bot_errf(err, errlen, "out of memory");
 	}
 	memcpy(b, BOT_STATE_MAGIC, 8);
 	put32(b + 8, BOT_STATE_VERSION);
@@ -264,20 +252,20 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 		struct bot_kb_ctx *c;
 
 		if (end - off < BOT_STATE_CTX_SIZE)
-			return bad(err, errlen, "%s: context %u at offset %zu: truncated", name, i, off);
+			return bot_errf(err, errlen, "%s: context %u at offset %zu: truncated", name, i, off);
 		key = get64(b + off);
 		calls = get64(b + off + 8);
 		flags = get32(b + off + 16);
 		mask = get32(b + off + 20);
 		if (i > 0 && key <= prev)
-			return bad(err, errlen, "%s: context %u at offset %zu: keys not strictly "
+			return bot_errf(err, errlen, "%s: context %u at offset %zu: keys not strictly "
 				   "ascending", name, i, off);
 		prev = key;
 		if (flags & ~1u)
-			return bad(err, errlen, "%s: context %u at offset %zu: unknown flags 0x%x",
+			return bot_errf(err, errlen, "%s: context %u at offset %zu: unknown flags 0x%x",
 				   name, i, off + 16, flags);
 		if (mask >> BOT_NARMS)
-			return bad(err, errlen, "%s: context %u at offset %zu: arm mask 0x%x names "
+			return bot_errf(err, errlen, "%s: context %u at offset %zu: arm mask 0x%x names "
 				   "arms over 20", name, i, off + 20, mask);
 		for (int a = 0; a < BOT_NARMS; a++) {
 			uint32_t bits = get32(b + off + 24 + 4 * (size_t)a);
@@ -286,14 +274,14 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 			if (!(prior[a] == -1.0f || (isfinite(prior[a]) && prior[a] >= 0 &&
 						    !(bits >> 31))) ||
 			    (!(flags & 1) && prior[a] != -1.0f))
-				return bad(err, errlen, "%s: context %u at offset %zu: prior entry %d "
+				return bot_errf(err, errlen, "%s: context %u at offset %zu: prior entry %d "
 					   "is not -1 or a finite value >= 0%s", name, i,
 					   off + 24 + 4 * (size_t)a, a,
 					   flags & 1 ? "" : " (or set without a prior row)");
 		}
 		c = bot_kb_get(out->kb, key);
 		if (!c)
-			return bad(err, errlen, "%s: out of memory", name);
+			return bot_errf(err, errlen, "%s: out of memory", name);
 		c->calls = calls;
 		if (flags & 1) {
 			memcpy(c->prior, prior, sizeof(prior));
@@ -307,36 +295,36 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 			if (!(mask & (1u << a)))
 				continue;
 			if (end - off < 4)
-				return bad(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
+				return bot_errf(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
 					   name, i, a, off);
 			nb = get32(b + off);
 			off += 4;
 			if (nb < 1 || nb > BOT_Q_MAX + 1)
-				return bad(err, errlen, "%s: context %u arm %d at offset %zu: %u bins "
+				return bot_errf(err, errlen, "%s: context %u arm %d at offset %zu: %u bins "
 					   "(want 1..%d)", name, i, a, off - 4, nb, BOT_Q_MAX + 1);
 			if ((end - off) / 8 < nb)
-				return bad(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
+				return bot_errf(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
 					   name, i, a, off);
 			for (uint32_t k = 0; k < nb; k++, off += 8) {
 				uint32_t q = get32(b + off), cnt = get32(b + off + 4);
 
 				if (q > BOT_Q_MAX || (k > 0 && q <= last) || cnt == 0)
-					return bad(err, errlen, "%s: context %u arm %d bin %u at offset "
+					return bot_errf(err, errlen, "%s: context %u arm %d bin %u at offset "
 						   "%zu: %s", name, i, a, k, off,
 						   q > BOT_Q_MAX ? "bin over 2560" :
 						   cnt == 0 ? "zero count" : "bins not strictly ascending");
 				last = q;
 				total += cnt;
 				if (total > BOT_STATE_MAX_ARM_N)
-					return bad(err, errlen, "%s: context %u arm %d: more than 2^40 "
+					return bot_errf(err, errlen, "%s: context %u arm %d: more than 2^40 "
 						   "samples", name, i, a);
 				if (bot_stats_add_q(&c->arm[a], (int)q, cnt) < 0)
-					return bad(err, errlen, "%s: out of memory", name);
+					return bot_errf(err, errlen, "%s: out of memory", name);
 			}
 		}
 	}
 	if (off != end)
-		return bad(err, errlen, "%s: %zu bytes after the last context (offset %zu)", name,
+		return bot_errf(err, errlen, "%s: %zu bytes after the last context (offset %zu)", name,
 			   end - off, off);
 	return 0;
 }
@@ -350,46 +338,46 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 
 	memset(out, 0, sizeof(*out));
 	if (len > BOT_STATE_MAX_FILE)
-		return bad(err, errlen, "%s: %zu bytes: over the %u MiB limit", name, len,
+		return bot_errf(err, errlen, "%s: %zu bytes: over the %u MiB limit", name, len,
 			   BOT_STATE_MAX_FILE >> 20);
 	if (len < BOT_STATE_HDR_SIZE + BOT_STATE_TRAILER_SIZE)
-		return bad(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
+		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
 	if (memcmp(b, BOT_STATE_MAGIC, 8))
-		return bad(err, errlen, "%s: not an nccl-bot state snapshot (bad magic)", name);
+		return bot_errf(err, errlen, "%s: not an nccl-bot state snapshot (bad magic)", name);
 	version = get32(b + 8);
 	if (version != BOT_STATE_VERSION)
-		return bad(err, errlen, "%s: snapshot format version %u; this build reads version %d",
+		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads version %d",
 			   name, version, BOT_STATE_VERSION);
 	end = len - BOT_STATE_TRAILER_SIZE;
 	crc = bot_spool_crc32c(0, b, end);
 	if (get32(b + end) != crc || get32(b + end + 4) != 0)
-		return bad(err, errlen, "%s: checksum mismatch (the file is damaged or truncated)",
+		return bot_errf(err, errlen, "%s: checksum mismatch (the file is damaged or truncated)",
 			   name);
 	flags = get32(b + 12);
 	if (flags)
-		return bad(err, errlen, "%s: offset 12: unknown flags 0x%x", name, flags);
+		return bot_errf(err, errlen, "%s: offset 12: unknown flags 0x%x", name, flags);
 	memcpy(fabric, b + 16, BOT_STATE_FABRIC_MAX);
 	fabric[BOT_STATE_FABRIC_MAX] = 0;
 	for (size_t i = strlen(fabric); i < BOT_STATE_FABRIC_MAX; i++)
 		if (b[16 + i])
-			return bad(err, errlen, "%s: offset 16: fabric name not NUL padded", name);
+			return bot_errf(err, errlen, "%s: offset 16: fabric name not NUL padded", name);
 	if (!bot_state_fabric_ok(fabric))
-		return bad(err, errlen, "%s: offset 16: fabric name '%s' is not "
+		return bot_errf(err, errlen, "%s: offset 16: fabric name '%s' is not "
 			   "[a-z0-9][a-z0-9._-]{0,63}", name, fabric);
 	nsrc = get32(b + 88);
 	nctx = get32(b + 92);
 	if (nsrc > BOT_STATE_MAX_SOURCES || nctx > BOT_STATE_MAX_CONTEXTS)
-		return bad(err, errlen, "%s: %u sources, %u contexts: over the limits (%u each)",
+		return bot_errf(err, errlen, "%s: %u sources, %u contexts: over the limits (%u each)",
 			   name, nsrc, nctx, BOT_STATE_MAX_CONTEXTS);
 	if ((end - BOT_STATE_HDR_SIZE) / BOT_STATE_SRC_SIZE < nsrc)
-		return bad(err, errlen, "%s: %u sources do not fit in %zu bytes", name, nsrc, len);
+		return bot_errf(err, errlen, "%s: %u sources do not fit in %zu bytes", name, nsrc, len);
 	if (bot_state_init(out, fabric) < 0)
-		return bad(err, errlen, "%s: out of memory", name);
+		return bot_errf(err, errlen, "%s: out of memory", name);
 	out->rounds = get64(b + 80);
 	off = BOT_STATE_HDR_SIZE;
 	if (nsrc && !(out->src = malloc(nsrc * sizeof(*out->src)))) {
 		bot_state_free(out);
-		return bad(err, errlen, "%s: out of memory", name);
+		return bot_errf(err, errlen, "%s: out of memory", name);
 	}
 	out->scap = nsrc;
 	for (uint32_t i = 0; i < nsrc; i++, off += BOT_STATE_SRC_SIZE) {
@@ -397,7 +385,7 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 
 		if (i > 0 && id <= out->src[i - 1]) {
 			bot_state_free(out);
-			return bad(err, errlen, "%s: source %u at offset %zu: ids not strictly "
+			return bot_errf(err, errlen, "%s: source %u at offset %zu: ids not strictly "
 				   "ascending", name, i, off);
 		}
 		out->src[i] = id;
@@ -421,17 +409,17 @@ static int slurp_fd(int fd, const char *name, size_t max, uint8_t **buf, size_t 
 	*buf = NULL;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return bad(err, errlen, "%s: not a regular file", name);
+		return bot_errf(err, errlen, "%s: not a regular file", name);
 	}
 	if ((uint64_t)st.st_size > max) {
 		close(fd);
-		return bad(err, errlen, "%s: %lld bytes: over the %zu-byte limit", name,
+		return bot_errf(err, errlen, "%s: %lld bytes: over the %zu-byte limit", name,
 			   (long long)st.st_size, max);
 	}
 	b = malloc((size_t)st.st_size + 1);
 	if (!b) {
 		close(fd);
-		return bad(err, errlen, "%s: out of memory", name);
+		return bot_errf(err, errlen, "%s: out of memory", name);
 	}
 	/* Read one byte past the size: a file that grew is caught, not cut. */
 	while (got <= (size_t)st.st_size) {
@@ -444,7 +432,7 @@ static int slurp_fd(int fd, const char *name, size_t max, uint8_t **buf, size_t 
 
 			free(b);
 			close(fd);
-			return bad(err, errlen, "%s: %s", name, strerror(e));
+			return bot_errf(err, errlen, "%s: %s", name, strerror(e));
 		}
 		if (r == 0)
 			break;
@@ -453,7 +441,7 @@ static int slurp_fd(int fd, const char *name, size_t max, uint8_t **buf, size_t 
 	close(fd);
 	if (got != (size_t)st.st_size) {
 		free(b);
-		return bad(err, errlen, "%s: changed while being read", name);
+		return bot_errf(err, errlen, "%s: changed while being read", name);
 	}
 	*buf = b;
 	*len = got;
@@ -469,7 +457,7 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
-		return bad(err, errlen, "%s: %s", path, strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
 	if (slurp_fd(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
 		return -1;
 	rc = bot_state_parse(path, b, len, out, err, errlen);
@@ -497,9 +485,9 @@ static int fabric_dir(const char *dir, const char *fabric, char *out, size_t out
 		      size_t errlen)
 {
 	if (!bot_state_fabric_ok(fabric))
-		return bad(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
+		return bot_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
 	if ((size_t)snprintf(out, outlen, "%s/%s", dir, fabric) >= outlen)
-		return bad(err, errlen, "%s/%s: path too long", dir, fabric);
+		return bot_errf(err, errlen, "%s/%s: path too long", dir, fabric);
 	return 0;
 }
 
@@ -522,32 +510,32 @@ int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
 		struct stat st;
 
 		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-			return bad(err, errlen, "%s: %s", dir,
+			return bot_errf(err, errlen, "%s: %s", dir,
 				   stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
 		if (bot_state_init(out, fabric) < 0)
-			return bad(err, errlen, "out of memory");
+			return bot_errf(err, errlen, "out of memory");
 		return 1;
 	}
 	if (fd < 0)
-		return bad(err, errlen, "%s: %s", path, strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
 	if (slurp_fd(fd, path, sizeof(cur) - 1, &cb, &clen, err, errlen) < 0)
 		return -1;
 	memcpy(cur, cb, clen);
 	cur[clen] = 0;
 	free(cb);
 	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !snap_name_ok(cur)))
-		return bad(err, errlen, "%s: does not hold a snapshot name (want "
+		return bot_errf(err, errlen, "%s: does not hold a snapshot name (want "
 			   "\"snap-<16 hex>.nbs\" and a newline)", path);
 	snprintf(path, sizeof(path), "%s/%s", fdir, cur);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return bad(err, errlen, "%s (named by %s/current): %s", path, fdir, strerror(errno));
+		return bot_errf(err, errlen, "%s (named by %s/current): %s", path, fdir, strerror(errno));
 	if (slurp_fd(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
 		return -1;
 	bot_state_snap_name(b, len, name);
 	if (strcmp(name, cur)) {
 		free(b);
-		return bad(err, errlen, "%s: content does not match its name (digest %.16s): the "
+		return bot_errf(err, errlen, "%s: content does not match its name (digest %.16s): the "
 			   "file was changed or damaged", path, name + 5);
 	}
 	rc = bot_state_parse(path, b, len, out, err, errlen);
@@ -555,7 +543,7 @@ int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
 	if (rc < 0)
 		return -1;
 	if (strcmp(out->fabric, fabric)) {
-		bad(err, errlen, "%s: holds fabric '%s', not '%s'", path, out->fabric, fabric);
+		bot_errf(err, errlen, "%s: holds fabric '%s', not '%s'", path, out->fabric, fabric);
 		bot_state_free(out);
 		return -1;
 	}
@@ -573,20 +561,20 @@ int bot_state_lock(const char *dir, const char *fabric, char *err, size_t errlen
 	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
 		return -1;
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return bad(err, errlen, "%s: %s (create the state directory first)", dir,
+		return bot_errf(err, errlen, "%s: %s (create the state directory first)", dir,
 			   stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
 	if (mkdir(fdir, 0755) < 0 && errno != EEXIST)
-		return bad(err, errlen, "%s: %s", fdir, strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
 	snprintf(path, sizeof(path), "%s/.lock", fdir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return bad(err, errlen, "%s: %s", path, strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			int e = errno;
 
 			close(fd);
-			return bad(err, errlen, "%s: cannot lock: %s", path, strerror(e));
+			return bot_errf(err, errlen, "%s: cannot lock: %s", path, strerror(e));
 		}
 	}
 	return fd;
@@ -610,10 +598,10 @@ static int write_atomic(int dirfd, const char *fdir, const char *name, const voi
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	/* A temporary left by a crashed writer is ours to replace (we hold the lock). */
 	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		return bad(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
+		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return bad(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
+		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
 	while (done < len) {
 		ssize_t w = write(fd, p + done, len - done);
 
@@ -641,7 +629,7 @@ fail:
 		if (fd >= 0)
 			close(fd);
 		unlinkat(dirfd, tmp, 0);
-		return bad(err, errlen, "%s/%s: %s", fdir, tmp, strerror(e));
+		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(e));
 	}
 }
 
@@ -661,7 +649,7 @@ int bot_state_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	bot_state_snap_name(b, len, snap);
 	dirfd = open(fdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (dirfd < 0) {
-		bad(err, errlen, "%s: %s", fdir, strerror(errno));
+		bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
 		goto out;
 	}
 	snprintf(line, sizeof(line), "%s\n", snap);
@@ -669,7 +657,7 @@ int bot_state_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	    write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
-		bad(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
 	rc = 0;
