@@ -9,6 +9,7 @@
  * temporary name, fsynced and renamed, then `current` is replaced the same
  * way, so a reader sees the previous snapshot or the new one.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -261,6 +262,12 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 			return bot_errf(err, errlen, "%s: context %u at offset %zu: keys not strictly "
 				   "ascending", name, i, off);
 		prev = key;
+		if (bot_key_coll(key) >= BOT_NCOLL || bot_key_nranks(key) < 1 ||
+		    bot_key_nnodes(key) < 1 || bot_key_nnodes(key) > bot_key_nranks(key))
+			return bot_errf(err, errlen, "%s: context %u at offset %zu: key %016" PRIx64
+					" is not a context (collective %u, %u nodes, %u ranks)", name,
+					i, off, key, bot_key_coll(key), bot_key_nnodes(key),
+					bot_key_nranks(key));
 		if (flags & ~1u)
 			return bot_errf(err, errlen, "%s: context %u at offset %zu: unknown flags 0x%x",
 				   name, i, off + 16, flags);
@@ -452,7 +459,8 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 {
 	uint8_t *b;
 	size_t len;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must fail the regular-file check, not hang the open */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -491,52 +499,128 @@ static int fabric_dir(const char *dir, const char *fabric, char *out, size_t out
 	return 0;
 }
 
+/* The fabric's directory as an fd, never through a symbolic link. -1 with
+ * errno ENOENT (and err empty) when it does not exist, else -1 with err. */
+static int open_fabric_dir(const char *fdir, char *err, size_t errlen)
+{
+	int fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 || errno == ENOENT)
+		return fd;
+	return bot_errf(err, errlen, "%s: %s", fdir,
+			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
+			strerror(errno));
+}
+
+/* Read dirfd/name (a regular file, not a link, one link) of at most max bytes. */
+static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, uint8_t **buf,
+		    size_t *len, char *err, size_t errlen)
+{
+	char path[4200];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", fdir, name);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return bot_errf(err, errlen, "%s: %s", path,
+				errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink != 1) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
+				(unsigned long)st.st_nlink);
+	}
+	return slurp_fd(fd, path, max, buf, len, err, errlen);
+}
+
+/* Any snap-*.nbs in the fabric directory? */
+static int has_snapshots(int dirfd)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	int found = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (!found && (e = readdir(d)))
+		found = snap_name_ok(e->d_name);
+	closedir(d);
+	return found;
+}
+
 int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
 		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
 {
 	char fdir[4096], path[4200], cur[64], name[BOT_STATE_NAME_MAX];
 	uint8_t *b, *cb;
 	size_t len, clen;
-	int fd, rc;
+	struct stat st;
+	int dfd, rc;
 
 	memset(out, 0, sizeof(*out));
 	if (snap)
 		snap[0] = 0;
+	if (err && errlen)
+		err[0] = 0;
 	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/current", fdir);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 && errno == ENOENT) {
-		struct stat st;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return bot_errf(err, errlen, "%s: %s", dir,
+				stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
+	dfd = open_fabric_dir(fdir, err, errlen);
+	if (dfd < 0 && err && err[0])
+		return -1;
+	if (dfd >= 0) {
+		int cfd = openat(dfd, "current", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
-		if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-			return bot_errf(err, errlen, "%s: %s", dir,
-				   stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
+		if (cfd >= 0)
+			close(cfd);
+		else if (errno != ENOENT)
+			goto read_current;	/* reported below, with the reason */
+		else if (has_snapshots(dfd)) {
+			close(dfd);
+			return bot_errf(err, errlen, "%s: holds snapshots but no `current`: restore "
+					"it (echo snap-<digest>.nbs > %s/current) rather than start "
+					"the fabric over", fdir, fdir);
+		} else {
+			close(dfd);
+			dfd = -1;
+		}
+	}
+	if (dfd < 0) {
 		if (bot_state_init(out, fabric) < 0)
 			return bot_errf(err, errlen, "out of memory");
 		return 1;
 	}
-	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-	if (slurp_fd(fd, path, sizeof(cur) - 1, &cb, &clen, err, errlen) < 0)
+read_current:
+	rc = slurp_at(dfd, fdir, "current", sizeof(cur) - 1, &cb, &clen, err, errlen);
+	if (rc < 0) {
+		close(dfd);
 		return -1;
+	}
 	memcpy(cur, cb, clen);
 	cur[clen] = 0;
 	free(cb);
-	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !snap_name_ok(cur)))
+	snprintf(path, sizeof(path), "%s/current", fdir);
+	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !snap_name_ok(cur))) {
+		close(dfd);
 		return bot_errf(err, errlen, "%s: does not hold a snapshot name (want "
-			   "\"snap-<16 hex>.nbs\" and a newline)", path);
-	snprintf(path, sizeof(path), "%s/%s", fdir, cur);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return bot_errf(err, errlen, "%s (named by %s/current): %s", path, fdir, strerror(errno));
-	if (slurp_fd(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
+				"\"snap-<16 hex>.nbs\" and a newline)", path);
+	}
+	rc = slurp_at(dfd, fdir, cur, BOT_STATE_MAX_FILE, &b, &len, err, errlen);
+	close(dfd);
+	if (rc < 0)
 		return -1;
+	snprintf(path, sizeof(path), "%s/%s", fdir, cur);
 	bot_state_snap_name(b, len, name);
 	if (strcmp(name, cur)) {
 		free(b);
-		return bot_errf(err, errlen, "%s: content does not match its name (digest %.16s): the "
-			   "file was changed or damaged", path, name + 5);
+		return bot_errf(err, errlen, "%s: content does not match its name (digest %.16s): "
+				"the file was changed or damaged", path, name + 5);
 	}
 	rc = bot_state_parse(path, b, len, out, err, errlen);
 	free(b);
@@ -554,27 +638,37 @@ int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
 
 int bot_state_lock(const char *dir, const char *fabric, char *err, size_t errlen)
 {
-	char fdir[4096], path[4200];
+	char fdir[4096];
 	struct stat st;
-	int fd;
+	int dfd, fd;
 
 	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
 		return -1;
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		return bot_errf(err, errlen, "%s: %s (create the state directory first)", dir,
-			   stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
+				stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
 	if (mkdir(fdir, 0755) < 0 && errno != EEXIST)
 		return bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
-	snprintf(path, sizeof(path), "%s/.lock", fdir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (err && errlen)
+		err[0] = 0;
+	dfd = open_fabric_dir(fdir, err, errlen);
+	if (dfd < 0)
+		return err && err[0] ? -1 : bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
+	fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+	close(dfd);
 	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return bot_errf(err, errlen, "%s/.lock: %s", fdir,
+				errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return bot_errf(err, errlen, "%s/.lock: not a regular file", fdir);
+	}
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			int e = errno;
 
 			close(fd);
-			return bot_errf(err, errlen, "%s: cannot lock: %s", path, strerror(e));
+			return bot_errf(err, errlen, "%s/.lock: cannot lock: %s", fdir, strerror(e));
 		}
 	}
 	return fd;
@@ -607,8 +701,11 @@ static int write_atomic(int dirfd, const char *fdir, const char *name, const voi
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;
 			goto fail;
+		}
 		done += (size_t)w;
 	}
 	if (fsync(fd) < 0)
@@ -617,10 +714,9 @@ static int write_atomic(int dirfd, const char *fdir, const char *name, const voi
 		fd = -1;
 		goto fail;
 	}
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		fd = -1;
+	fd = -1;
+	if (renameat(dirfd, tmp, dirfd, name) < 0)
 		goto fail;
-	}
 	return 0;
 fail:
 	{
@@ -647,14 +743,23 @@ int bot_state_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	if (bot_state_encode(s, &b, &len, err, errlen) < 0)
 		return -1;
 	bot_state_snap_name(b, len, snap);
-	dirfd = open(fdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (err && errlen)
+		err[0] = 0;
+	dirfd = open_fabric_dir(fdir, err, errlen);
 	if (dirfd < 0) {
-		bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
+		if (!err || !err[0])
+			bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
 		goto out;
 	}
 	snprintf(line, sizeof(line), "%s\n", snap);
-	if (write_atomic(dirfd, fdir, snap, b, len, err, errlen) < 0 ||
-	    write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
+	/* The snapshot is durable before `current` names it. */
+	if (write_atomic(dirfd, fdir, snap, b, len, err, errlen) < 0)
+		goto out;
+	if (fsync(dirfd) < 0) {
+		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+		goto out;
+	}
+	if (write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
 		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));

@@ -151,7 +151,7 @@ static int env_from_state(const char *state, const char *fabric, int policy_id, 
 		if (!fabric) {
 			fprintf(stderr, "nccl-bot: env: --state %s is a state directory: say which "
 				"fabric with --fabric F\n", state);
-			return -1;
+			return -2;
 		}
 		rc = bot_state_load(state, fabric, &s, snap, err, sizeof(err));
 	} else {
@@ -179,7 +179,8 @@ static int env_from_state(const char *state, const char *fabric, int policy_id, 
 	rc = bot_compile_plan(s.kb, &o, round >= 0 ? (uint64_t)round : s.rounds, t, &rep, err,
 			      sizeof(err));
 	if (rc < 0)
-		fprintf(stderr, "nccl-bot: env: %s\n", err);
+		fprintf(stderr, "nccl-bot: env: %s%s%s%s%s: %s\n", state, snap[0] ? "/" : "",
+			snap[0] ? s.fabric : "", snap[0] ? "/" : "", snap, err);
 	else
 		fprintf(stderr, "nccl-bot: env: fabric %s%s%s: %zu sources, %zu contexts planned, "
 			"%zu table entries (%zu dropped by the size budget); round %llu\n",
@@ -302,6 +303,11 @@ int bot_cmd_env(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (fabric && (prior_only || nspool)) {
+		fprintf(stderr, "nccl-bot: env: --fabric goes with --state (a fabric's learned "
+			"state), not with --prior-only or --spool\n");
+		return 2;
+	}
 	if (prior_only + (nspool > 0) + (state != NULL) > 1) {
 		fprintf(stderr, "nccl-bot: env: --prior-only, --spool and --state exclude each "
 			"other\n");
@@ -340,11 +346,13 @@ int bot_cmd_env(int argc, char **argv)
 	for (k = 0; k < 63 && (1ULL << k) < min_bytes; k++)
 		;
 	if (state) {
-		if (env_from_state(state, fabric, policy_id, seed, allow, (uint32_t)comms,
-				   have_round ? (int64_t)round : -1, (unsigned)k, t) < 0) {
+		int rc = env_from_state(state, fabric, policy_id, seed, allow, (uint32_t)comms,
+					have_round ? (int64_t)round : -1, (unsigned)k, t);
+
+		if (rc < 0) {
 			free(t);
 			free(text);
-			return 1;
+			return rc == -2 ? 2 : 1;
 		}
 	} else if (nspool) {
 		struct bot_compile_opts o;

@@ -29,21 +29,25 @@
 static void state_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot state add --state DIR --fabric F SPOOL...\n"
+		"usage: nccl-bot state add --state DIR --fabric F [--partial] SPOOL...\n"
 		"       nccl-bot state show --state DIR --fabric F\n"
 		"       nccl-bot state show FILE\n"
 		"\n"
 		"  add    merge one job's spool files (FILE or DIR of *.spool, all of the job's\n"
 		"         ranks at once) into the fabric's state and publish a new snapshot;\n"
 		"         files merged before are skipped, so adding a job twice is a no-op;\n"
-		"         a file that fails validation is named and skipped (exit status 1)\n"
+		"         a job with a file that fails validation, or with some files merged\n"
+		"         before, is refused (exit status 1): a job is merged whole, once\n"
 		"  show   the fabric's current snapshot (or a snapshot FILE) as YAML\n"
 		"\n"
 		"  --state DIR    state directory (default $NCCL_BOT_STATE); DIR/F/ is created\n"
-		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,63}\n");
+		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,63}\n"
+		"  --partial      add: merge the valid, new files of a job anyway (their\n"
+		"                 collectives lose the minimum over the other files' ranks)\n");
 }
 
-static int state_add(const char *dir, const char *fabric, const char *const *paths, size_t n)
+static int state_add(const char *dir, const char *fabric, const char *const *paths, size_t n,
+		     int partial)
 {
 	struct bot_state cur, next = { 0 };
 	struct bot_compile_report rep;
@@ -68,6 +72,17 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	if (bot_compile_read(paths, n, &cur, &batch, &src, &nsrc, &rep, stderr, err,
 			     sizeof(err)) < 0) {
 		fprintf(stderr, "nccl-bot: state add: %s; nothing merged\n", err);
+		goto out;
+	}
+	/* A job is merged whole, once: its samples are reduced over all of its
+	 * ranks together. A part of a job merged alone would keep its ranks'
+	 * arrival skew (and count the job twice in rounds). */
+	if (!partial && nsrc && (rep.files_rejected || rep.files_merged_before)) {
+		fprintf(stderr, "nccl-bot: state add: %s: of this job's %zu spool file(s), %zu "
+			"failed validation (named above) and %zu were merged before; nothing "
+			"merged: a job is merged whole, once. Fix or remove the bad files, or pass "
+			"--partial to merge the %zu other file(s) alone\n", fabric, rep.files,
+			rep.files_rejected, rep.files_merged_before, nsrc);
 		goto out;
 	}
 	if (nsrc == 0) {
@@ -101,8 +116,7 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 		"round %" PRIu64 "; published %s/%s/%s\n", fabric, nsrc, rep.files_merged_before,
 		rep.files_rejected, rep.collectives, bot_kb_count(next.kb), next.rounds, dir, fabric,
 		snap);
-	/* Bad files were named and skipped; say so in the exit status too. */
-	rc = rep.files_rejected ? 1 : 0;
+	rc = 0;
 	goto out;
 oom:
 	fprintf(stderr, "nccl-bot: state add: out of memory (or over %u sources); nothing "
@@ -216,11 +230,12 @@ int bot_cmd_state(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "state", required_argument, NULL, 's' },
 		{ "fabric", required_argument, NULL, 'f' },
+		{ "partial", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = getenv("NCCL_BOT_STATE"), *fabric = NULL, *verb;
-	int c;
+	int c, partial = 0;
 
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		state_usage(argc < 2 ? stderr : stdout);
@@ -241,6 +256,9 @@ int bot_cmd_state(int argc, char **argv)
 			break;
 		case 'f':
 			fabric = optarg;
+			break;
+		case 'P':
+			partial = 1;
 			break;
 		case 'h':
 			state_usage(stdout);
@@ -271,5 +289,5 @@ int bot_cmd_state(int argc, char **argv)
 			"--fabric F and the job's spool files or directories\n");
 		return 2;
 	}
-	return state_add(dir, fabric, (const char *const *)argv, (size_t)argc);
+	return state_add(dir, fabric, (const char *const *)argv, (size_t)argc, partial);
 }

@@ -35,6 +35,7 @@
 #   o  merging the jobs in reverse order gives the same snapshot (digest)
 #   y  `nccl-bot state show` renders every context of the state
 #   l  four concurrent `state add`s lose nothing (the snapshot of sequential adds)
+#   p  a job with a bad spool file is refused whole; --partial merges the rest
 # Run from the top build directory (automake does). Environment:
 #   NCCL_BOT_SO   plugin [tuner/libnccl-tuner-bot.so]
 #   LOOP_JOBS     jobs in a row [32]     LOOP_CALLS  calls per comm per job [48000]
@@ -189,6 +190,21 @@ if [ "$k" -lt 0 ] && [ "$rcur" = "$cur" ]; then
 else
 	bad "o/order: reverse order gives '$rcur', in order '$cur'"
 fi
+# p: a job with a bad spool file is refused whole; --partial merges the rest
+mkdir "$tmp/pstate" "$tmp/pjob"
+cp "$tmp/job1"/*.spool "$tmp/pjob/"
+echo "not a spool file" >"$tmp/pjob/nb-broken-1.spool"
+"$bot" state add --state "$tmp/pstate" --fabric "$fabric" "$tmp/pjob" 2>"$tmp/p1.err"
+rc1=$?
+"$bot" state add --state "$tmp/pstate" --fabric "$fabric" --partial "$tmp/pjob" 2>"$tmp/p2.err"
+rc2=$?
+if [ "$rc1" -eq 1 ] && grep -q "nb-broken-1.spool" "$tmp/p1.err" && grep -q "nothing merged" "$tmp/p1.err" &&
+   [ "$rc2" -eq 0 ] && [ -s "$tmp/pstate/$fabric/current" ]; then
+	ok "p/partial: a job with a bad file is refused whole (rc 1, named); --partial merges the rest"
+else
+	bad "p/partial: rc $rc1 then $rc2: $(cat "$tmp/p1.err" "$tmp/p2.err")"
+fi
+
 # l: concurrent adds serialise on the fabric's lock: nothing lost
 mkdir "$tmp/cstate" "$tmp/sstate"
 for k in 0 1 2 3; do

@@ -187,7 +187,9 @@ START_TEST(test_structural_rejections)
 	FRESH(); m[12] = 1;			expect_reject(m, n, "unknown flags");
 	FRESH(); m[16] = 'H';			expect_reject(m, n, "fabric name");
 	FRESH(); m[16 + 10] = 'x';		expect_reject(m, n, "NUL padded");
-	FRESH(); m[88] = 3;			expect_reject(m, n, "");	/* 3 sources */
+	FRESH(); m[88] = 3;			expect_reject(m, n, "context 0");	/* 3 sources */
+	FRESH(); m[92] = 0;			expect_reject(m, n, "after the last context");
+	FRESH(); m[91] = 0x10;			expect_reject(m, n, "over the limits");
 	FRESH(); memcpy(m + BOT_STATE_HDR_SIZE, b + BOT_STATE_HDR_SIZE + 8, 8);
 						expect_reject(m, n, "not strictly ascending");
 	FRESH(); m[CTX0 + 16] = 2;		expect_reject(m, n, "unknown flags");
@@ -219,8 +221,8 @@ START_TEST(test_keys_must_ascend)
 
 	/* Two contexts, no samples: records are exactly CTX_SIZE apart. */
 	ck_assert_int_eq(bot_state_init(&a, "f"), 0);
-	ck_assert_int_eq(bot_kb_add_calls(a.kb, 5, 1), 0);
-	ck_assert_int_eq(bot_kb_add_calls(a.kb, 9, 1), 0);
+	ck_assert_int_eq(bot_kb_add_calls(a.kb, key_of(BOT_COLL_ALLREDUCE, 80, 8, 1), 1), 0);
+	ck_assert_int_eq(bot_kb_add_calls(a.kb, key_of(BOT_COLL_ALLREDUCE, 81, 8, 1), 1), 0);
 	encode(&a, &b, &n);
 	memcpy(&k0, b + BOT_STATE_HDR_SIZE, 8);
 	memcpy(b + BOT_STATE_HDR_SIZE, b + BOT_STATE_HDR_SIZE + BOT_STATE_CTX_SIZE, 8);
@@ -423,6 +425,83 @@ START_TEST(test_encode_refuses_over_2_40_samples)
 }
 END_TEST
 
+/* Keys the context key rules forbid (section 3) are not contexts. */
+START_TEST(test_invalid_keys_rejected)
+{
+	static const uint64_t bad_keys[] = {
+		5,					/* 0 nodes */
+		(uint64_t)BOT_NCOLL << 56 | 1ull << 32 | 1,	/* collective 5 */
+		1ull << 32,				/* 0 ranks */
+		3ull << 32 | 2,				/* 3 nodes, 2 ranks */
+	};
+
+	for (unsigned i = 0; i < sizeof(bad_keys) / sizeof(bad_keys[0]); i++) {
+		struct bot_state a;
+		uint8_t *b;
+		size_t n;
+
+		ck_assert_int_eq(bot_state_init(&a, "f"), 0);
+		ck_assert_int_eq(bot_kb_add_calls(a.kb, bad_keys[i], 1), 0);
+		encode(&a, &b, &n);
+		expect_reject(b, n, "is not a context");
+		free(b);
+		bot_state_free(&a);
+	}
+}
+END_TEST
+
+/* Hostile or damaged state directories fail cleanly, never hang or follow. */
+START_TEST(test_directory_hazards)
+{
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], got[BOT_STATE_NAME_MAX], path[256], other[256];
+	int fd;
+
+	/* a FIFO as `current` (an open without O_NONBLOCK would hang) */
+	snprintf(path, sizeof(path), "%s/f1", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/f1/current", dir);
+	ck_assert_int_eq(mkfifo(path, 0644), 0);
+	ck_assert_int_eq(bot_state_load(dir, "f1", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "f1/current: not a regular file"), "%s", err);
+
+	/* the fabric directory as a symbolic link: not followed */
+	snprintf(other, sizeof(other), "%s/victim", dir);
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	snprintf(path, sizeof(path), "%s/f2", dir);
+	ck_assert_int_eq(symlink("victim", path), 0);
+	ck_assert_int_eq(bot_state_load(dir, "f2", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "symbolic link"), "%s", err);
+	ck_assert_int_eq(bot_state_lock(dir, "f2", err, sizeof(err)), -1);
+	snprintf(path, sizeof(path), "%s/victim/.lock", dir);
+	ck_assert_int_eq(access(path, F_OK), -1);
+
+	/* snapshots without `current`: not "no state yet" */
+	fill(&a, 0);
+	strcpy(a.fabric, "f3");
+	fd = bot_state_lock(dir, "f3", err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	ck_assert_int_eq(bot_state_publish(dir, &a, got, err, sizeof(err)), 0);
+	bot_state_unlock(fd);
+	snprintf(path, sizeof(path), "%s/f3/current", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(bot_state_load(dir, "f3", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds snapshots but no `current`"), "%s", err);
+
+	/* a snapshot with a second hard link */
+	strcpy(a.fabric, "f4");
+	fd = bot_state_lock(dir, "f4", err, sizeof(err));
+	ck_assert_int_eq(bot_state_publish(dir, &a, got, err, sizeof(err)), 0);
+	bot_state_unlock(fd);
+	snprintf(path, sizeof(path), "%s/f4/%s", dir, got);
+	snprintf(other, sizeof(other), "%s/hardlink", dir);
+	ck_assert_int_eq(link(path, other), 0);
+	ck_assert_int_eq(bot_state_load(dir, "f4", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "hard links"), "%s", err);
+	bot_state_free(&a);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -435,9 +514,11 @@ int main(void)
 	tcase_add_test(tc, test_every_truncation_and_flip_rejected);
 	tcase_add_test(tc, test_structural_rejections);
 	tcase_add_test(tc, test_keys_must_ascend);
+	tcase_add_test(tc, test_invalid_keys_rejected);
 	tcase_add_test(tc, test_merge_order_independent);
 	tcase_add_test(tc, test_merge_overflow_refused);
 	tcase_add_test(tc, test_directory);
+	tcase_add_test(tc, test_directory_hazards);
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
 	suite_add_tcase(s, tc);
