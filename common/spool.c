@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/le.h"
 #include "common/errf.h"
 #include "common/spool.h"
 #include "policies/context.h"
@@ -45,26 +46,19 @@ uint32_t bot_spool_crc32c(uint32_t crc, const void *p, size_t n)
 	return ~crc;
 }
 
-/* ---- little-endian packing ----------------------------------------------- */
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+/* ---- little-endian packing (common/le.h) --------------------------------- */
 
 static void putf(uint8_t *p, float f)
 {
 	uint32_t v;
 
 	memcpy(&v, &f, 4);
-	put32(p, v);
+	bot_le_put32(p, v);
 }
 
 static float getf(const uint8_t *p)
 {
-	uint32_t v = get32(p);
+	uint32_t v = bot_le_get32(p);
 	float f;
 
 	memcpy(&f, &v, 4);
@@ -75,14 +69,14 @@ void bot_spool_pack_hdr(uint8_t out[BOT_SPOOL_HDR_SIZE], const struct bot_spool_
 {
 	memset(out, 0, BOT_SPOOL_HDR_SIZE);
 	memcpy(out, BOT_SPOOL_MAGIC, 8);
-	put32(out + 8, h->version);
-	put32(out + 12, h->rec_size);
-	put64(out + 16, h->nrecords);
-	put64(out + 24, h->table_digest);
+	bot_le_put32(out + 8, h->version);
+	bot_le_put32(out + 12, h->rec_size);
+	bot_le_put64(out + 16, h->nrecords);
+	bot_le_put64(out + 24, h->table_digest);
 	memcpy(out + 32, h->build_id, BOT_SPOOL_BUILD_ID_SIZE);
-	put64(out + 48, h->host_hash);
-	put32(out + 56, h->pid);
-	put32(out + 60, h->flags);
+	bot_le_put64(out + 48, h->host_hash);
+	bot_le_put32(out + 56, h->pid);
+	bot_le_put32(out + 60, h->flags);
 }
 
 void bot_spool_pack_rec(uint8_t out[BOT_SPOOL_REC_SIZE], const struct bot_spool_rec *r)
@@ -96,16 +90,16 @@ void bot_spool_pack_rec(uint8_t out[BOT_SPOOL_REC_SIZE], const struct bot_spool_
 	out[5] = r->auto_arm;
 	out[6] = r->decided;
 	out[7] = r->policy;
-	put64(out + 8, r->comm_id);
-	put32(out + 16, r->rank);
-	put32(out + 20, r->nranks);
-	put32(out + 24, r->nnodes);
+	bot_le_put64(out + 8, r->comm_id);
+	bot_le_put32(out + 16, r->rank);
+	bot_le_put32(out + 20, r->nranks);
+	bot_le_put32(out + 24, r->nnodes);
 	/* 28..31 reserved */
-	put64(out + 32, r->nbytes);
-	put64(out + 40, r->seq);
-	put64(out + 48, r->duration_ns);
-	put64(out + 56, r->calls);
-	put64(out + 64, r->captured_calls);
+	bot_le_put64(out + 32, r->nbytes);
+	bot_le_put64(out + 40, r->seq);
+	bot_le_put64(out + 48, r->duration_ns);
+	bot_le_put64(out + 56, r->calls);
+	bot_le_put64(out + 64, r->captured_calls);
 	/* 72..75 reserved */
 	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
 		putf(out + 76 + 4 * i, r->cost[i]);
@@ -122,15 +116,15 @@ void bot_spool_unpack_rec(struct bot_spool_rec *r, const uint8_t in[BOT_SPOOL_RE
 	r->auto_arm = in[5];
 	r->decided = in[6];
 	r->policy = in[7];
-	r->comm_id = get64(in + 8);
-	r->rank = get32(in + 16);
-	r->nranks = get32(in + 20);
-	r->nnodes = get32(in + 24);
-	r->nbytes = get64(in + 32);
-	r->seq = get64(in + 40);
-	r->duration_ns = get64(in + 48);
-	r->calls = get64(in + 56);
-	r->captured_calls = get64(in + 64);
+	r->comm_id = bot_le_get64(in + 8);
+	r->rank = bot_le_get32(in + 16);
+	r->nranks = bot_le_get32(in + 20);
+	r->nnodes = bot_le_get32(in + 24);
+	r->nbytes = bot_le_get64(in + 32);
+	r->seq = bot_le_get64(in + 40);
+	r->duration_ns = bot_le_get64(in + 48);
+	r->calls = bot_le_get64(in + 56);
+	r->captured_calls = bot_le_get64(in + 64);
 	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
 		r->cost[i] = getf(in + 76 + 4 * i);
 }
@@ -217,15 +211,15 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 			   name, len);
 	if (memcmp(buf, BOT_SPOOL_MAGIC, 8) != 0)
 		return bot_errf(err, errlen, "%s: offset 0: bad magic (not an nccl-bot spool file)", name);
-	h->version = get32(buf + 8);
+	h->version = bot_le_get32(buf + 8);
 	if (h->version != BOT_SPOOL_VERSION)
 		return bot_errf(err, errlen, "%s: offset 8: spool format version %u (this build reads %d)",
 			   name, h->version, BOT_SPOOL_VERSION);
-	h->rec_size = get32(buf + 12);
+	h->rec_size = bot_le_get32(buf + 12);
 	if (h->rec_size != BOT_SPOOL_REC_SIZE)
 		return bot_errf(err, errlen, "%s: offset 12: record size %u (version 1 has %d)", name,
 			   h->rec_size, BOT_SPOOL_REC_SIZE);
-	n = get64(buf + 16);
+	n = bot_le_get64(buf + 16);
 	if (n > BOT_SPOOL_MAX_RECORDS)
 		return bot_errf(err, errlen, "%s: offset 16: %llu records, over the limit %u", name,
 			   (unsigned long long)n, BOT_SPOOL_MAX_RECORDS);
@@ -235,15 +229,15 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 			   len, (unsigned long long)n, body + BOT_SPOOL_TRAILER_SIZE,
 			   len < body + BOT_SPOOL_TRAILER_SIZE ? "truncated" : "trailing bytes");
 	crc = bot_spool_crc32c(0, buf, body);
-	if (get32(buf + body) != crc || !zero(buf + body + 4, 4))
+	if (bot_le_get32(buf + body) != crc || !zero(buf + body + 4, 4))
 		return bot_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, computed %08x)",
-			   name, body, get32(buf + body), crc);
+			   name, body, bot_le_get32(buf + body), crc);
 	h->nrecords = n;
-	h->table_digest = get64(buf + 24);
+	h->table_digest = bot_le_get64(buf + 24);
 	memcpy(h->build_id, buf + 32, BOT_SPOOL_BUILD_ID_SIZE);
-	h->host_hash = get64(buf + 48);
-	h->pid = get32(buf + 56);
-	h->flags = get32(buf + 60);
+	h->host_hash = bot_le_get64(buf + 48);
+	h->pid = bot_le_get32(buf + 56);
+	h->flags = bot_le_get32(buf + 60);
 	if (h->flags & ~BOT_SPOOL_HF_KNOWN)
 		return bot_errf(err, errlen, "%s: offset 60: unknown header flags 0x%x", name, h->flags);
 	if (memchr(h->build_id, 0, BOT_SPOOL_BUILD_ID_SIZE) == NULL)

@@ -21,32 +21,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/le.h"
 #include "common/errf.h"
 #include "common/spool.h"
 #include "common/state.h"
 #include "policies/context.h"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 int bot_state_fabric_ok(const char *name)
 {
@@ -192,22 +171,22 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 		return bot_errf(err, errlen, "out of memory");
 	}
 	memcpy(b, BOT_STATE_MAGIC, 8);
-	put32(b + 8, BOT_STATE_VERSION);
+	bot_le_put32(b + 8, BOT_STATE_VERSION);
 	memcpy(b + 16, s->fabric, strlen(s->fabric));
-	put64(b + 80, s->rounds);
-	put32(b + 88, (uint32_t)s->nsources);
-	put32(b + 92, (uint32_t)n);
+	bot_le_put64(b + 80, s->rounds);
+	bot_le_put32(b + 88, (uint32_t)s->nsources);
+	bot_le_put32(b + 92, (uint32_t)n);
 	off = BOT_STATE_HDR_SIZE;
 	for (size_t i = 0; i < s->nsources; i++, off += BOT_STATE_SRC_SIZE)
-		put64(b + off, s->src[i]);
+		bot_le_put64(b + off, s->src[i]);
 	for (size_t i = 0; i < n; i++) {
 		const struct bot_kb_ctx *c = v[i];
 		uint32_t mask = arm_mask(c);
 
-		put64(b + off, c->key);
-		put64(b + off + 8, c->calls);
-		put32(b + off + 16, c->has_prior ? 1 : 0);
-		put32(b + off + 20, mask);
+		bot_le_put64(b + off, c->key);
+		bot_le_put64(b + off + 8, c->calls);
+		bot_le_put32(b + off + 16, c->has_prior ? 1 : 0);
+		bot_le_put32(b + off + 20, mask);
 		for (int a = 0; a < BOT_NARMS; a++) {
 			float f = c->has_prior ? c->prior[a] : -1.0f;
 			uint32_t bits;
@@ -217,7 +196,7 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 			else if (f == 0)
 				f = 0.0f;	/* never -0 */
 			memcpy(&bits, &f, sizeof(bits));
-			put32(b + off + 24 + 4 * (size_t)a, bits);
+			bot_le_put32(b + off + 24 + 4 * (size_t)a, bits);
 		}
 		off += BOT_STATE_CTX_SIZE;
 		for (int a = 0; a < BOT_NARMS; a++) {
@@ -225,15 +204,15 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 
 			if (!(mask & (1u << a)))
 				continue;
-			put32(b + off, st->nbins);
+			bot_le_put32(b + off, st->nbins);
 			off += 4;
 			for (uint32_t k = 0; k < st->nbins; k++, off += 8) {
-				put32(b + off, st->bins[k].bin);
-				put32(b + off + 4, st->bins[k].count);
+				bot_le_put32(b + off, st->bins[k].bin);
+				bot_le_put32(b + off + 4, st->bins[k].count);
 			}
 		}
 	}
-	put32(b + off, bot_spool_crc32c(0, b, off));
+	bot_le_put32(b + off, bot_spool_crc32c(0, b, off));
 	free(v);
 	*buf = b;
 	*len = size;
@@ -254,10 +233,10 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 
 		if (end - off < BOT_STATE_CTX_SIZE)
 			return bot_errf(err, errlen, "%s: context %u at offset %zu: truncated", name, i, off);
-		key = get64(b + off);
-		calls = get64(b + off + 8);
-		flags = get32(b + off + 16);
-		mask = get32(b + off + 20);
+		key = bot_le_get64(b + off);
+		calls = bot_le_get64(b + off + 8);
+		flags = bot_le_get32(b + off + 16);
+		mask = bot_le_get32(b + off + 20);
 		if (i > 0 && key <= prev)
 			return bot_errf(err, errlen, "%s: context %u at offset %zu: keys not strictly "
 				   "ascending", name, i, off);
@@ -275,7 +254,7 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 			return bot_errf(err, errlen, "%s: context %u at offset %zu: arm mask 0x%x names "
 				   "arms over 20", name, i, off + 20, mask);
 		for (int a = 0; a < BOT_NARMS; a++) {
-			uint32_t bits = get32(b + off + 24 + 4 * (size_t)a);
+			uint32_t bits = bot_le_get32(b + off + 24 + 4 * (size_t)a);
 
 			memcpy(&prior[a], &bits, sizeof(bits));
 			if (!(prior[a] == -1.0f || (isfinite(prior[a]) && prior[a] >= 0 &&
@@ -304,7 +283,7 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 			if (end - off < 4)
 				return bot_errf(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
 					   name, i, a, off);
-			nb = get32(b + off);
+			nb = bot_le_get32(b + off);
 			off += 4;
 			if (nb < 1 || nb > BOT_Q_MAX + 1)
 				return bot_errf(err, errlen, "%s: context %u arm %d at offset %zu: %u bins "
@@ -313,7 +292,7 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 				return bot_errf(err, errlen, "%s: context %u arm %d at offset %zu: truncated",
 					   name, i, a, off);
 			for (uint32_t k = 0; k < nb; k++, off += 8) {
-				uint32_t q = get32(b + off), cnt = get32(b + off + 4);
+				uint32_t q = bot_le_get32(b + off), cnt = bot_le_get32(b + off + 4);
 
 				if (q > BOT_Q_MAX || (k > 0 && q <= last) || cnt == 0)
 					return bot_errf(err, errlen, "%s: context %u arm %d bin %u at offset "
@@ -351,16 +330,16 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
 	if (memcmp(b, BOT_STATE_MAGIC, 8))
 		return bot_errf(err, errlen, "%s: not an nccl-bot state snapshot (bad magic)", name);
-	version = get32(b + 8);
+	version = bot_le_get32(b + 8);
 	if (version != BOT_STATE_VERSION)
 		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads version %d",
 			   name, version, BOT_STATE_VERSION);
 	end = len - BOT_STATE_TRAILER_SIZE;
 	crc = bot_spool_crc32c(0, b, end);
-	if (get32(b + end) != crc || get32(b + end + 4) != 0)
+	if (bot_le_get32(b + end) != crc || bot_le_get32(b + end + 4) != 0)
 		return bot_errf(err, errlen, "%s: checksum mismatch (the file is damaged or truncated)",
 			   name);
-	flags = get32(b + 12);
+	flags = bot_le_get32(b + 12);
 	if (flags)
 		return bot_errf(err, errlen, "%s: offset 12: unknown flags 0x%x", name, flags);
 	memcpy(fabric, b + 16, BOT_STATE_FABRIC_MAX);
@@ -371,8 +350,8 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 	if (!bot_state_fabric_ok(fabric))
 		return bot_errf(err, errlen, "%s: offset 16: fabric name '%s' is not "
 			   "[a-z0-9][a-z0-9._-]{0,63}", name, fabric);
-	nsrc = get32(b + 88);
-	nctx = get32(b + 92);
+	nsrc = bot_le_get32(b + 88);
+	nctx = bot_le_get32(b + 92);
 	if (nsrc > BOT_STATE_MAX_SOURCES || nctx > BOT_STATE_MAX_CONTEXTS)
 		return bot_errf(err, errlen, "%s: %u sources, %u contexts: over the limits (%u each)",
 			   name, nsrc, nctx, BOT_STATE_MAX_CONTEXTS);
@@ -380,7 +359,7 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 		return bot_errf(err, errlen, "%s: %u sources do not fit in %zu bytes", name, nsrc, len);
 	if (bot_state_init(out, fabric) < 0)
 		return bot_errf(err, errlen, "%s: out of memory", name);
-	out->rounds = get64(b + 80);
+	out->rounds = bot_le_get64(b + 80);
 	off = BOT_STATE_HDR_SIZE;
 	if (nsrc && !(out->src = malloc(nsrc * sizeof(*out->src)))) {
 		bot_state_free(out);
@@ -388,7 +367,7 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 	}
 	out->scap = nsrc;
 	for (uint32_t i = 0; i < nsrc; i++, off += BOT_STATE_SRC_SIZE) {
-		uint64_t id = get64(b + off);
+		uint64_t id = bot_le_get64(b + off);
 
 		if (i > 0 && id <= out->src[i - 1]) {
 			bot_state_free(out);

@@ -15,6 +15,7 @@
  */
 #include <string.h>
 
+#include "common/le.h"
 #include "common/table.h"
 #include "policies/context.h"
 
@@ -283,41 +284,6 @@ int bot_table_fit(struct bot_table *t, size_t max_text)
 	}
 }
 
-/* ---- little-endian helpers --------------------------------------------- */
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v);
-	put16(p + 2, v >> 16);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get16(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return get16(p) | get16(p + 2) << 16;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 /* ---- encoder ------------------------------------------------------------ */
 
 static void b64_put(const uint8_t *in, size_t n, char *out)
@@ -356,15 +322,15 @@ static void payload_put(const struct bot_table *t, uint8_t *p)
 	p[1] = t->policy;
 	p[2] = t->flags;
 	p[3] = t->min_bytes_log2;
-	put64(p + 4, t->seed);
-	put32(p + 12, t->allow);
-	put16(p + 16, t->nshapes);
-	put16(p + 18, t->nentries);
-	put16(p + 20, t->ncorr);
+	bot_le_put64(p + 4, t->seed);
+	bot_le_put32(p + 12, t->allow);
+	bot_le_put16(p + 16, t->nshapes);
+	bot_le_put16(p + 18, t->nentries);
+	bot_le_put16(p + 20, t->ncorr);
 	q = p + BOT_TABLE_HDR_SIZE;
 	for (unsigned i = 0; i < t->nshapes; i++, q += BOT_TABLE_SHAPE_SIZE) {
-		put32(q, t->shapes[i].nranks);
-		put16(q + 4, t->shapes[i].nnodes);
+		bot_le_put32(q, t->shapes[i].nranks);
+		bot_le_put16(q + 4, t->shapes[i].nnodes);
 	}
 	for (unsigned i = 0; i < t->nentries; i++, q += BOT_TABLE_ENTRY_SIZE) {
 		const struct bot_table_entry *e = &t->entries[i];
@@ -385,7 +351,7 @@ static void payload_put(const struct bot_table *t, uint8_t *p)
 		q[0] = t->corr[i].coll;
 		q[1] = t->corr[i].arm;
 		q[2] = t->corr[i].bpr_log2;
-		put32(q + 4, t->corr[i].q16);
+		bot_le_put32(q + 4, t->corr[i].q16);
 	}
 }
 
@@ -507,20 +473,20 @@ static int payload_get(const uint8_t *p, size_t n, struct bot_table *t)
 	t->policy = p[1];
 	t->flags = p[2];
 	t->min_bytes_log2 = p[3];
-	t->seed = get64(p + 4);
-	t->allow = get32(p + 12);
-	t->nshapes = (uint16_t)get16(p + 16);
-	t->nentries = (uint16_t)get16(p + 18);
-	t->ncorr = (uint16_t)get16(p + 20);
-	if (get16(p + 22) != 0 || !header_ok(t) ||
+	t->seed = bot_le_get64(p + 4);
+	t->allow = bot_le_get32(p + 12);
+	t->nshapes = (uint16_t)bot_le_get16(p + 16);
+	t->nentries = (uint16_t)bot_le_get16(p + 18);
+	t->ncorr = (uint16_t)bot_le_get16(p + 20);
+	if (bot_le_get16(p + 22) != 0 || !header_ok(t) ||
 	    payload_len(t->nshapes, t->nentries, t->ncorr) != n)
 		return BOT_TABLE_EFORMAT;
 	q = p + BOT_TABLE_HDR_SIZE;
 	for (unsigned i = 0; i < t->nshapes; i++, q += BOT_TABLE_SHAPE_SIZE) {
-		if (get16(q + 6) != 0)
+		if (bot_le_get16(q + 6) != 0)
 			return BOT_TABLE_EFORMAT;
-		t->shapes[i].nranks = get32(q);
-		t->shapes[i].nnodes = (uint16_t)get16(q + 4);
+		t->shapes[i].nranks = bot_le_get32(q);
+		t->shapes[i].nnodes = (uint16_t)bot_le_get16(q + 4);
 	}
 	for (unsigned i = 0; i < t->nentries; i++, q += BOT_TABLE_ENTRY_SIZE) {
 		struct bot_table_entry *e = &t->entries[i];
@@ -549,7 +515,7 @@ static int payload_get(const uint8_t *p, size_t n, struct bot_table *t)
 		t->corr[i].coll = q[0];
 		t->corr[i].arm = q[1];
 		t->corr[i].bpr_log2 = q[2];
-		t->corr[i].q16 = get32(q + 4);
+		t->corr[i].q16 = bot_le_get32(q + 4);
 	}
 	return table_ok(t) ? BOT_TABLE_OK : BOT_TABLE_EFORMAT;
 }
