@@ -527,18 +527,22 @@ int bot_table_decode(const char *text, size_t len, struct bot_table *t)
 
 	if (len > BOT_TABLE_MAX_TEXT)
 		return BOT_TABLE_ESIZE;
-	if (len < BOT_TABLE_HEAD_LEN || memcmp(text, "NBT", 3) != 0)
+	if (len < 5 || memcmp(text, "NBT", 3) != 0)
 		return BOT_TABLE_ESYNTAX;
-	/* "NBT<digits>." with a version other than ours: refuse by name */
+	/* "NBT<digits>." with any version other than ours, however many digits
+	 * and whatever follows: another build's table, refused by name (a
+	 * later format may change everything after the first dot) */
 	if (text[3] != '1' || text[4] != '.') {
 		size_t i = 3;
 
-		while (i < len && i < 8 && text[i] >= '0' && text[i] <= '9')
+		while (i < len && text[i] >= '0' && text[i] <= '9')
 			i++;
 		if (i > 3 && i < len && text[i] == '.')
 			return BOT_TABLE_EVERSION;
 		return BOT_TABLE_ESYNTAX;
 	}
+	if (len < BOT_TABLE_HEAD_LEN)
+		return BOT_TABLE_ESYNTAX;
 	for (int i = 5; i < 21; i++) {
 		int v = hex_val((unsigned char)text[i]);
 

@@ -198,3 +198,40 @@ uint64_t bot_digest64(const void *p, size_t n)
 	}
 	return bot_mix64(h);
 }
+
+/* ---- policy names (formats.md section 10) ---- */
+
+static const char *const policy_names[BOT_NPOLICY] = {
+	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
+	"greedy-cold", "ucb1-cold", "thompson-cold", "frozen", "shadow",
+};
+
+const char *bot_policy_name(int id)
+{
+	return id >= 0 && id < BOT_NPOLICY ? policy_names[id] : NULL;
+}
+
+static int ieq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++) {
+		int x = (unsigned char)*a, y = (unsigned char)*b;
+
+		if (x >= 'A' && x <= 'Z')
+			x += 'a' - 'A';
+		if (x == '_')
+			x = '-';
+		if (x != y)
+			return 0;
+	}
+	return !*a && !*b;
+}
+
+int bot_policy_parse(const char *name)
+{
+	if (!name)
+		return -1;
+	for (int i = 0; i < BOT_NPOLICY; i++)
+		if (ieq(name, policy_names[i]))
+			return i;
+	return -1;
+}

@@ -69,6 +69,30 @@ int bot_proto_parse_n(const char *s, size_t n);
 /* "ring/simple" (any accepted spelling of each half) -> arm index, or -1. */
 int bot_arm_parse(const char *s);
 
+/* Policy ids and names, doc/formats.md section 10. The ids are stored in
+ * step tables and spool files; the planning itself is policies/policy.h. */
+enum bot_policy_id {
+	BOT_POLICY_AUTO = 0,
+	BOT_POLICY_SWEEP = 1,
+	BOT_POLICY_GREEDY = 2,
+	BOT_POLICY_EGREEDY = 3,
+	BOT_POLICY_UCB1 = 4,
+	BOT_POLICY_THOMPSON = 5,
+	BOT_POLICY_ETC = 6,
+	BOT_POLICY_GREEDY_COLD = 7,
+	BOT_POLICY_UCB1_COLD = 8,
+	BOT_POLICY_THOMPSON_COLD = 9,
+	BOT_POLICY_FROZEN = 10,
+	BOT_POLICY_SHADOW = 11,
+	BOT_NPOLICY = 12
+};
+
+/* The policy's name, NULL for an unknown id. */
+const char *bot_policy_name(int id);
+/* A policy name, case-insensitively, '_' for '-' ("Thompson_Cold"); the id
+ * or -1. The one parser of policy names (common/settings.h builds on it). */
+int bot_policy_parse(const char *name);
+
 /* Size bucket, doc/formats.md section 2. */
 unsigned bot_size_bucket(uint64_t nbytes);
 /* Smallest byte count that falls in bucket b (0 for bucket 0). Buckets 1-3 and

@@ -49,22 +49,6 @@
 #include "kb.h"
 #include "plan.h"
 
-enum bot_policy_id {
-	BOT_POLICY_AUTO = 0,
-	BOT_POLICY_SWEEP = 1,
-	BOT_POLICY_GREEDY = 2,
-	BOT_POLICY_EGREEDY = 3,
-	BOT_POLICY_UCB1 = 4,
-	BOT_POLICY_THOMPSON = 5,
-	BOT_POLICY_ETC = 6,
-	BOT_POLICY_GREEDY_COLD = 7,
-	BOT_POLICY_UCB1_COLD = 8,
-	BOT_POLICY_THOMPSON_COLD = 9,
-	BOT_POLICY_FROZEN = 10,
-	BOT_POLICY_SHADOW = 11,
-	BOT_NPOLICY = 12
-};
-
 struct bot_policy_params {
 	double prior_weight;	/* warm-start pseudo-count, in samples */
 	double prior_sd;	/* assumed log2 error of the prior (octaves) */
@@ -91,8 +75,6 @@ struct bot_shape {
 	uint64_t round;		/* job, epoch or call index */
 };
 
-const char *bot_policy_name(int id);
-int bot_policy_parse(const char *name);	/* id or -1 */
 /* Defaults for a policy; -1 for an unknown name. */
 int bot_policy_init(struct bot_policy *p, const char *name);
 /* Set one parameter by name ("prior_weight", ...); -1 unknown key or value

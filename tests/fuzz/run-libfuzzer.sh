@@ -5,7 +5,7 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool or state; default sweep), CC (default
+# FUZZ_TARGET (sweep, table, spool, state or settings; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -26,7 +26,8 @@ table)	src="$srcdir/common/table.c $p/context.c"; corpus=corpus-table ;;
 spool)	src="$srcdir/common/spool.c $p/context.c"; corpus=corpus-spool ;;
 state)	src="$srcdir/common/state.c $srcdir/common/spool.c $p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-state ;;
-*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool or state" >&2
+settings)	src="$srcdir/common/settings.c $p/context.c"; corpus=corpus-settings ;;
+*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state or settings" >&2
 	exit 2 ;;
 esac
 for f in $src; do

@@ -285,6 +285,18 @@ START_TEST(test_unknown_version)
 		strcpy(buf + 22, "AgAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
 		ck_assert_int_eq(bot_table_decode(buf, strlen(buf), t), BOT_TABLE_EVERSION);
 	}
+	/* any number of version digits, and whatever follows the dot: a
+	 * version past 2^32 was once read as "not a table" (the prior) */
+	{
+		static const char *other[] = {
+			"NBT4294967297.0123456789abcdef.AAAA", "NBT10.0000000000000000.AAAA",
+			"NBT2.x", "NBT01.0000000000000000.AAAA", "NBT18446744073709551617.",
+		};
+
+		for (unsigned i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+			ck_assert_msg(bot_table_decode(other[i], strlen(other[i]), tb) ==
+					      BOT_TABLE_EVERSION, "%s", other[i]);
+	}
 }
 END_TEST
 
