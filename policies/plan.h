@@ -3,7 +3,7 @@
  *
  * Owns doc/formats.md section 5. A plan names the exploit arm and up to
  * BOT_MAX_PROBES disjoint ranges of probe buckets (0..255) that use another
- * arm instead. bot_plan_arm() is integer compares only (DESIGN invariant 1);
+ * arm instead. bot_plan_arm() is integer compares only (invariant 1, doc/design.md);
  * it is the only part of policies/ that the rank-side tuner links besides
  * context.h.
  */
@@ -41,9 +41,9 @@ static inline int bot_plan_arm(const struct bot_plan *p, unsigned bucket)
 }
 
 /*
- * Arms a rank may force without remembering anything (DESIGN "Contexts,
- * arms, exploration"): a first use of an algorithm on a communicator triggers
- * NCCL's collective connection setup, and NVLS/CollNet also allocate GPU
+ * Arms a rank may force without remembering anything (doc/design.md,
+ * "Contexts and arms"): a first use of an algorithm on a communicator
+ * triggers NCCL's collective connection setup, and NVLS/CollNet also allocate GPU
  * memory. So only Ring, Tree and PAT, any protocol of the algorithm AUTO
  * picks for this very call, and the arms of the allow-list (bit per arm) are
  * ever forced. Planners use the same rule, so they never plan an arm that a

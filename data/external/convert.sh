@@ -1,6 +1,6 @@
 #!/bin/sh
 # convert.sh - turn the external measurement CSVs (copied verbatim from
-# ../shared/data/external, see PROVENANCE.md) into sweep CSV v1 files under
+# their public sources, see PROVENANCE.md) into sweep CSV v1 files under
 # sweep/ (doc/formats.md section 7). Run from this directory: sh convert.sh
 #
 # Conversions (everything else is copied as is):
