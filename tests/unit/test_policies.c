@@ -19,6 +19,7 @@
 #include "policies/plan.h"
 #include "policies/policy.h"
 #include "policies/stats.h"
+#include "tests/unit/testutil.h"
 
 /* ---- context ------------------------------------------------------------ */
 
@@ -946,13 +947,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BOT_TEST_MAIN(suite)

@@ -9,6 +9,7 @@
 
 #include "common/settings.h"
 #include "policies/context.h"
+#include "tests/unit/testutil.h"
 
 START_TEST(test_numbers)
 {
@@ -269,12 +270,10 @@ START_TEST(test_env)
 }
 END_TEST
 
-int main(void)
+static Suite *settings_suite(void)
 {
 	Suite *s = suite_create("settings");
 	TCase *tc = tcase_create("grammar");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_range);
@@ -284,9 +283,7 @@ int main(void)
 	tcase_add_test(tc, test_bool);
 	tcase_add_test(tc, test_env);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+BOT_TEST_MAIN(settings_suite)

@@ -16,6 +16,7 @@
 
 #include "common/sweep.h"
 #include "policies/context.h"
+#include "tests/unit/testutil.h"
 
 #define HDR "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us\n"
 #define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
@@ -619,13 +620,12 @@ END_TEST
 
 START_TEST(test_read_file)
 {
-	char path[] = "/tmp/test_sweep_XXXXXX";
-	int fd = mkstemp(path);
+	char dir[BOT_TEST_PATH_MAX], path[BOT_TEST_PATH_MAX];
 	struct bot_sweep sw;
 	FILE *f;
 
-	ck_assert_int_ge(fd, 0);
-	f = fdopen(fd, "w");
+	bot_test_mkdtemp(dir, "sweep");
+	f = fopen(bot_test_path(path, dir, "sweep.csv"), "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(HDR "ib,allreduce,1024,8,2,ring,ll,,1\nib,allreduce,1024,8,2,ring,ll,,2\n", f);
 	fclose(f);
@@ -647,7 +647,7 @@ START_TEST(test_read_file)
 	fclose(f);
 	ck_assert_int_eq(bot_sweep_read(&sw, path, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, ": empty file (no header)"));
-	unlink(path);
+	bot_test_rmtree(dir);
 
 	ck_assert_int_eq(bot_sweep_read(&sw, "/nonexistent/sweep.csv", err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "/nonexistent/sweep.csv: cannot open: No such file or directory");
@@ -660,20 +660,19 @@ END_TEST
 
 START_TEST(test_read_stdin)
 {
-	char path[] = "/tmp/test_sweep_XXXXXX";
-	int fd = mkstemp(path);
+	static const char csv[] = HDR "ib,allreduce,1024,8,2,ring,ll,,x\n";
+	char dir[BOT_TEST_PATH_MAX], path[BOT_TEST_PATH_MAX];
 	struct bot_sweep sw;
 
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_gt(write(fd, HDR "ib,allreduce,1024,8,2,ring,ll,,x\n", strlen(HDR) + 33), 0);
-	close(fd);
-	ck_assert_ptr_nonnull(freopen(path, "r", stdin));
+	bot_test_mkdtemp(dir, "sweep");
+	bot_test_write(dir, "stdin.csv", csv, strlen(csv));
+	ck_assert_ptr_nonnull(freopen(bot_test_path(path, dir, "stdin.csv"), "r", stdin));
 	bot_sweep_init(&sw);
 	ck_assert_int_eq(bot_sweep_read(&sw, "-", err, sizeof(err)), -1);
 	ck_assert_str_eq(err, "<stdin>:2: measured_us \"x\": not a decimal number (expected a "
 			 "number > 0)");
 	bot_sweep_free(&sw);
-	unlink(path);
+	bot_test_rmtree(dir);
 }
 END_TEST
 
@@ -737,13 +736,4 @@ static Suite *sweep_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(sweep_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BOT_TEST_MAIN(sweep_suite)

@@ -14,6 +14,7 @@
 
 #include "common/table.h"
 #include "policies/context.h"
+#include "tests/unit/testutil.h"
 
 static struct bot_table *ta, *tb;
 static char text[BOT_TABLE_MAX_TEXT + 64];
@@ -531,13 +532,4 @@ static Suite *table_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(table_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+BOT_TEST_MAIN(table_suite)
