@@ -629,7 +629,7 @@ static void run_job(struct job *jb, int j, const char *self, const char *dir, co
 		}
 	t0 = now_s();
 	for (int r = 0; r < 2; r++) {
-		char path[PATHBUF], rs[8], fds[16];
+		char path[PATHBUF], rs[16], fds[16];
 		char *args[5];
 		int p[2];
 
