@@ -39,7 +39,7 @@ const char *bot_set_want(enum bot_set_kind kind)
 	case BOT_SET_NUMBER:
 		return "decimal digits";
 	case BOT_SET_HEX64:
-		return "a u64: decimal digits, or 0x and 1-16 hex digits";
+		return "a u64: decimal digits, or 0x and hex digits (at most 16 significant)";
 	case BOT_SET_BYTES:
 	case BOT_SET_THRESHOLD:
 		return "a byte count <= 2^63: decimal digits, optionally followed by KiB, MiB, "
@@ -102,7 +102,7 @@ int bot_set_u64(const char *s, int hex, uint64_t *out)
 	s += 2;
 	n = strlen(s);
 	if (n == 0)
-		return BOT_SET_EEMPTY;
+		return BOT_SET_ESYNTAX;
 	for (size_t i = 0; i < n; i++)
 		if (hex_digit(s[i]) < 0)
 			return BOT_SET_ESYNTAX;
@@ -207,6 +207,45 @@ int bot_set_policy(const char *s, int *id)
 	return BOT_SET_OK;
 }
 
+/* s[0..n) spells name: any case, '-' and '_' alike, nothing left out or
+ * added ("NVLS_Tree" and "nvls-tree" are nvls_tree; "nvlstree" and "nvls_"
+ * are not, unlike the loose parsers policies/context.h offers for NCCL's
+ * own strings). */
+static int name_is(const char *s, size_t n, const char *name)
+{
+	if (!name || strlen(name) != n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		int a = (unsigned char)s[i], b = (unsigned char)name[i];
+
+		if (a >= 'A' && a <= 'Z')
+			a += 'a' - 'A';
+		if (a == '-')
+			a = '_';
+		if (b == '-')
+			b = '_';
+		if (a != b)
+			return 0;
+	}
+	return 1;
+}
+
+static int algo_of(const char *s, size_t n)
+{
+	for (int a = 0; a < BOT_NALGO; a++)
+		if (name_is(s, n, bot_algo_name(a)))
+			return a;
+	return -1;
+}
+
+static int proto_of(const char *s, size_t n)
+{
+	for (int p = 0; p < BOT_NPROTO; p++)
+		if (name_is(s, n, bot_proto_name(p)))
+			return p;
+	return -1;
+}
+
 /* One allow-list item s[0..n): an algorithm or algo/proto. */
 static int allow_item(const char *s, size_t n, uint32_t *bits)
 {
@@ -214,15 +253,15 @@ static int allow_item(const char *s, size_t n, uint32_t *bits)
 	int algo, proto;
 
 	if (!slash) {
-		algo = bot_algo_parse_n(s, n);
+		algo = algo_of(s, n);
 		if (algo < 0)
 			return BOT_SET_ENAME;
 		for (int p = 0; p < BOT_NPROTO; p++)
 			*bits |= 1u << bot_arm(algo, p);
 		return BOT_SET_OK;
 	}
-	algo = bot_algo_parse_n(s, (size_t)(slash - s));
-	proto = bot_proto_parse_n(slash + 1, n - (size_t)(slash - s) - 1);
+	algo = algo_of(s, (size_t)(slash - s));
+	proto = proto_of(slash + 1, n - (size_t)(slash - s) - 1);
 	if (algo < 0 || proto < 0)
 		return BOT_SET_ENAME;
 	*bits |= 1u << bot_arm(algo, proto);
@@ -239,11 +278,11 @@ int bot_set_allow(const char *s, uint32_t *allow, size_t *bad)
 		*bad = 0;
 	if (!s || !*s)
 		return BOT_SET_EEMPTY;
-	if (!strcmp(s, "all")) {
+	if (name_is(s, strlen(s), "all")) {
 		*allow = (1u << BOT_NARMS) - 1;
 		return BOT_SET_OK;
 	}
-	if (!strcmp(s, "none")) {
+	if (name_is(s, strlen(s), "none")) {
 		*allow = 0;
 		return BOT_SET_OK;
 	}
@@ -253,8 +292,7 @@ int bot_set_allow(const char *s, uint32_t *allow, size_t *bad)
 		n = comma ? (size_t)(comma - item) : strlen(item);
 		if (bad)
 			*bad = at;
-		if (n == 0 || (n == 3 && !memcmp(item, "all", 3)) ||
-		    (n == 4 && !memcmp(item, "none", 4)))
+		if (n == 0 || name_is(item, n, "all") || name_is(item, n, "none"))
 			return BOT_SET_ELIST;
 		for (size_t i = 0; i < n; i++)
 			if (item[i] == ' ' || item[i] == '\t' || item[i] == '\n' ||
@@ -374,6 +412,7 @@ void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *va
 		     size_t len)
 {
 	const char *range = id == BOT_ENV_WINDOW ? " from 16 to 64" : "";
+	char shown[96] = "";
 
 	if (!len)
 		return;
@@ -381,7 +420,12 @@ void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *va
 		buf[0] = 0;
 		return;
 	}
+	/* the value goes into NCCL's log: printable ASCII only, bounded */
+	for (size_t i = 0; value && value[i] && i < sizeof(shown) - 4; i++)
+		shown[i] = value[i] >= 0x20 && value[i] < 0x7f ? value[i] : '?';
+	if (value && strlen(value) >= sizeof(shown) - 4)
+		strcpy(shown + sizeof(shown) - 4, "...");
 	snprintf(buf, len, "%s='%s' is not %s%s (%s); using the default (%s)", env_vars[id].name,
-		 value ? value : "", bot_set_want(env_vars[id].kind), range,
-		 bot_set_strerror(e->err[id]), env_vars[id].dflt);
+		 shown, bot_set_want(env_vars[id].kind), range, bot_set_strerror(e->err[id]),
+		 env_vars[id].dflt);
 }

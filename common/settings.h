@@ -69,8 +69,9 @@ unsigned bot_set_log2_ceil(uint64_t n);
 int bot_set_policy(const char *s, int *id);
 /* An allow-list: "all", "none", or comma-separated items, each an algorithm
  * (every protocol of it: "nvls") or an arm ("nvls/simple"), names as in
- * doc/formats.md section 1 in any case. -> bit per arm (bits 0..20). On an
- * error *bad (may be NULL) is the offset of the offending item in s. */
+ * doc/formats.md section 1 in any case, '-' and '_' alike. -> bit per arm
+ * (bits 0..20). On an error *bad (may be NULL) is the offset of the
+ * offending item in s. */
 int bot_set_allow(const char *s, uint32_t *allow, size_t *bad);
 /* "0" or "1". */
 int bot_set_bool(const char *s, int *out);

@@ -29,6 +29,12 @@ static void fail(const char *what)
 	abort();
 }
 
+static const char *env_get(const char *name)
+{
+	(void)name;
+	return s;
+}
+
 static int known(int rc)
 {
 	return rc <= 0 && rc >= BOT_SET_ELIST;
@@ -59,8 +65,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = bot_set_u64(s, 1, &w);
 	if (!known(rc))
 		fail("hex: unknown error");
-	if (rc == BOT_SET_OK && s[0] != '0' && strcmp(s, "0") && (s[1] == 'x' || s[1] == 'X'))
-		fail("hex without 0x prefix");
 	if (rc == BOT_SET_OK && !(s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))) {
 		if (bot_set_u64(s, 0, &v) != BOT_SET_OK || v != w)
 			fail("hex and decimal disagree");
@@ -93,10 +97,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail("allow: unknown error");
 	if (rc == BOT_SET_OK && (a >> BOT_NARMS))
 		fail("allow: bits over 20");
+	if (rc == BOT_SET_OK)
+		for (const char *p = s; *p; p++)
+			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '/' ||
+			      *p == ','))
+				fail("allow: accepted a character outside names, '/' and ','");
 	if (rc != BOT_SET_OK && bad > strlen(s))
 		fail("allow: error offset past the end");
 	rc = bot_set_bool(s, &b);
 	if (!known(rc) || (rc == BOT_SET_OK && strcmp(s, b ? "1" : "0")))
 		fail("bool");
+
+	/* the environment table: every variable set to this string */
+	{
+		struct bot_env e;
+		char msg[512];
+
+		bot_env_read(&e, env_get);
+		if (s[0] && e.set != (1u << BOT_ENV_COUNT) - 1)
+			fail("env: a set variable not marked set");
+		if (e.policy < 0 || e.policy >= BOT_NPOLICY || e.min_bytes_log2 > 63 ||
+		    e.window < 16 || e.window > 64 || (e.allow >> BOT_NARMS) ||
+		    (unsigned)e.debug > 1 || (unsigned)e.measure_v4 > 1)
+			fail("env: a value out of its range");
+		for (unsigned k = 0; k < BOT_ENV_COUNT; k++) {
+			if (!(e.bad >> k & 1))
+				continue;
+			bot_env_explain(&e, (enum bot_env_id)k, s, msg, sizeof(msg));
+			for (const char *p = msg; *p; p++)
+				if (*p < 0x20 || *p > 0x7e)
+					fail("env: explanation not printable");
+		}
+	}
 	return 0;
 }

@@ -38,7 +38,7 @@ START_TEST(test_numbers)
 		{ "0xffffffffffffffff", 1, BOT_SET_OK, UINT64_MAX },
 		{ "0x0000000000000000ff", 1, BOT_SET_OK, 255 },
 		{ "0x1ffffffffffffffff", 1, BOT_SET_ERANGE, 0 },
-		{ "0x", 1, BOT_SET_EEMPTY, 0 },
+		{ "0x", 1, BOT_SET_ESYNTAX, 0 },
 		{ "0x1g", 1, BOT_SET_ESYNTAX, 0 },
 		{ "0x 1", 1, BOT_SET_ESYNTAX, 0 },
 		{ "010", 1, BOT_SET_EZERO, 0 },
@@ -177,8 +177,21 @@ START_TEST(test_allow)
 	ck_assert_int_eq(bot_set_allow("nvls/fast", &a, &bad), BOT_SET_ENAME);
 	ck_assert_int_eq(bot_set_allow("/simple", &a, &bad), BOT_SET_ENAME);
 	ck_assert_int_eq(bot_set_allow("", &a, &bad), BOT_SET_EEMPTY);
-	ck_assert_int_eq(bot_set_allow("ALL", &a, &bad), BOT_SET_ENAME);
+	/* names are strict: any case and '-' for '_', nothing dropped */
+	ck_assert_int_eq(bot_set_allow("n-v-l-s", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("--nvls", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("nvlstree", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("nvls_", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("ring/l-l128", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("nvls/", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("/", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("tree/simple/ll", &a, &bad), BOT_SET_ENAME);
+	ck_assert_int_eq(bot_set_allow("nvls,ALL", &a, &bad), BOT_SET_ELIST);
 	ck_assert_uint_eq(a, 12345);
+	ck_assert_int_eq(bot_set_allow("NVLS-TREE/LL128", &a, &bad), BOT_SET_OK);
+	ck_assert_uint_eq(a, 1u << bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_LL128));
+	ck_assert_int_eq(bot_set_allow("ALL", &a, &bad), BOT_SET_OK);
+	ck_assert_uint_eq(a, (1u << BOT_NARMS) - 1);
 }
 END_TEST
 
@@ -265,6 +278,9 @@ START_TEST(test_env)
 	ck_assert_msg(strstr(msg, "16 to 64") && strstr(msg, "out of range"), "%s", msg);
 	bot_env_explain(&e, BOT_ENV_MIN_BYTES, "010", msg, sizeof(msg));
 	ck_assert_msg(strstr(msg, "octal"), "%s", msg);
+	/* what goes into NCCL's log is printable and bounded */
+	bot_env_explain(&e, BOT_ENV_POLICY, "a\nb\033c", msg, sizeof(msg));
+	ck_assert_msg(strstr(msg, "'a?b?c'"), "%s", msg);
 	for (unsigned id = 0; id < BOT_ENV_COUNT; id++)
 		ck_assert(!strncmp(bot_env_name(id), "NCCL_BOT_", 9));
 }
