@@ -121,10 +121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    e.window < 16 || e.window > 64 || (e.allow >> BOT_NARMS) ||
 		    (unsigned)e.debug > 1 || (unsigned)e.measure_v4 > 1)
 			fail("env: a value out of its range");
-		for (unsigned k = 0; k < BOT_ENV_COUNT; k++) {
-			if (!(e.bad >> k & 1))
+		for (unsigned var = 0; var < BOT_ENV_COUNT; var++) {
+			if (!(e.bad >> var & 1))
 				continue;
-			bot_env_explain(&e, (enum bot_env_id)k, s, msg, sizeof(msg));
+			bot_env_explain(&e, (enum bot_env_id)var, s, msg, sizeof(msg));
 			for (const char *p = msg; *p; p++)
 				if (*p < 0x20 || *p > 0x7e)
 					fail("env: explanation not printable");
