@@ -22,16 +22,25 @@
  * (what the none job ran) at 2 MiB; 256 KiB is below its 1 MiB threshold
  * and 64 MiB has no entry, so both are left to NCCL.
  *
- * Each rank: 2 warm-up rounds, then a timed main loop of up to 27 batches
- * of 8 rounds of 16 calls (1 MiB x5, 4 MiB x5, 2 MiB x4, 256 KiB x2 in a
- * fixed interleaved order, so any 16 consecutive calls - one measurement
- * window - hold every main size), a CUDA event between consecutive calls,
- * cudaStreamSynchronize around each batch; after each batch both ranks
- * agree (a 4-byte max-allreduce) whether to stop: all batches done, or
- * MAIN_BUDGET_S spent. Then the arm probe: 3 calls of every size, each
- * synchronized. NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING makes
- * NCCL print "AllReduce: N Bytes -> Algo A proto P" for every call on rank
- * 0; the ranks print their per-size timings ("live-timing ..." lines).
+ * Each rank: 2 warm-up rounds (the second one timed), then a timed main
+ * loop of batches of 2 rounds of 16 calls (1 round when a warm-up round took
+ * over BATCH_TARGET_S / 2; both ranks agree with a max-allreduce), up to
+ * MAX_MAIN_CALLS calls. A round is 1 MiB x5, 4 MiB x5, 2 MiB x4, 256 KiB x2
+ * in a fixed interleaved order, so any 16 consecutive calls - one
+ * measurement window - hold every main size. A CUDA event between
+ * consecutive calls, cudaStreamSynchronize around each batch: batches are
+ * short (well under 1 s of GPU time), so a window that spans a batch's
+ * synchronize stays open far less than the profiler's 2 s cut-off (a window
+ * open longer is closed early, then ~98x that long passes in quiet time).
+ * After each batch both ranks agree (a 4-byte max-allreduce) whether to
+ * stop: MAX_MAIN_CALLS made, or MAIN_BUDGET_S spent - in the meas job
+ * (NCCL 2.28+) only once PERIOD + WINDOW main-loop calls are made (the
+ * first window, armed at a commId-derived call up to PERIOD - WINDOW, has
+ * then closed) or MEAS_MAX_S has passed. Then the arm probe: 3 calls of
+ * every size, each synchronized. NCCL_DEBUG=INFO
+ * NCCL_DEBUG_SUBSYS=INIT,ENV,TUNING makes NCCL print "AllReduce: N Bytes ->
+ * Algo A proto P" for every call on rank 0; the ranks print their per-size
+ * timings ("live-timing ..." lines) and calls ("live-main", "live-calls").
  *
  * Checks (one line each, "N passed, N failed" at the end):
  *   - every job's two ranks exited 0 within TIMEOUT_S;
@@ -41,13 +50,18 @@
  *   - per size, from all of rank 0's TUNING lines: forced sizes ran the
  *     table's arm in bot and meas on every call, with the plugin's "arm K
  *     forced" debug line; the other sizes ran what none ran;
+ *   - no job ran with NCCL_ALGO/NCCL_PROTO set (an /etc/nccl.conf can set
+ *     them: NCCL's "set by environment" line, the tuner's line);
  *   - the spool (common/spool.h's reader): one valid file per meas rank
- *     with the table's digest; per main size >= 1 MiB and rank, clean
- *     samples of the arm the table forces, whose median duration is within
- *     0.05x..20x of the rank's CUDA-event median per call at that size, no
- *     sample of another arm, and a context summary whose decided arm is the
- *     table's and whose auto_arm is what the none job ran; every sample's
- *     arm is the one NCCL printed for its size.
+ *     with the table's digest; per main size >= 1 MiB and rank, samples of
+ *     the arm the table forces with a duration, clean ones (or, when there
+ *     is none, ones labelled only out of range: a WARNING with the numbers),
+ *     whose median duration is within 0.05x..20x of the rank's CUDA-event
+ *     median per call at that size, no sample of another arm, and a context
+ *     summary whose decided arm is the table's and whose auto_arm is what
+ *     the none job ran; every sample's arm is the one NCCL printed for its
+ *     size. Before NCCL 2.28 these measurement checks are SKIPPED (the
+ *     profiler measures only with profiler v5+, doc/formats.md).
  * Overhead (time per call, median over batches, per size, none vs bot vs
  * meas) is reported, not checked: a WARNING line where a ratio passes 1.5
  * at a size whose arm is stock NCCL's.
@@ -58,7 +72,7 @@
  * usage: live_nccl PLUGIN.so [LOGDIR]    (logs, spool, report.txt in LOGDIR)
  *        live_nccl --selftest DIR         (the checks on canned logs and spool
  *                                          files; no GPU needed)
- *        live_nccl --child RANK FD        (internal)
+ *        live_nccl --child JOB RANK FD    (internal)
  */
 #include <dirent.h>
 #include <errno.h>
@@ -94,15 +108,20 @@ extern char **environ;
 
 #define MIN_BYTES_LOG2 20	/* the table's threshold: 1 MiB */
 #define TIMEOUT_S 120		/* a job still running then is killed (init included) */
-#define MAIN_BUDGET_S 45	/* the main loop stops after this (both ranks agree) */
+#define MAIN_BUDGET_S 45	/* the main loop stops after this (both ranks agree)... */
+#define MEAS_MAX_S 75		/* ...in meas, once PERIOD + WINDOW calls are made, or after this */
 #define ROUND 16		/* calls per round of the main loop */
-#define BATCH_ROUNDS 8
-#define BATCH_CALLS (ROUND * BATCH_ROUNDS)
-#define MAX_BATCHES 27		/* 27 x 128 = 3,456 timed calls */
+#define BATCH_ROUNDS_MAX 2	/* rounds per batch: 2, or 1 when a round is slow */
+#define BATCH_CALLS_MAX (ROUND * BATCH_ROUNDS_MAX)
+#define BATCH_TARGET_S 0.25	/* a batch's GPU time should stay under this */
+#define MAX_MAIN_CALLS 3456	/* timed calls at most */
+#define MAX_BATCHES (MAX_MAIN_CALLS / ROUND)
 #define WARM_ROUNDS 2
 #define PROBE_REPS 3
 #define WINDOW 16		/* NCCL_BOT_WINDOW of the meas job */
 #define PERIOD (100 * WINDOW)	/* one window per 100 windows' worth of calls */
+#define MEAS_MIN_CALLS (PERIOD + WINDOW)	/* meas: main-loop calls before the budget */
+#define MEAS_NCCL_VERSION 22800	/* measurement needs NCCL 2.28 (profiler v5+) */
 #define RATIO_LO 0.05		/* sample median / CUDA-event median */
 #define RATIO_HI 20.0
 #define WARN_RATIO 1.5		/* overhead WARNING above this, same arm only */
@@ -207,7 +226,50 @@ static int fmt(char *out, size_t cap, const char *f, ...)
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
+/* NCCL 2.28 and the plugin print these; the checks parse them and the
+ * selftest writes its canned logs with the same formats. COUPLING: the
+ * plugin's strings are literals in tuner/ (no shared header), copied here -
+ * change both together:
+ *	NCCL_TUNING_FMT		NCCL src/enqueue.cc (INFO NCCL_TUNING, rank 0 only;
+ *				names from ncclAlgoToString/ncclProtoToString:
+ *				TREE RING ... NVLS_TREE PAT, LL LL128 SIMPLE)
+ *	BOT_MEASURING_FMT	tuner/profiler.c bot_prof_init()
+ *	BOT_ARM_FMT		tuner/tuner.c bot_tuner_debug_log()
+ *	BOT_ALGO_ENV_LINE	tuner/tuner.c bot_tuner_init()
+ *	NCCL_ENV_SET_FMT	NCCL src/graph/tuning.cc (INFO NCCL_ENV) */
+#define NCCL_TUNING_FMT "%s: %ld Bytes -> Algo %s proto %s channel{Lo..Hi}={%d..%d}"
+#define BOT_MEASURING_FMT                                                                          \
+	"nccl-bot: profiler v%d comm %016llx rank %d: measuring windows of %u calls every %u "     \
+	"calls at or above %llu bytes"
+#define BOT_ARM_FMT "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s"
+#define BOT_ALGO_ENV_LINE                                                                          \
+	"nccl-bot: NCCL_ALGO or NCCL_PROTO is set: leaving every cost table untouched"
+#define NCCL_ENV_SET_FMT "%s set by environment to %s"
+
+static int nccl_ver;		/* ncclGetVersion() of the run (the selftest sets it) */
+
+static const char meas_na_why[] =
+	"the profiler measures only as profiler v5+ linked to the tuner by commId (NCCL 2.28+); "
+	"on 2.27 (profiler v4) it decides and measures nothing unless NCCL_BOT_MEASURE_V4=1, and "
+	"older NCCL has no GPU timestamps (doc/formats.md, doc/nccl-abi.md). The measurement "
+	"checks (spool files, samples per size, spool arms) and the profiler's 'measuring "
+	"windows' line are SKIPPED; the decision checks (jobs, loading, environment, arms) run";
+
+/* "2.28.9" from NCCL's version code (2.9+: major*10000 + minor*100 + patch). */
+static const char *ver_str(int v)
+{
+	static char b[32];
+
+	if (v >= 20900)
+		snprintf(b, sizeof(b), "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+	else
+		snprintf(b, sizeof(b), "%d.%d.%d", v / 1000, v / 100 % 10, v % 100);
+	return b;
+}
+
 /* ---- the rank processes ------------------------------------------------------ */
+
+enum { JNONE, JBOT, JMEAS, NJOBS };
 
 static int crank;
 static ncclComm_t comm;
@@ -238,15 +300,35 @@ static int allreduce(size_t bytes)
 	return 0;
 }
 
-static int child(int rank, int fd)
+/* Both ranks' max of *v (a 4-byte allreduce through the device flag), synchronized. */
+static int agree_max(int *v, const char *what)
+{
+	ncclResult_t nr;
+
+	CUDA_OK("cudaMemcpyAsync (flag in)",
+		cudaMemcpyAsync(dflag, v, sizeof(int), cudaMemcpyHostToDevice, stream));
+	nr = ncclAllReduce(dflag, dflag, 1, ncclInt32, ncclMax, comm, stream);
+	if (nr != ncclSuccess) {
+		fprintf(stderr, "live rank %d: ncclAllReduce of %s: %s (%s)\n", crank, what,
+			ncclGetErrorString(nr), ncclGetLastError(comm));
+		return 1;
+	}
+	CUDA_OK("cudaMemcpyAsync (flag out)",
+		cudaMemcpyAsync(v, dflag, sizeof(int), cudaMemcpyDeviceToHost, stream));
+	CUDA_OK("cudaStreamSynchronize after an agreement", cudaStreamSynchronize(stream));
+	return 0;
+}
+
+static int child(int job, int rank, int fd)
 {
 	static double per_batch[NSIZES][MAX_BATCHES];
-	static cudaEvent_t ev[BATCH_CALLS + 1];
+	static cudaEvent_t ev[BATCH_CALLS_MAX + 1];
 	size_t maxb = sizes[NSIZES - 1].bytes, got = 0;
 	ncclUniqueId id;
-	long calls = 0, main_calls = 0;
-	int nb = 0, hflag;
-	double t0, tmain;
+	long calls = 0, main_calls = 0, min_calls = 0;
+	int nb = 0, hflag, ver = 0, round_us, rounds, bcalls;
+	double t0, tmain, el;
+	const char *stopped;
 	ncclResult_t nr;
 
 	crank = rank;
@@ -262,12 +344,17 @@ static int child(int rank, int fd)
 		got += (size_t)n;
 	}
 	close(fd);
+	/* the meas job measures (NCCL 2.28+): its first window must have
+	 * closed before the time budget may stop the main loop */
+	ncclGetVersion(&ver);
+	if (job == JMEAS && ver >= MEAS_NCCL_VERSION)
+		min_calls = MEAS_MIN_CALLS;
 	CUDA_OK("cudaSetDevice(0)", cudaSetDevice(0));
 	CUDA_OK("cudaStreamCreate", cudaStreamCreate(&stream));
 	CUDA_OK("cudaMalloc (64 MiB)", cudaMalloc(&buf, maxb));
 	CUDA_OK("cudaMalloc (stop flag)", cudaMalloc((void **)&dflag, sizeof(int)));
 	CUDA_OK("cudaMemset", cudaMemset(buf, 0, maxb));
-	for (int i = 0; i <= BATCH_CALLS; i++)
+	for (int i = 0; i <= BATCH_CALLS_MAX; i++)
 		CUDA_OK("cudaEventCreate", cudaEventCreate(&ev[i]));
 	t0 = now_s();
 	nr = ncclCommInitRank(&comm, 2, id, rank);
@@ -278,10 +365,22 @@ static int child(int rank, int fd)
 	}
 	printf("live rank %d: ncclCommInitRank took %.1f s\n", rank, now_s() - t0);
 
-	for (int i = 0; i < WARM_ROUNDS * ROUND; i++, calls++)
-		if (allreduce(sizes[pattern[i % ROUND]].bytes))
-			return 1;
-	CUDA_OK("cudaStreamSynchronize after the warm-up", cudaStreamSynchronize(stream));
+	/* warm-up: the first round connects every arm; the last one is timed */
+	for (int w = 0; w < WARM_ROUNDS; w++) {
+		t0 = now_s();
+		for (int i = 0; i < ROUND; i++, calls++)
+			if (allreduce(sizes[pattern[i]].bytes))
+				return 1;
+		CUDA_OK("cudaStreamSynchronize after the warm-up", cudaStreamSynchronize(stream));
+	}
+	/* batch size: both ranks take the slower rank's round time */
+	el = (now_s() - t0) * 1e6;
+	round_us = el > 2e9 ? 2000000000 : (int)el;
+	if (agree_max(&round_us, "the warm-up round time"))
+		return 1;
+	calls++;
+	rounds = (double)round_us * 1e-6 * BATCH_ROUNDS_MAX <= BATCH_TARGET_S ? BATCH_ROUNDS_MAX : 1;
+	bcalls = rounds * ROUND;
 
 	tmain = now_s();
 	for (;;) {
@@ -289,15 +388,15 @@ static int child(int rank, int fd)
 		int cnt[NSIZES] = { 0 };
 
 		CUDA_OK("cudaEventRecord", cudaEventRecord(ev[0], stream));
-		for (int i = 0; i < BATCH_CALLS; i++) {
+		for (int i = 0; i < bcalls; i++) {
 			if (allreduce(sizes[pattern[i % ROUND]].bytes))
 				return 1;
 			CUDA_OK("cudaEventRecord", cudaEventRecord(ev[i + 1], stream));
 		}
-		calls += BATCH_CALLS;
-		main_calls += BATCH_CALLS;
+		calls += bcalls;
+		main_calls += bcalls;
 		CUDA_OK("cudaStreamSynchronize after a timed batch", cudaStreamSynchronize(stream));
-		for (int i = 0; i < BATCH_CALLS; i++) {
+		for (int i = 0; i < bcalls; i++) {
 			float ms;
 
 			CUDA_OK("cudaEventElapsedTime", cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
@@ -308,25 +407,23 @@ static int child(int rank, int fd)
 			if (cnt[s])
 				per_batch[s][nb] = sum[s] / cnt[s];
 		nb++;
-		/* both ranks stop together: the max of their flags */
-		hflag = nb >= MAX_BATCHES || now_s() - tmain >= MAIN_BUDGET_S;
-		CUDA_OK("cudaMemcpyAsync (stop flag in)",
-			cudaMemcpyAsync(dflag, &hflag, sizeof(int), cudaMemcpyHostToDevice, stream));
-		nr = ncclAllReduce(dflag, dflag, 1, ncclInt32, ncclMax, comm, stream);
-		if (nr != ncclSuccess) {
-			fprintf(stderr, "live rank %d: ncclAllReduce of the stop flag: %s (%s)\n", rank,
-				ncclGetErrorString(nr), ncclGetLastError(comm));
+		/* both ranks stop together (the max of their flags); main_calls
+		 * is the same on both */
+		el = now_s() - tmain;
+		hflag = main_calls + bcalls > MAX_MAIN_CALLS ||
+			(el >= MAIN_BUDGET_S && main_calls >= min_calls) || el >= MEAS_MAX_S;
+		if (agree_max(&hflag, "the stop flag"))
 			return 1;
-		}
 		calls++;
-		CUDA_OK("cudaMemcpyAsync (stop flag out)",
-			cudaMemcpyAsync(&hflag, dflag, sizeof(int), cudaMemcpyDeviceToHost, stream));
-		CUDA_OK("cudaStreamSynchronize after the stop flag", cudaStreamSynchronize(stream));
 		if (hflag)
 			break;
 	}
-	printf("live-main rank %d batches %d calls %ld seconds %.2f stopped-by %s\n", rank, nb,
-	       main_calls, now_s() - tmain, nb >= MAX_BATCHES ? "all-batches" : "time-budget");
+	el = now_s() - tmain;
+	stopped = main_calls + bcalls > MAX_MAIN_CALLS ? "all-batches" :
+		  main_calls >= min_calls ? "time-budget" : "meas-limit";
+	printf("live-main rank %d batches %d calls %ld seconds %.2f stopped-by %s batch-calls %d "
+	       "warm-round-ms %.1f budget-after-calls %ld\n", rank, nb, main_calls, el, stopped,
+	       bcalls, round_us / 1000.0, min_calls);
 	for (int s = 0; s < NSIZES; s++) {
 		double v[MAX_BATCHES], med;
 
@@ -336,7 +433,7 @@ static int child(int rank, int fd)
 		med = median(v, nb);
 		printf("live-timing rank %d bytes %zu calls %d batches %d median_us %.3f "
 		       "min_us %.3f max_us %.3f\n", rank, sizes[s].bytes,
-		       sizes[s].per_round * BATCH_ROUNDS * nb, nb, med, v[0], v[nb - 1]);
+		       sizes[s].per_round * rounds * nb, nb, med, v[0], v[nb - 1]);
 	}
 
 	/* the arm probe: every size, each call on its own */
@@ -402,12 +499,15 @@ static void why_add(char *why, size_t cap, const char *fmt, ...)
 }
 
 #define MAXCHECKS 48
+#define NMEAS_CHECKS 8		/* spool files, 3 sizes x 2 ranks, spool arms */
+#define NCHECKS (3 + 3 + 1 + NSIZES + NMEAS_CHECKS)	/* jobs, load, env, arms, meas */
 static struct {
 	char name[48];
 	int ok;
 } checks[MAXCHECKS];
 static int nchecks;
 
+/* ok: 1 passed, 0 failed, 2 skipped */
 static void record(const char *name, int ok)
 {
 	if (nchecks < MAXCHECKS) {
@@ -428,8 +528,6 @@ static int count_checks(int ok)
 
 /* ---- jobs -------------------------------------------------------------------- */
 
-enum { JNONE, JBOT, JMEAS, NJOBS };
-
 static struct job {
 	const char *tag;
 	int ran;		/* started */
@@ -443,7 +541,7 @@ static const char *const env_drop[] = {
 	"NCCL_ALGO", "NCCL_PROTO", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE",
 	"NCCL_TUNER_PLUGIN", "NCCL_PROFILER_PLUGIN", "NCCL_HOSTID", "NCCL_NET",
 	"NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "NCCL_NVLS_ENABLE", "NCCL_COLLNET_ENABLE",
-	"NCCL_COMM_ID", NULL
+	"NCCL_COMM_ID", "NCCL_MNNVL_ENABLE", "NCCL_CONF_FILE", NULL
 };
 
 static int env_dropped(const char *kv)
@@ -513,6 +611,10 @@ static int env_build(struct envv *e, int j, int r, const char *plugin, const cha
 	rc |= env_add(e, "NCCL_IB_DISABLE", "1");
 	rc |= env_add(e, "NCCL_NVLS_ENABLE", "0");
 	rc |= env_add(e, "NCCL_COLLNET_ENABLE", "0");
+	rc |= env_add(e, "NCCL_MNNVL_ENABLE", "0");
+	/* no ~/.nccl.conf (NCCL still reads /etc/nccl.conf: the environment
+	 * check reports NCCL_ALGO/NCCL_PROTO set from there) */
+	rc |= env_add(e, "NCCL_CONF_FILE", "/dev/null");
 	rc |= env_add(e, "NCCL_DEBUG", "INFO");
 	rc |= env_add(e, "NCCL_DEBUG_SUBSYS", "INIT,ENV,TUNING");
 	if (j == JNONE) {
@@ -605,6 +707,8 @@ static void wait_job(struct job *jb, double t0, const char *dir)
 	}
 }
 
+static int comm_id_noted;
+
 static void run_job(struct job *jb, int j, const char *self, const char *dir, const char *plugin,
 		    const char *table_text, const char *spool)
 {
@@ -622,6 +726,14 @@ static void run_job(struct job *jb, int j, const char *self, const char *dir, co
 			ncclGetErrorString(nr));
 		return;
 	}
+	if (getenv("NCCL_COMM_ID") && !comm_id_noted) {
+		/* unset before the first NCCL call: NCCL set it from /etc/nccl.conf */
+		say("live: NOTE: NCCL_COMM_ID=%s came from /etc/nccl.conf: the parent's "
+		    "ncclGetUniqueId() created no bootstrap root; rank 0 creates it at that address "
+		    "(it reads the same file). A job that hangs in init may be this.\n",
+		    getenv("NCCL_COMM_ID"));
+		comm_id_noted = 1;
+	}
 	for (int r = 0; r < 2; r++)
 		if (env_build(&env[r], j, r, plugin, table_text, spool)) {
 			why_add(jb->why, sizeof(jb->why), "out of memory building the environment");
@@ -629,8 +741,8 @@ static void run_job(struct job *jb, int j, const char *self, const char *dir, co
 		}
 	t0 = now_s();
 	for (int r = 0; r < 2; r++) {
-		char path[PATHBUF], rs[16], fds[16];
-		char *args[5];
+		char path[PATHBUF], js[16], rs[16], fds[16];
+		char *args[6];
 		int p[2];
 
 		snprintf(path, sizeof(path), "%s/%s-%d.log", dir, jb->tag, r);
@@ -638,13 +750,15 @@ static void run_job(struct job *jb, int j, const char *self, const char *dir, co
 			why_add(jb->why, sizeof(jb->why), "pipe: %s", strerror(errno));
 			break;
 		}
+		snprintf(js, sizeof(js), "%d", j);
 		snprintf(rs, sizeof(rs), "%d", r);
 		snprintf(fds, sizeof(fds), "%d", p[0]);
 		args[0] = (char *)self;
 		args[1] = "--child";
-		args[2] = rs;
-		args[3] = fds;
-		args[4] = NULL;
+		args[2] = js;
+		args[3] = rs;
+		args[4] = fds;
+		args[5] = NULL;
 		jb->pid[r] = fork();
 		if (jb->pid[r] < 0) {
 			why_add(jb->why, sizeof(jb->why), "fork: %s", strerror(errno));
@@ -711,9 +825,17 @@ static struct joblog {
 	double med_us[2][NSIZES];	/* CUDA-event median per call; -1 absent */
 	long calls[2], main_calls[2];
 	int batches[2];
+	/* the live-main line */
+	long loop_calls[2], budget_after[2];
+	int batch_calls[2];
+	double loop_s[2];
+	char stopped[2][24];
+	/* NCCL_ALGO/NCCL_PROTO in effect: NCCL's ENV line (the value), the tuner's line */
+	char algo_env[2][96];
+	int tuner_algo_env[2];
 } logs[NJOBS];
 
-static char measuring_needle[160];
+static char measuring_needle[256];
 
 /* "... AllReduce: N Bytes -> Algo A proto P ..." (NCCL_TUNING, rank 0). */
 static int tuning_line(const char *line, unsigned long long *bytes, int *arm)
@@ -728,6 +850,25 @@ static int tuning_line(const char *line, unsigned long long *bytes, int *arm)
 	proto = bot_proto_parse(pr);
 	*arm = algo < 0 || proto < 0 ? ARM_BAD : ARM(algo, proto);
 	return 1;
+}
+
+/* NCCL's "NCCL_ALGO set by environment to X" (or NCCL_PROTO): appended to out. */
+static void env_line(const char *line, char *out, size_t cap)
+{
+	static const char *const vars[] = { "NCCL_ALGO", "NCCL_PROTO" };
+
+	for (int i = 0; i < 2; i++) {
+		char needle[64];
+		const char *p;
+		size_t n;
+
+		snprintf(needle, sizeof(needle), NCCL_ENV_SET_FMT, vars[i], "");
+		if (!(p = strstr(line, needle)))
+			continue;
+		p += strlen(needle);
+		n = strcspn(p, "\r\n");
+		why_add(out, cap, "%s=%.*s", vars[i], (int)(n > 32 ? 32 : n), p);
+	}
 }
 
 static void read_log(const char *dir, int j, int rank)
@@ -784,18 +925,37 @@ static void read_log(const char *dir, int j, int rank)
 			L->main_calls[rank] = c2;
 		}
 		if (!strncmp(line, "live-main ", 10) &&
-		    sscanf(line, "live-main rank %d batches %d", &rk, &nb) == 2 && rk == rank)
+		    sscanf(line, "live-main rank %d batches %d", &rk, &nb) == 2 && rk == rank) {
+			int bc = 0;
+
 			L->batches[rank] = nb;
+			if (sscanf(line, "live-main rank %*d batches %*d calls %ld seconds %lf "
+				   "stopped-by %23s batch-calls %d warm-round-ms %*f "
+				   "budget-after-calls %ld", &c1, &med, L->stopped[rank], &bc,
+				   &c2) == 5) {
+				L->loop_calls[rank] = c1;
+				L->loop_s[rank] = med;
+				L->batch_calls[rank] = bc;
+				L->budget_after[rank] = c2;
+			}
+		}
+		env_line(line, L->algo_env[rank], sizeof(L->algo_env[rank]));
+		if (strstr(line, BOT_ALGO_ENV_LINE))
+			L->tuner_algo_env[rank] = 1;
 	}
 	fclose(f);
 }
 
 static void read_logs(const char *dir)
 {
+	char full[256], *p;
+
 	memset(logs, 0, sizeof(logs));
-	snprintf(measuring_needle, sizeof(measuring_needle),
-		 ": measuring windows of %d calls every %d calls at or above %zu bytes", WINDOW, PERIOD,
-		 (size_t)1 << MIN_BYTES_LOG2);
+	/* the profiler's line for this test's values, from ": measuring" on */
+	snprintf(full, sizeof(full), BOT_MEASURING_FMT, 5, 0ull, 0, (unsigned)WINDOW,
+		 (unsigned)PERIOD, 1ull << MIN_BYTES_LOG2);
+	p = strstr(full, ": measuring");
+	snprintf(measuring_needle, sizeof(measuring_needle), "%s", p ? p : full);
 	for (int j = 0; j < NJOBS; j++) {
 		for (int r = 0; r < 2; r++)
 			for (int s = 0; s < NSIZES; s++)
@@ -861,7 +1021,7 @@ static int build_table(const int *autoarm, uint64_t *digest)
 
 /* ---- the checks ---------------------------------------------------------------- */
 
-static int no_sample_note, no_kernelch_note, no_spool_note, nwarnings;
+static int no_sample_note, no_kernelch_note, no_spool_note, nwarnings, nmeas_warnings;
 
 static void check_jobs(void)
 {
@@ -895,7 +1055,7 @@ static void check_loading(const char *dir)
 			why_add(why, sizeof(why), "%s 'PROFILER/Plugin: Loaded nccl-bot'", want ?
 				"no line" : "unexpected line");
 		for (int r = 0; r < 2; r++) {
-			if (j == JMEAS && !L->measuring[r])
+			if (j == JMEAS && !L->measuring[r] && nccl_ver >= MEAS_NCCL_VERSION)
 				why_add(why, sizeof(why), "rank %d: no '%s' line from the profiler%s", r,
 					measuring_needle + 2, L->measuring_other[r] ?
 					" (one with other values)" : "");
@@ -912,6 +1072,45 @@ static void check_loading(const char *dir)
 		snprintf(name, sizeof(name), "load %s", jobs[j].tag);
 		record(name, ok);
 	}
+}
+
+static int algo_env_note;
+
+/* NCCL_ALGO/NCCL_PROTO are removed from the ranks' environment, but NCCL
+ * reads /etc/nccl.conf into it: then NCCL prints "NCCL_ALGO set by
+ * environment to X" and the tuner leaves every cost table alone. */
+static void check_env(void)
+{
+	char why[1024] = "";
+
+	say("\n== environment (NCCL_ALGO and NCCL_PROTO must be unset: NCCL's '%s' line, the "
+	    "tuner's '%s' line) ==\n", "NCCL_ALGO set by environment to", BOT_ALGO_ENV_LINE);
+	say("%-6s %-34s %-34s %s\n", "job", "rank 0 (NCCL)", "rank 1 (NCCL)", "tuner's line");
+	for (int j = 0; j < NJOBS; j++) {
+		const struct joblog *L = &logs[j];
+
+		say("%-6s %-34s %-34s %s\n", jobs[j].tag, L->algo_env[0][0] ? L->algo_env[0] : "-",
+		    L->algo_env[1][0] ? L->algo_env[1] : "-",
+		    L->tuner_algo_env[0] || L->tuner_algo_env[1] ? "PRINTED" : "-");
+		for (int r = 0; r < 2; r++) {
+			if (L->algo_env[r][0])
+				why_add(why, sizeof(why), "%s rank %d: NCCL ran with %s", jobs[j].tag, r,
+					L->algo_env[r]);
+			if (L->tuner_algo_env[r])
+				why_add(why, sizeof(why), "%s rank %d: the tuner printed 'NCCL_ALGO or "
+					"NCCL_PROTO is set' and forced nothing", jobs[j].tag, r);
+		}
+	}
+	if (why[0]) {
+		algo_env_note = 1;
+		say("WARNING: NCCL_ALGO or NCCL_PROTO WAS SET in the ranks although this test removes "
+		    "them from their environment: NCCL read them from /etc/nccl.conf (the ranks get "
+		    "NCCL_CONF_FILE=/dev/null, so not from ~/.nccl.conf). NCCL then runs those "
+		    "arms and the tuner forces nothing: the arms and measurement results below say "
+		    "nothing about the plugin. Remove them from /etc/nccl.conf and run again.\n");
+	}
+	say("environment: %s%s%s\n", why[0] ? "FAIL" : "ok", why[0] ? ": " : "", why);
+	record("nccl env", !why[0]);
 }
 
 static void arm_cell(const struct arminfo *a, char *out, size_t cap)
@@ -989,6 +1188,10 @@ struct mstat {
 	int agg, ch, range, first;	/* labels on expected-arm samples */
 	int ndur;
 	double *dur;		/* clean durations, us */
+	int nrdur;
+	double *rdur;		/* durations of samples labelled only out of range, us */
+	double *rcost;		/* their cost row's entry for their arm (NCCL's model), us */
+	int nrcost;
 	double lab_dur_us;	/* a labelled sample's duration (out of range) */
 	int nsum, decided, autoa, nocost, sum_mixed;
 	float cost_us;		/* the summary's cost entry for the expected arm */
@@ -1091,7 +1294,9 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 			continue;
 		for (int s = 0; s < NSIZES; s++) {
 			ms[r][s].dur = calloc(sf[r].hdr.nrecords + 1, sizeof(double));
-			if (!ms[r][s].dur) {
+			ms[r][s].rdur = calloc(sf[r].hdr.nrecords + 1, sizeof(double));
+			ms[r][s].rcost = calloc(sf[r].hdr.nrecords + 1, sizeof(double));
+			if (!ms[r][s].dur || !ms[r][s].rdur || !ms[r][s].rcost) {
 				say("live: out of memory\n");
 				exit(99);
 			}
@@ -1143,12 +1348,30 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 			m->ch += !!(x->flags & BOT_SPOOL_F_CHANNELS);
 			m->range += !!(x->flags & BOT_SPOOL_F_RANGE);
 			m->first += !!(x->flags & BOT_SPOOL_F_FIRST_ALGO);
-			if (bot_spool_clean(x))
+			if (bot_spool_clean(x)) {
 				m->dur[m->ndur++] = (double)x->duration_ns / 1000.0;
-			else if (x->flags & BOT_SPOOL_F_RANGE)
+			} else if (x->flags & BOT_SPOOL_F_RANGE) {
 				m->lab_dur_us = (double)x->duration_ns / 1000.0;
+				/* only out of range (against NCCL's model), with a duration */
+				if ((x->flags & BOT_SPOOL_F_UNCLEAN) == BOT_SPOOL_F_RANGE &&
+				    x->duration_ns) {
+					m->rdur[m->nrdur++] = (double)x->duration_ns / 1000.0;
+					if (want < BOT_NARMS && x->cost[want] > 0.0f)
+						m->rcost[m->nrcost++] = (double)x->cost[want];
+				}
+			}
 			m->clean += bot_spool_clean(x);
 		}
+	}
+	{
+		const struct joblog *L = &logs[JMEAS];
+
+		say("meas main loop: %ld / %ld calls (rank 0 / 1) in %.1f s, stopped by %s; %ld "
+		    "calls in all with warm-up, agreements and probe (the time budget stops it only "
+		    "after %d calls or %d s: the first window has closed by call %d)\n",
+		    L->loop_calls[0], L->loop_calls[1], L->loop_s[0],
+		    L->stopped[0][0] ? L->stopped[0] : "-", L->calls[0], MEAS_MIN_CALLS, MEAS_MAX_S,
+		    PERIOD);
 	}
 	if (!nsamples) {
 		no_sample_note = 1;
@@ -1162,9 +1385,11 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 			    "its calls (no 'live-calls' line: it did not finish).\n");
 		else
 			say("No window opened or measurement was off: the meas job made %ld / %ld calls "
-			    "(rank 0 / 1); the first window has closed by call %d at the latest "
-			    "(NCCL_BOT_WINDOW=%d, a window every %d calls at a commId-derived phase).\n",
-			    logs[JMEAS].calls[0], logs[JMEAS].calls[1], PERIOD, WINDOW, PERIOD);
+			    "(rank 0 / 1; main loop stopped by %s after %ld); the first window has "
+			    "closed by call %d at the latest (NCCL_BOT_WINDOW=%d, a window every %d "
+			    "calls at a commId-derived phase).\n", logs[JMEAS].calls[0],
+			    logs[JMEAS].calls[1], logs[JMEAS].stopped[0][0] ? logs[JMEAS].stopped[0] :
+			    "-", logs[JMEAS].loop_calls[0], PERIOD, WINDOW, PERIOD);
 	} else if (nch_only == nsamples) {
 		no_kernelch_note = 1;
 		say("NO KERNELCH EVENTS: all %d samples are labelled 'channels missing' with no "
@@ -1180,13 +1405,20 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 			continue;
 		for (int r = 0; r < 2; r++) {
 			struct mstat *m = &ms[r][s];
-			double ev = logs[JMEAS].med_us[r][s], med = -1.0, ratio = -1.0;
-			char w[2048] = "", name[48], cnt[24], dec[24], aut[24], n1[24], n2[24], n3[24];
+			double ev = logs[JMEAS].med_us[r][s], med = -1.0, ratio = -1.0, model = -1.0;
+			char w[2048] = "", warn[1024] = "", name[48], cnt[40], dec[24], aut[24];
+			char n1[24], n2[24], n3[24];
+			/* the duration set checked: clean samples, else those labelled
+			 * only out of range (a WARNING with the numbers) */
+			int use_range = have[r] && !m->clean && m->nrdur > 0;
+			const char *what = use_range ? "out-of-range-only" : "clean";
 
 			if (have[r]) {
-				med = median(m->dur, m->ndur);
+				med = use_range ? median(m->rdur, m->nrdur) : median(m->dur, m->ndur);
 				if (med > 0 && ev > 0)
 					ratio = med / ev;
+				if (use_range)
+					model = median(m->rcost, m->nrcost);
 			}
 			if (want < 0)
 				why_add(w, sizeof(w), "the table's arm is unknown (stock NCCL's arm "
@@ -1196,9 +1428,10 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 			} else if (!m->n) {
 				why_add(w, sizeof(w), "no sample of %zu bytes (no window call of this size "
 					"was measured)", sizes[s].bytes);
-			} else if (!m->clean) {
-				why_add(w, sizeof(w), "no clean sample of %s: %d of %d samples have that "
-					"arm, labelled aggregate %d, channels missing %d, out of range %d, "
+			} else if (!m->clean && !use_range) {
+				why_add(w, sizeof(w), "no clean sample of %s and none labelled only out "
+					"of range with a duration: %d of %d samples have that arm, "
+					"labelled aggregate %d, channels missing %d, out of range %d, "
 					"first use %d", arm_str(want), m->arm_n, m->n, m->agg, m->ch,
 					m->range, m->first);
 				if (m->range && m->cost_us > 0)
@@ -1211,14 +1444,33 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 			if (m->wrong)
 				why_add(w, sizeof(w), "%d samples ran %s, not %s", m->wrong,
 					arm_str(m->wrong_arm), arm_str(want));
-			if (have[r] && m->clean) {
+			if (have[r] && (m->clean || use_range)) {
 				if (ev <= 0)
 					why_add(w, sizeof(w), "no 'live-timing' line for %zu bytes in "
 						"%s/meas-%d.log", sizes[s].bytes, dir, r);
 				else if (ratio < RATIO_LO || ratio > RATIO_HI)
-					why_add(w, sizeof(w), "median clean duration %.1f us is %.3gx the "
-						"CUDA-event median %.1f us, outside %.2gx..%.3gx", med, ratio,
-						ev, RATIO_LO, RATIO_HI);
+					why_add(w, sizeof(w), "median %s duration %.1f us is %.3gx the "
+						"CUDA-event median %.1f us, outside %.2gx..%.3gx", what, med,
+						ratio, ev, RATIO_LO, RATIO_HI);
+			}
+			if (use_range) {
+				char mc[24];
+
+				fmt(warn, sizeof(warn), "WARNING: %zu bytes rank %d: no clean sample; "
+				    "%d samples of %s have a duration and no label but out of range "
+				    "(over 20x or under 0.05x NCCL's model): their median %.1f us, the "
+				    "CUDA-event median %.1f us (ratio %.3g, within %.2gx..%.3gx), "
+				    "NCCL's modelled time %s us (sample/model %.3g). NCCL models Socket "
+				    "on lo at its assumed 10 Gbps and the two rank processes time-slice "
+				    "one GPU, so this setup can run far from the model: the samples "
+				    "arrived with sane durations, only the profiler's clean label is "
+				    "missing.\n", sizes[s].bytes, r, m->nrdur, arm_str(want), med, ev,
+				    ratio, RATIO_LO, RATIO_HI, num(mc, sizeof(mc), model, 1),
+				    model > 0 ? med / model : -1.0);
+				if (w[0])
+					why_add(w, sizeof(w), "(no clean sample: the %d used are labelled "
+						"only out of range; NCCL's modelled time %s us)", m->nrdur,
+						num(mc, sizeof(mc), model, 1));
 			}
 			if (have[r]) {
 				if (!m->nsum)
@@ -1240,13 +1492,20 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 							m->nsum);
 				}
 			}
-			snprintf(cnt, sizeof(cnt), "%d/%d", m->clean, m->n);
+			if (use_range)
+				snprintf(cnt, sizeof(cnt), "0+%dr/%d", m->nrdur, m->n);
+			else
+				snprintf(cnt, sizeof(cnt), "%d/%d", m->clean, m->n);
 			snprintf(dec, sizeof(dec), "%s", m->nsum ? arm_str(m->decided) : "-");
 			snprintf(aut, sizeof(aut), "%s", m->nsum ? arm_str(m->autoa) : "-");
 			say("%-9zu %-5d %-14s %-11s %-11s %-11s %-7s %-14s %-14s %s%s%s\n",
 			    sizes[s].bytes, r, arm_str(want), cnt, num(n1, sizeof(n1), med, 1),
 			    num(n2, sizeof(n2), ev, 1), num(n3, sizeof(n3), ratio, 3), dec, aut,
-			    w[0] ? "FAIL" : "ok", w[0] ? ": " : "", w);
+			    w[0] ? "FAIL" : use_range ? "ok (WARNING)" : "ok", w[0] ? ": " : "", w);
+			if (use_range && !w[0]) {
+				say("%s", warn);
+				nmeas_warnings++;
+			}
 			snprintf(name, sizeof(name), "meas %zu rank %d", sizes[s].bytes, r);
 			record(name, !w[0]);
 		}
@@ -1290,8 +1549,11 @@ static void check_meas(const char *dir, const char *spooldir, uint64_t digest, c
 		record("spool arms", !w[0]);
 	}
 	for (int r = 0; r < 2; r++) {
-		for (int s = 0; s < NSIZES; s++)
+		for (int s = 0; s < NSIZES; s++) {
 			free(ms[r][s].dur);
+			free(ms[r][s].rdur);
+			free(ms[r][s].rcost);
+		}
 		if (have[r])
 			bot_spool_free(&sf[r]);
 	}
@@ -1301,9 +1563,15 @@ static void report_overhead(void)
 {
 	say("\n== overhead (time per collective, us: median over timed batches of the per-size "
 	    "mean between CUDA events, rank 0; not a pass/fail check) ==\n");
-	say("main loop batches of %d calls: none %d, bot %d, meas %d (at most %d; stopped after "
-	    "%d s)\n", BATCH_CALLS, logs[JNONE].batches[0], logs[JBOT].batches[0],
-	    logs[JMEAS].batches[0], MAX_BATCHES, MAIN_BUDGET_S);
+	for (int j = 0; j < NJOBS; j++) {
+		const struct joblog *L = &logs[j];
+
+		say("main loop %-4s: %d batches of %d calls = %ld calls in %.1f s, stopped by %s\n",
+		    jobs[j].tag, L->batches[0], L->batch_calls[0], L->loop_calls[0], L->loop_s[0],
+		    L->stopped[0][0] ? L->stopped[0] : "-");
+	}
+	say("(at most %d calls; stopped after %d s, meas only after %d calls or %d s)\n",
+	    MAX_MAIN_CALLS, MAIN_BUDGET_S, MEAS_MIN_CALLS, MEAS_MAX_S);
 	say("%-9s %-14s %-9s %-10s %-10s %-10s %-9s %-13s\n", "bytes", "stock arm", "same arm",
 	    "none", "bot", "bot+meas", "bot/none", "bot+meas/none");
 	for (int s = 0; s < NSIZES; s++) {
@@ -1345,19 +1613,42 @@ static void analyze(const char *dir, const char *spooldir, uint64_t digest)
 	int autoarm[NSIZES];
 
 	nchecks = 0;
-	no_sample_note = no_kernelch_note = no_spool_note = nwarnings = 0;
+	no_sample_note = no_kernelch_note = no_spool_note = nwarnings = nmeas_warnings = 0;
+	algo_env_note = 0;
 	read_logs(dir);
 	for (int s = 0; s < NSIZES; s++)
 		autoarm[s] = auto_arm(s);
 	check_jobs();
 	check_loading(dir);
+	check_env();
 	check_arms(dir, autoarm);
-	check_meas(dir, spooldir, digest, autoarm);
+	if (nccl_ver >= MEAS_NCCL_VERSION) {
+		check_meas(dir, spooldir, digest, autoarm);
+	} else {
+		char name[48];
+
+		say("\n== measurement: SKIPPED: NCCL %s < 2.28 ==\n%s\n", ver_str(nccl_ver),
+		    meas_na_why);
+		record("spool files", 2);
+		for (int s = 0; s < NSIZES; s++)
+			for (int r = 0; measured(s) && r < 2; r++) {
+				snprintf(name, sizeof(name), "meas %zu rank %d", sizes[s].bytes, r);
+				record(name, 2);
+			}
+		record("spool arms", 2);
+	}
 	report_overhead();
 	if (count_checks(0)) {
 		say("\nfailed:");
 		for (int i = 0; i < nchecks; i++)
 			if (!checks[i].ok)
+				say(" [%s]", checks[i].name);
+		say("\n");
+	}
+	if (count_checks(2)) {
+		say("%sskipped:", count_checks(0) ? "" : "\n");
+		for (int i = 0; i < nchecks; i++)
+			if (checks[i].ok == 2)
 				say(" [%s]", checks[i].name);
 		say("\n");
 	}
@@ -1408,10 +1699,13 @@ static int fresh_dir(const char *path)
 
 /* ---- selftest: the checks on canned logs and spool files ------------------------ */
 
+/* NCCL 2.28.9's spellings in the TUNING line (ncclAlgoToString and
+ * ncclProtoToString, src/collectives.cc); older NCCL printed ncclAlgoStr's
+ * "Tree", "NVLSTree", "Simple" (the parser takes both, tested below). */
 static const char *const nccl_algo[BOT_NALGO] = {
-	"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"
+	"TREE", "RING", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT"
 };
-static const char *const nccl_proto[BOT_NPROTO] = { "LL", "LL128", "Simple" };
+static const char *const nccl_proto[BOT_NPROTO] = { "LL", "LL128", "SIMPLE" };
 
 /* Canned arms: stock NCCL ring/ll at 256 KiB, ring/simple above. */
 static int st_auto(int s)
@@ -1419,7 +1713,11 @@ static int st_auto(int s)
 	return s == 0 ? ARM(BOT_ALGO_RING, BOT_PROTO_LL) : ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
 }
 
-enum { ST_GOOD, ST_BAD, ST_NOSAMPLES, ST_NOSPOOL };
+/* good: all pass; bad: the named checks fail; nosamples, nospool: spool
+ * trouble; range: no clean sample, only out-of-range ones (WARNINGs, one size
+ * 1000x off: fails); old: NCCL 2.27 (measurement skipped); algoenv: NCCL_ALGO
+ * set by /etc/nccl.conf (the environment check fails) */
+enum { ST_GOOD, ST_BAD, ST_NOSAMPLES, ST_NOSPOOL, ST_RANGE, ST_OLD, ST_ALGOENV };
 
 static double st_med(int j, int s, int variant)
 {
@@ -1434,7 +1732,7 @@ static double st_med(int j, int s, int variant)
 
 static int st_write_log(const char *dir, int j, int r, int variant)
 {
-	char path[PATHBUF];
+	char path[PATHBUF], line[512];
 	FILE *f;
 	int autoarm[NSIZES];
 
@@ -1446,14 +1744,24 @@ static int st_write_log(const char *dir, int j, int r, int variant)
 	if (!f)
 		return -1;
 	fprintf(f, "h:1:1 [%d] NCCL INFO NCCL_SOCKET_IFNAME set by environment to lo\n", r);
+	if (variant == ST_ALGOENV) {
+		snprintf(line, sizeof(line), NCCL_ENV_SET_FMT, "NCCL_ALGO", "Ring");
+		fprintf(f, "h:1:1 [%d] NCCL INFO %s\n", r, line);
+	}
 	if (j != JNONE) {
 		fprintf(f, "h:1:1 [%d] NCCL INFO TUNER/Plugin: Using nccl-bot (v5)\n", r);
 		fprintf(f, "h:1:1 [%d] NCCL INFO PROFILER/Plugin: Loaded nccl-bot (v5)\n", r);
+		if (variant == ST_ALGOENV)
+			fprintf(f, "h:1:1 [%d] NCCL INFO %s\n", r, BOT_ALGO_ENV_LINE);
 	}
-	if (j == JMEAS)
-		fprintf(f, "h:1:1 [%d] NCCL INFO nccl-bot: profiler v5 comm 00000000deadbeef rank %d: "
-			"measuring windows of %d calls every %d calls at or above %zu bytes\n", r, r,
-			WINDOW, PERIOD, (size_t)1 << MIN_BYTES_LOG2);
+	if (j == JMEAS && variant == ST_OLD)
+		fprintf(f, "h:1:1 [%d] NCCL INFO nccl-bot: profiler v4 (NCCL 2.27) cannot see CUDA "
+			"graph captures: not measuring\n", r);
+	else if (j == JMEAS) {
+		snprintf(line, sizeof(line), BOT_MEASURING_FMT, 5, 0xdeadbeefull, r, (unsigned)WINDOW,
+			 (unsigned)PERIOD, 1ull << MIN_BYTES_LOG2);
+		fprintf(f, "h:1:1 [%d] NCCL INFO %s\n", r, line);
+	}
 	for (int rep = 0; rep < 3; rep++)
 		for (int s = 0; s < NSIZES; s++) {
 			int want = j == JNONE ? -1 : table_arm(s, autoarm);
@@ -1464,24 +1772,29 @@ static int st_write_log(const char *dir, int j, int r, int variant)
 			fprintf(f, "h:1:1 [%d] NCCL INFO AllReduce: opCount %x sendbuff 0x1 recvbuff 0x1 "
 				"count %zu datatype 7 op 0 root 0 comm 0x2 [nranks=2] stream 0x3\n", r,
 				rep * NSIZES + s, sizes[s].bytes / 4);
-			if (r == 0)
-				fprintf(f, "h:1:2 [0] NCCL INFO AllReduce: %zu Bytes -> Algo %s proto %s "
-					"channel{Lo..Hi}={0..1}%s\n", sizes[s].bytes,
-					nccl_algo[arm / BOT_NPROTO], nccl_proto[arm % BOT_NPROTO],
+			if (r == 0) {
+				snprintf(line, sizeof(line), NCCL_TUNING_FMT, "AllReduce",
+					 (long)sizes[s].bytes, nccl_algo[arm / BOT_NPROTO],
+					 nccl_proto[arm % BOT_NPROTO], 0, 1);
+				fprintf(f, "h:1:2 [0] NCCL INFO %s%s\n", line,
 					rep == 2 ? " cgaClusterSize 1" : "");
-			if (want >= 0)
-				fprintf(f, "h:1:2 [%d] NCCL INFO nccl-bot: comm 00000000deadbeef coll 4 "
-					"nbytes %zu bucket %u: arm %d forced\n", r, sizes[s].bytes,
-					bot_size_bucket(sizes[s].bytes), want);
+			}
+			if (want >= 0) {
+				snprintf(line, sizeof(line), BOT_ARM_FMT, 0xdeadbeefull, BOT_COLL_ALLREDUCE,
+					 sizes[s].bytes, bot_size_bucket(sizes[s].bytes), want,
+					 "forced");
+				fprintf(f, "h:1:2 [%d] NCCL INFO %s\n", r, line);
+			}
 		}
-	fprintf(f, "live-main rank %d batches 27 calls 3456 seconds 20.00 stopped-by all-batches\n",
-		r);
+	fprintf(f, "live-main rank %d batches 108 calls 3456 seconds 20.00 stopped-by all-batches "
+		"batch-calls 32 warm-round-ms 20.0 budget-after-calls %d\n", r,
+		j == JMEAS && variant != ST_OLD ? MEAS_MIN_CALLS : 0);
 	for (int s = 0; s < NSIZES; s++)
 		if (sizes[s].per_round)
-			fprintf(f, "live-timing rank %d bytes %zu calls %d batches 27 median_us %.3f "
+			fprintf(f, "live-timing rank %d bytes %zu calls %d batches 108 median_us %.3f "
 				"min_us 1.0 max_us 99999.0\n", r, sizes[s].bytes,
-				sizes[s].per_round * BATCH_ROUNDS * 27, st_med(j, s, variant));
-	fprintf(f, "live-calls rank %d total 3536 main 3456\nlive rank %d: done\n", r, r);
+				sizes[s].per_round * 2 * 108, st_med(j, s, variant));
+	fprintf(f, "live-calls rank %d total 3618 main 3456\nlive rank %d: done\n", r, r);
 	return fclose(f) ? -1 : 0;
 }
 
@@ -1549,6 +1862,14 @@ static int st_write_spool(const char *spooldir, int r, uint64_t digest, int vari
 				x->duration_ns *= 1000;
 			if (k == 0)
 				x->flags = s == 1 ? BOT_SPOOL_F_FIRST_ALGO : BOT_SPOOL_F_RANGE;
+			if (variant == ST_RANGE && (s == 1 || (s == 3 && r == 1))) {
+				/* all out of range: 40x NCCL's model (4 MiB rank 1:
+				 * also 1000x the CUDA events) */
+				x->flags |= BOT_SPOOL_F_RANGE;
+				x->cost[run] = (float)((double)x->duration_ns / 1000.0 / 40.0);
+				if (s == 3)
+					x->duration_ns *= 1000;
+			}
 		}
 	}
 	if (variant == ST_BAD && r == 1) {
@@ -1638,7 +1959,7 @@ static void st_case(const char *top, const char *cname, int variant, const char 
 				return;
 			}
 	}
-	for (int r = 0; variant != ST_NOSPOOL && r < 2; r++)
+	for (int r = 0; variant != ST_NOSPOOL && variant != ST_OLD && r < 2; r++)
 		if (st_write_spool(spooldir, r, digest, variant)) {
 			snprintf(msg, sizeof(msg), "case %s: cannot write rank %d's spool file", cname, r);
 			st_check(0, msg);
@@ -1647,6 +1968,7 @@ static void st_case(const char *top, const char *cname, int variant, const char 
 	snprintf(path, sizeof(path), "%s/report.txt", dir);
 	rep_file = fopen(path, "w");
 	rep_stdout = 0;
+	nccl_ver = variant == ST_OLD ? 22709 : 22809;
 	analyze(dir, spooldir, digest);
 	if (rep_file)
 		fclose(rep_file);
@@ -1670,8 +1992,23 @@ static void st_case(const char *top, const char *cname, int variant, const char 
 		       count_checks(0), nwant);
 		ok = 0;
 	}
-	if (nchecks != 21) {
-		printf("live-selftest: case %s: %d checks, expected 21\n", cname, nchecks);
+	if (nchecks != NCHECKS) {
+		printf("live-selftest: case %s: %d checks, expected %d\n", cname, nchecks, NCHECKS);
+		ok = 0;
+	}
+	if (count_checks(2) != (variant == ST_OLD ? NMEAS_CHECKS : 0)) {
+		printf("live-selftest: case %s: %d checks skipped, expected %d\n", cname,
+		       count_checks(2), variant == ST_OLD ? NMEAS_CHECKS : 0);
+		ok = 0;
+	}
+	if (nmeas_warnings != (variant == ST_RANGE ? 2 : 0)) {
+		printf("live-selftest: case %s: %d measurement WARNING lines, expected %d\n", cname,
+		       nmeas_warnings, variant == ST_RANGE ? 2 : 0);
+		ok = 0;
+	}
+	if (algo_env_note != (variant == ST_ALGOENV)) {
+		printf("live-selftest: case %s: the NCCL_ALGO/NCCL_PROTO WARNING %s\n", cname,
+		       algo_env_note ? "is there, not expected" : "is missing");
 		ok = 0;
 	}
 	if (variant == ST_NOSAMPLES && !no_sample_note) {
@@ -1690,8 +2027,8 @@ static void st_case(const char *top, const char *cname, int variant, const char 
 	fmt(msg, sizeof(msg), "case %s (report %s)", cname, path);
 	st_check(ok, msg);
 	if (ok)
-		printf("live-selftest: case %s: ok, %d checks passed and %d failed as expected\n",
-		       cname, count_checks(1), count_checks(0));
+		printf("live-selftest: case %s: ok, %d checks passed, %d failed and %d skipped as "
+		       "expected\n", cname, count_checks(1), count_checks(0), count_checks(2));
 }
 
 static int selftest(const char *top)
@@ -1707,6 +2044,8 @@ static int selftest(const char *top)
 					       "meas 1048576 rank 1", "meas 2097152 rank 0",
 					       "meas 2097152 rank 1", "meas 4194304 rank 0",
 					       "meas 4194304 rank 1", NULL };
+	static const char *const range[] = { "meas 4194304 rank 1", NULL };
+	static const char *const algoenv[] = { "nccl env", NULL };
 	static const struct {
 		const char *line;
 		int ok;
@@ -1721,6 +2060,25 @@ static int selftest(const char *top)
 		  ARM(BOT_ALGO_NVLS_TREE, BOT_PROTO_LL128) },
 		{ "x AllReduce: 8 Bytes -> Algo CollNetDirect proto Simple", 1, 8,
 		  ARM(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE) },
+		/* NCCL 2.28.9's spellings (ncclAlgoToString, ncclProtoToString) */
+		{ "h:1:2 [0] NCCL INFO AllReduce: 1048576 Bytes -> Algo TREE proto SIMPLE "
+		  "channel{Lo..Hi}={0..1}", 1, 1048576, ARM(BOT_ALGO_TREE, BOT_PROTO_SIMPLE) },
+		{ "h:1:2 [0] NCCL INFO AllReduce: 4194304 Bytes -> Algo RING proto LL "
+		  "channel{Lo..Hi}={0..3}", 1, 4194304, ARM(BOT_ALGO_RING, BOT_PROTO_LL) },
+		{ "x AllReduce: 8 Bytes -> Algo RING proto LL128 channel{Lo..Hi}={0..0}", 1, 8,
+		  ARM(BOT_ALGO_RING, BOT_PROTO_LL128) },
+		{ "x AllReduce: 8 Bytes -> Algo NVLS_TREE proto SIMPLE channel{Lo..Hi}={0..0}", 1, 8,
+		  ARM(BOT_ALGO_NVLS_TREE, BOT_PROTO_SIMPLE) },
+		{ "x AllReduce: 8 Bytes -> Algo NVLS proto SIMPLE channel{Lo..Hi}={0..0}", 1, 8,
+		  ARM(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE) },
+		{ "x AllReduce: 8 Bytes -> Algo COLLNET_DIRECT proto SIMPLE channel{Lo..Hi}={0..0}", 1,
+		  8, ARM(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE) },
+		{ "x AllReduce: 8 Bytes -> Algo COLLNET_CHAIN proto SIMPLE channel{Lo..Hi}={0..0}", 1,
+		  8, ARM(BOT_ALGO_COLLNET_CHAIN, BOT_PROTO_SIMPLE) },
+		{ "x AllReduce: 8 Bytes -> Algo PAT proto SIMPLE channel{Lo..Hi}={0..0}", 1, 8,
+		  ARM(BOT_ALGO_PAT, BOT_PROTO_SIMPLE) },
+		{ "x AllReduce: 8 Bytes -> Algo Unknown proto SIMPLE channel{Lo..Hi}={0..0}", 1, 8,
+		  ARM_BAD },
 		{ "x AllReduce: 8 Bytes -> Algo Hyper proto Simple", 1, 8, ARM_BAD },
 		{ "h:1:1 [0] NCCL INFO AllReduce: opCount 3 sendbuff 0x1 recvbuff 0x1 count 4", 0, 0, 0 },
 		{ "h:1:1 [0] NCCL INFO AllGather: 1048576 Bytes -> Algo Ring proto Simple", 0, 0, 0 },
@@ -1756,6 +2114,9 @@ static int selftest(const char *top)
 	st_case(top, "bad", ST_BAD, bad);
 	st_case(top, "nosamples", ST_NOSAMPLES, nosamples);
 	st_case(top, "nospool", ST_NOSPOOL, nospool);
+	st_case(top, "range", ST_RANGE, range);
+	st_case(top, "old", ST_OLD, none);
+	st_case(top, "algoenv", ST_ALGOENV, algoenv);
 	printf("live-selftest: %d passed, %d failed\n", st_pass, st_fail);
 	return st_fail ? 1 : 0;
 }
@@ -1771,8 +2132,8 @@ int main(int argc, char **argv)
 	ssize_t sl;
 	FILE *f;
 
-	if (argc == 4 && !strcmp(argv[1], "--child"))
-		return child(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "--child"))
+		return child(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "--selftest"))
 		return selftest(argv[2]);
 	if (argc < 2 || argc > 3 || argv[1][0] == '-') {
@@ -1781,6 +2142,12 @@ int main(int argc, char **argv)
 		return 99;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Before any NCCL call: with NCCL_COMM_ID set, ncclGetUniqueId() only
+	 * parses that address and creates no bootstrap root (the ranks would
+	 * wait for one forever); NCCL_CONF_FILE=/dev/null keeps NCCL from
+	 * reading ~/.nccl.conf (it still reads /etc/nccl.conf). */
+	unsetenv("NCCL_COMM_ID");
+	setenv("NCCL_CONF_FILE", "/dev/null", 1);
 	ce = cudaGetDeviceCount(&ndev);
 	if (ce != cudaSuccess || ndev < 1) {
 		printf("SKIP: live NCCL check needs a GPU: cudaGetDeviceCount() %s (%d devices); "
@@ -1816,11 +2183,15 @@ int main(int argc, char **argv)
 	/* the parent's ncclGetUniqueId() runs the bootstrap root: on lo too */
 	setenv("NCCL_SOCKET_IFNAME", "lo", 1);
 	ncclGetVersion(&ver);
-	say("live: %d GPU(s), NCCL %d; 2 ranks on GPU 0 as 2 hosts over Socket/lo; plugin %s; "
-	    "logs, spool and report.txt in %s\n", ndev, ver, argv[1], dir);
-	say("live: 3 jobs (none, bot, meas), each: NCCL init, ~3,500 allreduces (main loop stops "
-	    "after %d batches or %d s), arm probe; each killed after %d s\n", MAX_BATCHES,
-	    MAIN_BUDGET_S, TIMEOUT_S);
+	nccl_ver = ver;
+	say("live: %d GPU(s), NCCL %d (%s); 2 ranks on GPU 0 as 2 hosts over Socket/lo; plugin %s; "
+	    "logs, spool and report.txt in %s\n", ndev, ver, ver_str(ver), argv[1], dir);
+	say("live: 3 jobs (none, bot, meas), each: NCCL init, up to %d allreduces in batches of "
+	    "%d (main loop stops after %d s; meas only once %d calls are made, at most after %d s), "
+	    "arm probe; each killed after %d s\n", MAX_MAIN_CALLS, BATCH_CALLS_MAX, MAIN_BUDGET_S,
+	    MEAS_MIN_CALLS, MEAS_MAX_S, TIMEOUT_S);
+	if (ver < MEAS_NCCL_VERSION)
+		say("live: NCCL %s is older than 2.28: %s\n", ver_str(ver), meas_na_why);
 
 	run_job(&jobs[JNONE], JNONE, self, dir, "none", "", "");
 	read_logs(dir);
@@ -1848,7 +2219,11 @@ int main(int argc, char **argv)
 	analyze(dir, spooldir, digest);
 	failed = count_checks(0);
 	say("\n%s; logs, spool and report in %s\n", failed ? "FAIL" : "PASS", dir);
-	say("live: %d passed, %d failed\n", count_checks(1), failed);
+	if (count_checks(2))
+		say("live: %d passed, %d failed, %d skipped\n", count_checks(1), failed,
+		    count_checks(2));
+	else
+		say("live: %d passed, %d failed\n", count_checks(1), failed);
 	if (rep_file)
 		fclose(rep_file);
 	return failed ? 1 : 0;
