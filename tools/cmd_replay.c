@@ -2,9 +2,9 @@
  * cmd_replay.c - `nccl-bot replay`: options, data, report.
  *
  * Reads sweep files (or generates the built-in fabrics' sweep in memory when
- * none is given), groups them into contexts (tools/dataset.c), evaluates
- * AUTO and the policies in each requested mode (tools/replay_eval.c) and
- * prints one report (tools/replay_out.c). Exit status: 0 success, 1 bad or
+ * none is given), groups them into contexts (replay/dataset.c), evaluates
+ * AUTO and the policies in each requested mode (replay/replay_eval.c) and
+ * prints one report (replay/replay_out.c). Exit status: 0 success, 1 bad or
  * unusable data (FILE:LINE on stderr), 2 usage (the message names the
  * option).
  */
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/sweep.h"
+#include "common/sweep.h"
 #include "cmd.h"
-#include "dataset.h"
-#include "replay.h"
-#include "sim.h"
+#include "replay/dataset.h"
+#include "replay/replay.h"
+#include "sim/sim.h"
 
 #define MAX_FILES 256
 

@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "cmd.h"
-#include "sim_int.h"
+#include "sim/sim_int.h"
 
 #define MAX_FABRICS 16
 #define MAX_NODES 64

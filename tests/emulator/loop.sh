@@ -13,7 +13,7 @@
 # then nccl-emu with that NCCL_BOT_TABLE, NCCL_BOT_SPOOL = job j's directory,
 # a fresh --seed (new commIds) and --measured sim: each collective's KernelCh
 # span is the simulator's measured latency of the arm NCCL launched
-# (tools/sim.h bot_sim_sample_us), not AUTO's cost, so what the plugin
+# (sim/sim.h bot_sim_sample_us), not AUTO's cost, so what the plugin
 # learns is the simulated truth. The workload (--workload) cycles over
 # contexts where AUTO is wrong by a clear margin on h100-ib-ndr (allgather
 # and reducescatter of 1.5 MiB on 8 and 4 nodes: AUTO ring/ll128, truth
