@@ -8,7 +8,7 @@
  * (doc/formats.md section 8). With --prior-only the table holds no
  * per-context entries: the policy, seed, size threshold and allow-list only.
  * With --spool the policy plans every context that earlier jobs' spool
- * files measured (tools/compile.h): the learning loop without shared state.
+ * files measured (learn/compile.h): the learning loop without shared state.
  * With --state it plans every context of a fabric's learned state
  * (common/state.h, built by `nccl-bot state add`), the job round being the
  * state's merge rounds.
@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "compile.h"
 #include "common/state.h"
 #include "common/table.h"
+#include "learn/compile.h"
 #include "policies/context.h"
 #include "policies/policy.h"
 
@@ -366,7 +366,9 @@ int bot_cmd_env(int argc, char **argv)
 		o.ncomms = (uint32_t)comms;
 		o.round = have_round ? (int64_t)round : -1;
 		o.min_bytes_log2 = (unsigned)k;
-		if (bot_compile_spools(spool, nspool, &o, t, &rep, stderr, err, sizeof(err)) < 0) {
+		struct bot_log log = { bot_cmd_log, "env" };
+
+		if (bot_compile_spools(spool, nspool, &o, t, &rep, &log, err, sizeof(err)) < 0) {
 			fprintf(stderr, "nccl-bot: env: %s\n", err);
 			free(t);
 			free(text);

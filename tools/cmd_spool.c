@@ -3,8 +3,11 @@
  * section 9) and turn their clean samples into a forced-arm sweep CSV
  * (section 7), the first half of the learning loop.
  *
- *   nccl-bot spool show FILE...                  a human summary per file
+ *   nccl-bot spool show FILE|DIR...              a human summary per file
  *   nccl-bot spool sweep [--fabric NAME] FILE|DIR...
+ *
+ * A directory stands for its *.spool files, sorted by name, as everywhere
+ * spool files are read (learn/compile.h bot_compile_list).
  *
  * Files are read with the all-or-nothing reader (common/spool.h): a bad
  * file is named with its reason and skipped whole (exit status 1 at the
@@ -18,28 +21,27 @@
  * mask is process-wide, so a comm's samples can predate its own window's
  * copy of the row: that is why rows are filled after every file is read.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd.h"
 #include "common/spool.h"
 #include "common/sweep.h"
+#include "learn/compile.h"
 #include "policies/context.h"
 
 static void spool_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot spool show FILE...\n"
+		"usage: nccl-bot spool show FILE|DIR...\n"
 		"       nccl-bot spool sweep [--fabric NAME] FILE|DIR...\n"
 		"\n"
 		"  show     header, record counts, labels and contexts of each spool file\n"
-		"  sweep    a forced-arm sweep CSV (one row per clean sample) on stdout;\n"
-		"           a directory means its *.spool files\n"
+		"  sweep    a forced-arm sweep CSV (one row per clean sample) on stdout\n"
+		"  A directory means its *.spool files, sorted by name.\n"
 		"  --fabric NAME   the fabric column (default \"unknown\")\n");
 }
 
@@ -232,60 +234,49 @@ static void sweep_file(struct sweep_state *s, const char *path)
 	bot_spool_free(&f);
 }
 
-static int has_suffix(const char *s, const char *suf)
+/* The spool files one argument names (a directory: its *.spool files,
+ * sorted); a path that cannot be listed is named and counts as bad. */
+static int list_arg(const char *path, struct bot_compile_paths *list)
 {
-	size_t n = strlen(s), m = strlen(suf);
+	char err[512];
 
-	return n >= m && !strcmp(s + n - m, suf);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	if (bot_compile_list(&path, 1, list, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: spool: %s\n", err);
+		return -1;
+	}
+	return 0;
 }
 
 static void sweep_path(struct sweep_state *s, const char *path)
 {
-	struct stat st;
-	DIR *d;
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
+	struct bot_compile_paths list;
 
-	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		sweep_file(s, path);
-		return;
-	}
-	d = opendir(path);
-	if (!d) {
-		fprintf(stderr, "nccl-bot: %s: cannot open directory\n", path);
+	if (list_arg(path, &list) < 0) {
 		s->bad = 1;
 		return;
 	}
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.' || !has_suffix(e->d_name, ".spool"))
-			continue;
-		if (n == cap) {
-			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
+	for (size_t i = 0; i < list.n; i++)
+		sweep_file(s, list.v[i]);
+	bot_compile_paths_free(&list);
+}
 
-			if (!nn)
-				break;
-			names = nn;
-		}
-		names[n] = malloc(strlen(path) + strlen(e->d_name) + 2);
-		if (!names[n])
-			break;
-		sprintf(names[n], "%s/%s", path, e->d_name);
-		n++;
+/* Every spool file of an argument, one summary each; a directory without
+ * spool files is named (there was nothing to show). */
+static int show_path(const char *path)
+{
+	struct bot_compile_paths list;
+	int rc = 0;
+
+	if (list_arg(path, &list) < 0)
+		return 1;
+	if (!list.n) {
+		fprintf(stderr, "nccl-bot: spool show: %s: no *.spool files\n", path);
+		rc = 1;
 	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		sweep_file(s, names[i]);
-		free(names[i]);
-	}
-	free(names);
+	for (size_t i = 0; i < list.n; i++)
+		rc |= show_one(list.v[i]);
+	bot_compile_paths_free(&list);
+	return rc;
 }
 
 static int cmd_sweep(int argc, char **argv)
@@ -357,7 +348,7 @@ int bot_cmd_spool(int argc, char **argv)
 			return 2;
 		}
 		for (int i = 2; i < argc; i++)
-			rc |= show_one(argv[i]);
+			rc |= show_path(argv[i]);
 		return rc;
 	}
 	if (!strcmp(argv[1], "sweep"))

@@ -22,7 +22,7 @@
 
 #include "cmd.h"
 #include "common/state.h"
-#include "compile.h"
+#include "learn/compile.h"
 #include "policies/context.h"
 #include "policies/plan.h"
 
@@ -56,6 +56,7 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	char err[BOT_STATE_ERR_MAX], old[BOT_STATE_NAME_MAX], snap[BOT_STATE_NAME_MAX];
 	size_t nsrc = 0;
 	int lock, rc = 1, loaded;
+	struct bot_log log = { bot_cmd_log, "state add" };
 
 	lock = bot_state_lock(dir, fabric, err, sizeof(err));
 	if (lock < 0) {
@@ -69,7 +70,7 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 		bot_state_unlock(lock);
 		return 1;
 	}
-	if (bot_compile_read(paths, n, &cur, &batch, &src, &nsrc, &rep, stderr, err,
+	if (bot_compile_read(paths, n, &cur, &batch, &src, &nsrc, &rep, &log, err,
 			     sizeof(err)) < 0) {
 		fprintf(stderr, "nccl-bot: state add: %s; nothing merged\n", err);
 		goto out;

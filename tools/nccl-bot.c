@@ -28,6 +28,12 @@ static const struct subcommand subcommands[] = {
 	{ "state", bot_cmd_state, "merge jobs' spool files into per-fabric learned state; show it" },
 };
 
+void bot_cmd_log(void *arg, int level, const char *msg)
+{
+	(void)level;
+	fprintf(stderr, "nccl-bot: %s: %s\n", (const char *)arg, msg);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: nccl-bot SUBCOMMAND [options]\n\nsubcommands:\n");

@@ -143,5 +143,28 @@ else
 	bad "env --state round: default and --round 2 differ, or --round 5 changes nothing"
 fi
 
+# spool show DIR: every *.spool file of the directory, sorted by name (as
+# env --spool reads them); other names and hidden files are not spool files.
+sp=$top_srcdir/tests/fuzz/corpus-spool
+mkdir "$tmp/spd"
+cp "$sp/valid-summary" "$tmp/spd/nb-b-2.spool"
+cp "$sp/valid-mixed" "$tmp/spd/nb-a-1.spool"
+cp "$sp/valid-empty" "$tmp/spd/notes.txt"
+cp "$sp/bad-crc" "$tmp/spd/.nb-c-3.spool.tmp"
+expect "spool show DIR" 0 "nb-a-1.spool: spool v1" -- "$bot" spool show "$tmp/spd"
+if [ "$(grep -c ': spool v1' "$tmp/out")" -eq 2 ] &&
+	[ "$(grep ': spool v1' "$tmp/out" | head -n 1 | sed 's/:.*//')" = "$tmp/spd/nb-a-1.spool" ] &&
+	! grep -q 'notes.txt\|nb-c-3' "$tmp/out"; then
+	ok "spool show DIR: its two *.spool files, sorted, nothing else"
+else
+	bad "spool show DIR: not exactly nb-a-1 then nb-b-2"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+cp "$sp/bad-crc" "$tmp/spd/nb-c-3.spool"
+expect "spool show DIR with a bad file" 1 "nb-c-3.spool: offset 864: CRC-32C mismatch" -- \
+	"$bot" spool show "$tmp/spd"
+mkdir "$tmp/spempty"
+expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool show "$tmp/spempty"
+expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
