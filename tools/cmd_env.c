@@ -26,6 +26,7 @@
 #include "common/state.h"
 #include "common/table.h"
 #include "learn/compile.h"
+#include "learn/store.h"
 #include "policies/context.h"
 #include "policies/policy.h"
 
@@ -153,7 +154,7 @@ static int env_from_state(const char *state, const char *fabric, int policy_id, 
 				"fabric with --fabric F\n", state);
 			return -2;
 		}
-		rc = bot_state_load(state, fabric, &s, snap, err, sizeof(err));
+		rc = bot_store_load(state, fabric, &s, snap, err, sizeof(err));
 	} else {
 		rc = bot_state_read_file(state, &s, err, sizeof(err));
 		if (rc == 0 && fabric && strcmp(fabric, s.fabric)) {

@@ -23,6 +23,8 @@
 #include "cmd.h"
 #include "common/state.h"
 #include "learn/compile.h"
+#include "learn/lock.h"
+#include "learn/store.h"
 #include "policies/context.h"
 #include "policies/plan.h"
 
@@ -58,16 +60,16 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	int lock, rc = 1, loaded;
 	struct bot_log log = { bot_cmd_log, "state add" };
 
-	lock = bot_state_lock(dir, fabric, err, sizeof(err));
+	lock = bot_lock_fabric(dir, fabric, 1, err, sizeof(err));
 	if (lock < 0) {
 		fprintf(stderr, "nccl-bot: state add: %s\n", err);
 		return 1;
 	}
-	loaded = bot_state_load(dir, fabric, &cur, old, err, sizeof(err));
+	loaded = bot_store_load(dir, fabric, &cur, old, err, sizeof(err));
 	if (loaded < 0) {
 		fprintf(stderr, "nccl-bot: state add: %s; nothing merged (fix or move the file: "
 			"`current` may name the previous snapshot)\n", err);
-		bot_state_unlock(lock);
+		bot_lock_release(lock);
 		return 1;
 	}
 	if (bot_compile_read(paths, n, &cur, &batch, &src, &nsrc, &rep, &log, err,
@@ -108,7 +110,7 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	for (size_t i = 0; i < nsrc; i++)
 		if (bot_state_add_source(&next, src[i]) < 0)
 			goto oom;
-	if (bot_state_publish(dir, &next, snap, err, sizeof(err)) < 0) {
+	if (bot_store_publish(dir, &next, snap, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nccl-bot: state add: %s; nothing published\n", err);
 		goto out;
 	}
@@ -127,7 +129,7 @@ out:
 	bot_state_free(&cur);
 	bot_kb_free(batch);
 	free(src);
-	bot_state_unlock(lock);
+	bot_lock_release(lock);
 	return rc;
 }
 
@@ -181,7 +183,7 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 	if (file)
 		rc = bot_state_read_file(file, &s, err, sizeof(err));
 	else
-		rc = bot_state_load(dir, fabric, &s, snap, err, sizeof(err));
+		rc = bot_store_load(dir, fabric, &s, snap, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state show: %s\n", err);
 		return 1;
