@@ -1,0 +1,527 @@
+/*
+ * test_learn.c - the launch and learning library (learn/): the merge of a
+ * job into a fabric's state (learn/merge.h), the writers' lock apart from
+ * the store (learn/lock.h, learn/store.h), and the environment for a step
+ * (learn/stepenv.h).
+ *
+ * Spool files are written byte by byte with the format's packing helpers,
+ * as the ranks of a job would leave them: one file per rank, each with
+ * samples of the same collectives and a context summary.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/spool.h"
+#include "common/state.h"
+#include "learn/lock.h"
+#include "learn/merge.h"
+#include "learn/store.h"
+
+#define FABRIC "h100-ib"
+#define NRANKS 16
+#define NNODES 2
+#define NBYTES (8u << 20)
+
+static char dir[64], state[96];
+
+/* ---- what the library logged ------------------------------------------- */
+
+static char logged[16384];
+
+static void collect(void *arg, int level, const char *msg)
+{
+	size_t n = strlen(logged);
+
+	(void)arg;
+	snprintf(logged + n, sizeof(logged) - n, "%s: %s\n", bot_log_level_name(level), msg);
+}
+
+static const struct bot_log test_log = { collect, NULL };
+
+/* ---- spool files ---------------------------------------------------------- */
+
+static struct bot_spool_rec rec(int kind, uint64_t comm, uint32_t rank, uint64_t seq, int arm,
+				uint64_t ns)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = (uint8_t)kind;
+	r.coll = BOT_COLL_ALLREDUCE;
+	r.arm = kind == BOT_SPOOL_SAMPLE ? (uint8_t)arm : BOT_SPOOL_ARM_NONE;
+	r.nchannels = kind == BOT_SPOOL_SAMPLE ? 8 : 0;
+	r.auto_arm = (uint8_t)bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+	r.decided = BOT_SPOOL_ARM_NONE;
+	r.policy = BOT_POLICY_THOMPSON;
+	r.comm_id = comm;
+	r.rank = rank;
+	r.nranks = NRANKS;
+	r.nnodes = NNODES;
+	r.nbytes = kind == BOT_SPOOL_SAMPLE ? NBYTES : bot_bucket_lo(bot_size_bucket(NBYTES));
+	r.seq = kind == BOT_SPOOL_SAMPLE ? seq : 0;
+	r.duration_ns = kind == BOT_SPOOL_SAMPLE ? ns : 0;
+	r.calls = kind == BOT_SPOOL_SUMMARY ? 1000 : 0;
+	for (int a = 0; a < BOT_SPOOL_NCOST; a++)
+		r.cost[a] = -1.0f;
+	r.cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)] = 100.0f;
+	r.cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] = 120.0f;
+	return r;
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Rank `rank` of job `job`: 8 samples of two arms and a summary, in
+ * <dir>/<sub>/nb-<job>-<rank>.spool. */
+static void write_rank(const char *sub, unsigned job, uint32_t rank)
+{
+	enum { N = 9 };
+	struct bot_spool_hdr h;
+	size_t len = BOT_SPOOL_HDR_SIZE + N * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE;
+	uint8_t *buf = calloc(1, len);
+	uint64_t comm = 0x1000 + job;
+	char path[256];
+	uint32_t crc;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(&h, 0, sizeof(h));
+	h.version = BOT_SPOOL_VERSION;
+	h.rec_size = BOT_SPOOL_REC_SIZE;
+	h.nrecords = N;
+	h.table_digest = 0x77 + job;
+	strcpy(h.build_id, "nccl-bot test");
+	h.pid = 100 + rank;
+	bot_spool_pack_hdr(buf, &h);
+	for (unsigned i = 0; i < N; i++) {
+		int arm = bot_arm(BOT_ALGO_RING, i % 2 ? BOT_PROTO_SIMPLE : BOT_PROTO_LL);
+		struct bot_spool_rec r = i == N - 1 ? rec(BOT_SPOOL_SUMMARY, comm, rank, 0, 0, 0) :
+				rec(BOT_SPOOL_SAMPLE, comm, rank, i, arm, 100000 + 1000 * rank);
+
+		bot_spool_pack_rec(buf + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r);
+	}
+	crc = bot_spool_crc32c(0, buf, len - BOT_SPOOL_TRAILER_SIZE);
+	for (int i = 0; i < 4; i++)
+		buf[len - 8 + i] = (uint8_t)(crc >> (8 * i));
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/nb-%u-%u.spool", dir, sub, job, rank);
+	write_file(path, buf, len);
+	free(buf);
+}
+
+/* A job of two ranks in <dir>/job<j>/. */
+static void write_job(unsigned job)
+{
+	char sub[32];
+
+	snprintf(sub, sizeof(sub), "job%u", job);
+	write_rank(sub, job, 0);
+	write_rank(sub, job, 1);
+}
+
+static void job_path(unsigned job, char *out, size_t len)
+{
+	snprintf(out, len, "%s/job%u", dir, job);
+}
+
+/* The name `current` holds ("" when there is none). */
+static void current(char out[64])
+{
+	char path[160];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/current", state, FABRIC);
+	out[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	n = fread(out, 1, 63, f);
+	fclose(f);
+	out[n] = 0;
+	if (n && out[n - 1] == '\n')
+		out[n - 1] = 0;
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/nb-learn-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	logged[0] = 0;
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static int merge(unsigned job, int partial, struct bot_lock *lock, struct bot_merge_result *res)
+{
+	char path[128];
+	const char *paths[] = { path };
+	struct bot_merge_req req = { state, FABRIC, paths, 1, partial, lock };
+
+	job_path(job, path, sizeof(path));
+	return bot_merge_job(&req, res, &test_log);
+}
+
+/* ---- the merge ------------------------------------------------------------ */
+
+START_TEST(test_merge_publishes_then_nothing_new)
+{
+	struct bot_merge_result res;
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], cur[64];
+
+	write_job(1);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.files, 2);
+	ck_assert_uint_eq(res.merged, 2);
+	ck_assert_uint_eq(res.merged_before + res.rejected, 0);
+	/* 8 collectives seen by both ranks: 8 after the minimum over ranks */
+	ck_assert_uint_eq(res.collectives, 8);
+	ck_assert_uint_eq(res.contexts, 1);
+	ck_assert_uint_eq(res.round, 1);
+	current(cur);
+	ck_assert_str_eq(cur, res.snapshot);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &s, snap, err, sizeof(err)), 0);
+	ck_assert_str_eq(snap, res.snapshot);
+	ck_assert_uint_eq(s.nsources, 2);
+	ck_assert_uint_eq(s.rounds, 1);
+	/* the minimum over ranks: rank 0's 100 us, not rank 1's 101 us */
+	{
+		const struct bot_kb_ctx *c = bot_kb_at(s.kb, 0);
+		int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+
+		ck_assert_uint_eq(c->arm[ll].n, 4);
+		ck_assert_uint_eq(c->calls, 2000);
+	}
+	bot_state_free(&s);
+
+	/* The same job again: nothing new, nothing published, success. */
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_NOTHING_NEW);
+	ck_assert_uint_eq(res.merged_before, 2);
+	ck_assert_uint_eq(res.merged, 0);
+	ck_assert_str_eq(res.snapshot, cur);
+	ck_assert_uint_eq(res.round, 1);
+	{
+		char again[64];
+
+		current(again);
+		ck_assert_str_eq(again, cur);
+	}
+}
+END_TEST
+
+START_TEST(test_merge_order_independent)
+{
+	struct bot_merge_result res;
+	char a[64], b[64];
+
+	write_job(1);
+	write_job(2);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	ck_assert_int_eq(merge(2, 0, NULL, &res), 0);
+	ck_assert_uint_eq(res.round, 2);
+	current(a);
+	snprintf(state, sizeof(state), "%s/state2", dir);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	ck_assert_int_eq(merge(2, 0, NULL, &res), 0);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	current(b);
+	ck_assert_str_eq(a, b);
+}
+END_TEST
+
+/* A job with a bad file is refused whole, the bad file named; partial
+ * merges the rest; a job half merged before is refused too. */
+START_TEST(test_merge_job_whole_or_partial)
+{
+	struct bot_merge_result res;
+	char path[160], cur[64];
+
+	write_job(1);
+	snprintf(path, sizeof(path), "%s/job1/nb-1-9.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.files, 3);
+	ck_assert_uint_eq(res.rejected, 1);
+	ck_assert_uint_eq(res.merged, 0);
+	ck_assert_msg(strstr(logged, "warning: skipping ") && strstr(logged, "nb-1-9.spool: "),
+		      "%s", logged);
+	ck_assert_msg(strstr(logged, "error: " FABRIC ": of this job's 3 spool file(s), 1 failed "
+			     "validation"), "%s", logged);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+
+	ck_assert_int_eq(merge(1, 1, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.merged, 2);
+	ck_assert_uint_eq(res.rejected, 1);
+	current(cur);
+	ck_assert_str_eq(cur, res.snapshot);
+
+	/* job 1's good files again, next to a new rank: not whole */
+	unlink(path);
+	write_rank("job1", 1, 2);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.merged_before, 2);
+	ck_assert_str_eq(res.snapshot, cur);
+	ck_assert_msg(strstr(logged, "2 were merged before"), "%s", logged);
+	current(path);
+	ck_assert_str_eq(path, cur);
+}
+END_TEST
+
+START_TEST(test_merge_failures_publish_nothing)
+{
+	struct bot_merge_result res;
+	const char *paths[] = { "/nonexistent/nb-job" };
+	struct bot_merge_req req = { state, FABRIC, paths, 1, 0, NULL };
+	char cur[64];
+
+	ck_assert_int_eq(bot_merge_job(&req, &res, &test_log), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "error: /nonexistent/nb-job: No such file"), "%s", logged);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+	/* a state directory that does not exist */
+	write_job(1);
+	snprintf(state, sizeof(state), "%s/nosuch", dir);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "nosuch: No such file or directory (create the state "
+			     "directory first); nothing merged"), "%s", logged);
+}
+END_TEST
+
+/* ---- the lock, apart from the store ------------------------------------- */
+
+START_TEST(test_lock_try_while_held)
+{
+	char err[256];
+	int fd, fd2;
+
+	fd = bot_lock_fabric(state, FABRIC, 1, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	/* flock: another open file description of .lock conflicts, even here */
+	ck_assert_int_eq(bot_lock_fabric(state, FABRIC, 0, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, FABRIC "/.lock: held by another writer"), "%s", err);
+	/* another fabric is not locked */
+	fd2 = bot_lock_fabric(state, "roce", 0, err, sizeof(err));
+	ck_assert_msg(fd2 >= 0, "%s", err);
+	bot_lock_release(fd2);
+	bot_lock_release(fd);
+	fd = bot_lock_fabric(state, FABRIC, 0, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	bot_lock_release(fd);
+}
+END_TEST
+
+/* The merge takes the fabric's flock: while the test holds it, a merge in
+ * a child waits, and publishes once it is released. */
+START_TEST(test_merge_waits_for_the_lock)
+{
+	char err[256], cur[64];
+	int fd, status;
+	pid_t pid;
+
+	write_job(1);
+	fd = bot_lock_fabric(state, FABRIC, 1, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct bot_merge_result res;
+
+		close(fd);	/* the child's copy would hold the lock too */
+		_exit(merge(1, 0, NULL, &res) == 0 && res.outcome == BOT_MERGE_PUBLISHED ? 0 : 1);
+	}
+	usleep(300 * 1000);
+	current(cur);
+	ck_assert_msg(!cur[0], "published while the lock was held: %s", cur);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+	bot_lock_release(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	current(cur);
+	ck_assert(cur[0]);
+}
+END_TEST
+
+/* Four merges at once lose nothing: the snapshot of four in a row. */
+START_TEST(test_concurrent_merges_lose_nothing)
+{
+	char seq[64], par[64];
+	struct bot_merge_result res;
+	pid_t pid[4];
+	int status;
+
+	for (unsigned j = 0; j < 4; j++) {
+		write_job(j);
+		ck_assert_int_eq(merge(j, 0, NULL, &res), 0);
+	}
+	current(seq);
+	snprintf(state, sizeof(state), "%s/par", dir);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	for (unsigned j = 0; j < 4; j++) {
+		pid[j] = fork();
+		ck_assert_int_ge(pid[j], 0);
+		if (pid[j] == 0)
+			_exit(merge(j, 0, NULL, &res) == 0 && res.outcome == BOT_MERGE_PUBLISHED ?
+			      0 : 1);
+	}
+	for (unsigned j = 0; j < 4; j++) {
+		ck_assert_int_eq(waitpid(pid[j], &status, 0), pid[j]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	current(par);
+	ck_assert_str_eq(par, seq);
+}
+END_TEST
+
+/* A writer with a lock of its own: the merge calls it around the whole
+ * transaction and never touches the flock file. */
+struct counting {
+	int acquired, released, fail;
+	char fabric[64];
+};
+
+static int count_acquire(struct bot_lock *l, const char *d, const char *fabric, char *err,
+			 size_t errlen)
+{
+	struct counting *c = l->arg;
+
+	(void)d;
+	ck_assert_int_eq(c->acquired, c->released);
+	c->acquired++;
+	snprintf(c->fabric, sizeof(c->fabric), "%s", fabric);
+	if (c->fail) {
+		snprintf(err, errlen, "the compactor's lock is busy");
+		return -1;
+	}
+	return 0;
+}
+
+static void count_release(struct bot_lock *l)
+{
+	struct counting *c = l->arg;
+
+	c->released++;
+}
+
+START_TEST(test_merge_with_its_own_lock)
+{
+	struct counting c = { 0 };
+	struct bot_lock lock = { count_acquire, count_release, -1, &c };
+	struct bot_lock held;
+	struct bot_merge_result res;
+	char path[160], cur[64];
+	struct stat st;
+
+	write_job(1);
+	write_job(2);
+	ck_assert_int_eq(merge(1, 0, &lock, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_int_eq(c.acquired, 1);
+	ck_assert_int_eq(c.released, 1);
+	ck_assert_str_eq(c.fabric, FABRIC);
+	snprintf(path, sizeof(path), "%s/%s/.lock", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), -1);
+
+	/* a lock that cannot be taken: nothing read, nothing published */
+	c.fail = 1;
+	current(cur);
+	ck_assert_int_eq(merge(2, 0, &lock, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_int_eq(c.released, 1);
+	ck_assert_msg(strstr(logged, "error: the compactor's lock is busy; nothing merged"), "%s",
+		      logged);
+	current(path);
+	ck_assert_str_eq(path, cur);
+
+	/* already held: the merge runs without locking anything */
+	bot_lock_init_held(&held);
+	ck_assert_int_eq(merge(2, 0, &held, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.round, 2);
+	snprintf(path, sizeof(path), "%s/%s/.lock", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), -1);
+}
+END_TEST
+
+/* The store publishes without a lock file (its caller locks) and creates
+ * the fabric directory when the caller's lock did not. */
+START_TEST(test_store_publish_without_flock)
+{
+	struct bot_state s, l;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
+	char path[160];
+	struct stat st;
+
+	ck_assert_int_eq(bot_state_init(&s, "fresh"), 0);
+	s.rounds = 3;
+	ck_assert_msg(bot_store_publish(state, &s, snap, err, sizeof(err)) == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/fresh/.lock", state);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(bot_store_load(state, "fresh", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, snap);
+	ck_assert_uint_eq(l.rounds, 3);
+	bot_state_free(&l);
+	bot_state_free(&s);
+	/* no fabric directory: open without create says so, apart from errors */
+	ck_assert_int_eq(bot_store_open_fabric(state, "none", 0, NULL, err, sizeof(err)), -2);
+	ck_assert_int_eq(bot_store_open_fabric(state, "Bad/Name", 0, NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "fabric name 'Bad/Name'"), "%s", err);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("learn");
+	TCase *merge_tc = tcase_create("merge");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(merge_tc, setup, teardown);
+	tcase_add_test(merge_tc, test_merge_publishes_then_nothing_new);
+	tcase_add_test(merge_tc, test_merge_order_independent);
+	tcase_add_test(merge_tc, test_merge_job_whole_or_partial);
+	tcase_add_test(merge_tc, test_merge_failures_publish_nothing);
+	tcase_add_test(merge_tc, test_lock_try_while_held);
+	tcase_add_test(merge_tc, test_merge_waits_for_the_lock);
+	tcase_add_test(merge_tc, test_concurrent_merges_lose_nothing);
+	tcase_add_test(merge_tc, test_merge_with_its_own_lock);
+	tcase_add_test(merge_tc, test_store_publish_without_flock);
+	suite_add_tcase(s, merge_tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
