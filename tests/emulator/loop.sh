@@ -116,12 +116,12 @@ same=0
 j=0
 while [ "$j" -lt "$jobs" ]; do
 	if [ "$j" -eq 0 ]; then
-		src="--prior-only"
+		src="--prior-only"	# no learned entries: --comms would mean nothing
 	else
-		src="--state $state --fabric $fabric"
+		src="--state $state --fabric $fabric --comms $comms"
 	fi
 	# shellcheck disable=SC2086
-	if ! envout=$("$bot" env $src --policy thompson --comms "$comms" \
+	if ! envout=$("$bot" env $src --policy thompson \
 			--allow "$allow" --lib "$so" 2>"$tmp/env$j.err"); then
 		bad "a/job$j: nccl-bot env failed: $(cat "$tmp/env$j.err")"
 		break

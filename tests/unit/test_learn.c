@@ -11,6 +11,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,12 @@
 
 #include "common/spool.h"
 #include "common/state.h"
+#include "common/table.h"
 #include "learn/lock.h"
 #include "learn/merge.h"
+#include "learn/stepenv.h"
 #include "learn/store.h"
+#include "policies/policy.h"
 
 #define FABRIC "h100-ib"
 #define NRANKS 16
@@ -84,7 +88,8 @@ static void write_file(const char *path, const void *p, size_t n)
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Rank `rank` of job `job`: 8 samples of two arms and a summary, in
+/* Rank `rank` of job `job`: 8 samples of two arms (AUTO's ring/ll twice as
+ * slow as ring/simple; rank 1 a microsecond later) and a summary, in
  * <dir>/<sub>/nb-<job>-<rank>.spool. */
 static void write_rank(const char *sub, unsigned job, uint32_t rank)
 {
@@ -108,7 +113,8 @@ static void write_rank(const char *sub, unsigned job, uint32_t rank)
 	for (unsigned i = 0; i < N; i++) {
 		int arm = bot_arm(BOT_ALGO_RING, i % 2 ? BOT_PROTO_SIMPLE : BOT_PROTO_LL);
 		struct bot_spool_rec r = i == N - 1 ? rec(BOT_SPOOL_SUMMARY, comm, rank, 0, 0, 0) :
-				rec(BOT_SPOOL_SAMPLE, comm, rank, i, arm, 100000 + 1000 * rank);
+				rec(BOT_SPOOL_SAMPLE, comm, rank, i, arm,
+				    (i % 2 ? 100000 : 200000) + 1000 * rank);
 
 		bot_spool_pack_rec(buf + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r);
 	}
@@ -208,7 +214,7 @@ START_TEST(test_merge_publishes_then_nothing_new)
 	ck_assert_str_eq(snap, res.snapshot);
 	ck_assert_uint_eq(s.nsources, 2);
 	ck_assert_uint_eq(s.rounds, 1);
-	/* the minimum over ranks: rank 0's 100 us, not rank 1's 101 us */
+	/* the minimum over ranks: one sample per collective */
 	{
 		const struct bot_kb_ctx *c = bot_kb_at(s.kb, 0);
 		int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
@@ -501,10 +507,314 @@ START_TEST(test_store_publish_without_flock)
 }
 END_TEST
 
+/* ---- the environment for a step -------------------------------------------- */
+
+#ifndef BOT_TUNER_SO
+#define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
+#endif
+
+#define THEIR_TUNER "/opt/theirs/libnccl-tuner-theirs.so"
+#define THEIR_PROFILER "/opt/theirs/libnccl-profiler-inspector.so"
+
+static struct bot_table decoded;
+
+/* Build with the library, the user's variables and who wins; 0 expected. */
+static void build(struct bot_stepenv_req *req, const char *tuner, const char *profiler,
+		  enum bot_stepenv_who who, struct bot_stepenv *env)
+{
+	req->lib = BOT_TUNER_SO;
+	req->user_tuner = tuner;
+	req->user_profiler = profiler;
+	req->who = who;
+	logged[0] = 0;
+	ck_assert_msg(bot_stepenv_build(req, env, &test_log) == 0, "%s", logged);
+}
+
+/* The table of env, decoded into `decoded`. */
+static const struct bot_table *table_of(const struct bot_stepenv *env)
+{
+	const char *text = bot_stepenv_get(env, "NCCL_BOT_TABLE");
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(strncmp(text, "NBT1.", 5), 0);
+	ck_assert_int_eq(bot_table_decode(text, strlen(text), &decoded), BOT_TABLE_OK);
+	return &decoded;
+}
+
+static const char *lib_real(void)
+{
+	static char real[PATH_MAX];
+
+	ck_assert_ptr_nonnull(realpath(BOT_TUNER_SO, real));
+	return real;
+}
+
+/* Both variables name our library; the table lets ranks measure or not. */
+static void ours(const struct bot_stepenv *env, int measured)
+{
+	ck_assert_int_eq(env->used, 1);
+	ck_assert_uint_eq(env->nvars, 3);
+	ck_assert_str_eq(env->var[0].name, "NCCL_TUNER_PLUGIN");
+	ck_assert_str_eq(env->var[0].value, lib_real());
+	ck_assert_str_eq(env->var[1].name, "NCCL_PROFILER_PLUGIN");
+	ck_assert_str_eq(env->var[1].value, lib_real());
+	ck_assert_str_eq(env->var[2].name, "NCCL_BOT_TABLE");
+	ck_assert_int_eq(env->measured, measured);
+	ck_assert_int_eq(!!(table_of(env)->flags & BOT_TABLE_F_MEASURE), measured);
+}
+
+START_TEST(test_stepenv_explicit_replaces_theirs)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char link[128];
+
+	bot_stepenv_req_default(&req);
+	/* nobody else's plugin: ours, measuring, nothing said */
+	build(&req, NULL, "", BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(logged, "");
+	ck_assert_str_eq(env.note, "");
+	bot_stepenv_free(&env);
+	/* their tuner: replaced, named */
+	build(&req, THEIR_TUNER, NULL, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "warning: replacing the user's NCCL_TUNER_PLUGIN=" THEIR_TUNER
+			     " with nccl-bot's "), "%s", logged);
+	ck_assert_msg(!strstr(logged, "NCCL_PROFILER_PLUGIN"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* their profiler only: replaced, named; we measure */
+	build(&req, NULL, THEIR_PROFILER, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "warning: replacing the user's NCCL_PROFILER_PLUGIN="
+			     THEIR_PROFILER), "%s", logged);
+	ck_assert_msg(!strstr(logged, "NCCL_TUNER_PLUGIN"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* both */
+	build(&req, THEIR_TUNER, THEIR_PROFILER, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "NCCL_TUNER_PLUGIN=" THEIR_TUNER) &&
+		      strstr(logged, "NCCL_PROFILER_PLUGIN=" THEIR_PROFILER), "%s", logged);
+	bot_stepenv_free(&env);
+	/* variables naming our library, or a link to it, are not theirs */
+	snprintf(link, sizeof(link), "%s/libnccl-profiler-bot.so", dir);
+	ck_assert_int_eq(symlink(lib_real(), link), 0);
+	build(&req, BOT_TUNER_SO, link, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(logged, "");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+START_TEST(test_stepenv_admin_default_keeps_theirs)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char link[128];
+
+	bot_stepenv_req_default(&req);
+	/* nobody else's plugin: ours */
+	build(&req, NULL, NULL, BOT_STEPENV_DEFAULT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(logged, "");
+	bot_stepenv_free(&env);
+
+	/* their tuner: nccl-bot is not used at all, and says so; our library
+	 * is not even looked at */
+	req.lib = "/nonexistent/libnccl-tuner-bot.so";
+	req.user_tuner = THEIR_TUNER;
+	req.user_profiler = NULL;
+	req.who = BOT_STEPENV_DEFAULT;
+	logged[0] = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), 0);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_ptr_null(bot_stepenv_get(&env, "NCCL_BOT_TABLE"));
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's " THEIR_TUNER);
+	ck_assert_msg(strstr(logged, "info: keeping the user's NCCL_TUNER_PLUGIN=" THEIR_TUNER
+			     ": nccl-bot is not used for this step"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* their tuner and profiler: the same, both named */
+	build(&req, THEIR_TUNER, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_msg(strstr(logged, "NCCL_PROFILER_PLUGIN=" THEIR_PROFILER), "%s", logged);
+	bot_stepenv_free(&env);
+
+	/* their profiler only: our tuner decides, their profiler stays, the
+	 * table forbids measuring, and the note says why for the report */
+	build(&req, NULL, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_uint_eq(env.nvars, 3);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), lib_real());
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), THEIR_PROFILER);
+	ck_assert_int_eq(env.measured, 0);
+	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
+	ck_assert_str_eq(env.note, "nothing measured: the profiler plugin is the user's "
+		THEIR_PROFILER);
+	ck_assert_msg(strstr(logged, "info: keeping the user's NCCL_PROFILER_PLUGIN="
+			     THEIR_PROFILER ": nccl-bot's tuner decides, nothing is measured"),
+		      "%s", logged);
+	bot_stepenv_free(&env);
+	/* the same with our tuner named explicitly by the user */
+	build(&req, BOT_TUNER_SO, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), THEIR_PROFILER);
+	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
+	bot_stepenv_free(&env);
+	/* a profiler variable naming a link to our library is ours */
+	snprintf(link, sizeof(link), "%s/libnccl-profiler-bot.so", dir);
+	ck_assert_int_eq(symlink(lib_real(), link), 0);
+	build(&req, NULL, link, BOT_STEPENV_DEFAULT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(env.note, "");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* The table says what the request says. */
+START_TEST(test_stepenv_prior_table)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	const struct bot_table *t;
+
+	bot_stepenv_req_default(&req);
+	req.policy = BOT_POLICY_SHADOW;
+	req.seed = 0x1234567890abcdefULL;
+	req.min_bytes_log2 = 16;
+	req.allow = 1u << bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE);
+	req.measure = 0;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 0);
+	t = table_of(&env);
+	ck_assert_uint_eq(t->policy, BOT_POLICY_SHADOW);
+	ck_assert(t->seed == 0x1234567890abcdefULL);
+	ck_assert_uint_eq(t->min_bytes_log2, 16);
+	ck_assert_uint_eq(t->allow, req.allow);
+	ck_assert_uint_eq(t->flags, BOT_TABLE_F_SHADOW);
+	ck_assert_uint_eq(t->nentries, 0);
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* Spool files and a fabric's state plan the same table for the same job. */
+START_TEST(test_stepenv_spool_and_state)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv a, b, c;
+	struct bot_merge_result res;
+	char path[128], snap[256];
+	const char *spools[] = { path };
+
+	write_job(1);
+	job_path(1, path, sizeof(path));
+	bot_stepenv_req_default(&req);
+	req.policy = BOT_POLICY_GREEDY;
+	req.source = BOT_STEPENV_SPOOL;
+	req.spool = spools;
+	req.nspool = 1;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &a);
+	ck_assert_uint_eq(a.compile.files, 2);
+	ck_assert_uint_eq(a.compile.collectives, 8);
+	ck_assert_uint_eq(a.compile.round, 1);
+	/* greedy on ring/simple measured faster than AUTO's ring/ll: an entry */
+	ck_assert_uint_eq(table_of(&a)->nentries, 1);
+
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	req.source = BOT_STEPENV_STATE;
+	req.spool = NULL;
+	req.nspool = 0;
+	req.state = state;
+	req.fabric = FABRIC;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &b);
+	ck_assert_str_eq(b.fabric, FABRIC);
+	ck_assert_str_eq(b.snapshot, res.snapshot);
+	ck_assert_uint_eq(b.sources, 2);
+	ck_assert_str_eq(bot_stepenv_get(&a, "NCCL_BOT_TABLE"), bot_stepenv_get(&b, "NCCL_BOT_TABLE"));
+	/* the snapshot file itself, its fabric checked */
+	snprintf(snap, sizeof(snap), "%s/%s/%s", state, FABRIC, res.snapshot);
+	req.state = snap;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &c);
+	ck_assert_str_eq(bot_stepenv_get(&a, "NCCL_BOT_TABLE"), bot_stepenv_get(&c, "NCCL_BOT_TABLE"));
+	ck_assert_str_eq(c.snapshot, "");
+	bot_stepenv_free(&c);
+	req.fabric = "roce";
+	logged[0] = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &c, &test_log), -1);
+	ck_assert_msg(strstr(logged, "holds fabric '" FABRIC "', not 'roce'"), "%s", logged);
+	/* a fabric without state yet: a table without entries, said */
+	req.state = state;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &c);
+	ck_assert_msg(strstr(logged, "info: ") && strstr(logged, "/roce: no learned state yet"), "%s",
+		      logged);
+	ck_assert_uint_eq(table_of(&c)->nentries, 0);
+	ck_assert_str_eq(c.snapshot, "");
+	bot_stepenv_free(&c);
+	bot_stepenv_free(&b);
+	bot_stepenv_free(&a);
+}
+END_TEST
+
+START_TEST(test_stepenv_refusals)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	const char *spools[] = { "/nonexistent/spool" };
+
+	bot_stepenv_req_default(&req);
+	/* the rank library check, with the path and the reason */
+	req.lib = "/dev/null";
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "error: the rank-side library /dev/null: a character device"),
+		      "%s", logged);
+	ck_assert_uint_eq(env.nvars, 0);
+	req.lib = "tuner/libnccl-tuner-bot.so";
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "not an absolute path"), "%s", logged);
+	req.lib = dir;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "a directory, not a shared library"), "%s", logged);
+	/* an explicit request checks the library even when the user has a tuner */
+	req.user_tuner = THEIR_TUNER;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	req.user_tuner = NULL;
+	/* a table that cannot be built: an error, no variables */
+	req.lib = BOT_TUNER_SO;
+	req.source = BOT_STEPENV_SPOOL;
+	req.spool = spools;
+	req.nspool = 1;
+	logged[0] = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "/nonexistent/spool: No such file"), "%s", logged);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_int_eq(env.used, 0);
+	/* requests that do not hang together: -2 */
+	req.nspool = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.source = BOT_STEPENV_PRIOR;
+	req.nspool = 1;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.nspool = 0;
+	req.source = BOT_STEPENV_STATE;
+	req.state = state;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);	/* a directory: which fabric? */
+	req.fabric = "Bad/Name";
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.fabric = FABRIC;
+	req.comms = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.comms = 8;
+	req.lib = NULL;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("learn");
 	TCase *merge_tc = tcase_create("merge");
+	TCase *env_tc = tcase_create("stepenv");
 	SRunner *sr;
 	int failed;
 
@@ -519,6 +829,13 @@ int main(void)
 	tcase_add_test(merge_tc, test_merge_with_its_own_lock);
 	tcase_add_test(merge_tc, test_store_publish_without_flock);
 	suite_add_tcase(s, merge_tc);
+	tcase_add_checked_fixture(env_tc, setup, teardown);
+	tcase_add_test(env_tc, test_stepenv_explicit_replaces_theirs);
+	tcase_add_test(env_tc, test_stepenv_admin_default_keeps_theirs);
+	tcase_add_test(env_tc, test_stepenv_prior_table);
+	tcase_add_test(env_tc, test_stepenv_spool_and_state);
+	tcase_add_test(env_tc, test_stepenv_refusals);
+	suite_add_tcase(s, env_tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
