@@ -23,7 +23,7 @@ void bot_cmd_log(void *arg, int level, const char *msg);
 
 /*
  * A value the settings grammar (common/settings.h) refused: prints
- * "nccl-bot: CMD: OPT 'VALUE': want <bot_set_want(kind)>[ RANGE] (<reason>)"
+ * "nccl-bot: CMD: OPT 'VALUE': want <bot_set_want(kind)>[, RANGE] (<reason>)"
  * and returns 2, the exit status of a usage error. range may be NULL
  * ("from 1 to 65536"). For an allow-list, bad is the offset of the refused
  * item (bot_set_allow), which is named too.

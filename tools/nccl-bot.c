@@ -38,7 +38,7 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
 		      const char *range, int err, size_t bad)
 {
 	fprintf(stderr, "nccl-bot: %s: %s '%s': want %s%s%s (%s", cmd, opt, value,
-		bot_set_want(kind), range ? " " : "", range ? range : "", bot_set_strerror(err));
+		bot_set_want(kind), range ? ", " : "", range ? range : "", bot_set_strerror(err));
 	if (kind == BOT_SET_ALLOW && bad < strlen(value))
 		fprintf(stderr, ": '%.*s'", (int)strcspn(value + bad, ","), value + bad);
 	fprintf(stderr, ")\n");

@@ -207,11 +207,11 @@ expect "env --allow 'none,ring'" 2 "--allow 'none,ring'.*: 'none'" -- \
 	"$bot" env --prior-only --lib "$lib" --allow none,ring
 expect "env --allow 'nvls,frob'" 2 "unknown name: 'frob'" -- "$bot" env --prior-only --lib "$lib" --allow nvls,frob
 expect "env --policy ' auto'" 2 "--policy ' auto'" -- "$bot" env --prior-only --lib "$lib" --policy ' auto'
-expect "env --comms 0" 2 "--comms '0': want decimal digits from 1 to 65536" -- \
+expect "env --comms 0" 2 "--comms '0': want decimal digits, from 1 to 65536" -- \
 	"$bot" env --spool "$tmp" --lib "$lib" --comms 0
 expect "env --comms 65537" 2 "--comms '65537'" -- "$bot" env --spool "$tmp" --lib "$lib" --comms 65537
 expect "env --comms +8" 2 "--comms '\+8'" -- "$bot" env --spool "$tmp" --lib "$lib" --comms +8
-expect "env --round 2^62+1" 2 "--round '4611686018427387905': want decimal digits up to 2\^62" -- \
+expect "env --round 2^62+1" 2 "--round '4611686018427387905': want decimal digits, up to 2\^62" -- \
 	"$bot" env --spool "$tmp" --lib "$lib" --round 4611686018427387905
 expect "env --round -1" 2 "--round '-1'" -- "$bot" env --spool "$tmp" --lib "$lib" --round -1
 # all and none are lists of their own: every arm, and no arm beyond the defaults
@@ -228,6 +228,23 @@ expect "env --prior-only --round" 2 "--round goes with --spool or --state" -- \
 	"$bot" env --prior-only --lib "$lib" --round 3
 expect "env --prior-only --comms" 2 "--comms goes with --spool or --state" -- \
 	"$bot" env --prior-only --lib "$lib" --comms 4
+
+# replay and sim take their numbers, seeds, byte counts, policy names and
+# allow-lists in the same grammar.
+expect "replay --seed +7" 2 "replay: --seed '\+7': want a u64" -- "$bot" replay --seed +7
+expect "replay --sim-seed ' 1'" 2 "--sim-seed ' 1'" -- "$bot" replay --sim-seed ' 1'
+expect "replay --jobs 010" 2 "--jobs '010': want decimal digits, from 1 to 100000 .*leading zero" -- \
+	"$bot" replay --jobs 010
+expect "replay --threads 0x2" 2 "--threads '0x2'" -- "$bot" replay --threads 0x2
+expect "replay --allow 'nvls,'" 2 "replay: --allow 'nvls,'" -- "$bot" replay --allow 'nvls,'
+expect "replay --policy 'thompson,'" 2 "--policy 'thompson,'" -- "$bot" replay --policy 'thompson,'
+expect "sim --seed -1" 2 "sim: --seed '-1': want a u64" -- "$bot" sim --seed -1
+expect "sim --samples 010" 2 "--samples '010'.*leading zero" -- "$bot" sim --samples 010
+expect "sim --min-bytes 1K" 2 "--min-bytes '1K': want a byte count" -- "$bot" sim --min-bytes 1K
+expect "sim --max-bytes 2TiB" 2 "--max-bytes '2TiB'.*from 1 to 1TiB" -- "$bot" sim --max-bytes 2TiB
+expect "sim --nodes 04" 2 "--nodes: invalid value '04'" -- "$bot" sim --nodes 04
+expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
+	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
 
 # env is an explicit request: a user's own plugins are replaced, and named.
 NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner-x.so NCCL_PROFILER_PLUGIN=/opt/other/libprof.so \
