@@ -1,8 +1,8 @@
 /*
  * test_learn.c - the launch and learning library (learn/): the merge of a
  * job into a fabric's state (learn/merge.h), the writers' lock apart from
- * the store (learn/lock.h, learn/store.h), and the environment for a step
- * (learn/stepenv.h).
+ * the store (learn/lock.h, learn/store.h), the environment for a step
+ * (learn/stepenv.h) and spool files to a sweep (learn/spoolsweep.h).
  *
  * Spool files are written byte by byte with the format's packing helpers,
  * as the ranks of a job would leave them: one file per rank, each with
@@ -24,6 +24,7 @@
 #include "common/table.h"
 #include "learn/lock.h"
 #include "learn/merge.h"
+#include "learn/spoolsweep.h"
 #include "learn/stepenv.h"
 #include "learn/store.h"
 #include "policies/policy.h"
@@ -810,11 +811,53 @@ START_TEST(test_stepenv_refusals)
 }
 END_TEST
 
+/* ---- spool files to a sweep ---------------------------------------------- */
+
+START_TEST(test_spoolsweep)
+{
+	struct bot_spoolsweep_report rep;
+	struct bot_sweep sw;
+	char path[160];
+	const char *paths[] = { path, "/nonexistent/nb" };
+	int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+
+	write_job(1);
+	job_path(1, path, sizeof(path));
+	bot_sweep_init(&sw);
+	ck_assert_int_eq(bot_spoolsweep(paths, 1, "f1", &sw, &rep, &test_log), 0);
+	ck_assert_uint_eq(rep.files, 2);
+	ck_assert_uint_eq(rep.bad, 0);
+	ck_assert_uint_eq(rep.rows, 16);	/* every clean sample of both ranks */
+	ck_assert_uint_eq(rep.summaries, 2);
+	ck_assert_uint_eq(sw.nrows, 16);
+	for (size_t i = 0; i < sw.nrows; i++) {
+		int arm = bot_arm(sw.rows[i].algo, sw.rows[i].proto);
+
+		ck_assert_str_eq(sw.fabrics[sw.rows[i].fabric], "f1");
+		ck_assert(sw.rows[i].auto_us == (arm == ll ? 100.0 : 120.0));
+	}
+	/* a bad file and a missing path: named, counted, the rest converted */
+	snprintf(path, sizeof(path), "%s/job1/nb-1-9.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	job_path(1, path, sizeof(path));
+	logged[0] = 0;
+	ck_assert_int_eq(bot_spoolsweep(paths, 2, "f1", &sw, &rep, &test_log), 0);
+	ck_assert_uint_eq(rep.bad, 2);
+	ck_assert_uint_eq(rep.rows, 16);
+	ck_assert_uint_eq(sw.nrows, 32);
+	ck_assert_msg(strstr(logged, "nb-1-9.spool: ") && strstr(logged, "/nonexistent/nb: "), "%s",
+		      logged);
+	ck_assert_int_eq(bot_spoolsweep(paths, 1, "Bad/Name", &sw, &rep, &test_log), -2);
+	bot_sweep_free(&sw);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("learn");
 	TCase *merge_tc = tcase_create("merge");
 	TCase *env_tc = tcase_create("stepenv");
+	TCase *sweep_tc = tcase_create("spoolsweep");
 	SRunner *sr;
 	int failed;
 
@@ -836,6 +879,9 @@ int main(void)
 	tcase_add_test(env_tc, test_stepenv_spool_and_state);
 	tcase_add_test(env_tc, test_stepenv_refusals);
 	suite_add_tcase(s, env_tc);
+	tcase_add_checked_fixture(sweep_tc, setup, teardown);
+	tcase_add_test(sweep_tc, test_spoolsweep);
+	suite_add_tcase(s, sweep_tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
