@@ -64,11 +64,10 @@ static void env_usage(FILE *f)
 		"                   memory)\n"
 		"  --no-measure     ranks never measure (they measure only where NCCL_BOT_SPOOL\n"
 		"                   is set anyway)\n"
-		"  --lib PATH       the rank-side library (default " BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME
-		")\n"
-		"                   must be an ELF shared object for this machine exporting the\n"
-		"                   tuner symbols; a relative PATH is taken from the current\n"
-		"                   directory\n"
+		"  --lib PATH       the rank-side library: an ELF shared object for this machine\n"
+		"                   exporting the tuner symbols; a relative PATH is taken from\n"
+		"                   the current directory (default\n"
+		"                   " BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME ")\n"
 		"\n"
 		"Values follow one grammar (doc/formats.md section 11): decimal digits without\n"
 		"blanks, signs or leading zeros; 0x-hex for --seed.\n");

@@ -8,7 +8,8 @@
  * file, a truncated copy of the library at many lengths, copies with a
  * 32-bit class, big-endian byte order, an executable's type or another
  * machine, a PIE executable, and real libraries that export no tuner
- * symbols (libc, libm). The reader itself is checked on the seed objects of
+ * symbols (libc, libm), and another plugin's library lacking the newer tuner
+ * symbols. The reader itself is checked on the seed objects of
  * its fuzz target (tests/fuzz/corpus-elf): GNU and System V hash tables,
  * symbol versions, an older tuner without v5/v6, a function and a hidden
  * symbol that must not count. And the symbol lists equal tuner/exports.map.
@@ -301,6 +302,27 @@ START_TEST(test_reader_on_seeds)
 }
 END_TEST
 
+/* Another tuner plugin (the x86-64 seeds, checked as files where this is
+ * x86-64): one exporting every tuner symbol passes, without profiler if it
+ * lacks one; an older one is refused naming what it lacks. */
+START_TEST(test_other_plugins)
+{
+	struct bot_ranklib r;
+	char path[PATH_MAX], err[1024];
+
+	if (bot_elf_host_machine() != 62)
+		return;
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus-elf/gnu-hash.so", BOT_SRCDIR);
+	if (path[0] != '/')
+		return;
+	ck_assert_msg(bot_ranklib_check(path, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(r.profiler, 0);	/* ncclProfiler_v5 is a function there */
+	snprintf(path, sizeof(path), "%s/tests/fuzz/corpus-elf/older-tuner.so", BOT_SRCDIR);
+	refused(path, "does not export ncclTunerPlugin_v5, ncclTunerPlugin_v6: another tuner "
+		"plugin, or another build of nccl-bot's");
+}
+END_TEST
+
 /* The lists the check requires are what the rank-side library exports. */
 START_TEST(test_symbols_match_exports_map)
 {
@@ -353,6 +375,7 @@ int main(void)
 	tcase_add_test(tc, test_executable_refused);
 	tcase_add_test(tc, test_system_libraries_refused);
 	tcase_add_test(tc, test_reader_on_seeds);
+	tcase_add_test(tc, test_other_plugins);
 	tcase_add_test(tc, test_symbols_match_exports_map);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
