@@ -1,15 +1,13 @@
 /*
- * state.c - per-fabric learned state: the snapshot codec and the state
- * directory (state.h, doc/formats.md section 12).
+ * state.c - per-fabric learned state: the snapshot codec (state.h,
+ * doc/formats.md section 12).
  *
  * The encoder writes contexts in key order and bins in bin order, so one
  * state has one byte string; the parser accepts exactly that form and
  * nothing else, which makes a snapshot's digest a name for its content.
- * Publishing never rewrites a file in place: a snapshot is written under a
- * temporary name, fsynced and renamed, then `current` is replaced the same
- * way, so a reader sees the previous snapshot or the new one.
+ * The state directory around snapshots (`current`, publishing, locking) is
+ * learn/store.c and learn/lock.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -384,8 +381,7 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 	return 0;
 }
 
-/* Read a whole regular file of at most max bytes through fd (closed). */
-static int slurp_fd(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
+int bot_state_slurp(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
 		    size_t errlen)
 {
 	struct stat st;
@@ -445,7 +441,7 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
 		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-	if (slurp_fd(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
+	if (bot_state_slurp(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
 		return -1;
 	rc = bot_state_parse(path, b, len, out, err, errlen);
 	free(b);
@@ -457,8 +453,7 @@ void bot_state_snap_name(const uint8_t *buf, size_t len, char name[BOT_STATE_NAM
 	snprintf(name, BOT_STATE_NAME_MAX, "snap-%016" PRIx64 ".nbs", bot_digest64(buf, len));
 }
 
-/* "snap-<16 lower-case hex>.nbs" exactly? */
-static int snap_name_ok(const char *s)
+int bot_state_snap_name_ok(const char *s)
 {
 	if (strlen(s) != 25 || strncmp(s, "snap-", 5) || strcmp(s + 21, ".nbs"))
 		return 0;
@@ -468,288 +463,3 @@ static int snap_name_ok(const char *s)
 	return 1;
 }
 
-static int fabric_dir(const char *dir, const char *fabric, char *out, size_t outlen, char *err,
-		      size_t errlen)
-{
-	if (!bot_state_fabric_ok(fabric))
-		return bot_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
-	if ((size_t)snprintf(out, outlen, "%s/%s", dir, fabric) >= outlen)
-		return bot_errf(err, errlen, "%s/%s: path too long", dir, fabric);
-	return 0;
-}
-
-/* The fabric's directory as an fd, never through a symbolic link. -1 with
- * errno ENOENT (and err empty) when it does not exist, else -1 with err. */
-static int open_fabric_dir(const char *fdir, char *err, size_t errlen)
-{
-	int fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-	if (fd >= 0 || errno == ENOENT)
-		return fd;
-	return bot_errf(err, errlen, "%s: %s", fdir,
-			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
-			strerror(errno));
-}
-
-/* Read dirfd/name (a regular file, not a link, one link) of at most max bytes. */
-static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, uint8_t **buf,
-		    size_t *len, char *err, size_t errlen)
-{
-	char path[4200];
-	struct stat st;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", fdir, name);
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path,
-				errno == ELOOP ? "a symbolic link" : strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink != 1) {
-		close(fd);
-		return bot_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
-				(unsigned long)st.st_nlink);
-	}
-	return slurp_fd(fd, path, max, buf, len, err, errlen);
-}
-
-/* Any snap-*.nbs in the fabric directory? */
-static int has_snapshots(int dirfd)
-{
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *e;
-	int found = 0;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while (!found && (e = readdir(d)))
-		found = snap_name_ok(e->d_name);
-	closedir(d);
-	return found;
-}
-
-int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
-		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
-{
-	char fdir[4096], path[4200], cur[64], name[BOT_STATE_NAME_MAX];
-	uint8_t *b, *cb;
-	size_t len, clen;
-	struct stat st;
-	int dfd, rc;
-
-	memset(out, 0, sizeof(*out));
-	if (snap)
-		snap[0] = 0;
-	if (err && errlen)
-		err[0] = 0;
-	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
-		return -1;
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return bot_errf(err, errlen, "%s: %s", dir,
-				stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
-	dfd = open_fabric_dir(fdir, err, errlen);
-	if (dfd < 0 && err && err[0])
-		return -1;
-	if (dfd >= 0) {
-		int cfd = openat(dfd, "current", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-		if (cfd >= 0)
-			close(cfd);
-		else if (errno != ENOENT)
-			goto read_current;	/* reported below, with the reason */
-		else if (has_snapshots(dfd)) {
-			close(dfd);
-			return bot_errf(err, errlen, "%s: holds snapshots but no `current`: restore "
-					"it (echo snap-<digest>.nbs > %s/current) rather than start "
-					"the fabric over", fdir, fdir);
-		} else {
-			close(dfd);
-			dfd = -1;
-		}
-	}
-	if (dfd < 0) {
-		if (bot_state_init(out, fabric) < 0)
-			return bot_errf(err, errlen, "out of memory");
-		return 1;
-	}
-read_current:
-	rc = slurp_at(dfd, fdir, "current", sizeof(cur) - 1, &cb, &clen, err, errlen);
-	if (rc < 0) {
-		close(dfd);
-		return -1;
-	}
-	memcpy(cur, cb, clen);
-	cur[clen] = 0;
-	free(cb);
-	snprintf(path, sizeof(path), "%s/current", fdir);
-	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !snap_name_ok(cur))) {
-		close(dfd);
-		return bot_errf(err, errlen, "%s: does not hold a snapshot name (want "
-				"\"snap-<16 hex>.nbs\" and a newline)", path);
-	}
-	rc = slurp_at(dfd, fdir, cur, BOT_STATE_MAX_FILE, &b, &len, err, errlen);
-	close(dfd);
-	if (rc < 0)
-		return -1;
-	snprintf(path, sizeof(path), "%s/%s", fdir, cur);
-	bot_state_snap_name(b, len, name);
-	if (strcmp(name, cur)) {
-		free(b);
-		return bot_errf(err, errlen, "%s: content does not match its name (digest %.16s): "
-				"the file was changed or damaged", path, name + 5);
-	}
-	rc = bot_state_parse(path, b, len, out, err, errlen);
-	free(b);
-	if (rc < 0)
-		return -1;
-	if (strcmp(out->fabric, fabric)) {
-		bot_errf(err, errlen, "%s: holds fabric '%s', not '%s'", path, out->fabric, fabric);
-		bot_state_free(out);
-		return -1;
-	}
-	if (snap)
-		strcpy(snap, cur);
-	return 0;
-}
-
-int bot_state_lock(const char *dir, const char *fabric, char *err, size_t errlen)
-{
-	char fdir[4096];
-	struct stat st;
-	int dfd, fd;
-
-	if (fabric_dir(dir, fabric, fdir, sizeof(fdir), err, errlen) < 0)
-		return -1;
-	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return bot_errf(err, errlen, "%s: %s (create the state directory first)", dir,
-				stat(dir, &st) < 0 ? strerror(errno) : "not a directory");
-	if (mkdir(fdir, 0755) < 0 && errno != EEXIST)
-		return bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
-	if (err && errlen)
-		err[0] = 0;
-	dfd = open_fabric_dir(fdir, err, errlen);
-	if (dfd < 0)
-		return err && err[0] ? -1 : bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
-	fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-	close(dfd);
-	if (fd < 0)
-		return bot_errf(err, errlen, "%s/.lock: %s", fdir,
-				errno == ELOOP ? "a symbolic link" : strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return bot_errf(err, errlen, "%s/.lock: not a regular file", fdir);
-	}
-	while (flock(fd, LOCK_EX) < 0) {
-		if (errno != EINTR) {
-			int e = errno;
-
-			close(fd);
-			return bot_errf(err, errlen, "%s/.lock: cannot lock: %s", fdir, strerror(e));
-		}
-	}
-	return fd;
-}
-
-void bot_state_unlock(int fd)
-{
-	if (fd >= 0)
-		close(fd);	/* releases the flock */
-}
-
-/* Write buf to dirfd/name via .<name>.tmp + fsync + rename. */
-static int write_atomic(int dirfd, const char *fdir, const char *name, const void *buf,
-			size_t len, char *err, size_t errlen)
-{
-	char tmp[64];
-	const uint8_t *p = buf;
-	size_t done = 0;
-	int fd;
-
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	/* A temporary left by a crashed writer is ours to replace (we hold the lock). */
-	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			goto fail;
-		}
-		done += (size_t)w;
-	}
-	if (fsync(fd) < 0)
-		goto fail;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (renameat(dirfd, tmp, dirfd, name) < 0)
-		goto fail;
-	return 0;
-fail:
-	{
-		int e = errno ? errno : EIO;
-
-		if (fd >= 0)
-			close(fd);
-		unlinkat(dirfd, tmp, 0);
-		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(e));
-	}
-}
-
-int bot_state_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
-		      char *err, size_t errlen)
-{
-	char fdir[4096], line[BOT_STATE_NAME_MAX + 1];
-	uint8_t *b;
-	size_t len;
-	int dirfd, rc = -1;
-
-	snap[0] = 0;
-	if (fabric_dir(dir, s->fabric, fdir, sizeof(fdir), err, errlen) < 0)
-		return -1;
-	if (bot_state_encode(s, &b, &len, err, errlen) < 0)
-		return -1;
-	bot_state_snap_name(b, len, snap);
-	if (err && errlen)
-		err[0] = 0;
-	dirfd = open_fabric_dir(fdir, err, errlen);
-	if (dirfd < 0) {
-		if (!err || !err[0])
-			bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
-		goto out;
-	}
-	snprintf(line, sizeof(line), "%s\n", snap);
-	/* The snapshot is durable before `current` names it. */
-	if (write_atomic(dirfd, fdir, snap, b, len, err, errlen) < 0)
-		goto out;
-	if (fsync(dirfd) < 0) {
-		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
-		goto out;
-	}
-	if (write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
-		goto out;
-	if (fsync(dirfd) < 0) {
-		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (dirfd >= 0)
-		close(dirfd);
-	free(b);
-	if (rc < 0)
-		snap[0] = 0;
-	return rc;
-}

@@ -1,10 +1,11 @@
 /*
  * state.h - per-fabric learned state (doc/formats.md section 12, format v1).
  *
- * Owns the snapshot file (header, sources, context records, CRC-32C
- * trailer; canonical, so equal states have equal bytes and names) and the
- * state directory around it: content-addressed snapshots per fabric and the
- * `current` pointer, published by temp + fsync + rename under a lock file.
+ * Owns the snapshot file: header, sources, context records, CRC-32C
+ * trailer; canonical, so equal states have equal bytes and names. The
+ * state directory around snapshots (content-addressed snapshots per fabric,
+ * the `current` pointer, publishing, the writers' lock) is learn/store.h
+ * and learn/lock.h.
  *
  * A state is a knowledge base (policies/kb.h: priors, calls, statistics)
  * plus the ids of what was merged into it and the number of merge rounds.
@@ -68,24 +69,14 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 
 /* The snapshot name of an image: "snap-<bot_digest64 hex>.nbs". */
 void bot_state_snap_name(const uint8_t *buf, size_t len, char name[BOT_STATE_NAME_MAX]);
+/* Is s exactly "snap-<16 lower-case hex>.nbs"? */
+int bot_state_snap_name_ok(const char *s);
 
-/*
- * State directory. Load: the fabric's current snapshot, checked against its
- * name's digest and its fabric. Returns 0 (loaded; *snap names it when not
- * NULL), 1 (the fabric has no state yet: *out is an empty state), or -1
- * with err naming the file and the problem.
- */
-int bot_state_load(const char *dir, const char *fabric, struct bot_state *out,
-		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen);
-/* Lock the fabric for a read-modify-publish cycle (creates <dir>/<fabric>/
- * and its .lock; blocks while another holder runs). Returns an fd to pass
- * to bot_state_unlock, or -1 with err. */
-int bot_state_lock(const char *dir, const char *fabric, char *err, size_t errlen);
-void bot_state_unlock(int fd);
-/* Write s as a new snapshot and point `current` at it (the lock held).
- * 0 with its name in snap, or -1 with err; on failure `current` still
- * names the previous snapshot. */
-int bot_state_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
-		      char *err, size_t errlen);
+/* Read the whole regular file open on fd (closed here), at most max bytes,
+ * into *buf (malloc()ed, *len bytes): 0, or -1 with "name: reason" in err
+ * (not a regular file, over max, a read error, changed while read). The
+ * reader of snapshot files and of the state directory (learn/store.c). */
+int bot_state_slurp(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
+		    size_t errlen);
 
 #endif

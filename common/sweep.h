@@ -4,7 +4,7 @@
  * Owns reading and writing sweep files: header-driven column order, strict
  * validation with FILE:LINE messages, and the in-memory row table the
  * simulator produces and the replay consumes. Grouping rows into contexts is
- * the replay's job (tools/dataset.h).
+ * the replay's job (replay/dataset.h).
  */
 #ifndef BOT_SWEEP_H
 #define BOT_SWEEP_H

@@ -8,10 +8,27 @@
 #ifndef BOT_CMD_H
 #define BOT_CMD_H
 
+#include "common/settings.h"
+#include "learn/log.h"
+
 int bot_cmd_env(int argc, char **argv);
 int bot_cmd_sim(int argc, char **argv);
 int bot_cmd_replay(int argc, char **argv);
 int bot_cmd_spool(int argc, char **argv);
 int bot_cmd_state(int argc, char **argv);
+
+/* What learn/ reports, on stderr: "nccl-bot: <arg>: <msg>", arg being the
+ * command's name as a string ("env", "state add"). For struct bot_log. */
+void bot_cmd_log(void *arg, int level, const char *msg);
+
+/*
+ * A value the settings grammar (common/settings.h) refused: prints
+ * "nccl-bot: CMD: OPT 'VALUE': want <bot_set_want(kind)>[, RANGE] (<reason>)"
+ * and returns 2, the exit status of a usage error. range may be NULL
+ * ("from 1 to 65536"). For an allow-list, bad is the offset of the refused
+ * item (bot_set_allow), which is named too.
+ */
+int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum bot_set_kind kind,
+		      const char *range, int err, size_t bad);
 
 #endif

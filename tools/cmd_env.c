@@ -2,18 +2,14 @@
  * cmd_env.c - `nccl-bot env`: the environment a launcher needs outside
  * Slurm, as shell `export` lines for `eval "$(nccl-bot env ...)"`.
  *
- * It points NCCL_TUNER_PLUGIN and NCCL_PROFILER_PLUGIN at the same absolute
- * path of the installed rank-side library (one instance in the process) and
- * compiles NCCL_BOT_TABLE, the step table every rank decides from
- * (doc/formats.md section 8). With --prior-only the table holds no
- * per-context entries: the policy, seed, size threshold and allow-list only.
- * With --spool the policy plans every context that earlier jobs' spool
- * files measured (tools/compile.h): the learning loop without shared state.
- * With --state it plans every context of a fabric's learned state
- * (common/state.h, built by `nccl-bot state add`), the job round being the
- * state's merge rounds.
+ * Options become a request for the environment for a step
+ * (learn/stepenv.h), which checks the rank-side library, builds the step
+ * table from the prior, spool files or a fabric's state, and lists the
+ * variables; this file parses the options (common/settings.h), prints the
+ * variables and says what the table came from. `nccl-bot env` is an
+ * explicit request for nccl-bot: the user's own NCCL_TUNER_PLUGIN and
+ * NCCL_PROFILER_PLUGIN are replaced, with a warning naming them.
  */
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -23,22 +19,21 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "compile.h"
+#include "common/settings.h"
 #include "common/state.h"
-#include "common/table.h"
-#include "policies/context.h"
-#include "policies/policy.h"
+#include "learn/stepenv.h"
 
 #ifndef BOT_RANK_LIBDIR
 #define BOT_RANK_LIBDIR "/opt/nccl-bot/" PACKAGE_VERSION "/lib"
 #endif
 #define BOT_RANK_SO_NAME "libnccl-tuner-bot.so"
+#define MAX_SPOOL 64
 
 static void env_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nccl-bot env --prior-only [--policy P] [--seed S] [--min-bytes N]\n"
-		"                    [--allow LIST] [--lib PATH]\n"
+		"                    [--allow LIST] [--no-measure] [--lib PATH]\n"
 		"       nccl-bot env --spool FILE|DIR... [--comms C] [--round R] [same options]\n"
 		"       nccl-bot env --state DIR --fabric F [--comms C] [--round R] [same options]\n"
 		"       nccl-bot env --state SNAPSHOT [--fabric F] [...]\n"
@@ -49,73 +44,33 @@ static void env_usage(FILE *f)
 		"  --prior-only     a step table without learned entries (policy on the prior)\n"
 		"  --spool PATH     plan from earlier jobs' spool files (a directory: its\n"
 		"                   *.spool files); repeatable. Bad files are skipped, named.\n"
-		"  --comms C        communicators expected to share a context (default 8)\n"
-		"  --round R        job index for the plan (default: jobs seen in the spools,\n"
-		"                   or the state's merge rounds)\n"
-		"  --no-measure     ranks never measure (they measure only where NCCL_BOT_SPOOL\n"
-		"                   is set anyway)\n"
 		"  --state DIR      plan from the fabric's learned state (DIR/F/current, written\n"
 		"                   by `nccl-bot state add`; default $NCCL_BOT_STATE when\n"
 		"                   --fabric is given alone); a snapshot file works too\n"
 		"  --fabric F       the fabric whose state to use (checked against a file)\n"
+		"  --comms C        communicators expected to share a context, 1..65536\n"
+		"                   (default 8; --spool and --state only)\n"
+		"  --round R        job index for the plan, up to 2^62 (default: jobs seen in\n"
+		"                   the spools, or the state's merge rounds; --spool and\n"
+		"                   --state only)\n"
 		"  --policy P       policy name (default auto; see nccl-bot(7))\n"
 		"  --seed S         u64 seed shared by every rank, decimal or 0x-hex (default 0)\n"
-		"  --min-bytes N    leave calls below N bytes to NCCL (default 1048576; rounded\n"
-		"                   up to a power of two)\n"
+		"  --min-bytes N    leave calls below N bytes to NCCL: a byte count, KiB, MiB,\n"
+		"                   GiB, TiB suffixes (default 1048576; rounded up to a power\n"
+		"                   of two)\n"
 		"  --allow LIST     arms that may be forced beyond Ring, Tree, PAT and AUTO's own\n"
-		"                   algorithm, comma-separated: nvls/simple, or nvls for all\n"
-		"                   protocols, or all (forcing NVLS or CollNet may allocate\n"
-		"                   GPU memory)\n"
-		"  --lib PATH       the rank-side library (default " BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME ")\n");
-}
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* "nvls/simple,tree" -> bit per arm; -1 and a message on a bad name. */
-static int parse_allow(const char *list, uint32_t *allow)
-{
-	char buf[512], *save = NULL, *tok;
-
-	if (strlen(list) >= sizeof(buf)) {
-		fprintf(stderr, "nccl-bot: env: --allow: list too long\n");
-		return -1;
-	}
-	strcpy(buf, list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "all")) {
-			*allow |= (1u << BOT_NARMS) - 1;
-			continue;
-		}
-		if (!strcmp(tok, "none"))
-			continue;
-		int arm = strchr(tok, '/') ? bot_arm_parse(tok) : -1;
-		int algo = strchr(tok, '/') ? -1 : bot_algo_parse(tok);
-
-		if (arm >= 0) {
-			*allow |= 1u << arm;
-		} else if (algo >= 0) {
-			for (int p = 0; p < BOT_NPROTO; p++)
-				*allow |= 1u << bot_arm(algo, p);
-		} else {
-			fprintf(stderr, "nccl-bot: env: --allow: unknown arm or algorithm '%s' "
-				"(want e.g. nvls/simple or collnet_direct)\n", tok);
-			return -1;
-		}
-	}
-	return 0;
+		"                   algorithm: all, none, or comma-separated nvls/simple, or nvls\n"
+		"                   for all protocols (forcing NVLS or CollNet may allocate GPU\n"
+		"                   memory)\n"
+		"  --no-measure     ranks never measure (they measure only where NCCL_BOT_SPOOL\n"
+		"                   is set anyway)\n"
+		"  --lib PATH       the rank-side library: an ELF shared object for this machine\n"
+		"                   exporting the tuner symbols; a relative PATH is taken from\n"
+		"                   the current directory (default\n"
+		"                   " BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME ")\n"
+		"\n"
+		"Values follow one grammar (doc/formats.md section 11): decimal digits without\n"
+		"blanks, signs or leading zeros; 0x-hex for --seed.\n");
 }
 
 /* Print VAR='value' with shell single quotes. */
@@ -131,63 +86,40 @@ static void print_export(const char *var, const char *value)
 	printf("'\n");
 }
 
-/* The table from a fabric's state (a state directory or a snapshot file). */
-static int env_from_state(const char *state, const char *fabric, int policy_id, uint64_t seed,
-			  uint32_t allow, uint32_t comms, int64_t round, unsigned min_log2,
-			  struct bot_table *t)
+/* What the table was planned from, on stderr. */
+static void say_source(const struct bot_stepenv_req *req, const struct bot_stepenv *env)
 {
-	struct bot_compile_opts o;
-	struct bot_compile_report rep = { 0 };
-	struct bot_state s;
-	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "";
-	struct stat st;
-	int rc;
+	const struct bot_compile_report *r = &env->compile;
 
-	if (stat(state, &st) < 0) {
-		fprintf(stderr, "nccl-bot: env: --state %s: %s\n", state, strerror(errno));
-		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		if (!fabric) {
-			fprintf(stderr, "nccl-bot: env: --state %s is a state directory: say which "
-				"fabric with --fabric F\n", state);
-			return -2;
-		}
-		rc = bot_state_load(state, fabric, &s, snap, err, sizeof(err));
-	} else {
-		rc = bot_state_read_file(state, &s, err, sizeof(err));
-		if (rc == 0 && fabric && strcmp(fabric, s.fabric)) {
-			fprintf(stderr, "nccl-bot: env: %s holds fabric '%s', not '%s'\n", state,
-				s.fabric, fabric);
-			bot_state_free(&s);
-			return -1;
-		}
-	}
-	if (rc < 0) {
-		fprintf(stderr, "nccl-bot: env: %s\n", err);
-		return -1;
-	}
-	if (rc == 1)
-		fprintf(stderr, "nccl-bot: env: %s/%s: no learned state yet; the table holds no "
-			"learned entries (as --prior-only)\n", state, fabric);
-	bot_compile_opts_default(&o);
-	bot_policy_init(&o.policy, bot_policy_name(policy_id));
-	o.policy.allow = allow;
-	o.seed = seed;
-	o.ncomms = comms;
-	o.min_bytes_log2 = min_log2;
-	rc = bot_compile_plan(s.kb, &o, round >= 0 ? (uint64_t)round : s.rounds, t, &rep, err,
-			      sizeof(err));
-	if (rc < 0)
-		fprintf(stderr, "nccl-bot: env: %s%s%s%s%s: %s\n", state, snap[0] ? "/" : "",
-			snap[0] ? s.fabric : "", snap[0] ? "/" : "", snap, err);
-	else
+	if (req->source == BOT_STEPENV_SPOOL)
+		fprintf(stderr, "nccl-bot: env: %zu spool file(s) (%zu skipped), %llu samples "
+			"(%llu labelled, not learned from), %llu collectives after the minimum over "
+			"ranks; %zu contexts, %zu table entries (%zu dropped by the size budget); "
+			"round %llu\n", r->files, r->files_rejected, (unsigned long long)r->samples,
+			(unsigned long long)r->samples_unclean, (unsigned long long)r->collectives,
+			r->contexts, r->entries, r->dropped, (unsigned long long)r->round);
+	else if (req->source == BOT_STEPENV_STATE)
 		fprintf(stderr, "nccl-bot: env: fabric %s%s%s: %zu sources, %zu contexts planned, "
 			"%zu table entries (%zu dropped by the size budget); round %llu\n",
-			s.fabric, snap[0] ? ", " : "", snap, s.nsources, rep.contexts, rep.entries,
-			rep.dropped, (unsigned long long)rep.round);
-	bot_state_free(&s);
-	return rc;
+			env->fabric, env->snapshot[0] ? ", " : "", env->snapshot, env->sources,
+			r->contexts, r->entries, r->dropped, (unsigned long long)r->round);
+}
+
+/* An absolute path for --lib: a relative one is taken from the current
+ * directory (NCCL would look a bare name up in its own search path). */
+static int absolute(const char *lib, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (lib[0] == '/' || !lib[0]) {
+		snprintf(buf, len, "%s", lib);
+		return 0;
+	}
+	if (!getcwd(cwd, sizeof(cwd)) || (size_t)snprintf(buf, len, "%s/%s", cwd, lib) >= len) {
+		fprintf(stderr, "nccl-bot: env: --lib %s: cannot make it an absolute path\n", lib);
+		return -1;
+	}
+	return 0;
 }
 
 int bot_cmd_env(int argc, char **argv)
@@ -208,18 +140,18 @@ int bot_cmd_env(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *policy = "auto", *state = NULL, *fabric = NULL, *lib = BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME;
-	uint64_t seed = 0, min_bytes = 1048576, comms = 8, round = 0;
-	const char *spool[64];
-	size_t nspool = 0;
-	int have_round = 0, measure = 1;
-	uint32_t allow = 0;
-	int prior_only = 0, policy_id, c, k;
-	char path[PATH_MAX];
-	struct bot_table *t;
-	char *text;
-	long n;
+	const char *state = NULL, *fabric = NULL, *lib = BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME;
+	const char *spool[MAX_SPOOL], *min_bytes = NULL, *comms_opt = NULL, *round_opt = NULL;
+	struct bot_log log = { bot_cmd_log, "env" };
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char libpath[PATH_MAX];
+	struct stat st;
+	size_t nspool = 0, bad;
+	int prior_only = 0, rounded = 0, c, rc;
+	uint64_t u;
 
+	bot_stepenv_req_default(&req);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -233,50 +165,52 @@ int bot_cmd_env(int argc, char **argv)
 			fabric = optarg;
 			break;
 		case 'p':
-			policy = optarg;
+			if ((rc = bot_set_policy(optarg, &req.policy)))
+				return bot_cmd_bad_value("env", "--policy", optarg, BOT_SET_POLICY,
+							 NULL, rc, 0);
 			break;
 		case 'S':
-			if (parse_u64(optarg, &seed) < 0) {
-				fprintf(stderr, "nccl-bot: env: --seed: not a u64: '%s'\n", optarg);
-				return 2;
-			}
+			if ((rc = bot_set_u64(optarg, 1, &req.seed)))
+				return bot_cmd_bad_value("env", "--seed", optarg, BOT_SET_HEX64, NULL,
+							 rc, 0);
 			break;
 		case 'm':
-			if (parse_u64(optarg, &min_bytes) < 0 || min_bytes > (1ULL << 63)) {
-				fprintf(stderr, "nccl-bot: env: --min-bytes: not a byte count <= 2^63: '%s'\n",
-					optarg);
-				return 2;
-			}
+			if ((rc = bot_set_threshold(optarg, &req.min_bytes_log2, &rounded)))
+				return bot_cmd_bad_value("env", "--min-bytes", optarg,
+							 BOT_SET_THRESHOLD, NULL, rc, 0);
+			min_bytes = optarg;
 			break;
 		case 'a':
-			if (parse_allow(optarg, &allow) < 0)
-				return 2;
+			if ((rc = bot_set_allow(optarg, &req.allow, &bad)))
+				return bot_cmd_bad_value("env", "--allow", optarg, BOT_SET_ALLOW, NULL,
+							 rc, bad);
 			break;
 		case 'l':
 			lib = optarg;
 			break;
 		case 'n':
-			measure = 0;
+			req.measure = 0;
 			break;
 		case 'o':
-			if (nspool == sizeof(spool) / sizeof(spool[0])) {
-				fprintf(stderr, "nccl-bot: env: --spool: at most 64 paths\n");
+			if (nspool == MAX_SPOOL) {
+				fprintf(stderr, "nccl-bot: env: --spool: at most %d paths\n", MAX_SPOOL);
 				return 2;
 			}
 			spool[nspool++] = optarg;
 			break;
 		case 'c':
-			if (parse_u64(optarg, &comms) < 0 || comms < 1 || comms > 65536) {
-				fprintf(stderr, "nccl-bot: env: --comms: want 1..65536: '%s'\n", optarg);
-				return 2;
-			}
+			if ((rc = bot_set_range(optarg, 1, 65536, &u)))
+				return bot_cmd_bad_value("env", "--comms", optarg, BOT_SET_NUMBER,
+							 "from 1 to 65536", rc, 0);
+			req.comms = (uint32_t)u;
+			comms_opt = "--comms";
 			break;
 		case 'r':
-			if (parse_u64(optarg, &round) < 0 || round > (1ULL << 62)) {
-				fprintf(stderr, "nccl-bot: env: --round: not a job index: '%s'\n", optarg);
-				return 2;
-			}
-			have_round = 1;
+			if ((rc = bot_set_range(optarg, 0, 1ULL << 62, &u)))
+				return bot_cmd_bad_value("env", "--round", optarg, BOT_SET_NUMBER,
+							 "up to 2^62", rc, 0);
+			req.round = (int64_t)u;
+			round_opt = "--round";
 			break;
 		case 'h':
 			env_usage(stdout);
@@ -319,99 +253,41 @@ int bot_cmd_env(int argc, char **argv)
 		env_usage(stderr);
 		return 2;
 	}
-	policy_id = bot_policy_parse(policy);
-	if (policy_id < 0) {
-		fprintf(stderr, "nccl-bot: env: --policy: unknown policy '%s'\n", policy);
+	if (state && !fabric && stat(state, &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "nccl-bot: env: --state %s is a state directory: say which fabric "
+			"with --fabric F\n", state);
 		return 2;
 	}
-	if (!realpath(lib, path)) {
-		fprintf(stderr, "nccl-bot: env: %s: %s; install nccl-bot's rank-side library or "
-			"name it with --lib (NCCL would silently load another tuner)\n", lib,
-			strerror(errno));
+	if (prior_only && (round_opt || comms_opt)) {
+		fprintf(stderr, "nccl-bot: env: %s goes with --spool or --state: a table from the "
+			"prior only has no learned entries to plan for a round or communicators\n",
+			round_opt ? round_opt : comms_opt);
+		return 2;
+	}
+	if (absolute(lib, libpath, sizeof(libpath)) < 0)
+		return 1;
+	req.source = prior_only ? BOT_STEPENV_PRIOR : nspool ? BOT_STEPENV_SPOOL : BOT_STEPENV_STATE;
+	req.spool = spool;
+	req.nspool = nspool;
+	req.state = state;
+	req.fabric = fabric;
+	req.lib = libpath;
+	req.user_tuner = getenv("NCCL_TUNER_PLUGIN");
+	req.user_profiler = getenv("NCCL_PROFILER_PLUGIN");
+	req.who = BOT_STEPENV_EXPLICIT;
+	rc = bot_stepenv_build(&req, &env, &log);
+	if (rc < 0)
+		return rc == -2 ? 2 : 1;
+	say_source(&req, &env);
+	if (rounded)
+		fprintf(stderr, "nccl-bot: env: --min-bytes %s rounded up to %llu (a power of two)\n",
+			min_bytes, 1ULL << req.min_bytes_log2);
+	for (size_t i = 0; i < env.nvars; i++)
+		print_export(env.var[i].name, env.var[i].value);
+	bot_stepenv_free(&env);
+	if (fflush(stdout) != 0) {
+		fprintf(stderr, "nccl-bot: env: writing the export lines failed\n");
 		return 1;
 	}
-	if (access(path, R_OK) != 0) {
-		fprintf(stderr, "nccl-bot: env: %s: not readable: %s\n", path, strerror(errno));
-		return 1;
-	}
-
-	t = malloc(sizeof(*t));
-	text = malloc(BOT_TABLE_MAX_TEXT + 1);
-	if (!t || !text) {
-		fprintf(stderr, "nccl-bot: env: out of memory\n");
-		free(t);
-		free(text);
-		return 1;
-	}
-	for (k = 0; k < 63 && (1ULL << k) < min_bytes; k++)
-		;
-	if (state) {
-		int rc = env_from_state(state, fabric, policy_id, seed, allow, (uint32_t)comms,
-					have_round ? (int64_t)round : -1, (unsigned)k, t);
-
-		if (rc < 0) {
-			free(t);
-			free(text);
-			return rc == -2 ? 2 : 1;
-		}
-	} else if (nspool) {
-		struct bot_compile_opts o;
-		struct bot_compile_report rep;
-		char err[512];
-
-		bot_compile_opts_default(&o);
-		bot_policy_init(&o.policy, bot_policy_name(policy_id));
-		o.policy.allow = allow;
-		o.seed = seed;
-		o.ncomms = (uint32_t)comms;
-		o.round = have_round ? (int64_t)round : -1;
-		o.min_bytes_log2 = (unsigned)k;
-		if (bot_compile_spools(spool, nspool, &o, t, &rep, stderr, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nccl-bot: env: %s\n", err);
-			free(t);
-			free(text);
-			return 1;
-		}
-		fprintf(stderr, "nccl-bot: env: %zu spool file(s) (%zu skipped), %llu samples "
-			"(%llu labelled, not learned from), %llu collectives after the minimum over "
-			"ranks; %zu contexts, %zu table entries (%zu dropped by the size budget); "
-			"round %llu\n", rep.files, rep.files_rejected,
-			(unsigned long long)rep.samples, (unsigned long long)rep.samples_unclean,
-			(unsigned long long)rep.collectives, rep.contexts, rep.entries, rep.dropped,
-			(unsigned long long)rep.round);
-	} else {
-		bot_table_init(t, policy_id, seed);
-	}
-	if (min_bytes > 1 && (1ULL << k) != min_bytes)
-		fprintf(stderr, "nccl-bot: env: --min-bytes %llu rounded up to %llu (a power of two)\n",
-			(unsigned long long)min_bytes, 1ULL << k);
-	t->min_bytes_log2 = (uint8_t)k;
-	t->allow = allow;
-	/* Ranks measure only with NCCL_BOT_SPOOL set as well. */
-	if (measure)
-		t->flags |= BOT_TABLE_F_MEASURE;
-	else
-		t->flags &= (uint8_t)~BOT_TABLE_F_MEASURE;
-	if (policy_id == BOT_POLICY_SHADOW)
-		t->flags |= BOT_TABLE_F_SHADOW;
-	n = bot_table_encode(t, text, BOT_TABLE_MAX_TEXT + 1);
-	if (n < 0) {
-		fprintf(stderr, "nccl-bot: env: cannot encode the step table: %s\n",
-			bot_table_strerror((int)n));
-		free(t);
-		free(text);
-		return 1;
-	}
-	{
-		const char *own = getenv("NCCL_TUNER_PLUGIN");
-
-		if (own && *own && strcmp(own, path) != 0)
-			fprintf(stderr, "nccl-bot: env: replacing NCCL_TUNER_PLUGIN=%s\n", own);
-	}
-	print_export("NCCL_TUNER_PLUGIN", path);
-	print_export("NCCL_PROFILER_PLUGIN", path);
-	print_export("NCCL_BOT_TABLE", text);
-	free(t);
-	free(text);
 	return 0;
 }

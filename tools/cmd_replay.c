@@ -2,11 +2,12 @@
  * cmd_replay.c - `nccl-bot replay`: options, data, report.
  *
  * Reads sweep files (or generates the built-in fabrics' sweep in memory when
- * none is given), groups them into contexts (tools/dataset.c), evaluates
- * AUTO and the policies in each requested mode (tools/replay_eval.c) and
- * prints one report (tools/replay_out.c). Exit status: 0 success, 1 bad or
+ * none is given), groups them into contexts (replay/dataset.c), evaluates
+ * AUTO and the policies in each requested mode (replay/replay_eval.c) and
+ * prints one report (replay/replay_out.c). Exit status: 0 success, 1 bad or
  * unusable data (FILE:LINE on stderr), 2 usage (the message names the
- * option).
+ * option). Numbers, seeds, policy names and allow-lists follow the settings
+ * grammar (common/settings.h, doc/formats.md section 11).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,11 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/sweep.h"
 #include "cmd.h"
-#include "dataset.h"
-#include "replay.h"
-#include "sim.h"
+#include "common/settings.h"
+#include "common/sweep.h"
+#include "replay/dataset.h"
+#include "replay/replay.h"
+#include "sim/sim.h"
 
 #define MAX_FILES 256
 
@@ -51,7 +53,7 @@ static void usage(FILE *f)
 		"  --data FILE          sweep CSV; repeat for several files (also positional)\n"
 		"  --policy LIST        comma list of policies (default: all but auto)\n"
 		"  --mode LIST          per-call, jobs, epochs; comma list (default: jobs)\n"
-		"  --seed N             replay seed (default 0)\n"
+		"  --seed N             replay seed, decimal or 0x-hex (default 0)\n"
 		"  --train-nodes SET    tuning/history split, e.g. 4-8 or 4,8 (default 4-8)\n"
 		"  --test-nodes SET     scored split (default 16-32)\n"
 		"  --calls N            per-call: calls per context; jobs: calls per comm and job;\n"
@@ -71,11 +73,15 @@ static void usage(FILE *f)
 		"  --tune-contexts N    training contexts used per grid point (default 256; 0 = all)\n"
 		"  --threads N          worker threads (default 2; results do not depend on it)\n"
 		"  --alpha X            significance after Holm correction (default 0.05)\n"
-		"  --sim-seed N         seed of the built-in fabrics' sweep (default 0)\n"
+		"  --sim-seed N         seed of the built-in fabrics' sweep, decimal or 0x-hex\n"
+		"                       (default 0)\n"
 		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
 		"  --worst N            table: list each policy's N worst test contexts\n"
-		"  --help\n");
+		"  --help\n"
+		"\n"
+		"Numbers are decimal digits without blanks, signs or leading zeros, and lists\n"
+		"have no empty items (doc/formats.md section 11).\n");
 }
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -84,25 +90,25 @@ static int bad(const char *opt, const char *val, const char *why)
 	return 2;
 }
 
+/* A decimal number within [lo, hi] (common/settings.h). */
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *e;
-	unsigned long long v;
+	char range[64];
+	int rc = bot_set_range(s, lo, hi, out);
 
-	errno = 0;
-	if (*s == '-' || *s == 0)
-		return bad(opt, s, "expected a non-negative integer");
-	v = strtoull(s, &e, 0);
-	if (errno || *e)
-		return bad(opt, s, "expected a non-negative integer");
-	if (v < lo || v > hi) {
-		char why[96];
+	if (!rc)
+		return 0;
+	snprintf(range, sizeof(range), "from %llu to %llu", (unsigned long long)lo,
+		 (unsigned long long)hi);
+	return bot_cmd_bad_value("replay", opt, s, BOT_SET_NUMBER, range, rc, 0);
+}
 
-		snprintf(why, sizeof(why), "out of range %llu..%llu", (unsigned long long)lo, (unsigned long long)hi);
-		return bad(opt, s, why);
-	}
-	*out = v;
-	return 0;
+/* A seed: a u64, decimal or 0x-hex. */
+static int parse_seed(const char *opt, const char *s, uint64_t *out)
+{
+	int rc = bot_set_u64(s, 1, out);
+
+	return rc ? bot_cmd_bad_value("replay", opt, s, BOT_SET_HEX64, NULL, rc, 0) : 0;
 }
 
 static int parse_dbl(const char *opt, const char *s, double lo, double hi, double *out)
@@ -124,10 +130,9 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, doubl
 	return 0;
 }
 
+/* "all" (every policy but auto) or comma-separated policy names. */
 static int parse_policies(struct replay_args *a, const char *s)
 {
-	char buf[512], *save = NULL, *tok;
-
 	a->npolicies = 0;
 	if (!strcmp(s, "all")) {
 		for (int i = 0; i < BOT_NPOLICY; i++)
@@ -135,22 +140,26 @@ static int parse_policies(struct replay_args *a, const char *s)
 				a->policies[a->npolicies++] = i;
 		return 0;
 	}
-	if (strlen(s) >= sizeof(buf))
-		return bad("--policy", s, "too long");
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int id = bot_policy_parse(tok);
+	for (const char *item = s;;) {
+		size_t n = strcspn(item, ",");
+		char name[64];
+		int id, rc;
 
-		if (id < 0)
-			return bad("--policy", tok, "unknown policy (see doc/formats.md section 10)");
+		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1),
+			 item);
+		rc = n ? bot_set_policy(name, &id) : BOT_SET_ELIST;
+		if (rc)
+			return bot_cmd_bad_value("replay", "--policy", n ? name : s, BOT_SET_POLICY,
+						 NULL, rc, 0);
 		for (size_t i = 0; i < a->npolicies; i++)
 			if (a->policies[i] == id)
 				id = -1;
 		if (id >= 0)
 			a->policies[a->npolicies++] = id;
+		if (!item[n])
+			break;
+		item += n + 1;
 	}
-	if (!a->npolicies)
-		return bad("--policy", s, "no policy named");
 	return 0;
 }
 
@@ -178,33 +187,13 @@ static int parse_modes(struct replay_args *a, const char *s)
 	return 0;
 }
 
-/* "ring/ll,collnet_direct,nvls/simple", "all" or "none". */
+/* An allow-list (common/settings.h): "all", "none" or "ring/ll,nvls". */
 static int parse_allow(struct replay_args *a, const char *s)
 {
-	char buf[512], *save = NULL, *tok;
+	size_t bad;
+	int rc = bot_set_allow(s, &a->eval.allow, &bad);
 
-	a->eval.allow = 0;
-	if (!strcmp(s, "none"))
-		return 0;
-	if (!strcmp(s, "all")) {
-		a->eval.allow = (1u << BOT_NARMS) - 1;
-		return 0;
-	}
-	if (strlen(s) >= sizeof(buf))
-		return bad("--allow", s, "too long");
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *slash = strchr(tok, '/');
-		int algo = bot_algo_parse_n(tok, slash ? (size_t)(slash - tok) : strlen(tok));
-		int proto = slash ? bot_proto_parse(slash + 1) : -1;
-
-		if (algo < 0 || (slash && proto < 0))
-			return bad("--allow", tok, "expected algo/proto or an algorithm name");
-		for (int p = 0; p < BOT_NPROTO; p++)
-			if (!slash || p == proto)
-				a->eval.allow |= 1u << bot_arm(algo, p);
-	}
-	return 0;
+	return rc ? bot_cmd_bad_value("replay", "--allow", s, BOT_SET_ALLOW, NULL, rc, bad) : 0;
 }
 
 enum {
@@ -291,7 +280,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			rc = parse_modes(a, optarg);
 			break;
 		case OPT_SEED:
-			rc = parse_u64("--seed", optarg, 0, UINT64_MAX, &a->run.seed);
+			rc = parse_seed("--seed", optarg, &a->run.seed);
 			break;
 		case OPT_TRAIN:
 		case OPT_TEST:
@@ -370,7 +359,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			rc = parse_dbl("--alpha", optarg, 0, 1, &a->eval.alpha);
 			break;
 		case OPT_SIM_SEED:
-			rc = parse_u64("--sim-seed", optarg, 0, UINT64_MAX, &a->sim_seed);
+			rc = parse_seed("--sim-seed", optarg, &a->sim_seed);
 			break;
 		case OPT_SIM_SAMPLES:
 			rc = parse_u64("--sim-samples", optarg, 1, 100000, &u);

@@ -4,16 +4,18 @@
  * AUTO is wrong on it.
  *
  * Options are parsed by hand so every error names the option and the value;
- * usage errors exit 2, I/O and allocation failures 1.
+ * numbers, seeds and byte counts follow the settings grammar
+ * (common/settings.h, doc/formats.md section 11); usage errors exit 2, I/O
+ * and allocation failures 1.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cmd.h"
-#include "sim_int.h"
+#include "common/settings.h"
+#include "sim/sim_int.h"
 
 #define MAX_FABRICS 16
 #define MAX_NODES 64
@@ -25,8 +27,9 @@ static void usage(FILE *o)
 		"  --fabric NAME[,NAME]  fabrics to simulate (default: every scoring fabric)\n"
 		"  --nodes LIST          node counts, e.g. 1,2,4,8 or 4-8 (range = those of the\n"
 		"                        default list 1,2,3,4,6,8,12,16,24,32,48,64 inside it)\n"
-		"  --min-bytes SIZE      smallest message (default 1K; suffixes K KiB M MiB G GiB)\n"
-		"  --max-bytes SIZE      largest message (default 4G); sizes are powers of two\n"
+		"  --min-bytes SIZE      smallest message (default 1KiB; a byte count with an\n"
+		"                        optional KiB, MiB, GiB or TiB suffix)\n"
+		"  --max-bytes SIZE      largest message (default 4GiB); sizes are powers of two\n"
 		"  --samples N           rows per (context, arm) (default 16)\n"
 		"  --seed S              noise seed, decimal or 0x-hex (default 0)\n"
 		"  --coll LIST           collectives (broadcast,reduce,allgather,reducescatter,allreduce)\n"
@@ -44,47 +47,18 @@ static int bad(const char *opt, const char *val, const char *why)
 	return 2;
 }
 
-static int parse_u64(const char *s, uint64_t *v)
+/* A byte count (common/settings.h) from 1 to 1 TiB. */
+static int parse_size(const char *opt, const char *s, uint64_t *v)
 {
-	char *end;
+	int rc = bot_set_bytes(s, v);
 
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || *end ? -1 : 0;
+	if (!rc && (*v < 1 || *v > UINT64_C(1) << 40))
+		rc = BOT_SET_ERANGE;
+	return rc ? bot_cmd_bad_value("sim", opt, s, BOT_SET_BYTES, "from 1 to 1TiB", rc, 0) : 0;
 }
 
-/* "4G", "4GiB", "1K", "1048576" -> bytes (binary units). */
-static int parse_size(const char *s, uint64_t *v)
-{
-	static const struct { const char *sfx; unsigned sh; } sf[] = {
-		{ "", 0 }, { "b", 0 }, { "k", 10 }, { "kb", 10 }, { "kib", 10 },
-		{ "m", 20 }, { "mb", 20 }, { "mib", 20 }, { "g", 30 }, { "gb", 30 },
-		{ "gib", 30 }, { "t", 40 }, { "tib", 40 },
-	};
-	char *end;
-	uint64_t n;
-	unsigned i;
-
-	if (!*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	for (i = 0; i < sizeof(sf) / sizeof(sf[0]); i++) {
-		if (strcasecmp(end, sf[i].sfx))
-			continue;
-		if (sf[i].sh && n > (UINT64_C(1) << 40) >> sf[i].sh)
-			return -1;
-		*v = n << sf[i].sh;
-		return *v >= 1 && *v <= (UINT64_C(1) << 40) ? 0 : -1;
-	}
-	return -1;
-}
-
-/* "1,2,4-8" -> node counts (ranges select entries of the default list). */
+/* "1,2,4-8" -> node counts (ranges select entries of the default list);
+ * each number decimal, 1..65535. */
 static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 {
 	char buf[256], *tok, *save = NULL;
@@ -100,7 +74,7 @@ static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 
 		if (dash) {
 			*dash = 0;
-			if (parse_u64(tok, &lo) || parse_u64(dash + 1, &hi) || lo < 1 || hi < lo)
+			if (bot_set_range(tok, 1, 65535, &lo) || bot_set_range(dash + 1, lo, 65535, &hi))
 				return -1;
 			for (i = 0; i < bot_sim_default_nnodes; i++) {
 				unsigned v = bot_sim_default_nodes[i];
@@ -110,7 +84,7 @@ static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 			}
 			continue;
 		}
-		if (parse_u64(tok, &lo) || lo < 1 || lo > 65535 || *n >= MAX_NODES)
+		if (bot_set_range(tok, 1, 65535, &lo) || *n >= MAX_NODES)
 			return -1;
 		out[(*n)++] = (unsigned)lo;
 	}
@@ -335,23 +309,28 @@ int bot_cmd_sim(int argc, char **argv)
 				return bad(opt, bn, "unknown fabric (see --list)");
 		} else if (!strcmp(opt, "--nodes")) {
 			if (parse_nodes(val, nodes, &o.nnodes))
-				return bad(opt, val, "expected counts 1..65535 or ranges like 4-8");
+				return bad(opt, val, "expected decimal counts 1..65535 or ranges "
+					   "like 4-8");
 			o.nodes = nodes;
 		} else if (!strcmp(opt, "--min-bytes")) {
-			if (parse_size(val, &o.min_bytes))
-				return bad(opt, val, "expected a size 1..1T such as 1K, 4KiB, 1M, 4G");
+			if (parse_size(opt, val, &o.min_bytes))
+				return 2;
 		} else if (!strcmp(opt, "--max-bytes")) {
-			if (parse_size(val, &o.max_bytes))
-				return bad(opt, val, "expected a size 1..1T such as 1K, 4KiB, 1M, 4G");
+			if (parse_size(opt, val, &o.max_bytes))
+				return 2;
 		} else if (!strcmp(opt, "--samples")) {
 			uint64_t v;
+			int rc2 = bot_set_range(val, 1, 1000000, &v);
 
-			if (parse_u64(val, &v) || v < 1 || v > 1000000)
-				return bad(opt, val, "expected 1..1000000");
+			if (rc2)
+				return bot_cmd_bad_value("sim", opt, val, BOT_SET_NUMBER,
+							 "from 1 to 1000000", rc2, 0);
 			o.samples = (unsigned)v;
 		} else if (!strcmp(opt, "--seed")) {
-			if (parse_u64(val, &o.seed))
-				return bad(opt, val, "expected a decimal or 0x-hex u64");
+			int rc2 = bot_set_u64(val, 1, &o.seed);
+
+			if (rc2)
+				return bot_cmd_bad_value("sim", opt, val, BOT_SET_HEX64, NULL, rc2, 0);
 		} else if (!strcmp(opt, "--coll")) {
 			if (parse_colls(val, &o.coll_mask))
 				return bad(opt, val, "expected collective names separated by commas");

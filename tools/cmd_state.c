@@ -5,12 +5,9 @@
  *   nccl-bot state add  --state DIR --fabric F SPOOL...   merge one job's spool files
  *   nccl-bot state show --state DIR --fabric F | FILE    YAML rendering
  *
- * `add` is a read-modify-publish cycle under the fabric's lock: load the
- * current snapshot (or start empty), read the job's spool files (bad ones
- * are named and skipped; files already merged are skipped, so adding the
- * same job twice changes nothing), reduce them as `env --spool` does, merge
- * into a copy, and publish a new snapshot. Nothing is published when no
- * file is new or anything fails: `current` keeps naming the old snapshot.
+ * `add` is the merge of one job (learn/merge.h): a read-modify-publish
+ * cycle under the fabric's lock; this file says what happened. `show`
+ * renders a snapshot (learn/store.h loads the current one) as YAML.
  * `nccl-bot env --state` compiles step tables from what `add` publishes.
  */
 #include <getopt.h>
@@ -22,9 +19,11 @@
 
 #include "cmd.h"
 #include "common/state.h"
-#include "compile.h"
+#include "learn/merge.h"
+#include "learn/store.h"
 #include "policies/context.h"
 #include "policies/plan.h"
+#include "policies/policy.h"
 
 static void state_usage(FILE *f)
 {
@@ -49,85 +48,34 @@ static void state_usage(FILE *f)
 static int state_add(const char *dir, const char *fabric, const char *const *paths, size_t n,
 		     int partial)
 {
-	struct bot_state cur, next = { 0 };
-	struct bot_compile_report rep;
-	uint64_t *src = NULL;
-	struct bot_kb *batch = NULL;
-	char err[BOT_STATE_ERR_MAX], old[BOT_STATE_NAME_MAX], snap[BOT_STATE_NAME_MAX];
-	size_t nsrc = 0;
-	int lock, rc = 1, loaded;
+	struct bot_merge_req req = { dir, fabric, paths, n, partial, NULL };
+	struct bot_log log = { bot_cmd_log, "state add" };
+	struct bot_merge_result res;
+	int rc = bot_merge_job(&req, &res, &log);
 
-	lock = bot_state_lock(dir, fabric, err, sizeof(err));
-	if (lock < 0) {
-		fprintf(stderr, "nccl-bot: state add: %s\n", err);
-		return 1;
-	}
-	loaded = bot_state_load(dir, fabric, &cur, old, err, sizeof(err));
-	if (loaded < 0) {
-		fprintf(stderr, "nccl-bot: state add: %s; nothing merged (fix or move the file: "
-			"`current` may name the previous snapshot)\n", err);
-		bot_state_unlock(lock);
-		return 1;
-	}
-	if (bot_compile_read(paths, n, &cur, &batch, &src, &nsrc, &rep, stderr, err,
-			     sizeof(err)) < 0) {
-		fprintf(stderr, "nccl-bot: state add: %s; nothing merged\n", err);
-		goto out;
-	}
-	/* A job is merged whole, once: its samples are reduced over all of its
-	 * ranks together. A part of a job merged alone would keep its ranks'
-	 * arrival skew (and count the job twice in rounds). */
-	if (!partial && nsrc && (rep.files_rejected || rep.files_merged_before)) {
-		fprintf(stderr, "nccl-bot: state add: %s: of this job's %zu spool file(s), %zu "
-			"failed validation (named above) and %zu were merged before; nothing "
-			"merged: a job is merged whole, once. Fix or remove the bad files, or pass "
-			"--partial to merge the %zu other file(s) alone\n", fabric, rep.files,
-			rep.files_rejected, rep.files_merged_before, nsrc);
-		goto out;
-	}
-	if (nsrc == 0) {
+	switch (res.outcome) {
+	case BOT_MERGE_PUBLISHED:
+		fprintf(stderr, "nccl-bot: state add: %s: merged %zu spool file(s) (%zu already "
+			"merged, %zu rejected), %" PRIu64 " collectives after the minimum over "
+			"ranks; %zu contexts, round %" PRIu64 "; published %s/%s/%s\n", fabric,
+			res.merged, res.merged_before, res.rejected, res.collectives, res.contexts,
+			res.round, dir, fabric, res.snapshot);
+		return 0;
+	case BOT_MERGE_NOTHING_NEW:
 		fprintf(stderr, "nccl-bot: state add: %s: nothing new (%zu file(s) read, %zu "
-			"already merged, %zu rejected); %s%s\n", fabric, rep.files,
-			rep.files_merged_before, rep.files_rejected,
-			loaded == 0 ? old : "no snapshot yet", loaded == 0 ? " unchanged" : "");
-		rc = rep.files_rejected ? 1 : 0;
-		goto out;
+			"already merged, %zu rejected); %s%s\n", fabric, res.files,
+			res.merged_before, res.rejected,
+			res.snapshot[0] ? res.snapshot : "no snapshot yet",
+			res.snapshot[0] ? " unchanged" : "");
+		return res.rejected ? 1 : 0;
+	case BOT_MERGE_REFUSED:
+		fprintf(stderr, "nccl-bot: state add: pass --partial to merge the valid new "
+			"files alone\n");
+		return 1;
+	case BOT_MERGE_FAILED:
+		break;
 	}
-	/* Merge into a copy: a failure leaves nothing half-merged. */
-	if (bot_state_init(&next, fabric) < 0 || bot_kb_merge(next.kb, cur.kb) < 0 ||
-	    bot_kb_merge(next.kb, batch) < 0) {
-		fprintf(stderr, "nccl-bot: state add: merging failed (out of memory, or a "
-			"histogram bin over 2^32-1 samples); nothing published\n");
-		goto out;
-	}
-	next.rounds = cur.rounds + 1;
-	for (size_t i = 0; i < cur.nsources; i++)
-		if (bot_state_add_source(&next, cur.src[i]) < 0)
-			goto oom;
-	for (size_t i = 0; i < nsrc; i++)
-		if (bot_state_add_source(&next, src[i]) < 0)
-			goto oom;
-	if (bot_state_publish(dir, &next, snap, err, sizeof(err)) < 0) {
-		fprintf(stderr, "nccl-bot: state add: %s; nothing published\n", err);
-		goto out;
-	}
-	fprintf(stderr, "nccl-bot: state add: %s: merged %zu spool file(s) (%zu already merged, "
-		"%zu rejected), %" PRIu64 " collectives after the minimum over ranks; %zu contexts, "
-		"round %" PRIu64 "; published %s/%s/%s\n", fabric, nsrc, rep.files_merged_before,
-		rep.files_rejected, rep.collectives, bot_kb_count(next.kb), next.rounds, dir, fabric,
-		snap);
-	rc = 0;
-	goto out;
-oom:
-	fprintf(stderr, "nccl-bot: state add: out of memory (or over %u sources); nothing "
-		"published\n", BOT_STATE_MAX_SOURCES);
-out:
-	bot_state_free(&next);
-	bot_state_free(&cur);
-	bot_kb_free(batch);
-	free(src);
-	bot_state_unlock(lock);
-	return rc;
+	return rc < 0 ? 1 : 0;
 }
 
 static void yaml_context(const struct bot_kb_ctx *c)
@@ -180,7 +128,7 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 	if (file)
 		rc = bot_state_read_file(file, &s, err, sizeof(err));
 	else
-		rc = bot_state_load(dir, fabric, &s, snap, err, sizeof(err));
+		rc = bot_store_load(dir, fabric, &s, snap, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state show: %s\n", err);
 		return 1;

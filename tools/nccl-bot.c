@@ -28,6 +28,23 @@ static const struct subcommand subcommands[] = {
 	{ "state", bot_cmd_state, "merge jobs' spool files into per-fabric learned state; show it" },
 };
 
+void bot_cmd_log(void *arg, int level, const char *msg)
+{
+	(void)level;
+	fprintf(stderr, "nccl-bot: %s: %s\n", (const char *)arg, msg);
+}
+
+int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum bot_set_kind kind,
+		      const char *range, int err, size_t bad)
+{
+	fprintf(stderr, "nccl-bot: %s: %s '%s': want %s%s%s (%s", cmd, opt, value,
+		bot_set_want(kind), range ? ", " : "", range ? range : "", bot_set_strerror(err));
+	if (kind == BOT_SET_ALLOW && bad < strlen(value))
+		fprintf(stderr, ": '%.*s'", (int)strcspn(value + bad, ","), value + bad);
+	fprintf(stderr, ")\n");
+	return 2;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: nccl-bot SUBCOMMAND [options]\n\nsubcommands:\n");

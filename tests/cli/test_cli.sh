@@ -95,7 +95,7 @@ expect "two sizes in one bucket" 0 "" -- "$bot" replay --data "$tmp/bucket.csv" 
 # emulated jobs on h100-ib-ndr), read by `state show` and `env --state`; bad
 # snapshots, pointers and options rejected with the file and the reason.
 snap=$top_srcdir/tests/fuzz/corpus-state/valid-two-jobs.nbs
-lib=$bot	# any readable file stands in for the rank-side library
+lib=$PWD/tuner/libnccl-tuner-bot.so	# the rank-side library, built
 expect "state --help" 0 "state add" -- "$bot" state --help
 expect "state unknown action" 2 "unknown action" -- "$bot" state frob
 expect "state show file" 0 "fabric: h100-ib-ndr" -- "$bot" state show "$snap"
@@ -141,6 +141,128 @@ if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ]; then
 	ok "env --state plans the state's round (2) unless --round says otherwise"
 else
 	bad "env --state round: default and --round 2 differ, or --round 5 changes nothing"
+fi
+
+# spool show DIR: every *.spool file of the directory, sorted by name (as
+# env --spool reads them); other names and hidden files are not spool files.
+sp=$top_srcdir/tests/fuzz/corpus-spool
+mkdir "$tmp/spd"
+cp "$sp/valid-summary" "$tmp/spd/nb-b-2.spool"
+cp "$sp/valid-mixed" "$tmp/spd/nb-a-1.spool"
+cp "$sp/valid-empty" "$tmp/spd/notes.txt"
+cp "$sp/bad-crc" "$tmp/spd/.nb-c-3.spool.tmp"
+expect "spool show DIR" 0 "nb-a-1.spool: spool v1" -- "$bot" spool show "$tmp/spd"
+if [ "$(grep -c ': spool v1' "$tmp/out")" -eq 2 ] &&
+	[ "$(grep ': spool v1' "$tmp/out" | head -n 1 | sed 's/:.*//')" = "$tmp/spd/nb-a-1.spool" ] &&
+	! grep -q 'notes.txt\|nb-c-3' "$tmp/out"; then
+	ok "spool show DIR: its two *.spool files, sorted, nothing else"
+else
+	bad "spool show DIR: not exactly nb-a-1 then nb-b-2"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+cp "$sp/bad-crc" "$tmp/spd/nb-c-3.spool"
+expect "spool show DIR with a bad file" 1 "nb-c-3.spool: offset 864: CRC-32C mismatch" -- \
+	"$bot" spool show "$tmp/spd"
+mkdir "$tmp/spempty"
+expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool show "$tmp/spempty"
+expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"
+
+# env --lib: the rank library check (an absolute path to an ELF shared object
+# for this machine exporting the tuner symbols), with the path and the reason;
+# no export line is printed when it fails.
+for p in /tmp /dev/null /etc/passwd "$top_srcdir/tests/cli/test_cli.sh" "$bot"; do
+	expect "env --lib $p refused" 1 "rank-side library (/.*/)?${p#./}: " -- \
+		"$bot" env --prior-only --lib "$p"
+	if grep -q '^export' "$tmp/out"; then bad "env --lib $p printed export lines"; fi
+done
+expect "env --lib directory reason" 1 "/tmp: a directory, not a shared library" -- \
+	"$bot" env --prior-only --lib /tmp
+expect "env --lib device reason" 1 "/dev/null: a character device" -- "$bot" env --prior-only --lib /dev/null
+expect "env --lib text reason" 1 "/etc/passwd: not an ELF file" -- "$bot" env --prior-only --lib /etc/passwd
+expect "env --lib missing" 1 "nosuch.so: No such file" -- "$bot" env --prior-only --lib "$tmp/nosuch.so"
+head -c 1000 "$lib" >"$tmp/trunc.so"
+expect "env --lib truncated" 1 "trunc.so: truncated" -- "$bot" env --prior-only --lib "$tmp/trunc.so"
+expect "env --lib the built library" 0 "^export NCCL_TUNER_PLUGIN='$lib'" -- \
+	"$bot" env --prior-only --lib "$lib"
+botabs=$(cd "$(dirname "$bot")" && pwd)/$(basename "$bot")
+(cd "$(dirname "$lib")" && "$botabs" env --prior-only --lib "./$(basename "$lib")") >"$tmp/out" 2>&1
+if grep -q "^export NCCL_PROFILER_PLUGIN='$lib'" "$tmp/out"; then
+	ok "env --lib relative: exported as an absolute path"
+else
+	bad "env --lib relative"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+
+# One grammar for every setting (formats.md 11): refused spellings are usage
+# errors naming the option, the value and what is wanted.
+expect "env --seed ' -1'" 2 "--seed ' -1': want a u64" -- "$bot" env --prior-only --lib "$lib" --seed ' -1'
+expect "env --seed +7" 2 "--seed '\+7': want a u64" -- "$bot" env --prior-only --lib "$lib" --seed +7
+expect "env --seed 010" 2 "--seed '010'.*leading zero" -- "$bot" env --prior-only --lib "$lib" --seed 010
+expect "env --min-bytes 010" 2 "--min-bytes '010': want a byte count.*leading zero" -- \
+	"$bot" env --prior-only --lib "$lib" --min-bytes 010
+expect "env --min-bytes 1M" 2 "--min-bytes '1M'" -- "$bot" env --prior-only --lib "$lib" --min-bytes 1M
+expect "env --min-bytes ' 1'" 2 "--min-bytes ' 1'" -- "$bot" env --prior-only --lib "$lib" --min-bytes ' 1'
+expect "env --allow 'nvls,'" 2 "--allow 'nvls,': want all, none, or" -- \
+	"$bot" env --prior-only --lib "$lib" --allow 'nvls,'
+expect "env --allow 'all,nvls'" 2 "--allow 'all,nvls'.*: 'all'" -- "$bot" env --prior-only --lib "$lib" --allow all,nvls
+expect "env --allow 'none,ring'" 2 "--allow 'none,ring'.*: 'none'" -- \
+	"$bot" env --prior-only --lib "$lib" --allow none,ring
+expect "env --allow 'nvls,frob'" 2 "unknown name: 'frob'" -- "$bot" env --prior-only --lib "$lib" --allow nvls,frob
+expect "env --policy ' auto'" 2 "--policy ' auto'" -- "$bot" env --prior-only --lib "$lib" --policy ' auto'
+expect "env --comms 0" 2 "--comms '0': want decimal digits, from 1 to 65536" -- \
+	"$bot" env --spool "$tmp" --lib "$lib" --comms 0
+expect "env --comms 65537" 2 "--comms '65537'" -- "$bot" env --spool "$tmp" --lib "$lib" --comms 65537
+expect "env --comms +8" 2 "--comms '\+8'" -- "$bot" env --spool "$tmp" --lib "$lib" --comms +8
+expect "env --round 2^62+1" 2 "--round '4611686018427387905': want decimal digits, up to 2\^62" -- \
+	"$bot" env --spool "$tmp" --lib "$lib" --round 4611686018427387905
+expect "env --round -1" 2 "--round '-1'" -- "$bot" env --spool "$tmp" --lib "$lib" --round -1
+# all and none are lists of their own: every arm, and no arm beyond the defaults
+all=$("$bot" env --prior-only --lib "$lib" --allow all 2>/dev/null | grep NCCL_BOT_TABLE)
+none=$("$bot" env --prior-only --lib "$lib" --allow none 2>/dev/null | grep NCCL_BOT_TABLE)
+dflt=$("$bot" env --prior-only --lib "$lib" 2>/dev/null | grep NCCL_BOT_TABLE)
+if [ -n "$all" ] && [ "$none" = "$dflt" ] && [ "$all" != "$none" ]; then
+	ok "env --allow all and none: every arm, and the default"
+else
+	bad "env --allow all/none: all '$all' none '$none' default '$dflt'"
+fi
+# --round and --comms mean nothing for a table without learned entries
+expect "env --prior-only --round" 2 "--round goes with --spool or --state" -- \
+	"$bot" env --prior-only --lib "$lib" --round 3
+expect "env --prior-only --comms" 2 "--comms goes with --spool or --state" -- \
+	"$bot" env --prior-only --lib "$lib" --comms 4
+
+# replay and sim take their numbers, seeds, byte counts, policy names and
+# allow-lists in the same grammar.
+expect "replay --seed +7" 2 "replay: --seed '\+7': want a u64" -- "$bot" replay --seed +7
+expect "replay --sim-seed ' 1'" 2 "--sim-seed ' 1'" -- "$bot" replay --sim-seed ' 1'
+expect "replay --jobs 010" 2 "--jobs '010': want decimal digits, from 1 to 100000 .*leading zero" -- \
+	"$bot" replay --jobs 010
+expect "replay --threads 0x2" 2 "--threads '0x2'" -- "$bot" replay --threads 0x2
+expect "replay --allow 'nvls,'" 2 "replay: --allow 'nvls,'" -- "$bot" replay --allow 'nvls,'
+expect "replay --policy 'thompson,'" 2 "--policy 'thompson,'" -- "$bot" replay --policy 'thompson,'
+expect "sim --seed -1" 2 "sim: --seed '-1': want a u64" -- "$bot" sim --seed -1
+expect "sim --samples 010" 2 "--samples '010'.*leading zero" -- "$bot" sim --samples 010
+expect "sim --min-bytes 1K" 2 "--min-bytes '1K': want a byte count" -- "$bot" sim --min-bytes 1K
+expect "sim --max-bytes 2TiB" 2 "--max-bytes '2TiB'.*from 1 to 1TiB" -- "$bot" sim --max-bytes 2TiB
+expect "sim --nodes 04" 2 "--nodes: invalid value '04'" -- "$bot" sim --nodes 04
+expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
+	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
+
+# env is an explicit request: a user's own plugins are replaced, and named.
+NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner-x.so NCCL_PROFILER_PLUGIN=/opt/other/libprof.so \
+	"$bot" env --prior-only --lib "$lib" >"$tmp/out" 2>&1
+if grep -q "replacing the user's NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner-x.so with nccl-bot's $lib" "$tmp/out" &&
+	grep -q "replacing the user's NCCL_PROFILER_PLUGIN=/opt/other/libprof.so" "$tmp/out" &&
+	grep -q "^export NCCL_PROFILER_PLUGIN='$lib'" "$tmp/out"; then
+	ok "env replaces the user's plugins, naming them"
+else
+	bad "env replacing the user's plugins"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+ln -s "$lib" "$tmp/libnccl-profiler-bot.so"
+NCCL_TUNER_PLUGIN=$lib NCCL_PROFILER_PLUGIN=$tmp/libnccl-profiler-bot.so \
+	"$bot" env --prior-only --lib "$lib" >"$tmp/out" 2>&1
+if ! grep -q "replacing" "$tmp/out" && grep -q "^export NCCL_TUNER_PLUGIN='$lib'" "$tmp/out"; then
+	ok "env: plugin variables naming our library (or a link to it) are not the user's"
+else
+	bad "env warned about our own library"; sed 's/^/    /' "$tmp/out" | head -n 5
 fi
 
 echo "$pass passed, $fail failed"

@@ -143,7 +143,7 @@ const char *emu_cost_desc(void);
 /* NCCL's cost table (us, -1 unsupported) for numPipeOps = 1. */
 void emu_cost_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NUM_ARMS]);
 
-/* The simulator's truth for the fabric of the cost tables (tools/sim.h):
+/* The simulator's truth for the fabric of the cost tables (sim/sim.h):
  * one measured call (sample i of seed), and the noiseless expectation.
  * < 0 when the arm is unsupported or the simulator is not in use. */
 double emu_measured_us(int coll, uint64_t nbytes, unsigned nnodes, int arm, uint64_t seed,

@@ -1,7 +1,7 @@
 /*
  * emu_cost.c - the cost tables the emulated NCCL hands to getCollInfo.
  *
- * Default: the simulator's AUTO model (tools/sim.h, bot_sim_auto_table), the
+ * Default: the simulator's AUTO model (sim/sim.h, bot_sim_auto_table), the
  * same numbers NCCL 2.28 would compute for the chosen fabric. Built without
  * the simulator (-DEMU_NO_SIM) or run with --costs internal, a small
  * alpha-beta model stands in: it has NCCL's shape (unsupported arms at -1,
@@ -16,7 +16,7 @@
 #include "tests/emulator/emu.h"
 
 #ifndef EMU_NO_SIM
-#include "tools/sim.h"
+#include "sim/sim.h"
 static const struct bot_fabric *fabric;
 #endif
 

@@ -13,7 +13,7 @@
 # then nccl-emu with that NCCL_BOT_TABLE, NCCL_BOT_SPOOL = job j's directory,
 # a fresh --seed (new commIds) and --measured sim: each collective's KernelCh
 # span is the simulator's measured latency of the arm NCCL launched
-# (tools/sim.h bot_sim_sample_us), not AUTO's cost, so what the plugin
+# (sim/sim.h bot_sim_sample_us), not AUTO's cost, so what the plugin
 # learns is the simulated truth. The workload (--workload) cycles over
 # contexts where AUTO is wrong by a clear margin on h100-ib-ndr (allgather
 # and reducescatter of 1.5 MiB on 8 and 4 nodes: AUTO ring/ll128, truth
@@ -116,12 +116,12 @@ same=0
 j=0
 while [ "$j" -lt "$jobs" ]; do
 	if [ "$j" -eq 0 ]; then
-		src="--prior-only"
+		src="--prior-only"	# no learned entries: --comms would mean nothing
 	else
-		src="--state $state --fabric $fabric"
+		src="--state $state --fabric $fabric --comms $comms"
 	fi
 	# shellcheck disable=SC2086
-	if ! envout=$("$bot" env $src --policy thompson --comms "$comms" \
+	if ! envout=$("$bot" env $src --policy thompson \
 			--allow "$allow" --lib "$so" 2>"$tmp/env$j.err"); then
 		bad "a/job$j: nccl-bot env failed: $(cat "$tmp/env$j.err")"
 		break

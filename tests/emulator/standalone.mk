@@ -4,7 +4,7 @@
 #   make -f tests/emulator/standalone.mk [O=/tmp/nccl-emu] [SIM=0] [TABLE=0]
 #   $(O)/nccl-emu --plugin $PWD/tuner/libnccl-tuner-bot.so
 #
-# Run from the repository root. SIM=0 builds without tools/sim*.c (internal
+# Run from the repository root. SIM=0 builds without sim/sim*.c (internal
 # cost model), TABLE=0 without common/table.c (no step tables).
 O ?= /tmp/nccl-emu
 SIM ?= 1
@@ -19,7 +19,7 @@ EMU_DEPS = $(EMU_SRC) tests/emulator/emu.h tests/emulator/nccl_abi.h
 LIB_SRC =
 LIBS = -ldl -lpthread
 ifeq ($(SIM),1)
-LIB_SRC += tools/sim.c tools/sim_auto.c tools/sim_model.c tools/sim_calib.c common/sweep.c
+LIB_SRC += sim/sim.c sim/sim_auto.c sim/sim_model.c sim/sim_calib.c common/sweep.c
 else
 EMU_CFLAGS += -DEMU_NO_SIM
 endif

@@ -5,7 +5,7 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool, state or settings; default sweep), CC (default
+# FUZZ_TARGET (sweep, table, spool, state, settings or elf; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -17,6 +17,7 @@ CC=${CC:-clang}
 target=${FUZZ_TARGET:-sweep}
 out=${FUZZ_OUT:-tests/fuzz/libfuzzer/$target}
 secs=${1:-60}
+maxlen=4096
 [ $# -gt 0 ] && shift
 
 p=$srcdir/policies
@@ -27,7 +28,8 @@ spool)	src="$srcdir/common/spool.c $p/context.c"; corpus=corpus-spool ;;
 state)	src="$srcdir/common/state.c $srcdir/common/spool.c $p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-state ;;
 settings)	src="$srcdir/common/settings.c $p/context.c"; corpus=corpus-settings ;;
-*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state or settings" >&2
+elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
+*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings or elf" >&2
 	exit 2 ;;
 esac
 for f in $src; do
@@ -48,4 +50,4 @@ if [ "$target" = sweep ]; then
 fi
 cd "$out"
 # shellcheck disable=SC2086
-exec "./fuzz_$target" -max_total_time="$secs" -max_len=4096 -timeout=10 $dict "$@" corpus
+exec "./fuzz_$target" -max_total_time="$secs" -max_len="$maxlen" -timeout=10 $dict "$@" corpus

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "policies/policy.h"
-#include "tools/dataset.h"
-#include "tools/replay.h"
-#include "tools/sim.h"
+#include "replay/dataset.h"
+#include "replay/replay.h"
+#include "sim/sim.h"
 
 #define MiB 1048576ULL
 

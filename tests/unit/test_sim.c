@@ -1,5 +1,5 @@
 /*
- * test_sim.c - unit tests of the fabric simulator (tools/sim*.c).
+ * test_sim.c - unit tests of the fabric simulator (sim/sim*.c).
  *
  * Checks: determinism for a seed; -1 exactly where NCCL 2.28 would not
  * offer an arm; the AUTO table against values computed by hand from the
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/sim_int.h"
+#include "sim/sim_int.h"
 
 static const struct bot_fabric *fab(const char *name)
 {

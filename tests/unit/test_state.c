@@ -1,6 +1,7 @@
 /*
- * test_state.c - per-fabric learned state (common/state.h, formats.md 12)
- * and the knowledge-base merge it relies on (policies/kb.h).
+ * test_state.c - per-fabric learned state (common/state.h, formats.md 12),
+ * the state directory around it (learn/store.h, learn/lock.h) and the
+ * knowledge-base merge it relies on (policies/kb.h).
  *
  * Checks: a state survives encode -> parse -> encode byte for byte; the
  * encoding does not depend on insertion order; every truncation and every
@@ -20,6 +21,8 @@
 
 #include "common/spool.h"
 #include "common/state.h"
+#include "learn/lock.h"
+#include "learn/store.h"
 #include "policies/context.h"
 
 static char dir[64];
@@ -312,39 +315,39 @@ START_TEST(test_directory)
 	int fd;
 
 	/* No state yet. */
-	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), 1);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), 1);
 	ck_assert_uint_eq(bot_kb_count(l.kb), 0);
 	bot_state_free(&l);
-	ck_assert_int_eq(bot_state_load("/nonexistent/nb", "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load("/nonexistent/nb", "h100-ib", &l, got, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/nb"));
 
 	fill(&a, 0);
-	fd = bot_state_lock(dir, "h100-ib", err, sizeof(err));
+	fd = bot_lock_fabric(dir, "h100-ib", 1, err, sizeof(err));
 	ck_assert_msg(fd >= 0, "%s", err);
-	ck_assert_msg(bot_state_publish(dir, &a, s1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(bot_store_publish(dir, &a, s1, err, sizeof(err)) == 0, "%s", err);
 	a.rounds = 3;
-	ck_assert_msg(bot_state_publish(dir, &a, s2, err, sizeof(err)) == 0, "%s", err);
-	bot_state_unlock(fd);
+	ck_assert_msg(bot_store_publish(dir, &a, s2, err, sizeof(err)) == 0, "%s", err);
+	bot_lock_release(fd);
 	ck_assert_str_ne(s1, s2);
 	/* The previous snapshot stays; no temporary is left. */
 	snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, s1);
 	ck_assert_int_eq(stat(path, &st), 0);
 	snprintf(path, sizeof(path), "%s/h100-ib/.%s.tmp", dir, s2);
 	ck_assert_int_eq(stat(path, &st), -1);
-	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
 	ck_assert_str_eq(got, s2);
 	ck_assert_uint_eq(l.rounds, 3);
 	bot_state_free(&l);
 
 	/* Another fabric's directory is separate. */
-	ck_assert_int_eq(bot_state_load(dir, "roce", &l, got, err, sizeof(err)), 1);
+	ck_assert_int_eq(bot_store_load(dir, "roce", &l, got, err, sizeof(err)), 1);
 	bot_state_free(&l);
-	ck_assert_int_eq(bot_state_load(dir, "Bad/Name", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "Bad/Name", &l, got, err, sizeof(err)), -1);
 
 	/* A damaged pointer. */
 	snprintf(path, sizeof(path), "%s/h100-ib/current", dir);
 	write_file(path, "snap-zz.nbs\n", 12);
-	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "current") && strstr(err, "snapshot name"), "%s", err);
 
 	/* A snapshot whose bytes changed after publication. */
@@ -362,7 +365,7 @@ START_TEST(test_directory)
 		write_file(path, b, n);
 		free(b);
 	}
-	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "does not match its name"), "%s", err);
 
 	/* A snapshot of another fabric under this fabric's name. */
@@ -371,10 +374,10 @@ START_TEST(test_directory)
 		char so[BOT_STATE_NAME_MAX], line[64], from[256], to[256];
 
 		ck_assert_int_eq(bot_state_init(&o, "roce"), 0);
-		fd = bot_state_lock(dir, "roce", err, sizeof(err));
+		fd = bot_lock_fabric(dir, "roce", 1, err, sizeof(err));
 		ck_assert_int_ge(fd, 0);
-		ck_assert_int_eq(bot_state_publish(dir, &o, so, err, sizeof(err)), 0);
-		bot_state_unlock(fd);
+		ck_assert_int_eq(bot_store_publish(dir, &o, so, err, sizeof(err)), 0);
+		bot_lock_release(fd);
 		snprintf(from, sizeof(from), "%s/roce/%s", dir, so);
 		snprintf(to, sizeof(to), "%s/h100-ib/%s", dir, so);
 		ck_assert_int_eq(rename(from, to), 0);
@@ -383,7 +386,7 @@ START_TEST(test_directory)
 		write_file(path, line, strlen(line));
 		bot_state_free(&o);
 	}
-	ck_assert_int_eq(bot_state_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "holds fabric 'roce'"), "%s", err);
 	bot_state_free(&a);
 }
@@ -462,7 +465,7 @@ START_TEST(test_directory_hazards)
 	ck_assert_int_eq(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/f1/current", dir);
 	ck_assert_int_eq(mkfifo(path, 0644), 0);
-	ck_assert_int_eq(bot_state_load(dir, "f1", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "f1", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "f1/current: not a regular file"), "%s", err);
 
 	/* the fabric directory as a symbolic link: not followed */
@@ -470,33 +473,33 @@ START_TEST(test_directory_hazards)
 	ck_assert_int_eq(mkdir(other, 0755), 0);
 	snprintf(path, sizeof(path), "%s/f2", dir);
 	ck_assert_int_eq(symlink("victim", path), 0);
-	ck_assert_int_eq(bot_state_load(dir, "f2", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "f2", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "symbolic link"), "%s", err);
-	ck_assert_int_eq(bot_state_lock(dir, "f2", err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_lock_fabric(dir, "f2", 1, err, sizeof(err)), -1);
 	snprintf(path, sizeof(path), "%s/victim/.lock", dir);
 	ck_assert_int_eq(access(path, F_OK), -1);
 
 	/* snapshots without `current`: not "no state yet" */
 	fill(&a, 0);
 	strcpy(a.fabric, "f3");
-	fd = bot_state_lock(dir, "f3", err, sizeof(err));
+	fd = bot_lock_fabric(dir, "f3", 1, err, sizeof(err));
 	ck_assert_msg(fd >= 0, "%s", err);
-	ck_assert_int_eq(bot_state_publish(dir, &a, got, err, sizeof(err)), 0);
-	bot_state_unlock(fd);
+	ck_assert_int_eq(bot_store_publish(dir, &a, got, err, sizeof(err)), 0);
+	bot_lock_release(fd);
 	snprintf(path, sizeof(path), "%s/f3/current", dir);
 	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(bot_state_load(dir, "f3", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "f3", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "holds snapshots but no `current`"), "%s", err);
 
 	/* a snapshot with a second hard link */
 	strcpy(a.fabric, "f4");
-	fd = bot_state_lock(dir, "f4", err, sizeof(err));
-	ck_assert_int_eq(bot_state_publish(dir, &a, got, err, sizeof(err)), 0);
-	bot_state_unlock(fd);
+	fd = bot_lock_fabric(dir, "f4", 1, err, sizeof(err));
+	ck_assert_int_eq(bot_store_publish(dir, &a, got, err, sizeof(err)), 0);
+	bot_lock_release(fd);
 	snprintf(path, sizeof(path), "%s/f4/%s", dir, got);
 	snprintf(other, sizeof(other), "%s/hardlink", dir);
 	ck_assert_int_eq(link(path, other), 0);
-	ck_assert_int_eq(bot_state_load(dir, "f4", &l, got, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_load(dir, "f4", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "hard links"), "%s", err);
 	bot_state_free(&a);
 }

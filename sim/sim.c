@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "sim_int.h"
+#include "sim/sim_int.h"
 
 #define G(n, i, o) { (n), (i), (o) }
 #define G0 { 0, 0, 0 }

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "replay.h"
+#include "replay/replay.h"
 
 struct task {
 	int kind;		/* 0 tune point, 1 history + score */

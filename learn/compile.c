@@ -1,5 +1,5 @@
 /*
- * compile.c - spool files -> knowledge base -> step table (compile.h).
+ * compile.c - spool files -> knowledge base -> step table (learn/compile.h).
  *
  * Three passes. Read: every file is validated whole by the spool reader; a
  * bad one is skipped with its reason. Gather: cost rows become priors, clean
@@ -18,8 +18,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/errf.h"
 #include "common/spool.h"
-#include "compile.h"
+#include "learn/compile.h"
 
 struct sample {
 	uint64_t comm_id, seq, key, ns;
@@ -226,43 +227,73 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every *.spool file of a directory, sorted by name, through fn. */
-static int each_in_dir(const char *dir, int (*fn)(const char *path, void *arg), void *arg,
-		       char *err, size_t errlen)
+static int push_path(struct bot_compile_paths *p, const char *dir, const char *name)
+{
+	size_t len = strlen(dir) + (name ? strlen(name) + 1 : 0) + 1;
+
+	if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) || !(p->v[p->n] = malloc(len)))
+		return -1;
+	if (name)
+		snprintf(p->v[p->n], len, "%s/%s", dir, name);
+	else
+		memcpy(p->v[p->n], dir, len);
+	p->n++;
+	return 0;
+}
+
+/* Every *.spool file of a directory (not hidden), sorted by name. */
+static int list_dir(const char *dir, struct bot_compile_paths *p, char *err, size_t errlen)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	int rc = 0;
+	size_t first = p->n;
 
-	if (!d) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
+	if (!d)
+		return bot_errf(err, errlen, "%s: %s", dir, strerror(errno));
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 
 		if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
 			continue;
-		if (grow((void **)&names, &cap, n + 1, sizeof(*names)) ||
-		    !(names[n] = malloc(strlen(dir) + len + 2))) {
-			snprintf(err, errlen, "out of memory");
-			rc = -1;
-			break;
+		if (push_path(p, dir, e->d_name) < 0) {
+			closedir(d);
+			return bot_errf(err, errlen, "out of memory");
 		}
-		sprintf(names[n++], "%s/%s", dir, e->d_name);
 	}
 	closedir(d);
-	if (!rc && n)
-		qsort(names, n, sizeof(*names), cmp_str);
-	for (size_t i = 0; i < n; i++) {
-		if (!rc && fn(names[i], arg) < 0)
-			rc = -1;
-		free(names[i]);
+	if (p->n - first > 1)
+		qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
+	return 0;
+}
+
+int bot_compile_list(const char *const *paths, size_t npaths, struct bot_compile_paths *out,
+		     char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < npaths; i++) {
+		struct stat st;
+		int rc;
+
+		if (stat(paths[i], &st) < 0)
+			rc = bot_errf(err, errlen, "%s: %s", paths[i], strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			rc = list_dir(paths[i], out, err, errlen);
+		else
+			rc = push_path(out, paths[i], NULL) < 0 ? bot_errf(err, errlen, "out of memory") : 0;
+		if (rc < 0) {
+			bot_compile_paths_free(out);
+			return -1;
+		}
 	}
-	free(names);
-	return rc;
+	return 0;
+}
+
+void bot_compile_paths_free(struct bot_compile_paths *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->v[i]);
+	free(p->v);
+	memset(p, 0, sizeof(*p));
 }
 
 struct read_ctx {
@@ -270,7 +301,7 @@ struct read_ctx {
 	struct bot_kb *kb;
 	const struct bot_state *dedup;
 	struct bot_compile_report *rep;
-	FILE *warn;
+	const struct bot_log *log;
 	char *err;
 	size_t errlen;
 };
@@ -280,9 +311,8 @@ static int skip_file(struct read_ctx *x, const char *path, const struct bot_spoo
 {
 	for (size_t i = 0; i < x->g->nsrc; i++)
 		if (x->g->src[i] == f->digest) {
-			if (x->warn)
-				fprintf(x->warn, "nccl-bot: skipping %s: the same bytes as another "
-					"file of this batch\n", path);
+			bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s: the same bytes as another "
+				    "file of this batch", path);
 			return 1;
 		}
 	if (x->dedup && bot_state_has_source(x->dedup, f->digest)) {
@@ -292,17 +322,15 @@ static int skip_file(struct read_ctx *x, const char *path, const struct bot_spoo
 	return 0;
 }
 
-static int read_one(const char *path, void *arg)
+static int read_one(struct read_ctx *x, const char *path)
 {
-	struct read_ctx *x = arg;
 	struct bot_spool_file f;
 	char why[BOT_SPOOL_ERR_MAX];
 
 	x->rep->files++;
 	if (bot_spool_read_file(path, &f, why, sizeof(why)) < 0) {
 		x->rep->files_rejected++;
-		if (x->warn)
-			fprintf(x->warn, "nccl-bot: skipping %s\n", why);
+		bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s", why);
 		return 0;
 	}
 	if (skip_file(x, path, &f)) {
@@ -322,11 +350,13 @@ static int read_one(const char *path, void *arg)
 
 int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_state *dedup,
 		     struct bot_kb **kb_out, uint64_t **src, size_t *nsrc,
-		     struct bot_compile_report *rep, FILE *warn, char *err, size_t errlen)
+		     struct bot_compile_report *rep, const struct bot_log *log, char *err,
+		     size_t errlen)
 {
 	struct gather g = { 0 };
 	struct bot_kb *kb = bot_kb_new();
-	struct read_ctx x = { &g, kb, dedup, rep, warn, err, errlen };
+	struct read_ctx x = { &g, kb, dedup, rep, log, err, errlen };
+	struct bot_compile_paths list = { 0 };
 	int rc = -1;
 
 	memset(rep, 0, sizeof(*rep));
@@ -337,17 +367,11 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < npaths; i++) {
-		struct stat st;
-
-		if (stat(paths[i], &st) < 0) {
-			snprintf(err, errlen, "%s: %s", paths[i], strerror(errno));
+	if (bot_compile_list(paths, npaths, &list, err, errlen) < 0)
+		goto out;
+	for (size_t i = 0; i < list.n; i++)
+		if (read_one(&x, list.v[i]) < 0)
 			goto out;
-		}
-		if (S_ISDIR(st.st_mode) ? each_in_dir(paths[i], read_one, &x, err, errlen) < 0
-					: read_one(paths[i], &x) < 0)
-			goto out;
-	}
 	if (reduce_samples(&g, kb, rep) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -363,6 +387,7 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 	g.src = NULL;
 	rc = 0;
 out:
+	bot_compile_paths_free(&list);
 	free(g.s);
 	free(g.digests);
 	free(g.src);
@@ -394,15 +419,15 @@ int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, 
 }
 
 int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot_compile_opts *o,
-		       struct bot_table *t, struct bot_compile_report *rep, FILE *warn, char *err,
-		       size_t errlen)
+		       struct bot_table *t, struct bot_compile_report *rep,
+		       const struct bot_log *log, char *err, size_t errlen)
 {
 	uint64_t *src;
 	struct bot_kb *kb;
 	size_t nsrc;
 	int rc;
 
-	if (bot_compile_read(paths, npaths, NULL, &kb, &src, &nsrc, rep, warn, err, errlen) < 0) {
+	if (bot_compile_read(paths, npaths, NULL, &kb, &src, &nsrc, rep, log, err, errlen) < 0) {
 		bot_table_init(t, o->policy.id, o->seed);
 		return -1;
 	}

@@ -1,6 +1,6 @@
 /*
- * sim_int.h - internals of the fabric simulator shared by tools/sim_*.c and
- * its unit test (not part of the simulator's public API, tools/sim.h).
+ * sim_int.h - internals of the fabric simulator shared by sim/sim_*.c and
+ * its unit test (not part of the simulator's public API, sim/sim.h).
  *
  * A fabric is two sets of facts: what NCCL's topology search and init would
  * report for it (channel counts, per-channel bandwidths, link types, compute
@@ -8,7 +8,7 @@
  * physics our "measured" model uses (link rates, per-hop latencies, switch
  * tiers, oversubscription, ...). The measured model's free effect
  * magnitudes live in struct bot_sim_params; the frozen set used everywhere
- * is bot_sim_frozen (tools/sim_model.c), fitted by `nccl-bot sim
+ * is bot_sim_frozen (sim/sim_model.c), fitted by `nccl-bot sim
  * --calibrate` against data/external/sweep.
  */
 #ifndef BOT_SIM_INT_H
@@ -16,7 +16,7 @@
 
 #include <stdio.h>
 
-#include "sim.h"
+#include "sim/sim.h"
 
 /* What NCCL's search reports for one algorithm's graph. */
 struct bot_sim_graph {
@@ -104,10 +104,6 @@ const struct bot_fabric *bot_sim_fabric_any(unsigned i);
 /* Calibration fabrics (not in bot_sim_fabric()'s list). */
 const struct bot_fabric *bot_sim_cal_fabric(int slot);
 
-/* AUTO's table with an explicit rank count (calibration fabrics vary the
- * GPUs per node). */
-void bot_sim_auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
-			  unsigned nnodes, unsigned nranks, float out[BOT_NARMS]);
 /* Measured model with explicit parameters and rank count. */
 double bot_sim_model_us(const struct bot_fabric *f, const struct bot_sim_params *p,
 			int coll, double nbytes, unsigned nnodes, unsigned nranks, int arm);

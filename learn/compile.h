@@ -1,5 +1,5 @@
 /*
- * compile.h - from what ranks measured to the next step table.
+ * compile.h - from what ranks measured to the next step table (learn/).
  *
  * The learning loop without shared state: spool files of earlier jobs (what
  * `nccl-bot spool` reads) become a knowledge base - each context's prior is
@@ -8,19 +8,20 @@
  * collective (same commId, collective and sequence number) - and the policy
  * plans every context into a step table (doc/formats.md section 8).
  *
- * Used by `nccl-bot env --spool` (both halves), `nccl-bot state add` (the
- * reading half, merged into per-fabric state) and `nccl-bot env --state`
- * (the planning half on that state).
+ * Used by the environment for a step (learn/stepenv.h: both halves from
+ * spool files, the planning half on a fabric's state) and by the merge of a
+ * job into a fabric's state (learn/merge.h: the reading half). Skipped files
+ * are reported through the caller's log (learn/log.h), never printed.
  */
-#ifndef BOT_COMPILE_H
-#define BOT_COMPILE_H
+#ifndef BOT_LEARN_COMPILE_H
+#define BOT_LEARN_COMPILE_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "common/state.h"
 #include "common/table.h"
+#include "learn/log.h"
 #include "policies/kb.h"
 #include "policies/policy.h"
 
@@ -44,26 +45,39 @@ struct bot_compile_report {
 
 void bot_compile_opts_default(struct bot_compile_opts *o);
 
+/* A list of paths, malloc()ed. */
+struct bot_compile_paths {
+	char **v;
+	size_t n, cap;
+};
 /*
- * Read the spool files (a directory means every *.spool file in it, sorted
- * by name), build the knowledge base and plan every context into t (which
- * the caller allocated; it is initialised here). A file that fails
- * validation is skipped whole and named on `warn` (may be NULL) with its
- * reason: it only costs learning. Returns 0, or -1 with err set when
- * nothing can be compiled (a path cannot be read, out of memory).
+ * The spool files that paths name, in the order given, a directory standing
+ * for every *.spool file in it (not hidden ones), sorted by name: what every
+ * reader of spool files reads (`env --spool`, `state add`, `spool show`,
+ * `spool sweep`). 0, or -1 with err (a path that does not exist or a
+ * directory that cannot be read, named; out of memory) and *out empty.
  */
+int bot_compile_list(const char *const *paths, size_t npaths, struct bot_compile_paths *out,
+		     char *err, size_t errlen);
+void bot_compile_paths_free(struct bot_compile_paths *p);
+
 /*
- * The reading half: spool files -> a knowledge base in key order (priors
+ * The reading half: spool files (as bot_compile_list expands them) -> a
+ * knowledge base in key order (priors
  * by bot_kb_offer_prior, calls from summaries, clean samples reduced to the
  * minimum over ranks) in *kb, and the files' ids in *src (malloc()ed,
  * *nsrc of them; section 12: bot_digest64 of the bytes). With dedup (may
  * be NULL), files already merged into that state are skipped and counted in
- * rep->files_merged_before. Within the batch, a second file with the same
- * bytes is skipped and named on warn. Returns 0, or -1 with err.
+ * rep->files_merged_before. A file that fails validation is skipped whole
+ * and named on log (a warning with its reason): it only costs learning.
+ * Within the batch, a second file with the same bytes is skipped and named
+ * on log. Returns 0, or -1 with err when nothing can be read (a path that
+ * cannot be listed, out of memory).
  */
 int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_state *dedup,
 		     struct bot_kb **kb, uint64_t **src, size_t *nsrc,
-		     struct bot_compile_report *rep, FILE *warn, char *err, size_t errlen);
+		     struct bot_compile_report *rep, const struct bot_log *log, char *err,
+		     size_t errlen);
 /*
  * The planning half: every context of kb with a prior at or above the size
  * threshold, planned by o->policy for the given job round, into t (which
@@ -75,7 +89,7 @@ int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, 
 		     struct bot_table *t, struct bot_compile_report *rep, char *err, size_t errlen);
 /* Both halves; the round is o->round, or the distinct table digests seen. */
 int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot_compile_opts *o,
-		       struct bot_table *t, struct bot_compile_report *rep, FILE *warn, char *err,
-		       size_t errlen);
+		       struct bot_table *t, struct bot_compile_report *rep,
+		       const struct bot_log *log, char *err, size_t errlen);
 
 #endif

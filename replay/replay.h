@@ -18,9 +18,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../policies/kb.h"
-#include "../policies/policy.h"
-#include "dataset.h"
+#include "policies/kb.h"
+#include "policies/policy.h"
+#include "replay/dataset.h"
 
 enum bot_replay_mode {
 	BOT_MODE_PERCALL = 0,	/* T calls per context, immediate feedback: an upper bound */
@@ -151,7 +151,7 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 		 struct bot_eval *ev, char *err, size_t errlen);
 void bot_eval_free(struct bot_eval *ev);
 
-/* ---- input (tools/replay_load.c) ---- */
+/* ---- input (replay/replay_load.c) ---- */
 
 /* Read sweep files into a dataset; with no file, generate the simulator's
  * built-in fabrics (seed sim_seed, `samples` rows per arm) at the node
@@ -162,12 +162,10 @@ int bot_replay_load(struct bot_dataset *ds, const char *const *files, size_t nfi
 		    const struct bot_nodeset *test, uint64_t sim_seed, unsigned samples,
 		    char *err, size_t errlen);
 
-/* ---- output (tools/replay_out.c) ---- */
+/* ---- output (replay/replay_out.c) ---- */
 enum bot_format { BOT_FMT_TABLE = 0, BOT_FMT_JSON = 1, BOT_FMT_CSV = 2 };
 
 /* Print the evaluations of several modes on one dataset. */
 void bot_eval_print(FILE *f, enum bot_format fmt, const struct bot_eval *const *ev, size_t n);
-/* The tuned parameters as "name=value ..." */
-void bot_params_format(const struct bot_policy_params *p, char *buf, size_t len);
 
 #endif

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_int.h"
+#include "sim/sim_int.h"
 
 struct crow {
 	int slot, coll, arm;

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim_int.h"
+#include "sim/sim_int.h"
 
 enum { HW_NVLINK = 0, HW_PCI = 1, HW_NET = 2 };
 
@@ -273,8 +273,9 @@ static void tune_one(const struct bot_fabric *f, const struct view *v, int coll,
 	*lat_out = lat;
 }
 
-void bot_sim_auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
-			  unsigned nnodes, unsigned nranks, float out[BOT_NARMS])
+/* AUTO's table with an explicit rank count. */
+static void auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
+			 unsigned nnodes, unsigned nranks, float out[BOT_NARMS])
 {
 	struct view v;
 	int a, p;
@@ -322,5 +323,5 @@ void bot_sim_auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
 void bot_sim_auto_table(const struct bot_fabric *f, int coll, uint64_t nbytes,
 			unsigned nnodes, float out[BOT_NARMS])
 {
-	bot_sim_auto_table_r(f, coll, nbytes, nnodes, nnodes * f->gpn, out);
+	auto_table_r(f, coll, nbytes, nnodes, nnodes * f->gpn, out);
 }

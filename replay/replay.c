@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "replay/replay.h"
 
 /* bot_rng streams of the replay (arbitrary fixed constants). */
 #define STREAM_COMM	0x636f6d6d5f696400ULL	/* communicator ids */

@@ -5,7 +5,7 @@
  * Owns the named fabrics, an independent implementation of NCCL 2.28's AUTO
  * cost model (what NCCL would put in the tuner's cost table) and a separate,
  * physically motivated "measured" latency model with log-normal noise and
- * rare outliers, calibrated against tools/../data/external and frozen.
+ * rare outliers, calibrated against data/external and frozen.
  * Deterministic for a seed: a sample is a pure function of (seed, fabric,
  * context, arm, sample index).
  */
@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "../common/sweep.h"
-#include "../policies/context.h"
+#include "common/sweep.h"
+#include "policies/context.h"
 
 struct bot_fabric;
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
-#include "sim.h"
+#include "replay/replay.h"
+#include "sim/sim.h"
 
 static int generate(const struct bot_nodeset *train, const struct bot_nodeset *test,
 		    uint64_t seed, unsigned samples, struct bot_sweep *sw, char *err, size_t errlen)

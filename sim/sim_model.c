@@ -19,7 +19,7 @@
  */
 #include <math.h>
 
-#include "sim_int.h"
+#include "sim/sim_int.h"
 
 /* Hand-set starting point of the calibration (physics priors). */
 const struct bot_sim_params bot_sim_prior = {

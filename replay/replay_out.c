@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
+#include "replay/replay.h"
 
 static const char *const param_names[] = {
 	"prior_weight", "prior_sd", "probe_frac", "epsilon", "ucb_c",
@@ -33,7 +33,8 @@ static void param_values(const struct bot_policy_params *p, double v[9])
 	v[8] = p->etc_rounds;
 }
 
-void bot_params_format(const struct bot_policy_params *p, char *buf, size_t len)
+/* The tuned parameters as "name=value ..." */
+static void params_format(const struct bot_policy_params *p, char *buf, size_t len)
 {
 	double v[9];
 	size_t o = 0;
@@ -165,7 +166,7 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 
-		bot_params_format(&pr->pol.par, par, sizeof(par));
+		params_format(&pr->pol.par, par, sizeof(par));
 		if (pr->grid_points)
 			fprintf(f, "     %-14s point %u of %u (train mean %.2f%%, p99 %.2f%%): %s\n",
 				bot_policy_name(pr->pol.id), pr->grid_chosen, pr->grid_points,
@@ -327,7 +328,7 @@ static void print_csv(FILE *f, const struct bot_eval *const *ev, size_t n)
 			const struct bot_policy_result *pr = &e->pol[k];
 			const char *name = bot_policy_name(pr->pol.id);
 
-			bot_params_format(&pr->pol.par, par, sizeof(par));
+			params_format(&pr->pol.par, par, sizeof(par));
 			csv_row(f, mode, name, "all", &pr->all, (long)pr->better, (long)pr->worse, e->nscen, par);
 			for (size_t fab = 0; fab < e->ds->nfabrics; fab++)
 				if (e->fabric_contexts[fab])

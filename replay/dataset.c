@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
-#include "sim.h"
+#include "replay/dataset.h"
+#include "sim/sim.h"
 
 void bot_dataset_init(struct bot_dataset *ds)
 {
@@ -473,13 +473,6 @@ double bot_ds_arm_loss(const struct bot_ds_ctx *c, int arm)
 	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
 		return c->arm[arm].mean / c->best_us - 1;
 	return c->auto_loss;
-}
-
-double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm)
-{
-	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
-		return c->arm[arm].mean;
-	return c->auto_mean;
 }
 
 int bot_ds_effective_arm(const struct bot_ds_ctx *c, int arm)

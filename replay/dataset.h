@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/sweep.h"
-#include "../policies/context.h"
+#include "common/sweep.h"
+#include "policies/context.h"
 
 #define BOT_DS_ERR_MAX 512
 
@@ -49,7 +49,7 @@ struct bot_ds_ctx {
 	uint32_t nauto, auto_cap;
 	double auto_rows_mean;	/* trimmed mean of auto_samples; NAN when none */
 
-	/* Derived by bot_dataset_finish(). */
+	/* Derived by bot_dataset_build() once a context's rows are in. */
 	int best_arm;		/* argmin of mean over usable arms */
 	double best_us;
 	int auto_arm;		/* AUTO's arm, -1 when AUTO is known only from auto,auto rows */
@@ -102,8 +102,6 @@ double bot_trimmed_mean(const double *x, size_t n, uint32_t *dropped);
 /* Loss of an arm in a context (mean/best - 1); for arms that are not usable
  * (BOT_ARM_AUTO included) the loss of a call left to AUTO. */
 double bot_ds_arm_loss(const struct bot_ds_ctx *c, int arm);
-/* Latency (us) a call on `arm` costs, with the same fallback. */
-double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm);
 /* The arm that really runs when a plan says `arm`: itself when usable, else
  * AUTO's arm (-1 when AUTO is known only from auto,auto rows). */
 int bot_ds_effective_arm(const struct bot_ds_ctx *c, int arm);

@@ -1,0 +1,56 @@
+/*
+ * elf.h - a small, bounded reader of ELF64 little-endian shared objects.
+ *
+ * Owns one question: would this machine's dynamic loader load the file as
+ * a shared library, and which of some names does it export the way dlsym()
+ * finds them? It answers without loading the file: dlopen() would run the
+ * file's constructors, which a tool must never do for a path a user named
+ * (and the SPANK plugin asks as root).
+ *
+ * What is read is what the loader reads: the ELF header, the program
+ * headers, the dynamic segment, and through it the dynamic symbol table,
+ * its string table, its hash table (DT_GNU_HASH or DT_HASH: the symbols
+ * dlsym() can find) and the version table. Section headers are not used.
+ * Every offset, count and size is checked against the file before it is
+ * used, and every table has a cap, so any input gives an answer (a reason
+ * when it is not a loadable shared object), never a crash or a read out
+ * of bounds. 32-bit and big-endian files are refused with that reason.
+ */
+#ifndef BOT_LEARN_ELF_H
+#define BOT_LEARN_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where the bytes come from: a file (pread) or memory (the fuzz target). */
+struct bot_elf_src {
+	/* Read exactly len bytes at off into buf: 0, or -1. */
+	int (*read)(void *arg, uint64_t off, void *buf, size_t len);
+	void *arg;
+	uint64_t size;		/* the file's size */
+};
+
+#define BOT_ELF_MAX_FILE (1ull << 30)	/* larger files are refused unread */
+#define BOT_ELF_MAX_PHNUM 4096
+#define BOT_ELF_MAX_DYN 4096		/* dynamic entries read */
+#define BOT_ELF_MAX_SYMS (1u << 20)
+#define BOT_ELF_MAX_STRSZ (64u << 20)
+#define BOT_ELF_MAX_NAMES 64
+
+/*
+ * Is src a loadable ELF64 little-endian shared object (ET_DYN, not a
+ * position-independent executable) for `machine` (an e_machine value)?
+ * Returns 0 with bit i of *found set for each names[i] (at most
+ * BOT_ELF_MAX_NAMES) that its dynamic symbol table exports as a defined data
+ * object, global or weak, of default or protected visibility, in the default
+ * version, reachable through its hash table; or -1 with the reason in why.
+ */
+int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char *const *names,
+		    size_t nnames, uint64_t *found, char *why, size_t whylen);
+
+/* The e_machine of the running build (0 when this build does not know it). */
+unsigned bot_elf_host_machine(void);
+/* "x86-64", "AArch64", ... or "machine <n>" (into buf when not known). */
+const char *bot_elf_machine_name(unsigned machine, char *buf, size_t len);
+
+#endif

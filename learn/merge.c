@@ -1,0 +1,127 @@
+/*
+ * merge.c - one job into a fabric's state (learn/merge.h): lock, load,
+ * read, check the job is whole, merge into a copy, publish, unlock.
+ *
+ * The merge goes into a fresh state (the current one's contents, then the
+ * job's), so a failure half-way leaves the loaded state untouched and
+ * nothing is published. Spool-file ids become sources of the new state,
+ * which is how a file is never merged twice.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "learn/compile.h"
+#include "learn/merge.h"
+#include "learn/store.h"
+
+/* A job is merged whole, once: its samples are reduced over all of its
+ * ranks together. A part of a job merged alone keeps its ranks' arrival
+ * skew (and counts the job twice in rounds). */
+static int job_whole(const struct bot_merge_req *req, const struct bot_merge_result *res,
+		     const struct bot_log *log)
+{
+	if (req->partial || !res->merged || (!res->rejected && !res->merged_before))
+		return 1;
+	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
+		    "validation and %zu were merged before; nothing merged: a job is merged "
+		    "whole, once. Fix or remove the bad files, or merge the %zu other file(s) "
+		    "alone (a partial merge)", req->fabric, res->files, res->rejected,
+		    res->merged_before, res->merged);
+	return 0;
+}
+
+/* next = cur + batch, with cur's sources and the batch's. */
+static int merge_into(struct bot_state *next, const struct bot_state *cur,
+		      const struct bot_kb *batch, const uint64_t *src, size_t nsrc,
+		      const struct bot_log *log)
+{
+	if (bot_state_init(next, cur->fabric) < 0 || bot_kb_merge(next->kb, cur->kb) < 0 ||
+	    bot_kb_merge(next->kb, batch) < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed (out of memory, or a "
+			    "histogram bin over 2^32-1 samples); nothing published", cur->fabric);
+		return -1;
+	}
+	next->rounds = cur->rounds + 1;
+	for (size_t i = 0; i < cur->nsources; i++)
+		if (bot_state_add_source(next, cur->src[i]) < 0)
+			goto oom;
+	for (size_t i = 0; i < nsrc; i++)
+		if (bot_state_add_source(next, src[i]) < 0)
+			goto oom;
+	return 0;
+oom:
+	bot_log_msg(log, BOT_LOG_ERROR, "%s: out of memory (or over %u sources); nothing "
+		    "published", cur->fabric, BOT_STATE_MAX_SOURCES);
+	return -1;
+}
+
+int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
+		  const struct bot_log *log)
+{
+	struct bot_state cur = { 0 }, next = { 0 };
+	struct bot_compile_report rep;
+	struct bot_lock own, *lock = req->lock;
+	struct bot_kb *batch = NULL;
+	uint64_t *src = NULL;
+	size_t nsrc = 0;
+	char err[BOT_STATE_ERR_MAX], old[BOT_STATE_NAME_MAX];
+	int loaded;
+
+	memset(res, 0, sizeof(*res));
+	res->outcome = BOT_MERGE_FAILED;
+	if (!lock) {
+		bot_lock_init_flock(&own);
+		lock = &own;
+	}
+	if (lock->acquire(lock, req->dir, req->fabric, err, sizeof(err)) < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
+		return -1;
+	}
+	loaded = bot_store_load(req->dir, req->fabric, &cur, res->snapshot, err, sizeof(err));
+	if (loaded < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged (fix or move the file: "
+			    "`current` may name the previous snapshot)", err);
+		goto out;
+	}
+	res->contexts = bot_kb_count(cur.kb);
+	res->round = cur.rounds;
+	if (bot_compile_read(req->paths, req->npaths, &cur, &batch, &src, &nsrc, &rep, log, err,
+			     sizeof(err)) < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
+		goto out;
+	}
+	res->files = rep.files;
+	res->merged = nsrc;
+	res->merged_before = rep.files_merged_before;
+	res->rejected = rep.files_rejected;
+	if (!job_whole(req, res, log)) {
+		res->merged = 0;
+		res->outcome = BOT_MERGE_REFUSED;
+		goto out;
+	}
+	if (nsrc == 0) {
+		res->outcome = BOT_MERGE_NOTHING_NEW;
+		goto out;
+	}
+	if (merge_into(&next, &cur, batch, src, nsrc, log) < 0)
+		goto out;
+	memcpy(old, res->snapshot, sizeof(old));
+	if (bot_store_publish(req->dir, &next, res->snapshot, err, sizeof(err)) < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing published", err);
+		memcpy(res->snapshot, old, sizeof(old));	/* what `current` still names */
+		goto out;
+	}
+	res->collectives = rep.collectives;
+	res->contexts = bot_kb_count(next.kb);
+	res->round = next.rounds;
+	res->outcome = BOT_MERGE_PUBLISHED;
+out:
+	lock->release(lock);
+	bot_state_free(&next);
+	bot_state_free(&cur);
+	bot_kb_free(batch);
+	free(src);
+	if (res->outcome != BOT_MERGE_PUBLISHED)
+		res->merged = 0;
+	return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
+}

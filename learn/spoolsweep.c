@@ -1,0 +1,191 @@
+/*
+ * spoolsweep.c - spool files to a forced-arm sweep (learn/spoolsweep.h):
+ * read every file whole, keep each context's first cost row, push a row per
+ * clean sample, then fill every row's auto_us from its context's row.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/spool.h"
+#include "learn/compile.h"
+#include "learn/spoolsweep.h"
+#include "policies/context.h"
+
+/* A context's cost row: the first one seen in any file wins. */
+struct au {
+	uint64_t nbytes;
+	uint32_t nranks, nnodes;
+	uint8_t coll, known;
+	float cost[BOT_SPOOL_NCOST];
+};
+
+struct sweep_state {
+	struct bot_sweep *sw;
+	size_t first;		/* the first row of this conversion in sw */
+	int fabric;
+	struct au *au;
+	size_t nau, cau;
+	size_t *row_ctx;	/* per row from first on: index into au */
+	size_t nrc, crc;
+	struct bot_spoolsweep_report *rep;
+	const struct bot_log *log;
+	int oom;
+};
+
+/* The context of a record, its cost row noted when it has one; -1 when out
+ * of memory. */
+static long ctx_of(struct sweep_state *s, const struct bot_spool_rec *r)
+{
+	int has = !(r->flags & BOT_SPOOL_F_NO_COST);
+	size_t i;
+
+	for (i = 0; i < s->nau; i++) {
+		struct au *a = &s->au[i];
+
+		if (a->nbytes == r->nbytes && a->nranks == r->nranks && a->nnodes == r->nnodes &&
+		    a->coll == r->coll)
+			break;
+	}
+	if (i == s->nau) {
+		if (s->nau == s->cau) {
+			size_t nc = s->cau ? s->cau * 2 : 64;
+			struct au *na = realloc(s->au, nc * sizeof(*na));
+
+			if (!na)
+				return -1;
+			s->au = na;
+			s->cau = nc;
+		}
+		memset(&s->au[i], 0, sizeof(s->au[i]));
+		s->au[i].nbytes = r->nbytes;
+		s->au[i].nranks = r->nranks;
+		s->au[i].nnodes = r->nnodes;
+		s->au[i].coll = r->coll;
+		s->nau++;
+	}
+	if (has && !s->au[i].known) {
+		memcpy(s->au[i].cost, r->cost, sizeof(s->au[i].cost));
+		s->au[i].known = 1;
+	}
+	return (long)i;
+}
+
+/* auto_us of every row from its context's cost row, once all files are in. */
+static void fill_auto_us(struct sweep_state *s)
+{
+	for (size_t i = s->first; i < s->sw->nrows; i++) {
+		struct bot_sweep_row *row = &s->sw->rows[i];
+		const struct au *a = &s->au[s->row_ctx[i - s->first]];
+		float c = a->cost[bot_arm(row->algo, row->proto)];
+
+		row->auto_us = !a->known ? NAN : c > 0 ? c : -1;
+	}
+}
+
+static void sweep_file(struct sweep_state *s, const char *path)
+{
+	struct bot_spool_file f;
+	char err[BOT_SPOOL_ERR_MAX];
+
+	s->rep->files++;
+	if (bot_spool_read_file(path, &f, err, sizeof(err)) < 0) {
+		bot_log_msg(s->log, BOT_LOG_WARN, "%s (rejected, skipped)", err);
+		s->rep->bad++;
+		return;
+	}
+	for (uint64_t i = 0; i < f.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &f.recs[i];
+		struct bot_sweep_row row;
+
+		long ci = ctx_of(s, r);
+
+		if (ci < 0) {
+			s->oom = 1;
+			break;
+		}
+		if (r->kind == BOT_SPOOL_SUMMARY) {
+			s->rep->summaries++;
+			continue;
+		}
+		if (!bot_spool_clean(r)) {
+			s->rep->labelled++;
+			continue;
+		}
+		memset(&row, 0, sizeof(row));
+		row.fabric = (uint16_t)s->fabric;
+		row.coll = (int8_t)r->coll;
+		row.algo = (int8_t)bot_arm_algo(r->arm);
+		row.proto = (int8_t)bot_arm_proto(r->arm);
+		row.nchannels = (int8_t)r->nchannels;
+		row.captured = 0;
+		row.aggregate = 0;
+		row.nbytes = r->nbytes;
+		row.nranks = r->nranks;
+		row.nnodes = r->nnodes;
+		row.num_pipe_ops = -1;
+		row.auto_us = NAN;	/* fill_auto_us() */
+		row.measured_us = (double)r->duration_ns / 1000.0;
+		if (s->nrc == s->crc) {
+			size_t nc = s->crc ? s->crc * 2 : 256;
+			size_t *nr = realloc(s->row_ctx, nc * sizeof(*nr));
+
+			if (!nr) {
+				s->oom = 1;
+				break;
+			}
+			s->row_ctx = nr;
+			s->crc = nc;
+		}
+		if (bot_sweep_push(s->sw, &row) < 0) {
+			s->oom = 1;
+			break;
+		}
+		s->row_ctx[s->nrc++] = (size_t)ci;
+		s->rep->rows++;
+	}
+	bot_spool_free(&f);
+}
+
+int bot_spoolsweep(const char *const *paths, size_t npaths, const char *fabric,
+		   struct bot_sweep *sw, struct bot_spoolsweep_report *rep,
+		   const struct bot_log *log)
+{
+	struct sweep_state s;
+	char err[512];
+
+	memset(rep, 0, sizeof(*rep));
+	memset(&s, 0, sizeof(s));
+	s.sw = sw;
+	s.first = sw->nrows;
+	s.rep = rep;
+	s.log = log;
+	s.fabric = bot_sweep_fabric(sw, fabric);
+	if (s.fabric < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "'%s' is not a fabric name "
+			    "([a-z0-9][a-z0-9._-]{0,63})", fabric);
+		return -2;
+	}
+	/* path by path: one that cannot be listed is named, the others read */
+	for (size_t p = 0; p < npaths && !s.oom; p++) {
+		struct bot_compile_paths list;
+
+		if (bot_compile_list(&paths[p], 1, &list, err, sizeof(err)) < 0) {
+			bot_log_msg(log, BOT_LOG_WARN, "%s", err);
+			rep->bad++;
+			continue;
+		}
+		for (size_t i = 0; i < list.n && !s.oom; i++)
+			sweep_file(&s, list.v[i]);
+		bot_compile_paths_free(&list);
+	}
+	if (!s.oom)
+		fill_auto_us(&s);
+	free(s.au);
+	free(s.row_ctx);
+	if (s.oom) {
+		bot_log_msg(log, BOT_LOG_ERROR, "out of memory");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# make-corpus-elf.sh - how the seed corpus of the ELF reader's fuzz target
+# (tests/fuzz/corpus-elf, read by tests/fuzz/fuzz_elf.c and by
+# tests/unit/test_ranklib.c) was made. Not part of `make check`: the seeds
+# are committed, so that every build fuzzes the same bytes. Needs gcc and
+# GNU ld on x86-64 (the seeds are x86-64 objects whatever the host; the
+# readers are given that machine explicitly).
+#
+#   tests/fuzz/make-corpus-elf.sh [OUTDIR]     (default tests/fuzz/corpus-elf)
+#
+# Seeds: small shared objects exporting the NCCL plugin symbols with a GNU
+# hash table, a System V one, symbol versions, and only some of them (an
+# older tuner); then copies with one header field changed (32-bit, big-endian,
+# an executable's type, another machine), a truncated copy and a text file.
+set -eu
+out=${1:-tests/fuzz/corpus-elf}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat >"$tmp/syms.c" <<'C'
+struct plugin { const char *name; void *fn[6]; };
+#define P(n) const struct plugin n = { #n, { 0 } };
+P(ncclTunerPlugin_v2) P(ncclTunerPlugin_v3) P(ncclTunerPlugin_v4)
+#ifndef OLDER
+P(ncclTunerPlugin_v5) P(ncclTunerPlugin_v6)
+#endif
+P(ncclProfiler_v4) P(ncclProfiler_v6)
+void ncclProfiler_v5(void) { }	/* a function: not a plugin struct */
+__attribute__((visibility("hidden"))) P(ncclTunerPlugin_v7)
+C
+printf 'NBOT_1 { global: ncclTunerPlugin_v*; ncclProfiler_v*; local: *; };\n' >"$tmp/ver.map"
+so() {
+	gcc -O1 -fPIC -shared -nostdlib -Wl,-z,max-page-size=4096 -Wl,-z,norelro \
+		-Wl,--build-id=none -s "$@" "$tmp/syms.c"
+}
+mkdir -p "$out"
+so -Wl,--hash-style=gnu -o "$out/gnu-hash.so"
+so -Wl,--hash-style=sysv -o "$out/sysv-hash.so"
+so -Wl,--hash-style=gnu -Wl,--version-script="$tmp/ver.map" -o "$out/versioned.so"
+so -Wl,--hash-style=both -DOLDER -o "$out/older-tuner.so"
+# patch BYTE VALUE SRC DST: one byte of the ELF header changed
+patch() {
+	cp "$3" "$4"
+	printf "$(printf '\\%03o' "$2")" | dd of="$4" bs=1 seek="$1" conv=notrunc status=none
+}
+patch 4 1 "$out/gnu-hash.so" "$out/class32"	# EI_CLASS: ELFCLASS32
+patch 5 2 "$out/gnu-hash.so" "$out/big-endian"	# EI_DATA: ELFDATA2MSB
+patch 16 2 "$out/gnu-hash.so" "$out/exec-type"	# e_type: ET_EXEC
+patch 18 183 "$out/gnu-hash.so" "$out/aarch64"	# e_machine: EM_AARCH64 (183 = 0xb7, 0)
+head -c 2000 "$out/gnu-hash.so" >"$out/truncated"
+printf 'root:x:0:0:root:/root:/bin/sh\nnot an ELF file, but long enough for a header.\n' >"$out/text"

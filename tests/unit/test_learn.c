@@ -1,0 +1,890 @@
+/*
+ * test_learn.c - the launch and learning library (learn/): the merge of a
+ * job into a fabric's state (learn/merge.h), the writers' lock apart from
+ * the store (learn/lock.h, learn/store.h), the environment for a step
+ * (learn/stepenv.h) and spool files to a sweep (learn/spoolsweep.h).
+ *
+ * Spool files are written byte by byte with the format's packing helpers,
+ * as the ranks of a job would leave them: one file per rank, each with
+ * samples of the same collectives and a context summary.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/spool.h"
+#include "common/state.h"
+#include "common/table.h"
+#include "learn/lock.h"
+#include "learn/merge.h"
+#include "learn/spoolsweep.h"
+#include "learn/stepenv.h"
+#include "learn/store.h"
+#include "policies/policy.h"
+
+#define FABRIC "h100-ib"
+#define NRANKS 16
+#define NNODES 2
+#define NBYTES (8u << 20)
+
+static char dir[64], state[96];
+
+/* ---- what the library logged ------------------------------------------- */
+
+static char logged[16384];
+
+static void collect(void *arg, int level, const char *msg)
+{
+	size_t n = strlen(logged);
+
+	(void)arg;
+	snprintf(logged + n, sizeof(logged) - n, "%s: %s\n", bot_log_level_name(level), msg);
+}
+
+static const struct bot_log test_log = { collect, NULL };
+
+/* ---- spool files ---------------------------------------------------------- */
+
+static struct bot_spool_rec rec(int kind, uint64_t comm, uint32_t rank, uint64_t seq, int arm,
+				uint64_t ns)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = (uint8_t)kind;
+	r.coll = BOT_COLL_ALLREDUCE;
+	r.arm = kind == BOT_SPOOL_SAMPLE ? (uint8_t)arm : BOT_SPOOL_ARM_NONE;
+	r.nchannels = kind == BOT_SPOOL_SAMPLE ? 8 : 0;
+	r.auto_arm = (uint8_t)bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+	r.decided = BOT_SPOOL_ARM_NONE;
+	r.policy = BOT_POLICY_THOMPSON;
+	r.comm_id = comm;
+	r.rank = rank;
+	r.nranks = NRANKS;
+	r.nnodes = NNODES;
+	r.nbytes = kind == BOT_SPOOL_SAMPLE ? NBYTES : bot_bucket_lo(bot_size_bucket(NBYTES));
+	r.seq = kind == BOT_SPOOL_SAMPLE ? seq : 0;
+	r.duration_ns = kind == BOT_SPOOL_SAMPLE ? ns : 0;
+	r.calls = kind == BOT_SPOOL_SUMMARY ? 1000 : 0;
+	for (int a = 0; a < BOT_SPOOL_NCOST; a++)
+		r.cost[a] = -1.0f;
+	r.cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)] = 100.0f;
+	r.cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] = 120.0f;
+	return r;
+}
+
+static void write_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(p, 1, n, f), n);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Rank `rank` of job `job`: 8 samples of two arms (AUTO's ring/ll twice as
+ * slow as ring/simple; rank 1 a microsecond later) and a summary, in
+ * <dir>/<sub>/nb-<job>-<rank>.spool. */
+static void write_rank(const char *sub, unsigned job, uint32_t rank)
+{
+	enum { N = 9 };
+	struct bot_spool_hdr h;
+	size_t len = BOT_SPOOL_HDR_SIZE + N * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE;
+	uint8_t *buf = calloc(1, len);
+	uint64_t comm = 0x1000 + job;
+	char path[256];
+	uint32_t crc;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(&h, 0, sizeof(h));
+	h.version = BOT_SPOOL_VERSION;
+	h.rec_size = BOT_SPOOL_REC_SIZE;
+	h.nrecords = N;
+	h.table_digest = 0x77 + job;
+	strcpy(h.build_id, "nccl-bot test");
+	h.pid = 100 + rank;
+	bot_spool_pack_hdr(buf, &h);
+	for (unsigned i = 0; i < N; i++) {
+		int arm = bot_arm(BOT_ALGO_RING, i % 2 ? BOT_PROTO_SIMPLE : BOT_PROTO_LL);
+		struct bot_spool_rec r = i == N - 1 ? rec(BOT_SPOOL_SUMMARY, comm, rank, 0, 0, 0) :
+				rec(BOT_SPOOL_SAMPLE, comm, rank, i, arm,
+				    (i % 2 ? 100000 : 200000) + 1000 * rank);
+
+		bot_spool_pack_rec(buf + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r);
+	}
+	crc = bot_spool_crc32c(0, buf, len - BOT_SPOOL_TRAILER_SIZE);
+	for (int i = 0; i < 4; i++)
+		buf[len - 8 + i] = (uint8_t)(crc >> (8 * i));
+	snprintf(path, sizeof(path), "%s/%s", dir, sub);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s/nb-%u-%u.spool", dir, sub, job, rank);
+	write_file(path, buf, len);
+	free(buf);
+}
+
+/* A job of two ranks in <dir>/job<j>/. */
+static void write_job(unsigned job)
+{
+	char sub[32];
+
+	snprintf(sub, sizeof(sub), "job%u", job);
+	write_rank(sub, job, 0);
+	write_rank(sub, job, 1);
+}
+
+static void job_path(unsigned job, char *out, size_t len)
+{
+	snprintf(out, len, "%s/job%u", dir, job);
+}
+
+/* The name `current` holds ("" when there is none). */
+static void current(char out[64])
+{
+	char path[160];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/current", state, FABRIC);
+	out[0] = 0;
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	n = fread(out, 1, 63, f);
+	fclose(f);
+	out[n] = 0;
+	if (n && out[n - 1] == '\n')
+		out[n - 1] = 0;
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/nb-learn-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(state, sizeof(state), "%s/state", dir);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	logged[0] = 0;
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static int merge(unsigned job, int partial, struct bot_lock *lock, struct bot_merge_result *res)
+{
+	char path[128];
+	const char *paths[] = { path };
+	struct bot_merge_req req = { state, FABRIC, paths, 1, partial, lock };
+
+	job_path(job, path, sizeof(path));
+	return bot_merge_job(&req, res, &test_log);
+}
+
+/* ---- the merge ------------------------------------------------------------ */
+
+START_TEST(test_merge_publishes_then_nothing_new)
+{
+	struct bot_merge_result res;
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], cur[64];
+
+	write_job(1);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.files, 2);
+	ck_assert_uint_eq(res.merged, 2);
+	ck_assert_uint_eq(res.merged_before + res.rejected, 0);
+	/* 8 collectives seen by both ranks: 8 after the minimum over ranks */
+	ck_assert_uint_eq(res.collectives, 8);
+	ck_assert_uint_eq(res.contexts, 1);
+	ck_assert_uint_eq(res.round, 1);
+	current(cur);
+	ck_assert_str_eq(cur, res.snapshot);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &s, snap, err, sizeof(err)), 0);
+	ck_assert_str_eq(snap, res.snapshot);
+	ck_assert_uint_eq(s.nsources, 2);
+	ck_assert_uint_eq(s.rounds, 1);
+	/* the minimum over ranks: one sample per collective */
+	{
+		const struct bot_kb_ctx *c = bot_kb_at(s.kb, 0);
+		int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+
+		ck_assert_uint_eq(c->arm[ll].n, 4);
+		ck_assert_uint_eq(c->calls, 2000);
+	}
+	bot_state_free(&s);
+
+	/* The same job again: nothing new, nothing published, success. */
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_NOTHING_NEW);
+	ck_assert_uint_eq(res.merged_before, 2);
+	ck_assert_uint_eq(res.merged, 0);
+	ck_assert_str_eq(res.snapshot, cur);
+	ck_assert_uint_eq(res.round, 1);
+	{
+		char again[64];
+
+		current(again);
+		ck_assert_str_eq(again, cur);
+	}
+}
+END_TEST
+
+START_TEST(test_merge_order_independent)
+{
+	struct bot_merge_result res;
+	char a[64], b[64];
+
+	write_job(1);
+	write_job(2);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	ck_assert_int_eq(merge(2, 0, NULL, &res), 0);
+	ck_assert_uint_eq(res.round, 2);
+	current(a);
+	snprintf(state, sizeof(state), "%s/state2", dir);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	ck_assert_int_eq(merge(2, 0, NULL, &res), 0);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	current(b);
+	ck_assert_str_eq(a, b);
+}
+END_TEST
+
+/* A job with a bad file is refused whole, the bad file named; partial
+ * merges the rest; a job half merged before is refused too. */
+START_TEST(test_merge_job_whole_or_partial)
+{
+	struct bot_merge_result res;
+	char path[160], cur[64];
+
+	write_job(1);
+	snprintf(path, sizeof(path), "%s/job1/nb-1-9.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.files, 3);
+	ck_assert_uint_eq(res.rejected, 1);
+	ck_assert_uint_eq(res.merged, 0);
+	ck_assert_msg(strstr(logged, "warning: skipping ") && strstr(logged, "nb-1-9.spool: "),
+		      "%s", logged);
+	ck_assert_msg(strstr(logged, "error: " FABRIC ": of this job's 3 spool file(s), 1 failed "
+			     "validation"), "%s", logged);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+
+	ck_assert_int_eq(merge(1, 1, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.merged, 2);
+	ck_assert_uint_eq(res.rejected, 1);
+	current(cur);
+	ck_assert_str_eq(cur, res.snapshot);
+
+	/* job 1's good files again, next to a new rank: not whole */
+	unlink(path);
+	write_rank("job1", 1, 2);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.merged_before, 2);
+	ck_assert_str_eq(res.snapshot, cur);
+	ck_assert_msg(strstr(logged, "2 were merged before"), "%s", logged);
+	current(path);
+	ck_assert_str_eq(path, cur);
+}
+END_TEST
+
+START_TEST(test_merge_failures_publish_nothing)
+{
+	struct bot_merge_result res;
+	const char *paths[] = { "/nonexistent/nb-job" };
+	struct bot_merge_req req = { state, FABRIC, paths, 1, 0, NULL };
+	char cur[64];
+
+	ck_assert_int_eq(bot_merge_job(&req, &res, &test_log), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "error: /nonexistent/nb-job: No such file"), "%s", logged);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+	/* a state directory that does not exist */
+	write_job(1);
+	snprintf(state, sizeof(state), "%s/nosuch", dir);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "nosuch: No such file or directory (create the state "
+			     "directory first); nothing merged"), "%s", logged);
+}
+END_TEST
+
+/* ---- the lock, apart from the store ------------------------------------- */
+
+START_TEST(test_lock_try_while_held)
+{
+	char err[256];
+	int fd, fd2;
+
+	fd = bot_lock_fabric(state, FABRIC, 1, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	/* flock: another open file description of .lock conflicts, even here */
+	ck_assert_int_eq(bot_lock_fabric(state, FABRIC, 0, err, sizeof(err)), -2);
+	ck_assert_msg(strstr(err, FABRIC "/.lock: held by another writer"), "%s", err);
+	/* another fabric is not locked */
+	fd2 = bot_lock_fabric(state, "roce", 0, err, sizeof(err));
+	ck_assert_msg(fd2 >= 0, "%s", err);
+	bot_lock_release(fd2);
+	bot_lock_release(fd);
+	fd = bot_lock_fabric(state, FABRIC, 0, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	bot_lock_release(fd);
+}
+END_TEST
+
+/* The merge takes the fabric's flock: while the test holds it, a merge in
+ * a child waits, and publishes once it is released. */
+START_TEST(test_merge_waits_for_the_lock)
+{
+	char err[256], cur[64];
+	int fd, status;
+	pid_t pid;
+
+	write_job(1);
+	fd = bot_lock_fabric(state, FABRIC, 1, err, sizeof(err));
+	ck_assert_msg(fd >= 0, "%s", err);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct bot_merge_result res;
+
+		close(fd);	/* the child's copy would hold the lock too */
+		_exit(merge(1, 0, NULL, &res) == 0 && res.outcome == BOT_MERGE_PUBLISHED ? 0 : 1);
+	}
+	usleep(300 * 1000);
+	current(cur);
+	ck_assert_msg(!cur[0], "published while the lock was held: %s", cur);
+	ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+	bot_lock_release(fd);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	current(cur);
+	ck_assert(cur[0]);
+}
+END_TEST
+
+/* Four merges at once lose nothing: the snapshot of four in a row. */
+START_TEST(test_concurrent_merges_lose_nothing)
+{
+	char seq[64], par[64];
+	struct bot_merge_result res;
+	pid_t pid[4];
+	int status;
+
+	for (unsigned j = 0; j < 4; j++) {
+		write_job(j);
+		ck_assert_int_eq(merge(j, 0, NULL, &res), 0);
+	}
+	current(seq);
+	snprintf(state, sizeof(state), "%s/par", dir);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	for (unsigned j = 0; j < 4; j++) {
+		pid[j] = fork();
+		ck_assert_int_ge(pid[j], 0);
+		if (pid[j] == 0)
+			_exit(merge(j, 0, NULL, &res) == 0 && res.outcome == BOT_MERGE_PUBLISHED ?
+			      0 : 1);
+	}
+	for (unsigned j = 0; j < 4; j++) {
+		ck_assert_int_eq(waitpid(pid[j], &status, 0), pid[j]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	current(par);
+	ck_assert_str_eq(par, seq);
+}
+END_TEST
+
+/* A writer with a lock of its own: the merge calls it around the whole
+ * transaction and never touches the flock file. */
+struct counting {
+	int acquired, released, fail;
+	char fabric[64];
+};
+
+static int count_acquire(struct bot_lock *l, const char *d, const char *fabric, char *err,
+			 size_t errlen)
+{
+	struct counting *c = l->arg;
+
+	(void)d;
+	ck_assert_int_eq(c->acquired, c->released);
+	c->acquired++;
+	snprintf(c->fabric, sizeof(c->fabric), "%s", fabric);
+	if (c->fail) {
+		snprintf(err, errlen, "the compactor's lock is busy");
+		return -1;
+	}
+	return 0;
+}
+
+static void count_release(struct bot_lock *l)
+{
+	struct counting *c = l->arg;
+
+	c->released++;
+}
+
+START_TEST(test_merge_with_its_own_lock)
+{
+	struct counting c = { 0 };
+	struct bot_lock lock = { count_acquire, count_release, -1, &c };
+	struct bot_lock held;
+	struct bot_merge_result res;
+	char path[160], cur[64];
+	struct stat st;
+
+	write_job(1);
+	write_job(2);
+	ck_assert_int_eq(merge(1, 0, &lock, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_int_eq(c.acquired, 1);
+	ck_assert_int_eq(c.released, 1);
+	ck_assert_str_eq(c.fabric, FABRIC);
+	snprintf(path, sizeof(path), "%s/%s/.lock", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), -1);
+
+	/* a lock that cannot be taken: nothing read, nothing published */
+	c.fail = 1;
+	current(cur);
+	ck_assert_int_eq(merge(2, 0, &lock, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_int_eq(c.released, 1);
+	ck_assert_msg(strstr(logged, "error: the compactor's lock is busy; nothing merged"), "%s",
+		      logged);
+	current(path);
+	ck_assert_str_eq(path, cur);
+
+	/* already held: the merge runs without locking anything */
+	bot_lock_init_held(&held);
+	ck_assert_int_eq(merge(2, 0, &held, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.round, 2);
+	snprintf(path, sizeof(path), "%s/%s/.lock", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), -1);
+}
+END_TEST
+
+/* The store publishes without a lock file (its caller locks) and creates
+ * the fabric directory when the caller's lock did not. */
+START_TEST(test_store_publish_without_flock)
+{
+	struct bot_state s, l;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
+	char path[160];
+	struct stat st;
+
+	ck_assert_int_eq(bot_state_init(&s, "fresh"), 0);
+	s.rounds = 3;
+	ck_assert_msg(bot_store_publish(state, &s, snap, err, sizeof(err)) == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/fresh/.lock", state);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(bot_store_load(state, "fresh", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, snap);
+	ck_assert_uint_eq(l.rounds, 3);
+	bot_state_free(&l);
+	bot_state_free(&s);
+	/* no fabric directory: open without create says so, apart from errors */
+	ck_assert_int_eq(bot_store_open_fabric(state, "none", 0, NULL, err, sizeof(err)), -2);
+	ck_assert_int_eq(bot_store_open_fabric(state, "Bad/Name", 0, NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "fabric name 'Bad/Name'"), "%s", err);
+}
+END_TEST
+
+/* ---- the environment for a step -------------------------------------------- */
+
+#ifndef BOT_TUNER_SO
+#define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
+#endif
+
+#define THEIR_TUNER "/opt/theirs/libnccl-tuner-theirs.so"
+#define THEIR_PROFILER "/opt/theirs/libnccl-profiler-inspector.so"
+
+static struct bot_table decoded;
+
+/* Build with the library, the user's variables and who wins; 0 expected. */
+static void build(struct bot_stepenv_req *req, const char *tuner, const char *profiler,
+		  enum bot_stepenv_who who, struct bot_stepenv *env)
+{
+	req->lib = BOT_TUNER_SO;
+	req->user_tuner = tuner;
+	req->user_profiler = profiler;
+	req->who = who;
+	logged[0] = 0;
+	ck_assert_msg(bot_stepenv_build(req, env, &test_log) == 0, "%s", logged);
+}
+
+/* The table of env, decoded into `decoded`. */
+static const struct bot_table *table_of(const struct bot_stepenv *env)
+{
+	const char *text = bot_stepenv_get(env, "NCCL_BOT_TABLE");
+
+	ck_assert_ptr_nonnull(text);
+	ck_assert_int_eq(strncmp(text, "NBT1.", 5), 0);
+	ck_assert_int_eq(bot_table_decode(text, strlen(text), &decoded), BOT_TABLE_OK);
+	return &decoded;
+}
+
+static const char *lib_real(void)
+{
+	static char real[PATH_MAX];
+
+	ck_assert_ptr_nonnull(realpath(BOT_TUNER_SO, real));
+	return real;
+}
+
+/* Both variables name our library; the table lets ranks measure or not. */
+static void ours(const struct bot_stepenv *env, int measured)
+{
+	ck_assert_int_eq(env->used, 1);
+	ck_assert_uint_eq(env->nvars, 3);
+	ck_assert_str_eq(env->var[0].name, "NCCL_TUNER_PLUGIN");
+	ck_assert_str_eq(env->var[0].value, lib_real());
+	ck_assert_str_eq(env->var[1].name, "NCCL_PROFILER_PLUGIN");
+	ck_assert_str_eq(env->var[1].value, lib_real());
+	ck_assert_str_eq(env->var[2].name, "NCCL_BOT_TABLE");
+	ck_assert_int_eq(env->measured, measured);
+	ck_assert_int_eq(!!(table_of(env)->flags & BOT_TABLE_F_MEASURE), measured);
+}
+
+START_TEST(test_stepenv_explicit_replaces_theirs)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char link[128];
+
+	bot_stepenv_req_default(&req);
+	/* nobody else's plugin: ours, measuring, nothing said */
+	build(&req, NULL, "", BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(logged, "");
+	ck_assert_str_eq(env.note, "");
+	bot_stepenv_free(&env);
+	/* their tuner: replaced, named */
+	build(&req, THEIR_TUNER, NULL, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "warning: replacing the user's NCCL_TUNER_PLUGIN=" THEIR_TUNER
+			     " with nccl-bot's "), "%s", logged);
+	ck_assert_msg(!strstr(logged, "NCCL_PROFILER_PLUGIN"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* their profiler only: replaced, named; we measure */
+	build(&req, NULL, THEIR_PROFILER, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "warning: replacing the user's NCCL_PROFILER_PLUGIN="
+			     THEIR_PROFILER), "%s", logged);
+	ck_assert_msg(!strstr(logged, "NCCL_TUNER_PLUGIN"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* both */
+	build(&req, THEIR_TUNER, THEIR_PROFILER, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "NCCL_TUNER_PLUGIN=" THEIR_TUNER) &&
+		      strstr(logged, "NCCL_PROFILER_PLUGIN=" THEIR_PROFILER), "%s", logged);
+	bot_stepenv_free(&env);
+	/* variables naming our library, or a link to it, are not theirs */
+	snprintf(link, sizeof(link), "%s/libnccl-profiler-bot.so", dir);
+	ck_assert_int_eq(symlink(lib_real(), link), 0);
+	build(&req, BOT_TUNER_SO, link, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(logged, "");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+START_TEST(test_stepenv_admin_default_keeps_theirs)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char link[128];
+
+	bot_stepenv_req_default(&req);
+	/* nobody else's plugin: ours */
+	build(&req, NULL, NULL, BOT_STEPENV_DEFAULT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(logged, "");
+	bot_stepenv_free(&env);
+
+	/* their tuner: nccl-bot is not used at all, and says so; our library
+	 * is not even looked at */
+	req.lib = "/nonexistent/libnccl-tuner-bot.so";
+	req.user_tuner = THEIR_TUNER;
+	req.user_profiler = NULL;
+	req.who = BOT_STEPENV_DEFAULT;
+	logged[0] = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), 0);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_ptr_null(bot_stepenv_get(&env, "NCCL_BOT_TABLE"));
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's " THEIR_TUNER);
+	ck_assert_msg(strstr(logged, "info: keeping the user's NCCL_TUNER_PLUGIN=" THEIR_TUNER
+			     ": nccl-bot is not used for this step"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* their tuner and profiler: the same, both named */
+	build(&req, THEIR_TUNER, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_msg(strstr(logged, "NCCL_PROFILER_PLUGIN=" THEIR_PROFILER), "%s", logged);
+	bot_stepenv_free(&env);
+
+	/* their profiler only: our tuner decides, their profiler stays, the
+	 * table forbids measuring, and the note says why for the report */
+	build(&req, NULL, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_uint_eq(env.nvars, 3);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), lib_real());
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), THEIR_PROFILER);
+	ck_assert_int_eq(env.measured, 0);
+	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
+	ck_assert_str_eq(env.note, "nothing measured: the profiler plugin is the user's "
+		THEIR_PROFILER);
+	ck_assert_msg(strstr(logged, "info: keeping the user's NCCL_PROFILER_PLUGIN="
+			     THEIR_PROFILER ": nccl-bot's tuner decides, nothing is measured"),
+		      "%s", logged);
+	bot_stepenv_free(&env);
+	/* the same with our tuner named explicitly by the user */
+	build(&req, BOT_TUNER_SO, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), THEIR_PROFILER);
+	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
+	bot_stepenv_free(&env);
+	/* a profiler variable naming a link to our library is ours */
+	snprintf(link, sizeof(link), "%s/libnccl-profiler-bot.so", dir);
+	ck_assert_int_eq(symlink(lib_real(), link), 0);
+	build(&req, NULL, link, BOT_STEPENV_DEFAULT, &env);
+	ours(&env, 1);
+	ck_assert_str_eq(env.note, "");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* The table says what the request says. */
+START_TEST(test_stepenv_prior_table)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	const struct bot_table *t;
+
+	bot_stepenv_req_default(&req);
+	req.policy = BOT_POLICY_SHADOW;
+	req.seed = 0x1234567890abcdefULL;
+	req.min_bytes_log2 = 16;
+	req.allow = 1u << bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE);
+	req.measure = 0;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 0);
+	t = table_of(&env);
+	ck_assert_uint_eq(t->policy, BOT_POLICY_SHADOW);
+	ck_assert(t->seed == 0x1234567890abcdefULL);
+	ck_assert_uint_eq(t->min_bytes_log2, 16);
+	ck_assert_uint_eq(t->allow, req.allow);
+	ck_assert_uint_eq(t->flags, BOT_TABLE_F_SHADOW);
+	ck_assert_uint_eq(t->nentries, 0);
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* Spool files and a fabric's state plan the same table for the same job. */
+START_TEST(test_stepenv_spool_and_state)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv a, b, c;
+	struct bot_merge_result res;
+	char path[128], snap[256];
+	const char *spools[] = { path };
+
+	write_job(1);
+	job_path(1, path, sizeof(path));
+	bot_stepenv_req_default(&req);
+	req.policy = BOT_POLICY_GREEDY;
+	req.source = BOT_STEPENV_SPOOL;
+	req.spool = spools;
+	req.nspool = 1;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &a);
+	ck_assert_uint_eq(a.compile.files, 2);
+	ck_assert_uint_eq(a.compile.collectives, 8);
+	ck_assert_uint_eq(a.compile.round, 1);
+	/* greedy on ring/simple measured faster than AUTO's ring/ll: an entry */
+	ck_assert_uint_eq(table_of(&a)->nentries, 1);
+
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	req.source = BOT_STEPENV_STATE;
+	req.spool = NULL;
+	req.nspool = 0;
+	req.state = state;
+	req.fabric = FABRIC;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &b);
+	ck_assert_str_eq(b.fabric, FABRIC);
+	ck_assert_str_eq(b.snapshot, res.snapshot);
+	ck_assert_uint_eq(b.sources, 2);
+	ck_assert_str_eq(bot_stepenv_get(&a, "NCCL_BOT_TABLE"), bot_stepenv_get(&b, "NCCL_BOT_TABLE"));
+	/* the snapshot file itself, its fabric checked */
+	snprintf(snap, sizeof(snap), "%s/%s/%s", state, FABRIC, res.snapshot);
+	req.state = snap;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &c);
+	ck_assert_str_eq(bot_stepenv_get(&a, "NCCL_BOT_TABLE"), bot_stepenv_get(&c, "NCCL_BOT_TABLE"));
+	ck_assert_str_eq(c.snapshot, "");
+	bot_stepenv_free(&c);
+	req.fabric = "roce";
+	logged[0] = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &c, &test_log), -1);
+	ck_assert_msg(strstr(logged, "holds fabric '" FABRIC "', not 'roce'"), "%s", logged);
+	/* a fabric without state yet: a table without entries, said */
+	req.state = state;
+	build(&req, NULL, NULL, BOT_STEPENV_EXPLICIT, &c);
+	ck_assert_msg(strstr(logged, "info: ") && strstr(logged, "/roce: no learned state yet"), "%s",
+		      logged);
+	ck_assert_uint_eq(table_of(&c)->nentries, 0);
+	ck_assert_str_eq(c.snapshot, "");
+	bot_stepenv_free(&c);
+	bot_stepenv_free(&b);
+	bot_stepenv_free(&a);
+}
+END_TEST
+
+START_TEST(test_stepenv_refusals)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	const char *spools[] = { "/nonexistent/spool" };
+
+	bot_stepenv_req_default(&req);
+	/* the rank library check, with the path and the reason */
+	req.lib = "/dev/null";
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "error: the rank-side library /dev/null: a character device"),
+		      "%s", logged);
+	ck_assert_uint_eq(env.nvars, 0);
+	req.lib = "tuner/libnccl-tuner-bot.so";
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "not an absolute path"), "%s", logged);
+	req.lib = dir;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "a directory, not a shared library"), "%s", logged);
+	/* an explicit request checks the library even when the user has a tuner */
+	req.user_tuner = THEIR_TUNER;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	req.user_tuner = NULL;
+	/* a table that cannot be built: an error, no variables */
+	req.lib = BOT_TUNER_SO;
+	req.source = BOT_STEPENV_SPOOL;
+	req.spool = spools;
+	req.nspool = 1;
+	logged[0] = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -1);
+	ck_assert_msg(strstr(logged, "/nonexistent/spool: No such file"), "%s", logged);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_int_eq(env.used, 0);
+	/* requests that do not hang together: -2 */
+	req.nspool = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.source = BOT_STEPENV_PRIOR;
+	req.nspool = 1;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.nspool = 0;
+	req.source = BOT_STEPENV_STATE;
+	req.state = state;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);	/* a directory: which fabric? */
+	req.fabric = "Bad/Name";
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.fabric = FABRIC;
+	req.comms = 0;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+	req.comms = 8;
+	req.lib = NULL;
+	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+}
+END_TEST
+
+/* ---- spool files to a sweep ---------------------------------------------- */
+
+START_TEST(test_spoolsweep)
+{
+	struct bot_spoolsweep_report rep;
+	struct bot_sweep sw;
+	char path[160];
+	const char *paths[] = { path, "/nonexistent/nb" };
+	int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+
+	write_job(1);
+	job_path(1, path, sizeof(path));
+	bot_sweep_init(&sw);
+	ck_assert_int_eq(bot_spoolsweep(paths, 1, "f1", &sw, &rep, &test_log), 0);
+	ck_assert_uint_eq(rep.files, 2);
+	ck_assert_uint_eq(rep.bad, 0);
+	ck_assert_uint_eq(rep.rows, 16);	/* every clean sample of both ranks */
+	ck_assert_uint_eq(rep.summaries, 2);
+	ck_assert_uint_eq(sw.nrows, 16);
+	for (size_t i = 0; i < sw.nrows; i++) {
+		int arm = bot_arm(sw.rows[i].algo, sw.rows[i].proto);
+
+		ck_assert_str_eq(sw.fabrics[sw.rows[i].fabric], "f1");
+		ck_assert(sw.rows[i].auto_us == (arm == ll ? 100.0 : 120.0));
+	}
+	/* a bad file and a missing path: named, counted, the rest converted */
+	snprintf(path, sizeof(path), "%s/job1/nb-1-9.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	job_path(1, path, sizeof(path));
+	logged[0] = 0;
+	ck_assert_int_eq(bot_spoolsweep(paths, 2, "f1", &sw, &rep, &test_log), 0);
+	ck_assert_uint_eq(rep.bad, 2);
+	ck_assert_uint_eq(rep.rows, 16);
+	ck_assert_uint_eq(sw.nrows, 32);
+	ck_assert_msg(strstr(logged, "nb-1-9.spool: ") && strstr(logged, "/nonexistent/nb: "), "%s",
+		      logged);
+	ck_assert_int_eq(bot_spoolsweep(paths, 1, "Bad/Name", &sw, &rep, &test_log), -2);
+	bot_sweep_free(&sw);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("learn");
+	TCase *merge_tc = tcase_create("merge");
+	TCase *env_tc = tcase_create("stepenv");
+	TCase *sweep_tc = tcase_create("spoolsweep");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(merge_tc, setup, teardown);
+	tcase_add_test(merge_tc, test_merge_publishes_then_nothing_new);
+	tcase_add_test(merge_tc, test_merge_order_independent);
+	tcase_add_test(merge_tc, test_merge_job_whole_or_partial);
+	tcase_add_test(merge_tc, test_merge_failures_publish_nothing);
+	tcase_add_test(merge_tc, test_lock_try_while_held);
+	tcase_add_test(merge_tc, test_merge_waits_for_the_lock);
+	tcase_add_test(merge_tc, test_concurrent_merges_lose_nothing);
+	tcase_add_test(merge_tc, test_merge_with_its_own_lock);
+	tcase_add_test(merge_tc, test_store_publish_without_flock);
+	suite_add_tcase(s, merge_tc);
+	tcase_add_checked_fixture(env_tc, setup, teardown);
+	tcase_add_test(env_tc, test_stepenv_explicit_replaces_theirs);
+	tcase_add_test(env_tc, test_stepenv_admin_default_keeps_theirs);
+	tcase_add_test(env_tc, test_stepenv_prior_table);
+	tcase_add_test(env_tc, test_stepenv_spool_and_state);
+	tcase_add_test(env_tc, test_stepenv_refusals);
+	suite_add_tcase(s, env_tc);
+	tcase_add_checked_fixture(sweep_tc, setup, teardown);
+	tcase_add_test(sweep_tc, test_spoolsweep);
+	suite_add_tcase(s, sweep_tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
