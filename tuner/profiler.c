@@ -51,6 +51,7 @@
 #include "common/table.h"
 #include "policies/context.h"
 #include "policies/policy.h"
+#include "tuner/env.h"
 #include "tuner/profiler.h"
 #include "tuner/spool.h"
 #include "tuner/tuner.h"
@@ -86,7 +87,7 @@ struct bot_meas {
 	 * thread's atomic refs updates never bounce the tuner's counter */
 	_Alignas(64) struct bot_meas_hot hot;
 	_Alignas(64) int refs;
-	uint8_t abi, policy, synced;
+	uint8_t abi, policy;
 	uint64_t comm_id;
 	uint32_t rank, nranks, nnodes;
 	uint64_t min_bytes;
@@ -195,11 +196,11 @@ static struct bot_meas *all_meas;
 static uint64_t last_scan_ns;
 
 /* Test hook, not a setting (deliberately absent from doc/formats.md):
- * NCCL_BOT_TEST_STUCK_NS, read at every profiler init, replaces STUCK_NS
- * for records (not for windows) and caps SCAN_NS at the same value, so that
- * tests/unit/test_spool.c sees overdue records completed without waiting
- * 2 s. Unset or not a number: the defaults. Measurement only: decisions
- * never read it. */
+ * NCCL_BOT_TEST_STUCK_NS (tuner/env.h), read at every profiler init,
+ * replaces STUCK_NS for records (not for windows) and caps SCAN_NS at the
+ * same value, so that tests/unit/test_spool.c sees overdue records
+ * completed without waiting 2 s. Unset or not a number: the defaults.
+ * Measurement only: decisions never read it. */
 static uint64_t rec_stuck_ns = STUCK_NS, scan_ns = SCAN_NS;
 /* Test hook too: NCCL_BOT_TEST_NO_QUIET=1 at profiler init turns the
  * process-wide quiet time off, so that tests counting windows do not depend
@@ -401,105 +402,26 @@ static void meas_unref(struct bot_meas *m)
 	free(m);
 }
 
-/* Decimal or 0x-hex u64, the whole string; -1 otherwise. (Not strtoull:
- * with _GNU_SOURCE, glibc 2.38+ headers map it to __isoc23_strtoull, a
- * GLIBC_2.38 symbol the library must not need.) */
-static int parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned base = 10, d;
-
-	if (!s || !*s)
-		return -1;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-		if (!*s)
-			return -1;
-	}
-	for (; *s; s++) {
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			return -1;
-		if (v > (UINT64_MAX - d) / base)
-			return -1;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* The tuner's spelling rules (tuner.c policy_parse, read_env): a policy name
- * case-insensitively with '_' for '-'; min bytes rounded up to a power of
- * two, <= 2^63. Bad values: the defaults (auto, 2^20), as the tuner does. */
-static int env_policy(const char *s)
-{
-	static const char *const names[] = { "auto", "sweep", "greedy", "egreedy", "ucb1",
-					     "thompson", "etc", "greedy-cold", "ucb1-cold",
-					     "thompson-cold", "frozen", "shadow" };
-
-	_Static_assert(sizeof(names) / sizeof(names[0]) == BOT_NPOLICY, "policy names");
-	for (int i = 0; s && *s && i < BOT_NPOLICY; i++) {
-		const char *a = s, *b = names[i];
-
-		for (; *a && *b; a++, b++) {
-			char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
-
-			if (x == '_')
-				x = '-';
-			if (x != *b)
-				break;
-		}
-		if (!*a && !*b)
-			return i;
-	}
-	return 0;
-}
-
-static unsigned env_min_bytes_log2(const char *s)
-{
-	uint64_t u;
-	unsigned k = 0;
-
-	if (!s || !*s || parse_u64(s, &u) < 0 || u > (1ull << 63))
-		return 20;
-	while (k < 63 && (1ull << k) < u)
-		k++;
-	return k;
-}
-
-static int env_is_1(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && v[0] == '1' && !v[1];
-}
-
 /* Whether this process measures, and with what: from the step table when
  * there is one (flag BOT_TABLE_F_MEASURE, min_bytes_log2, policy, digest),
- * else from the environment. Always needs NCCL_BOT_SPOOL; on profiler v4
- * (NCCL 2.27, where a CUDA graph capture cannot be seen) also
- * NCCL_BOT_MEASURE_V4=1. The linked tuner's parsed values replace these at
- * its first window transition (bot_prof_collinfo). */
-static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nranks, int rank,
-				 bot_nccl_logger_t log)
+ * else from the environment, read with the same grammar as the tuner's
+ * (tuner/env.h), so the two agree. Always needs NCCL_BOT_SPOOL; on profiler
+ * v4 (NCCL 2.27, where a CUDA graph capture cannot be seen) also
+ * NCCL_BOT_MEASURE_V4=1. */
+static struct bot_meas *meas_new(const struct bot_env *env, uint64_t comm_id, int abi,
+				 int nnodes, int nranks, int rank, bot_nccl_logger_t log)
 {
 	static char logged_v4;
-	const char *spool = getenv("NCCL_BOT_SPOOL");
-	const char *text = getenv("NCCL_BOT_TABLE");
+	const char *spool = getenv(BOT_ENV_SPOOL);
+	const char *text = getenv(BOT_ENV_TABLE);
 	unsigned min_log2;
-	uint64_t digest = 0, w;
+	uint64_t digest = 0;
 	uint8_t policy = 0;
 	struct bot_meas *m;
 
 	if (!spool || !*spool || nranks < 1 || rank < 0 || rank >= nranks)
 		return NULL;
-	if (abi < 5 && !env_is_1("NCCL_BOT_MEASURE_V4")) {
+	if (abi < 5 && !env->measure_v4) {
 		if (log && !__atomic_exchange_n(&logged_v4, 1, __ATOMIC_RELAXED))
 			log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
 			    "nccl-bot: profiler v%d (NCCL 2.27) cannot see CUDA graph captures: "
@@ -525,8 +447,8 @@ static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nran
 		if (!ok)
 			return NULL;
 	} else {
-		policy = (uint8_t)env_policy(getenv("NCCL_BOT_POLICY"));
-		min_log2 = env_min_bytes_log2(getenv("NCCL_BOT_MIN_BYTES"));
+		policy = (uint8_t)env->policy;
+		min_log2 = env->min_bytes_log2;
 	}
 	if (bot_spool_setup(spool, digest, log) < 0)
 		return NULL;
@@ -534,9 +456,6 @@ static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nran
 	if (!m)
 		return NULL;
 	memset(m, 0, sizeof(*m));
-	if (parse_u64(getenv("NCCL_BOT_WINDOW"), &w) < 0 || w < BOT_PROF_WINDOW_MIN ||
-	    w > BOT_PROF_WINDOW_MAX)
-		w = BOT_PROF_WINDOW_DEFAULT;
 	m->refs = 1;
 	m->abi = (uint8_t)abi;
 	m->policy = policy;
@@ -545,7 +464,7 @@ static struct bot_meas *meas_new(uint64_t comm_id, int abi, int nnodes, int nran
 	m->nranks = (uint32_t)nranks;
 	m->nnodes = nnodes < 1 ? 1 : (uint32_t)nnodes;
 	m->min_bytes = 1ull << min_log2;
-	m->window = (uint32_t)w;
+	m->window = env->window;
 	m->period = m->window * BOT_PROF_PERIOD_FACTOR;
 	/* first arming point: same on every rank of the comm */
 	m->next = 1 + bot_mix64(comm_id) % (m->period - m->window);
@@ -565,18 +484,16 @@ int bot_prof_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes, 
 {
 	struct bot_meas *m;
 	struct bot_prof_link l;
+	struct bot_env env;
 	uint64_t stuck;
 
-	if (parse_u64(getenv("NCCL_BOT_TEST_STUCK_NS"), &stuck) < 0)
+	if (!bot_renv_test_stuck_ns(&stuck))
 		stuck = STUCK_NS;
 	__atomic_store_n(&rec_stuck_ns, stuck, __ATOMIC_RELAXED);
 	__atomic_store_n(&scan_ns, stuck < SCAN_NS ? stuck : SCAN_NS, __ATOMIC_RELAXED);
-	{
-		const char *q = getenv("NCCL_BOT_TEST_NO_QUIET");
-
-		__atomic_store_n(&no_quiet, q && !strcmp(q, "1"), __ATOMIC_RELAXED);
-	}
-	m = meas_new(comm_id, abi, nnodes, nranks, rank, log);
+	__atomic_store_n(&no_quiet, bot_renv_test_no_quiet(), __ATOMIC_RELAXED);
+	bot_renv_read(&env, bot_renv_has_table(), log);
+	m = meas_new(&env, comm_id, abi, nnodes, nranks, rank, log);
 
 	memset(&l, 0, sizeof(l));
 	l.comm_id = comm_id;
@@ -707,18 +624,6 @@ void bot_prof_collinfo(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *
 	int in_win, measure;
 
 	m->ncalls = m->next;		/* hot.left counted down to this call */
-	if (!m->synced) {
-		/* the linked tuner's own parse of the threshold and policy
-		 * (unless NCCL_ALGO/NCCL_PROTO made it skip reading them) */
-		m->synced = 1;
-		if (!getenv("NCCL_ALGO") && !getenv("NCCL_PROTO")) {
-			__atomic_store_n(&m->min_bytes, 1ull << (c->min_bytes_log2 < 63 ?
-								 c->min_bytes_log2 : 63),
-					 __ATOMIC_RELAXED);
-			__atomic_store_n(&m->policy, c->policy < BOT_NPOLICY ? c->policy : 0,
-					 __ATOMIC_RELAXED);
-		}
-	}
 	in_win = m->win_left > 0 && __atomic_load_n(&m->win_counted, __ATOMIC_ACQUIRE);
 	measure = in_win && (unsigned)coll < BOT_NCOLL && t && nbytes >= m->min_bytes &&
 		  numProto == BOT_NPROTO && numAlgo >= 1 && numAlgo <= BOT_NALGO;

@@ -85,9 +85,6 @@ struct bot_nccl_prof_state_args {
 #define BOT_PROF_MASK_ON (BOT_PROF_COLL | BOT_PROF_KERNEL_CH)
 
 /* Windows: W calls (NCCL_BOT_WINDOW, 16..64) every 100 W calls of a comm. */
-#define BOT_PROF_WINDOW_DEFAULT 32
-#define BOT_PROF_WINDOW_MIN 16
-#define BOT_PROF_WINDOW_MAX 64
 #define BOT_PROF_PERIOD_FACTOR 100
 
 /* The part of struct bot_meas the tuner's hot path touches: a down-counter

@@ -16,9 +16,11 @@
  * Decoding outcomes (DESIGN invariant 2):
  *	no table            the policy from NCCL_BOT_POLICY on the prior (NCCL's
  *	                    cost table), seed NCCL_BOT_SEED, threshold
- *	                    NCCL_BOT_MIN_BYTES, allow-list NCCL_BOT_ALLOW; a bad
- *	                    value is logged (WARN) and replaced by its default,
- *	                    the same on every rank given the same environment
+ *	                    NCCL_BOT_MIN_BYTES, allow-list NCCL_BOT_ALLOW, in the
+ *	                    one grammar of common/settings.h (tuner/env.h); a
+ *	                    refused value is logged (WARN) and replaced by its
+ *	                    default, the same on every rank given the same
+ *	                    environment
  *	digest or syntax    the prior (AUTO), logged: same bytes, same outcome
  *	unknown version     init fails (another build may be loaded elsewhere)
  * NCCL_ALGO / NCCL_PROTO set: touch nothing, logged once per process.
@@ -79,11 +81,13 @@
 #include <immintrin.h>
 #endif
 
+#include "common/settings.h"
 #include "common/table.h"
 #include "policies/plan.h"
 #include "policies/policy.h"
-#include "tuner/tuner.h"
+#include "tuner/env.h"
 #include "tuner/profiler.h"
+#include "tuner/tuner.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -213,39 +217,6 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 
 /* ---- the policy on the prior ------------------------------------------------ */
 
-/* formats.md section 10, in id order. */
-static const char *const policy_names[BOT_NPOLICY] = {
-	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
-	"greedy-cold", "ucb1-cold", "thompson-cold", "frozen", "shadow",
-};
-
-static const char *policy_name(unsigned id)
-{
-	return id < BOT_NPOLICY ? policy_names[id] : "unknown";
-}
-
-/* Case-insensitive, '_' for '-': the spelling policies/policy.c accepts. */
-static int policy_parse(const char *s)
-{
-	for (int i = 0; i < BOT_NPOLICY; i++) {
-		const char *a = s, *b = policy_names[i];
-
-		for (; *a && *b; a++, b++) {
-			int x = (unsigned char)*a;
-
-			if (x >= 'A' && x <= 'Z')
-				x += 'a' - 'A';
-			if (x == '_')
-				x = '-';
-			if (x != *b)
-				break;
-		}
-		if (!*a && !*b)
-			return i;
-	}
-	return -1;
-}
-
 /* Learning policies probe the runner-up by the prior without a plan. */
 static int policy_learns(unsigned id)
 {
@@ -254,129 +225,14 @@ static int policy_learns(unsigned id)
 	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD;
 }
 
-/* The syntax of `nccl-bot env --seed/--min-bytes` (tools/cmd_env.c):
- * decimal, 0x-hex or 0-octal, no sign, no blanks, no overflow. Written out
- * rather than strtoull(), which glibc 2.38+ redirects to a symbol that a
- * glibc 2.28 host lacks. */
-static int parse_u64(const char *s, uint64_t *out)
+/* No table: the decision inputs from the environment (tuner/env.h: a
+ * refused value has already been replaced by its default, and reported). */
+static void env_inputs(struct bot_tuner_ctx *c, const struct bot_env *e, uint32_t *allow)
 {
-	unsigned base = 10;
-	uint64_t v = 0;
-
-	if (!*s)
-		return -1;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-		if (!*s)
-			return -1;
-	} else if (s[0] == '0' && s[1]) {
-		base = 8;
-		s++;
-	}
-	for (; *s; s++) {
-		unsigned d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (*s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			return -1;
-		if (d >= base || v > (UINT64_MAX - d) / base)
-			return -1;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* The syntax of `nccl-bot env --allow`: "nvls/simple,tree" -> bit per arm. */
-static int parse_allow(const char *list, uint32_t *allow)
-{
-	char buf[512], *save = NULL, *tok;
-	uint32_t a = 0;
-
-	if (strlen(list) >= sizeof(buf))
-		return -1;
-	strcpy(buf, list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int arm = strchr(tok, '/') ? bot_arm_parse(tok) : -1;
-		int algo = strchr(tok, '/') ? -1 : bot_algo_parse(tok);
-
-		if (arm >= 0) {
-			a |= 1u << arm;
-		} else if (algo >= 0) {
-			for (int p = 0; p < BOT_NPROTO; p++)
-				a |= 1u << bot_arm(algo, p);
-		} else {
-			return -1;
-		}
-	}
-	*allow = a;
-	return 0;
-}
-
-static unsigned char warned_env;	/* bit per variable: WARN once per process */
-
-static void env_bad(struct bot_tuner_ctx *c, unsigned bit, const char *var, const char *val,
-		    const char *want, const char *dflt)
-{
-	if (__atomic_fetch_or(&warned_env, bit, __ATOMIC_RELAXED) & bit)
-		return;
-	LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
-	    "nccl-bot: %s='%s' is not %s; using the default (%s) instead. Every rank reads the "
-	    "same environment, so every rank does the same; fix the launcher's value", var, val,
-	    want, dflt);
-}
-
-/* No table: the decision inputs from the environment, each bad value
- * replaced by its default (and logged). */
-static void read_env(struct bot_tuner_ctx *c, uint32_t *allow)
-{
-	const char *v;
-	uint64_t u;
-	int id;
-
-	c->policy = BOT_POLICY_AUTO;
-	c->seed = 0;
-	c->min_bytes_log2 = 20;
-	*allow = 0;
-	v = getenv("NCCL_BOT_POLICY");
-	if (v && *v) {
-		if ((id = policy_parse(v)) >= 0)
-			c->policy = (uint8_t)id;
-		else
-			env_bad(c, 1, "NCCL_BOT_POLICY", v, "a policy name (auto, sweep, greedy, "
-				"egreedy, ucb1, thompson, etc, greedy-cold, ucb1-cold, thompson-cold, "
-				"frozen, shadow)", "auto");
-	}
-	v = getenv("NCCL_BOT_SEED");
-	if (v && *v) {
-		if (parse_u64(v, &u) == 0)
-			c->seed = u;
-		else
-			env_bad(c, 2, "NCCL_BOT_SEED", v, "a u64 (decimal or 0x-hex)", "0");
-	}
-	v = getenv("NCCL_BOT_MIN_BYTES");
-	if (v && *v) {
-		if (parse_u64(v, &u) == 0 && u <= (1ULL << 63)) {
-			unsigned k = 0;
-
-			/* rounded up to a power of two, as `nccl-bot env` does */
-			while (k < 63 && (1ULL << k) < u)
-				k++;
-			c->min_bytes_log2 = (uint8_t)k;
-		} else {
-			env_bad(c, 4, "NCCL_BOT_MIN_BYTES", v, "a byte count <= 2^63", "1048576");
-		}
-	}
-	v = getenv("NCCL_BOT_ALLOW");
-	if (v && *v && parse_allow(v, allow) < 0)
-		env_bad(c, 8, "NCCL_BOT_ALLOW", v, "a list of arms or algorithms like "
-			"nvls/simple,collnet_direct", "none");
+	c->policy = (uint8_t)e->policy;
+	c->seed = e->seed;
+	c->min_bytes_log2 = (uint8_t)e->min_bytes_log2;
+	*allow = e->allow;
 	c->shadow = c->policy == BOT_POLICY_SHADOW;
 }
 
@@ -470,14 +326,14 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 
 /* Decode the table (or read the environment) and fill c's cells. Returns 0,
  * or -1 when init must fail (reason already logged). */
-static int load_table(struct bot_tuner_ctx *c, int has_comm_id)
+static int load_table(struct bot_tuner_ctx *c, const struct bot_env *e, int has_comm_id)
 {
-	const char *text = getenv("NCCL_BOT_TABLE");
+	const char *text = getenv(BOT_ENV_TABLE);
 	uint32_t allow;
 	int err, ret = 0;
 
 	if (!text || !*text) {
-		read_env(c, &allow);
+		env_inputs(c, e, &allow);
 		for (unsigned a = 0; a < BOT_NARMS; a++)
 			if (bot_arm_allowed((int)a, -1, allow))
 				c->allow_static |= 1u << a;
@@ -998,6 +854,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 {
 	struct bot_tuner_ctx *c = ctx_get();
 	unsigned char from_pool;
+	struct bot_env env;
 
 	*out = NULL;
 	if (!c) {
@@ -1016,7 +873,10 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	c->nranks = nranks > UINT32_MAX ? UINT32_MAX : (uint32_t)nranks;
 	c->nnodes = nnodes > UINT32_MAX ? UINT32_MAX : (uint32_t)nnodes;
 	c->log = log;
-	c->debug = env_set("NCCL_BOT_DEBUG") && strcmp(getenv("NCCL_BOT_DEBUG"), "0") != 0;
+	/* the whole environment, once per init; with a table only the
+	 * variables the table does not replace are used */
+	bot_renv_read(&env, bot_renv_has_table(), log);
+	c->debug = (uint8_t)env.debug;
 	c->prof_rank = bot_prof_link_take(comm_id, has_comm_id, c->nranks, c->nnodes);
 	c->meas = c->prof_rank >= 0 ? bot_prof_tuner_attach() : NULL;
 
@@ -1027,7 +887,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 		*out = c;
 		return BOT_NCCL_SUCCESS;
 	}
-	if (load_table(c, has_comm_id) < 0) {
+	if (load_table(c, &env, has_comm_id) < 0) {
 		ctx_put(c);
 		return BOT_NCCL_INTERNAL_ERROR;
 	}
@@ -1037,7 +897,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "
 	    "(%u correction rows), min bytes 2^%u, profiler rank %d%s%s", abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
-	    policy_name(c->policy), c->from_table ? "the table" : "the environment",
+	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown", c->from_table ? "the table" : "the environment",
 	    c->ncells, c->ndyn, c->ncorr_rows, c->min_bytes_log2, c->prof_rank,
 	    c->shadow ? ", shadow (never written)" : "",
 	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");

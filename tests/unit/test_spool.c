@@ -709,6 +709,26 @@ START_TEST(test_env_as_tuner)
 }
 END_TEST
 
+/* A refused NCCL_BOT_MIN_BYTES (octal: common/settings.h) is the default
+ * 1 MiB for the profiler as for the tuner, not 8 or 10 bytes. */
+START_TEST(test_env_refused_as_tuner)
+{
+	struct comm c;
+
+	setenv("NCCL_BOT_MIN_BYTES", "010", 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 512 * 1024, &plain);
+	ck_assert_uint_eq(c.measured, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 2 * MiB, &plain);
+	ck_assert_uint_gt(c.measured, 0);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
+}
+END_TEST
+
 /* NaN, infinite and >= 3.6e9 cost entries are stored as -1 (unsupported):
  * the reader would reject the whole file otherwise. */
 START_TEST(test_nan_cost)
@@ -954,6 +974,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_late_events_after_profiler_finalize);
 	tcase_add_test(tc, test_missing_channels_complete);
 	tcase_add_test(tc, test_env_as_tuner);
+	tcase_add_test(tc, test_env_refused_as_tuner);
 	tcase_add_test(tc, test_nan_cost);
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_fork_child_never_writes);

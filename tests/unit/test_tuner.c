@@ -1107,6 +1107,8 @@ END_TEST
 /* Bad values: a WARN naming the variable and the value, then the default. */
 START_TEST(test_bad_env)
 {
+	/* the grammar of common/settings.h: no octal, no hex byte counts, no
+	 * blanks or signs, switches 0/1 only */
 	static const struct {
 		const char *var, *val;
 	} bad[] = {
@@ -1116,6 +1118,13 @@ START_TEST(test_bad_env)
 		{ "NCCL_BOT_MIN_BYTES", "lots" },
 		{ "NCCL_BOT_MIN_BYTES", "18446744073709551615" },
 		{ "NCCL_BOT_ALLOW", "nvls/fast" },
+		{ "NCCL_BOT_MIN_BYTES", "010" },
+		{ "NCCL_BOT_MIN_BYTES", "0x200000" },
+		{ "NCCL_BOT_MIN_BYTES", " 4194304" },
+		{ "NCCL_BOT_SEED", "010" },
+		{ "NCCL_BOT_SEED", "+7" },
+		{ "NCCL_BOT_ALLOW", "nvls,,tree" },
+		{ "NCCL_BOT_DEBUG", "yes" },
 	};
 	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
 
@@ -1133,10 +1142,11 @@ START_TEST(test_bad_env)
 			ctx = open5(COMM, 16, 2);
 			st |= nwarn != 1;
 			st |= !strstr(alllog, bad[i].var) || !strstr(alllog, bad[i].val) ? 2 : 0;
-			st |= !strstr(alllog, "default") ? 4 : 0;
+			st |= !strstr(alllog, "default") || !strstr(alllog, "fix the launcher") ? 4 : 0;
 			/* a bad policy name is auto, the rest keep greedy */
 			st |= !strstr(alllog, i == 0 ? "policy auto" : "policy greedy") ? 8 : 0;
-			st |= !strstr(alllog, i == 3 || i == 4 ? "min bytes 2^20" : "min bytes 2^") ? 16 : 0;
+			/* a refused threshold is the default 2^20 */
+			st |= !strstr(alllog, "min bytes 2^20") ? 16 : 0;
 			v5->finalize(ctx);
 			/* the second init of the process: no second WARN */
 			ctx = open5(COMM, 16, 2);
@@ -1256,6 +1266,42 @@ START_TEST(test_sweep_no_table)
 		ck_assert_int_ge(nf, 10);
 		v4->destroy(c4);
 	}
+}
+END_TEST
+
+/* NCCL_BOT_ALLOW=all at the ranks (common/settings.h): sweep cycles over
+ * every supported arm, CollNet and NVLS included, and nothing is refused. */
+START_TEST(test_allow_all_sweep)
+{
+	unsigned seen[NALGO * NPROTO] = { 0 };
+	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+	void *ctx;
+	int nch = 0;
+
+	setenv("NCCL_BOT_POLICY", "sweep", 1);
+	setenv("NCCL_BOT_ALLOW", "all", 1);
+	ctx = open5(COMM, 16, 2);
+	ck_assert_int_eq(nwarn, 0);
+	for (int i = 0; i < 3 * NALGO * NPROTO; i++) {
+		int arm;
+
+		for (int k = 0; k < NALGO * NPROTO; k++)
+			((float *)ref)[k] = 10.0f + (float)k;	/* every arm supported */
+		memcpy(t, ref, sizeof(t));
+		ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t,
+						 NALGO, NPROTO, 0, &nch), 0);
+		arm = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
+		seen[arm < 0 ? 0 : arm]++;	/* -1: AUTO's own, tree/ll */
+	}
+	for (int k = 0; k < NALGO * NPROTO; k++)
+		ck_assert_msg(seen[k] == 3, "arm %d swept %u times", k, seen[k]);
+	v5->finalize(ctx);
+	/* "none" is the default spelled out: Ring, Tree, PAT and AUTO's only */
+	setenv("NCCL_BOT_ALLOW", "none", 1);
+	ctx = open5(COMM, 16, 2);
+	ck_assert_int_eq(nwarn, 0);
+	sweep_check(ctx, 0);
+	v5->finalize(ctx);
 }
 END_TEST
 
@@ -1471,6 +1517,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_no_table_leave_alone);
 	tcase_add_test(tc, test_bad_env);
 	tcase_add_test(tc, test_sweep_no_table);
+	tcase_add_test(tc, test_allow_all_sweep);
 	tcase_add_test(tc, test_sweep_table);
 	tcase_add_test(tc, test_corrections);
 	tcase_add_test(tc, test_corrections_policies);
