@@ -91,8 +91,8 @@ struct bot_spool_file {
 
 /* ---- codec half (spool_codec.c) ------------------------------------------ */
 
-/* CRC-32C (Castagnoli, reflected 0x82f63b78), software table. Chain calls by
- * passing the previous result as crc (start with 0). */
+/* CRC-32C (Castagnoli, reflected 0x82f63b78), software tables, slicing by
+ * 8. Chain calls by passing the previous result as crc (start with 0). */
 uint32_t bot_spool_crc32c(uint32_t crc, const void *p, size_t n);
 
 void bot_spool_pack_hdr(uint8_t out[BOT_SPOOL_HDR_SIZE], const struct bot_spool_hdr *h);

@@ -13,8 +13,11 @@
 #include "common/spool.h"
 #include "policies/context.h"
 
-static uint32_t crc_table[256];
-static int crc_ready;
+/* CRC-32C, reflected, slicing by 8: eight bytes per step through eight
+ * tables, about 5x faster than a byte at a time on the ~10 MB a full spool
+ * holds (the rank-side writer checksums it at every rewrite). */
+static uint32_t crc_tab[8][256];
+static char crc_ready;
 
 static void crc_init(void)
 {
@@ -23,21 +26,40 @@ static void crc_init(void)
 
 		for (int k = 0; k < 8; k++)
 			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		crc_table[i] = c;
+		crc_tab[0][i] = c;
 	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int t = 1; t < 8; t++)
+			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
 	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
 }
 
-uint32_t bot_spool_crc32c(uint32_t crc, const void *p, size_t n)
+uint32_t bot_spool_crc32c(uint32_t crc, const void *buf, size_t n)
 {
-	const uint8_t *b = p;
+	const uint8_t *p = buf;
 
-	/* Two threads may build the table at once: they write the same values. */
+	/* two threads may build the tables at once: they write the same values */
 	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
 		crc_init();
 	crc = ~crc;
+	while (n && ((uintptr_t)p & 7)) {
+		crc = crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		n--;
+	}
+	while (n >= 8) {
+		/* little-endian loads, byte by byte: no alignment or endianness
+		 * assumption (the compiler merges them on x86-64 and aarch64) */
+		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+				     (uint32_t)p[3] << 24);
+
+		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
+		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^ crc_tab[3][p[4]] ^
+		      crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
+		p += 8;
+		n -= 8;
+	}
 	while (n--)
-		crc = crc_table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
+		crc = crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;
 }
 

@@ -1,6 +1,6 @@
 /*
- * tuner.h - the rank-side decision: per-communicator contexts and the hot
- * path, shared by the ABI entry points in plugin.c and the profiler.
+ * decide.h - the rank-side decision: per-communicator decision contexts
+ * and the hot path of getCollInfo.
  *
  * At comm init the decision inputs (the step table NCCL_BOT_TABLE, or
  * without one the NCCL_BOT_* environment) are reduced to a dense array
@@ -8,14 +8,14 @@
  * context, and its nChannels. getCollInfo is then one array load and a few
  * compares: no locks, allocation, syscalls or logging (unless
  * NCCL_BOT_DEBUG). AUTO cells and the common fixed arm (forced into NCCL's
- * float[7][3] table) are decided inline (bot_tuner_decide()), dynamic cells
- * by bot_tuner_decide_dyn(), the other fixed arms by bot_tuner_decide_full().
+ * float[7][3] table) are decided inline (bot_decide()), dynamic cells by
+ * bot_decide_dyn(), the other fixed arms by bot_decide_full().
  *
  * A cell is either
  *	AUTO		leave NCCL's choice;
  *	a fixed arm	from the table's plan for this comm's probe bucket;
  *	dynamic		decided per call from NCCL's own cost table, which is
- *			identical on every rank (tuner.c): the argmin of the
+ *			identical on every rank (decide.c): the argmin of the
  *			prior with scale corrections (PRIOR), the runner-up arm
  *			by the prior (PROBE, learning policies on the prior), or
  *			the next arm of a per-cell call counter (SWEEP, the one
@@ -26,9 +26,13 @@
  * gives every rank), the commId, the context key and NCCL's cost table.
  * Trouble that could strike one rank only (no memory for the context, a
  * table version this build does not know) fails init.
+ *
+ * Owns nothing of measurement: the entry points keep the linked
+ * measurement's hot counter in the context (meas), next to the cells they
+ * load anyway, and bracket window calls themselves (plugin.c).
  */
-#ifndef BOT_TUNER_H
-#define BOT_TUNER_H
+#ifndef BOT_TUNER_DECIDE_H
+#define BOT_TUNER_DECIDE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,48 +40,47 @@
 #include "policies/context.h"
 #include "tuner/nccl_abi.h"
 
-/* cell.arm: the arm index (0..20) in the low 5 bits, or BOT_TUNER_AUTO, or
- * a dynamic mode (BOT_TUNER_DYN set). */
-#define BOT_TUNER_AUTO 0xff
-#define BOT_TUNER_ARM_MASK 0x1f
+/* cell.arm: the arm index (0..20) in the low 5 bits, or BOT_DECIDE_AUTO, or
+ * a dynamic mode (BOT_DECIDE_DYN set). */
+#define BOT_DECIDE_AUTO 0xff
+#define BOT_DECIDE_ARM_MASK 0x1f
 /* Set when the arm is not statically allowed (not Ring/Tree/PAT and not in
  * the table's allow-list): force it only when it is AUTO's own algorithm
  * for this very call. */
-#define BOT_TUNER_NEEDS_AUTO 0x40
+#define BOT_DECIDE_NEEDS_AUTO 0x40
 /* Set on every fixed arm of a context that is shadow or logs decisions
  * (NCCL_BOT_DEBUG): it keeps them off the inline path, so that a cell.arm
- * below BOT_TUNER_SLOW is an arm the inline path may force unconditionally
+ * below BOT_DECIDE_SLOW is an arm the inline path may force unconditionally
  * (given a usable entry and NCCL's 7x3 table). */
-#define BOT_TUNER_SLOW 0x20
-/* Dynamic cells, decided per call by bot_tuner_decide_dyn(). */
-#define BOT_TUNER_DYN 0x80
-#define BOT_TUNER_PRIOR (BOT_TUNER_DYN | 0)	/* argmin of the corrected prior */
-#define BOT_TUNER_PROBE (BOT_TUNER_DYN | 1)	/* runner-up by the prior */
-#define BOT_TUNER_SWEEP (BOT_TUNER_DYN | 2)	/* cycle the allowed supported arms */
+#define BOT_DECIDE_SLOW 0x20
+/* Dynamic cells, decided per call by bot_decide_dyn(). */
+#define BOT_DECIDE_DYN 0x80
+#define BOT_DECIDE_PRIOR (BOT_DECIDE_DYN | 0)	/* argmin of the corrected prior */
+#define BOT_DECIDE_PROBE (BOT_DECIDE_DYN | 1)	/* runner-up by the prior */
+#define BOT_DECIDE_SWEEP (BOT_DECIDE_DYN | 2)	/* cycle the allowed supported arms */
 /* cell.aux of a PRIOR/PROBE cell without scale corrections. */
-#define BOT_TUNER_NOCORR 0xffff
+#define BOT_DECIDE_NOCORR 0xffff
 
 /* No-table probes: communicators whose probe bucket (0..255) is below this
  * probe the runner-up arm (1 in 16 communicators per context). */
-#define BOT_TUNER_PROBE_WIDTH 16
+#define BOT_DECIDE_PROBE_WIDTH 16
 
 /* Arms padded to 6 vectors of 4 (or 3 of 8) lanes for the dynamic decision
- * (tuner.c); lanes 21..23 are never supported. */
-#define BOT_TUNER_NLANE 24
+ * (decide.c); lanes 21..23 are never supported. */
+#define BOT_DECIDE_NLANE 24
 
-struct bot_tuner_cell {
+struct bot_decide_cell {
 	uint8_t arm;
 	uint8_t nchannels;	/* 0 = keep NCCL's choice */
-	uint16_t aux;		/* PRIOR/PROBE: correction row or BOT_TUNER_NOCORR;
+	uint16_t aux;		/* PRIOR/PROBE: correction row or BOT_DECIDE_NOCORR;
 				 * SWEEP: the call counter (wraps; the same on every
 				 * rank that sees the same calls) */
 };
 
-/* Measurement counters of the linked profiler (tuner/profiler.h). */
-struct bot_meas_hot;
+struct bot_win_hot;
 
-struct bot_tuner_ctx {
-	struct bot_tuner_cell cell[BOT_NCOLL][BOT_NBUCKETS];
+struct bot_decide_ctx {
+	struct bot_decide_cell cell[BOT_NCOLL][BOT_NBUCKETS];
 	uint8_t shadow;		/* decide, never write (policy shadow) */
 	uint8_t debug;		/* NCCL_BOT_DEBUG: log decisions */
 	uint8_t from_pool;
@@ -85,7 +88,7 @@ struct bot_tuner_ctx {
 	uint8_t policy;		/* formats.md section 10 */
 	uint8_t from_table;	/* decision inputs came from NCCL_BOT_TABLE */
 	uint8_t min_bytes_log2;
-	uint8_t avx2;		/* the dynamic decision's scan runs 8 lanes wide (tuner.c) */
+	uint8_t avx2;		/* the dynamic decision's scan runs 8 lanes wide (decide.c) */
 	uint32_t ncells;	/* cells that hold a fixed arm */
 	uint32_t ndyn;		/* dynamic cells */
 	uint32_t allow_static;	/* arms allowed whatever AUTO picks:
@@ -93,31 +96,33 @@ struct bot_tuner_ctx {
 	uint64_t seed;
 	uint64_t comm_id;
 	uint32_t nranks, nnodes;
-	int prof_rank;		/* rank from the linked profiler init, -1 if none */
-	struct bot_meas_hot *meas;	/* its measurement object, NULL when not measuring */
+	/* not the decision's: the linked measurement windows' hot counter,
+	 * NULL when the comm does not measure (set and dropped by plugin.c) */
+	struct bot_win_hot *meas;
 	uint64_t digest;	/* step-table digest, 0 without a table */
 	uint32_t ncorr_rows;
-	float (*corr)[BOT_TUNER_NLANE];	/* scale-correction factors per row and arm
+	float (*corr)[BOT_DECIDE_NLANE];	/* scale-correction factors per row and arm
 					 * (1.0 where the table has none, and in the
 					 * padding lanes); malloc'd */
 	/* allow_static as one int32 per lane: -1 allowed, 0 not (padding: 0) */
-	int32_t stat_lane[BOT_TUNER_NLANE];
+	int32_t stat_lane[BOT_DECIDE_NLANE];
 	bot_nccl_logger_t log;
 };
 
 /* Open a context for a communicator. has_comm_id is 0 for tuner v3/v4
  * (no commId: probes are not used, every comm uses the exploit arm).
+ * prof_rank (the linked profiler's rank, -1 if none) is only logged.
  * Returns BOT_NCCL_SUCCESS with *out set, or BOT_NCCL_INTERNAL_ERROR after a
  * WARN naming the reason (no memory, unknown table version). */
-int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
-		   size_t nranks, size_t nnodes, bot_nccl_logger_t log);
-void bot_tuner_close(struct bot_tuner_ctx *c);
+int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
+		    size_t nranks, size_t nnodes, int prof_rank, bot_nccl_logger_t log);
+void bot_decide_close(struct bot_decide_ctx *c);
 
 /* Size bucket of doc/formats.md section 2 (same as bot_size_bucket()),
  * inline for the hot path. For n >= 4 with top bit e, n >> (e - 2) is 4..7,
  * i.e. 4 + the two bits below the top one: the bucket 4e + those bits is
  * 4(e - 1) + (n >> (e - 2)). */
-static inline unsigned bot_tuner_bucket(uint64_t n)
+static inline unsigned bot_decide_bucket(uint64_t n)
 {
 	unsigned e;
 
@@ -127,42 +132,23 @@ static inline unsigned bot_tuner_bucket(uint64_t n)
 	return 4 * e - 4 + (unsigned)(n >> (e - 2));
 }
 
-void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes, int arm,
-			 int forced);
-
 /* NCCL's argmin searches entries >= 0 below 3.6e9 us; an entry outside that
  * range is one NCCL never picks, so the tuner never forces it either. */
-#define BOT_TUNER_COST_CAP 3.6e9f
-static inline int bot_tuner_usable(float x)
+#define BOT_DECIDE_COST_CAP 3.6e9f
+static inline int bot_decide_usable(float x)
 {
 	/* !(x >= cap) is x < cap once x >= 0 (no NaN), and compiles to one
 	 * compare with the cap in memory */
-	return x >= 0.0f && !(x >= BOT_TUNER_COST_CAP);
+	return x >= 0.0f && !(x >= BOT_DECIDE_COST_CAP);
 }
 
-/* NCCL picks the smallest usable entry, ties to the lowest index; the
- * algorithm of that entry, or -1 when none is usable. */
-static inline int bot_tuner_auto_algo(const float *t, int numAlgo, int numProto)
-{
-	int best = -1;
-	float v = 0;
+/* A dynamic cell's decision (decide.c); same guarantees as below. */
+void bot_decide_dyn(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll,
+		    size_t nbytes, float *t, int numAlgo, int numProto);
 
-	for (int i = 0; i < numAlgo * numProto; i++)
-		if (t[i] >= 0.0f && (best < 0 || t[i] < v)) {
-			best = i;
-			v = t[i];
-		}
-	/* the smallest entry >= 0 over the cap means none is usable */
-	return best < 0 || !bot_tuner_usable(v) ? -1 : best / numProto;
-}
-
-/* A dynamic cell's decision (tuner.c); same guarantees as below. */
-void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
-			  size_t nbytes, float *t, int numAlgo, int numProto);
-
-/* The decision for any cell and any arguments, out of line (tuner.c). */
-void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *t,
-			   int numAlgo, int numProto, int *nChannels);
+/* The decision for any cell and any arguments, out of line (decide.c). */
+void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t,
+		     int numAlgo, int numProto, int *nChannels);
 
 /*
  * The decision. The cost table is NCCL's contiguous float[numAlgo][numProto]
@@ -172,56 +158,42 @@ void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, flo
  * a SWEEP cell counts its calls (NCCL never calls it concurrently for one
  * comm).
  *
- * Inline: AUTO cells, and fixed arms below BOT_TUNER_SLOW with NCCL's
+ * Inline: AUTO cells, and fixed arms below BOT_DECIDE_SLOW with NCCL's
  * numAlgo >= 7 (as unsigned, as the general path compares it) and numProto
  * 3, where the arm is its own table index. Dynamic cells go to
- * bot_tuner_decide_dyn(); the other fixed arms (arms that need AUTO's
+ * bot_decide_dyn(); the other fixed arms (arms that need AUTO's
  * algorithm, shadow, debug, cost tables of another shape or NULL) to
- * bot_tuner_decide_full(), which would decide the inline cases the same.
+ * bot_decide_full(), which would decide the inline cases the same.
  */
 static inline __attribute__((always_inline)) void
-bot_tuner_decide(struct bot_tuner_ctx *c, int coll, size_t nbytes,
-				    float **table, int numAlgo, int numProto, int *nChannels)
+bot_decide(struct bot_decide_ctx *c, int coll, size_t nbytes, float **table, int numAlgo,
+	   int numProto, int *nChannels)
 {
-	struct bot_tuner_cell *cell;
+	struct bot_decide_cell *cell;
 	float *t = (float *)table;
 	unsigned arm;
 
 	if ((unsigned)coll >= BOT_NCOLL)
 		return;
-	cell = &c->cell[coll][bot_tuner_bucket(nbytes)];
+	cell = &c->cell[coll][bot_decide_bucket(nbytes)];
 	arm = cell->arm;
-	if (__builtin_expect(arm < BOT_TUNER_SLOW, 1) && t && numProto == BOT_NPROTO &&
+	if (__builtin_expect(arm < BOT_DECIDE_SLOW, 1) && t && numProto == BOT_NPROTO &&
 	    (unsigned)numAlgo >= BOT_NALGO) {
-		if (bot_tuner_usable(t[arm])) {
+		if (bot_decide_usable(t[arm])) {
 			t[arm] = 0.0f;
 			if (cell->nchannels && nChannels)
 				*nChannels = cell->nchannels;
 		}
 		return;
 	}
-	if (arm == BOT_TUNER_AUTO)
+	if (arm == BOT_DECIDE_AUTO)
 		return;
-	if (arm & BOT_TUNER_DYN) {
+	if (arm & BOT_DECIDE_DYN) {
 		if (t)
-			bot_tuner_decide_dyn(c, cell, coll, nbytes, t, numAlgo, numProto);
+			bot_decide_dyn(c, cell, coll, nbytes, t, numAlgo, numProto);
 		return;
 	}
-	bot_tuner_decide_full(c, coll, nbytes, t, numAlgo, numProto, nChannels);
+	bot_decide_full(c, coll, nbytes, t, numAlgo, numProto, nChannels);
 }
-
-/* Profiler side: what profiler init of this thread last saw, read by the
- * tuner init that follows it on the same thread (ABI notes section 3). */
-struct bot_prof_link {
-	uint64_t comm_id;
-	uint32_t nranks, nnodes;
-	int rank;
-	int valid;
-};
-/* Take (and clear) this thread's link if it is for this comm: the same
- * comm_id when the tuner ABI passes one (v5+), else (tuner v4 on NCCL 2.27)
- * the same nranks and nnodes, since nothing runs between the two inits on
- * this thread. Returns the rank or -1. */
-int bot_prof_link_take(uint64_t comm_id, int by_id, uint32_t nranks, uint32_t nnodes);
 
 #endif

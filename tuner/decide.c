@@ -1,9 +1,9 @@
 /*
- * tuner.c - per-communicator tuner contexts: from the step table (or, with
- * none, the NCCL_BOT_* environment) to the dense decision array (tuner.h),
- * the per-call decision of dynamic cells, plus the context pool.
+ * decide.c - per-communicator decision contexts: from the step table (or,
+ * with none, the NCCL_BOT_* environment) to the dense decision array
+ * (decide.h), the per-call decision of dynamic cells, plus the context pool.
  *
- * Contexts come from a static pool of BOT_TUNER_POOL slots claimed with an
+ * Contexts come from a static pool of BOT_DECIDE_POOL slots claimed with an
  * atomic exchange (no allocation, no lock); past that, malloc. A context we
  * cannot get fails comm init with a named reason, because running AUTO on
  * one rank while the others follow the table would hang the job. The same
@@ -39,7 +39,7 @@
  *	egreedy ucb1 thompson etc ucb1-cold thompson-cold
  *	                          PROBE for communicators whose probe bucket
  *	                          bot_probe_bucket(seed, commId, ctxkey, 0) is
- *	                          below BOT_TUNER_PROBE_WIDTH (tuner v5+ only:
+ *	                          below BOT_DECIDE_PROBE_WIDTH (tuner v5+ only:
  *	                          v3/v4 pass no commId), else as below
  *	greedy greedy-cold frozen shadow, and learning policies off-probe
  *	                          PRIOR when the table has scale corrections for
@@ -85,18 +85,17 @@
 #include "common/table.h"
 #include "policies/plan.h"
 #include "policies/policy.h"
+#include "tuner/decide.h"
 #include "tuner/env.h"
-#include "tuner/profiler.h"
-#include "tuner/tuner.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
 
-#define BOT_TUNER_POOL 256
+#define BOT_DECIDE_POOL 256
 
-static struct bot_tuner_ctx pool[BOT_TUNER_POOL];
-static unsigned char pool_used[BOT_TUNER_POOL];
+static struct bot_decide_ctx pool[BOT_DECIDE_POOL];
+static unsigned char pool_used[BOT_DECIDE_POOL];
 
 static struct bot_table table;	/* guarded by table_lock */
 static char table_lock;
@@ -108,11 +107,11 @@ static char logged_algo_env;
 			(c)->log((lvl), (flags), __FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
-static struct bot_tuner_ctx *ctx_get(void)
+static struct bot_decide_ctx *ctx_get(void)
 {
-	struct bot_tuner_ctx *c;
+	struct bot_decide_ctx *c;
 
-	for (unsigned i = 0; i < BOT_TUNER_POOL; i++)
+	for (unsigned i = 0; i < BOT_DECIDE_POOL; i++)
 		if (!__atomic_exchange_n(&pool_used[i], 1, __ATOMIC_ACQUIRE)) {
 			pool[i].from_pool = 1;
 			return &pool[i];
@@ -123,12 +122,10 @@ static struct bot_tuner_ctx *ctx_get(void)
 	return c;
 }
 
-static void ctx_put(struct bot_tuner_ctx *c)
+static void ctx_put(struct bot_decide_ctx *c)
 {
 	if (!c)
 		return;
-	bot_prof_tuner_detach(c->meas);
-	c->meas = NULL;
 	free(c->corr);
 	c->corr = NULL;
 	if (c->from_pool)
@@ -178,7 +175,7 @@ static int find_shape(const struct bot_table *t, uint32_t nranks, uint32_t nnode
 
 /* Reduce the table to this comm's cells. Every probe bucket depends only on
  * (seed, commId, context key, epoch 0), all known now. */
-static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int has_comm_id)
+static void build_cells(struct bot_decide_ctx *c, const struct bot_table *t, int has_comm_id)
 {
 	int shape = find_shape(t, c->nranks, c->nnodes);
 	unsigned min_bucket = 4u * t->min_bytes_log2;
@@ -187,7 +184,7 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 		return;
 	for (unsigned i = 0; i < t->nentries; i++) {
 		const struct bot_table_entry *e = &t->entries[i];
-		struct bot_tuner_cell *cell;
+		struct bot_decide_cell *cell;
 		unsigned arm;
 
 		if (e->shape != shape || e->bucket < min_bucket)
@@ -205,7 +202,7 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 		cell = &c->cell[e->coll][e->bucket];
 		cell->arm = (uint8_t)arm;
 		if (!arm_static_ok(arm, t->allow))
-			cell->arm |= BOT_TUNER_NEEDS_AUTO;
+			cell->arm |= BOT_DECIDE_NEEDS_AUTO;
 		/* NCCL uses nChannels unclamped as channelHi+1 on the CollNet
 		 * path (and multi-node NVLS); the plugin does not know the comm's
 		 * channel count, so a channel hint is kept for Ring, Tree and
@@ -227,7 +224,7 @@ static int policy_learns(unsigned id)
 
 /* No table: the decision inputs from the environment (tuner/env.h: a
  * refused value has already been replaced by its default, and reported). */
-static void env_inputs(struct bot_tuner_ctx *c, const struct bot_env *e, uint32_t *allow)
+static void env_inputs(struct bot_decide_ctx *c, const struct bot_env *e, uint32_t *allow)
 {
 	c->policy = (uint8_t)e->policy;
 	c->seed = e->seed;
@@ -251,7 +248,7 @@ static unsigned bpr_log2(unsigned coll, unsigned bucket, uint32_t nranks)
 /* Give every undecided cell at or above the threshold its dynamic mode, and
  * build the correction rows it needs. t is NULL without a table. Returns 0,
  * or -1 when the rows cannot be allocated (logged; init fails). */
-static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int has_comm_id)
+static int build_dynamic(struct bot_decide_ctx *c, const struct bot_table *t, int has_comm_id)
 {
 	uint64_t has[BOT_NCOLL] = { 0 };
 	uint16_t rowidx[BOT_NCOLL][64];
@@ -268,29 +265,29 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 	memset(rowidx, 0xff, sizeof(rowidx));
 	for (unsigned coll = 0; coll < BOT_NCOLL; coll++) {
 		for (unsigned b = min_bucket; b < BOT_NBUCKETS; b++) {
-			struct bot_tuner_cell *cell = &c->cell[coll][b];
+			struct bot_decide_cell *cell = &c->cell[coll][b];
 			unsigned l = bpr_log2(coll, b, c->nranks);
-			uint16_t row = BOT_TUNER_NOCORR;
+			uint16_t row = BOT_DECIDE_NOCORR;
 
-			if (cell->arm != BOT_TUNER_AUTO)
+			if (cell->arm != BOT_DECIDE_AUTO)
 				continue;
 			if (c->policy == BOT_POLICY_SWEEP) {
-				cell->arm = BOT_TUNER_SWEEP;
+				cell->arm = BOT_DECIDE_SWEEP;
 				cell->aux = 0;
 				c->ndyn++;
 				continue;
 			}
 			if (has[coll] >> l & 1) {
-				if (rowidx[coll][l] == BOT_TUNER_NOCORR)
+				if (rowidx[coll][l] == BOT_DECIDE_NOCORR)
 					rowidx[coll][l] = (uint16_t)nrows++;
 				row = rowidx[coll][l];
 			}
 			if (learn && bot_probe_bucket(c->seed, c->comm_id,
 						      bot_ctx_key(coll, b, c->nranks, c->nnodes),
-						      0) < BOT_TUNER_PROBE_WIDTH)
-				cell->arm = BOT_TUNER_PROBE;
-			else if (row != BOT_TUNER_NOCORR)
-				cell->arm = BOT_TUNER_PRIOR;
+						      0) < BOT_DECIDE_PROBE_WIDTH)
+				cell->arm = BOT_DECIDE_PROBE;
+			else if (row != BOT_DECIDE_NOCORR)
+				cell->arm = BOT_DECIDE_PRIOR;
 			else
 				continue;
 			cell->aux = row;
@@ -308,13 +305,13 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 	}
 	c->ncorr_rows = nrows;
 	for (unsigned r = 0; r < nrows; r++)
-		for (unsigned a = 0; a < BOT_TUNER_NLANE; a++)
+		for (unsigned a = 0; a < BOT_DECIDE_NLANE; a++)
 			c->corr[r][a] = 1.0f;
 	for (unsigned i = 0; i < t->ncorr; i++) {
 		const struct bot_table_corr *k = &t->corr[i];
 
 		if (k->coll < BOT_NCOLL && k->bpr_log2 < 64 && k->arm < BOT_NARMS &&
-		    rowidx[k->coll][k->bpr_log2] != BOT_TUNER_NOCORR)
+		    rowidx[k->coll][k->bpr_log2] != BOT_DECIDE_NOCORR)
 			/* the only float arithmetic of the library besides
 			 * the per-call multiply: exactly rounded, the same
 			 * on every rank (see the top of this file) */
@@ -326,7 +323,7 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 
 /* Decode the table (or read the environment) and fill c's cells. Returns 0,
  * or -1 when init must fail (reason already logged). */
-static int load_table(struct bot_tuner_ctx *c, const struct bot_env *e, int has_comm_id)
+static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has_comm_id)
 {
 	const char *text = getenv(BOT_ENV_TABLE);
 	uint32_t allow;
@@ -371,36 +368,61 @@ static int load_table(struct bot_tuner_ctx *c, const struct bot_env *e, int has_
 
 /* ---- the decision out of line -------------------------------------------------- */
 
-/* The decision for any cell (the inline bot_tuner_decide() calls it for the
- * fixed arms it does not finish: BOT_TUNER_SLOW or NEEDS_AUTO set, a NULL
- * cost table, or one shaped other than NCCL's 7 x 3). */
-void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *t,
-			   int numAlgo, int numProto, int *nChannels)
+/* NCCL picks the smallest usable entry, ties to the lowest index; the
+ * algorithm of that entry, or -1 when none is usable. */
+static int auto_algo(const float *t, int numAlgo, int numProto)
 {
-	struct bot_tuner_cell cell;
+	int best = -1;
+	float v = 0;
+
+	for (int i = 0; i < numAlgo * numProto; i++)
+		if (t[i] >= 0.0f && (best < 0 || t[i] < v)) {
+			best = i;
+			v = t[i];
+		}
+	/* the smallest entry >= 0 over the cap means none is usable */
+	return best < 0 || !bot_decide_usable(v) ? -1 : best / numProto;
+}
+
+static void debug_log(const struct bot_decide_ctx *c, int coll, size_t nbytes, int arm,
+		      int forced)
+{
+	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
+	    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s",
+	    (unsigned long long)c->comm_id, coll, nbytes, bot_decide_bucket(nbytes), arm,
+	    forced ? "forced" : c->shadow ? "shadow" : "left to NCCL (unsupported or not allowed)");
+}
+
+/* The decision for any cell (the inline bot_decide() calls it for the
+ * fixed arms it does not finish: BOT_DECIDE_SLOW or NEEDS_AUTO set, a NULL
+ * cost table, or one shaped other than NCCL's 7 x 3). */
+void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t,
+		     int numAlgo, int numProto, int *nChannels)
+{
+	struct bot_decide_cell cell;
 	unsigned arm, algo, proto, idx, bucket;
 	int forced = 0;
 
 	if ((unsigned)coll >= BOT_NCOLL || !t)
 		return;
-	bucket = bot_tuner_bucket(nbytes);
+	bucket = bot_decide_bucket(nbytes);
 	cell = c->cell[coll][bucket];
-	if (cell.arm == BOT_TUNER_AUTO)
+	if (cell.arm == BOT_DECIDE_AUTO)
 		return;
-	if (cell.arm & BOT_TUNER_DYN) {
-		bot_tuner_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
+	if (cell.arm & BOT_DECIDE_DYN) {
+		bot_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
 		return;
 	}
-	arm = cell.arm & BOT_TUNER_ARM_MASK;
+	arm = cell.arm & BOT_DECIDE_ARM_MASK;
 	algo = arm / BOT_NPROTO;
 	proto = arm % BOT_NPROTO;
 	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
 		goto out;
 	idx = algo * (unsigned)numProto + proto;
-	if (!bot_tuner_usable(t[idx]))
+	if (!bot_decide_usable(t[idx]))
 		goto out;
-	if ((cell.arm & BOT_TUNER_NEEDS_AUTO) &&
-	    bot_tuner_auto_algo(t, numAlgo, numProto) != (int)algo)
+	if ((cell.arm & BOT_DECIDE_NEEDS_AUTO) &&
+	    auto_algo(t, numAlgo, numProto) != (int)algo)
 		goto out;
 	if (c->shadow)
 		goto out;
@@ -410,7 +432,7 @@ void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, flo
 	forced = 1;
 out:
 	if (__builtin_expect(c->debug, 0))
-		bot_tuner_debug_log(c, coll, nbytes, (int)arm, forced);
+		debug_log(c, coll, nbytes, (int)arm, forced);
 }
 
 /* ---- the per-call decision of dynamic cells ---------------------------------- */
@@ -447,7 +469,7 @@ static inline unsigned ctz32(uint32_t m)
 }
 
 /* A PRIOR/PROBE cell without corrections multiplies by 1 (exact). */
-static const float ones[BOT_TUNER_NLANE] = {
+static const float ones[BOT_DECIDE_NLANE] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 };
 
@@ -481,17 +503,17 @@ struct dyn_scan {
 typedef float bot_v4f __attribute__((vector_size(16)));
 typedef int32_t bot_v4i __attribute__((vector_size(16)));
 
-/* NCCL's row of n entries, padded with -1 (unsupported) to BOT_TUNER_NLANE;
+/* NCCL's row of n entries, padded with -1 (unsupported) to BOT_DECIDE_NLANE;
  * reads t[0..n) only. */
 static void pad_row(float *buf, const float *t, unsigned n)
 {
-	for (unsigned i = 0; i < BOT_TUNER_NLANE; i++)
+	for (unsigned i = 0; i < BOT_DECIDE_NLANE; i++)
 		buf[i] = i < n ? t[i] : -1.0f;
 }
 
 /* ---- 4 lanes: 6 groups -------------------------------------------------------- */
 
-#define NV4 (BOT_TUNER_NLANE / 4)
+#define NV4 (BOT_DECIDE_NLANE / 4)
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
 #define BOT_HAVE_SHUFFLEVECTOR 1
@@ -565,9 +587,9 @@ scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, st
 {
 	const bot_v4i big = v4i_splat(INT32_MAX);
 	const bot_v4f zero = { 0.0f, 0.0f, 0.0f, 0.0f };
-	const bot_v4f cap = { BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
-			      BOT_TUNER_COST_CAP };
-	float buf[BOT_TUNER_NLANE];
+	const bot_v4f cap = { BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP,
+			      BOT_DECIDE_COST_CAP };
+	float buf[BOT_DECIDE_NLANE];
 	bot_v4i usable[NV4], key[NV4], q[NV4], m;
 
 	if (n != BOT_NARMS) {
@@ -604,8 +626,8 @@ scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, st
 /* ---- 8 lanes (AVX2): 3 groups --------------------------------------------------- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(BOT_TUNER_NO_AVX2)
-#define BOT_TUNER_HAVE_AVX2 1
-#define NV8 (BOT_TUNER_NLANE / 8)
+#define BOT_TUNER_DECIDE_HAVE_AVX2 1
+#define NV8 (BOT_DECIDE_NLANE / 8)
 
 #define FOR_V8(k) _Pragma("GCC unroll 3") for (unsigned k = 0; k < NV8; k++)
 
@@ -651,10 +673,10 @@ scan_v8(const float *t, unsigned n, const float *f, const int32_t *stat_lane, st
 {
 	const bot_v8i big = v8i_splat(INT32_MAX);
 	const bot_v8f zero = { 0, 0, 0, 0, 0, 0, 0, 0 };
-	const bot_v8f cap = { BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
-			      BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
-			      BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP };
-	float buf[BOT_TUNER_NLANE];
+	const bot_v8f cap = { BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP,
+			      BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP,
+			      BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP };
+	float buf[BOT_DECIDE_NLANE];
 	bot_v8i usable[NV8], key[NV8], q[NV8], m;
 
 	if (n != BOT_NARMS) {
@@ -711,7 +733,7 @@ static int cpu_avx2(void)
 /* 1 when scan_v8 runs here (found once per process). */
 static int use_avx2(void)
 {
-#ifdef BOT_TUNER_HAVE_AVX2
+#ifdef BOT_TUNER_DECIDE_HAVE_AVX2
 	static int cached = -1;
 	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
@@ -737,7 +759,7 @@ static int use_avx2(void)
  * mod their count. Inlined into each width's function.
  */
 static inline __attribute__((always_inline)) void
-dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_t nbytes,
+dyn_decide(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, size_t nbytes,
 	   float *t, const float *f, const struct dyn_scan *s)
 {
 	const uint32_t stat = c->allow_static;
@@ -747,7 +769,7 @@ dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_
 
 	base = s->auto_arm / BOT_NPROTO * BOT_NPROTO;
 	allowed = s->sup & (stat | 7u << base);
-	if (cell->arm == BOT_TUNER_SWEEP) {
+	if (cell->arm == BOT_DECIDE_SWEEP) {
 		/* the k-th allowed supported arm, k = counter mod their count */
 		for (cnt = 0, m = allowed; m; m &= m - 1)
 			cnt++;
@@ -765,7 +787,7 @@ dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_
 				arm = i;
 			}
 		}
-		if (cell->arm == BOT_TUNER_PROBE) {
+		if (cell->arm == BOT_DECIDE_PROBE) {
 			/* the runner-up: the smallest prior strictly above */
 			for (m = allowed; m; m &= m - 1) {
 				i = ctz32(m);
@@ -786,13 +808,13 @@ dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_
 	if (__builtin_expect(c->debug, 0))
 		LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
 		    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: %s arm %u (AUTO %u) %s",
-		    (unsigned long long)c->comm_id, coll, nbytes, bot_tuner_bucket(nbytes),
-		    cell->arm == BOT_TUNER_SWEEP ? "sweep" :
-		    cell->arm == BOT_TUNER_PROBE ? "probe" : "prior", arm, s->auto_arm,
+		    (unsigned long long)c->comm_id, coll, nbytes, bot_decide_bucket(nbytes),
+		    cell->arm == BOT_DECIDE_SWEEP ? "sweep" :
+		    cell->arm == BOT_DECIDE_PROBE ? "probe" : "prior", arm, s->auto_arm,
 		    forced ? "forced" : c->shadow ? "shadow" : "AUTO's own");
 }
 
-static void dyn_v4(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_t nbytes,
+static void dyn_v4(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, size_t nbytes,
 		   float *t, unsigned n, const float *f)
 {
 	struct dyn_scan s;
@@ -802,8 +824,8 @@ static void dyn_v4(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int col
 		dyn_decide(c, cell, coll, nbytes, t, f, &s);
 }
 
-#ifdef BOT_TUNER_HAVE_AVX2
-static AVX2 void dyn_v8(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
+#ifdef BOT_TUNER_DECIDE_HAVE_AVX2
+static AVX2 void dyn_v8(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll,
 			size_t nbytes, float *t, unsigned n, const float *f)
 {
 	struct dyn_scan s;
@@ -814,8 +836,8 @@ static AVX2 void dyn_v8(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, in
 }
 #endif
 
-void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
-			  size_t nbytes, float *t, int numAlgo, int numProto)
+void bot_decide_dyn(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll,
+		    size_t nbytes, float *t, int numAlgo, int numProto)
 {
 	const float *f;
 
@@ -823,8 +845,8 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 	if (numProto != BOT_NPROTO || numAlgo <= 0 || numAlgo > BOT_NALGO)
 		return;
 	/* a SWEEP cell's aux is its counter: no corrections */
-	f = cell->arm != BOT_TUNER_SWEEP && cell->aux != BOT_TUNER_NOCORR ? c->corr[cell->aux] : ones;
-#ifdef BOT_TUNER_HAVE_AVX2
+	f = cell->arm != BOT_DECIDE_SWEEP && cell->aux != BOT_DECIDE_NOCORR ? c->corr[cell->aux] : ones;
+#ifdef BOT_TUNER_DECIDE_HAVE_AVX2
 	if (c->avx2) {
 		dyn_v8(c, cell, coll, nbytes, t, (unsigned)numAlgo * BOT_NPROTO, f);
 		return;
@@ -834,25 +856,25 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 }
 
 /* After the cells are built: allow_static per lane for the scan, the scan's
- * width, and BOT_TUNER_SLOW on the fixed arms the inline path must leave to
- * bot_tuner_decide_full() (shadow: never written; debug: logged). */
-static void finish_cells(struct bot_tuner_ctx *c)
+ * width, and BOT_DECIDE_SLOW on the fixed arms the inline path must leave to
+ * bot_decide_full() (shadow: never written; debug: logged). */
+static void finish_cells(struct bot_decide_ctx *c)
 {
-	for (unsigned a = 0; a < BOT_TUNER_NLANE; a++)
+	for (unsigned a = 0; a < BOT_DECIDE_NLANE; a++)
 		c->stat_lane[a] = a < BOT_NARMS && (c->allow_static >> a & 1) ? -1 : 0;
 	c->avx2 = (uint8_t)use_avx2();
 	if (!c->shadow && !c->debug)
 		return;
 	for (unsigned coll = 0; coll < BOT_NCOLL; coll++)
 		for (unsigned b = 0; b < BOT_NBUCKETS; b++)
-			if (c->cell[coll][b].arm < BOT_TUNER_SLOW)
-				c->cell[coll][b].arm |= BOT_TUNER_SLOW;
+			if (c->cell[coll][b].arm < BOT_DECIDE_SLOW)
+				c->cell[coll][b].arm |= BOT_DECIDE_SLOW;
 }
 
-int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
-		   size_t nranks, size_t nnodes, bot_nccl_logger_t log)
+int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
+		    size_t nranks, size_t nnodes, int prof_rank, bot_nccl_logger_t log)
 {
-	struct bot_tuner_ctx *c = ctx_get();
+	struct bot_decide_ctx *c = ctx_get();
 	unsigned char from_pool;
 	struct bot_env env;
 
@@ -866,7 +888,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	}
 	from_pool = c->from_pool;
 	memset(c, 0, sizeof(*c));
-	memset(c->cell, BOT_TUNER_AUTO, sizeof(c->cell));
+	memset(c->cell, BOT_DECIDE_AUTO, sizeof(c->cell));
 	c->from_pool = from_pool;
 	c->abi = (uint8_t)abi;
 	c->comm_id = comm_id;
@@ -877,8 +899,6 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	 * variables the table does not replace are used */
 	bot_renv_read(&env, bot_renv_has_table(), log);
 	c->debug = (uint8_t)env.debug;
-	c->prof_rank = bot_prof_link_take(comm_id, has_comm_id, c->nranks, c->nnodes);
-	c->meas = c->prof_rank >= 0 ? bot_prof_tuner_attach() : NULL;
 
 	if (env_set("NCCL_ALGO") || env_set("NCCL_PROTO")) {
 		if (!__atomic_exchange_n(&logged_algo_env, 1, __ATOMIC_RELAXED))
@@ -897,24 +917,16 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "
 	    "(%u correction rows), min bytes 2^%u, profiler rank %d%s%s", abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
-	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown", c->from_table ? "the table" : "the environment",
-	    c->ncells, c->ndyn, c->ncorr_rows, c->min_bytes_log2, c->prof_rank,
+	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
+	    c->from_table ? "the table" : "the environment", c->ncells, c->ndyn, c->ncorr_rows,
+	    c->min_bytes_log2, prof_rank,
 	    c->shadow ? ", shadow (never written)" : "",
 	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");
 	*out = c;
 	return BOT_NCCL_SUCCESS;
 }
 
-void bot_tuner_close(struct bot_tuner_ctx *c)
+void bot_decide_close(struct bot_decide_ctx *c)
 {
 	ctx_put(c);
-}
-
-void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes, int arm,
-			 int forced)
-{
-	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
-	    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s",
-	    (unsigned long long)c->comm_id, coll, nbytes, bot_tuner_bucket(nbytes), arm,
-	    forced ? "forced" : c->shadow ? "shadow" : "left to NCCL (unsupported or not allowed)");
 }

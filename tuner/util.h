@@ -1,0 +1,37 @@
+/*
+ * util.h - the two primitives every rank-side file shares: a spin lock and
+ * the monotonic clock.
+ *
+ * No pthread calls anywhere in the library: their symbols were re-versioned
+ * in glibc 2.34, and libnccl-tuner-bot.so must load on glibc 2.28. The lock
+ * is a compiler-builtin test-and-set that yields while it waits; it guards
+ * only short, rare sections (init, window transitions, record lists, the
+ * spool store), never getCollInfo's decision.
+ */
+#ifndef BOT_TUNER_UTIL_H
+#define BOT_TUNER_UTIL_H
+
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+static inline void bot_spin_lock(char *l)
+{
+	while (__atomic_test_and_set(l, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static inline void bot_spin_unlock(char *l)
+{
+	__atomic_clear(l, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t bot_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif
