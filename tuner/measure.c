@@ -106,18 +106,26 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
 
 /* ---- events ------------------------------------------------------------------- */
 
-static void dispatch(struct bot_win *w, void **handle, const struct bot_rec_event *e)
+/* ctx is a struct bot_win, but only the launch thread's events (API, Coll)
+ * may look at it: a KernelCh event can come from a proxy thread shared with
+ * other comms after this comm's profiler finalize freed ctx, and it needs
+ * nothing but its parent, a type-stable record (tuner/records.h). */
+static void dispatch(void *ctx, void **handle, const struct bot_rec_event *e)
 {
-	struct bot_rec_comm *rc = bot_win_rec(w);
+	struct bot_win *w = ctx;
 	uint64_t now;
 
+	if (e->type == BOT_NCCL_PROF_KERNEL_CH || e->type == BOT_NCCL_PROF_GROUP) {
+		*handle = bot_rec_start(NULL, e, &now);
+		return;
+	}
 	if (e->type == BOT_NCCL_PROF_GROUP_API || e->type == BOT_NCCL_PROF_COLL_API) {
 		if (e->api.captured)
 			bot_win_capture(w);
-		*handle = bot_rec_api(rc, e);
+		*handle = bot_rec_api(bot_win_rec(w), e);
 		return;
 	}
-	*handle = bot_rec_start(rc, e, &now);
+	*handle = bot_rec_start(bot_win_rec(w), e, &now);
 	if (now)
 		bot_win_scan(now);
 }

@@ -90,7 +90,8 @@ void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, i
 void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e);
 /* A Group, Coll or KernelCh start: the handle, or NULL (not measured).
  * *now is the clock read for a measured Coll (the caller's cue for its
- * periodic scan), else 0. */
+ * periodic scan), else 0. Only a Coll needs rc: Group and KernelCh events
+ * may pass NULL (a KernelCh's record is its parent). */
 void *bot_rec_start(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now);
 void bot_rec_stop(void *handle);
 void bot_rec_state(void *handle, int state, const union bot_nccl_prof_state_args *a);
