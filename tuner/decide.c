@@ -70,7 +70,9 @@
  * library must load on 2.28. Atomics are compiler builtins.
  */
 #include <errno.h>
+#include <float.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -87,6 +89,7 @@
 #include "policies/policy.h"
 #include "tuner/decide.h"
 #include "tuner/env.h"
+#include "tuner/ncclver.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -370,7 +373,7 @@ static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has
 
 /* NCCL picks the smallest usable entry, ties to the lowest index; the
  * algorithm of that entry, or -1 when none is usable. */
-static int auto_algo(const float *t, int numAlgo, int numProto)
+static int auto_algo(const float *t, int numAlgo, int numProto, uint32_t cap_bits)
 {
 	int best = -1;
 	float v = 0;
@@ -381,7 +384,7 @@ static int auto_algo(const float *t, int numAlgo, int numProto)
 			v = t[i];
 		}
 	/* the smallest entry >= 0 over the cap means none is usable */
-	return best < 0 || !bot_decide_usable(v) ? -1 : best / numProto;
+	return best < 0 || !bot_decide_usable(v, cap_bits) ? -1 : best / numProto;
 }
 
 static void debug_log(const struct bot_decide_ctx *c, int coll, size_t nbytes, int arm,
@@ -419,14 +422,14 @@ void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t
 	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
 		goto out;
 	idx = algo * (unsigned)numProto + proto;
-	if (!bot_decide_usable(t[idx]))
+	if (!bot_decide_usable(t[idx], c->cap_bits))
 		goto out;
 	if ((cell.arm & BOT_DECIDE_NEEDS_AUTO) &&
-	    auto_algo(t, numAlgo, numProto) != (int)algo)
+	    auto_algo(t, numAlgo, numProto, c->cap_bits) != (int)algo)
 		goto out;
 	if (c->shadow)
 		goto out;
-	t[idx] = 0.0f;
+	bot_decide_force(&t[idx]);
 	if (cell.nchannels && nChannels)
 		*nChannels = cell.nchannels;
 	forced = 1;
@@ -485,8 +488,9 @@ static const float ones[BOT_DECIDE_NLANE] = {
  * lanes of supported static arms only (the others multiply +0.0, which
  * raises nothing); and integer compares of the bit patterns with the sign
  * cleared, which for values >= 0 order as the values do (-0.0 as 0).
- * Patterns of usable entries and of priors are below +inf's (entries <
- * 3.6e9, factors < 2^16), so INT32_MAX (also the mask that clears the sign)
+ * Patterns of usable entries and of priors are at most +inf's (entries
+ * finite, factors finite and >= 0: a prior can round to +inf, never to
+ * NaN), so INT32_MAX (also the mask that clears the sign)
  * marks a lane out of the running and signed compares order the rest. An
  * argmin is the minimum over all lanes, then the lowest lane holding it:
  * ties to the lowest arm, as NCCL breaks them. The lanes past NCCL's row
@@ -583,12 +587,12 @@ static inline unsigned v4i_first(const bot_v4i *v, bot_v4i m)
 }
 
 static inline __attribute__((always_inline)) void
-scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, struct dyn_scan *o)
+scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, float cap1,
+	struct dyn_scan *o)
 {
 	const bot_v4i big = v4i_splat(INT32_MAX);
 	const bot_v4f zero = { 0.0f, 0.0f, 0.0f, 0.0f };
-	const bot_v4f cap = { BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP,
-			      BOT_DECIDE_COST_CAP };
+	const bot_v4f cap = { cap1, cap1, cap1, cap1 };
 	float buf[BOT_DECIDE_NLANE];
 	bot_v4i usable[NV4], key[NV4], q[NV4], m;
 
@@ -669,13 +673,12 @@ static inline AVX2 unsigned v8i_first(const bot_v8i *v, bot_v8i m)
 }
 
 static inline __attribute__((always_inline)) AVX2 void
-scan_v8(const float *t, unsigned n, const float *f, const int32_t *stat_lane, struct dyn_scan *o)
+scan_v8(const float *t, unsigned n, const float *f, const int32_t *stat_lane, float cap1,
+	struct dyn_scan *o)
 {
 	const bot_v8i big = v8i_splat(INT32_MAX);
 	const bot_v8f zero = { 0, 0, 0, 0, 0, 0, 0, 0 };
-	const bot_v8f cap = { BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP,
-			      BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP,
-			      BOT_DECIDE_COST_CAP, BOT_DECIDE_COST_CAP };
+	const bot_v8f cap = { cap1, cap1, cap1, cap1, cap1, cap1, cap1, cap1 };
 	float buf[BOT_DECIDE_NLANE];
 	bot_v8i usable[NV8], key[NV8], q[NV8], m;
 
@@ -802,7 +805,7 @@ dyn_decide(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, siz
 		}
 	}
 	if (arm != s->auto_arm && !c->shadow) {
-		t[arm] = 0.0f;
+		bot_decide_force(&t[arm]);
 		forced = 1;
 	}
 	if (__builtin_expect(c->debug, 0))
@@ -819,7 +822,7 @@ static void dyn_v4(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int c
 {
 	struct dyn_scan s;
 
-	scan_v4(t, n, f, c->stat_lane, &s);
+	scan_v4(t, n, f, c->stat_lane, c->cap, &s);
 	if (s.sup)
 		dyn_decide(c, cell, coll, nbytes, t, f, &s);
 }
@@ -830,7 +833,7 @@ static AVX2 void dyn_v8(struct bot_decide_ctx *c, struct bot_decide_cell *cell, 
 {
 	struct dyn_scan s;
 
-	scan_v8(t, n, f, c->stat_lane, &s);
+	scan_v8(t, n, f, c->stat_lane, c->cap, &s);
 	if (s.sup)
 		dyn_decide(c, cell, coll, nbytes, t, f, &s);
 }
@@ -871,6 +874,33 @@ static void finish_cells(struct bot_decide_ctx *c)
 				c->cell[coll][b].arm |= BOT_DECIDE_SLOW;
 }
 
+/*
+ * AUTO's search cap for the NCCL that opened this context (decide.h). It
+ * changes which entries a decision may force and which arm counts as
+ * AUTO's, so it must be the same on every rank of the comm (DESIGN
+ * invariant 1): it comes from the tuner ABI version NCCL chose and from
+ * ncclGetVersion() (tuner/ncclver.h), and NCCL itself fails communicator
+ * init when its ranks run different NCCL versions, which then probe the
+ * same ABI of the same library. Tuner v6 is loaded only by 2.30 and later:
+ * FLT_MAX. v3 and v4 only by 2.27 and older (2.28 probes v5 first): 3.6e9.
+ * v5 is 2.28 or 2.29: FLT_MAX when ncclGetVersion() says 2.29 or later,
+ * else 3.6e9 (a 2.29 taken for 2.28 only leaves entries in [3.6e9,
+ * FLT_MAX) alone, as every build before did). The hint for the lookup is
+ * the logger NCCL passes, which lives in libnccl.
+ */
+static float cost_cap(int abi, bot_nccl_logger_t log, int *version)
+{
+	*version = 0;
+	if (abi >= 6)
+		return FLT_MAX;
+	if (abi <= 4)
+		return BOT_DECIDE_CAP_228;
+	*version = bot_ncclver((const void *)(uintptr_t)log);
+	return *version >= BOT_NCCL_VERSION(2, 29, 0) ? FLT_MAX : BOT_DECIDE_CAP_228;
+}
+
+_Static_assert(sizeof(float) == 4 && FLT_MAX == 0x1.fffffep127f, "IEEE-754 binary32");
+
 int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
 		    size_t nranks, size_t nnodes, int prof_rank, bot_nccl_logger_t log)
 {
@@ -895,6 +925,8 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	c->nranks = nranks > UINT32_MAX ? UINT32_MAX : (uint32_t)nranks;
 	c->nnodes = nnodes > UINT32_MAX ? UINT32_MAX : (uint32_t)nnodes;
 	c->log = log;
+	c->cap = cost_cap(abi, log, &c->nccl_version);
+	c->cap_bits = bot_decide_bits(c->cap);
 	/* the whole environment, once per init; with a table only the
 	 * variables the table does not replace are used */
 	bot_renv_read(&env, bot_renv_has_table(), log);
@@ -915,11 +947,13 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 	    "nccl-bot " PACKAGE_VERSION ": tuner v%d comm %016llx nranks %u nnodes %u: "
 	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "
-	    "(%u correction rows), min bytes 2^%u, profiler rank %d%s%s", abi,
+	    "(%u correction rows), min bytes 2^%u, profiler rank %d, NCCL %d, AUTO's cap %s%s%s",
+	    abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
 	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
 	    c->from_table ? "the table" : "the environment", c->ncells, c->ndyn, c->ncorr_rows,
-	    c->min_bytes_log2, prof_rank,
+	    c->min_bytes_log2, prof_rank, c->nccl_version,
+	    c->cap_bits == BOT_DECIDE_CAP_228_BITS ? "3.6e9 us" : "FLT_MAX",
 	    c->shadow ? ", shadow (never written)" : "",
 	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");
 	*out = c;

@@ -99,6 +99,9 @@ struct bot_decide_ctx {
 	/* not the decision's: the linked measurement windows' hot counter,
 	 * NULL when the comm does not measure (set and dropped by plugin.c) */
 	struct bot_win_hot *meas;
+	uint32_t cap_bits;	/* AUTO's search cap for this comm's NCCL, as bits */
+	float cap;		/* the same, for the dynamic decision's vector scan */
+	int nccl_version;	/* what decided it: ncclGetVersion(), 0 unknown */
 	uint64_t digest;	/* step-table digest, 0 without a table */
 	uint32_t ncorr_rows;
 	float (*corr)[BOT_DECIDE_NLANE];	/* scale-correction factors per row and arm
@@ -132,14 +135,45 @@ static inline unsigned bot_decide_bucket(uint64_t n)
 	return 4 * e - 4 + (unsigned)(n >> (e - 2));
 }
 
-/* NCCL's argmin searches entries >= 0 below 3.6e9 us; an entry outside that
- * range is one NCCL never picks, so the tuner never forces it either. */
-#define BOT_DECIDE_COST_CAP 3.6e9f
-static inline int bot_decide_usable(float x)
+/* AUTO's search cap (doc/nccl-abi.md, AUTO's choice): NCCL picks the
+ * smallest entry x with 0 <= x < cap, ties to the lowest index, where cap is
+ * 3.6e9 us up to NCCL 2.28 and FLT_MAX from 2.29 (inf and NaN never). An
+ * entry outside that range is one NCCL never picks, so the decision never
+ * forces it either, and never counts it as AUTO's. The context's cap is
+ * fixed at init (bot_decide_open()), kept as its bit pattern. */
+#define BOT_DECIDE_CAP_228 3.6e9f
+#define BOT_DECIDE_CAP_228_BITS 0x4f569500u	/* 3.6e9f, exact */
+#define BOT_DECIDE_CAP_229_BITS 0x7f7fffffu	/* FLT_MAX */
+
+static inline uint32_t bot_decide_bits(float x)
 {
-	/* !(x >= cap) is x < cap once x >= 0 (no NaN), and compiles to one
-	 * compare with the cap in memory */
-	return x >= 0.0f && !(x >= BOT_DECIDE_COST_CAP);
+	union {
+		float f;
+		uint32_t u;
+	} v = { x };
+
+	return v.u;
+}
+
+/* 0 <= x < cap, on the bit patterns: one integer compare in the common
+ * case, and exactly the float test. Non-negative floats order as their
+ * patterns; every negative value, NaN (either sign) and +inf has a pattern
+ * at or above a finite cap's; and -0.0 (0x80000000), which NCCL's >= 0
+ * accepts, is the one pattern let through by name. */
+static inline int bot_decide_usable(float x, uint32_t cap_bits)
+{
+	uint32_t u = bot_decide_bits(x);
+
+	return u < cap_bits || u == 0x80000000u;
+}
+
+/* The only write into NCCL's cost table, +0.0 (never negative: 2.31 would
+ * pick a negative entry, doc/nccl-abi.md, AUTO's choice), into an entry
+ * that was usable (>= 0), so that the table never loses its last usable
+ * entry and -1 is never revived. Every write goes through here. */
+static inline void bot_decide_force(float *entry)
+{
+	*entry = 0.0f;
 }
 
 /* A dynamic cell's decision (decide.c); same guarantees as below. */
@@ -179,10 +213,13 @@ bot_decide(struct bot_decide_ctx *c, int coll, size_t nbytes, float **table, int
 	arm = cell->arm;
 	if (__builtin_expect(arm < BOT_DECIDE_SLOW, 1) && t && numProto == BOT_NPROTO &&
 	    (unsigned)numAlgo >= BOT_NALGO) {
-		if (bot_decide_usable(t[arm])) {
-			t[arm] = 0.0f;
-			if (cell->nchannels && nChannels)
-				*nChannels = cell->nchannels;
+		/* read before the store, which may alias it (uint8_t) */
+		unsigned nch = cell->nchannels;
+
+		if (bot_decide_usable(t[arm], c->cap_bits)) {
+			bot_decide_force(&t[arm]);
+			if (nch && nChannels)
+				*nChannels = (int)nch;
 		}
 		return;
 	}
