@@ -406,7 +406,9 @@ void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t
 	unsigned arm, algo, proto, idx, bucket;
 	int forced = 0;
 
-	if ((unsigned)coll >= BOT_NCOLL || !t)
+	/* NCCL's table has 3 protocols and 6 or 7 algorithms; a shape no NCCL
+	 * passes is left alone rather than indexed with a negative stride */
+	if ((unsigned)coll >= BOT_NCOLL || !t || numAlgo <= 0 || numProto <= 0)
 		return;
 	bucket = bot_decide_bucket(nbytes);
 	cell = c->cell[coll][bucket];
@@ -953,7 +955,7 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
 	    c->from_table ? "the table" : "the environment", c->ncells, c->ndyn, c->ncorr_rows,
 	    c->min_bytes_log2, prof_rank, c->nccl_version,
-	    c->cap_bits == BOT_DECIDE_CAP_228_BITS ? "3.6e9 us" : "FLT_MAX",
+	    c->cap == BOT_DECIDE_CAP_228 ? "3.6e9 us" : "FLT_MAX",
 	    c->shadow ? ", shadow (never written)" : "",
 	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");
 	*out = c;

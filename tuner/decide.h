@@ -141,9 +141,7 @@ static inline unsigned bot_decide_bucket(uint64_t n)
  * entry outside that range is one NCCL never picks, so the decision never
  * forces it either, and never counts it as AUTO's. The context's cap is
  * fixed at init (bot_decide_open()), kept as its bit pattern. */
-#define BOT_DECIDE_CAP_228 3.6e9f
-#define BOT_DECIDE_CAP_228_BITS 0x4f569500u	/* 3.6e9f, exact */
-#define BOT_DECIDE_CAP_229_BITS 0x7f7fffffu	/* FLT_MAX */
+#define BOT_DECIDE_CAP_228 3.6e9f	/* exact in binary32 */
 
 static inline uint32_t bot_decide_bits(float x)
 {

@@ -406,6 +406,7 @@ START_TEST(test_cap_per_version)
 	ck_assert_ptr_nonnull(strstr(alllog, "NCCL 22907, AUTO's cap FLT_MAX"));
 	ck_assert(cap_forced(5, 22900, 3.6e9f, &nch) && nch == 8);
 	ck_assert(!cap_forced(5, 22809, 4e9f, &nch) && nch == 0);
+	ck_assert_ptr_nonnull(strstr(alllog, "NCCL 22809, AUTO's cap 3.6e9 us"));
 	ck_assert(!cap_forced(5, 22809, 3.6e9f, &nch) && nch == 0);
 	ck_assert(cap_forced(5, 22809, nextafterf(3.6e9f, 0.0f), &nch) && nch == 8);
 	ck_assert(!cap_forced(5, 0, 4e9f, &nch) && nch == 0);
