@@ -13,7 +13,8 @@
  * The step table is decoded at every comm init, under a spin lock, into one
  * static struct: init is rare and cheap next to NCCL's own, and this keeps
  * the rule simple (the table in the environment at init is the one used).
- * Decoding outcomes (DESIGN invariant 2):
+ * Decoding outcomes (trouble the same on every rank falls back the same way
+ * everywhere, logged; trouble that could strike one rank fails init):
  *	no table            the policy from NCCL_BOT_POLICY on the prior (NCCL's
  *	                    cost table), seed NCCL_BOT_SEED, threshold
  *	                    NCCL_BOT_MIN_BYTES, allow-list NCCL_BOT_ALLOW, in the
@@ -32,7 +33,7 @@
  *	sweep                     SWEEP: a per-cell call counter cycles over the
  *	                          allowed supported arms of each call's cost
  *	                          table (dataset recording; counters are the
- *	                          DESIGN invariant 1 exception: an asymmetric
+ *	                          exception to rank consistency: an asymmetric
  *	                          extra tuner call, e.g. ncclGroupSimulateEnd
  *	                          on one rank, shifts that rank's cycle; sweeps
  *	                          are controlled runs and the emulator reports it)
@@ -52,7 +53,12 @@
  * when it differs from AUTO's own choice (without corrections PRIOR is
  * AUTO's choice: AUTO's arm is always allowed).
  *
- * Arithmetic on the rank (DESIGN invariant 1, "integer and compare"): float
+ * AUTO's search cap (decide.h) is chosen per comm at init (cost_cap()). A
+ * call whose table has no entry >= 0 (2.31's symmetric scheduler passes
+ * one all -1, with numPipeOps 0) finds nothing usable on any path: it is
+ * left untouched, nChannels too, and no sweep counter moves.
+ *
+ * Arithmetic on the rank (rank consistency: "integer and compare"): float
  * compares of NCCL's entries, which are identical on every rank; "within
  * 2x" on the IEEE-754 bit patterns as integers (for non-negative floats the
  * pattern is monotonic, and 2x adds 1 to the exponent field: +0x00800000;
@@ -879,8 +885,8 @@ static void finish_cells(struct bot_decide_ctx *c)
 /*
  * AUTO's search cap for the NCCL that opened this context (decide.h). It
  * changes which entries a decision may force and which arm counts as
- * AUTO's, so it must be the same on every rank of the comm (DESIGN
- * invariant 1): it comes from the tuner ABI version NCCL chose and from
+ * AUTO's, so it must be the same on every rank of the comm (rank
+ * consistency): it comes from the tuner ABI version NCCL chose and from
  * ncclGetVersion() (tuner/ncclver.h), and NCCL itself fails communicator
  * init when its ranks run different NCCL versions, which then probe the
  * same ABI of the same library. Tuner v6 is loaded only by 2.30 and later:

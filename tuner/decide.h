@@ -19,10 +19,11 @@
  *			prior with scale corrections (PRIOR), the runner-up arm
  *			by the prior (PROBE, learning policies on the prior), or
  *			the next arm of a per-cell call counter (SWEEP, the one
- *			decision that counts calls; DESIGN invariant 1).
+ *			decision that counts calls: an exception to rank
+ *			consistency, see decide.c).
  *
  * Everything a decision depends on is identical on every rank of the comm
- * (DESIGN invariant 1): the table bytes (or the environment the launcher
+ * (rank consistency): the table bytes (or the environment the launcher
  * gives every rank), the commId, the context key and NCCL's cost table.
  * Trouble that could strike one rank only (no memory for the context, a
  * table version this build does not know) fails init.

@@ -1,7 +1,7 @@
 /*
  * windows.h - when measurement happens: measurement windows, their duty
  * cycle, NCCL's process-global event mask, and the back-off after a CUDA
- * graph capture (DESIGN "Measurement").
+ * graph capture.
  *
  * The event mask is process-global and NCCL copies it into each collective
  * at the API call, before the tuner runs. So the getCollInfo of call k

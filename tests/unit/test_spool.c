@@ -17,7 +17,7 @@
  * infinite cost entries, a chdir() and a planted temporary file, no write
  * from a forked child, corrupt files rejected with reasons, and `nccl-bot
  * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
- * here from the ABI notes, independently of tuner/.
+ * here from NCCL's facts (doc/nccl-abi.md), independently of tuner/.
  */
 #include <check.h>
 #include <dirent.h>
@@ -48,7 +48,7 @@
 #endif
 
 /* The client side of the ABI as the emulator declares it, independently of
- * the plugin's own tuner/nccl_abi.h and tuner/profiler.h. */
+ * the plugin's own tuner/nccl_abi.h. */
 typedef emu_logger_t logger_t;
 typedef struct emu_tuner_v5 tuner_v5_t;
 typedef struct emu_profiler_v5 profiler_v5_t;
@@ -361,7 +361,7 @@ static void setup(void)
 	unsetenv("NCCL_BOT_MEASURE_V4");
 	unsetenv("NCCL_BOT_TEST_STUCK_NS");
 	/* Windows by call counts only: the profiler's time-based quiet would
-	 * make window counts depend on scheduling (profiler.c test hook). */
+	 * make window counts depend on scheduling (a test hook, tuner/env.h). */
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");

@@ -6,7 +6,7 @@
  * calling convention: v5 init(ctx, commId, nRanks, nNodes, logger, nvl,
  * constants), getCollInfo with a CONTIGUOUS float[7][3] cost table cast to
  * float** (never row pointers), finalize. The layouts are declared here
- * independently of tuner/nccl_abi.h, from the ABI notes, so a mistake in
+ * independently of tuner/nccl_abi.h, from NCCL's facts (doc/nccl-abi.md), so a mistake in
  * the plugin's header is not shared by its test.
  *
  * Checks: never revives a -1 entry, never empties the table, always returns
@@ -41,7 +41,7 @@
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
 #endif
 
-/* ---- NCCL's side of the ABI (ABI notes section 1.1, 2.1) ----------------- */
+/* ---- NCCL's side of the ABI (doc/nccl-abi.md, tuner and profiler ABIs) ---- */
 
 typedef void (*logger_t)(int level, unsigned long flags, const char *file, int line,
 			 const char *fmt, ...);
@@ -1034,7 +1034,7 @@ END_TEST
 /* ---- the policy on the prior, sweep, scale corrections ---------------------- */
 /*
  * Expected decisions, written from man/nccl-bot.7 independently of
- * tuner.c: AUTO = NCCL's argmin (entries >= 0, ties to the lowest index);
+ * tuner/decide.c: AUTO = NCCL's argmin (entries >= 0, ties to the lowest index);
  * the allowed arms are bot_arm_allowed(a, AUTO, allow-list); the prior of
  * an arm is its entry times its correction (f32); PRIOR forces the argmin of
  * the prior, PROBE the runner-up (smallest prior strictly above the argmin's)
