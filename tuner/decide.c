@@ -398,7 +398,7 @@ static void debug_log(const struct bot_decide_ctx *c, int coll, size_t nbytes, i
 {
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
 	    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s",
-	    (unsigned long long)c->comm_id, coll, nbytes, bot_decide_bucket(nbytes), arm,
+	    (unsigned long long)c->comm_id, coll, nbytes, bot_util_bucket(nbytes), arm,
 	    forced ? "forced" : c->shadow ? "shadow" : "left to NCCL (unsupported or not allowed)");
 }
 
@@ -416,7 +416,7 @@ void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t
 	 * passes is left alone rather than indexed with a negative stride */
 	if ((unsigned)coll >= BOT_NCOLL || !t || numAlgo <= 0 || numProto <= 0)
 		return;
-	bucket = bot_decide_bucket(nbytes);
+	bucket = bot_util_bucket(nbytes);
 	cell = c->cell[coll][bucket];
 	if (cell.arm == BOT_DECIDE_AUTO)
 		return;
@@ -819,7 +819,7 @@ dyn_decide(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, siz
 	if (__builtin_expect(c->debug, 0))
 		LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
 		    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: %s arm %u (AUTO %u) %s",
-		    (unsigned long long)c->comm_id, coll, nbytes, bot_decide_bucket(nbytes),
+		    (unsigned long long)c->comm_id, coll, nbytes, bot_util_bucket(nbytes),
 		    cell->arm == BOT_DECIDE_SWEEP ? "sweep" :
 		    cell->arm == BOT_DECIDE_PROBE ? "probe" : "prior", arm, s->auto_arm,
 		    forced ? "forced" : c->shadow ? "shadow" : "AUTO's own");

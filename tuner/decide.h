@@ -40,6 +40,7 @@
 
 #include "policies/context.h"
 #include "tuner/nccl_abi.h"
+#include "tuner/util.h"
 
 /* cell.arm: the arm index (0..20) in the low 5 bits, or BOT_DECIDE_AUTO, or
  * a dynamic mode (BOT_DECIDE_DYN set). */
@@ -122,20 +123,6 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 		    size_t nranks, size_t nnodes, int prof_rank, bot_nccl_logger_t log);
 void bot_decide_close(struct bot_decide_ctx *c);
 
-/* Size bucket of doc/formats.md section 2 (same as bot_size_bucket()),
- * inline for the hot path. For n >= 4 with top bit e, n >> (e - 2) is 4..7,
- * i.e. 4 + the two bits below the top one: the bucket 4e + those bits is
- * 4(e - 1) + (n >> (e - 2)). */
-static inline unsigned bot_decide_bucket(uint64_t n)
-{
-	unsigned e;
-
-	if (n < 4)
-		return n > 1 ? 4 : 0;
-	e = (unsigned)__builtin_clzll(n) ^ 63u;
-	return 4 * e - 4 + (unsigned)(n >> (e - 2));
-}
-
 /* AUTO's search cap (doc/nccl-abi.md, AUTO's choice): NCCL picks the
  * smallest entry x with 0 <= x < cap, ties to the lowest index, where cap is
  * 3.6e9 us up to NCCL 2.28 and FLT_MAX from 2.29 (inf and NaN never). An
@@ -208,7 +195,7 @@ bot_decide(struct bot_decide_ctx *c, int coll, size_t nbytes, float **table, int
 
 	if ((unsigned)coll >= BOT_NCOLL)
 		return;
-	cell = &c->cell[coll][bot_decide_bucket(nbytes)];
+	cell = &c->cell[coll][bot_util_bucket(nbytes)];
 	arm = cell->arm;
 	if (__builtin_expect(arm < BOT_DECIDE_SLOW, 1) && t && numProto == BOT_NPROTO &&
 	    (unsigned)numAlgo >= BOT_NALGO) {

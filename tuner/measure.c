@@ -109,25 +109,25 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
 /* ctx is a struct bot_win, but only the launch thread's events (API, Coll)
  * may look at it: a KernelCh event can come from a proxy thread shared with
  * other comms after this comm's profiler finalize freed ctx, and it needs
- * nothing but its parent, a type-stable record (tuner/records.h). */
-static void dispatch(void *ctx, void **handle, const struct bot_rec_event *e)
-{
-	struct bot_win *w = ctx;
-	uint64_t now;
+ * nothing but its parent, a type-stable record (tuner/records.h). Only the
+ * members each kind of event needs are read and copied: this runs for
+ * every event while a window is open. */
 
-	if (e->type == BOT_NCCL_PROF_KERNEL_CH || e->type == BOT_NCCL_PROF_GROUP) {
-		*handle = bot_rec_start(NULL, e, &now);
-		return;
-	}
-	if (e->type == BOT_NCCL_PROF_GROUP_API || e->type == BOT_NCCL_PROF_COLL_API) {
-		if (e->api.captured)
-			bot_win_capture(w);
-		*handle = bot_rec_api(bot_win_rec(w), e);
-		return;
-	}
-	*handle = bot_rec_start(bot_win_rec(w), e, &now);
+static void *coll_event(struct bot_win *w, const struct bot_rec_event *e)
+{
+	uint64_t now;
+	void *h = bot_rec_coll(bot_win_rec(w), e, &now);
+
 	if (now)
 		bot_win_scan(now);
+	return h;
+}
+
+static void *api_event(struct bot_win *w, const struct bot_rec_event *e)
+{
+	if (e->api.captured)
+		bot_win_capture(w);
+	return bot_rec_api(bot_win_rec(w), e);
 }
 
 /* v4: the 104-byte layout only. A Coll's Group is its parentObj; there are
@@ -141,11 +141,17 @@ bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_pr
 	*handle = NULL;
 	if (!ctx || !d)
 		return BOT_NCCL_SUCCESS;
-	memset(&e, 0, sizeof(e));
-	e.type = d->type;
-	e.parent = d->parentObj;
-	if (e.type == BOT_NCCL_PROF_COLL) {
-		e.group = d->parentObj;
+	switch (d->type) {
+	case BOT_NCCL_PROF_KERNEL_CH:
+		*handle = bot_rec_kch(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
+		break;
+	case BOT_NCCL_PROF_GROUP:
+		*handle = bot_rec_group();
+		break;
+	case BOT_NCCL_PROF_COLL:
+		e.type = BOT_NCCL_PROF_COLL;
+		e.coll.api_parent = NULL;
+		e.coll.group = d->parentObj;
 		e.coll.seq = d->coll.seqNumber;
 		e.coll.func = d->coll.func;
 		e.coll.count = d->coll.count;
@@ -153,13 +159,9 @@ bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_pr
 		e.coll.nchannels = d->coll.nChannels;
 		e.coll.algo = d->coll.algo;
 		e.coll.proto = d->coll.proto;
-	} else if (e.type == BOT_NCCL_PROF_KERNEL_CH) {
-		e.kch.channel = d->kernelCh.channelId;
-		e.kch.ptimer = d->kernelCh.pTimer;
-	} else if (e.type != BOT_NCCL_PROF_GROUP) {
-		return BOT_NCCL_SUCCESS;
+		*handle = coll_event(ctx, &e);
+		break;
 	}
-	dispatch(ctx, handle, &e);
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -174,24 +176,17 @@ bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_pr
 	*handle = NULL;
 	if (!ctx || !d)
 		return BOT_NCCL_SUCCESS;
-	memset(&e, 0, sizeof(e));
-	e.type = d->type > UINT32_MAX ? 0 : (unsigned)d->type;
-	e.parent = d->parentObj;
-	switch (e.type) {
-	case BOT_NCCL_PROF_GROUP_API:
-		e.api.captured = d->groupApi.graphCaptured;
-		break;
-	case BOT_NCCL_PROF_COLL_API:
-		e.api.captured = d->collApi.graphCaptured;
-		e.api.func = d->collApi.func;
-		e.api.count = d->collApi.count;
-		e.api.datatype = d->collApi.datatype;
+	switch (d->type) {
+	case BOT_NCCL_PROF_KERNEL_CH:
+		*handle = bot_rec_kch(d->parentObj, d->kernelCh.channelId, d->kernelCh.pTimer);
 		break;
 	case BOT_NCCL_PROF_GROUP:
+		*handle = bot_rec_group();
 		break;
 	case BOT_NCCL_PROF_COLL:
-		e.api_parent = d->parentObj;
-		e.group = d->coll.parentGroup;
+		e.type = BOT_NCCL_PROF_COLL;
+		e.coll.api_parent = d->parentObj;
+		e.coll.group = d->coll.parentGroup;
 		e.coll.seq = d->coll.seqNumber;
 		e.coll.func = d->coll.func;
 		e.coll.count = d->coll.count;
@@ -199,27 +194,24 @@ bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_pr
 		e.coll.nchannels = d->coll.nChannels;
 		e.coll.algo = d->coll.algo;
 		e.coll.proto = d->coll.proto;
+		*handle = coll_event(ctx, &e);
 		break;
-	case BOT_NCCL_PROF_KERNEL_CH:
-		e.kch.channel = d->kernelCh.channelId;
-		e.kch.ptimer = d->kernelCh.pTimer;
+	case BOT_NCCL_PROF_GROUP_API:
+		e.type = BOT_NCCL_PROF_GROUP_API;
+		e.api.captured = d->groupApi.graphCaptured;
+		e.api.func = e.api.datatype = NULL;
+		e.api.count = 0;
+		*handle = api_event(ctx, &e);
 		break;
-	default:
-		return BOT_NCCL_SUCCESS;
+	case BOT_NCCL_PROF_COLL_API:
+		e.type = BOT_NCCL_PROF_COLL_API;
+		e.api.captured = d->collApi.graphCaptured;
+		e.api.func = d->collApi.func;
+		e.api.count = d->collApi.count;
+		e.api.datatype = d->collApi.datatype;
+		*handle = api_event(ctx, &e);
+		break;
 	}
-	dispatch(ctx, handle, &e);
-	return BOT_NCCL_SUCCESS;
-}
-
-bot_nccl_result_t bot_meas_stop(void *handle)
-{
-	bot_rec_stop(handle);
-	return BOT_NCCL_SUCCESS;
-}
-
-bot_nccl_result_t bot_meas_record(void *handle, int state, union bot_nccl_prof_state_args *a)
-{
-	bot_rec_state(handle, state, a);
 	return BOT_NCCL_SUCCESS;
 }
 

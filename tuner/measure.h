@@ -26,13 +26,13 @@
 #include "tuner/windows.h"
 
 /* Profiler ABI (abi 4, 5 or 6). Every call returns success: no memory or
- * measurement off only cost learning (*ctx NULL). */
+ * measurement off only cost learning (*ctx NULL). stopEvent and
+ * recordEventState carry only a handle: they are tuner/records.h's
+ * bot_rec_stop() and bot_rec_state(). */
 bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes,
 				int nranks, int rank, bot_nccl_logger_t log);
 bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_prof_descr_v4 *d);
 bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_prof_descr_v5 *d);
-bot_nccl_result_t bot_meas_stop(void *handle);
-bot_nccl_result_t bot_meas_record(void *handle, int state, union bot_nccl_prof_state_args *a);
 bot_nccl_result_t bot_meas_finalize(void *ctx);
 
 /* Tuner init: the rank and windows of the profiler init this thread just

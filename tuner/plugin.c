@@ -6,7 +6,8 @@
  * exports ncclTunerPlugin_v2..v6 and ncclProfiler_v4..v6 and nothing else
  * (tuner/exports.map); every function here is a thin adapter: the tuner's
  * onto the decision (decide.h) and the measurement windows (windows.h), the
- * profiler's onto measure.h.
+ * profiler's onto measure.h, except stopEvent and recordEventState, which
+ * carry only a handle and go straight to the records (records.h).
  *
  * getCollInfo: the measurement windows' counter (on a measuring comm),
  * then the decision. The rare call the windows wait for goes around the
@@ -26,6 +27,7 @@
 #include "tuner/decide.h"
 #include "tuner/measure.h"
 #include "tuner/nccl_abi.h"
+#include "tuner/records.h"
 #include "tuner/windows.h"
 
 #define BOT_EXPORT __attribute__((visibility("default")))
@@ -194,14 +196,14 @@ BOT_EXPORT const struct bot_nccl_tuner_v6 ncclTunerPlugin_v6 = {
 };
 
 BOT_EXPORT const struct bot_nccl_profiler_v4 ncclProfiler_v4 = {
-	BOT_PLUGIN_NAME, prof_v4_init, bot_meas_start_v4, bot_meas_stop, bot_meas_record,
+	BOT_PLUGIN_NAME, prof_v4_init, bot_meas_start_v4, bot_rec_stop, bot_rec_state,
 	bot_meas_finalize
 };
 BOT_EXPORT const struct bot_nccl_profiler_v5 ncclProfiler_v5 = {
-	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_meas_stop, bot_meas_record,
+	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_rec_stop, bot_rec_state,
 	bot_meas_finalize
 };
 BOT_EXPORT const struct bot_nccl_profiler_v5 ncclProfiler_v6 = {
-	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_meas_stop, bot_meas_record,
+	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_rec_stop, bot_rec_state,
 	bot_meas_finalize
 };

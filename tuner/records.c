@@ -224,7 +224,7 @@ void bot_rec_row_before(struct bot_rec_comm *rc, struct bot_rec_row *row, int co
 void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, int coll,
 		       size_t nbytes, const float *t, int numAlgo, int numProto)
 {
-	unsigned bucket = bot_size_bucket(nbytes);
+	unsigned bucket = bot_util_bucket(nbytes);
 	const float *before = row->before;
 	struct slot *s;
 	int best = -1, decided = -1;
@@ -324,7 +324,7 @@ static uint64_t coll_nbytes(const struct bot_rec_comm *rc, int coll, size_t coun
 static void sample_init(struct bot_spool_rec *r, struct bot_rec_comm *rc, int coll, int arm,
 			uint64_t nbytes)
 {
-	struct slot *s = slot_find(rc, (unsigned)coll, bot_size_bucket(nbytes), 0);
+	struct slot *s = slot_find(rc, (unsigned)coll, bot_util_bucket(nbytes), 0);
 
 	memset(r, 0, sizeof(*r));
 	r->kind = BOT_SPOOL_SAMPLE;
@@ -535,24 +535,25 @@ void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 	if (e->type == BOT_NCCL_PROF_COLL_API && coll >= 0 && coll < BOT_NCOLL) {
 		uint64_t n = coll_nbytes(rc, coll, e->api.count, e->api.datatype);
 
-		__atomic_add_fetch(&rc->captured[coll][bot_size_bucket(n)], 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&rc->captured[coll][bot_util_bucket(n)], 1, __ATOMIC_RELAXED);
 	}
 	return &api_captured;
 }
 
-static void *coll_start(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now)
+void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now)
 {
 	int coll = cached_parse(&func_cache, e->coll.func, bot_coll_parse);
 	int algo = cached_parse(&algo_cache, e->coll.algo, bot_algo_parse);
 	int proto = cached_parse(&proto_cache, e->coll.proto, bot_proto_parse);
-	struct group *g = e->group;
+	struct group *g = e->coll.group;
 	uint64_t nbytes;
 	struct coll *r;
 
+	*now = 0;
 	if (coll < 0 || coll >= BOT_NCOLL || algo < 0 || proto < 0)
 		return NULL;
 	nbytes = coll_nbytes(rc, coll, e->coll.count, e->coll.datatype);
-	if (e->api_parent == &api_captured)
+	if (e->coll.api_parent == &api_captured)
 		return NULL;		/* captured calls are never measured */
 	if (nbytes < __atomic_load_n(&rc->min_bytes, __ATOMIC_RELAXED) || nbytes == 0)
 		return NULL;
@@ -607,11 +608,11 @@ static void *coll_start(struct bot_rec_comm *rc, const struct bot_rec_event *e, 
  * shared by comms that share resources); a record may be completed
  * concurrently by the stuck scan or finalize, which is why the fields the
  * completion reads are atomics and the record's memory is type-stable. */
-static void *kch_start(const struct bot_rec_event *e)
+void *bot_rec_kch(void *parent, unsigned channel, uint64_t ptimer)
 {
-	struct coll *r = e->parent;
+	struct coll *r = parent;
 	struct kch *k;
-	unsigned c = e->kch.channel;
+	unsigned c = channel;
 
 	if (!r || __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE) != TAG_COLL || c >= MAXCH ||
 	    __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE))
@@ -622,36 +623,28 @@ static void *kch_start(const struct bot_rec_event *e)
 	r->nstarted++;
 	k->tag = TAG_KCH;
 	k->coll = r;
-	k->start = e->kch.ptimer;
+	k->start = ptimer;
 	__atomic_store_n(&k->state, 1, __ATOMIC_RELEASE);
 	return k;
 }
 
-void *bot_rec_start(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now)
+void *bot_rec_group(void)
 {
-	*now = 0;
-	if (e->type == BOT_NCCL_PROF_GROUP) {
-		struct group *g = calloc(1, sizeof(*g));
+	struct group *g = calloc(1, sizeof(*g));
 
-		if (g) {
-			g->tag = TAG_GROUP;
-			g->refs = 1;
-		}
-		return g;
+	if (g) {
+		g->tag = TAG_GROUP;
+		g->refs = 1;
 	}
-	if (e->type == BOT_NCCL_PROF_COLL)
-		return coll_start(rc, e, now);
-	if (e->type == BOT_NCCL_PROF_KERNEL_CH)
-		return kch_start(e);
-	return NULL;
+	return g;
 }
 
-void bot_rec_stop(void *handle)
+bot_nccl_result_t bot_rec_stop(void *handle)
 {
 	uint64_t tag;
 
 	if (!handle)
-		return;
+		return BOT_NCCL_SUCCESS;
 	tag = __atomic_load_n((uint64_t *)handle, __ATOMIC_ACQUIRE);
 	if (tag == TAG_COLL) {
 		struct coll *r = handle;
@@ -666,23 +659,25 @@ void bot_rec_stop(void *handle)
 		struct coll *r = k->coll;
 
 		if (!r || __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) || (k->state & 4))
-			return;
+			return BOT_NCCL_SUCCESS;
 		__atomic_or_fetch(&k->state, 4, __ATOMIC_RELEASE);
 		if (__atomic_add_fetch(&r->nstopped, 1, __ATOMIC_ACQ_REL) == r->nch)
 			coll_kref_drop(r);
 	}
+	return BOT_NCCL_SUCCESS;
 }
 
-void bot_rec_state(void *handle, int state, const union bot_nccl_prof_state_args *a)
+bot_nccl_result_t bot_rec_state(void *handle, int state, union bot_nccl_prof_state_args *a)
 {
 	struct kch *k = handle;
 
 	if (!k || !a || state != BOT_NCCL_PROF_STATE_KERNEL_CH_STOP ||
 	    __atomic_load_n(&k->tag, __ATOMIC_ACQUIRE) != TAG_KCH || !k->coll ||
 	    __atomic_load_n(&k->coll->dead, __ATOMIC_ACQUIRE))
-		return;
+		return BOT_NCCL_SUCCESS;
 	k->stop = a->pTimer;
 	__atomic_or_fetch(&k->state, 2, __ATOMIC_RELEASE);
+	return BOT_NCCL_SUCCESS;
 }
 
 /* ---- finalize and the stuck scan ------------------------------------------------------ */

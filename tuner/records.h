@@ -40,27 +40,23 @@ struct bot_rec_id {
 	uint32_t scale;		/* all calls per window call (period / window) */
 };
 
-/* A profiler event as measurement needs it, whatever the ABI version. */
+/* A Coll or API event as measurement needs it, whatever the ABI version
+ * (only the members of its kind are set). */
 struct bot_rec_event {
-	unsigned type;		/* BOT_NCCL_PROF_* */
-	void *parent;		/* parentObj; a KernelCh's is its Coll's handle */
-	void *api_parent;	/* Coll: its CollApi handle (v5+; NULL on v4) */
-	void *group;		/* Coll: its Group handle (v4: parentObj; v5+:
-				 * coll.parentGroup) */
+	unsigned type;		/* BOT_NCCL_PROF_COLL, _GROUP_API or _COLL_API */
 	union {
 		struct {
+			void *api_parent;	/* its CollApi handle (v5+; NULL on v4) */
+			void *group;		/* its Group handle (v4: parentObj; v5+:
+						 * coll.parentGroup) */
 			uint64_t seq;
 			const char *func, *datatype, *algo, *proto;
 			size_t count;
 			uint8_t nchannels;
 		} coll;
 		struct {
-			uint8_t channel;
-			uint64_t ptimer;
-		} kch;
-		struct {
 			int captured;	/* graphCaptured */
-			const char *func, *datatype;	/* CollApi only (else NULL) */
+			const char *func, *datatype;	/* CollApi only */
 			size_t count;
 		} api;
 	};
@@ -88,13 +84,19 @@ void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, i
 /* A GroupApi/CollApi event (v5+): counts a captured CollApi call for its
  * context; returns the handle NCCL keeps passing as the parent. */
 void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e);
-/* A Group, Coll or KernelCh start: the handle, or NULL (not measured).
- * *now is the clock read for a measured Coll (the caller's cue for its
- * periodic scan), else 0. Only a Coll needs rc: Group and KernelCh events
- * may pass NULL (a KernelCh's record is its parent). */
-void *bot_rec_start(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now);
-void bot_rec_stop(void *handle);
-void bot_rec_state(void *handle, int state, const union bot_nccl_prof_state_args *a);
+/* A Group start: its handle (NULL without memory). */
+void *bot_rec_group(void);
+/* A Coll start: its handle, or NULL (not measured). *now is the clock read
+ * for a measured Coll (the caller's cue for its periodic scan), else 0. */
+void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now);
+/* A KernelCh start: parent is what NCCL passes, the Coll's handle (or
+ * anything else: then nothing happens). Needs no communicator: the record
+ * is the parent, even after the comm's profiler finalize. */
+void *bot_rec_kch(void *parent, unsigned channel, uint64_t ptimer);
+/* stopEvent and recordEventState for every handle, with the profiler ABI's
+ * signatures (the entry points use them as they are). Always success. */
+bot_nccl_result_t bot_rec_stop(void *handle);
+bot_nccl_result_t bot_rec_state(void *handle, int state, union bot_nccl_prof_state_args *a);
 
 /* Profiler finalize: records still waiting for KernelCh events are
  * abandoned (no sample; late events find a dead record, never freed
