@@ -18,7 +18,7 @@
  * corrections for every (collective, arm, log2 bytes per rank < 36), a comm
  * whose shape (64 ranks, 8 nodes) is not in the table, and calls of 1 KiB
  * .. 16 GiB, so every call takes the argmin of the corrected costs over the
- * allowed arms (tuner.c bot_tuner_decide_dyn()).
+ * allowed arms (tuner/decide.c bot_decide_dyn()).
  *
  * usage: hotpath SO [calls [corr]]          the table of results (with
  *                                           "corr": its corr row only)

@@ -21,7 +21,8 @@ trap 'rm -rf "$tmp"' EXIT
 [ -f "$so" ] || { echo "hotpath.sh: $so not built (run make)" >&2; exit 1; }
 so=$(cd "$(dirname "$so")" && pwd)/$(basename "$so")
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -I"$top" -o "$tmp/hotpath" \
-	"$top/bench/hotpath.c" "$top/common/table.c" "$top/policies/context.c" -ldl
+	"$top/bench/hotpath.c" "$top/common/table_decode.c" "$top/common/table_encode.c" \
+	"$top/policies/context.c" -ldl
 
 echo "== ns per call (median / p99 over batches of 256 calls), $(uname -m), $calls calls each"
 "$tmp/hotpath" "$so" "$calls" | tee "$tmp/out"

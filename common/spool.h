@@ -9,8 +9,9 @@
  * with "FILE: reason" (a record index or byte offset in the reason), never
  * half-read: a rejected file is quarantined by its caller.
  *
- * The packing helpers and the CRC allocate nothing and do no I/O, so the
- * rank-side library links this file; bot_spool_read_file() is for tools.
+ * Two halves: spool_codec.c (CRC, packing, the record check; no I/O, no
+ * allocation: the rank-side library links only this half) and spool_read.c
+ * (bot_spool_parse, bot_spool_read_file, bot_spool_free: tools).
  */
 #ifndef BOT_COMMON_SPOOL_H
 #define BOT_COMMON_SPOOL_H
@@ -88,8 +89,10 @@ struct bot_spool_file {
 	uint64_t digest;		/* bot_digest64 of the file's bytes (its identity) */
 };
 
-/* CRC-32C (Castagnoli, reflected 0x82f63b78), software table. Chain calls by
- * passing the previous result as crc (start with 0). */
+/* ---- codec half (spool_codec.c) ------------------------------------------ */
+
+/* CRC-32C (Castagnoli, reflected 0x82f63b78), software tables, slicing by
+ * 8. Chain calls by passing the previous result as crc (start with 0). */
 uint32_t bot_spool_crc32c(uint32_t crc, const void *p, size_t n);
 
 void bot_spool_pack_hdr(uint8_t out[BOT_SPOOL_HDR_SIZE], const struct bot_spool_hdr *h);
@@ -105,6 +108,8 @@ static inline int bot_spool_clean(const struct bot_spool_rec *r)
 {
 	return r->kind == BOT_SPOOL_SAMPLE && !(r->flags & BOT_SPOOL_F_UNCLEAN) && r->duration_ns;
 }
+
+/* ---- reader half (spool_read.c, tools only) ------------------------------- */
 
 /* Validate and decode a whole file image named `name`. 0 with *out filled
  * (free with bot_spool_free), or -1 with "name: reason" in err and *out

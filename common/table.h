@@ -7,10 +7,11 @@
  *
  *	NBT1.<digest: 16 lower-case hex>.<payload: base64url, no padding>
  *
- * This module owns the in-memory form (struct bot_table), the encoder used
- * by tools and the decoder used by the rank-side library. It is pure C with
- * no allocation and no libm: the decoder fills a caller-provided struct
- * (static in the .so), so it may be compiled into libnccl-tuner-bot.so.
+ * This module owns the in-memory form (struct bot_table) and the codec, in
+ * two halves: table_decode.c (the decoder and the validation; the rank-side
+ * library links only this half) and table_encode.c (building, ordering,
+ * fitting and encoding; tools). Pure C with no allocation and no libm: the
+ * decoder fills a caller-provided struct (static in the .so).
  *
  * Encoded tables are canonical: shapes sorted by (nranks, nnodes), entries
  * by (shape, coll, bucket), corrections by (coll, arm, log2), no duplicates,
@@ -95,8 +96,57 @@ struct bot_table {
 	uint8_t raw[BOT_TABLE_MAX_PAYLOAD];
 };
 
+/* ---- the layout and the canonical order, shared by both halves ---------- */
+
+static inline int bot_table_shape_cmp(const struct bot_table_shape *a,
+				      const struct bot_table_shape *b)
+{
+	if (a->nranks != b->nranks)
+		return a->nranks < b->nranks ? -1 : 1;
+	if (a->nnodes != b->nnodes)
+		return a->nnodes < b->nnodes ? -1 : 1;
+	return 0;
+}
+
+static inline uint32_t bot_table_entry_key(const struct bot_table_entry *e)
+{
+	return ((uint32_t)e->shape << 16) | ((uint32_t)e->coll << 8) | e->bucket;
+}
+
+static inline uint32_t bot_table_corr_key(const struct bot_table_corr *c)
+{
+	return ((uint32_t)c->coll << 16) | ((uint32_t)c->arm << 8) | c->bpr_log2;
+}
+
+static inline size_t bot_table_payload_len(unsigned nshapes, unsigned nentries, unsigned ncorr)
+{
+	return BOT_TABLE_HDR_SIZE + (size_t)nshapes * BOT_TABLE_SHAPE_SIZE +
+	       (size_t)nentries * BOT_TABLE_ENTRY_SIZE + (size_t)ncorr * BOT_TABLE_CORR_SIZE;
+}
+
+/* ---- decoder half (table_decode.c) ---------------------------------------- */
+
 /* A short reason for an error code ("digest mismatch", ...). */
 const char *bot_table_strerror(int err);
+
+/* Every field valid and everything in canonical order (what the decoder
+ * accepts, and what the encoder requires). */
+int bot_table_valid(const struct bot_table *t);
+
+/* Decode text (len bytes, no NUL needed) into t. Returns 0 or a negative
+ * enum bot_table_err. Allocates nothing. */
+int bot_table_decode(const char *text, size_t len, struct bot_table *t);
+
+/* Whether an error must fail communicator init rather than fall back to
+ * the prior: only a format version this build does not know (another build
+ * may be loaded elsewhere). Everything else fails the same way on every
+ * rank, since every rank has the same bytes. */
+static inline int bot_table_err_fatal(int err)
+{
+	return err == BOT_TABLE_EVERSION;
+}
+
+/* ---- encoder half (table_encode.c, tools only) ----------------------------- */
 
 /* Empty table: version 1, the given policy and seed, min 2^20 bytes. */
 void bot_table_init(struct bot_table *t, int policy, uint64_t seed);
@@ -122,18 +172,5 @@ int bot_table_fit(struct bot_table *t, size_t max_text);
  * the text length, or a negative enum bot_table_err: EINVAL for a table that
  * is not canonical or has invalid fields, ESIZE over budget or cap. */
 long bot_table_encode(const struct bot_table *t, char *out, size_t cap);
-
-/* Decode text (len bytes, no NUL needed) into t. Returns 0 or a negative
- * enum bot_table_err. Allocates nothing. */
-int bot_table_decode(const char *text, size_t len, struct bot_table *t);
-
-/* Whether an error must fail communicator init rather than fall back to
- * the prior: only a format version this build does not know (another build
- * may be loaded elsewhere). Everything else fails the same way on every
- * rank, since every rank has the same bytes. */
-static inline int bot_table_err_fatal(int err)
-{
-	return err == BOT_TABLE_EVERSION;
-}
 
 #endif

@@ -4,20 +4,31 @@
  * One shared object is both NCCL's tuner and its profiler (both environment
  * variables name the same path, so dlopen() returns one instance). It
  * exports ncclTunerPlugin_v2..v6 and ncclProfiler_v4..v6 and nothing else
- * (tuner/exports.map); every function is a thin adapter onto tuner.c or
- * profiler.c.
+ * (tuner/exports.map); every function here is a thin adapter: the tuner's
+ * onto the decision (decide.h) and the measurement windows (windows.h), the
+ * profiler's onto measure.h, except stopEvent and recordEventState, which
+ * carry only a handle and go straight to the records (records.h).
+ *
+ * getCollInfo: the measurement windows' counter (on a measuring comm),
+ * then the decision. The rare call the windows wait for goes around the
+ * decision: bot_win_before(), the decision, bot_win_after(). The decision
+ * is made here in both cases; measurement never makes or changes it.
  *
  * Versions: v2 (NCCL 2.21) has no cost table, so it cannot see which arms
  * are valid: pass-through, it returns success and leaves every output
  * alone. v3/v4 (2.22, 2.24) decide without a commId (exploit arms only);
  * v5/v6 (2.28, 2.30) decide with probes. v6's getChunkSize is NULL (keep
- * NCCL's). regBuff is never looked at: it differs between ranks.
+ * NCCL's). regBuff is never looked at: it differs between ranks. Profiler
+ * v4 (2.27) and v5/v6 (2.28+) have their own descriptor layouts, each read
+ * by its own entry point.
  */
 #include <stddef.h>
 
+#include "tuner/decide.h"
+#include "tuner/measure.h"
 #include "tuner/nccl_abi.h"
-#include "tuner/profiler.h"
-#include "tuner/tuner.h"
+#include "tuner/records.h"
+#include "tuner/windows.h"
 
 #define BOT_EXPORT __attribute__((visibility("default")))
 #define BOT_PLUGIN_NAME "nccl-bot"
@@ -49,51 +60,84 @@ static bot_nccl_result_t v2_destroy(void *ctx)
 
 /* ---- tuner v3..v6 -------------------------------------------------------- */
 
-/* The decision; with the linked profiler measuring, first count the call
- * and, only at a window transition or inside a window, go through
- * bot_prof_collinfo() (which decides with the same bot_tuner_decide()). */
+/* A call the measurement windows wait for (1 in ~100 of a measuring comm's
+ * calls): out of line, to keep the hot path short. */
+static __attribute__((noipa, cold)) void
+window_call(struct bot_decide_ctx *c, int collType, size_t nBytes, float **collCostTable,
+	    int numAlgo, int numProto, int *nChannels)
+{
+	const float *t = (const float *)collCostTable;
+	struct bot_win_call wc;
+
+	bot_win_before(c->meas, &wc, collType, nBytes, t, numAlgo, numProto);
+	bot_decide(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	bot_win_after(c->meas, &wc, collType, nBytes, t, numAlgo, numProto);
+}
+
 static inline __attribute__((always_inline)) void
-bot_get_coll_info(struct bot_tuner_ctx *c, int collType, size_t nBytes,
-				     float **collCostTable, int numAlgo, int numProto,
-				     int *nChannels)
+get_coll_info(struct bot_decide_ctx *c, int collType, size_t nBytes, float **collCostTable,
+	      int numAlgo, int numProto, int *nChannels)
 {
 	if (!c)
 		return;
-	if (c->meas && bot_meas_count(c->meas, collType, nBytes))
-		bot_prof_collinfo(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	/* the windows' counter first: one decrement-and-test on the comm's
+	 * hot cache line (counting after the decision, or a __builtin_expect
+	 * here, cost 1-3 instructions more per call: bench/hotpath.sh) */
+	if (c->meas && bot_win_tick(c->meas))
+		window_call(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
 	else
-		bot_tuner_decide(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+		bot_decide(c, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+}
+
+/* Link to the profiler init that just ran on this thread (the rank, and the
+ * windows when the comm measures), then open the decision context. */
+static bot_nccl_result_t tuner_open(void **ctx, int abi, int has_comm_id, uint64_t comm_id,
+				    size_t nRanks, size_t nNodes, bot_nccl_logger_t log)
+{
+	struct bot_decide_ctx *c;
+	struct bot_win_hot *meas;
+	int rank = bot_meas_tuner_link(comm_id, has_comm_id, nRanks, nNodes, &meas);
+	int rc = bot_decide_open(&c, abi, has_comm_id, comm_id, nRanks, nNodes, rank, log);
+
+	if (rc != BOT_NCCL_SUCCESS) {
+		bot_meas_tuner_unlink(meas);
+		*ctx = NULL;
+		return rc;
+	}
+	c->meas = meas;
+	*ctx = c;
+	return BOT_NCCL_SUCCESS;
 }
 
 static bot_nccl_result_t v3_init(size_t nRanks, size_t nNodes, bot_nccl_logger_t log, void **ctx)
 {
-	return bot_tuner_open((struct bot_tuner_ctx **)ctx, 3, 0, 0, nRanks, nNodes, log);
+	return tuner_open(ctx, 3, 0, 0, nRanks, nNodes, log);
 }
 
 static bot_nccl_result_t v4_init(size_t nRanks, size_t nNodes, bot_nccl_logger_t log, void **ctx)
 {
-	return bot_tuner_open((struct bot_tuner_ctx **)ctx, 4, 0, 0, nRanks, nNodes, log);
+	return tuner_open(ctx, 4, 0, 0, nRanks, nNodes, log);
 }
 
 static bot_nccl_result_t v5_init(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes,
 				 bot_nccl_logger_t log, struct bot_nccl_nvl_domain_info *nvl,
 				 struct bot_nccl_tuner_constants *constants)
 {
-	return bot_tuner_open((struct bot_tuner_ctx **)ctx, 5, 1, commId, nRanks, nNodes, log);
+	return tuner_open(ctx, 5, 1, commId, nRanks, nNodes, log);
 }
 
 static bot_nccl_result_t v6_init(void **ctx, uint64_t commId, size_t nRanks, size_t nNodes,
 				 bot_nccl_logger_t log, struct bot_nccl_nvl_domain_info *nvl,
 				 struct bot_nccl_tuner_constants *constants)
 {
-	return bot_tuner_open((struct bot_tuner_ctx **)ctx, 6, 1, commId, nRanks, nNodes, log);
+	return tuner_open(ctx, 6, 1, commId, nRanks, nNodes, log);
 }
 
 static bot_nccl_result_t v3_get_coll_info(void *ctx, int collType, size_t nBytes, int numPipeOps,
 					  float **collCostTable, int numAlgo, int numProto,
 					  int *nChannels)
 {
-	bot_get_coll_info(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	get_coll_info(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -101,13 +145,19 @@ static bot_nccl_result_t v4_get_coll_info(void *ctx, int collType, size_t nBytes
 					  float **collCostTable, int numAlgo, int numProto,
 					  int regBuff, int *nChannels)
 {
-	bot_get_coll_info(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
+	get_coll_info(ctx, collType, nBytes, collCostTable, numAlgo, numProto, nChannels);
 	return BOT_NCCL_SUCCESS;
 }
 
 static bot_nccl_result_t tuner_fini(void *ctx)
 {
-	bot_tuner_close(ctx);
+	struct bot_decide_ctx *c = ctx;
+
+	if (!c)
+		return BOT_NCCL_SUCCESS;
+	bot_meas_tuner_unlink(c->meas);
+	c->meas = NULL;
+	bot_decide_close(c);
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -117,14 +167,14 @@ static bot_nccl_result_t prof_v4_init(void **ctx, int *mask, const char *commNam
 				      uint64_t commHash, int nNodes, int nRanks, int rank,
 				      bot_nccl_logger_t log)
 {
-	return bot_prof_init(ctx, 4, commHash, mask, nNodes, nRanks, rank, log);
+	return bot_meas_init(ctx, 4, commHash, mask, nNodes, nRanks, rank, log);
 }
 
 static bot_nccl_result_t prof_v5_init(void **ctx, uint64_t commId, int *mask,
 				      const char *commName, int nNodes, int nRanks, int rank,
 				      bot_nccl_logger_t log)
 {
-	return bot_prof_init(ctx, 5, commId, mask, nNodes, nRanks, rank, log);
+	return bot_meas_init(ctx, 5, commId, mask, nNodes, nRanks, rank, log);
 }
 
 /* ---- exported structs ---------------------------------------------------- */
@@ -146,14 +196,14 @@ BOT_EXPORT const struct bot_nccl_tuner_v6 ncclTunerPlugin_v6 = {
 };
 
 BOT_EXPORT const struct bot_nccl_profiler_v4 ncclProfiler_v4 = {
-	BOT_PLUGIN_NAME, prof_v4_init, bot_prof_start, bot_prof_stop, bot_prof_record,
-	bot_prof_finalize
+	BOT_PLUGIN_NAME, prof_v4_init, bot_meas_start_v4, bot_rec_stop, bot_rec_state,
+	bot_meas_finalize
 };
 BOT_EXPORT const struct bot_nccl_profiler_v5 ncclProfiler_v5 = {
-	BOT_PLUGIN_NAME, prof_v5_init, bot_prof_start, bot_prof_stop, bot_prof_record,
-	bot_prof_finalize
+	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_rec_stop, bot_rec_state,
+	bot_meas_finalize
 };
 BOT_EXPORT const struct bot_nccl_profiler_v5 ncclProfiler_v6 = {
-	BOT_PLUGIN_NAME, prof_v5_init, bot_prof_start, bot_prof_stop, bot_prof_record,
-	bot_prof_finalize
+	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_rec_stop, bot_rec_state,
+	bot_meas_finalize
 };

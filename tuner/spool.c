@@ -6,11 +6,11 @@
  * fill, up to BOT_SPOOL_MAX_SAMPLES per process; past that new samples are
  * dropped and counted (deterministic, and the file says so in its header).
  * Summaries of finished communicators are kept the same way; live ones are
- * generated at each rewrite from their measurement objects.
+ * generated at each rewrite by their sources' callbacks (bot_spool_register).
  *
- * One spin lock (no pthread symbols: see tuner.c) guards the store. The
- * stores are append-only (a record below the count never changes, chunks
- * never move), so a rewrite takes only the counts and the live summaries
+ * One spin lock (tuner/util.h) guards the store. The stores are
+ * append-only (a record below the count never changes, chunks never move),
+ * so a rewrite takes only the counts and the live summaries
  * under the lock and then checksums and writes the chunks in place, outside
  * it: an event callback never waits for a copy of the file. Only one
  * rewrite runs at a time: a periodic one skips when another is running;
@@ -25,7 +25,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +33,8 @@
 
 #include "common/spool.h"
 #include "policies/context.h"
-#include "tuner/profiler.h"
 #include "tuner/spool.h"
+#include "tuner/util.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -64,28 +63,13 @@ static char logged_failure;
 static uint64_t next_flush_ns;
 
 static struct store samples, summaries;
-static void **live;
+
+struct source {
+	void *obj;
+	bot_spool_summaries_fn fn;
+};
+static struct source *live;
 static size_t nlive, caplive;
-static struct bot_spool_stats stats;
-
-static void spin_lock(char *l)
-{
-	while (__atomic_test_and_set(l, __ATOMIC_ACQUIRE))
-		sched_yield();
-}
-
-static void spin_unlock(char *l)
-{
-	__atomic_clear(l, __ATOMIC_RELEASE);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Append one packed record; caller holds the lock. */
 static void store_add(struct store *s, const struct bot_spool_rec *r, uint32_t cap)
@@ -128,7 +112,7 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 
 	if (!dir || !*dir)
 		return -1;
-	spin_lock(&lock);
+	bot_spin_lock(&lock);
 	if (ready) {
 		if (!digest)
 			digest = table_digest;
@@ -164,39 +148,39 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	digest = table_digest;
 	logger = log;
-	next_flush_ns = now_ns() + BOT_SPOOL_PERIOD_NS;
+	next_flush_ns = bot_now_ns() + BOT_SPOOL_PERIOD_NS;
 	ready = 1;
 	atexit(spool_atexit);
 out:
-	spin_unlock(&lock);
+	bot_spin_unlock(&lock);
 	return rc;
 }
 
 void bot_spool_add(const struct bot_spool_rec *r)
 {
-	spin_lock(&lock);
+	bot_spin_lock(&lock);
 	store_add(&samples, r, BOT_SPOOL_MAX_SAMPLES);
-	stats.samples = samples.n;
-	stats.dropped = samples.dropped;
-	spin_unlock(&lock);
+	bot_spin_unlock(&lock);
 }
 
-void bot_spool_register(void *meas)
+void bot_spool_register(void *obj, bot_spool_summaries_fn fn)
 {
-	spin_lock(&lock);
+	bot_spin_lock(&lock);
 	if (nlive == caplive) {
 		size_t nc = caplive ? caplive * 2 : 16;
-		void **nl = realloc(live, nc * sizeof(*nl));
+		struct source *nl = realloc(live, nc * sizeof(*nl));
 
 		if (!nl) {
-			spin_unlock(&lock);
+			bot_spin_unlock(&lock);
 			return;		/* its summaries are lost: learning only */
 		}
 		live = nl;
 		caplive = nc;
 	}
-	live[nlive++] = meas;
-	spin_unlock(&lock);
+	live[nlive].obj = obj;
+	live[nlive].fn = fn;
+	nlive++;
+	bot_spin_unlock(&lock);
 }
 
 static void emit_summary(const struct bot_spool_rec *r, void *arg)
@@ -204,67 +188,19 @@ static void emit_summary(const struct bot_spool_rec *r, void *arg)
 	store_add(arg, r, BOT_SPOOL_MAX_SUMMARIES);
 }
 
-void bot_spool_retire(void *meas)
+void bot_spool_retire(void *obj)
 {
-	spin_lock(&lock);
+	bot_spin_lock(&lock);
 	for (size_t i = 0; i < nlive; i++)
-		if (live[i] == meas) {
-			bot_prof_summaries(meas, emit_summary, &summaries);
+		if (live[i].obj == obj) {
+			live[i].fn(obj, emit_summary, &summaries);
 			live[i] = live[--nlive];
 			break;
 		}
-	spin_unlock(&lock);
+	bot_spin_unlock(&lock);
 }
 
 /* ---- rewriting the file ---------------------------------------------------- */
-
-/* CRC-32C (Castagnoli, reflected), slicing by 8: the same value as
- * bot_spool_crc32c() (common/spool.c), about 5x faster than a byte at a
- * time on the ~10 MB a full spool holds. */
-static uint32_t crc_tab[8][256];
-static char crc_ready;
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-		crc_tab[0][i] = c;
-	}
-	for (uint32_t i = 0; i < 256; i++)
-		for (int t = 1; t < 8; t++)
-			crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
-	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
-}
-
-static uint32_t crc32c(uint32_t crc, const uint8_t *p, size_t n)
-{
-	/* two threads may build the table at once: they write the same values */
-	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
-		crc_init();
-	crc = ~crc;
-	while (n && ((uintptr_t)p & 7)) {
-		crc = crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-		n--;
-	}
-	while (n >= 8) {
-		/* little-endian loads, byte by byte: no alignment or endianness
-		 * assumption (the compiler merges them on x86-64 and aarch64) */
-		uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-				     (uint32_t)p[3] << 24);
-
-		crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^
-		      crc_tab[5][(lo >> 16) & 0xff] ^ crc_tab[4][lo >> 24] ^ crc_tab[3][p[4]] ^
-		      crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^ crc_tab[0][p[7]];
-		p += 8;
-		n -= 8;
-	}
-	while (n--)
-		crc = crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-	return ~crc;
-}
 
 struct buf {
 	uint8_t *p;
@@ -315,7 +251,6 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 
 static void fail(const char *what, int err)
 {
-	__atomic_add_fetch(&stats.failures, 1, __ATOMIC_RELAXED);
 	if (logger && !__atomic_exchange_n(&logged_failure, 1, __ATOMIC_RELAXED))
 		logger(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
 		       "nccl-bot: spool %s: %s: %s (measurements of this process are not kept; "
@@ -339,7 +274,7 @@ static uint32_t view_crc(uint32_t crc, const struct view *v)
 	for (uint32_t i = 0; i < v->n; i += CHUNK_RECS) {
 		size_t k = v->n - i < CHUNK_RECS ? v->n - i : CHUNK_RECS;
 
-		crc = crc32c(crc, v->chunk[i / CHUNK_RECS], k * BOT_SPOOL_REC_SIZE);
+		crc = bot_spool_crc32c(crc, v->chunk[i / CHUNK_RECS], k * BOT_SPOOL_REC_SIZE);
 	}
 	return crc;
 }
@@ -355,8 +290,6 @@ static int view_write(int fd, const struct view *v)
 	return 0;
 }
 
-static uint64_t flush_ns_max;	/* longest rewrite so far (stats) */
-
 /* wait: finalize and exit, which must not lose what they add, wait up to
  * ~5 s for a running rewrite; the periodic tick skips. */
 static int flush(int wait)
@@ -365,7 +298,7 @@ static int flush(int wait)
 	struct buf b = { 0 };
 	struct bot_spool_hdr h;
 	uint8_t hdr[BOT_SPOOL_HDR_SIZE], trailer[BOT_SPOOL_TRAILER_SIZE] = { 0 };
-	uint64_t t0 = now_ns();
+	uint64_t t0 = bot_now_ns();
 	uint32_t crc;
 	int fd, rc = -1;
 
@@ -374,22 +307,21 @@ static int flush(int wait)
 	while (__atomic_exchange_n(&writing, 1, __ATOMIC_ACQUIRE)) {
 		struct timespec ts = { 0, 1000000 };
 
-		if (!wait || now_ns() - t0 > 5000000000ull)
+		if (!wait || bot_now_ns() - t0 > 5000000000ull)
 			return -1;
 		nanosleep(&ts, NULL);
 	}
-	t0 = now_ns();
 	memset(&h, 0, sizeof(h));
-	spin_lock(&lock);
+	bot_spin_lock(&lock);
 	view_take(&vs, &samples);
 	view_take(&vm, &summaries);
 	for (size_t i = 0; i < nlive; i++)
-		bot_prof_summaries(live[i], buf_rec, &b);
+		live[i].fn(live[i].obj, buf_rec, &b);
 	h.flags = (samples.dropped ? BOT_SPOOL_HF_SAMPLES_DROPPED : 0) |
 		  (summaries.dropped ? BOT_SPOOL_HF_SUMMARIES_DROPPED : 0);
 	h.table_digest = digest;
-	spin_unlock(&lock);
-	__atomic_store_n(&next_flush_ns, now_ns() + BOT_SPOOL_PERIOD_NS, __ATOMIC_RELAXED);
+	bot_spin_unlock(&lock);
+	__atomic_store_n(&next_flush_ns, bot_now_ns() + BOT_SPOOL_PERIOD_NS, __ATOMIC_RELAXED);
 	if (b.oom) {
 		fail("building the file", ENOMEM);
 		goto out;
@@ -408,10 +340,10 @@ static int flush(int wait)
 	h.host_hash = host_hash;
 	h.pid = (uint32_t)owner_pid;
 	bot_spool_pack_hdr(hdr, &h);
-	crc = crc32c(0, hdr, sizeof(hdr));
+	crc = bot_spool_crc32c(0, hdr, sizeof(hdr));
 	crc = view_crc(crc, &vs);
 	crc = view_crc(crc, &vm);
-	crc = crc32c(crc, b.p, b.n);
+	crc = bot_spool_crc32c(crc, b.p, b.n);
 	trailer[0] = (uint8_t)crc;
 	trailer[1] = (uint8_t)(crc >> 8);
 	trailer[2] = (uint8_t)(crc >> 16);
@@ -456,13 +388,9 @@ static int flush(int wait)
 		fail("fsync of the directory", errno);
 		goto out;
 	}
-	__atomic_add_fetch(&stats.writes, 1, __ATOMIC_RELAXED);
 	rc = 0;
 out:
 	free(b.p);
-	t0 = now_ns() - t0;
-	if (t0 > __atomic_load_n(&flush_ns_max, __ATOMIC_RELAXED))
-		__atomic_store_n(&flush_ns_max, t0, __ATOMIC_RELAXED);
 	__atomic_clear(&writing, __ATOMIC_RELEASE);
 	return rc;
 }
@@ -476,14 +404,6 @@ void bot_spool_tick(void)
 {
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
 		return;
-	if (now_ns() >= __atomic_load_n(&next_flush_ns, __ATOMIC_RELAXED))
+	if (bot_now_ns() >= __atomic_load_n(&next_flush_ns, __ATOMIC_RELAXED))
 		flush(0);
-}
-
-void bot_spool_get_stats(struct bot_spool_stats *s)
-{
-	spin_lock(&lock);
-	*s = stats;
-	s->flush_ns_max = __atomic_load_n(&flush_ns_max, __ATOMIC_RELAXED);
-	spin_unlock(&lock);
 }

@@ -2,6 +2,9 @@
  * spool.h - the rank-side spool writer: this process's measurements,
  * kept in bounded memory and rewritten as one cumulative file
  * $NCCL_BOT_SPOOL/nb-<hostname>-<pid>.spool (doc/formats.md section 9).
+ * The bottom of the rank side: it knows records only as packed bytes
+ * (common/spool.h's codec) and the summaries of live communicators only
+ * through the callback each registers.
  *
  * No background thread (pthread_create would need GLIBC_2.34 symbols on the
  * build host): the file is rewritten opportunistically from event callbacks
@@ -31,10 +34,15 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
  * counted (header flag). */
 void bot_spool_add(const struct bot_spool_rec *r);
 
-/* Live measurement objects whose context summaries go into every rewrite;
- * bot_spool_retire() keeps their final summaries and forgets the object. */
-void bot_spool_register(void *meas);
-void bot_spool_retire(void *meas);
+/* A source of context summaries: emit() every summary record of obj. */
+typedef void (*bot_spool_summaries_fn)(void *obj,
+				       void (*emit)(const struct bot_spool_rec *r, void *arg),
+				       void *arg);
+
+/* Live sources whose summaries go into every rewrite; bot_spool_retire()
+ * keeps their final summaries and forgets the source. */
+void bot_spool_register(void *obj, bot_spool_summaries_fn fn);
+void bot_spool_retire(void *obj);
 
 /* Rewrite the file if the period passed (cheap clock check otherwise). */
 void bot_spool_tick(void);
@@ -42,12 +50,5 @@ void bot_spool_tick(void);
  * already running. 0, or -1 (not set up, forked child, I/O error, still
  * busy). */
 int bot_spool_flush(void);
-
-/* Counters for tests and logs. */
-struct bot_spool_stats {
-	uint64_t samples, dropped, writes, failures;
-	uint64_t flush_ns_max;	/* longest rewrite */
-};
-void bot_spool_get_stats(struct bot_spool_stats *s);
 
 #endif

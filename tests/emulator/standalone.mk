@@ -5,7 +5,7 @@
 #   $(O)/nccl-emu --plugin $PWD/tuner/libnccl-tuner-bot.so
 #
 # Run from the repository root. SIM=0 builds without sim/sim*.c (internal
-# cost model), TABLE=0 without common/table.c (no step tables).
+# cost model), TABLE=0 without common/table_*.c (no step tables).
 O ?= /tmp/nccl-emu
 SIM ?= 1
 TABLE ?= 1
@@ -24,7 +24,7 @@ else
 EMU_CFLAGS += -DEMU_NO_SIM
 endif
 ifeq ($(TABLE),1)
-LIB_SRC += common/table.c
+LIB_SRC += common/table_decode.c common/table_encode.c
 else
 EMU_CFLAGS += -DEMU_NO_TABLE
 endif

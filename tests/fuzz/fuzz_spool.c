@@ -1,5 +1,5 @@
 /*
- * fuzz_spool.c - fuzz target for the spool reader (common/spool.c).
+ * fuzz_spool.c - fuzz target for the spool reader (common/spool_read.c).
  *
  * Spool files are written by ranks inside users' jobs and later read by
  * tools and the harvester, so any bytes must come back as a clean rejection

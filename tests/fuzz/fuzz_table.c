@@ -1,5 +1,5 @@
 /*
- * fuzz_table.c - fuzz target for the step-table decoder (common/table.c).
+ * fuzz_table.c - fuzz target for the step-table decoder (common/table_decode.c).
  *
  * The decoder runs inside every rank on bytes from the environment, so any
  * input must come back as a clean error code, never a crash, a read past

@@ -67,6 +67,32 @@ else
 	bad "exports '$got', want '$want'"
 fi
 
+# only the rank-side halves of common/: the table decoder and the spool
+# record codec, never the table encoder or the spool reader. The .so hides
+# every name but the plugin structs, so look where the names still are: the
+# objects of the convenience archive it is linked from (whole, so every
+# object in it is in the .so), and the .so's own symbol table when it is not
+# stripped. A missing archive is a failure, not a pass.
+forbidden='bot_table_encode|bot_table_normalize|bot_spool_parse|bot_spool_read_file'
+if command -v nm >/dev/null 2>&1; then
+	ar=$(dirname "$so")/.libs/libbotrank.a
+	if [ ! -f "$ar" ]; then
+		bad "no $ar to check for tool-side halves"
+	else
+		hits=$(nm -A --defined-only "$ar" 2>/dev/null | grep -Ew "($forbidden)" | tr '\n' ' ')
+		if nm --defined-only "$so" >/dev/null 2>&1; then
+			hits="$hits$(nm --defined-only "$so" 2>/dev/null | grep -Ew "($forbidden)" | tr '\n' ' ')"
+		fi
+		if [ -n "$hits" ]; then
+			bad "tool-side code in the rank-side library: $hits"
+		else
+			ok "no table encoder or spool reader in $(basename "$ar") and the .so"
+		fi
+	fi
+else
+	echo "test_so_deps.sh: nm not found, skipping the tool-side-halves check" >&2
+fi
+
 # no libm, no C++ runtime, no yaml in undefined symbols either
 if objdump -T "$so" | grep -E '\*UND\*' | grep -Eq '\b(log2?|exp2?|pow|sqrt|floor|ceil|lround|yaml_[a-z_]+|_Z[A-Za-z0-9_]+)$'; then
 	bad "undefined math/yaml/C++ symbols: $(objdump -T "$so" | grep -E '\*UND\*' | awk '{print $NF}' | tr '\n' ' ')"

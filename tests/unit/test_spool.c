@@ -17,7 +17,7 @@
  * infinite cost entries, a chdir() and a planted temporary file, no write
  * from a forked child, corrupt files rejected with reasons, and `nccl-bot
  * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
- * here from the ABI notes, independently of tuner/.
+ * here from NCCL's facts (doc/nccl-abi.md), independently of tuner/.
  */
 #include <check.h>
 #include <dirent.h>
@@ -48,7 +48,7 @@
 #endif
 
 /* The client side of the ABI as the emulator declares it, independently of
- * the plugin's own tuner/nccl_abi.h and tuner/profiler.h. */
+ * the plugin's own tuner/nccl_abi.h. */
 typedef emu_logger_t logger_t;
 typedef struct emu_tuner_v5 tuner_v5_t;
 typedef struct emu_profiler_v5 profiler_v5_t;
@@ -361,7 +361,7 @@ static void setup(void)
 	unsetenv("NCCL_BOT_MEASURE_V4");
 	unsetenv("NCCL_BOT_TEST_STUCK_NS");
 	/* Windows by call counts only: the profiler's time-based quiet would
-	 * make window counts depend on scheduling (profiler.c test hook). */
+	 * make window counts depend on scheduling (a test hook, tuner/env.h). */
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
@@ -709,6 +709,176 @@ START_TEST(test_env_as_tuner)
 }
 END_TEST
 
+/* A refused NCCL_BOT_MIN_BYTES (octal: common/settings.h) is the default
+ * 1 MiB for the profiler as for the tuner, not 8 or 10 bytes. */
+START_TEST(test_env_refused_as_tuner)
+{
+	struct comm c;
+
+	setenv("NCCL_BOT_MIN_BYTES", "010", 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 512 * 1024, &plain);
+	ck_assert_uint_eq(c.measured, 0);
+	for (unsigned i = 0; i < 10000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 2 * MiB, &plain);
+	ck_assert_uint_gt(c.measured, 0);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
+}
+END_TEST
+
+/* ---- profiler v4 (NCCL 2.27): its own 104-byte descriptor --------------------- */
+
+/* NCCL 2.27's v4 event descriptor, declared here from its header's facts:
+ * a one-byte type, and no coll.parentGroup: a Coll's Group is its
+ * parentObj. 2.27 passes a 104-byte stack object; the test passes 104-byte
+ * heap objects, so a read past one is a heap overflow (ASan, valgrind). */
+struct v4_descr {
+	uint8_t type;
+	void *parentObj;
+	int rank;
+	union {
+		struct {
+			uint64_t seqNumber;
+			const char *func;
+			const void *sendBuff;
+			void *recvBuff;
+			size_t count;
+			int root;
+			const char *datatype;
+			uint8_t nChannels;
+			uint8_t nWarps;
+			const char *algo;
+			const char *proto;
+		} coll;
+		struct {
+			uint8_t channelId;
+			uint64_t pTimer;
+		} kernelCh;
+	};
+};
+_Static_assert(sizeof(struct v4_descr) == 104, "NCCL 2.27's v4 descriptor is 104 bytes");
+
+struct v4_profiler {
+	const char *name;
+	int (*init)(void **ctx, int *mask, const char *commName, uint64_t commHash, int nNodes,
+		    int nRanks, int rank, logger_t log);
+	int (*startEvent)(void *ctx, void **eHandle, struct v4_descr *d);
+	int (*stopEvent)(void *eHandle);
+	int (*recordEventState)(void *eHandle, int state, union emu_prof_state_args *a);
+	int (*finalize)(void *ctx);
+};
+
+static struct v4_descr *v4_new(uint8_t type, void *parent)
+{
+	struct v4_descr *d = malloc(104);
+
+	ck_assert_ptr_nonnull(d);
+	memset(d, 0, 104);
+	d->type = type;
+	d->parentObj = parent;
+	return d;
+}
+
+/* NCCL_BOT_MEASURE_V4=1 on tuner v4 + profiler v4, as NCCL 2.27 drives
+ * them (linked by nranks/nnodes; events on one thread here): every group
+ * holds two Colls of the same func/algo/proto, so every sample is an
+ * aggregate with the summed bytes. That label comes from the Group handle,
+ * which v4 passes as the Coll's parentObj. */
+START_TEST(test_profiler_v4_descriptor)
+{
+	const struct v4_profiler *p4 = dlsym(so, "ncclProfiler_v4");
+	const struct emu_tuner_v4 *t4 = dlsym(so, "ncclTunerPlugin_v4");
+	void *pctx = NULL, *tctx = NULL;
+	int mask = 0;
+	unsigned measured = 0, nagg = 0;
+	uint64_t clock = 1000;
+
+	ck_assert(p4 && t4);
+	setenv("NCCL_BOT_MEASURE_V4", "1", 1);
+	ck_assert_int_eq(p4->init(&pctx, &mask, "v4", COMM, 2, 16, 5, logger), 0);
+	ck_assert_ptr_nonnull(pctx);
+	ck_assert_int_eq(t4->init(16, 2, logger, &tctx), 0);
+	for (unsigned i = 0; i < 20000; i++) {
+		int want = __atomic_load_n(&mask, __ATOMIC_RELAXED) & (EV_COLL | EV_KCH);
+		float t[NALGO][NPROTO];
+		int nch = 0, arm;
+		void *hg = NULL, *hc[2] = { NULL, NULL };
+		struct v4_descr *dg, *dc[2];
+
+		cost_init(t);
+		ck_assert_int_eq(t4->getCollInfo(tctx, BOT_COLL_ALLREDUCE, 8 * MiB, 1, (float **)t,
+						 NALGO, NPROTO, 0, &nch), 0);
+		if (!want)
+			continue;
+		arm = argmin(&t[0][0]);
+		dg = v4_new(EV_GROUP, NULL);
+		p4->startEvent(pctx, &hg, dg);
+		for (int k = 0; k < 2; k++) {
+			dc[k] = v4_new(EV_COLL, hg);
+			dc[k]->coll.seqNumber = 2 * i + (unsigned)k;
+			dc[k]->coll.func = "AllReduce";
+			dc[k]->coll.count = 4 * MiB / 4;
+			dc[k]->coll.datatype = "ncclFloat32";
+			dc[k]->coll.nChannels = 2;
+			dc[k]->coll.algo = algo_str[arm / 3];
+			dc[k]->coll.proto = proto_str[arm % 3];
+			p4->startEvent(pctx, &hc[k], dc[k]);
+		}
+		for (int k = 0; k < 2; k++) {
+			void *hk[2] = { NULL, NULL };
+
+			if (!hc[k])
+				continue;
+			measured++;
+			for (int c = 0; c < 2; c++) {
+				struct v4_descr *dk = v4_new(EV_KCH, hc[k]);
+
+				dk->kernelCh.channelId = (uint8_t)c;
+				dk->kernelCh.pTimer = clock;
+				p4->startEvent(pctx, &hk[c], dk);
+				free(dk);
+			}
+			for (int c = 0; c < 2; c++) {
+				union emu_prof_state_args st = { .raw = clock + 90000 };
+
+				ck_assert_ptr_nonnull(hk[c]);
+				p4->recordEventState(hk[c], KCH_STOP, &st);
+				p4->stopEvent(hk[c]);
+			}
+			clock += 100000;
+		}
+		for (int k = 0; k < 2; k++) {
+			p4->stopEvent(hc[k]);
+			free(dc[k]);
+		}
+		p4->stopEvent(hg);
+		free(dg);
+	}
+	ck_assert_uint_gt(measured, 0);
+	ck_assert_int_eq(t4->destroy(tctx), 0);
+	ck_assert_int_eq(p4->finalize(pctx), 0);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), measured);
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		if (r->kind != BOT_SPOOL_SAMPLE)
+			continue;
+		ck_assert_uint_eq(r->rank, 5);
+		ck_assert_uint_eq(r->nchannels, 2);
+		ck_assert_uint_eq(r->duration_ns, 90000);
+		ck_assert_msg(r->flags & BOT_SPOOL_F_AGGREGATE, "sample %llu flags %x",
+			      (unsigned long long)i, r->flags);
+		ck_assert_uint_eq(r->nbytes, 8 * MiB);	/* the two Colls' bytes */
+		nagg++;
+	}
+	ck_assert_uint_eq(nagg, measured);
+}
+END_TEST
+
 /* NaN, infinite and >= 3.6e9 cost entries are stored as -1 (unsupported):
  * the reader would reject the whole file otherwise. */
 START_TEST(test_nan_cost)
@@ -954,6 +1124,8 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_late_events_after_profiler_finalize);
 	tcase_add_test(tc, test_missing_channels_complete);
 	tcase_add_test(tc, test_env_as_tuner);
+	tcase_add_test(tc, test_env_refused_as_tuner);
+	tcase_add_test(tc, test_profiler_v4_descriptor);
 	tcase_add_test(tc, test_nan_cost);
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_fork_child_never_writes);

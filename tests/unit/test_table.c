@@ -1,5 +1,5 @@
 /*
- * test_table.c - unit tests of the step-table codec (common/table.c,
+ * test_table.c - unit tests of the step-table codec (common/table_*.c,
  * doc/formats.md section 8).
  *
  * Round trips (empty, full plans, corrections, the size budget's largest

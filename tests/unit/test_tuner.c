@@ -6,7 +6,7 @@
  * calling convention: v5 init(ctx, commId, nRanks, nNodes, logger, nvl,
  * constants), getCollInfo with a CONTIGUOUS float[7][3] cost table cast to
  * float** (never row pointers), finalize. The layouts are declared here
- * independently of tuner/nccl_abi.h, from the ABI notes, so a mistake in
+ * independently of tuner/nccl_abi.h, from NCCL's facts (doc/nccl-abi.md), so a mistake in
  * the plugin's header is not shared by its test.
  *
  * Checks: never revives a -1 entry, never empties the table, always returns
@@ -23,6 +23,8 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,7 +41,7 @@
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
 #endif
 
-/* ---- NCCL's side of the ABI (ABI notes section 1.1, 2.1) ----------------- */
+/* ---- NCCL's side of the ABI (doc/nccl-abi.md, tuner and profiler ABIs) ---- */
 
 typedef void (*logger_t)(int level, unsigned long flags, const char *file, int line,
 			 const char *fmt, ...);
@@ -158,6 +160,21 @@ void *malloc(size_t n)
 }
 #endif
 
+/* ---- the NCCL that loaded the plugin -------------------------------------- */
+/* NCCL exports ncclGetVersion(); so does this test binary (linked with
+ * --export-dynamic-symbol), answering what a test sets, or failing while
+ * fake_version is 0 (the plugin then knows only the tuner ABI version). */
+static int fake_version;
+
+int ncclGetVersion(int *version);
+int ncclGetVersion(int *version)
+{
+	if (!fake_version)
+		return 4;	/* ncclInvalidArgument */
+	*version = fake_version;
+	return 0;
+}
+
 static void setup(void)
 {
 	const char *path = getenv("BOT_TUNER_SO");
@@ -183,6 +200,7 @@ static void setup(void)
 	p5 = dlsym(so, "ncclProfiler_v5");
 	ck_assert(v6 && v5 && v4 && v3 && v2 && p5);
 	nwarn = 0;
+	fake_version = 0;
 	lastlog[0] = alllog[0] = '\0';
 }
 
@@ -343,6 +361,164 @@ START_TEST(test_forced_arm)
 		ck_assert_int_eq(v3->getCollInfo(c3, 4, 2 * MiB, 1, (float **)t, 6, NPROTO, &nch), 0);
 		ck_assert(((float *)t)[tree_simple] == 0.0f && nch == 8);
 		ck_assert_int_eq(v3->destroy(c3), 0);
+	}
+}
+END_TEST
+
+/* AUTO's search cap per NCCL version: an entry in [3.6e9, FLT_MAX) is one
+ * NCCL 2.29+ picks and 2.28 and older never do. Tuner v6 (2.30+) and v5
+ * with ncclGetVersion() >= 2.29 may force it; v5 without a version, or
+ * 2.28, and v3/v4 never. FLT_MAX itself, inf and NaN: never. */
+static int cap_forced(int abi, int version, float entry, int *nch)
+{
+	float t[NALGO][NPROTO];
+	int ring_simple = ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
+	void *ctx = NULL;
+
+	fake_version = version;
+	*nch = 0;
+	if (abi == 6)
+		ck_assert_int_eq(v6->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 0);
+	else if (abi == 5)
+		ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 0);
+	else
+		ck_assert_int_eq(v4->init(16, 2, logger, &ctx), 0);
+	cost_init(t);
+	((float *)t)[ring_simple] = entry;
+	ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t, NALGO,
+					 NPROTO, 0, nch), 0);
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+	return ((float *)t)[ring_simple] == 0.0f;
+}
+
+START_TEST(test_cap_per_version)
+{
+	int nch;
+
+	table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+	set_table();
+	/* an ordinary entry: forced everywhere */
+	ck_assert(cap_forced(5, 0, 100.0f, &nch) && nch == 8);
+	/* 4e9 and just below FLT_MAX: 2.29+ only */
+	ck_assert(cap_forced(6, 0, 4e9f, &nch) && nch == 8);
+	ck_assert(cap_forced(6, 0, nextafterf(FLT_MAX, 0.0f), &nch) && nch == 8);
+	ck_assert(cap_forced(5, 22907, 4e9f, &nch) && nch == 8);
+	ck_assert_ptr_nonnull(strstr(alllog, "NCCL 22907, AUTO's cap FLT_MAX"));
+	ck_assert(cap_forced(5, 22900, 3.6e9f, &nch) && nch == 8);
+	ck_assert(!cap_forced(5, 22809, 4e9f, &nch) && nch == 0);
+	ck_assert_ptr_nonnull(strstr(alllog, "NCCL 22809, AUTO's cap 3.6e9 us"));
+	ck_assert(!cap_forced(5, 22809, 3.6e9f, &nch) && nch == 0);
+	ck_assert(cap_forced(5, 22809, nextafterf(3.6e9f, 0.0f), &nch) && nch == 8);
+	ck_assert(!cap_forced(5, 0, 4e9f, &nch) && nch == 0);
+	ck_assert(!cap_forced(4, 22907, 4e9f, &nch) && nch == 0);
+	/* never: FLT_MAX, inf, NaN, negative (-0.0 is >= 0: forced) */
+	ck_assert(!cap_forced(6, 0, FLT_MAX, &nch) && nch == 0);
+	ck_assert(!cap_forced(6, 0, INFINITY, &nch) && nch == 0);
+	ck_assert(!cap_forced(6, 0, NAN, &nch) && nch == 0);
+	ck_assert(!cap_forced(6, 0, -NAN, &nch) && nch == 0);
+	ck_assert(!cap_forced(6, 0, -1e-30f, &nch) && nch == 0);
+	ck_assert(cap_forced(6, 0, -0.0f, &nch) && nch == 8);
+	ck_assert(cap_forced(5, 0, 1e-45f, &nch) && nch == 8);	/* subnormal */
+	ck_assert_int_eq(nwarn, 0);
+}
+END_TEST
+
+static int forced_arm(const float *now, const float *was, int n);
+
+/* The same cap in the dynamic decisions: with every entry but one at 4e9,
+ * sweep cycles over those entries on 2.29+ and leaves such a row alone
+ * before (AUTO has no usable entry there: NCCL fails the collective). */
+START_TEST(test_cap_sweep)
+{
+	for (int k = 0; k < 3; k++) {
+		static const int abi[] = { 6, 5, 5 }, ver[] = { 0, 22907, 22809 };
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		unsigned nforced = 0;
+		void *ctx = NULL;
+		int nch = 0;
+
+		setenv("NCCL_BOT_POLICY", "sweep", 1);
+		fake_version = ver[k];
+		if (abi[k] == 6)
+			ck_assert_int_eq(v6->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 0);
+		else
+			ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 0);
+		for (int i = 0; i < 30; i++) {
+			for (int a = 0; a < NALGO * NPROTO; a++)
+				((float *)ref)[a] = a < 3 || a >= 18 ? 4e9f + (float)a * 1e6f : -1.0f;
+			memcpy(t, ref, sizeof(t));
+			ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1,
+							 (float **)t, NALGO, NPROTO, 0, &nch), 0);
+			nforced += forced_arm((float *)t, (float *)ref, NALGO * NPROTO) >= 0;
+		}
+		/* 6 arms (Tree, PAT) usable on 2.29+: 5 of 6 calls force one */
+		ck_assert_uint_eq(nforced, k < 2 ? 25 : 0);
+		ck_assert_int_eq(v5->finalize(ctx), 0);
+	}
+}
+END_TEST
+
+/* A table with nothing usable, all entries -1 as 2.31's symmetric scheduler
+ * passes it (numPipeOps 0): left untouched in every kind of cell, nChannels
+ * too, and a sweep's counter does not move (the next calls decide as if the
+ * ignored ones never came). */
+START_TEST(test_all_ignored)
+{
+	static const char *const policies[] = { "sweep", "thompson", "greedy", "auto" };
+
+	for (unsigned p = 0; p < 2 * sizeof(policies) / sizeof(policies[0]); p++) {
+		void *a, *b;
+		uint64_t r = 5;
+
+		/* with a table (fixed arms, an arm that needs AUTO's, corrections)
+		 * and without (the policy on the prior, debug on every other) */
+		unsetenv("NCCL_BOT_TABLE");
+		setenv("NCCL_BOT_POLICY", policies[p / 2], 1);
+		if (p & 1) {
+			setenv("NCCL_BOT_DEBUG", "1", 1);
+		} else {
+			unsetenv("NCCL_BOT_DEBUG");
+			table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+			tbl.policy = (uint8_t)bot_policy_parse(policies[p / 2]);
+			tbl.min_bytes_log2 = 10;
+			tbl.entries[1] = tbl.entries[0];
+			tbl.entries[1].bucket = 88;
+			tbl.entries[1].plan.exploit = ARM(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE);
+			tbl.nentries = 2;
+			for (int l = 10; l < 30; l++)
+				tbl.corr[tbl.ncorr++] = (struct bot_table_corr){
+					BOT_COLL_ALLGATHER, ARM(BOT_ALGO_RING, BOT_PROTO_LL), (uint8_t)l,
+					20000 };
+			set_table();
+		}
+		a = open5(COMM, 16, 2);
+		b = open5(COMM, 16, 2);
+		for (int i = 0; i < 3000; i++) {
+			float ta[NALGO][NPROTO], tb[NALGO][NPROTO], ign[NALGO][NPROTO];
+			int coll, na = 0, nb = 0, ni = 5;
+			size_t n;
+
+			r = bot_mix64(r);
+			coll = (int)(r % 5);
+			n = (size_t)1 << (10 + (r >> 8) % 20);
+			/* an all-ignored call on a only, with numPipeOps 0 */
+			for (int k = 0; k < NALGO * NPROTO; k++)
+				((float *)ign)[k] = -1.0f;
+			memcpy(ta, ign, sizeof(ta));
+			ck_assert_int_eq(v5->getCollInfo(a, coll, n, 0, (float **)ta, NALGO, NPROTO,
+							 0, &ni), 0);
+			ck_assert(same(ta, ign));
+			ck_assert_int_eq(ni, 5);
+			/* the same ordinary call on both */
+			cost_init(ta);
+			((float *)ta)[ARM(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE)] = 5.0f;
+			memcpy(tb, ta, sizeof(tb));
+			v5->getCollInfo(a, coll, n, 1, (float **)ta, NALGO, NPROTO, 0, &na);
+			v5->getCollInfo(b, coll, n, 1, (float **)tb, NALGO, NPROTO, 0, &nb);
+			ck_assert_msg(same(ta, tb) && na == nb, "policy %s call %d", policies[p / 2], i);
+		}
+		v5->finalize(a);
+		v5->finalize(b);
 	}
 }
 END_TEST
@@ -653,21 +829,31 @@ START_TEST(test_safety_properties)
 			e->plan.probe[0].hi = (uint16_t)(1 + (r >> 24) % 256);
 		}
 	set_table();
-	for (int i = 0; i < 4; i++)
-		ctx[i] = open5(COMM + (uint64_t)i, 16, 2);
+	/* contexts 0, 1 through v5 (NCCL 2.28: cap 3.6e9), 2, 3 through v6
+	 * (2.30: cap FLT_MAX) */
+	for (int i = 0; i < 4; i++) {
+		ctx[i] = NULL;
+		ck_assert_int_eq((i < 2 ? v5 : v6)->init(&ctx[i], COMM + (uint64_t)i, 16, 2, logger,
+							 &nvl, &constants), 0);
+	}
 	for (int it = 0; it < 200000; it++) {
+		static const float odd[] = { -0.0f, 0.0f, 1e-45f, 3.6e9f, FLT_MAX, INFINITY, NAN,
+					     -NAN, -INFINITY, 0x1.ad2900p31f };
 		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
 		int nch = 0, any = 0, changed = 0, zero_at = -1;
 		int numAlgo = (r & 1) ? NALGO : 6;
+		float cap = (it & 3) < 2 ? 3.6e9f : FLT_MAX;
 		size_t nbytes;
 
 		r = bot_mix64(r);
 		for (int k = 0; k < NALGO * NPROTO; k++) {
 			uint64_t z = bot_mix64(r + (uint64_t)k);
 
-			/* some entries at or above NCCL's search cap (3.6e9 us):
-			 * NCCL never picks them, so they are never forced */
+			/* some entries at or above NCCL's search cap (3.6e9 us
+			 * up to 2.28, FLT_MAX from 2.29): NCCL never picks them,
+			 * so they are never forced; and odd values */
 			((float *)t)[k] = (z & 3) == 0 ? -1.0f : (z & 31) == 1 ? 4e9f :
+					  (z & 31) == 2 ? odd[(z >> 8) % 10] :
 					  (float)(z >> 40) / 1024.0f;
 		}
 		memcpy(ref, t, sizeof(t));
@@ -681,35 +867,42 @@ START_TEST(test_safety_properties)
 				ck_assert_msg(now == was, "revived entry %d", k);
 			if (now >= 0.0f)
 				any = 1;
-			if (now != was) {
+			if (memcmp(&now, &was, sizeof(now))) {
 				changed++;
-				ck_assert(now == 0.0f);
+				/* +0.0 exactly: never a negative value (2.31 picks it) */
+				ck_assert(now == 0.0f && !signbit(now));
 				zero_at = k;
 			}
 		}
 		/* rows past numAlgo belong to nobody: never touched */
 		for (int k = numAlgo * NPROTO; k < NALGO * NPROTO; k++)
-			ck_assert(((float *)t)[k] == ((float *)ref)[k]);
+			ck_assert(!memcmp(&((float *)t)[k], &((float *)ref)[k], sizeof(float)));
 		ck_assert_int_le(changed, 1);
 		nforced += changed;
 		if (changed) {
 			int algo = zero_at / NPROTO, best = -1;
 
-			ck_assert(((float *)ref)[zero_at] < 3.6e9f);
+			ck_assert(((float *)ref)[zero_at] >= 0.0f && ((float *)ref)[zero_at] < cap);
 			/* a channel hint only where NCCL caps it (not CollNet/NVLS) */
 			if (nch)
 				ck_assert(algo == BOT_ALGO_RING || algo == BOT_ALGO_TREE ||
 					  algo == BOT_ALGO_PAT);
 			/* AUTO's argmin over usable entries, ties to the lowest index */
 			for (int k = 0; k < numAlgo * NPROTO; k++)
-				if (((float *)ref)[k] >= 0.0f && ((float *)ref)[k] < 3.6e9f &&
+				if (((float *)ref)[k] >= 0.0f && ((float *)ref)[k] < cap &&
 				    (best < 0 || ((float *)ref)[k] < ((float *)ref)[best]))
 					best = k;
 			ck_assert(algo == BOT_ALGO_RING || algo == BOT_ALGO_TREE || algo == BOT_ALGO_PAT ||
 				  (tbl.allow >> zero_at & 1) || algo == best / NPROTO);
 			ck_assert(nbytes >= 1024);
-		} else {
-			ck_assert_int_eq(nch, 0);
+		} else if (nch) {
+			/* forcing an entry that already was +0.0 changes nothing
+			 * but nChannels */
+			int zero = 0;
+
+			for (int k = 0; k < numAlgo * NPROTO; k++)
+				zero |= ((float *)ref)[k] == 0.0f && !signbit(((float *)ref)[k]);
+			ck_assert(zero);
 		}
 		/* never empties: if an entry was >= 0 before, one still is */
 		{
@@ -841,7 +1034,7 @@ END_TEST
 /* ---- the policy on the prior, sweep, scale corrections ---------------------- */
 /*
  * Expected decisions, written from man/nccl-bot.7 independently of
- * tuner.c: AUTO = NCCL's argmin (entries >= 0, ties to the lowest index);
+ * tuner/decide.c: AUTO = NCCL's argmin (entries >= 0, ties to the lowest index);
  * the allowed arms are bot_arm_allowed(a, AUTO, allow-list); the prior of
  * an arm is its entry times its correction (f32); PRIOR forces the argmin of
  * the prior, PROBE the runner-up (smallest prior strictly above the argmin's)
@@ -1107,6 +1300,8 @@ END_TEST
 /* Bad values: a WARN naming the variable and the value, then the default. */
 START_TEST(test_bad_env)
 {
+	/* the grammar of common/settings.h: no octal, no hex byte counts, no
+	 * blanks or signs, switches 0/1 only */
 	static const struct {
 		const char *var, *val;
 	} bad[] = {
@@ -1116,6 +1311,13 @@ START_TEST(test_bad_env)
 		{ "NCCL_BOT_MIN_BYTES", "lots" },
 		{ "NCCL_BOT_MIN_BYTES", "18446744073709551615" },
 		{ "NCCL_BOT_ALLOW", "nvls/fast" },
+		{ "NCCL_BOT_MIN_BYTES", "010" },
+		{ "NCCL_BOT_MIN_BYTES", "0x200000" },
+		{ "NCCL_BOT_MIN_BYTES", " 4194304" },
+		{ "NCCL_BOT_SEED", "010" },
+		{ "NCCL_BOT_SEED", "+7" },
+		{ "NCCL_BOT_ALLOW", "nvls,,tree" },
+		{ "NCCL_BOT_DEBUG", "yes" },
 	};
 	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
 
@@ -1133,10 +1335,11 @@ START_TEST(test_bad_env)
 			ctx = open5(COMM, 16, 2);
 			st |= nwarn != 1;
 			st |= !strstr(alllog, bad[i].var) || !strstr(alllog, bad[i].val) ? 2 : 0;
-			st |= !strstr(alllog, "default") ? 4 : 0;
+			st |= !strstr(alllog, "default") || !strstr(alllog, "fix the launcher") ? 4 : 0;
 			/* a bad policy name is auto, the rest keep greedy */
 			st |= !strstr(alllog, i == 0 ? "policy auto" : "policy greedy") ? 8 : 0;
-			st |= !strstr(alllog, i == 3 || i == 4 ? "min bytes 2^20" : "min bytes 2^") ? 16 : 0;
+			/* a refused threshold is the default 2^20 */
+			st |= !strstr(alllog, "min bytes 2^20") ? 16 : 0;
 			v5->finalize(ctx);
 			/* the second init of the process: no second WARN */
 			ctx = open5(COMM, 16, 2);
@@ -1256,6 +1459,42 @@ START_TEST(test_sweep_no_table)
 		ck_assert_int_ge(nf, 10);
 		v4->destroy(c4);
 	}
+}
+END_TEST
+
+/* NCCL_BOT_ALLOW=all at the ranks (common/settings.h): sweep cycles over
+ * every supported arm, CollNet and NVLS included, and nothing is refused. */
+START_TEST(test_allow_all_sweep)
+{
+	unsigned seen[NALGO * NPROTO] = { 0 };
+	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+	void *ctx;
+	int nch = 0;
+
+	setenv("NCCL_BOT_POLICY", "sweep", 1);
+	setenv("NCCL_BOT_ALLOW", "all", 1);
+	ctx = open5(COMM, 16, 2);
+	ck_assert_int_eq(nwarn, 0);
+	for (int i = 0; i < 3 * NALGO * NPROTO; i++) {
+		int arm;
+
+		for (int k = 0; k < NALGO * NPROTO; k++)
+			((float *)ref)[k] = 10.0f + (float)k;	/* every arm supported */
+		memcpy(t, ref, sizeof(t));
+		ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t,
+						 NALGO, NPROTO, 0, &nch), 0);
+		arm = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
+		seen[arm < 0 ? 0 : arm]++;	/* -1: AUTO's own, tree/ll */
+	}
+	for (int k = 0; k < NALGO * NPROTO; k++)
+		ck_assert_msg(seen[k] == 3, "arm %d swept %u times", k, seen[k]);
+	v5->finalize(ctx);
+	/* "none" is the default spelled out: Ring, Tree, PAT and AUTO's only */
+	setenv("NCCL_BOT_ALLOW", "none", 1);
+	ctx = open5(COMM, 16, 2);
+	ck_assert_int_eq(nwarn, 0);
+	sweep_check(ctx, 0);
+	v5->finalize(ctx);
 }
 END_TEST
 
@@ -1451,6 +1690,9 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_exports);
 	tcase_add_test(tc, test_no_table_untouched);
 	tcase_add_test(tc, test_forced_arm);
+	tcase_add_test(tc, test_cap_per_version);
+	tcase_add_test(tc, test_cap_sweep);
+	tcase_add_test(tc, test_all_ignored);
 	tcase_add_test(tc, test_never_revive);
 	tcase_add_test(tc, test_arm_restriction);
 	tcase_add_test(tc, test_min_bytes);
@@ -1471,6 +1713,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_no_table_leave_alone);
 	tcase_add_test(tc, test_bad_env);
 	tcase_add_test(tc, test_sweep_no_table);
+	tcase_add_test(tc, test_allow_all_sweep);
 	tcase_add_test(tc, test_sweep_table);
 	tcase_add_test(tc, test_corrections);
 	tcase_add_test(tc, test_corrections_policies);

@@ -1,9 +1,9 @@
 /*
- * tuner.c - per-communicator tuner contexts: from the step table (or, with
- * none, the NCCL_BOT_* environment) to the dense decision array (tuner.h),
- * the per-call decision of dynamic cells, plus the context pool.
+ * decide.c - per-communicator decision contexts: from the step table (or,
+ * with none, the NCCL_BOT_* environment) to the dense decision array
+ * (decide.h), the per-call decision of dynamic cells, plus the context pool.
  *
- * Contexts come from a static pool of BOT_TUNER_POOL slots claimed with an
+ * Contexts come from a static pool of BOT_DECIDE_POOL slots claimed with an
  * atomic exchange (no allocation, no lock); past that, malloc. A context we
  * cannot get fails comm init with a named reason, because running AUTO on
  * one rank while the others follow the table would hang the job. The same
@@ -13,12 +13,15 @@
  * The step table is decoded at every comm init, under a spin lock, into one
  * static struct: init is rare and cheap next to NCCL's own, and this keeps
  * the rule simple (the table in the environment at init is the one used).
- * Decoding outcomes (DESIGN invariant 2):
+ * Decoding outcomes (trouble the same on every rank falls back the same way
+ * everywhere, logged; trouble that could strike one rank fails init):
  *	no table            the policy from NCCL_BOT_POLICY on the prior (NCCL's
  *	                    cost table), seed NCCL_BOT_SEED, threshold
- *	                    NCCL_BOT_MIN_BYTES, allow-list NCCL_BOT_ALLOW; a bad
- *	                    value is logged (WARN) and replaced by its default,
- *	                    the same on every rank given the same environment
+ *	                    NCCL_BOT_MIN_BYTES, allow-list NCCL_BOT_ALLOW, in the
+ *	                    one grammar of common/settings.h (tuner/env.h); a
+ *	                    refused value is logged (WARN) and replaced by its
+ *	                    default, the same on every rank given the same
+ *	                    environment
  *	digest or syntax    the prior (AUTO), logged: same bytes, same outcome
  *	unknown version     init fails (another build may be loaded elsewhere)
  * NCCL_ALGO / NCCL_PROTO set: touch nothing, logged once per process.
@@ -30,14 +33,14 @@
  *	sweep                     SWEEP: a per-cell call counter cycles over the
  *	                          allowed supported arms of each call's cost
  *	                          table (dataset recording; counters are the
- *	                          DESIGN invariant 1 exception: an asymmetric
+ *	                          exception to rank consistency: an asymmetric
  *	                          extra tuner call, e.g. ncclGroupSimulateEnd
  *	                          on one rank, shifts that rank's cycle; sweeps
  *	                          are controlled runs and the emulator reports it)
  *	egreedy ucb1 thompson etc ucb1-cold thompson-cold
  *	                          PROBE for communicators whose probe bucket
  *	                          bot_probe_bucket(seed, commId, ctxkey, 0) is
- *	                          below BOT_TUNER_PROBE_WIDTH (tuner v5+ only:
+ *	                          below BOT_DECIDE_PROBE_WIDTH (tuner v5+ only:
  *	                          v3/v4 pass no commId), else as below
  *	greedy greedy-cold frozen shadow, and learning policies off-probe
  *	                          PRIOR when the table has scale corrections for
@@ -50,7 +53,12 @@
  * when it differs from AUTO's own choice (without corrections PRIOR is
  * AUTO's choice: AUTO's arm is always allowed).
  *
- * Arithmetic on the rank (DESIGN invariant 1, "integer and compare"): float
+ * AUTO's search cap (decide.h) is chosen per comm at init (cost_cap()). A
+ * call whose table has no entry >= 0 (2.31's symmetric scheduler passes
+ * one all -1, with numPipeOps 0) finds nothing usable on any path: it is
+ * left untouched, nChannels too, and no sweep counter moves.
+ *
+ * Arithmetic on the rank (rank consistency: "integer and compare"): float
  * compares of NCCL's entries, which are identical on every rank; "within
  * 2x" on the IEEE-754 bit patterns as integers (for non-negative floats the
  * pattern is monotonic, and 2x adds 1 to the exponent field: +0x00800000;
@@ -68,7 +76,9 @@
  * library must load on 2.28. Atomics are compiler builtins.
  */
 #include <errno.h>
+#include <float.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -79,20 +89,22 @@
 #include <immintrin.h>
 #endif
 
+#include "common/settings.h"
 #include "common/table.h"
 #include "policies/plan.h"
 #include "policies/policy.h"
-#include "tuner/tuner.h"
-#include "tuner/profiler.h"
+#include "tuner/decide.h"
+#include "tuner/env.h"
+#include "tuner/ncclver.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
 
-#define BOT_TUNER_POOL 256
+#define BOT_DECIDE_POOL 256
 
-static struct bot_tuner_ctx pool[BOT_TUNER_POOL];
-static unsigned char pool_used[BOT_TUNER_POOL];
+static struct bot_decide_ctx pool[BOT_DECIDE_POOL];
+static unsigned char pool_used[BOT_DECIDE_POOL];
 
 static struct bot_table table;	/* guarded by table_lock */
 static char table_lock;
@@ -104,11 +116,11 @@ static char logged_algo_env;
 			(c)->log((lvl), (flags), __FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
-static struct bot_tuner_ctx *ctx_get(void)
+static struct bot_decide_ctx *ctx_get(void)
 {
-	struct bot_tuner_ctx *c;
+	struct bot_decide_ctx *c;
 
-	for (unsigned i = 0; i < BOT_TUNER_POOL; i++)
+	for (unsigned i = 0; i < BOT_DECIDE_POOL; i++)
 		if (!__atomic_exchange_n(&pool_used[i], 1, __ATOMIC_ACQUIRE)) {
 			pool[i].from_pool = 1;
 			return &pool[i];
@@ -119,12 +131,10 @@ static struct bot_tuner_ctx *ctx_get(void)
 	return c;
 }
 
-static void ctx_put(struct bot_tuner_ctx *c)
+static void ctx_put(struct bot_decide_ctx *c)
 {
 	if (!c)
 		return;
-	bot_prof_tuner_detach(c->meas);
-	c->meas = NULL;
 	free(c->corr);
 	c->corr = NULL;
 	if (c->from_pool)
@@ -174,7 +184,7 @@ static int find_shape(const struct bot_table *t, uint32_t nranks, uint32_t nnode
 
 /* Reduce the table to this comm's cells. Every probe bucket depends only on
  * (seed, commId, context key, epoch 0), all known now. */
-static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int has_comm_id)
+static void build_cells(struct bot_decide_ctx *c, const struct bot_table *t, int has_comm_id)
 {
 	int shape = find_shape(t, c->nranks, c->nnodes);
 	unsigned min_bucket = 4u * t->min_bytes_log2;
@@ -183,7 +193,7 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 		return;
 	for (unsigned i = 0; i < t->nentries; i++) {
 		const struct bot_table_entry *e = &t->entries[i];
-		struct bot_tuner_cell *cell;
+		struct bot_decide_cell *cell;
 		unsigned arm;
 
 		if (e->shape != shape || e->bucket < min_bucket)
@@ -201,7 +211,7 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 		cell = &c->cell[e->coll][e->bucket];
 		cell->arm = (uint8_t)arm;
 		if (!arm_static_ok(arm, t->allow))
-			cell->arm |= BOT_TUNER_NEEDS_AUTO;
+			cell->arm |= BOT_DECIDE_NEEDS_AUTO;
 		/* NCCL uses nChannels unclamped as channelHi+1 on the CollNet
 		 * path (and multi-node NVLS); the plugin does not know the comm's
 		 * channel count, so a channel hint is kept for Ring, Tree and
@@ -213,39 +223,6 @@ static void build_cells(struct bot_tuner_ctx *c, const struct bot_table *t, int 
 
 /* ---- the policy on the prior ------------------------------------------------ */
 
-/* formats.md section 10, in id order. */
-static const char *const policy_names[BOT_NPOLICY] = {
-	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
-	"greedy-cold", "ucb1-cold", "thompson-cold", "frozen", "shadow",
-};
-
-static const char *policy_name(unsigned id)
-{
-	return id < BOT_NPOLICY ? policy_names[id] : "unknown";
-}
-
-/* Case-insensitive, '_' for '-': the spelling policies/policy.c accepts. */
-static int policy_parse(const char *s)
-{
-	for (int i = 0; i < BOT_NPOLICY; i++) {
-		const char *a = s, *b = policy_names[i];
-
-		for (; *a && *b; a++, b++) {
-			int x = (unsigned char)*a;
-
-			if (x >= 'A' && x <= 'Z')
-				x += 'a' - 'A';
-			if (x == '_')
-				x = '-';
-			if (x != *b)
-				break;
-		}
-		if (!*a && !*b)
-			return i;
-	}
-	return -1;
-}
-
 /* Learning policies probe the runner-up by the prior without a plan. */
 static int policy_learns(unsigned id)
 {
@@ -254,129 +231,14 @@ static int policy_learns(unsigned id)
 	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD;
 }
 
-/* The syntax of `nccl-bot env --seed/--min-bytes` (tools/cmd_env.c):
- * decimal, 0x-hex or 0-octal, no sign, no blanks, no overflow. Written out
- * rather than strtoull(), which glibc 2.38+ redirects to a symbol that a
- * glibc 2.28 host lacks. */
-static int parse_u64(const char *s, uint64_t *out)
+/* No table: the decision inputs from the environment (tuner/env.h: a
+ * refused value has already been replaced by its default, and reported). */
+static void env_inputs(struct bot_decide_ctx *c, const struct bot_env *e, uint32_t *allow)
 {
-	unsigned base = 10;
-	uint64_t v = 0;
-
-	if (!*s)
-		return -1;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-		if (!*s)
-			return -1;
-	} else if (s[0] == '0' && s[1]) {
-		base = 8;
-		s++;
-	}
-	for (; *s; s++) {
-		unsigned d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (*s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			return -1;
-		if (d >= base || v > (UINT64_MAX - d) / base)
-			return -1;
-		v = v * base + d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* The syntax of `nccl-bot env --allow`: "nvls/simple,tree" -> bit per arm. */
-static int parse_allow(const char *list, uint32_t *allow)
-{
-	char buf[512], *save = NULL, *tok;
-	uint32_t a = 0;
-
-	if (strlen(list) >= sizeof(buf))
-		return -1;
-	strcpy(buf, list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int arm = strchr(tok, '/') ? bot_arm_parse(tok) : -1;
-		int algo = strchr(tok, '/') ? -1 : bot_algo_parse(tok);
-
-		if (arm >= 0) {
-			a |= 1u << arm;
-		} else if (algo >= 0) {
-			for (int p = 0; p < BOT_NPROTO; p++)
-				a |= 1u << bot_arm(algo, p);
-		} else {
-			return -1;
-		}
-	}
-	*allow = a;
-	return 0;
-}
-
-static unsigned char warned_env;	/* bit per variable: WARN once per process */
-
-static void env_bad(struct bot_tuner_ctx *c, unsigned bit, const char *var, const char *val,
-		    const char *want, const char *dflt)
-{
-	if (__atomic_fetch_or(&warned_env, bit, __ATOMIC_RELAXED) & bit)
-		return;
-	LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
-	    "nccl-bot: %s='%s' is not %s; using the default (%s) instead. Every rank reads the "
-	    "same environment, so every rank does the same; fix the launcher's value", var, val,
-	    want, dflt);
-}
-
-/* No table: the decision inputs from the environment, each bad value
- * replaced by its default (and logged). */
-static void read_env(struct bot_tuner_ctx *c, uint32_t *allow)
-{
-	const char *v;
-	uint64_t u;
-	int id;
-
-	c->policy = BOT_POLICY_AUTO;
-	c->seed = 0;
-	c->min_bytes_log2 = 20;
-	*allow = 0;
-	v = getenv("NCCL_BOT_POLICY");
-	if (v && *v) {
-		if ((id = policy_parse(v)) >= 0)
-			c->policy = (uint8_t)id;
-		else
-			env_bad(c, 1, "NCCL_BOT_POLICY", v, "a policy name (auto, sweep, greedy, "
-				"egreedy, ucb1, thompson, etc, greedy-cold, ucb1-cold, thompson-cold, "
-				"frozen, shadow)", "auto");
-	}
-	v = getenv("NCCL_BOT_SEED");
-	if (v && *v) {
-		if (parse_u64(v, &u) == 0)
-			c->seed = u;
-		else
-			env_bad(c, 2, "NCCL_BOT_SEED", v, "a u64 (decimal or 0x-hex)", "0");
-	}
-	v = getenv("NCCL_BOT_MIN_BYTES");
-	if (v && *v) {
-		if (parse_u64(v, &u) == 0 && u <= (1ULL << 63)) {
-			unsigned k = 0;
-
-			/* rounded up to a power of two, as `nccl-bot env` does */
-			while (k < 63 && (1ULL << k) < u)
-				k++;
-			c->min_bytes_log2 = (uint8_t)k;
-		} else {
-			env_bad(c, 4, "NCCL_BOT_MIN_BYTES", v, "a byte count <= 2^63", "1048576");
-		}
-	}
-	v = getenv("NCCL_BOT_ALLOW");
-	if (v && *v && parse_allow(v, allow) < 0)
-		env_bad(c, 8, "NCCL_BOT_ALLOW", v, "a list of arms or algorithms like "
-			"nvls/simple,collnet_direct", "none");
+	c->policy = (uint8_t)e->policy;
+	c->seed = e->seed;
+	c->min_bytes_log2 = (uint8_t)e->min_bytes_log2;
+	*allow = e->allow;
 	c->shadow = c->policy == BOT_POLICY_SHADOW;
 }
 
@@ -395,7 +257,7 @@ static unsigned bpr_log2(unsigned coll, unsigned bucket, uint32_t nranks)
 /* Give every undecided cell at or above the threshold its dynamic mode, and
  * build the correction rows it needs. t is NULL without a table. Returns 0,
  * or -1 when the rows cannot be allocated (logged; init fails). */
-static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int has_comm_id)
+static int build_dynamic(struct bot_decide_ctx *c, const struct bot_table *t, int has_comm_id)
 {
 	uint64_t has[BOT_NCOLL] = { 0 };
 	uint16_t rowidx[BOT_NCOLL][64];
@@ -412,29 +274,29 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 	memset(rowidx, 0xff, sizeof(rowidx));
 	for (unsigned coll = 0; coll < BOT_NCOLL; coll++) {
 		for (unsigned b = min_bucket; b < BOT_NBUCKETS; b++) {
-			struct bot_tuner_cell *cell = &c->cell[coll][b];
+			struct bot_decide_cell *cell = &c->cell[coll][b];
 			unsigned l = bpr_log2(coll, b, c->nranks);
-			uint16_t row = BOT_TUNER_NOCORR;
+			uint16_t row = BOT_DECIDE_NOCORR;
 
-			if (cell->arm != BOT_TUNER_AUTO)
+			if (cell->arm != BOT_DECIDE_AUTO)
 				continue;
 			if (c->policy == BOT_POLICY_SWEEP) {
-				cell->arm = BOT_TUNER_SWEEP;
+				cell->arm = BOT_DECIDE_SWEEP;
 				cell->aux = 0;
 				c->ndyn++;
 				continue;
 			}
 			if (has[coll] >> l & 1) {
-				if (rowidx[coll][l] == BOT_TUNER_NOCORR)
+				if (rowidx[coll][l] == BOT_DECIDE_NOCORR)
 					rowidx[coll][l] = (uint16_t)nrows++;
 				row = rowidx[coll][l];
 			}
 			if (learn && bot_probe_bucket(c->seed, c->comm_id,
 						      bot_ctx_key(coll, b, c->nranks, c->nnodes),
-						      0) < BOT_TUNER_PROBE_WIDTH)
-				cell->arm = BOT_TUNER_PROBE;
-			else if (row != BOT_TUNER_NOCORR)
-				cell->arm = BOT_TUNER_PRIOR;
+						      0) < BOT_DECIDE_PROBE_WIDTH)
+				cell->arm = BOT_DECIDE_PROBE;
+			else if (row != BOT_DECIDE_NOCORR)
+				cell->arm = BOT_DECIDE_PRIOR;
 			else
 				continue;
 			cell->aux = row;
@@ -452,13 +314,13 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 	}
 	c->ncorr_rows = nrows;
 	for (unsigned r = 0; r < nrows; r++)
-		for (unsigned a = 0; a < BOT_TUNER_NLANE; a++)
+		for (unsigned a = 0; a < BOT_DECIDE_NLANE; a++)
 			c->corr[r][a] = 1.0f;
 	for (unsigned i = 0; i < t->ncorr; i++) {
 		const struct bot_table_corr *k = &t->corr[i];
 
 		if (k->coll < BOT_NCOLL && k->bpr_log2 < 64 && k->arm < BOT_NARMS &&
-		    rowidx[k->coll][k->bpr_log2] != BOT_TUNER_NOCORR)
+		    rowidx[k->coll][k->bpr_log2] != BOT_DECIDE_NOCORR)
 			/* the only float arithmetic of the library besides
 			 * the per-call multiply: exactly rounded, the same
 			 * on every rank (see the top of this file) */
@@ -470,14 +332,14 @@ static int build_dynamic(struct bot_tuner_ctx *c, const struct bot_table *t, int
 
 /* Decode the table (or read the environment) and fill c's cells. Returns 0,
  * or -1 when init must fail (reason already logged). */
-static int load_table(struct bot_tuner_ctx *c, int has_comm_id)
+static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has_comm_id)
 {
-	const char *text = getenv("NCCL_BOT_TABLE");
+	const char *text = getenv(BOT_ENV_TABLE);
 	uint32_t allow;
 	int err, ret = 0;
 
 	if (!text || !*text) {
-		read_env(c, &allow);
+		env_inputs(c, e, &allow);
 		for (unsigned a = 0; a < BOT_NARMS; a++)
 			if (bot_arm_allowed((int)a, -1, allow))
 				c->allow_static |= 1u << a;
@@ -515,46 +377,73 @@ static int load_table(struct bot_tuner_ctx *c, int has_comm_id)
 
 /* ---- the decision out of line -------------------------------------------------- */
 
-/* The decision for any cell (the inline bot_tuner_decide() calls it for the
- * fixed arms it does not finish: BOT_TUNER_SLOW or NEEDS_AUTO set, a NULL
- * cost table, or one shaped other than NCCL's 7 x 3). */
-void bot_tuner_decide_full(struct bot_tuner_ctx *c, int coll, size_t nbytes, float *t,
-			   int numAlgo, int numProto, int *nChannels)
+/* NCCL picks the smallest usable entry, ties to the lowest index; the
+ * algorithm of that entry, or -1 when none is usable. */
+static int auto_algo(const float *t, int numAlgo, int numProto, uint32_t cap_bits)
 {
-	struct bot_tuner_cell cell;
+	int best = -1;
+	float v = 0;
+
+	for (int i = 0; i < numAlgo * numProto; i++)
+		if (t[i] >= 0.0f && (best < 0 || t[i] < v)) {
+			best = i;
+			v = t[i];
+		}
+	/* the smallest entry >= 0 over the cap means none is usable */
+	return best < 0 || !bot_decide_usable(v, cap_bits) ? -1 : best / numProto;
+}
+
+static void debug_log(const struct bot_decide_ctx *c, int coll, size_t nbytes, int arm,
+		      int forced)
+{
+	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
+	    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s",
+	    (unsigned long long)c->comm_id, coll, nbytes, bot_util_bucket(nbytes), arm,
+	    forced ? "forced" : c->shadow ? "shadow" : "left to NCCL (unsupported or not allowed)");
+}
+
+/* The decision for any cell (the inline bot_decide() calls it for the
+ * fixed arms it does not finish: BOT_DECIDE_SLOW or NEEDS_AUTO set, a NULL
+ * cost table, or one shaped other than NCCL's 7 x 3). */
+void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t,
+		     int numAlgo, int numProto, int *nChannels)
+{
+	struct bot_decide_cell cell;
 	unsigned arm, algo, proto, idx, bucket;
 	int forced = 0;
 
-	if ((unsigned)coll >= BOT_NCOLL || !t)
+	/* NCCL's table has 3 protocols and 6 or 7 algorithms; a shape no NCCL
+	 * passes is left alone rather than indexed with a negative stride */
+	if ((unsigned)coll >= BOT_NCOLL || !t || numAlgo <= 0 || numProto <= 0)
 		return;
-	bucket = bot_tuner_bucket(nbytes);
+	bucket = bot_util_bucket(nbytes);
 	cell = c->cell[coll][bucket];
-	if (cell.arm == BOT_TUNER_AUTO)
+	if (cell.arm == BOT_DECIDE_AUTO)
 		return;
-	if (cell.arm & BOT_TUNER_DYN) {
-		bot_tuner_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
+	if (cell.arm & BOT_DECIDE_DYN) {
+		bot_decide_dyn(c, &c->cell[coll][bucket], coll, nbytes, t, numAlgo, numProto);
 		return;
 	}
-	arm = cell.arm & BOT_TUNER_ARM_MASK;
+	arm = cell.arm & BOT_DECIDE_ARM_MASK;
 	algo = arm / BOT_NPROTO;
 	proto = arm % BOT_NPROTO;
 	if (algo >= (unsigned)numAlgo || proto >= (unsigned)numProto)
 		goto out;
 	idx = algo * (unsigned)numProto + proto;
-	if (!bot_tuner_usable(t[idx]))
+	if (!bot_decide_usable(t[idx], c->cap_bits))
 		goto out;
-	if ((cell.arm & BOT_TUNER_NEEDS_AUTO) &&
-	    bot_tuner_auto_algo(t, numAlgo, numProto) != (int)algo)
+	if ((cell.arm & BOT_DECIDE_NEEDS_AUTO) &&
+	    auto_algo(t, numAlgo, numProto, c->cap_bits) != (int)algo)
 		goto out;
 	if (c->shadow)
 		goto out;
-	t[idx] = 0.0f;
+	bot_decide_force(&t[idx]);
 	if (cell.nchannels && nChannels)
 		*nChannels = cell.nchannels;
 	forced = 1;
 out:
 	if (__builtin_expect(c->debug, 0))
-		bot_tuner_debug_log(c, coll, nbytes, (int)arm, forced);
+		debug_log(c, coll, nbytes, (int)arm, forced);
 }
 
 /* ---- the per-call decision of dynamic cells ---------------------------------- */
@@ -591,7 +480,7 @@ static inline unsigned ctz32(uint32_t m)
 }
 
 /* A PRIOR/PROBE cell without corrections multiplies by 1 (exact). */
-static const float ones[BOT_TUNER_NLANE] = {
+static const float ones[BOT_DECIDE_NLANE] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
 };
 
@@ -607,8 +496,9 @@ static const float ones[BOT_TUNER_NLANE] = {
  * lanes of supported static arms only (the others multiply +0.0, which
  * raises nothing); and integer compares of the bit patterns with the sign
  * cleared, which for values >= 0 order as the values do (-0.0 as 0).
- * Patterns of usable entries and of priors are below +inf's (entries <
- * 3.6e9, factors < 2^16), so INT32_MAX (also the mask that clears the sign)
+ * Patterns of usable entries and of priors are at most +inf's (entries
+ * finite, factors finite and >= 0: a prior can round to +inf, never to
+ * NaN), so INT32_MAX (also the mask that clears the sign)
  * marks a lane out of the running and signed compares order the rest. An
  * argmin is the minimum over all lanes, then the lowest lane holding it:
  * ties to the lowest arm, as NCCL breaks them. The lanes past NCCL's row
@@ -625,17 +515,17 @@ struct dyn_scan {
 typedef float bot_v4f __attribute__((vector_size(16)));
 typedef int32_t bot_v4i __attribute__((vector_size(16)));
 
-/* NCCL's row of n entries, padded with -1 (unsupported) to BOT_TUNER_NLANE;
+/* NCCL's row of n entries, padded with -1 (unsupported) to BOT_DECIDE_NLANE;
  * reads t[0..n) only. */
 static void pad_row(float *buf, const float *t, unsigned n)
 {
-	for (unsigned i = 0; i < BOT_TUNER_NLANE; i++)
+	for (unsigned i = 0; i < BOT_DECIDE_NLANE; i++)
 		buf[i] = i < n ? t[i] : -1.0f;
 }
 
 /* ---- 4 lanes: 6 groups -------------------------------------------------------- */
 
-#define NV4 (BOT_TUNER_NLANE / 4)
+#define NV4 (BOT_DECIDE_NLANE / 4)
 #if defined(__has_builtin)
 #if __has_builtin(__builtin_shufflevector)
 #define BOT_HAVE_SHUFFLEVECTOR 1
@@ -705,13 +595,13 @@ static inline unsigned v4i_first(const bot_v4i *v, bot_v4i m)
 }
 
 static inline __attribute__((always_inline)) void
-scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, struct dyn_scan *o)
+scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, float cap1,
+	struct dyn_scan *o)
 {
 	const bot_v4i big = v4i_splat(INT32_MAX);
 	const bot_v4f zero = { 0.0f, 0.0f, 0.0f, 0.0f };
-	const bot_v4f cap = { BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
-			      BOT_TUNER_COST_CAP };
-	float buf[BOT_TUNER_NLANE];
+	const bot_v4f cap = { cap1, cap1, cap1, cap1 };
+	float buf[BOT_DECIDE_NLANE];
 	bot_v4i usable[NV4], key[NV4], q[NV4], m;
 
 	if (n != BOT_NARMS) {
@@ -748,8 +638,8 @@ scan_v4(const float *t, unsigned n, const float *f, const int32_t *stat_lane, st
 /* ---- 8 lanes (AVX2): 3 groups --------------------------------------------------- */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(BOT_TUNER_NO_AVX2)
-#define BOT_TUNER_HAVE_AVX2 1
-#define NV8 (BOT_TUNER_NLANE / 8)
+#define BOT_TUNER_DECIDE_HAVE_AVX2 1
+#define NV8 (BOT_DECIDE_NLANE / 8)
 
 #define FOR_V8(k) _Pragma("GCC unroll 3") for (unsigned k = 0; k < NV8; k++)
 
@@ -791,14 +681,13 @@ static inline AVX2 unsigned v8i_first(const bot_v8i *v, bot_v8i m)
 }
 
 static inline __attribute__((always_inline)) AVX2 void
-scan_v8(const float *t, unsigned n, const float *f, const int32_t *stat_lane, struct dyn_scan *o)
+scan_v8(const float *t, unsigned n, const float *f, const int32_t *stat_lane, float cap1,
+	struct dyn_scan *o)
 {
 	const bot_v8i big = v8i_splat(INT32_MAX);
 	const bot_v8f zero = { 0, 0, 0, 0, 0, 0, 0, 0 };
-	const bot_v8f cap = { BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
-			      BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP,
-			      BOT_TUNER_COST_CAP, BOT_TUNER_COST_CAP };
-	float buf[BOT_TUNER_NLANE];
+	const bot_v8f cap = { cap1, cap1, cap1, cap1, cap1, cap1, cap1, cap1 };
+	float buf[BOT_DECIDE_NLANE];
 	bot_v8i usable[NV8], key[NV8], q[NV8], m;
 
 	if (n != BOT_NARMS) {
@@ -855,7 +744,7 @@ static int cpu_avx2(void)
 /* 1 when scan_v8 runs here (found once per process). */
 static int use_avx2(void)
 {
-#ifdef BOT_TUNER_HAVE_AVX2
+#ifdef BOT_TUNER_DECIDE_HAVE_AVX2
 	static int cached = -1;
 	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
@@ -881,7 +770,7 @@ static int use_avx2(void)
  * mod their count. Inlined into each width's function.
  */
 static inline __attribute__((always_inline)) void
-dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_t nbytes,
+dyn_decide(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, size_t nbytes,
 	   float *t, const float *f, const struct dyn_scan *s)
 {
 	const uint32_t stat = c->allow_static;
@@ -891,7 +780,7 @@ dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_
 
 	base = s->auto_arm / BOT_NPROTO * BOT_NPROTO;
 	allowed = s->sup & (stat | 7u << base);
-	if (cell->arm == BOT_TUNER_SWEEP) {
+	if (cell->arm == BOT_DECIDE_SWEEP) {
 		/* the k-th allowed supported arm, k = counter mod their count */
 		for (cnt = 0, m = allowed; m; m &= m - 1)
 			cnt++;
@@ -909,7 +798,7 @@ dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_
 				arm = i;
 			}
 		}
-		if (cell->arm == BOT_TUNER_PROBE) {
+		if (cell->arm == BOT_DECIDE_PROBE) {
 			/* the runner-up: the smallest prior strictly above */
 			for (m = allowed; m; m &= m - 1) {
 				i = ctz32(m);
@@ -924,42 +813,42 @@ dyn_decide(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_
 		}
 	}
 	if (arm != s->auto_arm && !c->shadow) {
-		t[arm] = 0.0f;
+		bot_decide_force(&t[arm]);
 		forced = 1;
 	}
 	if (__builtin_expect(c->debug, 0))
 		LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
 		    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: %s arm %u (AUTO %u) %s",
-		    (unsigned long long)c->comm_id, coll, nbytes, bot_tuner_bucket(nbytes),
-		    cell->arm == BOT_TUNER_SWEEP ? "sweep" :
-		    cell->arm == BOT_TUNER_PROBE ? "probe" : "prior", arm, s->auto_arm,
+		    (unsigned long long)c->comm_id, coll, nbytes, bot_util_bucket(nbytes),
+		    cell->arm == BOT_DECIDE_SWEEP ? "sweep" :
+		    cell->arm == BOT_DECIDE_PROBE ? "probe" : "prior", arm, s->auto_arm,
 		    forced ? "forced" : c->shadow ? "shadow" : "AUTO's own");
 }
 
-static void dyn_v4(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll, size_t nbytes,
+static void dyn_v4(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, size_t nbytes,
 		   float *t, unsigned n, const float *f)
 {
 	struct dyn_scan s;
 
-	scan_v4(t, n, f, c->stat_lane, &s);
+	scan_v4(t, n, f, c->stat_lane, c->cap, &s);
 	if (s.sup)
 		dyn_decide(c, cell, coll, nbytes, t, f, &s);
 }
 
-#ifdef BOT_TUNER_HAVE_AVX2
-static AVX2 void dyn_v8(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
+#ifdef BOT_TUNER_DECIDE_HAVE_AVX2
+static AVX2 void dyn_v8(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll,
 			size_t nbytes, float *t, unsigned n, const float *f)
 {
 	struct dyn_scan s;
 
-	scan_v8(t, n, f, c->stat_lane, &s);
+	scan_v8(t, n, f, c->stat_lane, c->cap, &s);
 	if (s.sup)
 		dyn_decide(c, cell, coll, nbytes, t, f, &s);
 }
 #endif
 
-void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, int coll,
-			  size_t nbytes, float *t, int numAlgo, int numProto)
+void bot_decide_dyn(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll,
+		    size_t nbytes, float *t, int numAlgo, int numProto)
 {
 	const float *f;
 
@@ -967,8 +856,8 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 	if (numProto != BOT_NPROTO || numAlgo <= 0 || numAlgo > BOT_NALGO)
 		return;
 	/* a SWEEP cell's aux is its counter: no corrections */
-	f = cell->arm != BOT_TUNER_SWEEP && cell->aux != BOT_TUNER_NOCORR ? c->corr[cell->aux] : ones;
-#ifdef BOT_TUNER_HAVE_AVX2
+	f = cell->arm != BOT_DECIDE_SWEEP && cell->aux != BOT_DECIDE_NOCORR ? c->corr[cell->aux] : ones;
+#ifdef BOT_TUNER_DECIDE_HAVE_AVX2
 	if (c->avx2) {
 		dyn_v8(c, cell, coll, nbytes, t, (unsigned)numAlgo * BOT_NPROTO, f);
 		return;
@@ -978,26 +867,54 @@ void bot_tuner_decide_dyn(struct bot_tuner_ctx *c, struct bot_tuner_cell *cell, 
 }
 
 /* After the cells are built: allow_static per lane for the scan, the scan's
- * width, and BOT_TUNER_SLOW on the fixed arms the inline path must leave to
- * bot_tuner_decide_full() (shadow: never written; debug: logged). */
-static void finish_cells(struct bot_tuner_ctx *c)
+ * width, and BOT_DECIDE_SLOW on the fixed arms the inline path must leave to
+ * bot_decide_full() (shadow: never written; debug: logged). */
+static void finish_cells(struct bot_decide_ctx *c)
 {
-	for (unsigned a = 0; a < BOT_TUNER_NLANE; a++)
+	for (unsigned a = 0; a < BOT_DECIDE_NLANE; a++)
 		c->stat_lane[a] = a < BOT_NARMS && (c->allow_static >> a & 1) ? -1 : 0;
 	c->avx2 = (uint8_t)use_avx2();
 	if (!c->shadow && !c->debug)
 		return;
 	for (unsigned coll = 0; coll < BOT_NCOLL; coll++)
 		for (unsigned b = 0; b < BOT_NBUCKETS; b++)
-			if (c->cell[coll][b].arm < BOT_TUNER_SLOW)
-				c->cell[coll][b].arm |= BOT_TUNER_SLOW;
+			if (c->cell[coll][b].arm < BOT_DECIDE_SLOW)
+				c->cell[coll][b].arm |= BOT_DECIDE_SLOW;
 }
 
-int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
-		   size_t nranks, size_t nnodes, bot_nccl_logger_t log)
+/*
+ * AUTO's search cap for the NCCL that opened this context (decide.h). It
+ * changes which entries a decision may force and which arm counts as
+ * AUTO's, so it must be the same on every rank of the comm (rank
+ * consistency): it comes from the tuner ABI version NCCL chose and from
+ * ncclGetVersion() (tuner/ncclver.h), and NCCL itself fails communicator
+ * init when its ranks run different NCCL versions, which then probe the
+ * same ABI of the same library. Tuner v6 is loaded only by 2.30 and later:
+ * FLT_MAX. v3 and v4 only by 2.27 and older (2.28 probes v5 first): 3.6e9.
+ * v5 is 2.28 or 2.29: FLT_MAX when ncclGetVersion() says 2.29 or later,
+ * else 3.6e9 (a 2.29 taken for 2.28 only leaves entries in [3.6e9,
+ * FLT_MAX) alone, as every build before did). The hint for the lookup is
+ * the logger NCCL passes, which lives in libnccl.
+ */
+static float cost_cap(int abi, bot_nccl_logger_t log, int *version)
 {
-	struct bot_tuner_ctx *c = ctx_get();
+	*version = 0;
+	if (abi >= 6)
+		return FLT_MAX;
+	if (abi <= 4)
+		return BOT_DECIDE_CAP_228;
+	*version = bot_ncclver((const void *)(uintptr_t)log);
+	return *version >= BOT_NCCL_VERSION(2, 29, 0) ? FLT_MAX : BOT_DECIDE_CAP_228;
+}
+
+_Static_assert(sizeof(float) == 4 && FLT_MAX == 0x1.fffffep127f, "IEEE-754 binary32");
+
+int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
+		    size_t nranks, size_t nnodes, int prof_rank, bot_nccl_logger_t log)
+{
+	struct bot_decide_ctx *c = ctx_get();
 	unsigned char from_pool;
+	struct bot_env env;
 
 	*out = NULL;
 	if (!c) {
@@ -1009,16 +926,19 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	}
 	from_pool = c->from_pool;
 	memset(c, 0, sizeof(*c));
-	memset(c->cell, BOT_TUNER_AUTO, sizeof(c->cell));
+	memset(c->cell, BOT_DECIDE_AUTO, sizeof(c->cell));
 	c->from_pool = from_pool;
 	c->abi = (uint8_t)abi;
 	c->comm_id = comm_id;
 	c->nranks = nranks > UINT32_MAX ? UINT32_MAX : (uint32_t)nranks;
 	c->nnodes = nnodes > UINT32_MAX ? UINT32_MAX : (uint32_t)nnodes;
 	c->log = log;
-	c->debug = env_set("NCCL_BOT_DEBUG") && strcmp(getenv("NCCL_BOT_DEBUG"), "0") != 0;
-	c->prof_rank = bot_prof_link_take(comm_id, has_comm_id, c->nranks, c->nnodes);
-	c->meas = c->prof_rank >= 0 ? bot_prof_tuner_attach() : NULL;
+	c->cap = cost_cap(abi, log, &c->nccl_version);
+	c->cap_bits = bot_decide_bits(c->cap);
+	/* the whole environment, once per init; with a table only the
+	 * variables the table does not replace are used */
+	bot_renv_read(&env, bot_renv_has_table(), log);
+	c->debug = (uint8_t)env.debug;
 
 	if (env_set("NCCL_ALGO") || env_set("NCCL_PROTO")) {
 		if (!__atomic_exchange_n(&logged_algo_env, 1, __ATOMIC_RELAXED))
@@ -1027,7 +947,7 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 		*out = c;
 		return BOT_NCCL_SUCCESS;
 	}
-	if (load_table(c, has_comm_id) < 0) {
+	if (load_table(c, &env, has_comm_id) < 0) {
 		ctx_put(c);
 		return BOT_NCCL_INTERNAL_ERROR;
 	}
@@ -1035,26 +955,20 @@ int bot_tuner_open(struct bot_tuner_ctx **out, int abi, int has_comm_id, uint64_
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 	    "nccl-bot " PACKAGE_VERSION ": tuner v%d comm %016llx nranks %u nnodes %u: "
 	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "
-	    "(%u correction rows), min bytes 2^%u, profiler rank %d%s%s", abi,
+	    "(%u correction rows), min bytes 2^%u, profiler rank %d, NCCL %d, AUTO's cap %s%s%s",
+	    abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
-	    policy_name(c->policy), c->from_table ? "the table" : "the environment",
-	    c->ncells, c->ndyn, c->ncorr_rows, c->min_bytes_log2, c->prof_rank,
+	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
+	    c->from_table ? "the table" : "the environment", c->ncells, c->ndyn, c->ncorr_rows,
+	    c->min_bytes_log2, prof_rank, c->nccl_version,
+	    c->cap == BOT_DECIDE_CAP_228 ? "3.6e9 us" : "FLT_MAX",
 	    c->shadow ? ", shadow (never written)" : "",
 	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");
 	*out = c;
 	return BOT_NCCL_SUCCESS;
 }
 
-void bot_tuner_close(struct bot_tuner_ctx *c)
+void bot_decide_close(struct bot_decide_ctx *c)
 {
 	ctx_put(c);
-}
-
-void bot_tuner_debug_log(const struct bot_tuner_ctx *c, int coll, size_t nbytes, int arm,
-			 int forced)
-{
-	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
-	    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s",
-	    (unsigned long long)c->comm_id, coll, nbytes, bot_tuner_bucket(nbytes), arm,
-	    forced ? "forced" : c->shadow ? "shadow" : "left to NCCL (unsupported or not allowed)");
 }

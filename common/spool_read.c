@@ -1,0 +1,153 @@
+/*
+ * spool_read.c - the all-or-nothing spool reader, the tools' half of
+ * common/spool.h (doc/formats.md section 9, format v1).
+ *
+ * The reader trusts nothing: magic, version, record size, the length
+ * implied by nrecords, the CRC and every field's range are checked before
+ * one record is handed out, and any failure rejects the whole file with
+ * "FILE: reason".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/le.h"
+#include "common/errf.h"
+#include "common/spool.h"
+#include "policies/context.h"
+
+static int zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
+}
+
+int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot_spool_file *out,
+		    char *err, size_t errlen)
+{
+	struct bot_spool_hdr *h = &out->hdr;
+	char why[BOT_SPOOL_ERR_MAX];
+	uint64_t n;
+	size_t body;
+	uint32_t crc;
+
+	memset(out, 0, sizeof(*out));
+	if (len < BOT_SPOOL_HDR_SIZE + BOT_SPOOL_TRAILER_SIZE)
+		return bot_errf(err, errlen, "%s: truncated: %zu bytes, shorter than header and trailer",
+			   name, len);
+	if (memcmp(buf, BOT_SPOOL_MAGIC, 8) != 0)
+		return bot_errf(err, errlen, "%s: offset 0: bad magic (not an nccl-bot spool file)", name);
+	h->version = bot_le_get32(buf + 8);
+	if (h->version != BOT_SPOOL_VERSION)
+		return bot_errf(err, errlen, "%s: offset 8: spool format version %u (this build reads %d)",
+			   name, h->version, BOT_SPOOL_VERSION);
+	h->rec_size = bot_le_get32(buf + 12);
+	if (h->rec_size != BOT_SPOOL_REC_SIZE)
+		return bot_errf(err, errlen, "%s: offset 12: record size %u (version 1 has %d)", name,
+			   h->rec_size, BOT_SPOOL_REC_SIZE);
+	n = bot_le_get64(buf + 16);
+	if (n > BOT_SPOOL_MAX_RECORDS)
+		return bot_errf(err, errlen, "%s: offset 16: %llu records, over the limit %u", name,
+			   (unsigned long long)n, BOT_SPOOL_MAX_RECORDS);
+	body = BOT_SPOOL_HDR_SIZE + (size_t)n * BOT_SPOOL_REC_SIZE;
+	if (len != body + BOT_SPOOL_TRAILER_SIZE)
+		return bot_errf(err, errlen, "%s: length %zu, but %llu records need %zu bytes (%s)", name,
+			   len, (unsigned long long)n, body + BOT_SPOOL_TRAILER_SIZE,
+			   len < body + BOT_SPOOL_TRAILER_SIZE ? "truncated" : "trailing bytes");
+	crc = bot_spool_crc32c(0, buf, body);
+	if (bot_le_get32(buf + body) != crc || !zero(buf + body + 4, 4))
+		return bot_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, computed %08x)",
+			   name, body, bot_le_get32(buf + body), crc);
+	h->nrecords = n;
+	h->table_digest = bot_le_get64(buf + 24);
+	memcpy(h->build_id, buf + 32, BOT_SPOOL_BUILD_ID_SIZE);
+	h->host_hash = bot_le_get64(buf + 48);
+	h->pid = bot_le_get32(buf + 56);
+	h->flags = bot_le_get32(buf + 60);
+	if (h->flags & ~BOT_SPOOL_HF_KNOWN)
+		return bot_errf(err, errlen, "%s: offset 60: unknown header flags 0x%x", name, h->flags);
+	if (memchr(h->build_id, 0, BOT_SPOOL_BUILD_ID_SIZE) == NULL)
+		h->build_id[BOT_SPOOL_BUILD_ID_SIZE - 1] = 0;	/* printable; full 16 B allowed */
+	if (n) {
+		out->recs = malloc((size_t)n * sizeof(*out->recs));
+		if (!out->recs)
+			return bot_errf(err, errlen, "%s: out of memory for %llu records", name,
+				   (unsigned long long)n);
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const uint8_t *p = buf + BOT_SPOOL_HDR_SIZE + (size_t)i * BOT_SPOOL_REC_SIZE;
+
+		bot_spool_unpack_rec(&out->recs[i], p);
+		if (!zero(p + 28, 4) || !zero(p + 72, 4) ||
+		    bot_spool_rec_check(&out->recs[i], why, sizeof(why)) < 0) {
+			if (!zero(p + 28, 4) || !zero(p + 72, 4))
+				snprintf(why, sizeof(why), "reserved bytes not zero");
+			bot_spool_free(out);
+			return bot_errf(err, errlen, "%s: record %llu (offset %zu): %s", name,
+				   (unsigned long long)i, (size_t)(p - buf), why);
+		}
+	}
+	out->digest = bot_digest64(buf, len);
+	return 0;
+}
+
+int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen)
+{
+	size_t cap = BOT_SPOOL_HDR_SIZE + (size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE +
+		     BOT_SPOOL_TRAILER_SIZE + 1;
+	size_t len = 0, sz = 65536;
+	uint8_t *buf = NULL;
+	FILE *f;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	f = fopen(path, "rb");
+	if (!f)
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+	for (;;) {
+		uint8_t *nb;
+		size_t got;
+
+		if (len == sz || !buf) {
+			if (buf)
+				sz *= 2;
+			if (sz > cap)
+				sz = cap;
+			nb = realloc(buf, sz);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return bot_errf(err, errlen, "%s: out of memory", path);
+			}
+			buf = nb;
+		}
+		got = fread(buf + len, 1, sz - len, f);
+		len += got;
+		if (got == 0 || len == cap)
+			break;
+	}
+	if (ferror(f)) {
+		free(buf);
+		fclose(f);
+		return bot_errf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	if (len == cap) {
+		free(buf);
+		return bot_errf(err, errlen, "%s: larger than the %u-record limit", path,
+			   BOT_SPOOL_MAX_RECORDS);
+	}
+	rc = bot_spool_parse(path, buf, len, out, err, errlen);
+	free(buf);
+	return rc;
+}
+
+void bot_spool_free(struct bot_spool_file *f)
+{
+	free(f->recs);
+	f->recs = NULL;
+	f->hdr.nrecords = 0;
+}

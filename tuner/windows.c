@@ -1,0 +1,297 @@
+/*
+ * windows.c - measurement windows (tuner/windows.h).
+ *
+ * Because the mask is process-wide, every comm's collectives emit events
+ * while any comm's window is open, so the duty cycle is also bounded per
+ * process, by time: after the mask has been on for T, no window opens for
+ * 98 T (a comm whose turn falls in that quiet time skips a period). Ranks
+ * of one comm then mostly, not always, measure the same calls; the minimum
+ * over ranks pairs those that match. A graph capture seen in a
+ * GroupApi/CollApi event (v5+) drops every open window at once, and a
+ * window whose comm stopped calling is closed after BOT_WIN_STUCK_NS by the
+ * next scan. This is measurement, not a decision: counters and the clock
+ * are fine here.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "policies/context.h"
+#include "tuner/link.h"
+#include "tuner/records.h"
+#include "tuner/util.h"
+#include "tuner/windows.h"
+
+struct bot_win {
+	/* first: the tuner's pointer; alone on its cache line, so that the
+	 * atomic reference updates of other threads never bounce it */
+	_Alignas(64) struct bot_win_hot hot;
+	_Alignas(64) int refs;
+	struct bot_rec_comm *rc;
+	uint32_t window, period;
+	/* tuner thread, except counted/open_ns (win_lock) */
+	uint64_t ncalls;		/* getCollInfo calls, as of the last transition */
+	uint64_t next;			/* ncalls of the next transition */
+	uint32_t win_left;
+	uint64_t win_start;
+	uint32_t cap_skip, cap_level;	/* capture back-off: windows to skip */
+	int cap_seen;			/* set by a captured API event */
+	int counted;			/* this comm's window counts in open_windows */
+	uint64_t open_ns;
+	struct bot_win *all_prev, *all_next;	/* registry (win_lock) */
+};
+
+_Static_assert(offsetof(struct bot_win, hot) == 0, "hot first: bot_win_of()");
+_Static_assert(offsetof(struct bot_win, refs) >= sizeof(struct bot_win_hot) &&
+		       offsetof(struct bot_win, refs) % 64 == 0, "hot on its own cache line");
+
+static char win_lock;
+static int open_windows;
+static uint64_t busy_since_ns;	/* open_windows went 0 -> 1 (win_lock) */
+static uint64_t quiet_until_ns;	/* no window opens before this (win_lock) */
+static int *mask_ptr;
+static struct bot_win *all_wins;
+static uint64_t last_scan_ns;
+static uint64_t scan_ns = BOT_WIN_SCAN_NS;
+static int no_quiet;
+
+void bot_win_set_test_hooks(uint64_t ns, int nq)
+{
+	__atomic_store_n(&scan_ns, ns < BOT_WIN_SCAN_NS ? ns : BOT_WIN_SCAN_NS, __ATOMIC_RELAXED);
+	__atomic_store_n(&no_quiet, nq, __ATOMIC_RELAXED);
+}
+
+/* win_lock held */
+static void set_mask_locked(void)
+{
+	if (mask_ptr)
+		__atomic_store_n(mask_ptr, open_windows > 0 ? (int)BOT_WIN_MASK_ON : 0,
+				 __ATOMIC_RELAXED);
+}
+
+/* win_lock held: the mask was on from busy_since_ns until now; stay quiet
+ * 98 times as long, a duty cycle of ~1% for the process. (A lone comm
+ * calling at a steady rate reaches its next window after 99 times its
+ * window's length, so this never skips its windows.) */
+static void quiet_locked(void)
+{
+	uint64_t now = bot_now_ns();
+
+	if (__atomic_load_n(&no_quiet, __ATOMIC_RELAXED))
+		return;
+	quiet_until_ns = now + (now - busy_since_ns) * (BOT_WIN_PERIOD_FACTOR - 2);
+}
+
+/* win_lock held */
+static void uncount_locked(struct bot_win *w)
+{
+	if (!w->counted)
+		return;
+	__atomic_store_n(&w->counted, 0, __ATOMIC_RELEASE);
+	if (open_windows > 0 && --open_windows == 0)
+		quiet_locked();
+}
+
+/* ---- lifetime --------------------------------------------------------------- */
+
+struct bot_win *bot_win_new(struct bot_rec_comm *rc, uint64_t comm_id, unsigned window)
+{
+	struct bot_win *w = aligned_alloc(64, (sizeof(*w) + 63) & ~(size_t)63);
+
+	if (!w) {
+		bot_rec_put(rc);
+		return NULL;
+	}
+	memset(w, 0, sizeof(*w));
+	w->refs = 1;
+	w->rc = rc;
+	w->window = window;
+	w->period = window * BOT_WIN_PERIOD_FACTOR;
+	/* first arming point: the same on every rank of the comm */
+	w->next = 1 + bot_mix64(comm_id) % (w->period - w->window);
+	w->hot.left = w->next;
+	bot_spin_lock(&win_lock);
+	w->all_next = all_wins;
+	if (all_wins)
+		all_wins->all_prev = w;
+	all_wins = w;
+	bot_spin_unlock(&win_lock);
+	return w;
+}
+
+int bot_win_ref(void *obj)
+{
+	struct bot_win *w = obj;
+	int r = __atomic_load_n(&w->refs, __ATOMIC_RELAXED);
+
+	while (r > 0 && !__atomic_compare_exchange_n(&w->refs, &r, r + 1, 0, __ATOMIC_ACQ_REL,
+						     __ATOMIC_RELAXED))
+		;
+	return r > 0;
+}
+
+void bot_win_put(struct bot_win *w)
+{
+	if (!w || __atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	bot_spin_lock(&win_lock);
+	uncount_locked(w);
+	if (w->all_prev)
+		w->all_prev->all_next = w->all_next;
+	else if (all_wins == w)
+		all_wins = w->all_next;
+	if (w->all_next)
+		w->all_next->all_prev = w->all_prev;
+	set_mask_locked();
+	bot_spin_unlock(&win_lock);
+	bot_link_forget(w);
+	bot_rec_put(w->rc);
+	free(w);
+}
+
+struct bot_win_hot *bot_win_hot(struct bot_win *w)
+{
+	return &w->hot;
+}
+
+struct bot_win *bot_win_of(struct bot_win_hot *h)
+{
+	return (struct bot_win *)h;
+}
+
+struct bot_rec_comm *bot_win_rec(struct bot_win *w)
+{
+	return w->rc;
+}
+
+unsigned bot_win_window(const struct bot_win *w)
+{
+	return w->window;
+}
+
+unsigned bot_win_period(const struct bot_win *w)
+{
+	return w->period;
+}
+
+/* ---- the mask ------------------------------------------------------------------ */
+
+void bot_win_mask(int *mask)
+{
+	bot_spin_lock(&win_lock);
+	if (mask)
+		mask_ptr = mask;
+	set_mask_locked();
+	bot_spin_unlock(&win_lock);
+}
+
+/* 1 when the window opened; 0 in the process's quiet time. */
+static int window_open(struct bot_win *w)
+{
+	uint64_t now = bot_now_ns();
+
+	bot_spin_lock(&win_lock);
+	if (open_windows == 0 && now < quiet_until_ns) {
+		bot_spin_unlock(&win_lock);
+		return 0;
+	}
+	if (open_windows == 0)
+		busy_since_ns = now;
+	w->open_ns = now;
+	__atomic_store_n(&w->counted, 1, __ATOMIC_RELEASE);
+	open_windows++;
+	set_mask_locked();
+	bot_spin_unlock(&win_lock);
+	return 1;
+}
+
+void bot_win_close(struct bot_win *w)
+{
+	bot_spin_lock(&win_lock);
+	uncount_locked(w);
+	set_mask_locked();
+	bot_spin_unlock(&win_lock);
+}
+
+void bot_win_capture(struct bot_win *w)
+{
+	__atomic_store_n(&w->cap_seen, 1, __ATOMIC_RELAXED);
+	bot_spin_lock(&win_lock);
+	for (struct bot_win *x = all_wins; x; x = x->all_next)
+		uncount_locked(x);
+	if (open_windows > 0)
+		quiet_locked();
+	open_windows = 0;
+	set_mask_locked();
+	bot_spin_unlock(&win_lock);
+}
+
+void bot_win_scan(uint64_t now)
+{
+	if (now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) <
+	    __atomic_load_n(&scan_ns, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&last_scan_ns, now, __ATOMIC_RELAXED);
+	bot_spin_lock(&win_lock);
+	for (struct bot_win *w = all_wins; w; w = w->all_next)
+		if (w->counted && now - w->open_ns > BOT_WIN_STUCK_NS)
+			uncount_locked(w);
+	set_mask_locked();
+	bot_spin_unlock(&win_lock);
+	bot_rec_scan(now);
+}
+
+/* ---- window calls (tuner thread) ------------------------------------------------- */
+
+void bot_win_before(struct bot_win_hot *h, struct bot_win_call *wc, int coll, size_t nbytes,
+		    const float *t, int numAlgo, int numProto)
+{
+	struct bot_win *w = bot_win_of(h);
+
+	w->ncalls = w->next;		/* hot.left counted down to this call */
+	wc->in_window = w->win_left > 0 && __atomic_load_n(&w->counted, __ATOMIC_ACQUIRE);
+	if (wc->in_window)
+		bot_rec_row_before(w->rc, &wc->row, coll, nbytes, t, numAlgo, numProto);
+}
+
+void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, size_t nbytes,
+		   const float *t, int numAlgo, int numProto)
+{
+	struct bot_win *w = bot_win_of(h);
+
+	if (wc->in_window)
+		bot_rec_row_after(w->rc, &wc->row, coll, nbytes, t, numAlgo, numProto);
+	if (w->win_left > 0) {
+		if (!wc->in_window)
+			w->win_left = 0;	/* dropped: capture, or closed as stuck */
+		else
+			w->win_left--;
+		if (w->win_left == 0) {
+			bot_win_close(w);
+			/* a capture seen during this window: skip 2^k windows, k <= 6 */
+			if (__atomic_exchange_n(&w->cap_seen, 0, __ATOMIC_RELAXED)) {
+				w->cap_skip = 1u << w->cap_level;
+				if (w->cap_level < 6)
+					w->cap_level++;
+			} else {
+				w->cap_level = 0;
+			}
+			w->next = w->win_start + w->period;
+		} else {
+			w->next = w->ncalls + 1;
+		}
+	} else {
+		/* arming point: call ncalls decides that calls ncalls+1.. are measured */
+		bot_win_scan(bot_now_ns());
+		w->win_start = w->ncalls;
+		if (w->cap_skip) {
+			w->cap_skip--;
+			w->next = w->ncalls + w->period;
+		} else if (window_open(w)) {
+			w->win_left = w->window;
+			w->next = w->ncalls + 1;
+		} else {
+			w->next = w->ncalls + w->period;
+		}
+	}
+	h->left = w->next - w->ncalls;
+}
