@@ -92,7 +92,6 @@
 #include "common/settings.h"
 #include "common/table.h"
 #include "policies/plan.h"
-#include "policies/policy.h"
 #include "tuner/decide.h"
 #include "tuner/env.h"
 #include "tuner/ncclver.h"

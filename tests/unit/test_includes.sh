@@ -19,7 +19,7 @@ set -u
 top=${srcdir:-.}
 cd "$top" || exit 99
 
-RANK_OK='tuner/ common/table.h common/table_dec.h common/spool.h common/spool_rec.h
+RANK_OK='tuner/ common/table.h common/spool.h
 common/settings.h common/le.h policies/context.h policies/plan.h'
 RANK_SYS_BAD='yaml.h math.h check.h slurm/ pthread.h'
 
