@@ -111,6 +111,7 @@ struct emu_result {
 	int32_t grank, kind, color, crank, nranks, nnodes;
 	uint64_t comm_id;
 	int32_t status, init_rc, prof_init_rc;
+	int32_t prof_fini_rc;		/* profiler finalize (fixtures report bad handles) */
 	int32_t tuner_ver, prof_ver, same_handle;
 	uint64_t count;			/* launched collectives */
 	uint64_t hash;			/* (algo, proto, nChannels, chunk) sequence */

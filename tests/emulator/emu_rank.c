@@ -948,7 +948,7 @@ static void comm_fini(struct emu_comm *c)
 	}
 	/* ... then commFree: profiler finalize */
 	if (p->pver && c->prof_ok)
-		(void)prof_finalize(c);
+		c->res.prof_fini_rc = prof_finalize(c);
 }
 
 /* ---- drivers ---- */
