@@ -3,8 +3,8 @@
  *
  * The emulator (tests/emulator/) plays NCCL towards a tuner+profiler plugin:
  * forked processes are ranks, each drives several communicators through
- * the plugin exactly as NCCL 2.22 .. 2.30 would (see nccl_abi.h and
- * shared/notes/nccl-plugin-abi.md), records NCCL's resulting decisions per
+ * the plugin exactly as NCCL 2.21 .. 2.30 would (see nccl_abi.h, which
+ * names the NCCL sources), records NCCL's resulting decisions per
  * communicator as a running hash, and the parent compares ranks.
  *
  *	emu_main.c	command line, suites, scenarios, verdicts, report
@@ -111,6 +111,7 @@ struct emu_result {
 	int32_t grank, kind, color, crank, nranks, nnodes;
 	uint64_t comm_id;
 	int32_t status, init_rc, prof_init_rc;
+	int32_t prof_fini_rc;		/* profiler finalize (fixtures report bad handles) */
 	int32_t tuner_ver, prof_ver, same_handle;
 	uint64_t count;			/* launched collectives */
 	uint64_t hash;			/* (algo, proto, nChannels, chunk) sequence */

@@ -12,7 +12,9 @@
  *                 comm-creation failure); the others agree
  *   DIVERGED      ranks that all initialised launched different sequences
  *   UNSAFE        getCollInfo failed, revived a -1 entry, emptied the
- *                 table, wrote NaN, wrote past numAlgo, or nChannels > 64
+ *                 table, wrote NaN, wrote past numAlgo, or nChannels > 64;
+ *                 or the profiler's finalize failed (how the fixtures
+ *                 report a parent handle that was not what NCCL passes)
  *   CRASH         a rank process died or hit the timeout
  * and each scenario checks its verdicts against what DESIGN.md promises.
  * Prints one line per scenario and "N passed, N failed, N skipped"; exits 1
@@ -164,7 +166,8 @@ struct comm_v {
 
 static uint64_t unsafe_count(const struct emu_result *x)
 {
-	return x->err_rc + x->err_revived + x->err_empty + x->err_nch + x->err_nan + x->err_oob;
+	return x->err_rc + x->err_revived + x->err_empty + x->err_nch + x->err_nan + x->err_oob +
+	       (x->prof_fini_rc != 0);
 }
 
 /* Verdicts for every distinct communicator; returns how many. */
@@ -210,12 +213,13 @@ static unsigned judge(const struct run *run, struct comm_v *cv, unsigned max)
 				unsafe++;
 				snprintf(d + strlen(d), dl - strlen(d),
 					 " rank %d: rc %llu revived %llu empty %llu nch %llu nan %llu"
-					 " oob %llu;", b->grank, (unsigned long long)b->err_rc,
+					 " oob %llu profiler-finalize %d;", b->grank,
+					 (unsigned long long)b->err_rc,
 					 (unsigned long long)b->err_revived,
 					 (unsigned long long)b->err_empty,
 					 (unsigned long long)b->err_nch,
 					 (unsigned long long)b->err_nan,
-					 (unsigned long long)b->err_oob);
+					 (unsigned long long)b->err_oob, b->prof_fini_rc);
 			}
 			if (b->status == EMU_ST_INIT_FAILED) {
 				nfail++;

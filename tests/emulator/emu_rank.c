@@ -1,7 +1,7 @@
 /*
  * emu_rank.c - one emulated rank process: NCCL as the plugin sees it.
  *
- * What NCCL does and this file reproduces (shared/notes/nccl-plugin-abi.md):
+ * What NCCL does and this file reproduces (nccl_abi.h names the NCCL sources):
  * - Loading: the tuner loader and the profiler loader each dlopen() the same
  *   absolute path with RTLD_NOW|RTLD_LOCAL and probe their symbols newest
  *   first, in the emulated release's order. A failed open or probe is
@@ -16,6 +16,12 @@
  *   collective fails), v6 getChunkSize, then KernelLaunch / Group / Coll
  *   start+stop on the launch thread, and one KernelCh start/KernelChStop/
  *   stop per channel from the comm's proxy thread, `lag` collectives behind.
+ *   Each event is built once as the newest (v6) descriptor and laid out
+ *   for the loaded profiler version, as NCCL 2.28+'s adapters do: its own
+ *   layout, in a heap block of exactly that version's size, zeroed as NCCL
+ *   zeroes its stack descriptor, and freed as soon as startEvent returns,
+ *   so that valgrind or ASan flag a plugin that reads past the end (v4 is
+ *   104 bytes and has no coll.parentGroup) or keeps the pointer.
  * - Teardown: tuner finalize, then the proxy drains (late KernelCh events
  *   after the tuner is gone), then profiler finalize; each loader dlcloses.
  * - v2 tuners go through NCCL's adapter (support flags derived from the
@@ -418,42 +424,192 @@ static void proxy_push(struct emu_comm *c, const struct proxy_op *op)
 	pthread_mutex_unlock(&c->mu);
 }
 
-static void deliver_kernel_ch(struct emu_comm *c, const struct proxy_op *op)
+/* ---- profiler calls, in the loaded version's layout ---- */
+
+/* The emulator's own view of an event: a zeroed newest descriptor (every
+ * byte, not just the first union member an initializer would clear). */
+static void ev_init(struct emu_prof_descr_v6 *e, uint64_t type, void *parent)
+{
+	memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->parentObj = parent;
+}
+
+static void *xmalloc0(size_t n)
+{
+	void *q = malloc(n);
+
+	if (!q) {
+		fprintf(stderr, "emu: out of memory\n");
+		exit(3);
+	}
+	return memset(q, 0, n);
+}
+
+/* Lay e (the newest descriptor, what NCCL knows about the event) out as a
+ * v4 descriptor, the way NCCL 2.27 fills its own: the Coll's Group handle
+ * goes to parentObj, and only the members of the event's type are set.
+ * 0 = NCCL would not send this event to a v4 plugin. */
+static int layout_v4(struct emu_prof_descr_v4 *d, const struct emu_prof_descr_v6 *e)
+{
+	if (e->type & ~(uint64_t)EMU_PROF_V4_TYPES)
+		return 0;		/* API / copy-engine events: v5+ only */
+	d->type = (uint8_t)e->type;
+	d->parentObj = e->parentObj;
+	d->rank = e->rank;
+	switch (e->type) {
+	case EMU_PROF_GROUP:
+		break;
+	case EMU_PROF_COLL:
+		d->parentObj = e->coll.parentGroup;
+		d->coll.seqNumber = e->coll.seqNumber;
+		d->coll.func = e->coll.func;
+		d->coll.sendBuff = e->coll.sendBuff;
+		d->coll.recvBuff = e->coll.recvBuff;
+		d->coll.count = e->coll.count;
+		d->coll.root = e->coll.root;
+		d->coll.datatype = e->coll.datatype;
+		d->coll.nChannels = e->coll.nChannels;
+		d->coll.nWarps = e->coll.nWarps;
+		d->coll.algo = e->coll.algo;
+		d->coll.proto = e->coll.proto;
+		break;
+	case EMU_PROF_KERNEL_CH:
+		d->kernelCh.channelId = e->kernelCh.channelId;
+		d->kernelCh.pTimer = e->kernelCh.pTimer;
+		break;
+	default:		/* not emulated */
+		return 0;
+	}
+	return 1;
+}
+
+/* startEvent with e laid out for the loaded version; the handle or NULL. */
+static void *prof_start(struct emu_comm *c, const struct emu_prof_descr_v6 *e)
 {
 	struct emu_proc *p = c->p;
+	void *h = NULL;
+
+	switch (p->pver) {
+	case 4: {
+		struct emu_prof_descr_v4 *d = xmalloc0(sizeof(*d));
+
+		if (layout_v4(d, e))
+			((const struct emu_profiler_v4 *)p->psym)->startEvent(c->pctx, &h, d);
+		free(d);
+		break;
+	}
+	case 5: {
+		struct emu_prof_descr_v5 *d = xmalloc0(sizeof(*d));
+
+		/* every v5 member is where v6 has it (nccl_abi.h asserts the
+		 * offsets), and the emulator sends no v6-only type */
+		if (!(e->type & ~(uint64_t)EMU_PROF_V5_TYPES)) {
+			memcpy(d, e, sizeof(*d));
+			((const struct emu_profiler_v5 *)p->psym)->startEvent(c->pctx, &h, d);
+		}
+		free(d);
+		break;
+	}
+	case 6: {
+		struct emu_prof_descr_v6 *d = xmalloc0(sizeof(*d));
+
+		memcpy(d, e, sizeof(*d));
+		((const struct emu_profiler_v6 *)p->psym)->startEvent(c->pctx, &h, d);
+		free(d);
+		break;
+	}
+	}
+	return h;
+}
+
+/* recordEventState(KernelChStop) with the version's own state arguments */
+static void prof_kch_stop(struct emu_comm *c, void *h, uint64_t ptimer)
+{
+	struct emu_proc *p = c->p;
+
+	switch (p->pver) {
+	case 4: {
+		union emu_prof_state_v4 *a = xmalloc0(sizeof(*a));
+
+		a->kernelCh.pTimer = ptimer;
+		((const struct emu_profiler_v4 *)p->psym)->recordEventState(
+			h, EMU_PROF_V4_STATE_KERNEL_CH_STOP, a);
+		free(a);
+		break;
+	}
+	case 5: {
+		union emu_prof_state_v5 *a = xmalloc0(sizeof(*a));
+
+		a->kernelCh.pTimer = ptimer;
+		((const struct emu_profiler_v5 *)p->psym)->recordEventState(
+			h, EMU_PROF_V5_STATE_KERNEL_CH_STOP, a);
+		free(a);
+		break;
+	}
+	case 6: {
+		union emu_prof_state_v6 *a = xmalloc0(sizeof(*a));
+
+		a->kernelCh.pTimer = ptimer;
+		((const struct emu_profiler_v6 *)p->psym)->recordEventState(
+			h, EMU_PROF_V6_STATE_KERNEL_CH_STOP, a);
+		free(a);
+		break;
+	}
+	}
+}
+
+static void prof_stop(struct emu_comm *c, void *h)
+{
+	struct emu_proc *p = c->p;
+
+	if (!h)
+		return;
+	if (p->pver == 4)
+		((const struct emu_profiler_v4 *)p->psym)->stopEvent(h);
+	else if (p->pver == 5)
+		((const struct emu_profiler_v5 *)p->psym)->stopEvent(h);
+	else if (p->pver == 6)
+		((const struct emu_profiler_v6 *)p->psym)->stopEvent(h);
+}
+
+static int prof_finalize(struct emu_comm *c)
+{
+	struct emu_proc *p = c->p;
+
+	switch (p->pver) {
+	case 4:
+		return ((const struct emu_profiler_v4 *)p->psym)->finalize(c->pctx);
+	case 5:
+		return ((const struct emu_profiler_v5 *)p->psym)->finalize(c->pctx);
+	case 6:
+		return ((const struct emu_profiler_v6 *)p->psym)->finalize(c->pctx);
+	default:	/* v1..v3: init and finalize only */
+		return ((const struct emu_profiler_v1 *)p->psym)->finalize(c->pctx);
+	}
+}
+
+static void deliver_kernel_ch(struct emu_comm *c, const struct proxy_op *op)
+{
 	void *h[EMU_MAXCHANNELS];
 	int late = __atomic_load_n(&c->tuner_gone, __ATOMIC_ACQUIRE);
 
 	for (unsigned ch = 0; ch < op->nch; ch++) {
 		uint64_t skew = (op->t0 >> 3) % 97 * ch;
+		struct emu_prof_descr_v6 e;
 
-		h[ch] = NULL;
-		if (p->pver >= 5) {
-			struct emu_prof_descr_v5 d = { 0 };
-
-			d.type = EMU_PROF_KERNEL_CH;
-			d.parentObj = op->coll;
-			d.kernelCh.channelId = (uint8_t)ch;
-			d.kernelCh.pTimer = op->t0 + skew;
-			((const struct emu_profiler_v5 *)p->psym)->startEvent(c->pctx, &h[ch], &d);
-		} else {
-			struct emu_prof_descr_v4 d = { 0 };
-
-			d.type = (uint8_t)EMU_PROF_KERNEL_CH;
-			d.parentObj = op->coll;
-			d.kernelCh.channelId = (uint8_t)ch;
-			d.kernelCh.pTimer = op->t0 + skew;
-			((const struct emu_profiler_v4 *)p->psym)->startEvent(c->pctx, &h[ch], &d);
-		}
+		/* NCCL fills no rank for KernelCh; parentObj is the Coll
+		 * handle, NULL when the plugin gave none */
+		ev_init(&e, EMU_PROF_KERNEL_CH, op->coll);
+		e.kernelCh.channelId = (uint8_t)ch;
+		e.kernelCh.pTimer = op->t0 + skew;
+		h[ch] = prof_start(c, &e);
 	}
 	for (unsigned ch = 0; ch < op->nch; ch++) {
-		const struct emu_profiler_v5 *pf = p->psym;	/* same layout for v4 */
-		union emu_prof_state_args a = { .kernelCh.pTimer = op->t0 + op->dur + ch };
-
 		if (!h[ch])
 			continue;
-		pf->recordEventState(h[ch], EMU_PROF_STATE_KERNEL_CH_STOP, &a);
-		pf->stopEvent(h[ch]);
+		prof_kch_stop(c, h[ch], op->t0 + op->dur + ch);
+		prof_stop(c, h[ch]);
 	}
 	c->res.kch_events += op->nch;
 	if (late)
@@ -555,6 +711,7 @@ static void launch(struct emu_comm *c, uint64_t i)
 	uint64_t chunk;
 	int mask = 0, want_coll, want_kch, want_group, want_capi, want_gapi, want_kl;
 	void *h_gapi = NULL, *h_capi = NULL, *h_group = NULL, *h_coll = NULL, *h_kl = NULL;
+	struct emu_prof_descr_v6 e;
 	size_t nbytes;
 
 	gen_call(c, i, &coll, &si, &pipeops);
@@ -587,36 +744,27 @@ static void launch(struct emu_comm *c, uint64_t i)
 	want_capi = p->pver >= 5 && (want_coll || (mask & EMU_PROF_COLL_API));
 	want_gapi = p->pver >= 5 && (want_capi || want_kl ||
 				     (mask & (EMU_PROF_GROUP_API | EMU_PROF_P2P_API)));
-	const struct emu_profiler_v5 *pf = p->psym;
-
+	/* NCCL sets rank only in Coll (and P2p, proxy) descriptors */
 	if (want_gapi) {
-		struct emu_prof_descr_v5 d = { 0 };
-
-		d.type = EMU_PROF_GROUP_API;
-		d.rank = (int)c->crank;
-		d.groupApi.groupDepth = 1;
-		pf->startEvent(c->pctx, &h_gapi, &d);
+		ev_init(&e, EMU_PROF_GROUP_API, NULL);
+		e.groupApi.groupDepth = 1;
+		h_gapi = prof_start(c, &e);
 	}
 	if (want_capi) {
-		struct emu_prof_descr_v5 d = { 0 };
 		uint64_t dummy;
 
-		d.type = EMU_PROF_COLL_API;
-		d.parentObj = h_gapi;
-		d.rank = (int)c->crank;
-		fill_coll(c, coll, nbytes, 0, 0, &d.collApi.func, &d.collApi.count,
-			  &d.collApi.datatype, &dummy);
+		ev_init(&e, EMU_PROF_COLL_API, h_gapi);
+		fill_coll(c, coll, nbytes, 0, 0, &e.collApi.func, &e.collApi.count,
+			  &e.collApi.datatype, &dummy);
 		c->seq[coll]--;		/* only fill_coll for the Coll event counts */
-		d.collApi.stream = (void *)(uintptr_t)0x5000;
-		pf->startEvent(c->pctx, &h_capi, &d);
-		if (h_capi)
-			pf->stopEvent(h_capi);
+		e.collApi.stream = (void *)(uintptr_t)0x5000;
+		h_capi = prof_start(c, &e);
+		prof_stop(c, h_capi);
 	}
 
 	/* group end: the tuner */
 	if (decide(c, coll, si, pipeops, regbuff, &arm, &nch, &chunk, 1)) {
-		if (h_gapi)
-			pf->stopEvent(h_gapi);
+		prof_stop(c, h_gapi);
 		return;			/* the collective failed */
 	}
 	fold(c, arm, nch, chunk);
@@ -624,14 +772,10 @@ static void launch(struct emu_comm *c, uint64_t i)
 		c->res.work_arm[i % cfg->nwork][arm]++;
 
 	if (want_kl) {
-		struct emu_prof_descr_v5 d = { 0 };
-
-		d.type = EMU_PROF_KERNEL_LAUNCH;
-		d.parentObj = h_gapi;
-		d.rank = (int)c->crank;
-		pf->startEvent(c->pctx, &h_kl, &d);
-		if (h_kl)
-			pf->stopEvent(h_kl);
+		ev_init(&e, EMU_PROF_KERNEL_LAUNCH, h_gapi);
+		e.kernelLaunch.stream = (void *)(uintptr_t)0x5000;
+		h_kl = prof_start(c, &e);
+		prof_stop(c, h_kl);
 	}
 	if (want_group || want_coll) {
 		unsigned sch = sched_channels(nch, nbytes);
@@ -651,53 +795,27 @@ static void launch(struct emu_comm *c, uint64_t i)
 			dur = (uint64_t)((cost > 0 ? cost : 1.0f) * 1000.0f) +
 			      (emu_rand(&c->rng) & 1023);
 		}
-		if (p->pver >= 5) {
-			struct emu_prof_descr_v5 d = { 0 };
-
-			d.type = EMU_PROF_GROUP;
-			d.rank = (int)c->crank;
-			if (want_group)
-				pf->startEvent(c->pctx, &h_group, &d);
-			if (want_coll) {
-				memset(&d, 0, sizeof(d));
-				d.type = EMU_PROF_COLL;
-				d.parentObj = h_capi;
-				d.rank = (int)c->crank;
-				fill_coll(c, coll, nbytes, arm, sch, &d.coll.func, &d.coll.count,
-					  &d.coll.datatype, &d.coll.seqNumber);
-				d.coll.sendBuff = (const void *)(uintptr_t)0x1000;
-				d.coll.recvBuff = (void *)(uintptr_t)0x2000;
-				d.coll.nChannels = (uint8_t)sch;
-				d.coll.nWarps = 16;
-				d.coll.algo = algo_str[arm / 3];
-				d.coll.proto = proto_str[arm % 3];
-				d.coll.parentGroup = h_group;
-				pf->startEvent(c->pctx, &h_coll, &d);
-				c->res.coll_events++;
-			}
-		} else {
-			const struct emu_profiler_v4 *p4 = p->psym;
-			struct emu_prof_descr_v4 d = { 0 };
-
-			d.type = (uint8_t)EMU_PROF_GROUP;
-			d.rank = (int)c->crank;
-			if (want_group)
-				p4->startEvent(c->pctx, &h_group, &d);
-			if (want_coll) {
-				memset(&d, 0, sizeof(d));
-				d.type = (uint8_t)EMU_PROF_COLL;
-				d.parentObj = h_group;	/* v4 adapter: parentGroup */
-				d.rank = (int)c->crank;
-				fill_coll(c, coll, nbytes, arm, sch, &d.coll.func, &d.coll.count,
-					  &d.coll.datatype, &d.coll.seqNumber);
-				d.coll.nChannels = (uint8_t)sch;
-				d.coll.nWarps = 16;
-				d.coll.algo = algo_str[arm / 3];
-				d.coll.proto = proto_str[arm % 3];
-				d.coll.parentGroup = h_group;
-				p4->startEvent(c->pctx, &h_coll, &d);
-				c->res.coll_events++;
-			}
+		if (want_group) {
+			ev_init(&e, EMU_PROF_GROUP, NULL);
+			h_group = prof_start(c, &e);
+		}
+		if (want_coll) {
+			/* v5+: parentObj is the CollApi handle and the Group's
+			 * goes to coll.parentGroup; layout_v4() moves it to a v4
+			 * descriptor's parentObj */
+			ev_init(&e, EMU_PROF_COLL, h_capi);
+			e.rank = (int)c->crank;
+			fill_coll(c, coll, nbytes, arm, sch, &e.coll.func, &e.coll.count,
+				  &e.coll.datatype, &e.coll.seqNumber);
+			e.coll.sendBuff = (const void *)(uintptr_t)0x1000;
+			e.coll.recvBuff = (void *)(uintptr_t)0x2000;
+			e.coll.nChannels = (uint8_t)sch;
+			e.coll.nWarps = 16;
+			e.coll.algo = algo_str[arm / 3];
+			e.coll.proto = proto_str[arm % 3];
+			e.coll.parentGroup = h_group;
+			h_coll = prof_start(c, &e);
+			c->res.coll_events++;
 		}
 		if (want_kch && c->has_proxy) {
 			struct proxy_op op = { h_coll, (uint8_t)sch, c->gpu_clock, dur };
@@ -706,13 +824,10 @@ static void launch(struct emu_comm *c, uint64_t i)
 		}
 		c->gpu_clock += dur + 100;
 		/* enqueued: Coll and Group stop right away */
-		if (h_coll)
-			pf->stopEvent(h_coll);
-		if (h_group)
-			pf->stopEvent(h_group);
+		prof_stop(c, h_coll);
+		prof_stop(c, h_group);
 	}
-	if (h_gapi)
-		pf->stopEvent(h_gapi);
+	prof_stop(c, h_gapi);
 }
 
 /* ---- init and teardown of one communicator ---- */
@@ -833,7 +948,7 @@ static void comm_fini(struct emu_comm *c)
 	}
 	/* ... then commFree: profiler finalize */
 	if (p->pver && c->prof_ok)
-		((const struct emu_profiler_v5 *)p->psym)->finalize(c->pctx);
+		c->res.prof_fini_rc = prof_finalize(c);
 }
 
 /* ---- drivers ---- */

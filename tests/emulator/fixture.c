@@ -5,7 +5,8 @@
  *   FIX_GOOD        exports tuner v2..v6 and profiler v1..v6 (so the probe
  *                   order of every emulated release is visible); always
  *                   Ring/Simple when supported; a refcounting profiler
- *                   that validates every parent handle it is given.
+ *                   that reads each version's own descriptor layout and
+ *                   validates every parent and group handle it is given.
  *   FIX_NOOP        tuner v5 that leaves every table alone (stock AUTO).
  *   FIX_NOSYM       exports no plugin symbol at all (NCCL must go on).
  *   FIX_BAD_REGBUFF decides from regBuff (rank-local): must be DIVERGED.
@@ -125,7 +126,11 @@ const struct emu_tuner_v6 ncclTunerPlugin_v6 = { "fixture", tuner_init5, get_col
 #if defined(FIX_GOOD) || defined(FIX_BAD_PROF)
 
 /* A refcounting profiler: Coll records outlive their stopEvent until the
- * last KernelCh child stops; every handle is checked by its tag. */
+ * last KernelCh child stops; every handle is checked by its tag, and every
+ * Coll must name a live Group record as its group (v4: parentObj; v5+:
+ * coll.parentGroup), so an emulator that wires v4 like v5 fails here. Any
+ * bad handle makes finalize fail, which the emulator reports as UNSAFE. */
+#define TAG_GROUP 0x6772707367727073ULL
 #define TAG_COLL 0xc011c011c011c011ULL
 #define TAG_KCH 0x4b43484b43484b43ULL
 #define TAG_DEAD 0xdeaddeaddeaddeadULL
@@ -137,6 +142,11 @@ struct rec {
 };
 
 static int bad_handles;
+
+static void bad(void)
+{
+	__atomic_add_fetch(&bad_handles, 1, __ATOMIC_RELAXED);
+}
 
 static void put(struct rec *r)
 {
@@ -156,41 +166,59 @@ static int prof_init5(void **ctx, uint64_t id, int *mask, const char *name, int 
 	return 0;
 }
 
-static int prof_start5(void *ctx, void **h, struct emu_prof_descr_v5 *d)
+/* Every version's startEvent, from the fields it read out of its own
+ * descriptor: `group` is the Coll's Group handle wherever that version
+ * keeps it, `parent` the parentObj. */
+static int start_any(void *ctx, void **h, uint64_t type, void *parent, void *group,
+		     unsigned nch)
 {
 	struct rec *r;
 
 	*h = NULL;
 	if (ctx != &ctx_token)
-		bad_handles++;
-	if (d->type != EMU_PROF_COLL && d->type != EMU_PROF_KERNEL_CH)
+		bad();
+	if (type != EMU_PROF_GROUP && type != EMU_PROF_COLL && type != EMU_PROF_KERNEL_CH)
 		return 0;
 	r = malloc(sizeof(*r));
 	if (!r)
 		return 0;
 	r->parent = NULL;
-	if (d->type == EMU_PROF_COLL) {
+	r->refs = 1;
+	if (type == EMU_PROF_GROUP) {
+		r->tag = TAG_GROUP;
+	} else if (type == EMU_PROF_COLL) {
+		const struct rec *g = group;
+
+		if (!g || g->tag != TAG_GROUP)
+			bad();
 		r->tag = TAG_COLL;
-		r->refs = 1 + (d->coll.nChannels > 0 ? d->coll.nChannels : 0);
+		r->refs = 1 + (int)nch;
 	} else {
-		struct rec *p = d->parentObj;
+		struct rec *p = parent;
 
 		r->tag = TAG_KCH;
-		r->refs = 1;
 		if (p && p->tag != TAG_COLL)
-			bad_handles++;
+			bad();
 		r->parent = p && p->tag == TAG_COLL ? p : NULL;
 	}
 	*h = r;
 	return 0;
 }
 
+static int prof_start5(void *ctx, void **h, struct emu_prof_descr_v5 *d)
+{
+	int coll = d->type == EMU_PROF_COLL;
+
+	return start_any(ctx, h, d->type, d->parentObj, coll ? d->coll.parentGroup : NULL,
+			 coll ? d->coll.nChannels : 0);
+}
+
 static int prof_stop(void *h)
 {
 	struct rec *r = h;
 
-	if (r->tag != TAG_COLL && r->tag != TAG_KCH) {
-		bad_handles++;
+	if (r->tag != TAG_GROUP && r->tag != TAG_COLL && r->tag != TAG_KCH) {
+		bad();
 		return 0;
 	}
 	if (r->tag == TAG_KCH && r->parent)
@@ -199,23 +227,28 @@ static int prof_stop(void *h)
 	return 0;
 }
 
-static int prof_record(void *h, int state, union emu_prof_state_args *a)
+static int record_any(void *h, int state, int kch_stop)
 {
 	struct rec *r = h;
 
-	(void)state, (void)a;
-	if (r->tag != TAG_KCH)
-		bad_handles++;
+	if (r->tag != TAG_KCH || state != kch_stop)
+		bad();
 	return 0;
+}
+
+static int prof_record5(void *h, int state, union emu_prof_state_v5 *a)
+{
+	(void)a;
+	return record_any(h, state, EMU_PROF_V5_STATE_KERNEL_CH_STOP);
 }
 
 static int prof_fini(void *ctx)
 {
-	return ctx == &ctx_token && !bad_handles ? 0 : 3;
+	return ctx == &ctx_token && !__atomic_load_n(&bad_handles, __ATOMIC_RELAXED) ? 0 : 3;
 }
 
 const struct emu_profiler_v5 ncclProfiler_v5 = { "fixture", prof_init5, prof_start5, prof_stop,
-						 prof_record, prof_fini };
+						 prof_record5, prof_fini };
 
 #if defined(FIX_GOOD)
 static int prof_init1(void **ctx, int *mask)
@@ -231,13 +264,33 @@ static int prof_init4(void **ctx, int *mask, const char *name, uint64_t id, int 
 	return prof_init5(ctx, id, mask, name, nn, nr, rank, log);
 }
 
+/* v4: a one-byte type, and the Coll's Group is its parentObj */
 static int prof_start4(void *ctx, void **h, struct emu_prof_descr_v4 *d)
 {
-	struct emu_prof_descr_v5 d5;
+	int coll = d->type == EMU_PROF_COLL;
 
-	memcpy(&d5, d, sizeof(d5));
-	d5.type = d->type;
-	return prof_start5(ctx, h, &d5);
+	return start_any(ctx, h, d->type, d->parentObj, coll ? d->parentObj : NULL,
+			 coll ? d->coll.nChannels : 0);
+}
+
+static int prof_record4(void *h, int state, union emu_prof_state_v4 *a)
+{
+	(void)a;
+	return record_any(h, state, EMU_PROF_V4_STATE_KERNEL_CH_STOP);
+}
+
+static int prof_start6(void *ctx, void **h, struct emu_prof_descr_v6 *d)
+{
+	int coll = d->type == EMU_PROF_COLL;
+
+	return start_any(ctx, h, d->type, d->parentObj, coll ? d->coll.parentGroup : NULL,
+			 coll ? d->coll.nChannels : 0);
+}
+
+static int prof_record6(void *h, int state, union emu_prof_state_v6 *a)
+{
+	(void)a;
+	return record_any(h, state, EMU_PROF_V6_STATE_KERNEL_CH_STOP);
 }
 
 const struct emu_profiler_v1 ncclProfiler_v1 = { "fixture", prof_init1, NULL, NULL, NULL,
@@ -247,9 +300,9 @@ const struct emu_profiler_v1 ncclProfiler_v2 = { "fixture", prof_init1, NULL, NU
 const struct emu_profiler_v1 ncclProfiler_v3 = { "fixture", prof_init1, NULL, NULL, NULL,
 						 prof_fini };
 const struct emu_profiler_v4 ncclProfiler_v4 = { "fixture", prof_init4, prof_start4, prof_stop,
-						 prof_record, prof_fini };
-const struct emu_profiler_v5 ncclProfiler_v6 = { "fixture", prof_init5, prof_start5, prof_stop,
-						 prof_record, prof_fini };
+						 prof_record4, prof_fini };
+const struct emu_profiler_v6 ncclProfiler_v6 = { "fixture", prof_init5, prof_start6, prof_stop,
+						 prof_record6, prof_fini };
 #endif
 #endif
 #endif
