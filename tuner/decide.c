@@ -94,6 +94,7 @@
 #include "policies/plan.h"
 #include "tuner/decide.h"
 #include "tuner/env.h"
+#include "tuner/messages.h"
 #include "tuner/ncclver.h"
 
 #ifndef PACKAGE_VERSION
@@ -396,8 +397,7 @@ static void debug_log(const struct bot_decide_ctx *c, int coll, size_t nbytes, i
 		      int forced)
 {
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_TUNING,
-	    "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s",
-	    (unsigned long long)c->comm_id, coll, nbytes, bot_util_bucket(nbytes), arm,
+	    BOT_MSG_ARM, (unsigned long long)c->comm_id, coll, nbytes, bot_util_bucket(nbytes), arm,
 	    forced ? "forced" : c->shadow ? "shadow" : "left to NCCL (unsupported or not allowed)");
 }
 
@@ -942,7 +942,7 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	if (env_set("NCCL_ALGO") || env_set("NCCL_PROTO")) {
 		if (!__atomic_exchange_n(&logged_algo_env, 1, __ATOMIC_RELAXED))
 			LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
-			    "nccl-bot: NCCL_ALGO or NCCL_PROTO is set: leaving every cost table untouched");
+			    BOT_MSG_ALGO_ENV);
 		*out = c;
 		return BOT_NCCL_SUCCESS;
 	}

@@ -10,6 +10,7 @@
 #include "tuner/env.h"
 #include "tuner/link.h"
 #include "tuner/measure.h"
+#include "tuner/messages.h"
 #include "tuner/records.h"
 #include "tuner/spool.h"
 #include "tuner/windows.h"
@@ -97,8 +98,7 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
 	bot_win_mask(mask);
 	if (w && log)
 		log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
-		    "nccl-bot: profiler v%d comm %016llx rank %d: measuring windows of %u calls "
-		    "every %u calls at or above %llu bytes", abi, (unsigned long long)comm_id,
+		    BOT_MSG_MEASURING, abi, (unsigned long long)comm_id,
 		    rank, bot_win_window(w), bot_win_period(w), (unsigned long long)min_bytes);
 	*ctx = w;
 	return BOT_NCCL_SUCCESS;

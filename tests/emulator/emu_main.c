@@ -16,7 +16,7 @@
  *                 or the profiler's finalize failed (how the fixtures
  *                 report a parent handle that was not what NCCL passes)
  *   CRASH         a rank process died or hit the timeout
- * and each scenario checks its verdicts against what DESIGN.md promises.
+ * and each scenario checks its verdicts against what doc/design.md promises.
  * Prints one line per scenario and "N passed, N failed, N skipped"; exits 1
  * on any failure.
  */
@@ -458,7 +458,7 @@ static const char *expect_name(enum expect ex)
 	return n[ex];
 }
 
-/* The corrupted rank must fall back to the prior (DESIGN invariant 2): its
+/* The corrupted rank must fall back to the prior (invariant 2, doc/design.md): its
  * sequence equals the one it launches with no table at all. */
 static int corrupt_reference(const struct emu_cfg *cfg, const struct run *run, char *why,
 			     size_t wl)

@@ -99,6 +99,7 @@
 #include "common/spool.h"
 #include "common/table.h"
 #include "policies/context.h"
+#include "tuner/messages.h"
 
 extern char **environ;
 
@@ -226,24 +227,17 @@ static int fmt(char *out, size_t cap, const char *f, ...)
 	return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-/* NCCL 2.28 and the plugin print these; the checks parse them and the
- * selftest writes its canned logs with the same formats. COUPLING: the
- * plugin's strings are literals in tuner/ (no shared header), copied here -
- * change both together:
+/* NCCL 2.28 prints these (copied from its source: change with NCCL):
  *	NCCL_TUNING_FMT		NCCL src/enqueue.cc (INFO NCCL_TUNING, rank 0 only;
  *				names from ncclAlgoToString/ncclProtoToString:
  *				TREE RING ... NVLS_TREE PAT, LL LL128 SIMPLE)
- *	BOT_MEASURING_FMT	tuner/profiler.c bot_prof_init()
- *	BOT_ARM_FMT		tuner/tuner.c bot_tuner_debug_log()
- *	BOT_ALGO_ENV_LINE	tuner/tuner.c bot_tuner_init()
- *	NCCL_ENV_SET_FMT	NCCL src/graph/tuning.cc (INFO NCCL_ENV) */
+ *	NCCL_ENV_SET_FMT	NCCL src/graph/tuning.cc (INFO NCCL_ENV)
+ * The plugin's own lines come from its formats in tuner/messages.h, so the
+ * checks parse what the plugin prints and the selftest writes the same. */
 #define NCCL_TUNING_FMT "%s: %ld Bytes -> Algo %s proto %s channel{Lo..Hi}={%d..%d}"
-#define BOT_MEASURING_FMT                                                                          \
-	"nccl-bot: profiler v%d comm %016llx rank %d: measuring windows of %u calls every %u "     \
-	"calls at or above %llu bytes"
-#define BOT_ARM_FMT "nccl-bot: comm %016llx coll %d nbytes %zu bucket %u: arm %d %s"
-#define BOT_ALGO_ENV_LINE                                                                          \
-	"nccl-bot: NCCL_ALGO or NCCL_PROTO is set: leaving every cost table untouched"
+#define BOT_MEASURING_FMT BOT_MSG_MEASURING
+#define BOT_ARM_FMT BOT_MSG_ARM
+#define BOT_ALGO_ENV_LINE BOT_MSG_ALGO_ENV
 #define NCCL_ENV_SET_FMT "%s set by environment to %s"
 
 static int nccl_ver;		/* ncclGetVersion() of the run (the selftest sets it) */
