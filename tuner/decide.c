@@ -953,12 +953,14 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	finish_cells(c);
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 	    "nccl-bot " PACKAGE_VERSION ": tuner v%d comm %016llx nranks %u nnodes %u: "
-	    "table %016llx, policy %s (from %s), %u contexts decided, %u on the prior "
-	    "(%u correction rows), min bytes 2^%u, profiler rank %d, NCCL %d, AUTO's cap %s%s%s",
+	    "table %016llx, policy %s (from %s), seed 0x%llx, allowed arms 0x%06x, %u contexts "
+	    "decided, %u on the prior (%u correction rows), min bytes 2^%u, profiler rank %d, "
+	    "NCCL %d, AUTO's cap %s%s%s",
 	    abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
 	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
-	    c->from_table ? "the table" : "the environment", c->ncells, c->ndyn, c->ncorr_rows,
+	    c->from_table ? "the table" : "the environment", (unsigned long long)c->seed,
+	    (unsigned)c->allow_static, c->ncells, c->ndyn, c->ncorr_rows,
 	    c->min_bytes_log2, prof_rank, c->nccl_version,
 	    c->cap == BOT_DECIDE_CAP_228 ? "3.6e9 us" : "FLT_MAX",
 	    c->shadow ? ", shadow (never written)" : "",
