@@ -16,6 +16,7 @@
 #include "replay/dataset.h"
 #include "replay/replay.h"
 #include "sim/sim.h"
+#include "tests/unit/testutil.h"
 
 #define MiB 1048576ULL
 
@@ -380,27 +381,27 @@ START_TEST(test_json_keys)
 }
 END_TEST
 
-/* Load one file as `nccl-bot replay --data FILE` does; the message in msg. */
-static int load_file(const char *content, char *msg, size_t len, char *path, size_t plen)
+/* Load one file as `nccl-bot replay --data FILE` does; the message in msg,
+ * the file's path (gone by then) in path (BOT_TEST_PATH_MAX bytes). */
+static int load_file(const char *content, char *msg, size_t len, char *path)
 {
 	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
 	struct bot_dataset ds;
 	struct bot_nodeset train, test;
 	const char *files[1] = { path };
-	int fd, rc;
+	char dir[BOT_TEST_PATH_MAX];
+	int rc;
 
-	snprintf(path, plen, "/tmp/test_replay_dataXXXXXX");
-	fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
+	bot_test_mkdtemp(dir, "replay");
+	bot_test_write(dir, "data.csv", content, strlen(content));
+	bot_test_path(path, dir, "data.csv");
 	ck_assert_int_eq(bot_nodeset_parse("4-8", &train, msg, len), 0);
 	ck_assert_int_eq(bot_nodeset_parse("16-32", &test, msg, len), 0);
 	msg[0] = 0;
 	bot_dataset_init(&ds);
 	rc = bot_replay_load(&ds, files, 1, &o, &train, &test, 0, 16, msg, len);
 	bot_dataset_free(&ds);
-	unlink(path);
+	bot_test_rmtree(dir);
 	return rc;
 }
 
@@ -425,8 +426,8 @@ static const struct {
 
 START_TEST(test_bad_input)
 {
-	char msg[2048], path[64], want[96];
-	int rc = load_file(bad_inputs[_i].content, msg, sizeof(msg), path, sizeof(path));
+	char msg[2048], path[BOT_TEST_PATH_MAX], want[BOT_TEST_PATH_MAX + 32];
+	int rc = load_file(bad_inputs[_i].content, msg, sizeof(msg), path);
 
 	ck_assert_msg(rc == -1, "%s: rc %d, want -1 (%s)", bad_inputs[_i].name, rc, msg);
 	if (bad_inputs[_i].line)
@@ -456,13 +457,4 @@ static Suite *suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *r = srunner_create(suite());
-	int failed;
-
-	srunner_run_all(r, CK_NORMAL);
-	failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
-}
+BOT_TEST_MAIN(suite)

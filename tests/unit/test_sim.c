@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim/sim_int.h"
+#include "tests/unit/testutil.h"
 
 static const struct bot_fabric *fab(const char *name)
 {
@@ -332,13 +333,4 @@ static Suite *sim_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(sim_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BOT_TEST_MAIN(sim_suite)
