@@ -162,6 +162,32 @@ fi
 cp "$sp/bad-crc" "$tmp/spd/nb-c-3.spool"
 expect "spool show DIR with a bad file" 1 "nb-c-3.spool: offset 864: CRC-32C mismatch" -- \
 	"$bot" spool show "$tmp/spd"
+# Entries named *.spool that are not regular files: a FIFO is refused, never
+# waited on (state add holds the fabric's lock meanwhile); a directory and a
+# symbolic link are refused too, each named with its reason.
+mkdir "$tmp/odd" "$tmp/st2"
+cp "$sp/valid-mixed" "$tmp/odd/nb-a-1.spool"
+mkfifo "$tmp/odd/nb-f-2.spool"
+expect "state add, a FIFO named *.spool" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
+expect "spool show DIR with a FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" spool show "$tmp/odd"
+expect "spool show FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" spool show "$tmp/odd/nb-f-2.spool"
+expect "spool sweep DIR with a FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" spool sweep "$tmp/odd"
+expect "env --spool DIR with a FIFO" 0 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" env --spool "$tmp/odd" --lib "$lib"
+rm "$tmp/odd/nb-f-2.spool"
+mkdir "$tmp/odd/x.spool"
+expect "state add, a directory named x.spool" 1 "x.spool: a directory, not a spool file" -- \
+	"$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
+rmdir "$tmp/odd/x.spool"
+ln -s nb-a-1.spool "$tmp/odd/nb-l-3.spool"
+expect "state add, a link named *.spool" 1 "nb-l-3.spool: a symbolic link, not a spool file" -- \
+	"$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
+if [ ! -e "$tmp/st2/f/current" ]; then ok "state add published nothing from odd entries"; else
+	bad "state add published a job with odd entries"; fi
 mkdir "$tmp/spempty"
 expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool show "$tmp/spempty"
 expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"
