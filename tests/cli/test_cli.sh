@@ -222,6 +222,20 @@ else
 	bad "env --lib relative"; sed 's/^/    /' "$tmp/out" | head -n 5
 fi
 
+# A link in the library's path is kept in what NCCL is pointed at (a container
+# binding only /opt/nccl-bot/<version> opens that path), also for a relative
+# --lib taken from a current directory reached through the link.
+ln -s "$(dirname "$lib")" "$tmp/optlink"
+expect "env --lib through a link: exported as given" 0 \
+	"^export NCCL_TUNER_PLUGIN='$tmp/optlink/libnccl-tuner-bot.so'" -- \
+	"$bot" env --prior-only --lib "$tmp/optlink//./libnccl-tuner-bot.so"
+(cd "$tmp/optlink" && "$botabs" env --prior-only --lib libnccl-tuner-bot.so) >"$tmp/out" 2>&1
+if grep -q "^export NCCL_PROFILER_PLUGIN='$tmp/optlink/libnccl-tuner-bot.so'" "$tmp/out"; then
+	ok "env --lib relative in a linked directory: the link kept"
+else
+	bad "env --lib relative in a linked directory"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+
 # One grammar for every setting (formats.md 11): refused spellings are usage
 # errors naming the option, the value and what is wanted.
 expect "env --seed ' -1'" 2 "--seed ' -1': want a u64" -- "$bot" env --prior-only --lib "$lib" --seed ' -1'
@@ -286,6 +300,13 @@ if grep -q "replacing the user's NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner-x.so
 	ok "env replaces the user's plugins, naming them"
 else
 	bad "env replacing the user's plugins"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+NCCL_TUNER_PLUGIN=NONE "$bot" env --prior-only --lib "$lib" >"$tmp/out" 2>&1
+if grep -q "replacing the user's NCCL_TUNER_PLUGIN=NONE (the user had turned NCCL's tuner plugin off)" \
+	"$tmp/out" && grep -q "^export NCCL_TUNER_PLUGIN='$lib'" "$tmp/out"; then
+	ok "env replaces NCCL_TUNER_PLUGIN=none, saying the user had turned it off"
+else
+	bad "env and NCCL_TUNER_PLUGIN=none"; sed 's/^/    /' "$tmp/out" | head -n 5
 fi
 ln -s "$lib" "$tmp/libnccl-profiler-bot.so"
 NCCL_TUNER_PLUGIN=$lib NCCL_PROFILER_PLUGIN=$tmp/libnccl-profiler-bot.so \

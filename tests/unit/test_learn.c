@@ -585,9 +585,9 @@ static void ours(const struct bot_stepenv *env, int measured)
 	ck_assert_int_eq(env->used, 1);
 	ck_assert_uint_eq(env->nvars, 3);
 	ck_assert_str_eq(env->var[0].name, "NCCL_TUNER_PLUGIN");
-	ck_assert_str_eq(env->var[0].value, lib_real());
+	ck_assert_str_eq(env->var[0].value, BOT_TUNER_SO);	/* as given */
 	ck_assert_str_eq(env->var[1].name, "NCCL_PROFILER_PLUGIN");
-	ck_assert_str_eq(env->var[1].value, lib_real());
+	ck_assert_str_eq(env->var[1].value, BOT_TUNER_SO);
 	ck_assert_str_eq(env->var[2].name, "NCCL_BOT_TABLE");
 	ck_assert_int_eq(env->measured, measured);
 	ck_assert_int_eq(!!(table_of(env)->flags & BOT_TABLE_F_MEASURE), measured);
@@ -676,7 +676,7 @@ START_TEST(test_stepenv_admin_default_keeps_theirs)
 	build(&req, NULL, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
 	ck_assert_int_eq(env.used, 1);
 	ck_assert_uint_eq(env.nvars, 3);
-	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), lib_real());
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), BOT_TUNER_SO);
 	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), THEIR_PROFILER);
 	ck_assert_int_eq(env.measured, 0);
 	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
@@ -837,6 +837,128 @@ START_TEST(test_stepenv_refusals)
 	req.comms = 8;
 	req.lib = NULL;
 	ck_assert_int_eq(bot_stepenv_build(&req, &env, &test_log), -2);
+}
+END_TEST
+
+
+/* NCCL_TUNER_PLUGIN / NCCL_PROFILER_PLUGIN=none (any case): the user turned
+ * NCCL's plugin off; not a plugin of the user's named "none". Nothing is
+ * trimmed: " none" is a name NCCL would dlopen. */
+START_TEST(test_stepenv_none)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+
+	bot_stepenv_req_default(&req);
+	/* admin default, profiler off: our tuner decides, nothing measured */
+	build(&req, NULL, "none", BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), BOT_TUNER_SO);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), "none");
+	ck_assert_int_eq(env.measured, 0);
+	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
+	ck_assert_str_eq(env.note, "nothing measured: the user turned NCCL's profiler off "
+		"(NCCL_PROFILER_PLUGIN=none)");
+	ck_assert_msg(!strstr(logged, "user's none"), "%s", logged);
+	bot_stepenv_free(&env);
+	build(&req, NULL, "NONE", BOT_STEPENV_DEFAULT, &env);
+	ck_assert_str_eq(env.note, "nothing measured: the user turned NCCL's profiler off "
+		"(NCCL_PROFILER_PLUGIN=NONE)");
+	bot_stepenv_free(&env);
+	/* admin default, tuner off: nccl-bot not used, and why */
+	build(&req, "None", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the user turned NCCL's tuner plugin off "
+		"(NCCL_TUNER_PLUGIN=None)");
+	ck_assert_msg(strstr(logged, "info: keeping the user's NCCL_TUNER_PLUGIN=None (NCCL's "
+			     "tuner plugin turned off): nccl-bot is not used"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* an explicit request: ours replace them, the warning says they were off */
+	build(&req, "none", "nOnE", BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "warning: replacing the user's NCCL_TUNER_PLUGIN=none (the "
+			     "user had turned NCCL's tuner plugin off) with nccl-bot's "
+			     BOT_TUNER_SO) &&
+		      strstr(logged, "warning: replacing the user's NCCL_PROFILER_PLUGIN=nOnE (the "
+			     "user had turned NCCL's profiler plugin off)"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* " none" is a file name to NCCL: a plugin of the user's */
+	build(&req, " none", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's  none");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* Relative names are the user's, even ones NCCL may resolve to our file:
+ * where its dlopen search leads on a rank is not known here. */
+START_TEST(test_stepenv_relative_names_theirs)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+
+	bot_stepenv_req_default(&req);
+	build(&req, "libnccl-tuner-bot.so", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	bot_stepenv_free(&env);
+	build(&req, "bot", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's bot");
+	bot_stepenv_free(&env);
+	build(&req, NULL, "bot", BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "replacing the user's NCCL_PROFILER_PLUGIN=bot"), "%s",
+		      logged);
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* /opt/nccl-bot a link to site storage: the variables name the path as
+ * given (a container binding only /opt/nccl-bot/<version> opens it), and a
+ * user's variable naming the resolved file is still ours. */
+START_TEST(test_stepenv_lib_path_kept)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char tdir[PATH_MAX], link[PATH_MAX], lib[PATH_MAX + 64], want[PATH_MAX + 64];
+
+	snprintf(tdir, sizeof(tdir), "%s", lib_real());
+	*strrchr(tdir, '/') = 0;
+	snprintf(link, sizeof(link), "%s/opt", dir);
+	ck_assert_int_eq(symlink(tdir, link), 0);
+	snprintf(lib, sizeof(lib), "%s//opt/./libnccl-tuner-bot.so", dir);
+	snprintf(want, sizeof(want), "%s/opt/libnccl-tuner-bot.so", dir);
+	bot_stepenv_req_default(&req);
+	req.user_tuner = lib_real();
+	req.user_profiler = NULL;
+	req.who = BOT_STEPENV_DEFAULT;
+	req.lib = lib;
+	logged[0] = 0;
+	ck_assert_msg(bot_stepenv_build(&req, &env, &test_log) == 0, "%s", logged);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_str_eq(env.lib, want);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), want);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), want);
+	ck_assert_str_eq(logged, "");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* A user's value with control characters stays on one line in messages
+ * and in the note. */
+START_TEST(test_stepenv_values_escaped)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+
+	bot_stepenv_req_default(&req);
+	build(&req, "/opt/x\n/evil", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's "
+		"/opt/x\\x0a/evil");
+	ck_assert_msg(strstr(logged, "NCCL_TUNER_PLUGIN=/opt/x\\x0a/evil: nccl-bot is not used"),
+		      "%s", logged);
+	bot_stepenv_free(&env);
 }
 END_TEST
 
@@ -1218,6 +1340,10 @@ int main(void)
 	tcase_add_test(env_tc, test_stepenv_prior_table);
 	tcase_add_test(env_tc, test_stepenv_spool_and_state);
 	tcase_add_test(env_tc, test_stepenv_refusals);
+	tcase_add_test(env_tc, test_stepenv_none);
+	tcase_add_test(env_tc, test_stepenv_relative_names_theirs);
+	tcase_add_test(env_tc, test_stepenv_lib_path_kept);
+	tcase_add_test(env_tc, test_stepenv_values_escaped);
 	suite_add_tcase(s, env_tc);
 	tcase_add_checked_fixture(sweep_tc, setup, teardown);
 	tcase_add_test(sweep_tc, test_spoolsweep);
