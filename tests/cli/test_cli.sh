@@ -198,10 +198,11 @@ expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool sho
 expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"
 
 # env --lib: the rank library check (an absolute path to an ELF shared object
-# for this machine exporting the tuner symbols), with the path and the reason;
-# no export line is printed when it fails.
+# for this machine exporting the tuner symbols), with the path (a relative one
+# made absolute, lexically) and the reason; no export line is printed when it
+# fails.
 for p in /tmp /dev/null /etc/passwd "$top_srcdir/tests/cli/test_cli.sh" "$bot"; do
-	expect "env --lib $p refused" 1 "rank-side library (/.*/)?${p#./}: " -- \
+	expect "env --lib $p refused" 1 "rank-side library (/.*)?/$(basename "$p"): " -- \
 		"$bot" env --prior-only --lib "$p"
 	if grep -q '^export' "$tmp/out"; then bad "env --lib $p printed export lines"; fi
 done
