@@ -1,8 +1,9 @@
 /*
  * compile.c - spool files -> knowledge base -> step table (learn/compile.h).
  *
- * Three passes. Read: every file is validated whole by the spool reader; a
- * bad one is skipped with its reason. Gather: cost rows become priors, clean
+ * Three passes. Read: every file is opened the safe way (no link, no
+ * FIFO or device, a size cap; bot_compile_read_file), read whole and
+ * validated by the spool parser; a bad one is skipped with its reason. Gather: cost rows become priors, clean
  * samples are kept as (commId, collective, sequence, arm, duration), and
  * summaries give each context its call count. Reduce: samples of one
  * collective on several ranks are the same call seen from each rank, each
@@ -11,15 +12,21 @@
  * the policy plans every context that has a prior, the entries go into the
  * table most-called first, and what does not fit the size budget is dropped
  * (those contexts fall back to the prior on every rank alike).
+ *
+ * Memory is bounded per batch (compile.h BOT_COMPILE_MAX_*): files listed,
+ * clean samples kept, contexts; past a bound the batch is refused whole.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include "common/errf.h"
 #include "common/spool.h"
+#include "common/state.h"
 #include "learn/compile.h"
 
 struct sample {
@@ -27,12 +34,20 @@ struct sample {
 	uint8_t arm;
 };
 
+/* A set of u64 (open addressing; 0 is kept apart): table digests and file
+ * ids, so that a batch of many files costs no quadratic scan. */
+struct set {
+	uint64_t *v;
+	size_t n, cap;			/* cap: a power of two, or 0 */
+	int has_zero;
+};
+
 struct gather {
 	struct sample *s;
 	size_t ns, scap;
-	uint64_t *digests;
-	size_t nd, dcap;
-	uint64_t *src;			/* ids of the files read */
+	struct set digests;		/* distinct table digests */
+	struct set seen;		/* ids of the files read, for the second-copy check */
+	uint64_t *src;			/* ids of the files read, in order */
 	size_t nsrc, srccap;
 };
 
@@ -68,22 +83,62 @@ static uint64_t rec_key(const struct bot_spool_rec *r)
 	return bot_ctx_key(r->coll, bot_size_bucket(r->nbytes), r->nranks, r->nnodes);
 }
 
-static int add_digest(struct gather *g, uint64_t d)
+static size_t set_slot(const struct set *st, uint64_t x)
 {
-	for (size_t i = 0; i < g->nd; i++)
-		if (g->digests[i] == d)
-			return 0;
-	if (grow((void **)&g->digests, &g->dcap, g->nd + 1, sizeof(*g->digests)))
-		return -1;
-	g->digests[g->nd++] = d;
-	return 0;
+	size_t i = (size_t)(bot_mix64(x) & (st->cap - 1));
+
+	while (st->v[i] && st->v[i] != x)
+		i = (i + 1) & (st->cap - 1);
+	return i;
 }
 
-/* One validated file into the gather lists and the priors of kb. */
+static int set_has(const struct set *st, uint64_t x)
+{
+	if (!x)
+		return st->has_zero;
+	return st->cap && st->v[set_slot(st, x)] == x;
+}
+
+/* Add x: 1 added, 0 present, -1 out of memory. */
+static int set_add(struct set *st, uint64_t x)
+{
+	if (!x) {
+		int had = st->has_zero;
+
+		st->has_zero = 1;
+		return !had;
+	}
+	if (set_has(st, x))
+		return 0;
+	if (2 * (st->n + 1) > st->cap) {
+		struct set bigger = { NULL, 0, st->cap ? 2 * st->cap : 64, st->has_zero };
+
+		bigger.v = calloc(bigger.cap, sizeof(*bigger.v));
+		if (!bigger.v)
+			return -1;
+		for (size_t i = 0; i < st->cap; i++)
+			if (st->v[i])
+				bigger.v[set_slot(&bigger, st->v[i])] = st->v[i];
+		bigger.n = st->n;
+		free(st->v);
+		*st = bigger;
+	}
+	st->v[set_slot(st, x)] = x;
+	st->n++;
+	return 1;
+}
+
+static size_t set_count(const struct set *st)
+{
+	return st->n + (size_t)st->has_zero;
+}
+
+/* One validated file into the gather lists and the priors of kb: 0, -1 out
+ * of memory, or -2 past BOT_COMPILE_MAX_SAMPLES. */
 static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spool_file *f,
 		       struct bot_compile_report *rep)
 {
-	if (add_digest(g, f->hdr.table_digest))
+	if (set_add(&g->digests, f->hdr.table_digest) < 0)
 		return -1;
 	for (uint64_t i = 0; i < f->hdr.nrecords; i++) {
 		const struct bot_spool_rec *r = &f->recs[i];
@@ -101,6 +156,8 @@ static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spo
 			rep->samples_unclean++;
 			continue;
 		}
+		if (g->ns >= BOT_COMPILE_MAX_SAMPLES)
+			return -2;
 		if (grow((void **)&g->s, &g->scap, g->ns + 1, sizeof(*g->s)))
 			return -1;
 		g->s[g->ns++] = (struct sample){ r->comm_id, r->seq, key, r->duration_ns, r->arm };
@@ -227,40 +284,92 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int push_path(struct bot_compile_paths *p, const char *dir, const char *name)
-{
-	size_t len = strlen(dir) + (name ? strlen(name) + 1 : 0) + 1;
+/* The largest file a spool reader accepts (common/spool.h). */
+#define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
+			(size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
 
-	if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) || !(p->v[p->n] = malloc(len)))
+/* dir/name (name NULL: dir as given), opened later from dirfd. */
+static int push_path(struct bot_compile_paths *p, const char *dir, const char *name, int dirfd)
+{
+	size_t dlen = strlen(dir), len = dlen + (name ? strlen(name) + 1 : 0) + 1;
+
+	if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
+	    grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
+	    !(p->v[p->n] = malloc(len)))
 		return -1;
 	if (name)
 		snprintf(p->v[p->n], len, "%s/%s", dir, name);
 	else
 		memcpy(p->v[p->n], dir, len);
+	p->at[p->n].dirfd = dirfd;
+	p->at[p->n].name = name ? dlen + 1 : 0;
 	p->n++;
 	return 0;
 }
 
-/* Every *.spool file of a directory (not hidden), sorted by name. */
+static int too_many(const char *where, char *err, size_t errlen)
+{
+	return bot_log_errf(err, errlen, "%s: more than %u spool files in one batch: refused "
+			    "whole (split the input)", where, BOT_COMPILE_MAX_FILES);
+}
+
+/* Every *.spool entry of a directory (not hidden), sorted by name, to be
+ * opened from the directory's fd. A readdir() error is an error: a partial
+ * listing would be merged as if it were the whole job. */
 static int list_dir(const char *dir, struct bot_compile_paths *p, char *err, size_t errlen)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
 	size_t first = p->n;
+	struct dirent *e;
+	DIR *d;
 
-	if (!d)
-		return bot_errf(err, errlen, "%s: %s", dir, strerror(errno));
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
+	if (fd < 0)
+		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(errno));
+	if (grow((void **)&p->dirs, &p->dircap, p->ndirs + 1, sizeof(*p->dirs))) {
+		close(fd);
+		return bot_log_errf(err, errlen, "out of memory");
+	}
+	p->dirs[p->ndirs++] = fd;	/* closed by bot_compile_paths_free */
+	dfd = dup(fd);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		int e2 = errno;
 
+		if (dfd >= 0)
+			close(dfd);
+		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(e2));
+	}
+	for (;;) {
+		size_t len;
+
+		errno = 0;
+		e = readdir(d);
+		if (!e) {
+			if (errno) {
+				int e2 = errno;
+
+				closedir(d);
+				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s (a "
+						    "partial listing is not the whole input)", dir,
+						    strerror(e2));
+			}
+			break;
+		}
+		len = strlen(e->d_name);
 		if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
 			continue;
-		if (push_path(p, dir, e->d_name) < 0) {
+		if (p->n >= BOT_COMPILE_MAX_FILES) {
 			closedir(d);
-			return bot_errf(err, errlen, "out of memory");
+			return too_many(dir, err, errlen);
+		}
+		if (push_path(p, dir, e->d_name, fd) < 0) {
+			closedir(d);
+			return bot_log_errf(err, errlen, "out of memory");
 		}
 	}
 	closedir(d);
+	/* One directory: the same prefix and fd, so sorting the paths alone
+	 * sorts by name and keeps at[] right. */
 	if (p->n - first > 1)
 		qsort(p->v + first, p->n - first, sizeof(*p->v), cmp_str);
 	return 0;
@@ -274,12 +383,17 @@ int bot_compile_list(const char *const *paths, size_t npaths, struct bot_compile
 		struct stat st;
 		int rc;
 
+		/* An argument may be a link to a directory (the caller named it);
+		 * files themselves are never read through a link. */
 		if (stat(paths[i], &st) < 0)
-			rc = bot_errf(err, errlen, "%s: %s", paths[i], strerror(errno));
+			rc = bot_log_errf(err, errlen, "%s: %s", paths[i], strerror(errno));
 		else if (S_ISDIR(st.st_mode))
 			rc = list_dir(paths[i], out, err, errlen);
+		else if (out->n >= BOT_COMPILE_MAX_FILES)
+			rc = too_many(paths[i], err, errlen);
 		else
-			rc = push_path(out, paths[i], NULL) < 0 ? bot_errf(err, errlen, "out of memory") : 0;
+			rc = push_path(out, paths[i], NULL, AT_FDCWD) < 0 ?
+			     bot_log_errf(err, errlen, "out of memory") : 0;
 		if (rc < 0) {
 			bot_compile_paths_free(out);
 			return -1;
@@ -292,8 +406,76 @@ void bot_compile_paths_free(struct bot_compile_paths *p)
 {
 	for (size_t i = 0; i < p->n; i++)
 		free(p->v[i]);
+	for (size_t i = 0; i < p->ndirs; i++)
+		close(p->dirs[i]);
 	free(p->v);
+	free(p->at);
+	free(p->dirs);
 	memset(p, 0, sizeof(*p));
+}
+
+static const char *not_spool(mode_t m)
+{
+	if (S_ISLNK(m))
+		return "a symbolic link, not a spool file (spool files are read without "
+		       "following links)";
+	if (S_ISDIR(m))
+		return "a directory, not a spool file";
+	if (S_ISFIFO(m))
+		return "a FIFO, not a spool file";
+	if (S_ISCHR(m))
+		return "a character device, not a spool file";
+	if (S_ISBLK(m))
+		return "a block device, not a spool file";
+	if (S_ISSOCK(m))
+		return "a socket, not a spool file";
+	return "not a regular file";
+}
+
+int bot_compile_read_file(const struct bot_compile_paths *p, size_t i, struct bot_spool_file *f,
+			  char *err, size_t errlen)
+{
+	const char *path = p->v[i], *name = path + p->at[i].name;
+	int dirfd = p->at[i].dirfd, fd, rc;
+	struct stat st, fst;
+	uint8_t *buf;
+	size_t len;
+
+	memset(f, 0, sizeof(*f));
+	/* Looked at before it is opened: a device is never opened (an open
+	 * can have side effects), a FIFO never waited on. */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return bot_log_errf(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return bot_log_errf(err, errlen, "%s: %s", path, not_spool(st.st_mode));
+	if ((uint64_t)st.st_size > SPOOL_MAX_FILE)
+		return bot_log_errf(err, errlen, "%s: %lld bytes, over the largest spool file a "
+				    "reader accepts (%zu bytes: %u records)", path,
+				    (long long)st.st_size, SPOOL_MAX_FILE, BOT_SPOOL_MAX_RECORDS);
+	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return bot_log_errf(err, errlen, "%s: %s", path,
+				    errno == ELOOP ? not_spool(S_IFLNK) : strerror(errno));
+	if (fstat(fd, &fst) < 0) {
+		int e = errno;
+
+		close(fd);
+		return bot_log_errf(err, errlen, "%s: %s", path, strerror(e));
+	}
+	if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || !S_ISREG(fst.st_mode)) {
+		close(fd);
+		return bot_log_errf(err, errlen, "%s: replaced while being opened", path);
+	}
+	/* reads one byte past the size: a file that changed is refused, not cut */
+	if (bot_state_slurp(fd, path, SPOOL_MAX_FILE, &buf, &len, err, errlen) < 0) {
+		bot_log_esc_inplace(err, errlen);
+		return -1;
+	}
+	rc = bot_spool_parse(path, buf, len, f, err, errlen);
+	free(buf);
+	if (rc < 0)
+		bot_log_esc_inplace(err, errlen);
+	return rc;
 }
 
 struct read_ctx {
@@ -309,12 +491,11 @@ struct read_ctx {
 /* Skip f? Already merged into the state, or a second copy in this batch. */
 static int skip_file(struct read_ctx *x, const char *path, const struct bot_spool_file *f)
 {
-	for (size_t i = 0; i < x->g->nsrc; i++)
-		if (x->g->src[i] == f->digest) {
-			bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s: the same bytes as another "
-				    "file of this batch", path);
-			return 1;
-		}
+	if (set_has(&x->g->seen, f->digest)) {
+		bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s: the same bytes as another "
+			    "file of this batch", path);
+		return 1;
+	}
 	if (x->dedup && bot_state_has_source(x->dedup, f->digest)) {
 		x->rep->files_merged_before++;
 		return 1;
@@ -322,13 +503,15 @@ static int skip_file(struct read_ctx *x, const char *path, const struct bot_spoo
 	return 0;
 }
 
-static int read_one(struct read_ctx *x, const char *path)
+static int read_one(struct read_ctx *x, const struct bot_compile_paths *list, size_t i)
 {
+	const char *path = list->v[i];
 	struct bot_spool_file f;
 	char why[BOT_SPOOL_ERR_MAX];
+	int rc;
 
 	x->rep->files++;
-	if (bot_spool_read_file(path, &f, why, sizeof(why)) < 0) {
+	if (bot_compile_read_file(list, i, &f, why, sizeof(why)) < 0) {
 		x->rep->files_rejected++;
 		bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s", why);
 		return 0;
@@ -338,13 +521,22 @@ static int read_one(struct read_ctx *x, const char *path)
 		return 0;
 	}
 	if (grow((void **)&x->g->src, &x->g->srccap, x->g->nsrc + 1, sizeof(*x->g->src)) ||
-	    gather_file(x->g, x->kb, &f, x->rep) < 0) {
-		bot_spool_free(&f);
-		snprintf(x->err, x->errlen, "out of memory");
-		return -1;
-	}
-	x->g->src[x->g->nsrc++] = f.digest;
+	    set_add(&x->g->seen, f.digest) < 0)
+		rc = -1;
+	else
+		rc = gather_file(x->g, x->kb, &f, x->rep);
 	bot_spool_free(&f);
+	if (rc == -2)
+		return bot_log_errf(x->err, x->errlen, "%s: more than %llu clean samples in one "
+				    "batch: refused whole (split the input)", path,
+				    (unsigned long long)BOT_COMPILE_MAX_SAMPLES);
+	if (rc < 0)
+		return bot_log_errf(x->err, x->errlen, "out of memory");
+	if (bot_kb_count(x->kb) > BOT_COMPILE_MAX_CONTEXTS)
+		return bot_log_errf(x->err, x->errlen, "%s: more than %u contexts in one batch: "
+				    "refused whole (split the input)", path,
+				    BOT_COMPILE_MAX_CONTEXTS);
+	x->g->src[x->g->nsrc++] = f.digest;
 	return 0;
 }
 
@@ -370,13 +562,13 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 	if (bot_compile_list(paths, npaths, &list, err, errlen) < 0)
 		goto out;
 	for (size_t i = 0; i < list.n; i++)
-		if (read_one(&x, list.v[i]) < 0)
+		if (read_one(&x, &list, i) < 0)
 			goto out;
 	if (reduce_samples(&g, kb, rep) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	rep->jobs = g.nd;
+	rep->jobs = set_count(&g.digests);
 	*kb_out = bot_kb_sorted(kb);
 	if (!*kb_out) {
 		snprintf(err, errlen, "out of memory");
@@ -389,7 +581,8 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 out:
 	bot_compile_paths_free(&list);
 	free(g.s);
-	free(g.digests);
+	free(g.digests.v);
+	free(g.seen.v);
 	free(g.src);
 	bot_kb_free(kb);
 	return rc;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/spool.h"
 #include "common/state.h"
 #include "common/table.h"
 #include "learn/log.h"
@@ -45,21 +46,54 @@ struct bot_compile_report {
 
 void bot_compile_opts_default(struct bot_compile_opts *o);
 
-/* A list of paths, malloc()ed. */
+/* Bounds of one batch (one job's files, or one reader's arguments): past
+ * them the whole batch is refused with the reason, never cut. */
+#ifndef BOT_COMPILE_MAX_FILES
+#define BOT_COMPILE_MAX_FILES 65536u		/* spool files listed */
+#endif
+#ifndef BOT_COMPILE_MAX_SAMPLES
+#define BOT_COMPILE_MAX_SAMPLES (1ull << 26)	/* clean samples kept for the reduce */
+#endif
+#ifndef BOT_COMPILE_MAX_CONTEXTS
+#define BOT_COMPILE_MAX_CONTEXTS (1u << 20)	/* contexts (the state's own limit) */
+#endif
+
+/* A list of spool files, malloc()ed, and how to open each. */
 struct bot_compile_paths {
-	char **v;
+	char **v;		/* each file's path as messages name it: DIR/NAME, or as given */
 	size_t n, cap;
+	struct bot_compile_at {
+		int dirfd;	/* the listed directory's fd, or AT_FDCWD (a path as given) */
+		size_t name;	/* where the name to open from dirfd starts in v[i] */
+	} *at;
+	size_t atcap;
+	int *dirs;		/* directory fds, closed by bot_compile_paths_free */
+	size_t ndirs, dircap;
 };
 /*
  * The spool files that paths name, in the order given, a directory standing
- * for every *.spool file in it (not hidden ones), sorted by name: what every
+ * for every *.spool entry in it (not hidden ones), sorted by name: what every
  * reader of spool files reads (`env --spool`, `state add`, `spool show`,
- * `spool sweep`). 0, or -1 with err (a path that does not exist or a
- * directory that cannot be read, named; out of memory) and *out empty.
+ * `spool sweep`). A directory is opened once and its entries are later
+ * opened through that fd. Entries are not opened here: one that is not a
+ * regular file (a FIFO, a directory named x.spool, a link) is refused when
+ * read, with its reason. 0, or -1 with err (a path that does not exist, a
+ * directory that cannot be listed or whose listing fails part-way, over
+ * BOT_COMPILE_MAX_FILES files, out of memory) and *out empty.
  */
 int bot_compile_list(const char *const *paths, size_t npaths, struct bot_compile_paths *out,
 		     char *err, size_t errlen);
 void bot_compile_paths_free(struct bot_compile_paths *p);
+/*
+ * Read file i of p whole and validate it (common/spool.h's bot_spool_parse):
+ * never through a symbolic link, never blocking, never opening anything but
+ * a regular file (checked before the open and again on the open file, the
+ * same inode), at most the largest spool file a reader accepts. 0 with *f
+ * filled (bot_spool_free), or -1 with "PATH: reason" in err. Every reader of
+ * spool files in learn/ and tools/ reads through this.
+ */
+int bot_compile_read_file(const struct bot_compile_paths *p, size_t i, struct bot_spool_file *f,
+			  char *err, size_t errlen);
 
 /*
  * The reading half: spool files (as bot_compile_list expands them) -> a
@@ -72,7 +106,8 @@ void bot_compile_paths_free(struct bot_compile_paths *p);
  * and named on log (a warning with its reason): it only costs learning.
  * Within the batch, a second file with the same bytes is skipped and named
  * on log. Returns 0, or -1 with err when nothing can be read (a path that
- * cannot be listed, out of memory).
+ * cannot be listed, out of memory) or the batch is over a bound above
+ * (BOT_COMPILE_MAX_*: refused whole, the bound named).
  */
 int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_state *dedup,
 		     struct bot_kb **kb, uint64_t **src, size_t *nsrc,

@@ -4,13 +4,27 @@
  *
  * The walk: ELF header (64 bytes: magic, class, byte order, type, machine),
  * program headers (PT_LOAD segments map addresses to file offsets; the one
- * PT_DYNAMIC), the dynamic entries (where the symbol, string, hash and
- * version tables are, and DF_1_PIE), the hash table (how many symbols
- * dlsym() can reach), then the symbols themselves. Addresses become file
- * offsets only inside a PT_LOAD segment's file part, which is checked to lie
- * inside the file; the constants are the System V ABI's and GNU's, written
- * out here rather than taken from <elf.h> so that the reader stays the same
- * on every host.
+ * PT_DYNAMIC), the dynamic entries - found as ld.so finds them, at
+ * PT_DYNAMIC's p_vaddr mapped through a PT_LOAD segment, never at its
+ * p_offset - (where the symbol, string, hash and version tables are, and
+ * DF_1_PIE), then one lookup per name, the loader's own: with DT_GNU_HASH
+ * the Bloom filter word, the bucket and the chain; without it DT_HASH's
+ * bucket and chain; and for each candidate glibc's check_match() (a defined
+ * symbol with a value, of a type dlsym() returns, the name, and for an
+ * unversioned lookup an unversioned symbol, else the only non-hidden
+ * versioned one) and binding (global, weak or unique). A symbol that dlsym()
+ * would not return is not exported, whatever else the file holds; one it
+ * would return must also be a data object (NCCL reads a struct there).
+ *
+ * Bounded in time and memory whatever the bytes: every read is checked
+ * against the file and the segment it lies in; a GNU chain is read in
+ * chunks of CHAIN_CHUNK entries and walked at most BOT_ELF_MAX_SYMS steps;
+ * a System V chain array (at most BOT_ELF_MAX_SYMS entries) is read once and
+ * a walk longer than it is a cycle. Addresses become file offsets only
+ * inside a PT_LOAD segment's file part, which is checked to lie inside the
+ * file; the constants are the System V ABI's and GNU's, written out here
+ * rather than taken from <elf.h> so that the reader stays the same on every
+ * host.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +39,7 @@
 #define PHDR_SIZE 56
 #define DYN_SIZE 16
 #define SYM_SIZE 24
+#define CHAIN_CHUNK 4096	/* GNU hash chain entries read at once */
 
 enum { ELF_ET_REL = 1, ELF_ET_EXEC = 2, ELF_ET_DYN = 3, ELF_ET_CORE = 4 };
 enum { ELF_PT_LOAD = 1, ELF_PT_DYNAMIC = 2 };
@@ -40,7 +55,12 @@ enum {
 #define ELF_DT_VERSYM 0x6ffffff0ull
 #define ELF_DT_FLAGS_1 0x6ffffffbull
 #define ELF_DF_1_PIE 0x08000000ull
+#define ELF_STT_NOTYPE 0
 #define ELF_STT_OBJECT 1
+#define ELF_STT_FUNC 2
+#define ELF_STT_COMMON 5
+#define ELF_STT_TLS 6
+#define ELF_STT_GNU_IFUNC 10
 #define ELF_STB_GLOBAL 1
 #define ELF_STB_WEAK 2
 #define ELF_STB_GNU_UNIQUE 10
@@ -62,13 +82,32 @@ struct elf {
 
 static int rd(const struct elf *e, uint64_t off, void *buf, size_t len, const char *what)
 {
+	int r;
+
 	if (off > e->src->size || len > e->src->size - off)
 		return bot_errf(e->why, e->whylen, "truncated: %s (offset %" PRIu64 ", %zu bytes) "
 				"ends past the end of the file (%" PRIu64 " bytes)", what, off, len,
 				e->src->size);
-	if (e->src->read(e->src->arg, off, buf, len) < 0)
+	r = e->src->read(e->src->arg, off, buf, len);
+	if (r == -2)
+		return bot_errf(e->why, e->whylen, "changed while being read (it ends before "
+				"offset %" PRIu64 ", %" PRIu64 " bytes were announced)", off + len,
+				e->src->size);
+	if (r < 0)
 		return bot_errf(e->why, e->whylen, "cannot read %s at offset %" PRIu64, what, off);
 	return 0;
+}
+
+/* The loadable segment whose file part holds vaddr, or NULL. */
+static const struct seg *seg_of(const struct elf *e, uint64_t vaddr)
+{
+	for (size_t i = 0; i < e->nload; i++) {
+		const struct seg *s = &e->load[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz)
+			return s;
+	}
+	return NULL;
 }
 
 /* The file offset of [vaddr, vaddr + len) inside one loadable segment. */
@@ -88,85 +127,14 @@ static int v2o(const struct elf *e, uint64_t vaddr, uint64_t len, uint64_t *off,
 			"not inside a loadable segment", what, vaddr, len);
 }
 
-/* malloc()ed copy of [vaddr, vaddr + len). */
-static uint8_t *fetch(const struct elf *e, uint64_t vaddr, uint64_t len, const char *what)
+/* Read [vaddr, vaddr + len) into buf. */
+static int vread(const struct elf *e, uint64_t vaddr, void *buf, size_t len, const char *what)
 {
-	uint64_t off;
-	uint8_t *b;
+	uint64_t off = 0;
 
 	if (v2o(e, vaddr, len, &off, what) < 0)
-		return NULL;
-	b = malloc(len ? (size_t)len : 1);
-	if (!b) {
-		bot_errf(e->why, e->whylen, "out of memory reading the %s", what);
-		return NULL;
-	}
-	if (rd(e, off, b, (size_t)len, what) < 0) {
-		free(b);
-		return NULL;
-	}
-	return b;
-}
-
-static uint32_t get32_at(const struct elf *e, uint64_t vaddr, int *rc, const char *what)
-{
-	uint8_t b[4];
-	uint64_t off;
-
-	if (*rc < 0 || v2o(e, vaddr, 4, &off, what) < 0 || rd(e, off, b, 4, what) < 0) {
-		*rc = -1;
-		return 0;
-	}
-	return bot_le_get32(b);
-}
-
-/* DT_GNU_HASH: symbols [symoffset, n) are the ones dlsym() can reach; n is
- * one past the end of the chain of the highest bucket. */
-static int gnu_hash_count(const struct elf *e, uint64_t addr, uint64_t *first, uint64_t *n)
-{
-	uint32_t nbuckets, symoffset, bloom, max = 0, v;
-	uint64_t buckets, chains, idx;
-	int rc = 0;
-
-	nbuckets = get32_at(e, addr, &rc, "GNU hash table");
-	symoffset = get32_at(e, addr + 4, &rc, "GNU hash table");
-	bloom = get32_at(e, addr + 8, &rc, "GNU hash table");
-	if (rc < 0)
 		return -1;
-	if (nbuckets > BOT_ELF_MAX_SYMS || bloom > BOT_ELF_MAX_SYMS || symoffset > BOT_ELF_MAX_SYMS)
-		return bot_errf(e->why, e->whylen, "GNU hash table: %u buckets, %u bloom words, "
-				"symbol offset %u (at most 2^20 each)", nbuckets, bloom, symoffset);
-	if (addr > UINT64_MAX - 16 - 8ull * bloom - 4ull * nbuckets)
-		return bot_errf(e->why, e->whylen, "GNU hash table: address 0x%" PRIx64 " overflows",
-				addr);
-	buckets = addr + 16 + 8ull * bloom;
-	chains = buckets + 4ull * nbuckets;
-	for (uint32_t b = 0; b < nbuckets; b++) {
-		v = get32_at(e, buckets + 4ull * b, &rc, "GNU hash buckets");
-		if (rc < 0)
-			return -1;
-		if (v && v < symoffset)
-			return bot_errf(e->why, e->whylen, "GNU hash table: bucket %u names symbol %u, "
-					"below the symbol offset %u", b, v, symoffset);
-		if (v > max)
-			max = v;
-	}
-	*first = symoffset;
-	if (!max) {
-		*n = symoffset;
-		return 0;
-	}
-	for (idx = max;; idx++) {
-		if (idx >= BOT_ELF_MAX_SYMS)
-			return bot_errf(e->why, e->whylen, "GNU hash table: a chain past 2^20 symbols");
-		v = get32_at(e, chains + 4 * (idx - symoffset), &rc, "GNU hash chains");
-		if (rc < 0)
-			return -1;
-		if (v & 1)
-			break;
-	}
-	*n = idx + 1;
-	return 0;
+	return rd(e, off, buf, len, what);
 }
 
 /* What the dynamic segment says. */
@@ -175,19 +143,31 @@ struct dyn {
 	int has_hash, has_gnu_hash, has_strtab, has_symtab, has_strsz, has_versym;
 };
 
-static int read_dynamic(const struct elf *e, uint64_t off, uint64_t filesz, struct dyn *d)
+/* The dynamic entries at PT_DYNAMIC's address (where ld.so reads them),
+ * up to DT_NULL, at most BOT_ELF_MAX_DYN of them. */
+static int read_dynamic(const struct elf *e, const struct seg *dynseg, struct dyn *d)
 {
-	uint64_t n = filesz / DYN_SIZE;
+	const struct seg *s = seg_of(e, dynseg->vaddr);
+	uint64_t n = dynseg->filesz / DYN_SIZE, room;
 	uint8_t *b;
 	int done = 0;
 
 	memset(d, 0, sizeof(*d));
+	if (!s)
+		return bot_errf(e->why, e->whylen, "the dynamic segment (address 0x%" PRIx64 ") is "
+				"not inside a loadable segment: the loader would not find it",
+				dynseg->vaddr);
+	room = (s->filesz - (dynseg->vaddr - s->vaddr)) / DYN_SIZE;
+	if (n > room)
+		n = room;
 	if (n > BOT_ELF_MAX_DYN)
 		n = BOT_ELF_MAX_DYN;
-	b = malloc(n ? (size_t)n * DYN_SIZE : 1);
+	if (!n)
+		return bot_errf(e->why, e->whylen, "an empty dynamic segment");
+	b = malloc((size_t)n * DYN_SIZE);
 	if (!b)
 		return bot_errf(e->why, e->whylen, "out of memory");
-	if (rd(e, off, b, (size_t)n * DYN_SIZE, "dynamic segment") < 0) {
+	if (vread(e, dynseg->vaddr, b, (size_t)n * DYN_SIZE, "dynamic segment") < 0) {
 		free(b);
 		return -1;
 	}
@@ -303,24 +283,22 @@ static int read_segments(struct elf *e, const uint8_t *h, struct seg *dyn)
 		uint32_t type = bot_le_get32(q);
 		struct seg s = { bot_le_get64(q + 8), bot_le_get64(q + 16), bot_le_get64(q + 32) };
 
-		if (type != ELF_PT_LOAD && type != ELF_PT_DYNAMIC)
-			continue;
-		if (s.off > e->src->size || s.filesz > e->src->size - s.off) {
-			free(p);
-			return bot_errf(e->why, e->whylen, "truncated: %s segment (program header %u, "
-					"offset %" PRIu64 ", %" PRIu64 " bytes) ends past the end of "
-					"the file (%" PRIu64 " bytes)",
-					type == ELF_PT_LOAD ? "a loadable" : "the dynamic", i, s.off,
-					s.filesz, e->src->size);
-		}
 		if (type == ELF_PT_LOAD) {
+			if (s.off > e->src->size || s.filesz > e->src->size - s.off) {
+				free(p);
+				return bot_errf(e->why, e->whylen, "truncated: a loadable segment "
+						"(program header %u, offset %" PRIu64 ", %" PRIu64
+						" bytes) ends past the end of the file (%" PRIu64
+						" bytes)", i, s.off, s.filesz, e->src->size);
+			}
 			if (s.filesz > bot_le_get64(q + 40)) {
 				free(p);
 				return bot_errf(e->why, e->whylen, "program header %u: a loadable "
 						"segment larger in the file than in memory", i);
 			}
 			e->load[e->nload++] = s;
-		} else {
+		} else if (type == ELF_PT_DYNAMIC) {
+			/* p_offset is not used: ld.so reads the entries at p_vaddr */
 			*dyn = s;
 			ndyn++;
 		}
@@ -335,39 +313,314 @@ static int read_segments(struct elf *e, const uint8_t *h, struct seg *dyn)
 	return 0;
 }
 
-/* Does the symbol at index i export one of names? */
-static void match(const uint8_t *sym, const uint8_t *versym, uint64_t i, const char *str,
-		  uint64_t strsz, const char *const *names, size_t nnames, uint64_t *found)
+/* GNU's hash (dl_new_hash) and the System V one (_dl_elf_hash). */
+static uint32_t gnu_hash(const char *s)
 {
-	const uint8_t *p = sym + i * SYM_SIZE;
-	uint32_t name = bot_le_get32(p);
-	unsigned bind = p[4] >> 4, type = p[4] & 15, vis = p[5] & 3;
+	uint32_t h = 5381;
 
-	if (!bot_le_get16(p + 6) || type != ELF_STT_OBJECT ||
-	    (bind != ELF_STB_GLOBAL && bind != ELF_STB_WEAK && bind != ELF_STB_GNU_UNIQUE) ||
-	    (vis != ELF_STV_DEFAULT && vis != ELF_STV_PROTECTED) || name >= strsz)
-		return;
-	if (versym) {
-		unsigned v = bot_le_get16(versym + 2 * i);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		h = h * 33 + *p;
+	return h;
+}
 
-		/* 0: local; hidden: not the default version, dlsym() skips it */
-		if (!(v & ~ELF_VERSYM_HIDDEN) || (v & ELF_VERSYM_HIDDEN))
-			return;
+static uint32_t sysv_hash(const char *s)
+{
+	uint32_t h = 0, g;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		h = (h << 4) + *p;
+		g = h & 0xf0000000u;
+		h ^= g >> 24;
+		h &= ~g;
 	}
-	for (size_t j = 0; j < nnames; j++) {
-		size_t len = strlen(names[j]);
+	return h;
+}
 
-		if (len < strsz - name && !memcmp(str + name, names[j], len) && !str[name + len])
-			*found |= 1ull << j;
+/*
+ * An array of the file (symbols, versions, GNU chain words) read in chunks
+ * of `chunk` entries aligned to the chunk: a walk along the array costs a
+ * read per chunk, not per entry. With chunk = the whole array (System V:
+ * nchain) it is read once.
+ */
+struct cache {
+	uint64_t base;		/* address of entry 0 */
+	size_t size, chunk;	/* bytes per entry; entries per read */
+	const char *what;
+	uint8_t *buf;
+	uint64_t start, have;	/* entries [start, start + have) in buf */
+};
+
+/* Entry i, or NULL (the reason in why). */
+static const uint8_t *cache_get(const struct elf *e, struct cache *c, uint64_t i)
+{
+	uint64_t start, at, room;
+	const struct seg *s;
+
+	if (i >= c->start && i - c->start < c->have)
+		return c->buf + (i - c->start) * c->size;
+	if (i >= BOT_ELF_MAX_SYMS) {
+		bot_errf(e->why, e->whylen, "the %s: entry %" PRIu64 " is past 2^20", c->what, i);
+		return NULL;
+	}
+	start = i - i % c->chunk;
+	at = c->base + start * c->size;
+	s = at >= c->base ? seg_of(e, at) : NULL;
+	room = s ? (s->filesz - (at - s->vaddr)) / c->size : 0;
+	if (room > c->chunk)
+		room = c->chunk;
+	if (room <= i - start) {
+		bot_errf(e->why, e->whylen, "the %s (address 0x%" PRIx64 ", entry %" PRIu64 ") is "
+			 "not inside a loadable segment", c->what, c->base, i);
+		return NULL;
+	}
+	if (!c->buf && !(c->buf = malloc(c->chunk * c->size))) {
+		bot_errf(e->why, e->whylen, "out of memory");
+		return NULL;
+	}
+	c->have = 0;
+	if (vread(e, at, c->buf, (size_t)room * c->size, c->what) < 0)
+		return NULL;
+	c->start = start;
+	c->have = room;
+	return c->buf + (i - start) * c->size;
+}
+
+/* What the lookups of all names share: the string table (read whole, once),
+ * the symbol and version arrays, the System V chain. */
+struct tables {
+	const struct elf *e;
+	const struct dyn *d;
+	uint8_t *str;
+	struct cache sym, ver, gnu_chain, sysv_chain;
+	int sysv_ready;
+	uint32_t nbucket, nchain;
+};
+
+/* One name's lookup in progress: glibc's check_match() state. */
+struct look {
+	struct tables *t;
+	const char *name;
+	size_t len;
+	int nversioned;		/* non-hidden versioned matches seen */
+	uint64_t versioned;	/* the first of them */
+};
+
+/*
+ * glibc's check_match() for an unversioned lookup with
+ * DL_LOOKUP_RETURN_NEWEST (dlsym): 1 when symbol i is the match, 0 when the
+ * walk goes on (a versioned candidate is counted), -1 on a read error.
+ */
+static int check_match(struct look *l, uint64_t i)
+{
+	static const unsigned allowed = 1u << ELF_STT_NOTYPE | 1u << ELF_STT_OBJECT |
+					1u << ELF_STT_FUNC | 1u << ELF_STT_COMMON |
+					1u << ELF_STT_TLS | 1u << ELF_STT_GNU_IFUNC;
+	struct tables *t = l->t;
+	const struct elf *e = t->e;
+	const uint8_t *sym, *v;
+	uint32_t name;
+	unsigned type;
+
+	if (!(sym = cache_get(e, &t->sym, i)))
+		return -1;
+	name = bot_le_get32(sym);
+	type = sym[4] & 15;
+	if ((!bot_le_get64(sym + 8) && type != ELF_STT_TLS) || !bot_le_get16(sym + 6) ||
+	    !((1u << type) & allowed))
+		return 0;
+	if (name >= t->d->strsz || l->len + 1 > t->d->strsz - name)
+		return 0;	/* cannot hold the name and its NUL */
+	if (!t->str) {
+		t->str = malloc(t->d->strsz ? (size_t)t->d->strsz : 1);
+		if (!t->str)
+			return bot_errf(e->why, e->whylen, "out of memory");
+		if (vread(e, t->d->strtab, t->str, (size_t)t->d->strsz,
+			  "dynamic string table") < 0) {
+			free(t->str);
+			t->str = NULL;
+			return -1;
+		}
+	}
+	if (memcmp(t->str + name, l->name, l->len) || t->str[name + l->len])
+		return 0;
+	if (t->d->has_versym) {
+		unsigned ver;
+
+		if (!(v = cache_get(e, &t->ver, i)))
+			return -1;
+		ver = bot_le_get16(v);
+		if ((ver & 0x7fff) >= 2) {
+			/* a versioned definition: taken only if it is the one
+			 * non-hidden version */
+			if (!(ver & ELF_VERSYM_HIDDEN) && l->nversioned++ == 0)
+				l->versioned = i;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* GNU hash lookup: *idx the symbol dlsym() would pick (0 none). */
+static int gnu_lookup(struct look *l, uint64_t *idx)
+{
+	const struct elf *e = l->t->e;
+	uint64_t addr = l->t->d->gnu_hash, buckets, word, mask, i;
+	uint32_t h = gnu_hash(l->name), nbuckets, symoffset, nwords, shift, b;
+	uint8_t raw[16];
+
+	*idx = 0;
+	if (vread(e, addr, raw, 16, "GNU hash table") < 0)
+		return -1;
+	nbuckets = bot_le_get32(raw);
+	symoffset = bot_le_get32(raw + 4);
+	nwords = bot_le_get32(raw + 8);
+	shift = bot_le_get32(raw + 12);
+	if (nbuckets > BOT_ELF_MAX_SYMS || nwords > BOT_ELF_MAX_SYMS ||
+	    symoffset > BOT_ELF_MAX_SYMS)
+		return bot_errf(e->why, e->whylen, "GNU hash table: %u buckets, %u Bloom words, "
+				"symbol offset %u (at most 2^20 each)", nbuckets, nwords, symoffset);
+	if (!nbuckets)
+		return 0;	/* the loader skips an object without buckets */
+	if (!nwords || (nwords & (nwords - 1)))
+		return bot_errf(e->why, e->whylen, "GNU hash table: %u Bloom words (the loader "
+				"needs a power of two)", nwords);
+	if (shift >= 64)
+		return bot_errf(e->why, e->whylen, "GNU hash table: Bloom shift %u (under 64)",
+				shift);
+	if (addr > UINT64_MAX - 16 - 8ull * nwords - 4ull * nbuckets)
+		return bot_errf(e->why, e->whylen, "GNU hash table: address 0x%" PRIx64 " overflows",
+				addr);
+	buckets = addr + 16 + 8ull * nwords;
+	/* the Bloom filter: both bits set, or dlsym() looks no further */
+	if (vread(e, addr + 16 + 8ull * ((h / 64) & (nwords - 1)), raw, 8,
+		  "GNU hash Bloom filter") < 0)
+		return -1;
+	word = bot_le_get64(raw);
+	mask = 1ull << (h % 64) | 1ull << (((uint64_t)h >> shift) % 64);
+	if ((word & mask) != mask)
+		return 0;
+	if (vread(e, buckets + 4ull * (h % nbuckets), raw, 4, "GNU hash buckets") < 0)
+		return -1;
+	b = bot_le_get32(raw);
+	if (!b)
+		return 0;
+	if (b < symoffset)
+		return bot_errf(e->why, e->whylen, "GNU hash table: bucket %u names symbol %u, below "
+				"the symbol offset %u", h % nbuckets, b, symoffset);
+	/* chain word k is symbol symoffset + k's */
+	l->t->gnu_chain.base = buckets + 4ull * nbuckets;
+	for (i = b;; i++) {
+		const uint8_t *w;
+		uint32_t hv;
+
+		if (i >= BOT_ELF_MAX_SYMS)
+			return bot_errf(e->why, e->whylen, "GNU hash table: a chain past 2^20 "
+					"symbols");
+		if (!(w = cache_get(e, &l->t->gnu_chain, i - symoffset)))
+			return -1;
+		hv = bot_le_get32(w);
+		if (((hv ^ h) >> 1) == 0) {
+			int m = check_match(l, i);
+
+			if (m < 0)
+				return -1;
+			if (m) {
+				*idx = i;
+				return 0;
+			}
+		}
+		if (hv & 1)
+			return 0;
 	}
 }
 
-static int scan_symbols(const struct elf *e, const struct dyn *d, const char *const *names,
+/* System V hash lookup: the chain array (nchain entries) and the symbols
+ * are read whole, once; a walk longer than nchain is a loop. */
+static int sysv_lookup(struct look *l, uint64_t *idx)
+{
+	struct tables *t = l->t;
+	const struct elf *e = t->e;
+	uint64_t addr = t->d->hash;
+	uint32_t h = sysv_hash(l->name), i, steps;
+	const uint8_t *w;
+	uint8_t raw[8];
+
+	*idx = 0;
+	if (!t->sysv_ready) {
+		if (vread(e, addr, raw, 8, "hash table") < 0)
+			return -1;
+		t->nbucket = bot_le_get32(raw);
+		t->nchain = bot_le_get32(raw + 4);
+		if (t->nbucket > BOT_ELF_MAX_SYMS || t->nchain > BOT_ELF_MAX_SYMS)
+			return bot_errf(e->why, e->whylen, "hash table: %u buckets, %u chain entries "
+					"(at most 2^20 each)", t->nbucket, t->nchain);
+		t->sysv_chain.base = addr + 8 + 4ull * t->nbucket;
+		t->sysv_chain.chunk = t->nchain ? t->nchain : 1;
+		t->sym.chunk = t->sysv_chain.chunk;	/* random access: read whole */
+		t->ver.chunk = t->sysv_chain.chunk;
+		t->sysv_ready = 1;
+	}
+	if (!t->nbucket)
+		return 0;
+	if (vread(e, addr + 8 + 4ull * (h % t->nbucket), raw, 4, "hash table buckets") < 0)
+		return -1;
+	i = bot_le_get32(raw);
+	for (steps = 0; i; steps++) {
+		int m;
+
+		if (i >= t->nchain)
+			return bot_errf(e->why, e->whylen, "hash table: symbol %u past the %u chain "
+					"entries", i, t->nchain);
+		if (steps > t->nchain)
+			return bot_errf(e->why, e->whylen, "hash table: a chain that loops");
+		m = check_match(l, i);
+		if (m < 0)
+			return -1;
+		if (m) {
+			*idx = i;
+			return 0;
+		}
+		if (!(w = cache_get(e, &t->sysv_chain, i)))
+			return -1;
+		i = bot_le_get32(w);
+	}
+	return 0;
+}
+
+/*
+ * Is name exported the way dlsym() finds it, as a data object? 1, 0, or -1
+ * (a malformed table: the reason in why).
+ */
+static int exported(struct tables *t, const char *name)
+{
+	struct look l = { t, name, strlen(name), 0, 0 };
+	const uint8_t *sym;
+	uint64_t idx;
+	unsigned bind, type, vis;
+
+	if ((t->d->has_gnu_hash ? gnu_lookup(&l, &idx) : sysv_lookup(&l, &idx)) < 0)
+		return -1;
+	if (!idx && l.nversioned == 1)
+		idx = l.versioned;	/* the one version there is */
+	if (!idx)
+		return 0;
+	if (!(sym = cache_get(t->e, &t->sym, idx)))
+		return -1;
+	bind = sym[4] >> 4;
+	type = sym[4] & 15;
+	vis = sym[5] & 3;
+	/* a local binding: the loader passes over it */
+	if (bind != ELF_STB_GLOBAL && bind != ELF_STB_WEAK && bind != ELF_STB_GNU_UNIQUE)
+		return 0;
+	/* dlsym() would return it; NCCL reads a plugin struct there */
+	return type == ELF_STT_OBJECT && (vis == ELF_STV_DEFAULT || vis == ELF_STV_PROTECTED);
+}
+
+static int lookup_names(const struct elf *e, const struct dyn *d, const char *const *names,
 			size_t nnames, uint64_t *found)
 {
-	uint64_t first = 1, n = 0;
-	uint8_t *str = NULL, *sym = NULL, *versym = NULL;
-	int rc = -1;
+	struct tables t;
+	int rc = 0;
 
 	if (!d->has_symtab || !d->has_strtab)
 		return bot_errf(e->why, e->whylen, "no dynamic symbol table: exports nothing");
@@ -377,35 +630,28 @@ static int scan_symbols(const struct elf *e, const struct dyn *d, const char *co
 	if (!d->has_strsz || d->strsz > BOT_ELF_MAX_STRSZ)
 		return bot_errf(e->why, e->whylen, "a dynamic string table of %s bytes",
 				d->has_strsz ? "over 2^26" : "unknown");
-	if (d->has_gnu_hash) {
-		if (gnu_hash_count(e, d->gnu_hash, &first, &n) < 0)
-			return -1;
-	} else if (d->has_hash) {
-		int r = 0;
-
-		n = get32_at(e, d->hash + 4, &r, "hash table");	/* nchain */
-		if (r < 0)
-			return -1;
-	} else {
+	if (!d->has_gnu_hash && !d->has_hash)
 		return bot_errf(e->why, e->whylen, "no symbol hash table (DT_GNU_HASH or DT_HASH): "
 				"dlsym() finds nothing in it");
+	memset(&t, 0, sizeof(t));
+	t.e = e;
+	t.d = d;
+	t.sym = (struct cache){ d->symtab, SYM_SIZE, CHAIN_CHUNK, "dynamic symbol table",
+				NULL, 0, 0 };
+	t.ver = (struct cache){ d->versym, 2, CHAIN_CHUNK, "symbol version table", NULL, 0, 0 };
+	t.gnu_chain = (struct cache){ 0, 4, CHAIN_CHUNK, "GNU hash chains", NULL, 0, 0 };
+	t.sysv_chain = (struct cache){ 0, 4, 1, "hash table chains", NULL, 0, 0 };
+	for (size_t j = 0; j < nnames && rc >= 0; j++) {
+		rc = exported(&t, names[j]);
+		if (rc > 0)
+			*found |= 1ull << j;
 	}
-	if (n > BOT_ELF_MAX_SYMS)
-		return bot_errf(e->why, e->whylen, "%" PRIu64 " dynamic symbols (at most 2^20)", n);
-	if (first >= n)
-		return 0;	/* no symbol dlsym() can reach */
-	if (!(str = fetch(e, d->strtab, d->strsz, "dynamic string table")) ||
-	    !(sym = fetch(e, d->symtab, n * SYM_SIZE, "dynamic symbol table")) ||
-	    (d->has_versym && !(versym = fetch(e, d->versym, n * 2, "symbol version table"))))
-		goto out;
-	for (uint64_t i = first; i < n; i++)
-		match(sym, versym, i, (const char *)str, d->strsz, names, nnames, found);
-	rc = 0;
-out:
-	free(str);
-	free(sym);
-	free(versym);
-	return rc;
+	free(t.str);
+	free(t.sym.buf);
+	free(t.ver.buf);
+	free(t.gnu_chain.buf);
+	free(t.sysv_chain.buf);
+	return rc < 0 ? -1 : 0;
 }
 
 int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char *const *names,
@@ -427,14 +673,13 @@ int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char 
 		return bot_errf(why, whylen, "%" PRIu64 " bytes: over the 1 GiB this check reads",
 				src->size);
 	if (rd(&e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(&e, h, machine) < 0 ||
-	    read_segments(&e, h, &dynseg) < 0 ||
-	    read_dynamic(&e, dynseg.off, dynseg.filesz, &d) < 0)
+	    read_segments(&e, h, &dynseg) < 0 || read_dynamic(&e, &dynseg, &d) < 0)
 		goto out;
 	if (d.flags1 & ELF_DF_1_PIE) {
 		bot_errf(why, whylen, "a position-independent executable (PIE), not a shared library");
 		goto out;
 	}
-	rc = scan_symbols(&e, &d, names, nnames, found);
+	rc = lookup_names(&e, &d, names, nnames, found);
 out:
 	free(e.load);
 	if (rc < 0)

@@ -8,13 +8,17 @@
  * (and the SPANK plugin asks as root).
  *
  * What is read is what the loader reads: the ELF header, the program
- * headers, the dynamic segment, and through it the dynamic symbol table,
- * its string table, its hash table (DT_GNU_HASH or DT_HASH: the symbols
- * dlsym() can find) and the version table. Section headers are not used.
- * Every offset, count and size is checked against the file before it is
- * used, and every table has a cap, so any input gives an answer (a reason
- * when it is not a loadable shared object), never a crash or a read out
- * of bounds. 32-bit and big-endian files are refused with that reason.
+ * headers, the dynamic entries (at PT_DYNAMIC's address mapped through a
+ * PT_LOAD segment, as ld.so finds them), and for each name the loader's own
+ * lookup: the GNU hash table's Bloom filter word, bucket and chain
+ * (DT_GNU_HASH), or without one DT_HASH's bucket and chain, then the
+ * candidate symbols, their names and versions as glibc's dlsym() checks
+ * them. Section headers are not used. Every offset, count and size is
+ * checked against the file before it is used, every table and every walk
+ * has a bound, and reads are few and in bulk, so any input gives an answer
+ * (a reason when it is not a loadable shared object) in bounded time and
+ * memory, never a crash or a read out of bounds. 32-bit and big-endian
+ * files are refused with that reason.
  */
 #ifndef BOT_LEARN_ELF_H
 #define BOT_LEARN_ELF_H
@@ -24,7 +28,8 @@
 
 /* Where the bytes come from: a file (pread) or memory (the fuzz target). */
 struct bot_elf_src {
-	/* Read exactly len bytes at off into buf: 0, or -1. */
+	/* Read exactly len bytes at off into buf: 0, -1 (an error), or -2
+	 * (the source ends first: the file changed while being read). */
 	int (*read)(void *arg, uint64_t off, void *buf, size_t len);
 	void *arg;
 	uint64_t size;		/* the file's size */
@@ -42,8 +47,9 @@ struct bot_elf_src {
  * position-independent executable) for `machine` (an e_machine value)?
  * Returns 0 with bit i of *found set for each names[i] (at most
  * BOT_ELF_MAX_NAMES) that its dynamic symbol table exports as a defined data
- * object, global or weak, of default or protected visibility, in the default
- * version, reachable through its hash table; or -1 with the reason in why.
+ * object, global, weak or unique, of default or protected visibility: the
+ * symbol dlsym() would return for the name (hash table lookup, glibc's
+ * version rules) is that data object. Or -1 with the reason in why.
  */
 int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char *const *names,
 		    size_t nnames, uint64_t *found, char *why, size_t whylen);

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/errf.h"
+#include "learn/log.h"
 #include "learn/lock.h"
 #include "learn/store.h"
 
@@ -26,11 +26,11 @@ int bot_lock_fabric(const char *dir, const char *fabric, int wait, char *err, si
 	fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
 	close(dfd);
 	if (fd < 0)
-		return bot_errf(err, errlen, "%s/.lock: %s", fdir,
+		return bot_log_errf(err, errlen, "%s/.lock: %s", fdir,
 				errno == ELOOP ? "a symbolic link" : strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return bot_errf(err, errlen, "%s/.lock: not a regular file", fdir);
+		return bot_log_errf(err, errlen, "%s/.lock: not a regular file", fdir);
 	}
 	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
 		int e = errno;
@@ -39,10 +39,10 @@ int bot_lock_fabric(const char *dir, const char *fabric, int wait, char *err, si
 			continue;
 		close(fd);
 		if (e == EWOULDBLOCK && !wait) {
-			bot_errf(err, errlen, "%s/.lock: held by another writer", fdir);
+			bot_log_errf(err, errlen, "%s/.lock: held by another writer", fdir);
 			return -2;
 		}
-		return bot_errf(err, errlen, "%s/.lock: cannot lock: %s", fdir, strerror(e));
+		return bot_log_errf(err, errlen, "%s/.lock: cannot lock: %s", fdir, strerror(e));
 	}
 	return fd;
 }

@@ -7,20 +7,37 @@
  * nothing is published. Spool-file ids become sources of the new state,
  * which is how a file is never merged twice.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "learn/compile.h"
 #include "learn/merge.h"
 #include "learn/store.h"
+#include "policies/context.h"
 
 /* A job is merged whole, once: its samples are reduced over all of its
  * ranks together. A part of a job merged alone keeps its ranks' arrival
- * skew (and counts the job twice in rounds). */
+ * skew (and counts the job twice in rounds). A job whose new files all
+ * failed validation is refused too, not "nothing new": a compactor must
+ * not acknowledge corrupt input as merged. */
 static int job_whole(const struct bot_merge_req *req, const struct bot_merge_result *res,
 		     const struct bot_log *log)
 {
-	if (req->partial || !res->merged || (!res->rejected && !res->merged_before))
+	if (req->partial)
+		return 1;
+	if (res->rejected && !res->merged) {
+		char before[64] = "";
+
+		if (res->merged_before)
+			snprintf(before, sizeof(before), " (%zu merged before)", res->merged_before);
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
+			    "validation and none is new%s; nothing merged: fix or remove the bad "
+			    "files (named above)", req->fabric, res->files, res->rejected, before);
+		return 0;
+	}
+	if (!res->merged || (!res->rejected && !res->merged_before))
 		return 1;
 	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
 		    "validation and %zu were merged before; nothing merged: a job is merged "
@@ -30,15 +47,86 @@ static int job_whole(const struct bot_merge_req *req, const struct bot_merge_res
 	return 0;
 }
 
+/* No spool file at all: an error naming what was given (an empty or
+ * misnamed directory is not a job). */
+static void nothing_listed(const struct bot_merge_req *req, const struct bot_log *log)
+{
+	char names[1024];
+	size_t m = 0;
+
+	names[0] = 0;
+	for (size_t i = 0; i < req->npaths && m < sizeof(names); i++) {
+		if (i == 4) {
+			snprintf(names + m, sizeof(names) - m, " and %zu more", req->npaths - 4);
+			break;
+		}
+		m += (size_t)snprintf(names + m, sizeof(names) - m, "%s%s", i ? ", " : "",
+				      req->paths[i]);
+	}
+	bot_log_msg(log, BOT_LOG_ERROR, "%s: no spool files in %s (a job's files are named "
+		    "*.spool, or a directory holds them); nothing merged", req->fabric,
+		    req->npaths ? names : "no path");
+}
+
+/* Would cur + batch overflow a histogram bin (2^32-1) or an arm (2^40
+ * samples)? Named with the context, before anything is merged. */
+static int overflows(const struct bot_kb *cur, const struct bot_kb *batch, const char *fabric,
+		     const struct bot_log *log)
+{
+	for (size_t i = 0; i < bot_kb_count(batch); i++) {
+		const struct bot_kb_ctx *b = bot_kb_at(batch, i), *c = bot_kb_find(cur, b->key);
+		char name[64];
+
+		if (!c)
+			continue;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			const struct bot_stats *x = &c->arm[a], *y = &b->arm[a];
+			uint32_t j = 0, k = 0;
+
+			if (x->n + y->n > BOT_STATE_MAX_ARM_N) {
+				bot_ctx_format(b->key, name, sizeof(name));
+				bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: context %s arm %s "
+					    "would hold more than 2^40 samples; nothing published",
+					    fabric, name, bot_arm_name(a));
+				return 1;
+			}
+			while (j < x->nbins && k < y->nbins) {
+				if (x->bins[j].bin < y->bins[k].bin) {
+					j++;
+				} else if (x->bins[j].bin > y->bins[k].bin) {
+					k++;
+				} else {
+					if (x->bins[j].count > UINT32_MAX - y->bins[k].count) {
+						bot_ctx_format(b->key, name, sizeof(name));
+						bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: "
+							    "context %s arm %s, histogram bin %u "
+							    "(%.4g us) would count more than 2^32-1 "
+							    "samples; nothing published", fabric,
+							    name, bot_arm_name(a), x->bins[j].bin,
+							    bot_us_from_q(x->bins[j].bin));
+						return 1;
+					}
+					j++;
+					k++;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 /* next = cur + batch, with cur's sources and the batch's. */
 static int merge_into(struct bot_state *next, const struct bot_state *cur,
 		      const struct bot_kb *batch, const uint64_t *src, size_t nsrc,
 		      const struct bot_log *log)
 {
+	if (overflows(cur->kb, batch, cur->fabric, log))
+		return -1;
+	/* checked above: a failure now is an allocation's */
 	if (bot_state_init(next, cur->fabric) < 0 || bot_kb_merge(next->kb, cur->kb) < 0 ||
 	    bot_kb_merge(next->kb, batch) < 0) {
-		bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed (out of memory, or a "
-			    "histogram bin over 2^32-1 samples); nothing published", cur->fabric);
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: out of memory; nothing "
+			    "published", cur->fabric);
 		return -1;
 	}
 	next->rounds = cur->rounds + 1;
@@ -50,8 +138,13 @@ static int merge_into(struct bot_state *next, const struct bot_state *cur,
 			goto oom;
 	return 0;
 oom:
-	bot_log_msg(log, BOT_LOG_ERROR, "%s: out of memory (or over %u sources); nothing "
-		    "published", cur->fabric, BOT_STATE_MAX_SOURCES);
+	if (cur->nsources + nsrc > BOT_STATE_MAX_SOURCES)
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: the state would hold more "
+			    "than %u sources; nothing published", cur->fabric,
+			    BOT_STATE_MAX_SOURCES);
+	else
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: out of memory; nothing "
+			    "published", cur->fabric);
 	return -1;
 }
 
@@ -94,6 +187,10 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	res->merged = nsrc;
 	res->merged_before = rep.files_merged_before;
 	res->rejected = rep.files_rejected;
+	if (res->files == 0) {
+		nothing_listed(req, log);
+		goto out;
+	}
 	if (!job_whole(req, res, log)) {
 		res->merged = 0;
 		res->outcome = BOT_MERGE_REFUSED;

@@ -8,9 +8,12 @@
  * over ranks of each collective), merge into a copy of the state and
  * publish a new snapshot (learn/store.h). A job is merged whole and once:
  * one with a file that fails validation, or with files merged before next
- * to new ones, is refused unless the request says partial. Nothing is
- * published when no file is new or anything fails: `current` keeps naming
- * the previous snapshot.
+ * to new ones, is refused unless the request says partial; so is one whose
+ * every new file failed validation (a compactor must never acknowledge
+ * corrupt input as merged). Paths that hold no spool file at all (an empty
+ * or misnamed directory) are an error naming them. Nothing is published
+ * when no file is new or anything fails: `current` keeps naming the
+ * previous snapshot.
  *
  * Used by `nccl-bot state add`; later by the compactor, with its own lock.
  */
@@ -35,9 +38,12 @@ struct bot_merge_req {
 
 enum bot_merge_outcome {
 	BOT_MERGE_PUBLISHED = 0,	/* a new snapshot holds the job */
-	BOT_MERGE_NOTHING_NEW = 1,	/* no file that was not merged before: nothing published */
-	BOT_MERGE_REFUSED = 2,		/* the job is not whole and partial was not asked for */
-	BOT_MERGE_FAILED = 3,		/* an error (on the log): nothing published */
+	BOT_MERGE_NOTHING_NEW = 1,	/* every file was merged before (or, partial, every
+					 * new one was rejected): nothing published */
+	BOT_MERGE_REFUSED = 2,		/* the job is not whole (a file rejected, or some
+					 * merged before) and partial was not asked for */
+	BOT_MERGE_FAILED = 3,		/* an error (on the log): nothing published; also
+					 * paths without any spool file */
 };
 
 struct bot_merge_result {

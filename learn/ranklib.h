@@ -25,7 +25,14 @@ extern const char *const bot_ranklib_tuner_syms[];
 extern const char *const bot_ranklib_profiler_syms[];
 
 struct bot_ranklib {
-	char path[PATH_MAX];	/* the file, links resolved: what NCCL is pointed at */
+	/* What NCCL is pointed at: the path as given, normalised lexically
+	 * ("//", "." and ".." taken out), symbolic links kept. A container
+	 * that binds only /opt/nccl-bot/<version> opens this path; the
+	 * resolved one may lie outside what it binds. */
+	char path[PATH_MAX];
+	/* The file, links resolved: what was checked, and what "is it our
+	 * library" compares (learn/stepenv.h). */
+	char real[PATH_MAX];
 	int profiler;		/* it exports every profiler symbol as well */
 };
 
@@ -33,7 +40,19 @@ struct bot_ranklib {
  * Check path. 0 with *out filled, or -1 with the reason in err ("not an
  * absolute path", "a directory, not a shared library", "built for AArch64;
  * this machine is x86-64", "does not export ncclTunerPlugin_v5, ...").
+ * The file is looked at (lstat of the resolved path) before it is opened:
+ * only a regular file is opened, without following a link and without
+ * blocking, and the open file must be the one looked at.
  */
 int bot_ranklib_check(const char *path, struct bot_ranklib *out, char *err, size_t errlen);
+
+/*
+ * An absolute, lexically normalised form of path, for a path a user typed
+ * (`nccl-bot env --lib`): a relative one is taken from the current
+ * directory as the shell names it ($PWD when that is the current
+ * directory, else getcwd()), then "//", "." and ".." are taken out without
+ * resolving links. 0, or -1 with err (too long, no current directory).
+ */
+int bot_ranklib_abspath(const char *path, char *out, size_t len, char *err, size_t errlen);
 
 #endif

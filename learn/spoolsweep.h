@@ -12,8 +12,9 @@
  * record knows the row of gets an empty auto_us for all its arms. The
  * profiler's event mask is process-wide, so a comm's samples can predate
  * its own window's copy of the row: rows are filled after every file is
- * read. Files are read whole or not at all (common/spool.h): a bad one is
- * named on the log and skipped.
+ * read. Files are read whole or not at all, the safe way
+ * (learn/compile.h bot_compile_read_file: no link, FIFO or device): a bad
+ * one is named on the log and skipped.
  */
 #ifndef BOT_LEARN_SPOOLSWEEP_H
 #define BOT_LEARN_SPOOLSWEEP_H
@@ -36,7 +37,9 @@ struct bot_spoolsweep_report {
  * Append the rows of the spool files paths name (a directory: its *.spool
  * files, sorted) to sw (bot_sweep_init()ed by the caller), with fabric as
  * their fabric. Returns 0 (see rep->bad for skipped input), -1 out of
- * memory, or -2 when fabric is not a fabric name; logged.
+ * memory or over BOT_COMPILE_MAX_SAMPLES rows (learn/compile.h; then no row
+ * of this conversion is kept), or -2 when fabric is not a fabric name;
+ * logged.
  */
 int bot_spoolsweep(const char *const *paths, size_t npaths, const char *fabric,
 		   struct bot_sweep *sw, struct bot_spoolsweep_report *rep,

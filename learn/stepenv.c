@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "common/settings.h"
@@ -91,7 +92,22 @@ static int check_req(const struct bot_stepenv_req *r, const struct bot_log *log)
 	return 0;
 }
 
-/* Does a plugin variable name our library: the same string or file? */
+/* NCCL_TUNER_PLUGIN=none / NCCL_PROFILER_PLUGIN=none (any case): the user
+ * turned that plugin off; NCCL then loads none. Nothing is trimmed: " none"
+ * is a name NCCL would dlopen as given, so it is a plugin of the user's. */
+static int is_none(const char *value)
+{
+	return value && !strcasecmp(value, "none");
+}
+
+/*
+ * Does a plugin variable name our library: the same string, or an absolute
+ * path to the same file? A relative name is always the user's: NCCL
+ * resolves "bot" to libnccl-tuner-bot.so and a bare file name through its
+ * own dlopen search (LD_LIBRARY_PATH, the rank's environment, the
+ * container's ld.so cache), which this side cannot know; treating it as
+ * ours could hide that ranks load another build.
+ */
 static int is_ours(const char *value, const char *lib)
 {
 	char a[PATH_MAX], b[PATH_MAX];
@@ -99,6 +115,12 @@ static int is_ours(const char *value, const char *lib)
 	if (!strcmp(value, lib))
 		return 1;
 	return value[0] == '/' && realpath(value, a) && realpath(lib, b) && !strcmp(a, b);
+}
+
+/* A user's value for a note (one line, whatever it holds). */
+static const char *esc(const char *value, char *buf, size_t len)
+{
+	return bot_log_esc(buf, len, value);
 }
 
 static void compile_opts(const struct bot_stepenv_req *r, struct bot_compile_opts *o)
@@ -216,21 +238,29 @@ int bot_stepenv_build(const struct bot_stepenv_req *req, struct bot_stepenv *out
 	const char *up = req->user_profiler && *req->user_profiler ? req->user_profiler : NULL;
 	struct bot_ranklib lib;
 	struct bot_table *t = NULL;
-	char err[PATH_MAX + 256], *text = NULL;
-	int rc, their_tuner, their_profiler, keep_profiler;
+	char err[PATH_MAX + 256], *text = NULL, v[PATH_MAX];
+	int rc, their_tuner, their_profiler, keep_profiler, tuner_off, profiler_off;
 	long n;
 
 	memset(out, 0, sizeof(*out));
 	rc = check_req(req, log);
 	if (rc < 0)
 		return rc;
-	their_tuner = ut && !is_ours(ut, req->lib);
-	their_profiler = up && !is_ours(up, req->lib);
-	if (req->who == BOT_STEPENV_DEFAULT && their_tuner) {
-		snprintf(out->note, sizeof(out->note), "nccl-bot not used: the tuner plugin is the "
-			 "user's %s", ut);
-		bot_log_msg(log, BOT_LOG_INFO, "keeping the user's NCCL_TUNER_PLUGIN=%s%s%s: "
+	tuner_off = is_none(ut);
+	profiler_off = is_none(up);
+	their_tuner = ut && !tuner_off && !is_ours(ut, req->lib);
+	their_profiler = up && !profiler_off && !is_ours(up, req->lib);
+	if (req->who == BOT_STEPENV_DEFAULT && (their_tuner || tuner_off)) {
+		if (tuner_off)
+			snprintf(out->note, sizeof(out->note), "nccl-bot not used: the user turned "
+				 "NCCL's tuner plugin off (NCCL_TUNER_PLUGIN=%s)",
+				 esc(ut, v, sizeof(v)));
+		else
+			snprintf(out->note, sizeof(out->note), "nccl-bot not used: the tuner plugin "
+				 "is the user's %s", esc(ut, v, sizeof(v)));
+		bot_log_msg(log, BOT_LOG_INFO, "keeping the user's NCCL_TUNER_PLUGIN=%s%s%s%s: "
 			    "nccl-bot is not used for this step", ut,
+			    tuner_off ? " (NCCL's tuner plugin turned off)" : "",
 			    up ? " and NCCL_PROFILER_PLUGIN=" : "", up ? up : "");
 		return 0;
 	}
@@ -240,26 +270,39 @@ int bot_stepenv_build(const struct bot_stepenv_req *req, struct bot_stepenv *out
 			    "without nccl-bot's tuner)", err);
 		return -1;
 	}
+	/* What NCCL is pointed at: the path as given (links kept), so that a
+	 * container binding /opt/nccl-bot/<version> finds it. */
 	memcpy(out->lib, lib.path, sizeof(out->lib));
 	out->used = 1;
 	out->measured = req->measure;
-	keep_profiler = req->who == BOT_STEPENV_DEFAULT && their_profiler;
-	if (req->who == BOT_STEPENV_EXPLICIT && their_tuner)
-		bot_log_msg(log, BOT_LOG_WARN, "replacing the user's NCCL_TUNER_PLUGIN=%s with "
-			    "nccl-bot's %s", ut, out->lib);
-	if (req->who == BOT_STEPENV_EXPLICIT && their_profiler)
-		bot_log_msg(log, BOT_LOG_WARN, "replacing the user's NCCL_PROFILER_PLUGIN=%s with "
-			    "nccl-bot's %s", up, out->lib);
+	keep_profiler = req->who == BOT_STEPENV_DEFAULT && (their_profiler || profiler_off);
+	if (req->who == BOT_STEPENV_EXPLICIT && (their_tuner || tuner_off))
+		bot_log_msg(log, BOT_LOG_WARN, "replacing the user's NCCL_TUNER_PLUGIN=%s%s with "
+			    "nccl-bot's %s", ut, tuner_off ? " (the user had turned NCCL's tuner "
+			    "plugin off)" : "", out->lib);
+	if (req->who == BOT_STEPENV_EXPLICIT && (their_profiler || profiler_off))
+		bot_log_msg(log, BOT_LOG_WARN, "replacing the user's NCCL_PROFILER_PLUGIN=%s%s with "
+			    "nccl-bot's %s", up, profiler_off ? " (the user had turned NCCL's "
+			    "profiler plugin off)" : "", out->lib);
 	if (keep_profiler) {
 		out->measured = 0;
-		snprintf(out->note, sizeof(out->note), "nothing measured: the profiler plugin is the "
-			 "user's %s", up);
-		bot_log_msg(log, BOT_LOG_INFO, "keeping the user's NCCL_PROFILER_PLUGIN=%s: "
-			    "nccl-bot's tuner decides, nothing is measured", up);
+		if (profiler_off) {
+			snprintf(out->note, sizeof(out->note), "nothing measured: the user turned "
+				 "NCCL's profiler off (NCCL_PROFILER_PLUGIN=%s)",
+				 esc(up, v, sizeof(v)));
+			bot_log_msg(log, BOT_LOG_INFO, "keeping the user's NCCL_PROFILER_PLUGIN=%s "
+				    "(NCCL's profiler turned off): nccl-bot's tuner decides, nothing "
+				    "is measured", up);
+		} else {
+			snprintf(out->note, sizeof(out->note), "nothing measured: the profiler "
+				 "plugin is the user's %s", esc(up, v, sizeof(v)));
+			bot_log_msg(log, BOT_LOG_INFO, "keeping the user's NCCL_PROFILER_PLUGIN=%s: "
+				    "nccl-bot's tuner decides, nothing is measured", up);
+		}
 	} else if (!lib.profiler && req->measure) {
 		out->measured = 0;
 		snprintf(out->note, sizeof(out->note), "nothing measured: %s is no NCCL profiler "
-			 "plugin", out->lib);
+			 "plugin", esc(out->lib, v, sizeof(v)));
 		bot_log_msg(log, BOT_LOG_WARN, "%s exports no NCCL profiler plugin: nothing is "
 			    "measured", out->lib);
 	}

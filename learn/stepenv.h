@@ -13,15 +13,28 @@
  * Who wins:
  * - an explicit request for nccl-bot (`nccl-bot env`, `srun --nccl-bot`):
  *   both variables name our library; a user's plugin that is replaced is
- *   named in a warning;
+ *   named in a warning, and so is a variable the user had set to `none`
+ *   (any case: NCCL then loads no such plugin) - "the user had turned it
+ *   off";
  * - an admin default: the user's own plugins are kept. With a tuner plugin
- *   of the user's, nccl-bot is not used at all for the step (nothing to
- *   set). With only a profiler plugin of the user's, our tuner still
- *   decides (NCCL_TUNER_PLUGIN ours, NCCL_PROFILER_PLUGIN theirs), the
- *   table does not let ranks measure, and the summary's note says
+ *   of the user's, or NCCL_TUNER_PLUGIN=none (the user turned NCCL's tuner
+ *   off), nccl-bot is not used at all for the step (nothing to set; the
+ *   note says which). With only a profiler plugin of the user's, our tuner
+ *   still decides (NCCL_TUNER_PLUGIN ours, NCCL_PROFILER_PLUGIN theirs),
+ *   the table does not let ranks measure, and the summary's note says
  *   "nothing measured: the profiler plugin is the user's <value>" for the
- *   report.
- * A plugin variable naming our library (the same file) is not a user's.
+ *   report; with NCCL_PROFILER_PLUGIN=none the same, the note saying "the
+ *   user turned NCCL's profiler off (NCCL_PROFILER_PLUGIN=none)".
+ * A plugin variable naming our library (the same string, or an absolute
+ * path to the same file) is not a user's. A relative name is the user's
+ * even when NCCL would resolve it to our file ("bot" is
+ * libnccl-tuner-bot.so to NCCL): where NCCL's dlopen search leads on a
+ * rank cannot be known here. Values are used as given, never trimmed.
+ *
+ * The library is exported as given, normalised lexically (links kept:
+ * learn/ranklib.h), so that a container binding only
+ * /opt/nccl-bot/<version> opens the same path; links are resolved only to
+ * check it and to compare it with the user's variables.
  *
  * NCCL_BOT_TABLE always comes from the encoder (doc/formats.md section 8):
  * a table that cannot be built is an error, never an empty variable. The
@@ -64,7 +77,8 @@ struct bot_stepenv_req {
 	int64_t round;			/* SPOOL, STATE: the job round; < 0: the jobs in the
 					 * spool files, or the state's merge rounds */
 	int measure;			/* ranks may measure (where NCCL_BOT_SPOOL is set) */
-	const char *lib;		/* the rank-side library, an absolute path */
+	const char *lib;		/* the rank-side library, an absolute path
+					 * (bot_ranklib_abspath makes a typed one so) */
 	const char *user_tuner;		/* the user's NCCL_TUNER_PLUGIN; NULL or "" = unset */
 	const char *user_profiler;	/* the user's NCCL_PROFILER_PLUGIN; NULL or "" = unset */
 	enum bot_stepenv_who who;
@@ -87,7 +101,8 @@ struct bot_stepenv {
 	size_t nvars;
 	int used;			/* nccl-bot's tuner decides in the step */
 	int measured;			/* the table lets ranks measure */
-	char lib[PATH_MAX];		/* the checked library, links resolved */
+	char lib[PATH_MAX];		/* the library NCCL is pointed at: as given,
+					 * normalised lexically, links kept */
 	char note[PATH_MAX + 128];	/* for the step's report, "" when nothing to say */
 	/* where the table came from */
 	struct bot_compile_report compile;	/* SPOOL, STATE: what was read and planned */

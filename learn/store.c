@@ -7,7 +7,10 @@
  * with one link (opened non-blocking, so a FIFO fails instead of hanging).
  * Publishing never rewrites a file in place: a snapshot is written under a
  * temporary name, fsynced and renamed, then `current` is replaced the same
- * way, so a reader sees the previous snapshot or the new one.
+ * way, so a reader sees the previous snapshot or the new one. What is
+ * published is readable by every user whatever the writer's umask: files
+ * are made 0644 before they are renamed into place, and a fabric directory
+ * the store creates 0755 (readers compile step tables as themselves).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/errf.h"
+#include "learn/log.h"
 #include "learn/store.h"
 
 int bot_store_open_fabric(const char *dir, const char *fabric, int create,
@@ -28,28 +31,40 @@ int bot_store_open_fabric(const char *dir, const char *fabric, int create,
 	char fdir[BOT_STORE_PATH_MAX];
 	const char *hint = create ? " (create the state directory first)" : "";
 	struct stat st;
-	int fd;
+	int fd, created = 0;
 
 	if (err && errlen)
 		err[0] = 0;
 	if (!bot_state_fabric_ok(fabric))
-		return bot_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
+		return bot_log_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
 	if ((size_t)snprintf(fdir, sizeof(fdir), "%s/%s", dir, fabric) >= sizeof(fdir))
-		return bot_errf(err, errlen, "%s/%s: path too long", dir, fabric);
+		return bot_log_errf(err, errlen, "%s/%s: path too long", dir, fabric);
 	if (fdir_out)
 		memcpy(fdir_out, fdir, sizeof(fdir));
 	if (stat(dir, &st) < 0)
-		return bot_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
+		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
 	if (!S_ISDIR(st.st_mode))
-		return bot_errf(err, errlen, "%s: not a directory%s", dir, hint);
-	if (create && mkdir(fdir, 0755) < 0 && errno != EEXIST)
-		return bot_errf(err, errlen, "%s: %s", fdir, strerror(errno));
+		return bot_log_errf(err, errlen, "%s: not a directory%s", dir, hint);
+	if (create) {
+		if (mkdir(fdir, 0755) == 0)
+			created = 1;
+		else if (errno != EEXIST)
+			return bot_log_errf(err, errlen, "%s: %s", fdir, strerror(errno));
+	}
 	fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* mkdir's mode went through the umask: readers need 0755 */
+	if (fd >= 0 && created && fchmod(fd, 0755) < 0) {
+		int e = errno;
+
+		close(fd);
+		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", fdir,
+				    strerror(e));
+	}
 	if (fd >= 0)
 		return fd;
 	if (errno == ENOENT && !create)
 		return -2;
-	return bot_errf(err, errlen, "%s: %s", fdir,
+	return bot_log_errf(err, errlen, "%s: %s", fdir,
 			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
 			strerror(errno));
 }
@@ -65,18 +80,24 @@ static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, u
 	snprintf(path, sizeof(path), "%s/%s", fdir, name);
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path,
+		return bot_log_errf(err, errlen, "%s: %s", path,
 				errno == ELOOP ? "a symbolic link" : strerror(errno));
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink != 1) {
 		close(fd);
-		return bot_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
+		return bot_log_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
 				(unsigned long)st.st_nlink);
 	}
-	return bot_state_slurp(fd, path, max, buf, len, err, errlen);
+	if (bot_state_slurp(fd, path, max, buf, len, err, errlen) < 0) {
+		bot_log_esc_inplace(err, errlen);
+		return -1;
+	}
+	return 0;
 }
 
-/* Any snap-*.nbs in the fabric directory? */
-static int has_snapshots(int dirfd)
+/* Any snap-*.nbs in the fabric directory? 1, 0, or -1 with err (a
+ * directory that cannot be listed: never taken for one without snapshots,
+ * which would start the fabric over). */
+static int has_snapshots(int dirfd, const char *fdir, char *err, size_t errlen)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -84,12 +105,28 @@ static int has_snapshots(int dirfd)
 	int found = 0;
 
 	if (!d) {
+		int e2 = errno;
+
 		if (fd >= 0)
 			close(fd);
-		return 0;
+		return bot_log_errf(err, errlen, "%s: cannot list the directory: %s", fdir,
+				    strerror(e2));
 	}
-	while (!found && (e = readdir(d)))
+	while (!found) {
+		errno = 0;
+		e = readdir(d);
+		if (!e) {
+			if (errno) {
+				int e2 = errno;
+
+				closedir(d);
+				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s",
+						    fdir, strerror(e2));
+			}
+			break;
+		}
 		found = bot_state_snap_name_ok(e->d_name);
+	}
 	closedir(d);
 	return found;
 }
@@ -116,9 +153,11 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 			close(cfd);
 		else if (errno != ENOENT)
 			goto read_current;	/* reported below, with the reason */
-		else if (has_snapshots(dfd)) {
+		else if ((rc = has_snapshots(dfd, fdir, err, errlen)) != 0) {
 			close(dfd);
-			return bot_errf(err, errlen, "%s: holds snapshots but no `current`: restore "
+			if (rc < 0)
+				return -1;
+			return bot_log_errf(err, errlen, "%s: holds snapshots but no `current`: restore "
 					"it (echo snap-<digest>.nbs > %s/current) rather than start "
 					"the fabric over", fdir, fdir);
 		} else {
@@ -128,7 +167,7 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 	}
 	if (dfd < 0) {
 		if (bot_state_init(out, fabric) < 0)
-			return bot_errf(err, errlen, "out of memory");
+			return bot_log_errf(err, errlen, "out of memory");
 		return 1;
 	}
 read_current:
@@ -143,7 +182,7 @@ read_current:
 	snprintf(path, sizeof(path), "%s/current", fdir);
 	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !bot_state_snap_name_ok(cur))) {
 		close(dfd);
-		return bot_errf(err, errlen, "%s: does not hold a snapshot name (want "
+		return bot_log_errf(err, errlen, "%s: does not hold a snapshot name (want "
 				"\"snap-<16 hex>.nbs\" and a newline)", path);
 	}
 	rc = slurp_at(dfd, fdir, cur, BOT_STATE_MAX_FILE, &b, &len, err, errlen);
@@ -154,15 +193,17 @@ read_current:
 	bot_state_snap_name(b, len, name);
 	if (strcmp(name, cur)) {
 		free(b);
-		return bot_errf(err, errlen, "%s: content does not match its name (digest %.16s): "
+		return bot_log_errf(err, errlen, "%s: content does not match its name (digest %.16s): "
 				"the file was changed or damaged", path, name + 5);
 	}
 	rc = bot_state_parse(path, b, len, out, err, errlen);
 	free(b);
-	if (rc < 0)
+	if (rc < 0) {
+		bot_log_esc_inplace(err, errlen);
 		return -1;
+	}
 	if (strcmp(out->fabric, fabric)) {
-		bot_errf(err, errlen, "%s: holds fabric '%s', not '%s'", path, out->fabric, fabric);
+		bot_log_errf(err, errlen, "%s: holds fabric '%s', not '%s'", path, out->fabric, fabric);
 		bot_state_free(out);
 		return -1;
 	}
@@ -171,22 +212,27 @@ read_current:
 	return 0;
 }
 
-/* Write buf to dirfd/name via .<name>.tmp + fsync + rename. */
+/* Write buf to dirfd/name via .<name>.tmp + fchmod 0644 + fsync + rename;
+ * a failure names the step and the file it failed on. */
 static int write_atomic(int dirfd, const char *fdir, const char *name, const void *buf,
 			size_t len, char *err, size_t errlen)
 {
 	char tmp[64];
 	const uint8_t *p = buf;
+	const char *step;
 	size_t done = 0;
-	int fd;
+	int fd, e;
 
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	/* A temporary left by a crashed writer is ours to replace (we hold the lock). */
 	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
+		return bot_log_errf(err, errlen, "%s/%s: cannot remove a stale temporary: %s", fdir,
+				    tmp, strerror(errno));
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(errno));
+		return bot_log_errf(err, errlen, "%s/%s: cannot create: %s", fdir, tmp,
+				    strerror(errno));
+	step = "cannot write";
 	while (done < len) {
 		ssize_t w = write(fd, p + done, len - done);
 
@@ -199,25 +245,33 @@ static int write_atomic(int dirfd, const char *fdir, const char *name, const voi
 		}
 		done += (size_t)w;
 	}
+	/* the mode open() asked for went through the umask: published state
+	 * is for every reader */
+	step = "cannot make it mode 0644";
+	if (fchmod(fd, 0644) < 0)
+		goto fail;
+	step = "cannot fsync";
 	if (fsync(fd) < 0)
 		goto fail;
+	step = "cannot close";
 	if (close(fd) < 0) {
 		fd = -1;
 		goto fail;
 	}
 	fd = -1;
-	if (renameat(dirfd, tmp, dirfd, name) < 0)
-		goto fail;
+	if (renameat(dirfd, tmp, dirfd, name) < 0) {
+		e = errno;
+		unlinkat(dirfd, tmp, 0);
+		return bot_log_errf(err, errlen, "cannot rename %s/%s to %s/%s: %s", fdir, tmp, fdir,
+				    name, strerror(e));
+	}
 	return 0;
 fail:
-	{
-		int e = errno ? errno : EIO;
-
-		if (fd >= 0)
-			close(fd);
-		unlinkat(dirfd, tmp, 0);
-		return bot_errf(err, errlen, "%s/%s: %s", fdir, tmp, strerror(e));
-	}
+	e = errno ? errno : EIO;
+	if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, tmp, 0);
+	return bot_log_errf(err, errlen, "%s/%s: %s: %s", fdir, tmp, step, strerror(e));
 }
 
 int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
@@ -229,8 +283,10 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	int dirfd, rc = -1;
 
 	snap[0] = 0;
-	if (bot_state_encode(s, &b, &len, err, errlen) < 0)
+	if (bot_state_encode(s, &b, &len, err, errlen) < 0) {
+		bot_log_esc_inplace(err, errlen);
 		return -1;
+	}
 	bot_state_snap_name(b, len, snap);
 	dirfd = bot_store_open_fabric(dir, s->fabric, 1, fdir, err, errlen);
 	if (dirfd < 0)
@@ -240,13 +296,13 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	if (write_atomic(dirfd, fdir, snap, b, len, err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
-		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
 	if (write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
-		bot_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
 	rc = 0;

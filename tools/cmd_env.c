@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "common/settings.h"
 #include "common/state.h"
+#include "learn/ranklib.h"
 #include "learn/stepenv.h"
 
 #ifndef BOT_RANK_LIBDIR
@@ -65,8 +66,8 @@ static void env_usage(FILE *f)
 		"  --no-measure     ranks never measure (they measure only where NCCL_BOT_SPOOL\n"
 		"                   is set anyway)\n"
 		"  --lib PATH       the rank-side library: an ELF shared object for this machine\n"
-		"                   exporting the tuner symbols; a relative PATH is taken from\n"
-		"                   the current directory (default\n"
+		"                   exporting the tuner symbols; exported as given (links kept),\n"
+		"                   a relative PATH taken from the current directory (default\n"
 		"                   " BOT_RANK_LIBDIR "/" BOT_RANK_SO_NAME ")\n"
 		"\n"
 		"Values follow one grammar (doc/formats.md section 11): decimal digits without\n"
@@ -105,23 +106,6 @@ static void say_source(const struct bot_stepenv_req *req, const struct bot_stepe
 			r->contexts, r->entries, r->dropped, (unsigned long long)r->round);
 }
 
-/* An absolute path for --lib: a relative one is taken from the current
- * directory (NCCL would look a bare name up in its own search path). */
-static int absolute(const char *lib, char *buf, size_t len)
-{
-	char cwd[PATH_MAX];
-
-	if (lib[0] == '/' || !lib[0]) {
-		snprintf(buf, len, "%s", lib);
-		return 0;
-	}
-	if (!getcwd(cwd, sizeof(cwd)) || (size_t)snprintf(buf, len, "%s/%s", cwd, lib) >= len) {
-		fprintf(stderr, "nccl-bot: env: --lib %s: cannot make it an absolute path\n", lib);
-		return -1;
-	}
-	return 0;
-}
-
 int bot_cmd_env(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -145,7 +129,7 @@ int bot_cmd_env(int argc, char **argv)
 	struct bot_log log = { bot_cmd_log, "env" };
 	struct bot_stepenv_req req;
 	struct bot_stepenv env;
-	char libpath[PATH_MAX];
+	char libpath[PATH_MAX], err[PATH_MAX + 128];
 	struct stat st;
 	size_t nspool = 0, bad;
 	int prior_only = 0, rounded = 0, c, rc;
@@ -264,8 +248,12 @@ int bot_cmd_env(int argc, char **argv)
 			round_opt ? round_opt : comms_opt);
 		return 2;
 	}
-	if (absolute(lib, libpath, sizeof(libpath)) < 0)
+	/* A relative --lib is taken from the current directory as the shell
+	 * names it, lexically (links kept: what NCCL is pointed at). */
+	if (bot_ranklib_abspath(lib, libpath, sizeof(libpath), err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: env: --lib %s\n", err);
 		return 1;
+	}
 	req.source = prior_only ? BOT_STEPENV_PRIOR : nspool ? BOT_STEPENV_SPOOL : BOT_STEPENV_STATE;
 	req.spool = spool;
 	req.nspool = nspool;

@@ -9,9 +9,10 @@
  * A directory stands for its *.spool files, sorted by name, as everywhere
  * spool files are read (learn/compile.h bot_compile_list).
  *
- * Files are read with the all-or-nothing reader (common/spool.h): a bad
- * file is named with its reason and skipped whole (exit status 1 at the
- * end), never half-used. `sweep` is learn/spoolsweep.h's conversion (one
+ * Files are read with the all-or-nothing reader, the safe way
+ * (learn/compile.h bot_compile_read_file: never through a link, never a
+ * FIFO or a device): a bad file is named with its reason and skipped whole
+ * (exit status 1 at the end), never half-used. `sweep` is learn/spoolsweep.h's conversion (one
  * row per clean sample, auto_us from the context's cost row); this file
  * prints the CSV and the counts.
  */
@@ -42,13 +43,14 @@ static void spool_usage(FILE *f)
 static const char *label_names[] = { "aggregate", "channels-missing", "out-of-range",
 				     "captured", "first-use-of-algo", "no-cost-row" };
 
-static int show_one(const char *path)
+static int show_one(const struct bot_compile_paths *list, size_t fi)
 {
+	const char *path = list->v[fi];
 	struct bot_spool_file f;
-	char err[BOT_SPOOL_ERR_MAX];
+	char err[BOT_SPOOL_ERR_MAX], bid[4 * BOT_SPOOL_BUILD_ID_SIZE + 1], *shown;
 	uint64_t nsamp = 0, nsum = 0, clean = 0, calls = 0, labels[6] = { 0 };
 
-	if (bot_spool_read_file(path, &f, err, sizeof(err)) < 0) {
+	if (bot_compile_read_file(list, fi, &f, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nccl-bot: %s (rejected)\n", err);
 		return 1;
 	}
@@ -65,8 +67,13 @@ static int show_one(const char *path)
 		for (int b = 0; b < 6; b++)
 			labels[b] += (r->flags >> b) & 1;
 	}
-	printf("%s: spool v%u, %s, pid %u, host %016llx, table %016llx%s%s\n", path,
-	       f.hdr.version, f.hdr.build_id, f.hdr.pid, (unsigned long long)f.hdr.host_hash,
+	/* one line each, whatever the file name or the build id holds */
+	shown = malloc(strlen(path) * 4 + 1);
+	if (shown)
+		bot_log_esc(shown, strlen(path) * 4 + 1, path);
+	bot_log_esc(bid, sizeof(bid), f.hdr.build_id);
+	printf("%s: spool v%u, %s, pid %u, host %016llx, table %016llx%s%s\n",
+	       shown ? shown : "(out of memory)", f.hdr.version, bid, f.hdr.pid, (unsigned long long)f.hdr.host_hash,
 	       (unsigned long long)f.hdr.table_digest,
 	       f.hdr.flags & BOT_SPOOL_HF_SAMPLES_DROPPED ? ", samples dropped at the cap" : "",
 	       f.hdr.flags & BOT_SPOOL_HF_SUMMARIES_DROPPED ? ", summaries dropped" : "");
@@ -89,6 +96,7 @@ static int show_one(const char *path)
 		       r->flags & BOT_SPOOL_F_NO_COST ? "unknown" : "auto",
 		       r->auto_arm < BOT_NARMS ? bot_arm_name(r->auto_arm) : "unknown");
 	}
+	free(shown);
 	bot_spool_free(&f);
 	return 0;
 }
@@ -110,7 +118,7 @@ static int show_path(const char *path)
 		rc = 1;
 	}
 	for (size_t i = 0; i < list.n; i++)
-		rc |= show_one(list.v[i]);
+		rc |= show_one(&list, i);
 	bot_compile_paths_free(&list);
 	return rc;
 }

@@ -36,7 +36,8 @@ static void state_usage(FILE *f)
 		"         ranks at once) into the fabric's state and publish a new snapshot;\n"
 		"         files merged before are skipped, so adding a job twice is a no-op;\n"
 		"         a job with a file that fails validation, or with some files merged\n"
-		"         before, is refused (exit status 1): a job is merged whole, once\n"
+		"         before, is refused (exit status 1): a job is merged whole, once;\n"
+		"         paths holding no *.spool file are an error\n"
 		"  show   the fabric's current snapshot (or a snapshot FILE) as YAML\n"
 		"\n"
 		"  --state DIR    state directory (default $NCCL_BOT_STATE); DIR/F/ is created\n"
@@ -69,8 +70,10 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 			res.snapshot[0] ? " unchanged" : "");
 		return res.rejected ? 1 : 0;
 	case BOT_MERGE_REFUSED:
-		fprintf(stderr, "nccl-bot: state add: pass --partial to merge the valid new "
-			"files alone\n");
+		/* the hint only where there are valid new files to merge */
+		if (res.files > res.rejected + res.merged_before)
+			fprintf(stderr, "nccl-bot: state add: pass --partial to merge the valid new "
+				"files alone\n");
 		return 1;
 	case BOT_MERGE_FAILED:
 		break;

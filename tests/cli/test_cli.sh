@@ -116,11 +116,16 @@ mkdir "$tmp/badspool"
 echo "not a spool file" >"$tmp/badspool/nb-x-1.spool"
 expect "state add, bad spool file" 1 "nb-x-1.spool: truncated" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/badspool"
-if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && grep -q "nothing new" "$tmp/out"; then
-	ok "state add publishes nothing from bad files"
+if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && grep -q "1 failed validation and none is new" "$tmp/out" &&
+	! grep -q -- "--partial" "$tmp/out"; then
+	ok "state add refuses a job whose every file is bad, publishes nothing"
 else
-	bad "state add published a snapshot from bad files"
+	bad "state add published a snapshot from bad files, or took them for nothing new"
+	sed 's/^/    /' "$tmp/out" | head -n 5
 fi
+mkdir "$tmp/emptyjob"
+expect "state add, no spool files" 1 "no spool files in .*/emptyjob" -- \
+	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/emptyjob"
 head -c 300 "$snap" >"$tmp/trunc.nbs"
 expect "truncated snapshot" 1 "trunc.nbs: checksum mismatch" -- "$bot" env --state "$tmp/trunc.nbs" --lib "$lib"
 expect "not a snapshot" 1 "bad magic" -- "$bot" state show "$top_srcdir/tests/cli/test_cli.sh"
@@ -162,15 +167,42 @@ fi
 cp "$sp/bad-crc" "$tmp/spd/nb-c-3.spool"
 expect "spool show DIR with a bad file" 1 "nb-c-3.spool: offset 864: CRC-32C mismatch" -- \
 	"$bot" spool show "$tmp/spd"
+# Entries named *.spool that are not regular files: a FIFO is refused, never
+# waited on (state add holds the fabric's lock meanwhile); a directory and a
+# symbolic link are refused too, each named with its reason.
+mkdir "$tmp/odd" "$tmp/st2"
+cp "$sp/valid-mixed" "$tmp/odd/nb-a-1.spool"
+mkfifo "$tmp/odd/nb-f-2.spool"
+expect "state add, a FIFO named *.spool" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
+expect "spool show DIR with a FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" spool show "$tmp/odd"
+expect "spool show FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" spool show "$tmp/odd/nb-f-2.spool"
+expect "spool sweep DIR with a FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" spool sweep "$tmp/odd"
+expect "env --spool DIR with a FIFO" 0 "nb-f-2.spool: a FIFO, not a spool file" -- \
+	timeout 30 "$bot" env --spool "$tmp/odd" --lib "$lib"
+rm "$tmp/odd/nb-f-2.spool"
+mkdir "$tmp/odd/x.spool"
+expect "state add, a directory named x.spool" 1 "x.spool: a directory, not a spool file" -- \
+	"$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
+rmdir "$tmp/odd/x.spool"
+ln -s nb-a-1.spool "$tmp/odd/nb-l-3.spool"
+expect "state add, a link named *.spool" 1 "nb-l-3.spool: a symbolic link, not a spool file" -- \
+	"$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
+if [ ! -e "$tmp/st2/f/current" ]; then ok "state add published nothing from odd entries"; else
+	bad "state add published a job with odd entries"; fi
 mkdir "$tmp/spempty"
 expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool show "$tmp/spempty"
 expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"
 
 # env --lib: the rank library check (an absolute path to an ELF shared object
-# for this machine exporting the tuner symbols), with the path and the reason;
-# no export line is printed when it fails.
+# for this machine exporting the tuner symbols), with the path (a relative one
+# made absolute, lexically) and the reason; no export line is printed when it
+# fails.
 for p in /tmp /dev/null /etc/passwd "$top_srcdir/tests/cli/test_cli.sh" "$bot"; do
-	expect "env --lib $p refused" 1 "rank-side library (/.*/)?${p#./}: " -- \
+	expect "env --lib $p refused" 1 "rank-side library (/.*)?/$(basename "$p"): " -- \
 		"$bot" env --prior-only --lib "$p"
 	if grep -q '^export' "$tmp/out"; then bad "env --lib $p printed export lines"; fi
 done
@@ -189,6 +221,20 @@ if grep -q "^export NCCL_PROFILER_PLUGIN='$lib'" "$tmp/out"; then
 	ok "env --lib relative: exported as an absolute path"
 else
 	bad "env --lib relative"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+
+# A link in the library's path is kept in what NCCL is pointed at (a container
+# binding only /opt/nccl-bot/<version> opens that path), also for a relative
+# --lib taken from a current directory reached through the link.
+ln -s "$(dirname "$lib")" "$tmp/optlink"
+expect "env --lib through a link: exported as given" 0 \
+	"^export NCCL_TUNER_PLUGIN='$tmp/optlink/libnccl-tuner-bot.so'" -- \
+	"$bot" env --prior-only --lib "$tmp/optlink//./libnccl-tuner-bot.so"
+(cd "$tmp/optlink" && "$botabs" env --prior-only --lib libnccl-tuner-bot.so) >"$tmp/out" 2>&1
+if grep -q "^export NCCL_PROFILER_PLUGIN='$tmp/optlink/libnccl-tuner-bot.so'" "$tmp/out"; then
+	ok "env --lib relative in a linked directory: the link kept"
+else
+	bad "env --lib relative in a linked directory"; sed 's/^/    /' "$tmp/out" | head -n 5
 fi
 
 # One grammar for every setting (formats.md 11): refused spellings are usage
@@ -255,6 +301,13 @@ if grep -q "replacing the user's NCCL_TUNER_PLUGIN=/opt/other/libnccl-tuner-x.so
 	ok "env replaces the user's plugins, naming them"
 else
 	bad "env replacing the user's plugins"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+NCCL_TUNER_PLUGIN=NONE "$bot" env --prior-only --lib "$lib" >"$tmp/out" 2>&1
+if grep -q "replacing the user's NCCL_TUNER_PLUGIN=NONE (the user had turned NCCL's tuner plugin off)" \
+	"$tmp/out" && grep -q "^export NCCL_TUNER_PLUGIN='$lib'" "$tmp/out"; then
+	ok "env replaces NCCL_TUNER_PLUGIN=none, saying the user had turned it off"
+else
+	bad "env and NCCL_TUNER_PLUGIN=none"; sed 's/^/    /' "$tmp/out" | head -n 5
 fi
 ln -s "$lib" "$tmp/libnccl-profiler-bot.so"
 NCCL_TUNER_PLUGIN=$lib NCCL_PROFILER_PLUGIN=$tmp/libnccl-profiler-bot.so \

@@ -5,8 +5,11 @@
  * The check reads files a user names, and later does so as root in the
  * SPANK plugin, so any bytes must give an answer without a crash, a hang or
  * a read outside the input: 0 with found bits for the names asked only, or
- * -1 with a reason and nothing found; the same answer twice; and -1 when
- * the source cannot be read at all. The machine asked for is the input's
+ * -1 with a reason and nothing found; the same answer twice; -1 when the
+ * source cannot be read at all, or ends before the size it announced
+ * ("changed while being read"); and a bounded number of reads whatever the
+ * tables say (the lookups read chains, symbols and strings in chunks, never
+ * an entry at a time). The machine asked for is the input's
  * own e_machine, so that mutations get past the header to the segments,
  * the dynamic entries, the hash tables and the symbols.
  * Built with tests/fuzz/driver.c (standalone) or libFuzzer.
@@ -22,15 +25,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct mem {
 	const uint8_t *p;
 	size_t n;
+	size_t shrunk;		/* bytes left when the file "shrank" (else n) */
+	unsigned reads;
 };
+
+/* At most this many reads per check: 9 names, each a few hundred chunk
+ * reads at worst (learn/elf.c). */
+#define MAX_READS 20000
 
 static int mem_read(void *arg, uint64_t off, void *buf, size_t len)
 {
-	const struct mem *m = arg;
+	struct mem *m = arg;
 
 	/* the reader must never ask for bytes outside the file */
 	if (off > m->n || len > m->n - off)
 		abort();
+	if (++m->reads > MAX_READS)
+		abort();
+	if (off + len > m->shrunk)
+		return -2;
 	memcpy(buf, m->p + off, len);
 	return 0;
 }
@@ -53,7 +66,7 @@ static const char *const names[] = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mem m = { data, size };
+	struct mem m = { data, size, size, 0 };
 	struct bot_elf_src src = { mem_read, &m, size };
 	unsigned machine = size >= 20 ? (unsigned)data[18] | (unsigned)data[19] << 8 : 62;
 	char why[512], why2[512];
@@ -68,12 +81,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (rc == 0 && (found >> NNAMES))
 		abort();
+	m.reads = 0;
 	rc2 = bot_elf_exports(&src, machine, names, NNAMES, &found2, why2, sizeof(why2));
 	if (rc2 != rc || found2 != found || (rc < 0 && strcmp(why, why2)))
 		abort();
 	/* another machine's file is never accepted */
+	m.reads = 0;
 	if (bot_elf_exports(&src, machine ^ 1, names, NNAMES, &found2, why2, sizeof(why2)) != -1)
 		abort();
+	/* a file that shrank to its first half: the same answer where the
+	 * reads stay in it, else refused */
+	m.reads = 0;
+	m.shrunk = size / 2;
+	rc2 = bot_elf_exports(&src, machine, names, NNAMES, &found2, why2, sizeof(why2));
+	if (rc2 == 0 && (rc != 0 || found2 != found))
+		abort();
+	m.shrunk = size;
 	src.read = fail_read;
 	if (size >= 64 && bot_elf_exports(&src, machine, names, NNAMES, &found2, why2,
 					   sizeof(why2)) != -1)

@@ -10,8 +10,9 @@
 #
 # Seeds: small shared objects exporting the NCCL plugin symbols with a GNU
 # hash table, a System V one, symbol versions, and only some of them (an
-# older tuner); then copies with one header field changed (32-bit, big-endian,
-# an executable's type, another machine), a truncated copy and a text file.
+# older tuner); a copy whose Bloom filter is zeroed (dlsym() finds nothing);
+# then copies with one header field changed (32-bit, big-endian, an
+# executable's type, another machine), a truncated copy and a text file.
 set -eu
 out=${1:-tests/fuzz/corpus-elf}
 tmp=$(mktemp -d)
@@ -46,5 +47,14 @@ patch 4 1 "$out/gnu-hash.so" "$out/class32"	# EI_CLASS: ELFCLASS32
 patch 5 2 "$out/gnu-hash.so" "$out/big-endian"	# EI_DATA: ELFDATA2MSB
 patch 16 2 "$out/gnu-hash.so" "$out/exec-type"	# e_type: ET_EXEC
 patch 18 183 "$out/gnu-hash.so" "$out/aarch64"	# e_machine: EM_AARCH64 (183 = 0xb7, 0)
+# zeroed-bloom.so: gnu-hash.so with its GNU hash table's Bloom words zeroed:
+# the loader's lookup stops at the filter, so dlsym() finds nothing in it
+# (the symbols and buckets are intact) and the check must refuse it
+cp "$out/gnu-hash.so" "$out/zeroed-bloom.so"
+off=$((0x$(readelf -SW "$out/gnu-hash.so" |
+	sed -n 's/.* \.gnu\.hash  *GNU_HASH  *[0-9a-f]*  *\([0-9a-f]*\) .*/\1/p')))
+nwords=$(od -An -tu4 -j $((off + 8)) -N4 "$out/gnu-hash.so" | tr -d ' ')
+dd if=/dev/zero of="$out/zeroed-bloom.so" bs=1 seek=$((off + 16)) count=$((8 * nwords)) \
+	conv=notrunc status=none
 head -c 2000 "$out/gnu-hash.so" >"$out/truncated"
 printf 'root:x:0:0:root:/root:/bin/sh\nnot an ELF file, but long enough for a header.\n' >"$out/text"

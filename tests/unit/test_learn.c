@@ -3,12 +3,18 @@
  * job into a fabric's state (learn/merge.h), the writers' lock apart from
  * the store (learn/lock.h, learn/store.h), the environment for a step
  * (learn/stepenv.h) and spool files to a sweep (learn/spoolsweep.h).
+ * Also what a job directory may hold besides spool files (FIFOs,
+ * directories and links named *.spool, nothing at all), listings that fail
+ * part-way (readdir() is interposed below), publishing under umask 077 and
+ * messages that stay on one line.
  *
  * Spool files are written byte by byte with the format's packing helpers,
  * as the ranks of a job would leave them: one file per rank, each with
  * samples of the same collectives and a context summary.
  */
 #include <check.h>
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,7 +28,9 @@
 #include "common/spool.h"
 #include "common/state.h"
 #include "common/table.h"
+#include "learn/compile.h"
 #include "learn/lock.h"
+#include "learn/log.h"
 #include "learn/merge.h"
 #include "learn/spoolsweep.h"
 #include "learn/stepenv.h"
@@ -35,6 +43,27 @@
 #define NBYTES (8u << 20)
 
 static char dir[64], state[96];
+
+/* ---- readdir() that fails on demand ---------------------------------------- */
+
+/* The library is linked into this program: its readdir() calls land here.
+ * With readdir_fail set, a listing fails part-way (EIO after that many
+ * entries), as a flaky network file system would. */
+static int readdir_fail;
+static int readdir_left;
+
+struct dirent *readdir(DIR *d)
+{
+	static struct dirent *(*real)(DIR *);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "readdir");
+	if (readdir_fail && readdir_left-- <= 0) {
+		errno = EIO;
+		return NULL;
+	}
+	return real(d);
+}
 
 /* ---- what the library logged ------------------------------------------- */
 
@@ -556,9 +585,9 @@ static void ours(const struct bot_stepenv *env, int measured)
 	ck_assert_int_eq(env->used, 1);
 	ck_assert_uint_eq(env->nvars, 3);
 	ck_assert_str_eq(env->var[0].name, "NCCL_TUNER_PLUGIN");
-	ck_assert_str_eq(env->var[0].value, lib_real());
+	ck_assert_str_eq(env->var[0].value, BOT_TUNER_SO);	/* as given */
 	ck_assert_str_eq(env->var[1].name, "NCCL_PROFILER_PLUGIN");
-	ck_assert_str_eq(env->var[1].value, lib_real());
+	ck_assert_str_eq(env->var[1].value, BOT_TUNER_SO);
 	ck_assert_str_eq(env->var[2].name, "NCCL_BOT_TABLE");
 	ck_assert_int_eq(env->measured, measured);
 	ck_assert_int_eq(!!(table_of(env)->flags & BOT_TABLE_F_MEASURE), measured);
@@ -647,7 +676,7 @@ START_TEST(test_stepenv_admin_default_keeps_theirs)
 	build(&req, NULL, THEIR_PROFILER, BOT_STEPENV_DEFAULT, &env);
 	ck_assert_int_eq(env.used, 1);
 	ck_assert_uint_eq(env.nvars, 3);
-	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), lib_real());
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), BOT_TUNER_SO);
 	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), THEIR_PROFILER);
 	ck_assert_int_eq(env.measured, 0);
 	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
@@ -811,6 +840,128 @@ START_TEST(test_stepenv_refusals)
 }
 END_TEST
 
+
+/* NCCL_TUNER_PLUGIN / NCCL_PROFILER_PLUGIN=none (any case): the user turned
+ * NCCL's plugin off; not a plugin of the user's named "none". Nothing is
+ * trimmed: " none" is a name NCCL would dlopen. */
+START_TEST(test_stepenv_none)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+
+	bot_stepenv_req_default(&req);
+	/* admin default, profiler off: our tuner decides, nothing measured */
+	build(&req, NULL, "none", BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), BOT_TUNER_SO);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), "none");
+	ck_assert_int_eq(env.measured, 0);
+	ck_assert_uint_eq(table_of(&env)->flags & BOT_TABLE_F_MEASURE, 0);
+	ck_assert_str_eq(env.note, "nothing measured: the user turned NCCL's profiler off "
+		"(NCCL_PROFILER_PLUGIN=none)");
+	ck_assert_msg(!strstr(logged, "user's none"), "%s", logged);
+	bot_stepenv_free(&env);
+	build(&req, NULL, "NONE", BOT_STEPENV_DEFAULT, &env);
+	ck_assert_str_eq(env.note, "nothing measured: the user turned NCCL's profiler off "
+		"(NCCL_PROFILER_PLUGIN=NONE)");
+	bot_stepenv_free(&env);
+	/* admin default, tuner off: nccl-bot not used, and why */
+	build(&req, "None", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_uint_eq(env.nvars, 0);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the user turned NCCL's tuner plugin off "
+		"(NCCL_TUNER_PLUGIN=None)");
+	ck_assert_msg(strstr(logged, "info: keeping the user's NCCL_TUNER_PLUGIN=None (NCCL's "
+			     "tuner plugin turned off): nccl-bot is not used"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* an explicit request: ours replace them, the warning says they were off */
+	build(&req, "none", "nOnE", BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "warning: replacing the user's NCCL_TUNER_PLUGIN=none (the "
+			     "user had turned NCCL's tuner plugin off) with nccl-bot's "
+			     BOT_TUNER_SO) &&
+		      strstr(logged, "warning: replacing the user's NCCL_PROFILER_PLUGIN=nOnE (the "
+			     "user had turned NCCL's profiler plugin off)"), "%s", logged);
+	bot_stepenv_free(&env);
+	/* " none" is a file name to NCCL: a plugin of the user's */
+	build(&req, " none", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's  none");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* Relative names are the user's, even ones NCCL may resolve to our file:
+ * where its dlopen search leads on a rank is not known here. */
+START_TEST(test_stepenv_relative_names_theirs)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+
+	bot_stepenv_req_default(&req);
+	build(&req, "libnccl-tuner-bot.so", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	bot_stepenv_free(&env);
+	build(&req, "bot", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_int_eq(env.used, 0);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's bot");
+	bot_stepenv_free(&env);
+	build(&req, NULL, "bot", BOT_STEPENV_EXPLICIT, &env);
+	ours(&env, 1);
+	ck_assert_msg(strstr(logged, "replacing the user's NCCL_PROFILER_PLUGIN=bot"), "%s",
+		      logged);
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* /opt/nccl-bot a link to site storage: the variables name the path as
+ * given (a container binding only /opt/nccl-bot/<version> opens it), and a
+ * user's variable naming the resolved file is still ours. */
+START_TEST(test_stepenv_lib_path_kept)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+	char tdir[PATH_MAX], link[PATH_MAX], lib[PATH_MAX + 64], want[PATH_MAX + 64];
+
+	snprintf(tdir, sizeof(tdir), "%s", lib_real());
+	*strrchr(tdir, '/') = 0;
+	snprintf(link, sizeof(link), "%s/opt", dir);
+	ck_assert_int_eq(symlink(tdir, link), 0);
+	snprintf(lib, sizeof(lib), "%s//opt/./libnccl-tuner-bot.so", dir);
+	snprintf(want, sizeof(want), "%s/opt/libnccl-tuner-bot.so", dir);
+	bot_stepenv_req_default(&req);
+	req.user_tuner = lib_real();
+	req.user_profiler = NULL;
+	req.who = BOT_STEPENV_DEFAULT;
+	req.lib = lib;
+	logged[0] = 0;
+	ck_assert_msg(bot_stepenv_build(&req, &env, &test_log) == 0, "%s", logged);
+	ck_assert_int_eq(env.used, 1);
+	ck_assert_str_eq(env.lib, want);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_TUNER_PLUGIN"), want);
+	ck_assert_str_eq(bot_stepenv_get(&env, "NCCL_PROFILER_PLUGIN"), want);
+	ck_assert_str_eq(logged, "");
+	bot_stepenv_free(&env);
+}
+END_TEST
+
+/* A user's value with control characters stays on one line in messages
+ * and in the note. */
+START_TEST(test_stepenv_values_escaped)
+{
+	struct bot_stepenv_req req;
+	struct bot_stepenv env;
+
+	bot_stepenv_req_default(&req);
+	build(&req, "/opt/x\n/evil", NULL, BOT_STEPENV_DEFAULT, &env);
+	ck_assert_str_eq(env.note, "nccl-bot not used: the tuner plugin is the user's "
+		"/opt/x\\x0a/evil");
+	ck_assert_msg(strstr(logged, "NCCL_TUNER_PLUGIN=/opt/x\\x0a/evil: nccl-bot is not used"),
+		      "%s", logged);
+	bot_stepenv_free(&env);
+}
+END_TEST
+
 /* ---- spool files to a sweep ---------------------------------------------- */
 
 START_TEST(test_spoolsweep)
@@ -852,6 +1003,308 @@ START_TEST(test_spoolsweep)
 }
 END_TEST
 
+
+/* ---- what a job directory may hold that is no spool file ------------------- */
+
+/* A FIFO, a directory and a symbolic link named *.spool are refused with
+ * their reason, never waited on (the fabric lock is held meanwhile): the job
+ * is not whole; partial merges the regular files. */
+START_TEST(test_merge_refuses_odd_entries)
+{
+	struct bot_merge_result res;
+	char path[160], cur[64];
+
+	write_job(1);
+	snprintf(path, sizeof(path), "%s/job1/nb-1-7.spool", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.files, 3);
+	ck_assert_uint_eq(res.rejected, 1);
+	ck_assert_msg(strstr(logged, "nb-1-7.spool: a FIFO, not a spool file"), "%s", logged);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+	unlink(path);
+
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_msg(strstr(logged, "nb-1-7.spool: a directory, not a spool file"), "%s", logged);
+	rmdir(path);
+
+	snprintf(cur, sizeof(cur), "nb-1-0.spool");
+	ck_assert_int_eq(symlink(cur, path), 0);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_msg(strstr(logged, "nb-1-7.spool: a symbolic link, not a spool file"), "%s",
+		      logged);
+	/* partial: the two regular files */
+	ck_assert_int_eq(merge(1, 1, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_uint_eq(res.merged, 2);
+}
+END_TEST
+
+/* Named one by one, the same: a FIFO, a device and a link as given. */
+START_TEST(test_explicit_odd_paths_refused)
+{
+	struct bot_compile_paths list;
+	struct bot_spool_file f;
+	char fifo[160], link[160], good[160], err[512];
+	const char *paths[] = { fifo, "/dev/null", link, good };
+
+	write_job(1);
+	snprintf(fifo, sizeof(fifo), "%s/x.spool", dir);
+	snprintf(link, sizeof(link), "%s/l.spool", dir);
+	snprintf(good, sizeof(good), "%s/job1/nb-1-0.spool", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(symlink(good, link), 0);
+	ck_assert_msg(bot_compile_list(paths, 4, &list, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(list.n, 4);
+	ck_assert_int_eq(bot_compile_read_file(&list, 0, &f, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "x.spool: a FIFO, not a spool file"), "%s", err);
+	ck_assert_int_eq(bot_compile_read_file(&list, 1, &f, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "/dev/null: a character device, not a spool file");
+	ck_assert_int_eq(bot_compile_read_file(&list, 2, &f, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "l.spool: a symbolic link"), "%s", err);
+	ck_assert_msg(bot_compile_read_file(&list, 3, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(f.hdr.nrecords, 9);
+	bot_spool_free(&f);
+	bot_compile_paths_free(&list);
+}
+END_TEST
+
+/* A job whose every new file fails validation is refused, not "nothing new"
+ * (a compactor would acknowledge it); partial says nothing new. */
+START_TEST(test_merge_all_rejected_refused)
+{
+	struct bot_merge_result res;
+	char path[160], cur[64];
+
+	snprintf(path, sizeof(path), "%s/job1", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/job1/nb-1-0.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.files, 1);
+	ck_assert_uint_eq(res.rejected, 1);
+	ck_assert_msg(strstr(logged, "error: " FABRIC ": of this job's 1 spool file(s), 1 failed "
+			     "validation and none is new; nothing merged"), "%s", logged);
+	ck_assert_int_eq(merge(1, 1, NULL, &res), 0);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_NOTHING_NEW);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+
+	/* merged before, and a new file that is bad: refused too */
+	unlink(path);
+	write_job(1);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	snprintf(path, sizeof(path), "%s/job1/nb-1-9.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_REFUSED);
+	ck_assert_uint_eq(res.merged_before, 2);
+	ck_assert_msg(strstr(logged, "none is new (2 merged before)"), "%s", logged);
+}
+END_TEST
+
+/* Paths without a single spool file are an error naming them. */
+START_TEST(test_merge_no_files_is_an_error)
+{
+	struct bot_merge_result res;
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/job1", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_uint_eq(res.files, 0);
+	ck_assert_msg(strstr(logged, "error: " FABRIC ": no spool files in ") &&
+		      strstr(logged, "/job1 "), "%s", logged);
+	/* misnamed files are not spool files either */
+	snprintf(path, sizeof(path), "%s/job1/nb-1-0.spl", dir);
+	write_file(path, "x", 1);
+	logged[0] = 0;
+	ck_assert_int_eq(merge(1, 1, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "no spool files in "), "%s", logged);
+}
+END_TEST
+
+/* A listing that fails part-way is an error, never a shorter job; a fabric
+ * directory that cannot be listed is not one without snapshots. */
+START_TEST(test_readdir_errors)
+{
+	struct bot_merge_result res;
+	struct bot_compile_paths list;
+	struct bot_state s;
+	char path[160], err[BOT_STATE_ERR_MAX];
+	const char *paths[] = { path };
+	struct stat st;
+
+	write_job(1);
+	job_path(1, path, sizeof(path));
+	readdir_fail = 1;
+	readdir_left = 2;	/* ".", ".." or a file, then EIO */
+	ck_assert_int_eq(bot_compile_list(paths, 1, &list, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "/job1: cannot list the directory: Input/output error"), "%s",
+		      err);
+	ck_assert_uint_eq(list.n, 0);
+	readdir_left = 3;
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "cannot list the directory"), "%s", logged);
+	readdir_fail = 0;
+
+	/* a fabric directory without `current` (the failed merge made it):
+	 * listed for snapshots */
+	snprintf(path, sizeof(path), "%s/%s", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), 0);
+	readdir_fail = 1;
+	readdir_left = 0;
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &s, NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, FABRIC ": cannot list the directory: Input/output error"), "%s",
+		      err);
+	readdir_fail = 0;
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &s, NULL, err, sizeof(err)), 1);
+	bot_state_free(&s);
+}
+END_TEST
+
+/* Published state is readable by every user, whatever the writer's umask. */
+START_TEST(test_publish_under_umask_077)
+{
+	struct bot_merge_result res;
+	char path[192];
+	struct stat st;
+	mode_t old = umask(077);
+
+	write_job(1);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), 0);
+	umask(old);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_PUBLISHED);
+	snprintf(path, sizeof(path), "%s/%s", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0755);
+	snprintf(path, sizeof(path), "%s/%s/current", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	snprintf(path, sizeof(path), "%s/%s/%s", state, FABRIC, res.snapshot);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+}
+END_TEST
+
+/* A rename that fails names both names; the temporary is gone. */
+START_TEST(test_publish_rename_failure_named)
+{
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], path[192], want[256];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", state, FABRIC);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%s/current", state, FABRIC);
+	ck_assert_int_eq(mkdir(path, 0755), 0);	/* `current` a directory: rename fails */
+	snprintf(path, sizeof(path), "%s/%s/current/x", state, FABRIC);
+	write_file(path, "x", 1);
+	ck_assert_int_eq(bot_state_init(&s, FABRIC), 0);
+	ck_assert_int_eq(bot_store_publish(state, &s, snap, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "cannot rename %s/%s/.current.tmp to %s/%s/current: ", state,
+		 FABRIC, state, FABRIC);
+	ck_assert_msg(!strncmp(err, want, strlen(want)), "%s", err);
+	snprintf(path, sizeof(path), "%s/%s/.current.tmp", state, FABRIC);
+	ck_assert_int_eq(stat(path, &st), -1);
+	bot_state_free(&s);
+}
+END_TEST
+
+/* A merge that would overflow a histogram bin says so, naming the context,
+ * the arm and the bin; nothing is published. */
+START_TEST(test_merge_bin_overflow_named)
+{
+	struct bot_state s;
+	struct bot_merge_result res;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], cur[64];
+	uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES), NRANKS, NNODES);
+	int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+	struct bot_kb_ctx *c;
+
+	ck_assert_int_eq(bot_state_init(&s, FABRIC), 0);
+	c = bot_kb_get(s.kb, key);
+	ck_assert_ptr_nonnull(c);
+	/* job 1's ring/ll collectives take 200 us after the minimum over ranks */
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[ll], bot_q_from_ns(200000), UINT32_MAX - 1), 0);
+	ck_assert_msg(bot_store_publish(state, &s, snap, err, sizeof(err)) == 0, "%s", err);
+	bot_state_free(&s);
+	write_job(1);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_msg(strstr(logged, "error: " FABRIC ": merging failed: context "
+			     "allreduce/8MiB+0/n2/r16 arm ring/ll, histogram bin ") &&
+		      strstr(logged, "would count more than 2^32-1 samples; nothing published"),
+		      "%s", logged);
+	current(cur);
+	ck_assert_str_eq(cur, snap);
+}
+END_TEST
+
+/* One line per message: control characters in a file name are escaped. */
+START_TEST(test_messages_one_line)
+{
+	struct bot_merge_result res;
+	char path[160];
+	const char *p;
+
+	write_job(1);
+	snprintf(path, sizeof(path), "%s/job1/nb\n1\x1b[31m.spool", dir);
+	write_file(path, "not a spool file\n", 17);
+	ck_assert_int_eq(merge(1, 0, NULL, &res), -1);
+	ck_assert_msg(strstr(logged, "nb\\x0a1\\x1b[31m.spool: truncated"), "%s", logged);
+	/* no raw escape, and every line is a whole message ("level: ...") */
+	ck_assert_msg(!strchr(logged, '\x1b'), "%s", logged);
+	for (p = logged; *p; p = strchr(p, '\n') + 1)
+		ck_assert_msg(!strncmp(p, "error: ", 7) || !strncmp(p, "warning: ", 9) ||
+			      !strncmp(p, "info: ", 6), "a message over two lines: %s", logged);
+	{
+		char buf[64];
+
+		bot_log_esc(buf, sizeof(buf), "a\tb\x7f");
+		ck_assert_str_eq(buf, "a\\x09b\\x7f");
+		bot_log_esc(buf, sizeof(buf), buf);	/* twice is once */
+		ck_assert_str_eq(buf, "a\\x09b\\x7f");
+		bot_log_esc(buf, 6, "ab\ncd");	/* an escape that does not fit is cut whole */
+		ck_assert_str_eq(buf, "ab");
+	}
+}
+END_TEST
+
+/* spool sweep: a FIFO among the files is named and skipped, never waited on. */
+START_TEST(test_spoolsweep_fifo)
+{
+	struct bot_spoolsweep_report rep;
+	struct bot_sweep sw;
+	char path[160];
+	const char *paths[] = { path };
+
+	write_job(1);
+	snprintf(path, sizeof(path), "%s/job1/nb-1-5.spool", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	job_path(1, path, sizeof(path));
+	bot_sweep_init(&sw);
+	ck_assert_int_eq(bot_spoolsweep(paths, 1, "f1", &sw, &rep, &test_log), 0);
+	ck_assert_uint_eq(rep.files, 3);
+	ck_assert_uint_eq(rep.bad, 1);
+	ck_assert_uint_eq(rep.rows, 16);
+	ck_assert_msg(strstr(logged, "nb-1-5.spool: a FIFO, not a spool file"), "%s", logged);
+	bot_sweep_free(&sw);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("learn");
@@ -871,6 +1324,15 @@ int main(void)
 	tcase_add_test(merge_tc, test_concurrent_merges_lose_nothing);
 	tcase_add_test(merge_tc, test_merge_with_its_own_lock);
 	tcase_add_test(merge_tc, test_store_publish_without_flock);
+	tcase_add_test(merge_tc, test_merge_refuses_odd_entries);
+	tcase_add_test(merge_tc, test_explicit_odd_paths_refused);
+	tcase_add_test(merge_tc, test_merge_all_rejected_refused);
+	tcase_add_test(merge_tc, test_merge_no_files_is_an_error);
+	tcase_add_test(merge_tc, test_readdir_errors);
+	tcase_add_test(merge_tc, test_publish_under_umask_077);
+	tcase_add_test(merge_tc, test_publish_rename_failure_named);
+	tcase_add_test(merge_tc, test_merge_bin_overflow_named);
+	tcase_add_test(merge_tc, test_messages_one_line);
 	suite_add_tcase(s, merge_tc);
 	tcase_add_checked_fixture(env_tc, setup, teardown);
 	tcase_add_test(env_tc, test_stepenv_explicit_replaces_theirs);
@@ -878,9 +1340,14 @@ int main(void)
 	tcase_add_test(env_tc, test_stepenv_prior_table);
 	tcase_add_test(env_tc, test_stepenv_spool_and_state);
 	tcase_add_test(env_tc, test_stepenv_refusals);
+	tcase_add_test(env_tc, test_stepenv_none);
+	tcase_add_test(env_tc, test_stepenv_relative_names_theirs);
+	tcase_add_test(env_tc, test_stepenv_lib_path_kept);
+	tcase_add_test(env_tc, test_stepenv_values_escaped);
 	suite_add_tcase(s, env_tc);
 	tcase_add_checked_fixture(sweep_tc, setup, teardown);
 	tcase_add_test(sweep_tc, test_spoolsweep);
+	tcase_add_test(sweep_tc, test_spoolsweep_fifo);
 	suite_add_tcase(s, sweep_tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
