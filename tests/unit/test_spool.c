@@ -16,8 +16,9 @@
  * timeout, the threshold/policy spelled as the tuner reads them, NaN and
  * infinite cost entries, a chdir() and a planted temporary file, no write
  * from a forked child, corrupt files rejected with reasons, and `nccl-bot
- * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
- * here from NCCL's facts (doc/nccl-abi.md), independently of tuner/.
+ * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are the
+ * emulator's (tests/emulator/nccl_abi.h, per version, from NCCL's facts in
+ * doc/nccl-abi.md), independent of tuner/'s.
  */
 #include <check.h>
 #include <dirent.h>
@@ -134,8 +135,8 @@ static void deliver(const struct kop *k)
 		p5->startEvent(k->pctx, &h[c], &d);
 	}
 	for (int c = 0; c < k->reported; c++) {
-		union emu_prof_state_args stop = {
-			.raw = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c
+		union emu_prof_state_v5 stop = {
+			.kernelCh.pTimer = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c
 		};
 
 		if (!h[c])
@@ -731,52 +732,20 @@ END_TEST
 
 /* ---- profiler v4 (NCCL 2.27): its own 104-byte descriptor --------------------- */
 
-/* NCCL 2.27's v4 event descriptor, declared here from its header's facts:
- * a one-byte type, and no coll.parentGroup: a Coll's Group is its
- * parentObj. 2.27 passes a 104-byte stack object; the test passes 104-byte
- * heap objects, so a read past one is a heap overflow (ASan, valgrind). */
-struct v4_descr {
-	uint8_t type;
-	void *parentObj;
-	int rank;
-	union {
-		struct {
-			uint64_t seqNumber;
-			const char *func;
-			const void *sendBuff;
-			void *recvBuff;
-			size_t count;
-			int root;
-			const char *datatype;
-			uint8_t nChannels;
-			uint8_t nWarps;
-			const char *algo;
-			const char *proto;
-		} coll;
-		struct {
-			uint8_t channelId;
-			uint64_t pTimer;
-		} kernelCh;
-	};
-};
-_Static_assert(sizeof(struct v4_descr) == 104, "NCCL 2.27's v4 descriptor is 104 bytes");
+/* NCCL 2.27's v4 descriptor as the emulator declares it (104 bytes, a
+ * one-byte type, no coll.parentGroup: a Coll's Group is its parentObj).
+ * 2.27 passes a 104-byte stack object; the test passes 104-byte heap
+ * objects, so a read past one is a heap overflow (ASan, valgrind). */
+typedef struct emu_prof_descr_v4 v4_descr_t;
+typedef struct emu_profiler_v4 v4_profiler_t;
+_Static_assert(sizeof(v4_descr_t) == 104, "NCCL 2.27's v4 descriptor is 104 bytes");
 
-struct v4_profiler {
-	const char *name;
-	int (*init)(void **ctx, int *mask, const char *commName, uint64_t commHash, int nNodes,
-		    int nRanks, int rank, logger_t log);
-	int (*startEvent)(void *ctx, void **eHandle, struct v4_descr *d);
-	int (*stopEvent)(void *eHandle);
-	int (*recordEventState)(void *eHandle, int state, union emu_prof_state_args *a);
-	int (*finalize)(void *ctx);
-};
-
-static struct v4_descr *v4_new(uint8_t type, void *parent)
+static v4_descr_t *v4_new(uint8_t type, void *parent)
 {
-	struct v4_descr *d = malloc(104);
+	v4_descr_t *d = malloc(sizeof(*d));
 
 	ck_assert_ptr_nonnull(d);
-	memset(d, 0, 104);
+	memset(d, 0, sizeof(*d));
 	d->type = type;
 	d->parentObj = parent;
 	return d;
@@ -789,7 +758,7 @@ static struct v4_descr *v4_new(uint8_t type, void *parent)
  * which v4 passes as the Coll's parentObj. */
 START_TEST(test_profiler_v4_descriptor)
 {
-	const struct v4_profiler *p4 = dlsym(so, "ncclProfiler_v4");
+	const v4_profiler_t *p4 = dlsym(so, "ncclProfiler_v4");
 	const struct emu_tuner_v4 *t4 = dlsym(so, "ncclTunerPlugin_v4");
 	void *pctx = NULL, *tctx = NULL;
 	int mask = 0;
@@ -806,7 +775,7 @@ START_TEST(test_profiler_v4_descriptor)
 		float t[NALGO][NPROTO];
 		int nch = 0, arm;
 		void *hg = NULL, *hc[2] = { NULL, NULL };
-		struct v4_descr *dg, *dc[2];
+		v4_descr_t *dg, *dc[2];
 
 		cost_init(t);
 		ck_assert_int_eq(t4->getCollInfo(tctx, BOT_COLL_ALLREDUCE, 8 * MiB, 1, (float **)t,
@@ -834,7 +803,7 @@ START_TEST(test_profiler_v4_descriptor)
 				continue;
 			measured++;
 			for (int c = 0; c < 2; c++) {
-				struct v4_descr *dk = v4_new(EV_KCH, hc[k]);
+				v4_descr_t *dk = v4_new(EV_KCH, hc[k]);
 
 				dk->kernelCh.channelId = (uint8_t)c;
 				dk->kernelCh.pTimer = clock;
@@ -842,7 +811,7 @@ START_TEST(test_profiler_v4_descriptor)
 				free(dk);
 			}
 			for (int c = 0; c < 2; c++) {
-				union emu_prof_state_args st = { .raw = clock + 90000 };
+				union emu_prof_state_v4 st = { .kernelCh.pTimer = clock + 90000 };
 
 				ck_assert_ptr_nonnull(hk[c]);
 				p4->recordEventState(hk[c], KCH_STOP, &st);
