@@ -40,6 +40,7 @@
 #include "common/table.h"
 #include "policies/context.h"
 #include "tests/emulator/nccl_abi.h"
+#include "tests/unit/testutil.h"
 
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
@@ -75,7 +76,7 @@ static const char *func_str[] = { "Broadcast", "Reduce", "AllGather", "ReduceSca
 static void *so;
 static const tuner_v5_t *t5;
 static const profiler_v5_t *p5;
-static char dir[256];
+static char dir[BOT_TEST_PATH_MAX];	/* the spool directory, one per test */
 
 static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
@@ -311,7 +312,7 @@ static const struct opts plain = { 1, -1, 8, 0, 100000, 0, 0 };
 /* ---- spool reading --------------------------------------------------------- */
 
 static struct bot_spool_file sf;
-static char spool_path[512];
+static char spool_path[BOT_TEST_PATH_MAX + 256];
 
 static int find_spool(char *out, size_t n)
 {
@@ -366,8 +367,7 @@ static void setup(void)
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
-	snprintf(dir, sizeof(dir), "/tmp/test_spool.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, "spool");
 	setenv("NCCL_BOT_SPOOL", dir, 1);
 	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ck_assert_msg(so != NULL, "dlopen %s: %s", path, dlerror());
@@ -380,13 +380,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[300];
-
 	bot_spool_free(&sf);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd)) {
-		/* leftovers in /tmp only */
-	}
+	bot_test_rmtree(dir);
 }
 
 /* ---- tests ------------------------------------------------------------------ */
@@ -882,7 +877,8 @@ END_TEST
 START_TEST(test_spool_dir_fd)
 {
 	struct comm c;
-	char cwd[512], victim[600], tmpname[600], host[256] = "unknown";
+	char cwd[512], victim[BOT_TEST_PATH_MAX + 16], tmpname[BOT_TEST_PATH_MAX + 128];
+	char host[256] = "unknown";
 	struct stat st;
 	FILE *f;
 
@@ -915,7 +911,7 @@ START_TEST(test_spool_dir_fd)
 	ck_assert_int_eq((int)st.st_size, 4);	/* untouched */
 	ck_assert_int_ne(lstat(tmpname, &st), 0);	/* renamed away */
 	{
-		char err[BOT_SPOOL_ERR_MAX], p[700];
+		char err[BOT_SPOOL_ERR_MAX], p[BOT_TEST_PATH_MAX + 128];
 
 		snprintf(p, sizeof(p), "%s/sp/nb-%s-%ld.spool", dir, host, (long)getpid());
 		ck_assert_int_eq(stat(p, &st), 0);
@@ -929,7 +925,7 @@ END_TEST
 START_TEST(test_fork_child_never_writes)
 {
 	struct comm c;
-	char path[512];
+	char path[BOT_TEST_PATH_MAX + 256];
 	pid_t pid;
 	int st;
 
@@ -1043,7 +1039,7 @@ START_TEST(test_sweep_conversion)
 {
 	struct comm c;
 	struct bot_sweep sw;
-	char cmd[1024], err[BOT_SWEEP_ERR_MAX], *out = malloc(1 << 22);
+	char cmd[BOT_TEST_PATH_MAX + 512], err[BOT_SWEEP_ERR_MAX], *out = malloc(1 << 22);
 	FILE *p;
 	size_t n;
 	unsigned clean = 0;
@@ -1104,13 +1100,4 @@ static Suite *spool_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(spool_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BOT_TEST_MAIN(spool_suite)
