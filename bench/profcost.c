@@ -121,7 +121,7 @@ static void one(void *pctx, int deliver)
 		p5->startEvent(pctx, &hk[c], &d);
 	}
 	for (int c = 0; c < 8; c++) {
-		union emu_prof_state_args stop = { .raw = clk + 100000 };
+		union emu_prof_state_v5 stop = { .kernelCh.pTimer = clk + 100000 };
 
 		p5->recordEventState(hk[c], 22, &stop);
 		p5->stopEvent(hk[c]);

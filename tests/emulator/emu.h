@@ -28,14 +28,43 @@
 
 struct emu_version {
 	const char *name;	/* "2.28" */
+	int code;		/* what ncclGetVersion() answers: 22809 for 2.28.9 */
 	int tuner[6];		/* tuner ABI versions in probe order, 0-terminated */
 	int prof[7];		/* profiler ABI versions in probe order, 0-terminated */
 	int num_algo;		/* NCCL_NUM_ALGORITHMS handed to getCollInfo */
+	float cap;		/* AUTO's search cap: entries >= cap are never picked */
 };
+
+/* AUTO's search cap (doc/nccl-abi.md, "Tuner calls"): NCCL's argmin starts
+ * at 3.6e9 us up to 2.28 and at FLT_MAX from 2.29. */
+#define EMU_CAP_228 3.6e9f
 
 extern const struct emu_version emu_versions[];
 extern const unsigned emu_nversions;
 const struct emu_version *emu_version_find(const char *name);
+
+/* NCCL's pick over a cost table of n entries: the smallest entry >= 0 and
+ * below cap, ties to the lowest index; -1 when there is none (NaN, -1, cap
+ * and above never qualify). */
+static inline int emu_nccl_argmin(const float *t, int n, float cap)
+{
+	float best = cap;
+	int arm = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (t[i] >= 0.0f && t[i] < best) {
+			best = t[i];
+			arm = i;
+		}
+	}
+	return arm;
+}
+
+/* An entry NCCL's argmin may pick under cap. */
+static inline int emu_nccl_usable(float x, float cap)
+{
+	return x >= 0.0f && x < cap;
+}
 
 /* ---- asymmetries (bits) ---- */
 
@@ -48,6 +77,9 @@ const struct emu_version *emu_version_find(const char *name);
 #define EMU_A_CORRUPT	0x040	/* one rank's NCCL_BOT_TABLE has a flipped payload byte */
 #define EMU_A_BADVER	0x080	/* one rank's NCCL_BOT_TABLE is format version 2 */
 #define EMU_A_ENVPOLICY	0x100	/* one rank's NCCL_BOT_POLICY differs (launcher error) */
+/* Not an asymmetry (every rank gets the same tables): some cost tables hold
+ * entries in [3.6e9, FLT_MAX], which only 2.29+ may pick (emu_cost_huge()). */
+#define EMU_A_HUGE	0x200
 
 /* The rank that gets each one-rank asymmetry (modulo the number of ranks). */
 #define EMU_VICTIM_SIMULATE	3
@@ -122,6 +154,12 @@ struct emu_result {
 	uint64_t nch_set;		/* calls with nChannels != 0 */
 	uint64_t sim_calls;		/* extra simulate calls (not launched) */
 	uint64_t err_rc, err_revived, err_empty, err_nch, err_nan, err_oob;
+	uint64_t nccl_none;		/* collectives NCCL failed on its own: nothing in
+					 * its table was below the cap (not the plugin's doing) */
+	uint64_t auto_huge;		/* launched: AUTO's own pick was >= 3.6e9 (2.29+) */
+	uint64_t huge_forced;		/* launched: the plugin forced an entry that came
+					 * in at >= 3.6e9 (2.29+ only, else revived) */
+	uint32_t ver_calls;		/* ncclGetVersion() calls during this comm's inits */
 	uint64_t coll_events, kch_events, late_kch_events;
 	uint32_t log_warn, log_lines, log_digest, alloc_refused;
 	char tuner_name[32];
@@ -143,6 +181,10 @@ int emu_cost_setup(int mode, const char *fabric, char *err, size_t errlen);
 const char *emu_cost_desc(void);
 /* NCCL's cost table (us, -1 unsupported) for numPipeOps = 1. */
 void emu_cost_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NUM_ARMS]);
+/* EMU_A_HUGE: turn some of t's entries into values in [3.6e9, FLT_MAX] and
+ * +inf, or leave t alone; a pure function of (coll, si, nnodes) and t, so
+ * the same on every rank. */
+void emu_cost_huge(int coll, unsigned si, unsigned nnodes, float t[EMU_NUM_ARMS]);
 
 /* The simulator's truth for the fabric of the cost tables (sim/sim.h):
  * one measured call (sample i of seed), and the noiseless expectation.

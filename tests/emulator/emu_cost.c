@@ -9,7 +9,14 @@
  * reducescatter across nodes, NVLS on one node) but no claim to accuracy.
  * Either way a table is a pure function of (collective, nBytes, nNodes), so
  * it is identical on every rank, as NCCL's is.
+ *
+ * emu_cost_huge() (scenario huge) rewrites some tables so that entries sit
+ * at or above 3.6e9 us, where NCCL's search cap differs by release
+ * (doc/nccl-abi.md, "Tuner calls"): up to 2.28 they are never picked, from
+ * 2.29 everything below FLT_MAX can be.
  */
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -113,6 +120,87 @@ void emu_cost_table(int coll, uint64_t nbytes, unsigned nnodes, float out[EMU_NU
 	}
 #endif
 	internal_table(coll, nbytes, nnodes, out);
+}
+
+/* ---- entries at and above 3.6e9 (scenario huge) ---- */
+
+/* 2.28's cap itself and the float after it, larger ones, and the largest
+ * float below FLT_MAX: never picked up to 2.28, picked from 2.29; then
+ * FLT_MAX and +inf, never picked by any release. */
+static const float huge_vals[] = {
+	EMU_CAP_228, 3600000256.0f, 4e9f, 1e12f, 1e30f, 0x1.fffffcp127f, FLT_MAX, INFINITY,
+};
+#define NHUGE_PICKABLE 6	/* the first 6 are below FLT_MAX */
+/* the float just below 3.6e9: the largest entry 2.28 still picks */
+#define BELOW_CAP 3599999744.0f
+
+_Static_assert(EMU_CAP_228 == 3600000000.0f && 3600000256.0f > EMU_CAP_228 &&
+	       BELOW_CAP < EMU_CAP_228, "3.6e9 is exact in binary32, its neighbours 256 apart");
+
+/* Every supported entry of t scaled by one factor so that the smallest
+ * lands at base (order kept; capped at the largest float below FLT_MAX,
+ * which makes ties at the top); skip (an index or -1) stays as it is. */
+static void scale_up(float t[EMU_NUM_ARMS], int skip, double base)
+{
+	double min = 0;
+
+	for (int a = 0; a < EMU_NUM_ARMS; a++)
+		if (a != skip && t[a] > 0.0f && (min == 0 || t[a] < min))
+			min = t[a];
+	if (min == 0)
+		return;
+	for (int a = 0; a < EMU_NUM_ARMS; a++) {
+		double v;
+
+		if (a == skip || t[a] < 0.0f)
+			continue;
+		v = t[a] > 0.0f ? (double)t[a] * (base / min) : base;
+		if (v > 0x1.fffffcp127)
+			v = 0x1.fffffcp127;
+		t[a] = (float)v < EMU_CAP_228 ? EMU_CAP_228 : (float)v;
+	}
+}
+
+void emu_cost_huge(int coll, unsigned si, unsigned nnodes, float t[EMU_NUM_ARMS])
+{
+	static const double bases[4] = { 3.6e9, 4e9, 1e20, 1e37 };
+	uint64_t r = emu_mix64(emu_mix64(0x6875676531ULL ^ (uint64_t)coll) ^
+			       ((uint64_t)si << 8 | (uint64_t)nnodes << 20));
+	int auto_arm = emu_nccl_argmin(t, EMU_NUM_ARMS, EMU_CAP_228);
+	unsigned k = (unsigned)(r >> 8);
+
+	switch (r & 7) {
+	case 3:		/* AUTO's own pick moves up; the runner-up becomes AUTO's */
+		if (auto_arm >= 0)
+			t[auto_arm] = huge_vals[k % NHUGE_PICKABLE];
+		break;
+	case 4:		/* Ring, Tree and PAT (what a plugin may always force) */
+		for (int a = 0; a < EMU_NUM_ARMS; a++) {
+			int algo = a / EMU_NUM_PROTOS;
+
+			if (t[a] >= 0.0f && (algo == EMU_ALGO_RING || algo == EMU_ALGO_TREE ||
+					     algo == EMU_ALGO_PAT))
+				t[a] = huge_vals[(k + (unsigned)a) % NHUGE_PICKABLE];
+		}
+		break;
+	case 5:		/* everything: 2.28 has nothing to pick, 2.29 AUTO's order */
+		scale_up(t, -1, bases[k & 3]);
+		break;
+	case 6:		/* everything but AUTO's pick: the only one 2.28 may run */
+		scale_up(t, auto_arm, bases[k & 3]);
+		break;
+	case 7:		/* each supported entry: kept, just below the cap, or any huge */
+		for (int a = 0; a < EMU_NUM_ARMS; a++, k = (unsigned)emu_mix64(k)) {
+			if (t[a] < 0.0f || (k & 3) == 0)
+				continue;
+			t[a] = (k & 3) == 1 ? BELOW_CAP
+					     : huge_vals[(k >> 2) % (sizeof(huge_vals) /
+								     sizeof(huge_vals[0]))];
+		}
+		break;
+	default:	/* 0..2: as NCCL computed it */
+		break;
+	}
 }
 
 /* ---- the simulator's truth (--measured sim, learning-loop reports) ---- */

@@ -209,11 +209,7 @@ void emu_loop_report(const struct emu_cfg *cfg, const struct emu_result *r, unsi
 			char used[400] = "", probes[200], a1[32], a2[32], a3[32];
 
 			emu_cost_table(coll, nbytes, nn, row);
-			auto_arm = -1;
-			for (int a = 0; a < EMU_NUM_ARMS; a++)
-				if (row[a] >= 0.0f && row[a] < 3.6e9f &&
-				    (auto_arm < 0 || row[a] < row[auto_arm]))
-					auto_arm = a;
+			auto_arm = emu_nccl_argmin(row, EMU_NUM_ARMS, cfg->ver->cap);
 			for (int a = 0; a < EMU_NUM_ARMS; a++) {
 				double v = emu_true_us(coll, nbytes, nn, a);
 

@@ -11,9 +11,10 @@
  *   INIT-FAILED   tuner init returned an error on some rank(s) (a loud
  *                 comm-creation failure); the others agree
  *   DIVERGED      ranks that all initialised launched different sequences
- *   UNSAFE        getCollInfo failed, revived a -1 entry, emptied the
- *                 table, wrote NaN, wrote past numAlgo, or nChannels > 64;
- *                 or the profiler's finalize failed (how the fixtures
+ *   UNSAFE        getCollInfo failed, revived an entry (a -1, or one at
+ *                 or above the release's search cap made pickable), emptied
+ *                 the table, wrote NaN, wrote past numAlgo, or nChannels >
+ *                 64; or the profiler's finalize failed (how the fixtures
  *                 report a parent handle that was not what NCCL passes)
  *   CRASH         a rank process died or hit the timeout
  * and each scenario checks its verdicts against what doc/design.md promises.
@@ -52,6 +53,7 @@ enum expect {
 	X_CAUGHT,		/* also DIVERGED: documented residual risk, caught here */
 	X_MUST_DIVERGE,		/* a bad fixture: at least one comm DIVERGED */
 	X_MUST_INITFAIL,	/* the victim's comms INIT-FAILED, the rest IDENTICAL */
+	X_MUST_UNSAFE,		/* a bad fixture: at least one comm UNSAFE */
 };
 
 static int n_pass, n_fail, n_skip;
@@ -304,7 +306,9 @@ static int rank_in_comm(const struct run *run, int grank, int kind, int color)
 static void summary(const struct run *run, char *buf, size_t n)
 {
 	uint64_t arms = 0, calls = 0, over = 0, nch = 0, sim = 0, coll = 0, kch = 0, late = 0;
+	uint64_t ahuge = 0, fhuge = 0, none = 0;
 	unsigned refused = 0, digest = 0, warns = 0;
+	size_t len;
 
 	for (unsigned i = 0; i < run->n; i++) {
 		const struct emu_result *x = &run->r[i];
@@ -322,6 +326,9 @@ static void summary(const struct run *run, char *buf, size_t n)
 		refused += x->alloc_refused;
 		digest += x->log_digest;
 		warns += x->log_warn;
+		ahuge += x->auto_huge;
+		fhuge += x->huge_forced;
+		none += x->nccl_none;
 	}
 	snprintf(buf, n,
 		 "calls %llu, arms used %d, overridden %.1f%%, nChannels set %.1f%%, simulate %llu,"
@@ -332,6 +339,12 @@ static void summary(const struct run *run, char *buf, size_t n)
 		 calls ? 100.0 * (double)nch / (double)calls : 0.0, (unsigned long long)sim,
 		 (unsigned long long)coll, (unsigned long long)kch, (unsigned long long)late,
 		 refused, warns, digest);
+	len = strlen(buf);
+	if ((ahuge || fhuge || none) && len < n)
+		snprintf(buf + len, n - len,
+			 ", entries >= 3.6e9 launched: by AUTO %llu, forced %llu; failed by NCCL"
+			 " (nothing below its cap) %llu", (unsigned long long)ahuge,
+			 (unsigned long long)fhuge, (unsigned long long)none);
 }
 
 static void result_line(int ok, const char *name, const char *fmt, ...)
@@ -381,8 +394,9 @@ static const struct scn scenarios[] = {
 	{ "corrupt", EMU_A_CORRUPT, EMU_T_RR, X_CAUGHT, 0, 0, 1 },
 	{ "badver", EMU_A_BADVER, EMU_T_RR, X_MUST_INITFAIL, 0, 0, 1 },
 	{ "envpolicy", EMU_A_ENVPOLICY, EMU_T_RR, X_CAUGHT, 0, 0, -1 },
+	{ "huge", EMU_A_HUGE, EMU_T_RR, X_STRICT, 0, 0, 0 },
 	{ "combined", EMU_A_REGBUFF | EMU_A_SIMULATE | EMU_A_NOPROF | EMU_A_THREADS |
-			      EMU_A_ALLOCFAIL | EMU_A_ENV, EMU_T_RAND, X_INIT, 0, 0, 0 },
+			      EMU_A_ALLOCFAIL | EMU_A_ENV | EMU_A_HUGE, EMU_T_RAND, X_INIT, 0, 0, 0 },
 };
 #define NSCN (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -425,6 +439,9 @@ static int check(const struct emu_cfg *cfg, const struct run *run, enum expect e
 		case X_MUST_DIVERGE:
 			good = cv[i].v <= V_DIVERGED;
 			break;
+		case X_MUST_UNSAFE:
+			good = cv[i].v <= V_UNSAFE;
+			break;
 		case X_MUST_INITFAIL:
 			if (rank_in_comm(run, (int)bv, cv[i].kind, cv[i].color))
 				good = cv[i].v == V_INITFAIL &&
@@ -438,7 +455,8 @@ static int check(const struct emu_cfg *cfg, const struct run *run, enum expect e
 		}
 		if (!good)
 			ok = 0;
-		if (!good || verbose || cv[i].v == V_DIVERGED || cv[i].v == V_INITFAIL)
+		if (!good || verbose || cv[i].v == V_DIVERGED || cv[i].v == V_INITFAIL ||
+		    cv[i].v == V_UNSAFE)
 			fprintf(det, "    %s %s %s%s\n", good ? "  " : "!!",
 			       comm_name(cv[i].kind, cv[i].color, nm, sizeof(nm)), vname[cv[i].v],
 			       cv[i].detail);
@@ -447,6 +465,10 @@ static int check(const struct emu_cfg *cfg, const struct run *run, enum expect e
 		ok = 0;
 		snprintf(why + strlen(why), wl - strlen(why), " (expected a DIVERGED comm)");
 	}
+	if (ex == X_MUST_UNSAFE && !cnt[V_UNSAFE]) {
+		ok = 0;
+		snprintf(why + strlen(why), wl - strlen(why), " (expected an UNSAFE comm)");
+	}
 	return ok;
 }
 
@@ -454,7 +476,8 @@ static const char *expect_name(enum expect ex)
 {
 	static const char *const n[] = { "all IDENTICAL", "IDENTICAL or INIT-FAILED",
 					 "IDENTICAL, INIT-FAILED or DIVERGED-caught",
-					 "must detect DIVERGED", "victim INIT-FAILED, rest IDENTICAL" };
+					 "must detect DIVERGED", "victim INIT-FAILED, rest IDENTICAL",
+					 "must detect UNSAFE" };
 	return n[ex];
 }
 
@@ -592,17 +615,25 @@ static void suite_fixtures(const char *dir)
 		const char *fx, *scn;
 		enum expect ex;
 		const char *why;
+		const char *nccl;	/* the release, NULL: --nccl */
 	} t[] = {
-		{ "good", "base", X_STRICT, "always ring/simple" },
-		{ "good", "combined", X_STRICT, "all asymmetries" },
-		{ "noop", "combined", X_STRICT, "leaves AUTO alone" },
-		{ "bad_regbuff", "regbuff", X_MUST_DIVERGE, "decides from regBuff" },
-		{ "bad_counter", "base", X_STRICT, "counter bug invisible without asymmetry" },
-		{ "bad_counter", "simulate", X_MUST_DIVERGE, "counter + extra simulate calls" },
-		{ "bad_counter", "threads", X_MUST_DIVERGE, "counter + other interleavings" },
-		{ "bad_prof", "noprof", X_MUST_DIVERGE, "decides from profiler presence" },
-		{ "nosym", "base", X_STRICT, "no symbols: NCCL goes on with AUTO" },
-		{ "missing", "base", X_STRICT, "dlopen fails: NCCL goes on with AUTO" },
+		{ "good", "base", X_STRICT, "always ring/simple", NULL },
+		{ "good", "combined", X_STRICT, "all asymmetries", NULL },
+		{ "good", "huge", X_STRICT, "its cap from ncclGetVersion", "2.28" },
+		{ "good", "huge", X_STRICT, "its cap from ncclGetVersion", "2.29" },
+		{ "noop", "combined", X_STRICT, "leaves AUTO alone", NULL },
+		{ "bad_regbuff", "regbuff", X_MUST_DIVERGE, "decides from regBuff", NULL },
+		{ "bad_counter", "base", X_STRICT, "counter bug invisible without asymmetry",
+		  NULL },
+		{ "bad_counter", "simulate", X_MUST_DIVERGE, "counter + extra simulate calls",
+		  NULL },
+		{ "bad_counter", "threads", X_MUST_DIVERGE, "counter + other interleavings", NULL },
+		{ "bad_prof", "noprof", X_MUST_DIVERGE, "decides from profiler presence", NULL },
+		{ "bad_cap", "huge", X_MUST_UNSAFE, "2.29's cap on 2.28: forces entries >= 3.6e9",
+		  "2.28" },
+		{ "bad_cap", "huge", X_STRICT, "2.29's cap on 2.29 is right", "2.29" },
+		{ "nosym", "base", X_STRICT, "no symbols: NCCL goes on with AUTO", NULL },
+		{ "missing", "base", X_STRICT, "dlopen fails: NCCL goes on with AUTO", NULL },
 	};
 	char label[128];
 
@@ -612,12 +643,15 @@ static void suite_fixtures(const char *dir)
 		char *so = strcmp(t[i].fx, "missing") ? fixture_path(dir, t[i].fx)
 						      : "/nonexistent/libnccl-missing.so";
 
-		snprintf(label, sizeof(label), "fixture/%s/%s (%s)", t[i].fx, t[i].scn, t[i].why);
+		snprintf(label, sizeof(label), "fixture/%s/%s%s%s (%s)", t[i].fx, t[i].scn,
+			 t[i].nccl ? "/nccl-" : "", t[i].nccl ? t[i].nccl : "", t[i].why);
 		if (!so) {
 			result_line(-1, label, "fixture-%s.so not found in %s", t[i].fx, dir);
 			continue;
 		}
 		cfg_for(s, &cfg, NULL, NULL, NULL, NULL);
+		if (t[i].nccl)
+			cfg.ver = emu_version_find(t[i].nccl);
 		cfg.plugin = so;
 		if (cfg.calls > 20000)
 			cfg.calls = 20000;
@@ -666,12 +700,13 @@ static void abi_one(const char *so, const char *who, int real, const struct emu_
 		fclose(df);
 	{
 		const struct emu_result *x = &run.r[0];
-		uint64_t over = 0, coll = 0;
-		char msg[200] = "";
+		uint64_t over = 0, coll = 0, asked = 0;
+		char msg[300] = "";
 
 		for (unsigned i = 0; i < run.n; i++) {
 			over += run.r[i].overrides;
 			coll += run.r[i].coll_events;
+			asked += run.r[i].ver_calls;
 		}
 		if (x->tuner_ver != exp_t || x->prof_ver != exp_p) {
 			ok = 0;
@@ -704,11 +739,20 @@ static void abi_one(const char *so, const char *who, int real, const struct emu_
 			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 				 "fixture decisions never took effect; ");
 		}
+		/* 2.28 and 2.29 both load tuner v5; only ncclGetVersion() tells
+		 * them apart (their search caps differ, doc/nccl-abi.md) */
+		if (real && x->tuner_ver == 5 && !asked) {
+			ok = 0;
+			snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+				 "tuner v5 never asked ncclGetVersion(); ");
+		}
 		summary(&run, sum, sizeof(sum));
-		result_line(ok, label, "%s tuner v%d, profiler %s%d%s, %s; %s%s (%.2f s)", why,
+		result_line(ok, label, "%s tuner v%d, profiler %s%d%s, %s, ncclGetVersion() %llu"
+			    " calls (answers %d); %s%s (%.2f s)", why,
 			    x->tuner_ver, x->prof_ver ? "v" : "none/", x->prof_ver,
 			    x->prof_ver >= 4 ? " (decide+learn)" : " (decide-only)",
-			    x->same_handle ? "one dlopen handle" : "-", msg, sum, run.secs);
+			    x->same_handle ? "one dlopen handle" : "-", (unsigned long long)asked,
+			    v->code, msg, sum, run.secs);
 		if (det)
 			fputs(det, stdout);
 		free(det);
@@ -760,7 +804,8 @@ static void abi_exports(const char *so)
 
 static void suite_abi(const char *dir, const char *real)
 {
-	uint64_t h28[EMU_NCOMM_KINDS] = { 0 }, h30[EMU_NCOMM_KINDS] = { 0 };
+	uint64_t h28[EMU_NCOMM_KINDS] = { 0 }, h29[EMU_NCOMM_KINDS] = { 0 };
+	uint64_t h30[EMU_NCOMM_KINDS] = { 0 };
 	char *good = dir ? fixture_path(dir, "good") : NULL, *table, err[200];
 
 	for (unsigned i = 0; i < emu_nversions; i++) {
@@ -781,11 +826,15 @@ static void suite_abi(const char *dir, const char *real)
 		const char *n = emu_versions[i].name;
 
 		abi_one(real, "nccl-bot", 1, &emu_versions[i], table,
-			!strcmp(n, "2.28") ? h28 : !strcmp(n, "2.30") ? h30 : NULL);
+			!strcmp(n, "2.28") ? h28 : !strcmp(n, "2.29") ? h29 :
+			!strcmp(n, "2.30") ? h30 : NULL);
 	}
 	free(table);
-	result_line(!memcmp(h28, h30, sizeof(h28)), "abi/nccl-bot/v5-equals-v6",
-		    "tuner v5 (2.28) and v6 (2.30) launch the same (algo, proto, nChannels) "
+	/* NCCL's own tables have no entry at or above 3.6e9, so the caps of
+	 * 2.28 and 2.30 make no difference here (suite cap: where they do) */
+	result_line(!memcmp(h28, h30, sizeof(h28)) && !memcmp(h29, h30, sizeof(h29)),
+		    "abi/nccl-bot/v5-equals-v6",
+		    "tuner v5 (2.28, 2.29) and v6 (2.30) launch the same (algo, proto, nChannels) "
 		    "sequences");
 }
 
@@ -849,6 +898,92 @@ static void suite_consistency(const char *real, const char *only_scn, int only_p
 	}
 }
 
+/*
+ * AUTO's search cap per release (doc/nccl-abi.md, "Tuner calls": entries at
+ * or above 3.6e9 are never picked up to 2.28, everything below FLT_MAX from
+ * 2.29) on the cost tables of scenario huge, per policy and release:
+ * - every release stays IDENTICAL and safe: a plugin that takes 2.29's cap
+ *   on 2.28 forces entries NCCL never picks (UNSAFE, revived; the bad_cap
+ *   fixture shows it);
+ * - tuner v5 on 2.29 launches what v6 launches on 2.30: the same NCCL cap,
+ *   which v5 can only learn from ncclGetVersion(); a plugin that keeps 2.28's
+ *   cap there leaves the entries alone and differs;
+ * - on 2.29 and 2.30 the sweep policy (every allowed supported arm in turn)
+ *   forces entries >= 3.6e9, on 2.27 and 2.28 never (that would be revived).
+ */
+static void suite_cap(const char *real, uint64_t calls)
+{
+	static const char *const rel[] = { "2.27", "2.28", "2.29", "2.30" };
+	static const int pols[] = { 1, 2, 5 };	/* sweep, greedy, thompson */
+	const struct scn *huge = scn_find("huge");
+
+	if (!real) {
+		result_line(-1, "cap", "plugin not built (set NCCL_BOT_SO or --plugin)");
+		return;
+	}
+	for (unsigned pi = 0; pi < sizeof(pols) / sizeof(pols[0]); pi++) {
+		int pol = pols[pi];
+		char *table, err[200] = "", label[128];
+		uint64_t h[4][EMU_NCOMM_KINDS], forced[4] = { 0 };
+		int ran[4] = { 0 };
+
+		table = make_table(pol, err, sizeof(err));
+		if (!table && err[0]) {
+			result_line(0, "cap/table", "policy %s: %s", policy_names[pol], err);
+			continue;
+		}
+		for (unsigned ri = 0; ri < 4; ri++) {
+			struct emu_cfg cfg;
+			struct run run;
+			char why[256], sum[600], *det = NULL;
+			size_t detlen = 0;
+			FILE *df;
+			int ok;
+
+			cfg_for(huge, &cfg, table, NULL, NULL, policy_names[pol]);
+			cfg.ver = emu_version_find(rel[ri]);
+			cfg.plugin = real;
+			cfg.asym |= EMU_A_REGBUFF;
+			cfg.calls = calls;
+			snprintf(label, sizeof(label), "cap/%s/nccl-%s%s", policy_names[pol],
+				 rel[ri], table ? "" : " (no table)");
+			if (run_scenario(&cfg, &run)) {
+				result_line(0, label, "could not fork/pipe: %s", strerror(errno));
+				continue;
+			}
+			df = open_memstream(&det, &detlen);
+			if (!df)
+				df = stdout;
+			ok = check(&cfg, &run, X_STRICT, why, sizeof(why), df);
+			if (df != stdout)
+				fclose(df);
+			for (unsigned i = 0; i < run.n; i++)
+				forced[ri] += run.r[i].huge_forced;
+			for (unsigned k = 0; k < EMU_NCOMM_KINDS; k++)
+				h[ri][k] = run.r[k].hash_ac;
+			ran[ri] = ok;
+			summary(&run, sum, sizeof(sum));
+			result_line(ok, label, "%s, cap %s [expect all IDENTICAL] %s (%.2f s)", why,
+				    cfg.ver->cap == EMU_CAP_228 ? "3.6e9" : "FLT_MAX", sum, run.secs);
+			if (det)
+				fputs(det, stdout);
+			free(det);
+			free(run.r);
+		}
+		snprintf(label, sizeof(label), "cap/%s/v5-on-2.29-equals-v6-on-2.30%s",
+			 policy_names[pol], table ? "" : " (no table)");
+		result_line(ran[2] && ran[3] && !memcmp(h[2], h[3], sizeof(h[2])) &&
+			    (pol != 1 || (forced[2] && forced[3])), label,
+			    "(algo, proto, nChannels) sequences %s; entries >= 3.6e9 forced on "
+			    "2.27/2.28/2.29/2.30: %llu/%llu/%llu/%llu%s",
+			    !memcmp(h[2], h[3], sizeof(h[2])) ? "equal" : "DIFFER",
+			    (unsigned long long)forced[0], (unsigned long long)forced[1],
+			    (unsigned long long)forced[2], (unsigned long long)forced[3],
+			    pol == 1 ? " (sweep: must be > 0 on 2.29 and 2.30)" : "");
+		free(table);
+	}
+}
+
 /* ---- spool directory (so that the plugin measures) ---- */
 
 static char spool_tmp[64];
@@ -877,17 +1012,19 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: nccl-emu [options]\n"
-"  --suite S          check (fixtures+abi+consistency), fixtures, abi, consistency,\n"
-"                     long (consistency, combined at --calls 1000000) [check]\n"
+"  --suite S          check (fixtures+abi+cap+consistency), fixtures, abi, cap,\n"
+"                     consistency, long (cap, consistency with combined at\n"
+"                     --calls 1000000) [check]\n"
 "  --plugin PATH      plugin .so (absolute path; default $NCCL_BOT_SO)\n"
 "  --fixtures DIR     where fixture-*.so are [directory of this binary]\n"
 "  --scenario NAME    only this scenario (base regbuff simulate noprof threads tpc\n"
-"                     allocfail env multi corrupt badver envpolicy combined)\n"
+"                     allocfail env multi corrupt badver envpolicy huge combined)\n"
 "  --policy NAME      only this policy [all 12]\n"
 "  --calls N          collectives per comm in the combined run [100000]\n"
 "  --calls-each N     collectives per comm in the single-asymmetry runs [20000]\n"
 "  --procs N          rank processes [8]     --ranks-per-node N [2]\n"
-"  --nccl VER         emulated NCCL release for consistency runs [2.28]\n"
+"  --nccl VER         emulated NCCL release for consistency runs: 2.21 2.22 2.24\n"
+"                     2.27 2.28 2.29 2.30 [2.28]\n"
 "  --costs sim|internal  cost tables [sim when built with the simulator]\n"
 "  --fabric NAME      simulator fabric [the first]\n"
 "  --table TEXT       use this NCCL_BOT_TABLE instead of generated ones\n"
@@ -1077,6 +1214,8 @@ int main(int argc, char **argv)
 		suite_fixtures(fixtures ? fixtures : ".");
 	if (!strcmp(suite, "abi") || !strcmp(suite, "check"))
 		suite_abi(fixtures, plugin_abs);
+	if (!strcmp(suite, "cap") || !strcmp(suite, "check") || !strcmp(suite, "long"))
+		suite_cap(plugin_abs, calls_each);
 	if (!strcmp(suite, "consistency") || !strcmp(suite, "check") || !strcmp(suite, "long")) {
 		if (!strcmp(suite, "long") && calls < 1000000)
 			calls = 1000000;

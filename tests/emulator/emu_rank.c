@@ -9,12 +9,16 @@
  * - Per communicator, on the thread that creates it: profiler init, then
  *   tuner init (commId = hash of the unique id; for a split,
  *   hash(parent, splitCount, color)). A tuner init error fails the comm.
+ * - ncclGetVersion(), exported by the nccl-emu binary as libnccl exports
+ *   it, answers the emulated release's code (22907 for 2.29), so that a
+ *   plugin can tell 2.28 from 2.29 (both load tuner v5).
  * - Per collective: the process-global event mask is read at API time
  *   (before the tuner), GroupApi/CollApi events (v5+), then getCollInfo on a
  *   fresh contiguous float[numAlgo][3] cost table, NCCL's argmin over
- *   entries >= 0 (cap 3.6e9, ties to the lowest index; none -> the
- *   collective fails), v6 getChunkSize, then KernelLaunch / Group / Coll
- *   start+stop on the launch thread, and one KernelCh start/KernelChStop/
+ *   entries >= 0 and below the release's cap (3.6e9 up to 2.28, FLT_MAX
+ *   from 2.29; ties to the lowest index; none -> the collective fails),
+ *   v6 getChunkSize, then KernelLaunch / Group / Coll start+stop on the
+ *   launch thread, and one KernelCh start/KernelChStop/
  *   stop per channel from the comm's proxy thread, `lag` collectives behind.
  *   Each event is built once as the newest (v6) descriptor and laid out
  *   for the loaded profiler version, as NCCL 2.28+'s adapters do: its own
@@ -30,10 +34,12 @@
  * Every launched decision (algo, proto, nChannels, chunk) is folded into a
  * per-comm running hash; rank-local inputs (regBuff, extra simulate calls,
  * profiler presence, thread layout, allocation failure, env) are injected as
- * the scenario asks. Nothing here sleeps: threads meet on condvars.
+ * the scenario asks, and so are cost tables with entries at or above 3.6e9
+ * (the same on every rank). Nothing here sleeps: threads meet on condvars.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <float.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,13 +50,17 @@
 
 #include "tests/emulator/emu.h"
 
+/* Probe lists, numAlgo and caps from doc/nccl-abi.md ("Loading", "Tuner
+ * calls"); codes are ncclGetVersion()'s (major * 10000 + minor * 100 +
+ * patch) of the patch releases whose sources it cites. */
 const struct emu_version emu_versions[] = {
-	{ "2.21", { 2 }, { 0 }, 6 },
-	{ "2.22", { 3, 2 }, { 0 }, 6 },
-	{ "2.24", { 4, 3, 2 }, { 2, 1 }, 7 },
-	{ "2.27", { 4, 3, 2 }, { 4, 3, 2, 1 }, 7 },
-	{ "2.28", { 5, 4, 3, 2 }, { 5, 4, 3, 2, 1 }, 7 },
-	{ "2.30", { 6, 5, 4, 3, 2 }, { 6, 5, 4, 3, 2, 1 }, 7 },
+	{ "2.21", 22105, { 2 }, { 0 }, 6, EMU_CAP_228 },
+	{ "2.22", 22203, { 3, 2 }, { 0 }, 6, EMU_CAP_228 },
+	{ "2.24", 22403, { 4, 3, 2 }, { 2, 1 }, 7, EMU_CAP_228 },
+	{ "2.27", 22707, { 4, 3, 2 }, { 4, 3, 2, 1 }, 7, EMU_CAP_228 },
+	{ "2.28", 22809, { 5, 4, 3, 2 }, { 5, 4, 3, 2, 1 }, 7, EMU_CAP_228 },
+	{ "2.29", 22907, { 5, 4, 3, 2 }, { 6, 5, 4, 3, 2, 1 }, 7, FLT_MAX },
+	{ "2.30", 23007, { 6, 5, 4, 3, 2 }, { 6, 5, 4, 3, 2, 1 }, 7, FLT_MAX },
 };
 const unsigned emu_nversions = sizeof(emu_versions) / sizeof(emu_versions[0]);
 
@@ -156,7 +166,8 @@ struct emu_comm {
 	unsigned grank, kind, color, crank, nranks, nnodes;
 	uint64_t comm_id;
 	char name[32];
-	const float *costs;		/* [coll][size][arm] */
+	const float *costs;		/* [coll][size][arm]: what NCCL hands the tuner */
+	const float *run_costs;		/* the same before EMU_A_HUGE: KernelCh durations */
 	void *tctx, *pctx;
 	int tuner_ok, prof_ok;
 	uint64_t seq[EMU_NUM_FUNCS];
@@ -188,7 +199,7 @@ struct emu_proc {
 	int mask;			/* ncclProfilerEventMask: process-global */
 	struct emu_comm *comms;
 	unsigned ncomms;
-	float *costs_by_nodes[65];
+	float *costs_by_nodes[65], *huge_by_nodes[65];
 	pthread_mutex_t init_mu;
 	pthread_cond_t init_cv;
 	int alloc_victim;		/* this process fails allocations in comm inits */
@@ -229,6 +240,27 @@ static void emu_logger(int level, unsigned long flags, const char *file, int lin
 		c->res.log_warn++;
 		snprintf(c->res.msg, sizeof(c->res.msg), "%.159s", buf);
 	}
+}
+
+/* ---- ncclGetVersion ---- */
+
+/* The emulated release's code in a rank process; 0 in the parent. */
+static int emu_nccl_code;
+
+/* libnccl's export (ncclResult_t ncclGetVersion(int *version); NULL ->
+ * ncclInvalidArgument), exported from this binary
+ * (-Wl,--export-dynamic-symbol=ncclGetVersion, Makefile.inc) so that a
+ * plugin looking it up among the loaded objects finds it as it would find
+ * libnccl's. Calls during a comm's inits are counted for the report. */
+int ncclGetVersion(int *version);
+int ncclGetVersion(int *version)
+{
+	if (log_comm)
+		log_comm->res.ver_calls++;
+	if (!version || !emu_nccl_code)
+		return EMU_NCCL_INVALID_ARGUMENT;
+	*version = emu_nccl_code;
+	return EMU_NCCL_SUCCESS;
 }
 
 /* ---- loading (tuner loader and profiler loader, as NCCL) ---- */
@@ -315,20 +347,6 @@ static int v2_adapter(struct emu_comm *c, int coll, size_t nbytes, int pipeops, 
 	return 0;
 }
 
-static int argmin(const float *t, int n)
-{
-	float best = 3.6e9f;
-	int arm = -1;
-
-	for (int i = 0; i < n; i++) {
-		if (t[i] >= 0.0f && t[i] < best) {
-			best = t[i];
-			arm = i;
-		}
-	}
-	return arm;
-}
-
 /* One getCollInfo as NCCL does it; 0 and the decision, or -1 (the
  * collective fails). `launched` = 0 for an ncclGroupSimulateEnd call. */
 static int decide(struct emu_comm *c, int coll, unsigned si, int pipeops, int regbuff,
@@ -336,6 +354,7 @@ static int decide(struct emu_comm *c, int coll, unsigned si, int pipeops, int re
 {
 	struct emu_proc *p = c->p;
 	int na = p->cfg->ver->num_algo, n = na * EMU_NUM_PROTOS;
+	float cap = p->cfg->ver->cap;
 	float tbl[EMU_NUM_ARMS + 4], before[EMU_NUM_ARMS];
 	const float *src = c->costs + ((size_t)coll * EMU_NSIZES + si) * EMU_NUM_ARMS;
 	size_t nbytes = emu_size(si);
@@ -380,19 +399,35 @@ static int decide(struct emu_comm *c, int coll, unsigned si, int pipeops, int re
 	for (int i = 0; i < n; i++) {
 		if (tbl[i] != tbl[i])
 			c->res.err_nan++;
-		if (before[i] < 0.0f && tbl[i] >= 0.0f)
+		/* revived: an entry NCCL marked unsupported (< 0) no longer
+		 * negative, or one its argmin would never pick (at or above this
+		 * release's cap) made pickable. A v2 plugin writes nothing: NCCL's
+		 * adapter forces the pair it returns, as NCCL does for any entry
+		 * but -1, so for v2 only the first part applies. */
+		if ((before[i] < 0.0f && !(tbl[i] < 0.0f)) ||
+		    (p->tver >= 3 && !emu_nccl_usable(before[i], cap) &&
+		     emu_nccl_usable(tbl[i], cap)))
 			c->res.err_revived++;
 	}
 	if (nch < 0 || nch > EMU_MAXCHANNELS)
 		c->res.err_nch++;
-	arm = argmin(tbl, n);
+	arm = emu_nccl_argmin(tbl, n, cap);
+	auto_arm = emu_nccl_argmin(before, n, cap);
 	if (arm < 0) {		/* "no algorithm/protocol available" */
-		c->res.err_empty++;
+		if (auto_arm < 0)
+			c->res.nccl_none++;	/* NCCL's own table: not the plugin */
+		else
+			c->res.err_empty++;	/* the plugin left nothing usable */
 		return -1;
 	}
-	auto_arm = argmin(before, n);
 	if (launched && arm != auto_arm)
 		c->res.overrides++;
+	if (launched && before[arm] >= EMU_CAP_228) {
+		if (tbl[arm] != before[arm])
+			c->res.huge_forced++;
+		else
+			c->res.auto_huge++;
+	}
 	if (p->tver == 6 && c->tuner_ok) {
 		const struct emu_tuner_v6 *t = p->tsym;
 		size_t cs = default_chunk(arm % 3);
@@ -780,8 +815,8 @@ static void launch(struct emu_comm *c, uint64_t i)
 	if (want_group || want_coll) {
 		unsigned sch = sched_channels(nch, nbytes);
 		uint64_t dur;
-		float cost = c->costs[((size_t)coll * EMU_NSIZES + si) * EMU_NUM_ARMS +
-				      (arm < EMU_NUM_ARMS ? arm : 0)];
+		float cost = c->run_costs[((size_t)coll * EMU_NSIZES + si) * EMU_NUM_ARMS +
+					  (arm < EMU_NUM_ARMS ? arm : 0)];
 
 		if (cfg->measured == EMU_MEAS_SIM) {
 			/* the simulated truth for the arm that ran; one sample per
@@ -1040,23 +1075,39 @@ static void set_env(const struct emu_proc *p)
 		       cfg->policy && !strcmp(cfg->policy, "sweep") ? "greedy" : "sweep", 1);
 }
 
-static const float *costs_for(struct emu_proc *p, unsigned nnodes)
+/* NCCL's cost tables for nnodes, [coll][size][arm]; huge: as rewritten by
+ * emu_cost_huge() (scenario huge). */
+static const float *costs_for(struct emu_proc *p, unsigned nnodes, int huge)
 {
+	const size_t n = (size_t)EMU_NUM_FUNCS * EMU_NSIZES * EMU_NUM_ARMS;
 	float *t;
 
 	if (nnodes > 64)
 		nnodes = 64;
-	if (p->costs_by_nodes[nnodes])
+	if (!p->costs_by_nodes[nnodes]) {
+		t = malloc(sizeof(float) * n);
+		if (!t)
+			exit(3);
+		for (int coll = 0; coll < EMU_NUM_FUNCS; coll++)
+			for (unsigned i = 0; i < EMU_NSIZES; i++)
+				emu_cost_table(coll, emu_size(i), nnodes,
+					       t + ((size_t)coll * EMU_NSIZES + i) * EMU_NUM_ARMS);
+		p->costs_by_nodes[nnodes] = t;
+	}
+	if (!huge)
 		return p->costs_by_nodes[nnodes];
-	t = malloc(sizeof(float) * EMU_NUM_FUNCS * EMU_NSIZES * EMU_NUM_ARMS);
-	if (!t)
-		exit(3);
-	for (int coll = 0; coll < EMU_NUM_FUNCS; coll++)
-		for (unsigned i = 0; i < EMU_NSIZES; i++)
-			emu_cost_table(coll, emu_size(i), nnodes,
-				       t + ((size_t)coll * EMU_NSIZES + i) * EMU_NUM_ARMS);
-	p->costs_by_nodes[nnodes] = t;
-	return t;
+	if (!p->huge_by_nodes[nnodes]) {
+		t = malloc(sizeof(float) * n);
+		if (!t)
+			exit(3);
+		memcpy(t, p->costs_by_nodes[nnodes], sizeof(float) * n);
+		for (int coll = 0; coll < EMU_NUM_FUNCS; coll++)
+			for (unsigned i = 0; i < EMU_NSIZES; i++)
+				emu_cost_huge(coll, i, nnodes,
+					      t + ((size_t)coll * EMU_NSIZES + i) * EMU_NUM_ARMS);
+		p->huge_by_nodes[nnodes] = t;
+	}
+	return p->huge_by_nodes[nnodes];
 }
 
 int emu_rank_main(const struct emu_cfg *cfg, unsigned proc, int wfd)
@@ -1071,6 +1122,7 @@ int emu_rank_main(const struct emu_cfg *cfg, unsigned proc, int wfd)
 	if (cfg->timeout_s > 0)
 		alarm((unsigned)cfg->timeout_s);
 	g_verbose = cfg->verbose;
+	emu_nccl_code = cfg->ver->code;
 	p->cfg = cfg;
 	p->proc = proc;
 	p->nranks = cfg->nprocs * rpp;
@@ -1102,7 +1154,8 @@ int emu_rank_main(const struct emu_cfg *cfg, unsigned proc, int wfd)
 			snprintf(c->name, sizeof(c->name), "%s.%u",
 				 (const char *[]){ "world", "world2", "parity", "half" }[kind],
 				 c->color);
-			c->costs = costs_for(p, c->nnodes);
+			c->costs = costs_for(p, c->nnodes, (cfg->asym & EMU_A_HUGE) != 0);
+			c->run_costs = costs_for(p, c->nnodes, 0);
 			c->rng = emu_mix64(cfg->seed ^ 0x5eed ^ ((uint64_t)r << 8) ^ kind);
 			c->parent = kind >= 2 ? &p->comms[lr * EMU_NCOMM_KINDS] : NULL;
 			pthread_mutex_init(&c->mu, NULL);

@@ -15,8 +15,16 @@
  *                   interleavings.
  *   FIX_BAD_PROF    decides from whether its profiler was initialised:
  *                   must be DIVERGED when one rank has no profiler.
- * The bad ones prove the harness can fail.
+ *   FIX_BAD_CAP     takes every entry below FLT_MAX for one NCCL may pick,
+ *                   as 2.29+ does, on any release: on 2.28 it forces
+ *                   entries NCCL never picks (>= 3.6e9), which must be
+ *                   UNSAFE under scenario huge.
+ * The bad ones prove the harness can fail. The others force an entry only
+ * where NCCL's argmin could pick it: >= 0 and below the search cap of the
+ * NCCL that loaded them (doc/nccl-abi.md, "Tuner calls"), which they learn
+ * from ncclGetVersion() at tuner init.
  */
+#include <float.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +35,31 @@
 
 static __attribute__((unused)) int ctx_token;
 
+/* libnccl's export, found (weakly) in whatever loaded the fixture: the
+ * emulator's binary exports it. */
+int ncclGetVersion(int *version) __attribute__((weak));
+
+/* AUTO's search cap of the NCCL in this process (set at tuner init). */
+static __attribute__((unused)) float cap = 3.6e9f;
+
+static __attribute__((unused)) void learn_cap(void)
+{
+	int v = 0;
+
+#if defined(FIX_BAD_CAP)
+	(void)v;
+	cap = FLT_MAX;		/* the mistake: 2.29's cap on every release */
+#else
+	cap = ncclGetVersion && ncclGetVersion(&v) == EMU_NCCL_SUCCESS && v >= 22900 ? FLT_MAX
+										  : 3.6e9f;
+#endif
+}
+
 static __attribute__((unused)) int force(float **tbl, int numAlgo, int algo, int proto)
 {
 	float *t = (float *)(void *)tbl;
 
-	if (algo >= numAlgo || t[ARM(algo, proto)] < 0.0f)
+	if (algo >= numAlgo || !(t[ARM(algo, proto)] >= 0.0f && t[ARM(algo, proto)] < cap))
 		return 0;
 	t[ARM(algo, proto)] = 0.0f;
 	return 1;
@@ -64,6 +92,8 @@ static int get_coll_info(void *ctx, int coll, size_t nbytes, int pipeops, float 
 #elif defined(FIX_BAD_PROF)
 	force(tbl, numAlgo, EMU_ALGO_RING,
 	      __atomic_load_n(&prof_seen, __ATOMIC_RELAXED) ? EMU_PROTO_LL : EMU_PROTO_SIMPLE);
+#elif defined(FIX_BAD_CAP)
+	force(tbl, numAlgo, EMU_ALGO_RING, EMU_PROTO_SIMPLE);
 #endif
 	return 0;
 }
@@ -72,6 +102,7 @@ static int tuner_init5(void **ctx, uint64_t id, size_t nr, size_t nn, emu_logger
 		       struct emu_nvl_domain_info *nvl, struct emu_tuner_constants *k)
 {
 	(void)id, (void)nr, (void)nn, (void)log, (void)nvl, (void)k;
+	learn_cap();
 	*ctx = &ctx_token;
 	return 0;
 }
@@ -88,6 +119,7 @@ const struct emu_tuner_v5 ncclTunerPlugin_v5 = { "fixture", tuner_init5, get_col
 static int tuner_init2(size_t nr, size_t nn, emu_logger_t log, void **ctx)
 {
 	(void)nr, (void)nn, (void)log;
+	learn_cap();
 	*ctx = &ctx_token;
 	return 0;
 }

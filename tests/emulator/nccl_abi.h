@@ -25,6 +25,7 @@ enum {
 	EMU_NCCL_SUCCESS = 0,
 	EMU_NCCL_SYSTEM_ERROR = 2,
 	EMU_NCCL_INTERNAL_ERROR = 3,
+	EMU_NCCL_INVALID_ARGUMENT = 4,
 	EMU_NCCL_INVALID_USAGE = 5,
 };
 
@@ -423,11 +424,7 @@ union emu_prof_state_v5 {
 	struct { int appendedProxyOps; } proxyCtrl;
 	struct { void *data; } netPlugin;
 	struct { uint64_t pTimer; } kernelCh;
-	uint64_t raw;		/* not NCCL's: all 8 bytes, for tests/unit/test_spool.c */
 };
-
-/* The name tests/unit/test_spool.c (a v5 client) still uses. */
-#define emu_prof_state_args emu_prof_state_v5
 
 union emu_prof_state_v6 {
 	struct { size_t transSize; } proxyStep;

@@ -18,6 +18,8 @@ EMU_SRC = tests/emulator/emu_main.c tests/emulator/emu_rank.c tests/emulator/emu
 EMU_DEPS = $(EMU_SRC) tests/emulator/emu.h tests/emulator/nccl_abi.h
 LIB_SRC =
 LIBS = -ldl -lpthread
+# nccl-emu answers ncclGetVersion() like libnccl, for the plugin to find
+EMU_LDFLAGS = -Wl,--export-dynamic-symbol=ncclGetVersion
 ifeq ($(SIM),1)
 LIB_SRC += sim/sim.c sim/sim_auto.c sim/sim_model.c sim/sim_calib.c common/sweep.c
 else
@@ -33,14 +35,14 @@ LIB_SRC += $(wildcard policies/*.c)
 LIBS += -lm
 endif
 
-FIXTURES = good noop nosym bad_regbuff bad_counter bad_prof
+FIXTURES = good noop nosym bad_regbuff bad_counter bad_prof bad_cap
 FIX_SO = $(patsubst %,$(O)/fixture-%.so,$(FIXTURES))
 
 all: $(O)/nccl-emu $(FIX_SO)
 
 $(O)/nccl-emu: $(EMU_DEPS) $(LIB_SRC)
 	@mkdir -p $(O)
-	$(CC) $(EMU_CFLAGS) -o $@ $(EMU_SRC) $(LIB_SRC) $(LIBS)
+	$(CC) $(EMU_CFLAGS) $(EMU_LDFLAGS) -o $@ $(EMU_SRC) $(LIB_SRC) $(LIBS)
 
 $(O)/fixture-%.so: tests/emulator/fixture.c tests/emulator/nccl_abi.h
 	@mkdir -p $(O)

@@ -16,8 +16,9 @@
  * timeout, the threshold/policy spelled as the tuner reads them, NaN and
  * infinite cost entries, a chdir() and a planted temporary file, no write
  * from a forked child, corrupt files rejected with reasons, and `nccl-bot
- * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are declared
- * here from NCCL's facts (doc/nccl-abi.md), independently of tuner/.
+ * spool sweep` output accepted by bot_sweep_parse. The ABI layouts are the
+ * emulator's (tests/emulator/nccl_abi.h, per version, from NCCL's facts in
+ * doc/nccl-abi.md), independent of tuner/'s.
  */
 #include <check.h>
 #include <dirent.h>
@@ -39,6 +40,7 @@
 #include "common/table.h"
 #include "policies/context.h"
 #include "tests/emulator/nccl_abi.h"
+#include "tests/unit/testutil.h"
 
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
@@ -74,7 +76,7 @@ static const char *func_str[] = { "Broadcast", "Reduce", "AllGather", "ReduceSca
 static void *so;
 static const tuner_v5_t *t5;
 static const profiler_v5_t *p5;
-static char dir[256];
+static char dir[BOT_TEST_PATH_MAX];	/* the spool directory, one per test */
 
 static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
@@ -134,8 +136,8 @@ static void deliver(const struct kop *k)
 		p5->startEvent(k->pctx, &h[c], &d);
 	}
 	for (int c = 0; c < k->reported; c++) {
-		union emu_prof_state_args stop = {
-			.raw = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c
+		union emu_prof_state_v5 stop = {
+			.kernelCh.pTimer = k->bad_stop ? k->t0 : k->t0 + k->dur - 5 * (uint64_t)c
 		};
 
 		if (!h[c])
@@ -310,7 +312,7 @@ static const struct opts plain = { 1, -1, 8, 0, 100000, 0, 0 };
 /* ---- spool reading --------------------------------------------------------- */
 
 static struct bot_spool_file sf;
-static char spool_path[512];
+static char spool_path[BOT_TEST_PATH_MAX + 256];
 
 static int find_spool(char *out, size_t n)
 {
@@ -365,8 +367,7 @@ static void setup(void)
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
-	snprintf(dir, sizeof(dir), "/tmp/test_spool.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, "spool");
 	setenv("NCCL_BOT_SPOOL", dir, 1);
 	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ck_assert_msg(so != NULL, "dlopen %s: %s", path, dlerror());
@@ -379,13 +380,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[300];
-
 	bot_spool_free(&sf);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd)) {
-		/* leftovers in /tmp only */
-	}
+	bot_test_rmtree(dir);
 }
 
 /* ---- tests ------------------------------------------------------------------ */
@@ -731,52 +727,20 @@ END_TEST
 
 /* ---- profiler v4 (NCCL 2.27): its own 104-byte descriptor --------------------- */
 
-/* NCCL 2.27's v4 event descriptor, declared here from its header's facts:
- * a one-byte type, and no coll.parentGroup: a Coll's Group is its
- * parentObj. 2.27 passes a 104-byte stack object; the test passes 104-byte
- * heap objects, so a read past one is a heap overflow (ASan, valgrind). */
-struct v4_descr {
-	uint8_t type;
-	void *parentObj;
-	int rank;
-	union {
-		struct {
-			uint64_t seqNumber;
-			const char *func;
-			const void *sendBuff;
-			void *recvBuff;
-			size_t count;
-			int root;
-			const char *datatype;
-			uint8_t nChannels;
-			uint8_t nWarps;
-			const char *algo;
-			const char *proto;
-		} coll;
-		struct {
-			uint8_t channelId;
-			uint64_t pTimer;
-		} kernelCh;
-	};
-};
-_Static_assert(sizeof(struct v4_descr) == 104, "NCCL 2.27's v4 descriptor is 104 bytes");
+/* NCCL 2.27's v4 descriptor as the emulator declares it (104 bytes, a
+ * one-byte type, no coll.parentGroup: a Coll's Group is its parentObj).
+ * 2.27 passes a 104-byte stack object; the test passes 104-byte heap
+ * objects, so a read past one is a heap overflow (ASan, valgrind). */
+typedef struct emu_prof_descr_v4 v4_descr_t;
+typedef struct emu_profiler_v4 v4_profiler_t;
+_Static_assert(sizeof(v4_descr_t) == 104, "NCCL 2.27's v4 descriptor is 104 bytes");
 
-struct v4_profiler {
-	const char *name;
-	int (*init)(void **ctx, int *mask, const char *commName, uint64_t commHash, int nNodes,
-		    int nRanks, int rank, logger_t log);
-	int (*startEvent)(void *ctx, void **eHandle, struct v4_descr *d);
-	int (*stopEvent)(void *eHandle);
-	int (*recordEventState)(void *eHandle, int state, union emu_prof_state_args *a);
-	int (*finalize)(void *ctx);
-};
-
-static struct v4_descr *v4_new(uint8_t type, void *parent)
+static v4_descr_t *v4_new(uint8_t type, void *parent)
 {
-	struct v4_descr *d = malloc(104);
+	v4_descr_t *d = malloc(sizeof(*d));
 
 	ck_assert_ptr_nonnull(d);
-	memset(d, 0, 104);
+	memset(d, 0, sizeof(*d));
 	d->type = type;
 	d->parentObj = parent;
 	return d;
@@ -789,7 +753,7 @@ static struct v4_descr *v4_new(uint8_t type, void *parent)
  * which v4 passes as the Coll's parentObj. */
 START_TEST(test_profiler_v4_descriptor)
 {
-	const struct v4_profiler *p4 = dlsym(so, "ncclProfiler_v4");
+	const v4_profiler_t *p4 = dlsym(so, "ncclProfiler_v4");
 	const struct emu_tuner_v4 *t4 = dlsym(so, "ncclTunerPlugin_v4");
 	void *pctx = NULL, *tctx = NULL;
 	int mask = 0;
@@ -806,7 +770,7 @@ START_TEST(test_profiler_v4_descriptor)
 		float t[NALGO][NPROTO];
 		int nch = 0, arm;
 		void *hg = NULL, *hc[2] = { NULL, NULL };
-		struct v4_descr *dg, *dc[2];
+		v4_descr_t *dg, *dc[2];
 
 		cost_init(t);
 		ck_assert_int_eq(t4->getCollInfo(tctx, BOT_COLL_ALLREDUCE, 8 * MiB, 1, (float **)t,
@@ -834,7 +798,7 @@ START_TEST(test_profiler_v4_descriptor)
 				continue;
 			measured++;
 			for (int c = 0; c < 2; c++) {
-				struct v4_descr *dk = v4_new(EV_KCH, hc[k]);
+				v4_descr_t *dk = v4_new(EV_KCH, hc[k]);
 
 				dk->kernelCh.channelId = (uint8_t)c;
 				dk->kernelCh.pTimer = clock;
@@ -842,7 +806,7 @@ START_TEST(test_profiler_v4_descriptor)
 				free(dk);
 			}
 			for (int c = 0; c < 2; c++) {
-				union emu_prof_state_args st = { .raw = clock + 90000 };
+				union emu_prof_state_v4 st = { .kernelCh.pTimer = clock + 90000 };
 
 				ck_assert_ptr_nonnull(hk[c]);
 				p4->recordEventState(hk[c], KCH_STOP, &st);
@@ -913,7 +877,8 @@ END_TEST
 START_TEST(test_spool_dir_fd)
 {
 	struct comm c;
-	char cwd[512], victim[600], tmpname[600], host[256] = "unknown";
+	char cwd[512], victim[BOT_TEST_PATH_MAX + 16], tmpname[BOT_TEST_PATH_MAX + 128];
+	char host[256] = "unknown";
 	struct stat st;
 	FILE *f;
 
@@ -946,7 +911,7 @@ START_TEST(test_spool_dir_fd)
 	ck_assert_int_eq((int)st.st_size, 4);	/* untouched */
 	ck_assert_int_ne(lstat(tmpname, &st), 0);	/* renamed away */
 	{
-		char err[BOT_SPOOL_ERR_MAX], p[700];
+		char err[BOT_SPOOL_ERR_MAX], p[BOT_TEST_PATH_MAX + 128];
 
 		snprintf(p, sizeof(p), "%s/sp/nb-%s-%ld.spool", dir, host, (long)getpid());
 		ck_assert_int_eq(stat(p, &st), 0);
@@ -960,7 +925,7 @@ END_TEST
 START_TEST(test_fork_child_never_writes)
 {
 	struct comm c;
-	char path[512];
+	char path[BOT_TEST_PATH_MAX + 256];
 	pid_t pid;
 	int st;
 
@@ -1074,7 +1039,7 @@ START_TEST(test_sweep_conversion)
 {
 	struct comm c;
 	struct bot_sweep sw;
-	char cmd[1024], err[BOT_SWEEP_ERR_MAX], *out = malloc(1 << 22);
+	char cmd[BOT_TEST_PATH_MAX + 512], err[BOT_SWEEP_ERR_MAX], *out = malloc(1 << 22);
 	FILE *p;
 	size_t n;
 	unsigned clean = 0;
@@ -1135,13 +1100,4 @@ static Suite *spool_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(spool_suite());
-	int nf;
-
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+BOT_TEST_MAIN(spool_suite)

@@ -36,6 +36,7 @@
 #include "common/table.h"
 #include "policies/context.h"
 #include "policies/kb.h"
+#include "tests/unit/testutil.h"
 
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
@@ -1721,13 +1722,4 @@ static Suite *tuner_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(tuner_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
-}
+BOT_TEST_MAIN(tuner_suite)
