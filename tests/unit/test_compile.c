@@ -19,6 +19,7 @@
 #include "common/spool.h"
 #include "common/sweep.h"
 #include "learn/compile.h"
+#include "tests/unit/testutil.h"
 
 #ifndef BOT_NCCL_BOT
 #define BOT_NCCL_BOT "./nccl-bot"
@@ -102,17 +103,12 @@ static void write_spool(const char *name, const struct bot_spool_rec *r, size_t 
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/nb-compile-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, sizeof(dir), "compile");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	bot_test_rmtree(dir);
 }
 
 /* What the library logged, one message per line. */
@@ -419,12 +415,10 @@ START_TEST(test_shapes_past_the_limit_by_calls)
 }
 END_TEST
 
-int main(void)
+static Suite *compile_suite(void)
 {
 	Suite *s = suite_create("compile");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_learns_faster_arm);
@@ -435,9 +429,7 @@ int main(void)
 	tcase_add_test(tc, test_spool_sweep_fills_cost_rows);
 	tcase_add_test(tc, test_shapes_past_the_limit_by_calls);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+BOT_TEST_MAIN(compile_suite)

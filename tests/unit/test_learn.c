@@ -36,6 +36,7 @@
 #include "learn/stepenv.h"
 #include "learn/store.h"
 #include "policies/policy.h"
+#include "tests/unit/testutil.h"
 
 #define FABRIC "h100-ib"
 #define NRANKS 16
@@ -194,8 +195,7 @@ static void current(char out[64])
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/nb-learn-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, sizeof(dir), "learn");
 	snprintf(state, sizeof(state), "%s/state", dir);
 	ck_assert_int_eq(mkdir(state, 0755), 0);
 	logged[0] = 0;
@@ -203,11 +203,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	bot_test_rmtree(dir);
 }
 
 static int merge(unsigned job, int partial, struct bot_lock *lock, struct bot_merge_result *res)
@@ -1305,14 +1301,12 @@ START_TEST(test_spoolsweep_fifo)
 }
 END_TEST
 
-int main(void)
+static Suite *learn_suite(void)
 {
 	Suite *s = suite_create("learn");
 	TCase *merge_tc = tcase_create("merge");
 	TCase *env_tc = tcase_create("stepenv");
 	TCase *sweep_tc = tcase_create("spoolsweep");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(merge_tc, setup, teardown);
 	tcase_add_test(merge_tc, test_merge_publishes_then_nothing_new);
@@ -1349,9 +1343,7 @@ int main(void)
 	tcase_add_test(sweep_tc, test_spoolsweep);
 	tcase_add_test(sweep_tc, test_spoolsweep_fifo);
 	suite_add_tcase(s, sweep_tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+BOT_TEST_MAIN(learn_suite)

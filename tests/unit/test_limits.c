@@ -16,6 +16,7 @@
 #include "common/sweep.h"
 #include "learn/compile.h"
 #include "learn/spoolsweep.h"
+#include "tests/unit/testutil.h"
 
 #if BOT_COMPILE_MAX_FILES != 3 || BOT_COMPILE_MAX_SAMPLES != 20 || BOT_COMPILE_MAX_CONTEXTS != 4
 #error "test_limits is built with small bounds (tests/Makefile.inc)"
@@ -86,18 +87,13 @@ static void write_spool(const char *name, unsigned nsamples, unsigned nctx, unsi
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/nb-limits-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, sizeof(dir), "limits");
 	logged[0] = 0;
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	bot_test_rmtree(dir);
 }
 
 /* Read dir as one batch: bot_compile_read's rc, err filled. */
@@ -193,12 +189,10 @@ START_TEST(test_sweep_rows_bound)
 }
 END_TEST
 
-int main(void)
+static Suite *limits_suite(void)
 {
 	Suite *s = suite_create("limits");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_files_bound);
@@ -206,9 +200,7 @@ int main(void)
 	tcase_add_test(tc, test_contexts_bound);
 	tcase_add_test(tc, test_sweep_rows_bound);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+BOT_TEST_MAIN(limits_suite)

@@ -34,6 +34,7 @@
 
 #include "learn/elf.h"
 #include "learn/ranklib.h"
+#include "tests/unit/testutil.h"
 
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
@@ -72,17 +73,12 @@ int open(const char *path, int flags, ...)
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/nb-ranklib-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, sizeof(dir), "ranklib");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	bot_test_rmtree(dir);
 }
 
 static uint8_t *slurp(const char *path, size_t *n)
@@ -813,12 +809,10 @@ START_TEST(test_symbols_match_exports_map)
 }
 END_TEST
 
-int main(void)
+static Suite *ranklib_suite(void)
 {
 	Suite *s = suite_create("ranklib");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_built_library_accepted);
@@ -837,9 +831,7 @@ int main(void)
 	tcase_add_test(tc, test_other_plugins);
 	tcase_add_test(tc, test_symbols_match_exports_map);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+BOT_TEST_MAIN(ranklib_suite)

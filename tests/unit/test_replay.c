@@ -392,7 +392,7 @@ static int load_file(const char *content, char *msg, size_t len, char *path)
 	char dir[BOT_TEST_PATH_MAX];
 	int rc;
 
-	bot_test_mkdtemp(dir, "replay");
+	bot_test_mkdtemp(dir, sizeof(dir), "replay");
 	bot_test_write(dir, "data.csv", content, strlen(content));
 	bot_test_path(path, dir, "data.csv");
 	ck_assert_int_eq(bot_nodeset_parse("4-8", &train, msg, len), 0);

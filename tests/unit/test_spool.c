@@ -76,7 +76,7 @@ static const char *func_str[] = { "Broadcast", "Reduce", "AllGather", "ReduceSca
 static void *so;
 static const tuner_v5_t *t5;
 static const profiler_v5_t *p5;
-static char dir[BOT_TEST_PATH_MAX];	/* the spool directory, one per test */
+static char dir[64];	/* the spool directory, one per test */
 
 static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
 {
@@ -367,7 +367,7 @@ static void setup(void)
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
-	bot_test_mkdtemp(dir, "spool");
+	bot_test_mkdtemp(dir, sizeof(dir), "spool");
 	setenv("NCCL_BOT_SPOOL", dir, 1);
 	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	ck_assert_msg(so != NULL, "dlopen %s: %s", path, dlerror());

@@ -24,22 +24,18 @@
 #include "learn/lock.h"
 #include "learn/store.h"
 #include "policies/context.h"
+#include "tests/unit/testutil.h"
 
 static char dir[64];
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/nb-state-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	bot_test_mkdtemp(dir, sizeof(dir), "state");
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	bot_test_rmtree(dir);
 }
 
 static uint64_t key_of(unsigned coll, unsigned bucket, uint32_t nranks, uint32_t nnodes)
@@ -505,12 +501,10 @@ START_TEST(test_directory_hazards)
 }
 END_TEST
 
-int main(void)
+static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_roundtrip_canonical);
@@ -525,9 +519,7 @@ int main(void)
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+BOT_TEST_MAIN(state_suite)

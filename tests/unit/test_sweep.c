@@ -624,7 +624,7 @@ START_TEST(test_read_file)
 	struct bot_sweep sw;
 	FILE *f;
 
-	bot_test_mkdtemp(dir, "sweep");
+	bot_test_mkdtemp(dir, sizeof(dir), "sweep");
 	f = fopen(bot_test_path(path, dir, "sweep.csv"), "w");
 	ck_assert_ptr_nonnull(f);
 	fputs(HDR "ib,allreduce,1024,8,2,ring,ll,,1\nib,allreduce,1024,8,2,ring,ll,,2\n", f);
@@ -664,7 +664,7 @@ START_TEST(test_read_stdin)
 	char dir[BOT_TEST_PATH_MAX], path[BOT_TEST_PATH_MAX];
 	struct bot_sweep sw;
 
-	bot_test_mkdtemp(dir, "sweep");
+	bot_test_mkdtemp(dir, sizeof(dir), "sweep");
 	bot_test_write(dir, "stdin.csv", csv, strlen(csv));
 	ck_assert_ptr_nonnull(freopen(bot_test_path(path, dir, "stdin.csv"), "r", stdin));
 	bot_sweep_init(&sw);

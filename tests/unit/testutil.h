@@ -7,8 +7,8 @@
  * shell (nftw, depth first, never following links), so a test that leaves
  * a FIFO, a symlink or a read-only file behind still cleans up.
  *
- *	static char dir[BOT_TEST_PATH_MAX];
- *	static void setup(void) { bot_test_mkdtemp(dir, "state"); }
+ *	static char dir[64];
+ *	static void setup(void) { bot_test_mkdtemp(dir, sizeof(dir), "state"); }
  *	static void teardown(void) { bot_test_rmtree(dir); }
  *	...
  *	BOT_TEST_MAIN(state_suite)
@@ -26,16 +26,17 @@
 
 #define BOT_TEST_PATH_MAX 512
 
-/* A fresh directory $TMPDIR/nb-<tag>-XXXXXX into dir (BOT_TEST_PATH_MAX
- * bytes); fails the test when it cannot be made. */
-static inline void bot_test_mkdtemp(char *dir, const char *tag)
+/* A fresh directory $TMPDIR/nb-<tag>-XXXXXX into dir (len bytes); fails
+ * the test when it cannot be made or its name does not fit. */
+static inline void bot_test_mkdtemp(char *dir, size_t len, const char *tag)
 {
 	const char *tmp = getenv("TMPDIR");
+	int n;
 
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
-	ck_assert_int_lt(snprintf(dir, BOT_TEST_PATH_MAX, "%s/nb-%s-XXXXXX", tmp, tag),
-			 BOT_TEST_PATH_MAX);
+	n = snprintf(dir, len, "%s/nb-%s-XXXXXX", tmp, tag);
+	ck_assert_msg(n > 0 && (size_t)n < len, "TMPDIR %s: scratch path too long", tmp);
 	ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp %s failed", dir);
 }
 
