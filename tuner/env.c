@@ -57,3 +57,13 @@ int bot_renv_test_no_quiet(void)
 
 	return bot_set_bool(getenv(BOT_RENV_TEST_NO_QUIET), &v) == BOT_SET_OK && v;
 }
+
+int bot_renv_test_spool_period_ns(uint64_t *ns)
+{
+	uint64_t v;
+
+	if (bot_set_u64(getenv(BOT_RENV_TEST_SPOOL_PERIOD_NS), 0, &v) != BOT_SET_OK)
+		return 0;
+	*ns = v < 1000000 ? 1000000 : v;
+	return 1;
+}

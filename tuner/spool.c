@@ -33,6 +33,7 @@
 
 #include "common/spool.h"
 #include "policies/context.h"
+#include "tuner/env.h"
 #include "tuner/spool.h"
 #include "tuner/util.h"
 
@@ -61,6 +62,7 @@ static uint64_t digest, host_hash;
 static bot_nccl_logger_t logger;
 static char logged_failure;
 static uint64_t next_flush_ns;
+static uint64_t period_ns = BOT_SPOOL_PERIOD_NS;	/* a test hook may shorten it */
 
 static struct store samples, summaries;
 
@@ -148,7 +150,8 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	digest = table_digest;
 	logger = log;
-	next_flush_ns = bot_now_ns() + BOT_SPOOL_PERIOD_NS;
+	bot_renv_test_spool_period_ns(&period_ns);
+	next_flush_ns = bot_now_ns() + period_ns;
 	ready = 1;
 	atexit(spool_atexit);
 out:
@@ -321,7 +324,7 @@ static int flush(int wait)
 		  (summaries.dropped ? BOT_SPOOL_HF_SUMMARIES_DROPPED : 0);
 	h.table_digest = digest;
 	bot_spin_unlock(&lock);
-	__atomic_store_n(&next_flush_ns, bot_now_ns() + BOT_SPOOL_PERIOD_NS, __ATOMIC_RELAXED);
+	__atomic_store_n(&next_flush_ns, bot_now_ns() + period_ns, __ATOMIC_RELAXED);
 	if (b.oom) {
 		fail("building the file", ENOMEM);
 		goto out;
