@@ -67,3 +67,10 @@ int bot_renv_test_spool_period_ns(uint64_t *ns)
 	*ns = v < 1000000 ? 1000000 : v;
 	return 1;
 }
+
+int bot_renv_test_spool_no_thread(void)
+{
+	int v = 0;
+
+	return bot_set_bool(getenv(BOT_RENV_TEST_SPOOL_NO_THREAD), &v) == BOT_SET_OK && v;
+}

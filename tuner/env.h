@@ -13,10 +13,11 @@
  * doc/formats.md section 11) are not reported while a table is present,
  * since nothing reads them then.
  *
- * Three test hooks ride along, deliberately absent from doc/formats.md
+ * Four test hooks ride along, deliberately absent from doc/formats.md
  * (they are not settings): NCCL_BOT_TEST_STUCK_NS and
- * NCCL_BOT_TEST_SPOOL_PERIOD_NS (u64s) and NCCL_BOT_TEST_NO_QUIET (a
- * switch), parsed with the same grammar and ignored silently when refused.
+ * NCCL_BOT_TEST_SPOOL_PERIOD_NS (u64s), NCCL_BOT_TEST_NO_QUIET and
+ * NCCL_BOT_TEST_SPOOL_NO_THREAD (switches), parsed with the same grammar
+ * and ignored silently when refused.
  */
 #ifndef BOT_TUNER_ENV_H
 #define BOT_TUNER_ENV_H
@@ -29,6 +30,7 @@
 #define BOT_RENV_TEST_STUCK_NS "NCCL_BOT_TEST_STUCK_NS"
 #define BOT_RENV_TEST_NO_QUIET "NCCL_BOT_TEST_NO_QUIET"
 #define BOT_RENV_TEST_SPOOL_PERIOD_NS "NCCL_BOT_TEST_SPOOL_PERIOD_NS"
+#define BOT_RENV_TEST_SPOOL_NO_THREAD "NCCL_BOT_TEST_SPOOL_NO_THREAD"
 
 /* Read the environment into e (getenv). has_table: NCCL_BOT_TABLE is set
  * and non-empty (then the table's variables are not reported). log may be
@@ -45,5 +47,8 @@ int bot_renv_test_no_quiet(void);
 /* The spool's rewrite period in ns (tuner/spool.h), at least 1 ms; *ns set
  * only when the variable is a valid number. */
 int bot_renv_test_spool_period_ns(uint64_t *ns);
+/* 1 only for "1": the spool behaves as if its writer thread could not be
+ * started (tuner/spool.h). */
+int bot_renv_test_spool_no_thread(void);
 
 #endif

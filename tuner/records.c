@@ -506,7 +506,6 @@ static void coll_complete(struct coll *r)
 	s.duration_ns = dur;
 	bot_spool_add(&s);
 	free_coll(r, dead);
-	bot_spool_tick();
 }
 
 static void coll_unref(struct coll *r)

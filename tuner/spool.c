@@ -13,8 +13,28 @@
  * so a rewrite takes only the counts and the live summaries
  * under the lock and then checksums and writes the chunks in place, outside
  * it: an event callback never waits for a copy of the file. Only one
- * rewrite runs at a time: a periodic one skips when another is running;
- * finalize and exit wait for it (bounded) and then write.
+ * rewrite runs at a time (`writing`).
+ *
+ * Who rewrites. A writer thread of the library's own, never one of NCCL's:
+ * NCCL's callbacks only add to the store, which counts `changes`. The
+ * writer is started at the first bot_spool_register() (a measuring profiler
+ * init) with every signal blocked, detached; it sleeps on a futex and
+ * rewrites every period (BOT_SPOOL_PERIOD_NS) unless the file would come
+ * out the same, and at once when finalize asks (bot_spool_flush(), which
+ * waits at most BOT_SPOOL_FINALIZE_WAIT_NS, and not at all when nothing
+ * changed since the last rewrite). It ends once no communicator is live and
+ * everything has been tried, so it never outlives NCCL's use of the library
+ * (and a later measuring init starts another). It touches no NCCL object:
+ * only the store, the sources' summaries and the file. If it cannot be
+ * started the spool is written at finalize and exit only, by the thread that
+ * finalizes or exits (logged once). atexit writes synchronously, after
+ * waiting up to ~5 s for a rewrite already running, and stops the writer.
+ * Nothing is written from a forked child (getpid() is compared with the pid
+ * recorded at setup; the writer thread does not exist there).
+ *
+ * pthread_create is bound to the version glibc 2.28 has (below), and the
+ * .so names libpthread.so.0, where 2.28 defines it (tuner/pthread_link.c,
+ * checked by tests/unit/test_so_deps.sh).
  *
  * The directory is opened once (O_DIRECTORY|O_NOFOLLOW) and every name is
  * resolved from that descriptor (openat/renameat), so a chdir() or a swapped
@@ -25,9 +45,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +65,18 @@
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
+#endif
+
+/* pthread_create as glibc 2.28 defines it, in libpthread.so.0. glibc 2.34
+ * moved it into libc.so.6 as pthread_create@@GLIBC_2.34 and kept this
+ * version there as a compat symbol, so binding to it loads on both. The
+ * .so is linked against a stand-in libpthread.so.0 (tuner/pthread_link.c),
+ * so that it names libpthread.so.0 in DT_NEEDED and as the file of this
+ * version, which is where glibc 2.28 finds it. */
+#if defined(__x86_64__)
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.2.5");
+#elif defined(__aarch64__)
+__asm__(".symver pthread_create, pthread_create@GLIBC_2.17");
 #endif
 
 #define CHUNK_RECS 512
@@ -53,6 +91,7 @@ struct store {
 static char lock;
 static char writing;
 static int ready;
+static int closing;		/* atexit ran: the writer stops */
 static pid_t owner_pid;
 static char *path;		/* for messages */
 static char *name, *tmp_name;	/* relative to dir_fd */
@@ -61,8 +100,24 @@ static int dir_fd = -1;
 static uint64_t digest, host_hash;
 static bot_nccl_logger_t logger;
 static char logged_failure;
-static uint64_t next_flush_ns;
 static uint64_t period_ns = BOT_SPOOL_PERIOD_NS;	/* a test hook may shorten it */
+
+/* What the file holds. `changes` counts what callbacks added (lock); a
+ * rewrite records the count it took as tried, and as written once the file
+ * holds it (or would come out byte for byte the same: written_crc/len,
+ * under `writing`). */
+static uint64_t changes, tried_changes, written_changes;
+static uint32_t written_crc;
+static uint64_t written_len;	/* records + 1 of the last file written; 0: none */
+
+/* The writer thread. writer_on: started and not yet ended (lock);
+ * writer_failed: pthread_create failed, never tried again. Finalize asks
+ * with ++requests (lock) and a wake on wake_word; the writer answers with
+ * served = the requests it saw before its rewrite, and a wake on
+ * done_word. */
+static int writer_on, writer_failed, no_thread;
+static uint32_t wake_word, done_word;
+static uint64_t requests, served;
 
 static struct store samples, summaries;
 
@@ -79,23 +134,45 @@ static void store_add(struct store *s, const struct bot_spool_rec *r, uint32_t c
 	uint32_t c = s->n / CHUNK_RECS;
 
 	if (s->n >= cap || c >= MAX_CHUNKS) {
-		s->dropped++;
+		if (!s->dropped++)
+			changes++;	/* the header's flag */
 		return;
 	}
 	if (!s->chunk[c]) {
 		s->chunk[c] = malloc((size_t)CHUNK_RECS * BOT_SPOOL_REC_SIZE);
 		if (!s->chunk[c]) {
-			s->dropped++;
+			if (!s->dropped++)
+				changes++;
 			return;
 		}
 	}
 	bot_spool_pack_rec(s->chunk[c] + (size_t)(s->n % CHUNK_RECS) * BOT_SPOOL_REC_SIZE, r);
 	s->n++;
+	changes++;
 }
 
+static int flush(void);
+
+static void futex_wake(uint32_t *w)
+{
+	__atomic_add_fetch(w, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* Sleep until *w is no longer seen, a wake, or ns passed (or a signal). */
+static void futex_wait(uint32_t *w, uint32_t seen, uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+/* The process is ending: stop the writer, write here. */
 static void spool_atexit(void)
 {
-	bot_spool_flush();
+	__atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
+	futex_wake(&wake_word);
+	flush();
 }
 
 static void sanitize(char *s)
@@ -151,8 +228,8 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	digest = table_digest;
 	logger = log;
 	bot_renv_test_spool_period_ns(&period_ns);
-	next_flush_ns = bot_now_ns() + period_ns;
-	ready = 1;
+	no_thread = bot_renv_test_spool_no_thread();
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 	atexit(spool_atexit);
 out:
 	bot_spin_unlock(&lock);
@@ -166,8 +243,87 @@ void bot_spool_add(const struct bot_spool_rec *r)
 	bot_spin_unlock(&lock);
 }
 
+/* ---- the writer thread ---------------------------------------------------- */
+
+/* Lock held: nothing live, nothing asked, everything tried. */
+static int writer_idle_locked(void)
+{
+	return !nlive && __atomic_load_n(&requests, __ATOMIC_ACQUIRE) ==
+				 __atomic_load_n(&served, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&tried_changes, __ATOMIC_ACQUIRE) == changes;
+}
+
+static void *writer_main(void *arg)
+{
+	uint64_t next = bot_now_ns() + period_ns;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "nccl-bot-spool", 0, 0, 0);
+	for (;;) {
+		uint32_t seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+		uint64_t req = __atomic_load_n(&requests, __ATOMIC_ACQUIRE);
+		uint64_t now = bot_now_ns();
+
+		if (__atomic_load_n(&closing, __ATOMIC_ACQUIRE))
+			break;
+		if (req != __atomic_load_n(&served, __ATOMIC_RELAXED) || now >= next) {
+			flush();
+			__atomic_store_n(&served, req, __ATOMIC_RELEASE);
+			futex_wake(&done_word);
+			next = bot_now_ns() + period_ns;
+			continue;
+		}
+		bot_spin_lock(&lock);
+		if (writer_idle_locked()) {
+			writer_on = 0;
+			bot_spin_unlock(&lock);
+			return NULL;
+		}
+		bot_spin_unlock(&lock);
+		futex_wait(&wake_word, seen, next - now);
+	}
+	bot_spin_lock(&lock);
+	writer_on = 0;
+	bot_spin_unlock(&lock);
+	return NULL;
+}
+
+/* Start the writer (writer_on already set). Every signal blocked: the
+ * thread inherits this thread's mask, and handles none. */
+static void writer_start(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	sigset_t all, old;
+	int rc = EAGAIN;
+
+	if (!no_thread && !(rc = pthread_attr_init(&a))) {
+		rc = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, &old);
+		if (!rc)
+			rc = pthread_create(&t, &a, writer_main, NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&a);
+	}
+	if (!rc)
+		return;
+	bot_spin_lock(&lock);
+	writer_on = 0;
+	writer_failed = 1;
+	bot_spin_unlock(&lock);
+	if (logger)
+		logger(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+		       "nccl-bot: spool %s: cannot start the writer thread: %s (the spool is "
+		       "written at finalize and exit only; decisions are unaffected)",
+		       path ? path : "?", strerror(rc));
+}
+
 void bot_spool_register(void *obj, bot_spool_summaries_fn fn)
 {
+	pid_t pid = getpid();
+	int start = 0;
+
 	bot_spin_lock(&lock);
 	if (nlive == caplive) {
 		size_t nc = caplive ? caplive * 2 : 16;
@@ -183,7 +339,15 @@ void bot_spool_register(void *obj, bot_spool_summaries_fn fn)
 	live[nlive].obj = obj;
 	live[nlive].fn = fn;
 	nlive++;
+	changes++;
+	if (ready && pid == owner_pid && !writer_on && !writer_failed &&
+	    !__atomic_load_n(&closing, __ATOMIC_ACQUIRE)) {
+		writer_on = 1;
+		start = 1;
+	}
 	bot_spin_unlock(&lock);
+	if (start)
+		writer_start();
 }
 
 static void emit_summary(const struct bot_spool_rec *r, void *arg)
@@ -198,6 +362,7 @@ void bot_spool_retire(void *obj)
 		if (live[i].obj == obj) {
 			live[i].fn(obj, emit_summary, &summaries);
 			live[i] = live[--nlive];
+			changes++;
 			break;
 		}
 	bot_spin_unlock(&lock);
@@ -293,15 +458,17 @@ static int view_write(int fd, const struct view *v)
 	return 0;
 }
 
-/* wait: finalize and exit, which must not lose what they add, wait up to
- * ~5 s for a running rewrite; the periodic tick skips. */
-static int flush(int wait)
+/* One rewrite, by the writer or, without one, by the thread that finalizes
+ * or exits, after waiting up to ~5 s for a rewrite already running (two
+ * meet only at exit, or without a writer). Nothing is written when the file
+ * would come out the same as the last one written. */
+static int flush(void)
 {
 	static struct view vs, vm;	/* under `writing` */
 	struct buf b = { 0 };
 	struct bot_spool_hdr h;
 	uint8_t hdr[BOT_SPOOL_HDR_SIZE], trailer[BOT_SPOOL_TRAILER_SIZE] = { 0 };
-	uint64_t t0 = bot_now_ns();
+	uint64_t t0 = bot_now_ns(), took, len;
 	uint32_t crc;
 	int fd, rc = -1;
 
@@ -310,12 +477,20 @@ static int flush(int wait)
 	while (__atomic_exchange_n(&writing, 1, __ATOMIC_ACQUIRE)) {
 		struct timespec ts = { 0, 1000000 };
 
-		if (!wait || bot_now_ns() - t0 > 5000000000ull)
+		if (bot_now_ns() - t0 > 5000000000ull)
 			return -1;
 		nanosleep(&ts, NULL);
 	}
 	memset(&h, 0, sizeof(h));
 	bot_spin_lock(&lock);
+	took = changes;
+	if (took == __atomic_load_n(&written_changes, __ATOMIC_RELAXED) && !nlive) {
+		/* nothing added, nothing live: the file is current */
+		bot_spin_unlock(&lock);
+		__atomic_store_n(&tried_changes, took, __ATOMIC_RELEASE);
+		rc = 0;
+		goto out;
+	}
 	view_take(&vs, &samples);
 	view_take(&vm, &summaries);
 	for (size_t i = 0; i < nlive; i++)
@@ -324,17 +499,10 @@ static int flush(int wait)
 		  (summaries.dropped ? BOT_SPOOL_HF_SUMMARIES_DROPPED : 0);
 	h.table_digest = digest;
 	bot_spin_unlock(&lock);
-	__atomic_store_n(&next_flush_ns, bot_now_ns() + period_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&tried_changes, took, __ATOMIC_RELEASE);
 	if (b.oom) {
 		fail("building the file", ENOMEM);
 		goto out;
-	}
-	if (dir_fd < 0) {
-		dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (dir_fd < 0) {
-			fail("opening the directory", errno);
-			goto out;
-		}
 	}
 	h.version = BOT_SPOOL_VERSION;
 	h.rec_size = BOT_SPOOL_REC_SIZE;
@@ -347,10 +515,24 @@ static int flush(int wait)
 	crc = view_crc(crc, &vs);
 	crc = view_crc(crc, &vm);
 	crc = bot_spool_crc32c(crc, b.p, b.n);
+	len = h.nrecords;
+	if (len + 1 == written_len && crc == written_crc) {
+		/* live summaries only, and they did not move */
+		__atomic_store_n(&written_changes, took, __ATOMIC_RELEASE);
+		rc = 0;
+		goto out;
+	}
 	trailer[0] = (uint8_t)crc;
 	trailer[1] = (uint8_t)(crc >> 8);
 	trailer[2] = (uint8_t)(crc >> 16);
 	trailer[3] = (uint8_t)(crc >> 24);
+	if (dir_fd < 0) {
+		dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir_fd < 0) {
+			fail("opening the directory", errno);
+			goto out;
+		}
+	}
 
 	/* a fresh file of ours: whatever sits under the temporary name goes */
 	if (unlinkat(dir_fd, tmp_name, 0) && errno != ENOENT) {
@@ -391,6 +573,9 @@ static int flush(int wait)
 		fail("fsync of the directory", errno);
 		goto out;
 	}
+	written_len = len + 1;	/* 0: nothing written yet */
+	written_crc = crc;
+	__atomic_store_n(&written_changes, took, __ATOMIC_RELEASE);
 	rc = 0;
 out:
 	free(b.p);
@@ -400,13 +585,31 @@ out:
 
 int bot_spool_flush(void)
 {
-	return flush(1);
-}
+	uint64_t mine = 0, t0;
 
-void bot_spool_tick(void)
-{
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
-		return;
-	if (bot_now_ns() >= __atomic_load_n(&next_flush_ns, __ATOMIC_RELAXED))
-		flush(0);
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || getpid() != owner_pid)
+		return -1;
+	/* nothing added or retired since the last rewrite: no wait at all */
+	bot_spin_lock(&lock);
+	if (changes == __atomic_load_n(&written_changes, __ATOMIC_ACQUIRE)) {
+		bot_spin_unlock(&lock);
+		return 0;
+	}
+	if (writer_on)
+		mine = __atomic_add_fetch(&requests, 1, __ATOMIC_ACQ_REL);
+	bot_spin_unlock(&lock);
+	if (!mine)
+		return flush();	/* no writer: here, as at exit */
+	futex_wake(&wake_word);
+	t0 = bot_now_ns();
+	for (;;) {
+		uint32_t seen = __atomic_load_n(&done_word, __ATOMIC_ACQUIRE);
+		uint64_t waited = bot_now_ns() - t0;
+
+		if (__atomic_load_n(&served, __ATOMIC_ACQUIRE) >= mine)
+			return 0;
+		if (waited >= BOT_SPOOL_FINALIZE_WAIT_NS)
+			return -1;	/* the writer finishes it, or exit does */
+		futex_wait(&done_word, seen, BOT_SPOOL_FINALIZE_WAIT_NS - waited);
+	}
 }

@@ -6,12 +6,13 @@
  * (common/spool.h's codec) and the summaries of live communicators only
  * through the callback each registers.
  *
- * No background thread (pthread_create would need GLIBC_2.34 symbols on the
- * build host): the file is rewritten opportunistically from event callbacks
- * when CLOCK_MONOTONIC says BOT_SPOOL_PERIOD_NS passed, at tuner/profiler
- * finalize, and atexit; never from a forked child (getpid() is compared
- * with the pid recorded at setup). Every failure only costs learning: it
- * is counted and logged once, never returned to NCCL.
+ * The file is rewritten by a writer thread of the library's own, never on
+ * one of NCCL's threads: every BOT_SPOOL_PERIOD_NS when something changed,
+ * and when tuner/profiler finalize asks; atexit writes synchronously.
+ * Without the thread (pthread_create failed; logged once) only finalize and
+ * exit write, on their own threads. Never from a forked child (getpid() is
+ * compared with the pid recorded at setup). Every failure only costs
+ * learning: it is logged once, never returned to NCCL.
  */
 #ifndef BOT_TUNER_SPOOL_H
 #define BOT_TUNER_SPOOL_H
@@ -22,12 +23,15 @@
 #include "tuner/nccl_abi.h"
 
 #define BOT_SPOOL_PERIOD_NS (60ull * 1000000000ull)
+/* How long finalize waits for the writer thread's rewrite. */
+#define BOT_SPOOL_FINALIZE_WAIT_NS 1000000000ull
 #define BOT_SPOOL_MAX_SAMPLES 65536
 #define BOT_SPOOL_MAX_SUMMARIES 65536
 
 /* First call with measurement on: remember the directory, the table digest
  * and a logger, register the atexit flush. Later calls only update the
- * digest/logger when unset. Returns 0, or -1 (no memory, empty dir). */
+ * digest/logger when unset. Returns 0, or -1 (no memory, empty dir). The
+ * writer thread starts at the first bot_spool_register() after it. */
 int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t log);
 
 /* Append a sample (copied). Past BOT_SPOOL_MAX_SAMPLES it is dropped and
@@ -40,15 +44,18 @@ typedef void (*bot_spool_summaries_fn)(void *obj,
 				       void *arg);
 
 /* Live sources whose summaries go into every rewrite; bot_spool_retire()
- * keeps their final summaries and forgets the source. */
+ * keeps their final summaries and forgets the source. Registering starts
+ * the writer thread when none is running (it ends once nothing is live and
+ * everything was tried). */
 void bot_spool_register(void *obj, bot_spool_summaries_fn fn);
 void bot_spool_retire(void *obj);
 
-/* Rewrite the file if the period passed (cheap clock check otherwise). */
-void bot_spool_tick(void);
-/* Rewrite now (finalize, exit), after waiting up to ~5 s for a rewrite
- * already running. 0, or -1 (not set up, forked child, I/O error, still
- * busy). */
+/* Finalize: have the file brought up to date. Returns at once when nothing
+ * was added or retired since the last rewrite; else asks the writer thread
+ * and waits for it up to BOT_SPOOL_FINALIZE_WAIT_NS (it finishes later if
+ * it must), or, without a writer, rewrites here after waiting up to ~5 s for
+ * a rewrite already running. 0, or -1 (not set up, forked child, not done
+ * within the wait, I/O error or still busy without a writer). */
 int bot_spool_flush(void);
 
 #endif

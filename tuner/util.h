@@ -2,11 +2,13 @@
  * util.h - the primitives rank-side files share: a spin lock, the
  * monotonic clock, and the size bucket inline.
  *
- * No pthread calls anywhere in the library: their symbols were re-versioned
- * in glibc 2.34, and libnccl-tuner-bot.so must load on glibc 2.28. The lock
- * is a compiler-builtin test-and-set that yields while it waits; it guards
- * only short, rare sections (init, window transitions, record lists, the
- * spool store), never getCollInfo's decision.
+ * No pthread locks in the library: pthread symbols were re-versioned in
+ * glibc 2.34, and libnccl-tuner-bot.so must load on glibc 2.28 (the one
+ * pthread call, the spool's writer thread, is pinned to 2.28's version:
+ * tuner/spool.c). The lock is a compiler-builtin test-and-set that yields
+ * while it waits; it guards only short, rare sections (init, window
+ * transitions, record lists, the spool store), never getCollInfo's
+ * decision.
  */
 #ifndef BOT_TUNER_UTIL_H
 #define BOT_TUNER_UTIL_H

@@ -1,8 +1,10 @@
 #!/bin/sh
 # test_so_deps.sh - the rank-side library loads everywhere it must: it needs
-# only libc/libpthread/libdl (DT_NEEDED), no symbol newer than GLIBC_2.28
-# (so it loads on EL8-era containers), and exports exactly the NCCL plugin
-# structs. Runs on the built tuner/libnccl-tuner-bot.so ($BOT_TUNER_SO).
+# only libc.so.6 and libpthread.so.0 (DT_NEEDED), no symbol newer than
+# GLIBC_2.28 (so it loads on EL8-era containers), takes pthread_create
+# (the spool's writer thread) in the version glibc 2.28 has, from the file
+# glibc 2.28 has it in, and exports exactly the NCCL plugin structs. Runs
+# on the built tuner/libnccl-tuner-bot.so ($BOT_TUNER_SO).
 set -u
 so=${BOT_TUNER_SO:-${builddir:-.}/tuner/libnccl-tuner-bot.so}
 fail=0
@@ -24,11 +26,62 @@ fi
 needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 for lib in $needed; do
 	case $lib in
-	libc.so.*|libpthread.so.*|libdl.so.*) ;;
-	*) bad "DT_NEEDED $lib (only libc, libpthread, libdl are allowed)" ;;
+	libc.so.6|libpthread.so.0) ;;
+	*) bad "DT_NEEDED $lib (only libc.so.6 and libpthread.so.0 are allowed)" ;;
 	esac
 done
 [ $fail -eq 0 ] && ok "DT_NEEDED: $(echo $needed)"
+
+# pthread_create: glibc 2.34 moved it from libpthread.so.0 into libc.so.6
+# as pthread_create@@GLIBC_2.34 (the old version stays as a compat
+# symbol). The .so must take the old version (x86-64 GLIBC_2.2.5, aarch64
+# GLIBC_2.17), name libpthread.so.0 in DT_NEEDED, and record every pthread_*
+# version as libpthread.so.0's (DT_VERNEED): glibc 2.28 defines them there,
+# and before 2.30 it fails a versioned reference whose named file lacks the
+# symbol ("not defined in file libc.so.6 with link time reference") when
+# that file comes first in the lookup scope. tuner/pthread_link.c.
+case $(readelf -h "$so" | sed -n 's/^ *Machine: *//p') in
+*X86-64*) base=GLIBC_2.2.5 ;;
+*AArch64*) base=GLIBC_2.17 ;;
+*) base= ;;
+esac
+# "pthread_create@GLIBC_2.2.5 (3)" per undefined pthread_* symbol
+prefs=$(readelf -W --dyn-syms "$so" | awk '$7 == "UND" && $8 ~ /^pthread_/ { print $8 $9 }')
+# the file of each version index (DT_VERNEED)
+vfile() {
+	readelf -V "$so" | awk -v want="$1" '
+		/\.gnu\.version_r/ { inr = 1; next }
+		inr && /File:/ { for (i = 1; i < NF; i++) if ($i == "File:") f = $(i + 1) }
+		inr && /Name:/ { for (i = 1; i < NF; i++) if ($i == "Version:" && $(i + 1) == want) print f }'
+}
+pfail=0
+case " $(echo $prefs) " in
+*" pthread_create@"*) ;;
+*) bad "pthread_create is not referenced (the spool's writer thread): '$(echo $prefs)'"; pfail=1 ;;
+esac
+for r in $prefs; do
+	sym=${r%%@*}
+	ver=${r#*@}
+	idx=${ver#*(}
+	idx=${idx%)}
+	ver=${ver%%(*}
+	file=$(vfile "$idx")
+	if [ "$sym" = pthread_create ] && [ -n "$base" ] && [ "$ver" != "$base" ]; then
+		bad "pthread_create@$ver, want @$base (the version glibc 2.28 has)"
+		pfail=1
+	fi
+	if [ "$file" != libpthread.so.0 ]; then
+		bad "$sym@$ver is recorded as ${file:-no file}'s, want libpthread.so.0's (glibc < 2.30)"
+		pfail=1
+	fi
+done
+if [ -n "$prefs" ]; then
+	case " $(echo $needed) " in
+	*" libpthread.so.0 "*) ;;
+	*) bad "pthread symbols referenced but libpthread.so.0 is not in DT_NEEDED"; pfail=1 ;;
+	esac
+fi
+[ $pfail -eq 0 ] && ok "pthread symbols from libpthread.so.0 at glibc 2.28's versions: $(echo $prefs)"
 
 # highest GLIBC_x.y[.z] symbol version referenced
 maxv=$(objdump -T "$so" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' |

@@ -26,12 +26,15 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +102,7 @@ struct comm {
 	uint64_t clock;
 	/* proxy thread */
 	pthread_t proxy;
+	pid_t proxy_tid;	/* the thread that delivers KernelCh events */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct kop q[4096];
@@ -151,6 +155,7 @@ static void *proxy_main(void *arg)
 {
 	struct comm *c = arg;
 
+	__atomic_store_n(&c->proxy_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
 		while ((c->head == c->tail || c->hold) && !c->stop)
@@ -189,14 +194,19 @@ static void drain(struct comm *c)
 	pthread_mutex_unlock(&c->mu);
 }
 
-static void comm_open(struct comm *c, int rank)
+static void comm_open_log(struct comm *c, int rank, logger_t log)
 {
 	memset(c, 0, sizeof(*c));
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
-	ck_assert_int_eq(p5->init(&c->pctx, COMM, &c->mask, "test", 2, 16, rank, logger), 0);
-	ck_assert_int_eq(t5->init(&c->tctx, COMM, 16, 2, logger, NULL, NULL), 0);
+	ck_assert_int_eq(p5->init(&c->pctx, COMM, &c->mask, "test", 2, 16, rank, log), 0);
+	ck_assert_int_eq(t5->init(&c->tctx, COMM, 16, 2, log, NULL, NULL), 0);
 	ck_assert_int_eq(pthread_create(&c->proxy, NULL, proxy_main, c), 0);
+}
+
+static void comm_open(struct comm *c, int rank)
+{
+	comm_open_log(c, rank, logger);
 }
 
 static void proxy_stop(struct comm *c)
@@ -330,10 +340,47 @@ static int find_spool(char *out, size_t n)
 	return found;
 }
 
+/* Threads of this process named like the library's spool writer. */
+static int writer_threads(void)
+{
+	DIR *dp = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp))) {
+		char p[300], comm[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(p, "r");
+		if (!f)
+			continue;	/* it just ended */
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "nccl-bot-spool", 14))
+			n++;
+		fclose(f);
+	}
+	closedir(dp);
+	return n;
+}
+
+/* The writer ends once nothing is live and everything was written: after
+ * the last finalize the file is complete, whatever the finalize's bounded
+ * wait saw on a loaded machine. */
+static void wait_writer_gone(void)
+{
+	for (unsigned i = 0; i < 3000 && writer_threads(); i++)
+		usleep(10000);
+	ck_assert_int_eq(writer_threads(), 0);
+}
+
 static void read_spool(void)
 {
 	char err[BOT_SPOOL_ERR_MAX];
 
+	wait_writer_gone();
 	ck_assert_int_eq(find_spool(spool_path, sizeof(spool_path)), 1);
 	ck_assert_msg(bot_spool_read_file(spool_path, &sf, err, sizeof(err)) == 0, "%s", err);
 }
@@ -362,6 +409,8 @@ static void setup(void)
 	unsetenv("NCCL_BOT_WINDOW");
 	unsetenv("NCCL_BOT_MEASURE_V4");
 	unsetenv("NCCL_BOT_TEST_STUCK_NS");
+	unsetenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS");
+	unsetenv("NCCL_BOT_TEST_SPOOL_NO_THREAD");
 	/* Windows by call counts only: the profiler's time-based quiet would
 	 * make window counts depend on scheduling (a test hook, tuner/env.h). */
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
@@ -951,6 +1000,198 @@ START_TEST(test_fork_child_never_writes)
 }
 END_TEST
 
+/* ---- who writes the spool ------------------------------------------------- */
+
+/* What a logger saw of the spool: messages naming it, and the thread of
+ * the first one. */
+static int spool_logs;
+static pid_t spool_log_tid;
+static char spool_log_msg[512];
+
+static void spool_logger(int level, unsigned long flags, const char *file, int line,
+			 const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	(void)level;
+	(void)flags;
+	(void)file;
+	(void)line;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!strstr(msg, "spool"))
+		return;
+	if (__atomic_fetch_add(&spool_logs, 1, __ATOMIC_ACQ_REL) == 0) {
+		memcpy(spool_log_msg, msg, sizeof(msg));
+		__atomic_store_n(&spool_log_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	}
+}
+
+/* The periodic rewrite runs on none of NCCL's threads: not on the proxy
+ * thread that delivers the KernelCh stop completing a sample, not on the
+ * launch thread (whose getCollInfo and Coll events complete records too).
+ * The rewrite period is 1 ms (a test hook) and the spool directory does not
+ * exist, so the first periodic rewrite fails and logs, and the logger
+ * records on which thread; the test waits for it before any finalize. */
+START_TEST(test_periodic_rewrite_off_nccl_threads)
+{
+	struct comm c;
+	char missing[BOT_TEST_PATH_MAX];
+	pid_t proxy;
+
+	setenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS", "1000000", 1);
+	setenv("NCCL_BOT_SPOOL", bot_test_path(missing, dir, "missing"), 1);
+	comm_open_log(&c, 0, spool_logger);
+	ck_assert_ptr_nonnull(c.pctx);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	ck_assert_uint_gt(c.measured, 0);
+	proxy = __atomic_load_n(&c.proxy_tid, __ATOMIC_ACQUIRE);
+	ck_assert_int_gt(proxy, 0);
+	for (unsigned i = 0; i < 2000 && !__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE); i++)
+		usleep(5000);
+	ck_assert_msg(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE) > 0,
+		      "no periodic rewrite within 10 s of the samples");
+	ck_assert_msg(strstr(spool_log_msg, "opening the directory"), "%s", spool_log_msg);
+	ck_assert_msg(spool_log_tid != proxy, "the spool was rewritten on the proxy thread");
+	ck_assert_msg(spool_log_tid != (pid_t)syscall(SYS_gettid),
+		      "the spool was rewritten on the launch thread");
+	comm_close(&c);
+}
+END_TEST
+
+
+/* With nothing but time passing (no event after the last sample), the
+ * writer brings the file up to date within the period: here 1 ms. */
+START_TEST(test_periodic_rewrite_without_events)
+{
+	struct comm c;
+	char err[BOT_SPOOL_ERR_MAX];
+	int got = 0;
+
+	setenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS", "1000000", 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	ck_assert_uint_gt(c.measured, 0);
+	for (unsigned i = 0; i < 2000 && !got; i++) {
+		if (find_spool(spool_path, sizeof(spool_path)) == 1 &&
+		    bot_spool_read_file(spool_path, &sf, err, sizeof(err)) == 0) {
+			got = count(BOT_SPOOL_SAMPLE, 0) == c.measured;
+			bot_spool_free(&sf);
+		}
+		if (!got)
+			usleep(5000);
+	}
+	ck_assert_msg(got, "the spool did not reach %u samples before finalize", c.measured);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
+}
+END_TEST
+
+/* The writer thread: none at library load or for a comm that does not
+ * measure; one from the first measuring profiler init, named, with every
+ * signal NCCL or the application may use blocked; gone once the last comm
+ * finalized and its file is complete (it never keeps a process waiting),
+ * and back for the next measuring comm. */
+START_TEST(test_writer_thread_lifetime)
+{
+	struct comm c;
+	void *pctx = NULL;
+	int mask = 0;
+	char spool[BOT_TEST_PATH_MAX];
+
+	ck_assert_int_eq(writer_threads(), 0);
+	snprintf(spool, sizeof(spool), "%s", getenv("NCCL_BOT_SPOOL"));
+	unsetenv("NCCL_BOT_SPOOL");
+	ck_assert_int_eq(p5->init(&pctx, COMM + 1, &mask, "off", 2, 16, 0, logger), 0);
+	ck_assert_ptr_null(pctx);
+	ck_assert_int_eq(writer_threads(), 0);
+	setenv("NCCL_BOT_SPOOL", spool, 1);
+	for (int round = 0; round < 2; round++) {
+		DIR *dp;
+		struct dirent *e;
+		int seen = 0;
+
+		comm_open(&c, 0);
+		/* named by itself once it runs */
+		for (unsigned i = 0; i < 1000 && !writer_threads(); i++)
+			usleep(1000);
+		ck_assert_int_eq(writer_threads(), 1);
+		dp = opendir("/proc/self/task");
+		ck_assert_ptr_nonnull(dp);
+		while ((e = readdir(dp))) {
+			char p[300], line[256];
+			FILE *f;
+			unsigned long long blk = 0;
+			int mine = 0;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "/proc/self/task/%s/status", e->d_name);
+			f = fopen(p, "r");
+			if (!f)
+				continue;
+			while (fgets(line, sizeof(line), f)) {
+				if (!strncmp(line, "Name:\tnccl-bot-spool", 20))
+					mine = 1;
+				if (!strncmp(line, "SigBlk:", 7))
+					blk = strtoull(line + 7, NULL, 16);
+			}
+			fclose(f);
+			if (!mine)
+				continue;
+			seen = 1;
+			for (int sig = 1; sig < 32; sig++)
+				if (sig != SIGKILL && sig != SIGSTOP)
+					ck_assert_msg(blk >> (sig - 1) & 1,
+						      "signal %d not blocked in the writer", sig);
+		}
+		closedir(dp);
+		ck_assert(seen);
+		for (unsigned i = 0; i < 4000; i++)
+			call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+		comm_close(&c);
+		read_spool();	/* waits for the writer to end */
+		ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0) > 0, 1);
+		bot_spool_free(&sf);
+	}
+}
+END_TEST
+
+/* Without a writer thread (pthread_create failed; a test hook stands for
+ * it), measurement goes on and finalize writes the file itself; said once
+ * in the log. */
+START_TEST(test_no_writer_thread)
+{
+	struct comm c;
+	unsigned total = 0;
+
+	setenv("NCCL_BOT_TEST_SPOOL_NO_THREAD", "1", 1);
+	for (int round = 0; round < 2; round++) {
+		comm_open_log(&c, 0, spool_logger);
+		ck_assert_int_eq(writer_threads(), 0);
+		for (unsigned i = 0; i < 4000; i++)
+			call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+		comm_close(&c);
+		total += c.measured;
+		ck_assert_int_eq(writer_threads(), 0);
+		read_spool();
+		ck_assert_uint_gt(c.measured, 0);
+		ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), total);
+		bot_spool_free(&sf);
+	}
+	ck_assert_int_eq(spool_logs, 1);
+	ck_assert_msg(strstr(spool_log_msg, "cannot start the writer thread") &&
+		      strstr(spool_log_msg, "at finalize and exit only"), "%s", spool_log_msg);
+}
+END_TEST
+
 /* ---- reader ------------------------------------------------------------------ */
 
 static uint8_t *slurp(const char *p, size_t *n)
@@ -1094,6 +1335,10 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_nan_cost);
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_fork_child_never_writes);
+	tcase_add_test(tc, test_periodic_rewrite_off_nccl_threads);
+	tcase_add_test(tc, test_periodic_rewrite_without_events);
+	tcase_add_test(tc, test_writer_thread_lifetime);
+	tcase_add_test(tc, test_no_writer_thread);
 	tcase_add_test(tc, test_reader_rejects);
 	tcase_add_test(tc, test_sweep_conversion);
 	suite_add_tcase(s, tc);
