@@ -52,11 +52,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "common/le.h"
 #include "common/spool.h"
 #include "policies/context.h"
 #include "tuner/env.h"
@@ -175,6 +177,69 @@ static void spool_atexit(void)
 	flush();
 }
 
+/* ---- the file's name ------------------------------------------------------- */
+
+#define SIP_ROUND(v0, v1, v2, v3)						\
+	do {									\
+		v0 += v1; v1 = v1 << 13 | v1 >> 51; v1 ^= v0; v0 = v0 << 32 | v0 >> 32; \
+		v2 += v3; v3 = v3 << 16 | v3 >> 48; v3 ^= v2;			\
+		v0 += v3; v3 = v3 << 21 | v3 >> 43; v3 ^= v0;			\
+		v2 += v1; v1 = v1 << 17 | v1 >> 47; v1 ^= v2; v2 = v2 << 32 | v2 >> 32; \
+	} while (0)
+
+/* SipHash-2-4 (Aumasson and Bernstein) of n bytes (a multiple of 8) under
+ * a 128-bit key: a keyed pseudo-random function, so its output tells
+ * nothing about the key. (Reference vector, key 00..0f and the 8 bytes
+ * 00..07: 0x93f5f5799a932462.) */
+static uint64_t siphash24(const uint8_t key[16], const uint8_t *in, size_t n)
+{
+	uint64_t k0 = bot_le_get64(key), k1 = bot_le_get64(key + 8);
+	uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1;
+	uint64_t v2 = 0x6c7967656e657261ull ^ k0, v3 = 0x7465646279746573ull ^ k1;
+	uint64_t b = (uint64_t)n << 56;
+
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t m = bot_le_get64(in + i);
+
+		v3 ^= m;
+		SIP_ROUND(v0, v1, v2, v3);
+		SIP_ROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	v3 ^= b;
+	SIP_ROUND(v0, v1, v2, v3);
+	SIP_ROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		SIP_ROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* This process's (and this instance's) token in the file name: two ranks
+ * in separate PID namespaces may share the hostname, the pid (1) and the
+ * directory. Keyed by the kernel's 16 random bytes of this exec
+ * (AT_RANDOM: different in every process), over the pid, where this
+ * instance of the library is mapped (a second copy or a dlmopen() namespace
+ * in the same process sees the same AT_RANDOM) and the clocks. AT_RANDOM
+ * also seeds glibc's stack guard and pointer guard, so it goes through
+ * SipHash, never into the name itself or through an invertible mix. */
+static uint64_t name_token(pid_t pid)
+{
+	const uint8_t *r = (const uint8_t *)getauxval(AT_RANDOM);
+	uint8_t key[16] = { 0 }, m[32];
+	struct timespec rt = { 0, 0 };
+
+	if (r)
+		memcpy(key, r, sizeof(key));
+	clock_gettime(CLOCK_REALTIME, &rt);
+	bot_le_put64(m, (uint64_t)pid);
+	bot_le_put64(m + 8, (uint64_t)(uintptr_t)&lock);
+	bot_le_put64(m + 16, bot_now_ns());
+	bot_le_put64(m + 24, (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec);
+	return siphash24(key, m, sizeof(m));
+}
+
 static void sanitize(char *s)
 {
 	for (; *s; s++)
@@ -186,6 +251,7 @@ static void sanitize(char *s)
 int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t log)
 {
 	char host[256] = "unknown";
+	uint64_t token;
 	size_t n;
 	int rc = 0;
 
@@ -206,7 +272,7 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	host[64] = 0;
 	sanitize(host);
 	owner_pid = getpid();
-	n = strlen(dir) + strlen(host) + 64;
+	n = strlen(dir) + strlen(host) + 96;	/* "/." ".tmp" and -<pid>-<16 hex>.spool */
 	path = malloc(n);
 	name = malloc(n);
 	tmp_name = malloc(n);
@@ -220,8 +286,10 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 		rc = -1;
 		goto out;
 	}
-	snprintf(name, n, "nb-%s-%ld.spool", host, (long)owner_pid);
-	snprintf(tmp_name, n, ".nb-%s-%ld.spool.tmp", host, (long)owner_pid);
+	token = name_token(owner_pid);
+	snprintf(name, n, "nb-%s-%ld-%016llx.spool", host, (long)owner_pid,
+		 (unsigned long long)token);
+	snprintf(tmp_name, n, ".%s.tmp", name);
 	snprintf(path, n, "%s/%s", dir, name);
 	/* a missing directory is retried (and reported) at the first rewrite */
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -1,7 +1,8 @@
 /*
  * spool.h - the rank-side spool writer: this process's measurements,
  * kept in bounded memory and rewritten as one cumulative file
- * $NCCL_BOT_SPOOL/nb-<hostname>-<pid>.spool (doc/formats.md section 9).
+ * $NCCL_BOT_SPOOL/nb-<hostname>-<pid>-<token>.spool (doc/formats.md section
+ * 9; the token is unique per process and per instance of the library).
  * The bottom of the rank side: it knows records only as packed bytes
  * (common/spool.h's codec) and the summaries of live communicators only
  * through the callback each registers.

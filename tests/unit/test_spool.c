@@ -920,14 +920,53 @@ START_TEST(test_nan_cost)
 }
 END_TEST
 
+/* This host's name as the file name spells it: at most 64 characters,
+ * outside [A-Za-z0-9._-] made '_'. */
+static void spool_host(char host[256])
+{
+	memset(host, 0, 256);
+	if (gethostname(host, 255) || !host[0])
+		strcpy(host, "unknown");
+	host[64] = 0;
+	for (char *p = host; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+			*p = '_';
+}
+
+/* base is nb-<host>-<pid>-<16 lowercase hex>.spool for this host and pid;
+ * the token goes to *token. */
+static int spool_name_ok(const char *base, pid_t pid, char token[17])
+{
+	char host[256], want[400];
+	size_t n;
+
+	spool_host(host);
+	n = (size_t)snprintf(want, sizeof(want), "nb-%s-%ld-", host, (long)pid);
+	if (strncmp(base, want, n) || strlen(base) != n + 16 + 6 || strcmp(base + n + 16, ".spool"))
+		return 0;
+	for (size_t i = n; i < n + 16; i++)
+		if (!((base[i] >= '0' && base[i] <= '9') || (base[i] >= 'a' && base[i] <= 'f')))
+			return 0;
+	if (token) {
+		memcpy(token, base + n, 16);
+		token[16] = 0;
+	}
+	return 1;
+}
+
 /* The spool directory is opened once: a relative NCCL_BOT_SPOOL and a
  * chdir() later still write there. A file (here a symlink to a victim)
- * planted under the temporary name is replaced, never followed. */
+ * planted under the temporary name is replaced, never followed. The name
+ * carries a per-process random token, so the plant is made once the first
+ * rewrite showed it, and a second communicator's rewrite meets it. */
 START_TEST(test_spool_dir_fd)
 {
 	struct comm c;
 	char cwd[512], victim[BOT_TEST_PATH_MAX + 16], tmpname[BOT_TEST_PATH_MAX + 128];
-	char host[256] = "unknown";
+	char spdir[BOT_TEST_PATH_MAX], p[BOT_TEST_PATH_MAX + 256], err[BOT_SPOOL_ERR_MAX];
+	const char *base;
+	unsigned measured;
 	struct stat st;
 	FILE *f;
 
@@ -935,39 +974,52 @@ START_TEST(test_spool_dir_fd)
 	ck_assert_int_eq(chdir(dir), 0);
 	ck_assert_int_eq(mkdir("sp", 0700), 0);
 	setenv("NCCL_BOT_SPOOL", "sp", 1);
-	/* the temporary name: .nb-<host>-<pid>.spool.tmp (sanitized host) */
-	if (gethostname(host, sizeof(host) - 1) || !host[0])
-		strcpy(host, "unknown");
-	host[64] = 0;
-	for (char *p = host; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
-			*p = '_';
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
 	f = fopen(victim, "w");
 	ck_assert_ptr_nonnull(f);
 	fputs("keep", f);
 	fclose(f);
-	snprintf(tmpname, sizeof(tmpname), "%s/sp/.nb-%s-%ld.spool.tmp", dir, host,
-		 (long)getpid());
-	ck_assert_int_eq(symlink(victim, tmpname), 0);
 	comm_open(&c, 0);
 	ck_assert_int_eq(chdir(cwd), 0);	/* the application moves */
 	for (unsigned i = 0; i < 4000; i++)
 		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
 	comm_close(&c);
+	measured = c.measured;
+	wait_writer_gone();
+	/* the file is in sp/, named nb-<host>-<pid>-<token>.spool */
+	snprintf(spdir, sizeof(spdir), "%s/sp", dir);
+	{
+		DIR *dp = opendir(spdir);
+		struct dirent *e;
+		int n = 0;
+
+		ck_assert_ptr_nonnull(dp);
+		while ((e = readdir(dp)))
+			if (e->d_name[0] != '.') {
+				snprintf(p, sizeof(p), "%s/%s", spdir, e->d_name);
+				n++;
+			}
+		closedir(dp);
+		ck_assert_int_eq(n, 1);
+	}
+	base = strrchr(p, '/') + 1;
+	ck_assert_msg(spool_name_ok(base, getpid(), NULL), "%s", base);
+	/* a link planted under the temporary name .<name>.tmp */
+	snprintf(tmpname, sizeof(tmpname), "%s/.%s.tmp", spdir, base);
+	ck_assert_int_eq(symlink(victim, tmpname), 0);
+	comm_open(&c, 1);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	measured += c.measured;
+	wait_writer_gone();
 	ck_assert_int_eq(stat(victim, &st), 0);
 	ck_assert_int_eq((int)st.st_size, 4);	/* untouched */
 	ck_assert_int_ne(lstat(tmpname, &st), 0);	/* renamed away */
-	{
-		char err[BOT_SPOOL_ERR_MAX], p[BOT_TEST_PATH_MAX + 128];
-
-		snprintf(p, sizeof(p), "%s/sp/nb-%s-%ld.spool", dir, host, (long)getpid());
-		ck_assert_int_eq(stat(p, &st), 0);
-		ck_assert_int_eq(st.st_mode & 0777, 0600);
-		ck_assert_msg(bot_spool_read_file(p, &sf, err, sizeof(err)) == 0, "%s", err);
-		ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), c.measured);
-	}
+	ck_assert_int_eq(stat(p, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_msg(bot_spool_read_file(p, &sf, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(count(BOT_SPOOL_SAMPLE, 0), measured);
 }
 END_TEST
 
@@ -1192,6 +1244,121 @@ START_TEST(test_no_writer_thread)
 }
 END_TEST
 
+/* ---- the file's name -------------------------------------------------------- */
+
+/* nb-<host>-<pid>-<16 hex>.spool: the pid alone collides for ranks in
+ * separate PID namespaces (both pid 1) that share the hostname and the
+ * directory, so a per-process token follows it. */
+START_TEST(test_spool_name)
+{
+	struct comm c;
+	char token[17];
+	const char *base;
+
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	read_spool();
+	base = strrchr(spool_path, '/') + 1;
+	ck_assert_msg(spool_name_ok(base, getpid(), token), "%s", base);
+	ck_assert_str_ne(token, "0000000000000000");
+	ck_assert_uint_eq(sf.hdr.pid, (uint32_t)getpid());
+	/* readers take any *.spool: this name and an older one, side by side */
+	{
+		char old[BOT_TEST_PATH_MAX + 256], host[256], cmd[BOT_TEST_PATH_MAX + 512];
+		char out[4096];
+		size_t n;
+		FILE *p;
+
+		spool_host(host);
+		snprintf(old, sizeof(old), "%s/nb-%s-%ld.spool", dir, host, (long)getpid());
+		ck_assert_int_eq(link(spool_path, old), 0);
+		snprintf(cmd, sizeof(cmd), "%s spool show '%s' 2>&1",
+			 getenv("BOT_NCCL_BOT") ? getenv("BOT_NCCL_BOT") : BOT_NCCL_BOT, dir);
+		p = popen(cmd, "r");
+		ck_assert_ptr_nonnull(p);
+		n = fread(out, 1, sizeof(out) - 1, p);
+		out[n] = 0;
+		ck_assert_int_eq(pclose(p), 0);
+		ck_assert_msg(strstr(out, spool_path) && strstr(out, old), "%s", out);
+	}
+}
+END_TEST
+
+/* Two instances of the library in one process (dlmopen into two new link
+ * namespaces: the same pid, hostname, directory and AT_RANDOM bytes) write
+ * two files under two names, both whole. */
+START_TEST(test_two_instances_two_files)
+{
+	const char *path = getenv("BOT_TUNER_SO");
+	char names[2][BOT_TEST_PATH_MAX + 256], tokens[2][17];
+	int n = 0;
+
+	if (!path || !*path)
+		path = BOT_TUNER_SO;
+	for (int k = 0; k < 2; k++) {
+		void *h = dlmopen(LM_ID_NEWLM, path, RTLD_NOW | RTLD_LOCAL);
+		const tuner_v5_t *t;
+		const profiler_v5_t *p;
+		void *pctx = NULL, *tctx = NULL;
+		int mask = 0;
+
+		ck_assert_msg(h != NULL, "dlmopen %s: %s", path, dlerror());
+		t = dlsym(h, "ncclTunerPlugin_v5");
+		p = dlsym(h, "ncclProfiler_v5");
+		ck_assert(t && p && t != t5 && p != p5);
+		ck_assert_int_eq(p->init(&pctx, COMM + (uint64_t)k, &mask, "ns", 2, 16, k, logger), 0);
+		ck_assert_ptr_nonnull(pctx);
+		ck_assert_int_eq(t->init(&tctx, COMM + (uint64_t)k, 16, 2, logger, NULL, NULL), 0);
+		for (unsigned i = 0; i < 4000; i++) {
+			float tab[NALGO][NPROTO];
+			int nch = 0;
+
+			cost_init(tab);
+			ck_assert_int_eq(t->getCollInfo(tctx, BOT_COLL_ALLREDUCE, 4 * MiB, 1,
+							(float **)tab, NALGO, NPROTO, 0, &nch), 0);
+		}
+		ck_assert_int_eq(t->finalize(tctx), 0);
+		ck_assert_int_eq(p->finalize(pctx), 0);
+		/* the library stays mapped (-z nodelete): no dlclose */
+	}
+	wait_writer_gone();
+	{
+		DIR *dp = opendir(dir);
+		struct dirent *e;
+
+		ck_assert_ptr_nonnull(dp);
+		while ((e = readdir(dp)))
+			if (e->d_name[0] != '.') {
+				ck_assert_int_lt(n, 2);
+				ck_assert_msg(spool_name_ok(e->d_name, getpid(), tokens[n]), "%s",
+					      e->d_name);
+				snprintf(names[n++], sizeof(names[0]), "%s/%s", dir, e->d_name);
+			}
+		closedir(dp);
+	}
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_ne(tokens[0], tokens[1]);
+	for (int k = 0; k < 2; k++) {
+		char err[BOT_SPOOL_ERR_MAX];
+		unsigned summaries = 0;
+
+		ck_assert_msg(bot_spool_read_file(names[k], &sf, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(sf.hdr.pid, (uint32_t)getpid());
+		for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+			if (sf.recs[i].kind == BOT_SPOOL_SUMMARY) {
+				summaries++;
+				/* each file holds its own instance's comm */
+				ck_assert_uint_eq(sf.recs[i].comm_id,
+						  COMM + (uint64_t)(sf.recs[i].rank == 1));
+			}
+		ck_assert_uint_eq(summaries, 1);
+		bot_spool_free(&sf);
+	}
+}
+END_TEST
+
 /* ---- reader ------------------------------------------------------------------ */
 
 static uint8_t *slurp(const char *p, size_t *n)
@@ -1339,6 +1506,8 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_periodic_rewrite_without_events);
 	tcase_add_test(tc, test_writer_thread_lifetime);
 	tcase_add_test(tc, test_no_writer_thread);
+	tcase_add_test(tc, test_spool_name);
+	tcase_add_test(tc, test_two_instances_two_files);
 	tcase_add_test(tc, test_reader_rejects);
 	tcase_add_test(tc, test_sweep_conversion);
 	suite_add_tcase(s, tc);
