@@ -106,11 +106,11 @@ static uint64_t period_ns = BOT_SPOOL_PERIOD_NS;	/* a test hook may shorten it *
 
 /* What the file holds. `changes` counts what callbacks added (lock); a
  * rewrite records the count it took as tried, and as written once the file
- * holds it (or would come out byte for byte the same: written_crc/len,
- * under `writing`). */
+ * holds it (or would come out byte for byte the same: written_crc and
+ * written_nrec, under `writing`). */
 static uint64_t changes, tried_changes, written_changes;
 static uint32_t written_crc;
-static uint64_t written_len;	/* records + 1 of the last file written; 0: none */
+static uint64_t written_nrec;	/* records + 1 of the last file written; 0: none */
 
 /* The writer thread. writer_on: started and not yet ended (lock);
  * writer_failed: pthread_create failed, never tried again. Finalize asks
@@ -259,8 +259,10 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 		return -1;
 	bot_spin_lock(&lock);
 	if (ready) {
-		if (!digest)
+		if (!digest && table_digest) {
 			digest = table_digest;
+			changes++;	/* the header's */
+		}
 		if (!logger)
 			logger = log;
 		goto out;
@@ -536,7 +538,7 @@ static int flush(void)
 	struct buf b = { 0 };
 	struct bot_spool_hdr h;
 	uint8_t hdr[BOT_SPOOL_HDR_SIZE], trailer[BOT_SPOOL_TRAILER_SIZE] = { 0 };
-	uint64_t t0 = bot_now_ns(), took, len;
+	uint64_t t0 = bot_now_ns(), took, nrec;
 	uint32_t crc;
 	int fd, rc = -1;
 
@@ -583,8 +585,8 @@ static int flush(void)
 	crc = view_crc(crc, &vs);
 	crc = view_crc(crc, &vm);
 	crc = bot_spool_crc32c(crc, b.p, b.n);
-	len = h.nrecords;
-	if (len + 1 == written_len && crc == written_crc) {
+	nrec = h.nrecords;
+	if (nrec + 1 == written_nrec && crc == written_crc) {
 		/* live summaries only, and they did not move */
 		__atomic_store_n(&written_changes, took, __ATOMIC_RELEASE);
 		rc = 0;
@@ -641,7 +643,7 @@ static int flush(void)
 		fail("fsync of the directory", errno);
 		goto out;
 	}
-	written_len = len + 1;	/* 0: nothing written yet */
+	written_nrec = nrec + 1;
 	written_crc = crc;
 	__atomic_store_n(&written_changes, took, __ATOMIC_RELEASE);
 	rc = 0;
