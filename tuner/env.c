@@ -27,9 +27,8 @@ void bot_renv_read(struct bot_env *e, int has_table, bot_nccl_logger_t log)
 
 		if (!(e->bad >> id & 1) || (has_table && table_only((enum bot_env_id)id)))
 			continue;
-		if (__atomic_fetch_or(&warned, 1u << id, __ATOMIC_RELAXED) & (1u << id))
-			continue;
-		if (!log)
+		/* a read without a logger reports nothing and uses nothing up */
+		if (!log || (__atomic_fetch_or(&warned, 1u << id, __ATOMIC_RELAXED) & (1u << id)))
 			continue;
 		bot_env_explain(e, (enum bot_env_id)id, getenv(bot_env_name((enum bot_env_id)id)),
 				why, sizeof(why));

@@ -31,7 +31,8 @@
 
 /* Read the environment into e (getenv). has_table: NCCL_BOT_TABLE is set
  * and non-empty (then the table's variables are not reported). log may be
- * NULL. */
+ * NULL: then nothing is reported, and a later read with a logger still
+ * reports. */
 void bot_renv_read(struct bot_env *e, int has_table, bot_nccl_logger_t log);
 
 /* Whether NCCL_BOT_TABLE is set and non-empty. */

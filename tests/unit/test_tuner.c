@@ -1395,6 +1395,41 @@ START_TEST(test_bad_env)
 }
 END_TEST
 
+/* A first read of a refused variable without a logger (an init with a NULL
+ * logger) reports nothing and uses nothing up: the next init with a logger
+ * still WARNs, once. Before, the first read marked it reported. */
+START_TEST(test_warn_after_silent_init)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {		/* a fresh process: WARNs are once per process */
+		void *ctx = NULL;
+		int st = 0;
+
+		setenv("NCCL_BOT_POLICY", "thompsn", 1);
+		if (v5->init(&ctx, COMM, 16, 2, NULL, &nvl, &constants) || !ctx)
+			st |= 1;
+		else
+			v5->finalize(ctx);
+		nwarn = 0;
+		alllog[0] = '\0';
+		ctx = open5(COMM, 16, 2);
+		st |= nwarn != 1 ? 2 : 0;
+		st |= !strstr(alllog, "thompsn") ? 4 : 0;
+		v5->finalize(ctx);
+		ctx = open5(COMM, 16, 2);
+		st |= nwarn != 1 ? 8 : 0;
+		v5->finalize(ctx);
+		_exit(st);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
+		      WEXITSTATUS(status));
+}
+END_TEST
+
 /* Sweep: per context, the k-th allowed supported arm, k = calls mod count. */
 static void sweep_check(void *ctx, int with_allow_nvls)
 {
@@ -1713,6 +1748,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_runner_up_rule);
 	tcase_add_test(tc, test_no_table_leave_alone);
 	tcase_add_test(tc, test_bad_env);
+	tcase_add_test(tc, test_warn_after_silent_init);
 	tcase_add_test(tc, test_sweep_no_table);
 	tcase_add_test(tc, test_allow_all_sweep);
 	tcase_add_test(tc, test_sweep_table);
