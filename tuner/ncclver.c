@@ -90,7 +90,9 @@ static uint32_t find_gnu(const struct dyn *d)
 	uint32_t hash = 5381, i;
 	ElfW(Addr) word, mask;
 
-	if (!nbuckets || !bloom_size)
+	/* hash is 32 bits: a shift of 32 or more is undefined (a malformed
+	 * object; linkers choose 5..8) */
+	if (!nbuckets || !bloom_size || bloom_shift >= 32)
 		return 0;
 	for (const char *s = NAME; *s; s++)
 		hash = hash * 33 + (unsigned char)*s;
