@@ -5,9 +5,14 @@
  *
  * Checks: the GNU hash lookup finds ncclGetVersion in a hand-made table
  * and refuses a bloom shift of 32 or more (undefined on a 32-bit hash; a
- * malformed object) rather than shifting by it.
+ * malformed object) rather than shifting by it; bot_ncclver() asks only
+ * the object that holds the hint: this binary exports ncclGetVersion()
+ * (linked with --export-dynamic-symbol, as libnccl exports it), so a hint
+ * here gives its answer, and a hint in libc, which exports none, gives 0,
+ * never this binary's (the first in load order), as does no hint.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <stdint.h>
@@ -15,6 +20,15 @@
 
 #include "tests/unit/testutil.h"
 #include "tuner/ncclver.c"
+
+static int fake_version = 22907;
+
+int ncclGetVersion(int *version);
+int ncclGetVersion(int *version)
+{
+	*version = fake_version;
+	return 0;
+}
 
 /* ---- a hand-made dynamic symbol table with a GNU hash -------------------- */
 
@@ -81,12 +95,38 @@ START_TEST(test_gnu_hash_lookup)
 }
 END_TEST
 
+static void hint_fn(void)
+{
+}
+
+START_TEST(test_only_the_hint)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	void *in_libc = libc ? dlsym(libc, "getpid") : NULL;
+	void (*fn)(void) = hint_fn;
+	const void *here;
+
+	memcpy(&here, &fn, sizeof(here));
+	ck_assert_ptr_nonnull(in_libc);
+	ck_assert_int_eq(bot_ncclver(here), 22907);
+	fake_version = 22809;
+	ck_assert_int_eq(bot_ncclver(here), 22809);
+	/* libc exports no ncclGetVersion; this binary, loaded first, does */
+	ck_assert_int_eq(bot_ncclver(in_libc), 0);
+	ck_assert_int_eq(bot_ncclver(NULL), 0);
+	/* an address no object holds */
+	ck_assert_int_eq(bot_ncclver((const void *)(uintptr_t)16), 0);
+	dlclose(libc);
+}
+END_TEST
+
 static Suite *ncclver_suite(void)
 {
 	Suite *s = suite_create("ncclver");
 	TCase *tc = tcase_create("lookup");
 
 	tcase_add_test(tc, test_gnu_hash_lookup);
+	tcase_add_test(tc, test_only_the_hint);
 	suite_add_tcase(s, tc);
 	return s;
 }
