@@ -80,9 +80,13 @@ static struct bot_win *meas_new(const struct bot_env *env, uint64_t comm_id, int
 	return bot_win_new(rc, comm_id, env->window);
 }
 
+#define BOT_STR_(x) #x
+#define BOT_STR(x) BOT_STR_(x)
+
 bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes,
 				int nranks, int rank, bot_nccl_logger_t log)
 {
+	static char logged_masks;
 	struct bot_env env;
 	struct bot_win *w;
 	uint64_t stuck, min_bytes = 0;
@@ -93,9 +97,20 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
 	bot_win_set_test_hooks(stuck, bot_renv_test_no_quiet());
 	bot_renv_read(&env, bot_renv_has_table(), log);
 	w = meas_new(&env, comm_id, abi, nnodes, nranks, rank, log, &min_bytes);
+	if (bot_win_mask(w, mask) < 0) {
+		/* its NCCL's mask cannot be held: measuring would switch other
+		 * NCCLs' events on for nothing (tuner/windows.h) */
+		if (log && !__atomic_exchange_n(&logged_masks, 1, __ATOMIC_RELAXED))
+			log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+			    "nccl-bot: %s: not measuring this communicator (decisions are "
+			    "unaffected)",
+			    mask ? "more than " BOT_STR(BOT_WIN_MASKS) " NCCL libraries in this "
+				   "process measure" : "NCCL passed no event mask");
+		bot_win_put(w);
+		w = NULL;
+	}
 	bot_link_put(comm_id, nranks < 0 ? 0 : (uint32_t)nranks, nnodes < 0 ? 0 : (uint32_t)nnodes,
 		     rank, w);
-	bot_win_mask(mask);
 	if (w && log)
 		log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
 		    BOT_MSG_MEASURING, abi, (unsigned long long)comm_id,

@@ -9,8 +9,15 @@
  * over ranks pairs those that match. A graph capture seen in a
  * GroupApi/CollApi event (v5+) drops every open window at once, and a
  * window whose comm stopped calling is closed after BOT_WIN_STUCK_NS by the
- * next scan. This is measurement, not a decision: counters and the clock
- * are fine here.
+ * next scan.
+ *
+ * One process can hold several NCCLs (PyTorch's and CuPy's libnccl, say)
+ * that load this one library: each passes its own mask int. Every mask of
+ * a NCCL that has a measuring comm is kept (BOT_WIN_MASKS at most, each
+ * held by its measuring comms' windows) and written at every transition;
+ * a mask is set to 0 when its last measuring comm goes, and never written
+ * after, so a NCCL that unloads is never touched. This is measurement, not
+ * a decision: counters and the clock are fine here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +43,7 @@ struct bot_win {
 	uint32_t cap_skip, cap_level;	/* capture back-off: windows to skip */
 	int cap_seen;			/* set by a captured API event */
 	int counted;			/* this comm's window counts in open_windows */
+	int mslot;			/* its NCCL's mask in masks[], or -1 */
 	uint64_t open_ns;
 	struct bot_win *all_prev, *all_next;	/* registry (win_lock) */
 };
@@ -48,7 +56,11 @@ static char win_lock;
 static int open_windows;
 static uint64_t busy_since_ns;	/* open_windows went 0 -> 1 (win_lock) */
 static uint64_t quiet_until_ns;	/* no window opens before this (win_lock) */
-static int *mask_ptr;
+/* NCCL's masks (win_lock): p, held by refs windows of measuring comms */
+static struct {
+	int *p;
+	unsigned refs;
+} masks[BOT_WIN_MASKS];
 static struct bot_win *all_wins;
 static uint64_t last_scan_ns;
 static uint64_t scan_ns = BOT_WIN_SCAN_NS;
@@ -60,12 +72,14 @@ void bot_win_set_test_hooks(uint64_t ns, int nq)
 	__atomic_store_n(&no_quiet, nq, __ATOMIC_RELAXED);
 }
 
-/* win_lock held */
+/* win_lock held: every mask we hold follows the open windows */
 static void set_mask_locked(void)
 {
-	if (mask_ptr)
-		__atomic_store_n(mask_ptr, open_windows > 0 ? (int)BOT_WIN_MASK_ON : 0,
-				 __ATOMIC_RELAXED);
+	int v = open_windows > 0 ? (int)BOT_WIN_MASK_ON : 0;
+
+	for (unsigned i = 0; i < BOT_WIN_MASKS; i++)
+		if (masks[i].p)
+			__atomic_store_n(masks[i].p, v, __ATOMIC_RELAXED);
 }
 
 /* win_lock held: the mask was on from busy_since_ns until now; stay quiet
@@ -103,6 +117,7 @@ struct bot_win *bot_win_new(struct bot_rec_comm *rc, uint64_t comm_id, unsigned 
 	}
 	memset(w, 0, sizeof(*w));
 	w->refs = 1;
+	w->mslot = -1;
 	w->rc = rc;
 	w->window = window;
 	w->period = window * BOT_WIN_PERIOD_FACTOR;
@@ -141,6 +156,12 @@ void bot_win_put(struct bot_win *w)
 		all_wins = w->all_next;
 	if (w->all_next)
 		w->all_next->all_prev = w->all_prev;
+	/* the last measuring comm of its NCCL: 0, and never written again
+	 * (that NCCL may be unloaded next) */
+	if (w->mslot >= 0 && !--masks[w->mslot].refs) {
+		__atomic_store_n(masks[w->mslot].p, 0, __ATOMIC_RELAXED);
+		masks[w->mslot].p = NULL;
+	}
 	set_mask_locked();
 	bot_spin_unlock(&win_lock);
 	bot_link_forget(w);
@@ -175,13 +196,35 @@ unsigned bot_win_period(const struct bot_win *w)
 
 /* ---- the mask ------------------------------------------------------------------ */
 
-void bot_win_mask(int *mask)
+int bot_win_mask(struct bot_win *w, int *mask)
 {
+	int slot = -1, ret = 0;
+
 	bot_spin_lock(&win_lock);
-	if (mask)
-		mask_ptr = mask;
+	for (unsigned i = 0; mask && i < BOT_WIN_MASKS && slot < 0; i++)
+		if (masks[i].p == mask)
+			slot = (int)i;
+	if (w && mask && slot < 0)
+		for (unsigned i = 0; i < BOT_WIN_MASKS && slot < 0; i++)
+			if (!masks[i].p) {
+				slot = (int)i;
+				masks[i].p = mask;
+				masks[i].refs = 0;
+			}
+	if (w) {
+		if (slot >= 0) {
+			masks[slot].refs++;
+			w->mslot = slot;
+		} else {
+			ret = -1;	/* no room (or no mask): this comm cannot measure */
+		}
+	}
+	/* a mask no measuring comm holds: off, and left alone from now on */
+	if (mask && slot < 0)
+		__atomic_store_n(mask, 0, __ATOMIC_RELAXED);
 	set_mask_locked();
 	bot_spin_unlock(&win_lock);
+	return ret;
 }
 
 /* 1 when the window opened; 0 in the process's quiet time. */

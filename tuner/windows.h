@@ -10,7 +10,9 @@
  * 1%), at a phase taken from the commId so that every rank of the comm
  * measures the same calls. The mask is Coll|KernelCh while any window is
  * open and 0 otherwise; the plugin owns it and writes it at every profiler
- * init and at every window transition.
+ * init and at every window transition: every mask, when several NCCLs in
+ * the process load this library (each its own mask int, BOT_WIN_MASKS at
+ * most with measuring comms).
  *
  * Owns struct bot_win, one per measuring communicator, referenced by the
  * profiler context and by the linked tuner context (tuner/link.h), and
@@ -39,6 +41,8 @@
 #define BOT_WIN_STUCK_NS 2000000000ull
 /* At most one scan for stuck windows and records per 100 ms. */
 #define BOT_WIN_SCAN_NS 100000000ull
+/* Distinct NCCL masks (NCCLs in one process with measuring comms). */
+#define BOT_WIN_MASKS 8
 
 /*
  * The part getCollInfo touches: calls until the next one the windows wait
@@ -89,8 +93,13 @@ struct bot_rec_comm *bot_win_rec(struct bot_win *w);
 unsigned bot_win_window(const struct bot_win *w);
 unsigned bot_win_period(const struct bot_win *w);
 
-/* Profiler init: NCCL's mask (process-global; kept when NULL), written now. */
-void bot_win_mask(int *mask);
+/* Profiler init: the mask of the NCCL calling (process-global for that
+ * NCCL), and this comm's windows w (NULL when it does not measure). With
+ * w, the mask is held until w's last reference goes; -1 when it cannot be
+ * (BOT_WIN_MASKS other masks held, or no mask): then w must not measure
+ * (the caller drops it). A mask that no measuring comm holds is set to 0
+ * and not written again. Every held mask is written now. */
+int bot_win_mask(struct bot_win *w, int *mask);
 /* Profiler finalize: this comm's window no longer counts. */
 void bot_win_close(struct bot_win *w);
 /* A captured API call: drop every open window now, and skip this comm's

@@ -1,0 +1,261 @@
+/*
+ * test_windows.c - measurement windows and the record pool of the BUILT
+ * libnccl-tuner-bot.so, driven as NCCL 2.28 drives it (dlopen() by path,
+ * profiler init then tuner init per comm, getCollInfo with a contiguous
+ * float[7][3] table, profiler v5 events; layouts from
+ * tests/emulator/nccl_abi.h, independent of tuner/'s).
+ *
+ * Checks: every NCCL's event mask follows the windows when two NCCLs in
+ * one process (each its own mask int) load the library, a mask is never
+ * written after its NCCL's last measuring comm is gone, more than 8 such
+ * NCCLs measure in the first 8 only.
+ * Each test runs in its own process (Check's fork mode), so every test
+ * gets the library's statics fresh.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "policies/context.h"
+#include "tests/emulator/nccl_abi.h"
+#include "tests/unit/testutil.h"
+
+#ifndef BOT_TUNER_SO
+#define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
+#endif
+
+#define EV_COLL 2u
+#define EV_KCH 64u
+#define MASK_ON (EV_COLL | EV_KCH)
+
+#define NALGO 7
+#define NPROTO 3
+#define MiB (1024 * 1024)
+#define WINDOW 16
+#define PERIOD (WINDOW * 100)
+
+static void *so;
+static const struct emu_tuner_v5 *t5;
+static const struct emu_profiler_v5 *p5;
+static char dir[64];
+static char alllog[16384];
+
+static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt, ...)
+{
+	char line_[1024];
+	va_list ap;
+
+	(void)level;
+	(void)flags;
+	(void)file;
+	(void)line;
+	va_start(ap, fmt);
+	vsnprintf(line_, sizeof(line_), fmt, ap);
+	va_end(ap);
+	if (strlen(alllog) + strlen(line_) + 2 < sizeof(alllog)) {
+		strcat(alllog, line_);
+		strcat(alllog, "\n");
+	}
+}
+
+static unsigned occurrences(const char *hay, const char *needle)
+{
+	unsigned n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* ---- a comm: profiler init then tuner init on this thread ------------------ */
+
+struct comm {
+	void *pctx, *tctx;
+	int *mask;
+};
+
+static void comm_open(struct comm *c, uint64_t id, int *mask, int rank, int tuner)
+{
+	memset(c, 0, sizeof(*c));
+	c->mask = mask;
+	ck_assert_int_eq(p5->init(&c->pctx, id, mask, "test", 2, 16, rank, logger), 0);
+	if (tuner)
+		ck_assert_int_eq(t5->init(&c->tctx, id, 16, 2, logger, NULL, NULL), 0);
+}
+
+static void comm_close(struct comm *c)
+{
+	if (c->tctx)
+		ck_assert_int_eq(t5->finalize(c->tctx), 0);
+	ck_assert_int_eq(p5->finalize(c->pctx), 0);
+}
+
+/* One getCollInfo (4 MiB allreduce); the mask after it. */
+static int gci(struct comm *c)
+{
+	float t[NALGO][NPROTO];
+	int nch = 0;
+
+	for (int i = 0; i < NALGO * NPROTO; i++)
+		((float *)t)[i] = 100.0f + (float)i;
+	ck_assert_int_eq(t5->getCollInfo(c->tctx, BOT_COLL_ALLREDUCE, 4 * MiB, 1, (float **)t,
+					 NALGO, NPROTO, 0, &nch), 0);
+	return __atomic_load_n(c->mask, __ATOMIC_RELAXED);
+}
+
+/* Calls until the mask reads want (at most n calls); the calls made, or -1. */
+static int until_mask(struct comm *c, int want, int n)
+{
+	for (int i = 1; i <= n; i++)
+		if (gci(c) == want)
+			return i;
+	return -1;
+}
+
+/* ---- fixture ------------------------------------------------------------------ */
+
+static void setup(void)
+{
+	const char *path = getenv("BOT_TUNER_SO");
+
+	if (!path || !*path)
+		path = BOT_TUNER_SO;
+	unsetenv("NCCL_BOT_TABLE");
+	unsetenv("NCCL_BOT_POLICY");
+	unsetenv("NCCL_BOT_MIN_BYTES");
+	unsetenv("NCCL_BOT_MEASURE_V4");
+	unsetenv("NCCL_BOT_TEST_STUCK_NS");
+	/* windows by call counts unless a test asks for the quiet time */
+	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
+	unsetenv("NCCL_ALGO");
+	unsetenv("NCCL_PROTO");
+	setenv("NCCL_BOT_WINDOW", "16", 1);
+	bot_test_mkdtemp(dir, sizeof(dir), "win");
+	setenv("NCCL_BOT_SPOOL", dir, 1);
+	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(so != NULL, "dlopen %s: %s", path, dlerror());
+	t5 = dlsym(so, "ncclTunerPlugin_v5");
+	p5 = dlsym(so, "ncclProfiler_v5");
+	ck_assert(t5 && p5);
+	alllog[0] = '\0';
+}
+
+static void teardown(void)
+{
+	bot_test_rmtree(dir);
+}
+
+/* ---- NCCL masks ------------------------------------------------------------------ */
+
+/* Two NCCLs in one process (PyTorch's and CuPy's libnccl) load this one
+ * library, each with its own mask int: both follow every window, whichever
+ * profiler init came last. Before, only the last init's mask was written:
+ * m1, on when m2's init came, stayed on for good (every collective of that
+ * NCCL profiled). A NCCL whose last measuring comm is gone is never
+ * written again (it may be unloaded); a mask of a comm that does not
+ * measure is set to 0 and left alone. */
+START_TEST(test_two_nccl_masks)
+{
+	static int m1 = 5, m2 = 6, m3 = 99;
+	struct comm a, b, c;
+
+	comm_open(&a, 0x1111, &m1, 0, 1);
+	ck_assert_int_eq(m1, 0);
+	ck_assert_int_gt(until_mask(&a, MASK_ON, 2 * PERIOD), 0);
+	/* the second NCCL's first comm, during a's window */
+	comm_open(&b, 0x2222, &m2, 0, 1);
+	ck_assert_int_eq(m2, MASK_ON);
+	ck_assert_int_eq(m1, MASK_ON);
+	ck_assert_int_gt(until_mask(&a, 0, WINDOW + 1), 0);
+	ck_assert_int_eq(m2, 0);
+	ck_assert_int_eq(m1, 0);	/* was left on */
+	/* b's windows drive both masks too */
+	ck_assert_int_gt(until_mask(&b, MASK_ON, 2 * PERIOD), 0);
+	ck_assert_int_eq(m1, MASK_ON);
+	ck_assert_int_gt(until_mask(&b, 0, WINDOW + 1), 0);
+	ck_assert_int_eq(m1, 0);
+
+	/* a comm that does not measure (no spool), in a third NCCL, during a
+	 * window: its mask goes to 0 and stays there */
+	ck_assert_int_gt(until_mask(&a, MASK_ON, 2 * PERIOD), 0);
+	unsetenv("NCCL_BOT_SPOOL");
+	comm_open(&c, 0x3333, &m3, 0, 1);
+	setenv("NCCL_BOT_SPOOL", dir, 1);
+	ck_assert_ptr_null(c.pctx);
+	ck_assert_int_eq(m3, 0);
+	ck_assert_int_eq(m1, MASK_ON);
+	ck_assert_int_eq(m2, MASK_ON);
+
+	/* b's NCCL loses its last comm while a's window is open: m2 goes to 0
+	 * at once and is never written again */
+	comm_close(&b);
+	ck_assert_int_eq(m2, 0);
+	ck_assert_int_eq(m1, MASK_ON);
+	m2 = 77;		/* that NCCL's memory, reused */
+	ck_assert_int_gt(until_mask(&a, 0, WINDOW + 1), 0);
+	ck_assert_int_gt(until_mask(&a, MASK_ON, 2 * PERIOD), 0);
+	ck_assert_int_gt(until_mask(&a, 0, WINDOW + 1), 0);
+	ck_assert_int_eq(m2, 77);
+	ck_assert_int_eq(m3, 0);
+	comm_close(&c);
+	comm_close(&a);
+	ck_assert_int_eq(m1, 0);
+	ck_assert_int_eq(m2, 77);
+}
+END_TEST
+
+/* At most 8 NCCLs' masks are held: a ninth NCCL's comms do not measure
+ * (logged once), its mask is set to 0; another comm of a held NCCL still
+ * measures, and a slot comes back when its NCCL's last comm goes. */
+START_TEST(test_mask_slots)
+{
+	static int m[10];
+	struct comm c[10], more, again;
+
+	for (int i = 0; i < 8; i++) {
+		comm_open(&c[i], 0x100 + (uint64_t)i, &m[i], 0, 0);
+		ck_assert_ptr_nonnull(c[i].pctx);
+	}
+	m[8] = 3;
+	comm_open(&c[8], 0x108, &m[8], 0, 0);
+	ck_assert_ptr_null(c[8].pctx);
+	ck_assert_int_eq(m[8], 0);
+	ck_assert_ptr_nonnull(strstr(alllog, "more than 8 NCCL libraries"));
+	comm_open(&c[9], 0x109, &m[9], 0, 0);
+	ck_assert_ptr_null(c[9].pctx);
+	ck_assert_uint_eq(occurrences(alllog, "more than 8 NCCL libraries"), 1);
+	/* the same NCCL as comm 0 */
+	comm_open(&more, 0x200, &m[0], 0, 0);
+	ck_assert_ptr_nonnull(more.pctx);
+	/* NCCL 7's only comm goes: room for NCCL 8 */
+	comm_close(&c[7]);
+	comm_open(&again, 0x300, &m[8], 0, 0);
+	ck_assert_ptr_nonnull(again.pctx);
+	comm_close(&again);
+	comm_close(&more);
+	for (int i = 0; i < 7; i++)
+		comm_close(&c[i]);
+	comm_close(&c[8]);
+	comm_close(&c[9]);
+}
+END_TEST
+
+static Suite *windows_suite(void)
+{
+	Suite *s = suite_create("windows");
+	TCase *tc = tcase_create("so");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_two_nccl_masks);
+	tcase_add_test(tc, test_mask_slots);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BOT_TEST_MAIN(windows_suite)
