@@ -14,9 +14,9 @@
  * since nothing reads them then.
  *
  * Two test hooks ride along, deliberately absent from doc/formats.md (they
- * are not settings): NCCL_BOT_TEST_STUCK_NS (a u64) and
- * NCCL_BOT_TEST_NO_QUIET (a switch), parsed with the same grammar and
- * ignored silently when refused.
+ * are not settings): NCCL_BOT_TEST_STUCK_NS (a u64: the stuck time of
+ * records and windows) and NCCL_BOT_TEST_NO_QUIET (a switch), parsed with
+ * the same grammar and ignored silently when refused.
  */
 #ifndef BOT_TUNER_ENV_H
 #define BOT_TUNER_ENV_H

@@ -126,16 +126,20 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
  * other comms after this comm's profiler finalize freed ctx, and it needs
  * nothing but its parent, a type-stable record (tuner/records.h). Only the
  * members each kind of event needs are read and copied: this runs for
- * every event while a window is open. */
+ * every event while a window is open.
+ *
+ * Group, Coll (any size) and channel 0's KernelCh starts poll the stuck
+ * scan (bot_win_poll: a coarse clock read between scans), whatever comm
+ * they come from: while the mask is on they are what the process pays, and
+ * a window whose comm went idle must close even when the only traffic left
+ * is p2p, small collectives or another NCCL's. (Every operation's KernelCh
+ * events follow its Group, which polls already: one poll per operation on
+ * the proxy thread, not one per channel, keeps the cost of a window at
+ * three clock reads per collective, ~15 ns, bench/hotpath.sh.) */
 
 static void *coll_event(struct bot_win *w, const struct bot_rec_event *e)
 {
-	uint64_t now;
-	void *h = bot_rec_coll(bot_win_rec(w), e, &now);
-
-	if (now)
-		bot_win_scan(now);
-	return h;
+	return bot_rec_coll(bot_win_rec(w), e);
 }
 
 static void *api_event(struct bot_win *w, const struct bot_rec_event *e)
@@ -154,7 +158,12 @@ bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_pr
 	if (!handle)
 		return BOT_NCCL_SUCCESS;
 	*handle = NULL;
-	if (!ctx || !d)
+	if (!d)
+		return BOT_NCCL_SUCCESS;
+	if (d->type == BOT_NCCL_PROF_GROUP || d->type == BOT_NCCL_PROF_COLL ||
+	    (d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
+		bot_win_poll();
+	if (!ctx)
 		return BOT_NCCL_SUCCESS;
 	switch (d->type) {
 	case BOT_NCCL_PROF_KERNEL_CH:
@@ -189,7 +198,12 @@ bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_pr
 	if (!handle)
 		return BOT_NCCL_SUCCESS;
 	*handle = NULL;
-	if (!ctx || !d)
+	if (!d)
+		return BOT_NCCL_SUCCESS;
+	if (d->type == BOT_NCCL_PROF_GROUP || d->type == BOT_NCCL_PROF_COLL ||
+	    (d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
+		bot_win_poll();
+	if (!ctx)
 		return BOT_NCCL_SUCCESS;
 	switch (d->type) {
 	case BOT_NCCL_PROF_KERNEL_CH:

@@ -540,16 +540,15 @@ void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 	return &api_captured;
 }
 
-void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now)
+void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 {
 	int coll = cached_parse(&func_cache, e->coll.func, bot_coll_parse);
 	int algo = cached_parse(&algo_cache, e->coll.algo, bot_algo_parse);
 	int proto = cached_parse(&proto_cache, e->coll.proto, bot_proto_parse);
 	struct group *g = e->coll.group;
-	uint64_t nbytes;
+	uint64_t nbytes, now;
 	struct coll *r;
 
-	*now = 0;
 	if (coll < 0 || coll >= BOT_NCOLL || algo < 0 || proto < 0)
 		return NULL;
 	nbytes = coll_nbytes(rc, coll, e->coll.count, e->coll.datatype);
@@ -557,7 +556,7 @@ void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint6
 		return NULL;		/* captured calls are never measured */
 	if (nbytes < __atomic_load_n(&rc->min_bytes, __ATOMIC_RELAXED) || nbytes == 0)
 		return NULL;
-	*now = bot_now_ns();
+	now = bot_now_ns();
 	if (e->coll.nchannels == 0) {
 		/* CollNet / multi-node NVLS: channels unknown; label and skip */
 		struct bot_spool_rec s;
@@ -568,7 +567,7 @@ void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint6
 		bot_spool_add(&s);
 		return NULL;
 	}
-	r = coll_alloc(*now);
+	r = coll_alloc(now);
 	if (!r)
 		return NULL;
 	r->rc = rc;
@@ -579,7 +578,7 @@ void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint6
 	r->nch = e->coll.nchannels > MAXCH ? MAXCH : e->coll.nchannels;
 	r->nbytes = nbytes;
 	r->seq = e->coll.seq;
-	r->born_ns = *now;
+	r->born_ns = now;
 	if (g && g->tag == TAG_GROUP) {
 		int i = __atomic_fetch_add(&g->n, 1, __ATOMIC_RELAXED);
 

@@ -86,9 +86,8 @@ void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, i
 void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e);
 /* A Group start: its handle (NULL without memory). */
 void *bot_rec_group(void);
-/* A Coll start: its handle, or NULL (not measured). *now is the clock read
- * for a measured Coll (the caller's cue for its periodic scan), else 0. */
-void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now);
+/* A Coll start: its handle, or NULL (not measured). */
+void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e);
 /* A KernelCh start: parent is what NCCL passes, the Coll's handle (or
  * anything else: then nothing happens). Needs no communicator: the record
  * is the parent, even after the comm's profiler finalize. */

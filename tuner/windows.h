@@ -37,10 +37,14 @@
 #define BOT_WIN_MASK_ON (BOT_NCCL_PROF_COLL | BOT_NCCL_PROF_KERNEL_CH)
 /* A window of W calls every BOT_WIN_PERIOD_FACTOR W calls. */
 #define BOT_WIN_PERIOD_FACTOR 100
-/* A window open this long is closed (its comm stopped calling). */
+/* A window open this long is closed (its comm stopped calling); the test
+ * hook for the records' stuck time replaces it (tuner/env.h). */
 #define BOT_WIN_STUCK_NS 2000000000ull
 /* At most one scan for stuck windows and records per 100 ms. */
 #define BOT_WIN_SCAN_NS 100000000ull
+/* The process's quiet time after a busy mask is at most this many stuck
+ * times (10 minutes): windows.c says why. */
+#define BOT_WIN_QUIET_MAX_STUCK 300
 /* Distinct NCCL masks (NCCLs in one process with measuring comms). */
 #define BOT_WIN_MASKS 8
 
@@ -106,11 +110,14 @@ void bot_win_close(struct bot_win *w);
  * next windows (2^k of them after k captures in a row, k <= 6). */
 void bot_win_capture(struct bot_win *w);
 /* Close windows whose comm stopped calling, then complete records that
- * miss KernelCh events (bot_rec_scan); at most once per scan period. */
-void bot_win_scan(uint64_t now);
+ * miss KernelCh events (bot_rec_scan); at most once per scan period, on
+ * one thread. Any thread, any event: it costs one coarse clock read
+ * between scans. */
+void bot_win_poll(void);
 
-/* Test hooks (tuner/env.h): the scan period (capped at the records' stuck
- * time), and no process-wide quiet time. */
+/* Test hooks (tuner/env.h): the stuck time of windows (the scan period is
+ * capped at it; the quiet time at BOT_WIN_QUIET_MAX_STUCK of it), and no
+ * process-wide quiet time. */
 void bot_win_set_test_hooks(uint64_t scan_ns, int no_quiet);
 
 #endif

@@ -8,7 +8,10 @@
  * Checks: every NCCL's event mask follows the windows when two NCCLs in
  * one process (each its own mask int) load the library, a mask is never
  * written after its NCCL's last measuring comm is gone, more than 8 such
- * NCCLs measure in the first 8 only.
+ * NCCLs measure in the first 8 only; a window whose comm went idle is
+ * closed by Group, small Coll or KernelCh events of other comms (no arming
+ * point, no measured Coll needed), and the quiet time after a long stuck
+ * window is capped.
  * Each test runs in its own process (Check's fork mode), so every test
  * gets the library's statics fresh.
  */
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "policies/context.h"
@@ -29,6 +33,7 @@
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
 #endif
 
+#define EV_GROUP 1u
 #define EV_COLL 2u
 #define EV_KCH 64u
 #define MASK_ON (EV_COLL | EV_KCH)
@@ -70,6 +75,14 @@ static unsigned occurrences(const char *hay, const char *needle)
 	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
 		n++;
 	return n;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts))
+		;
 }
 
 /* ---- a comm: profiler init then tuner init on this thread ------------------ */
@@ -115,6 +128,51 @@ static int until_mask(struct comm *c, int want, int n)
 		if (gci(c) == want)
 			return i;
 	return -1;
+}
+
+/* ---- events ------------------------------------------------------------------ */
+
+static void group_event(void *pctx)
+{
+	struct emu_prof_descr_v5 d;
+	void *h = NULL;
+
+	memset(&d, 0, sizeof(d));
+	d.type = EV_GROUP;
+	p5->startEvent(pctx, &h, &d);
+	p5->stopEvent(h);
+}
+
+static void *coll_start(void *pctx, size_t nbytes, uint8_t nch, uint64_t seq)
+{
+	struct emu_prof_descr_v5 d;
+	void *h = NULL;
+
+	memset(&d, 0, sizeof(d));
+	d.type = EV_COLL;
+	d.coll.seqNumber = seq;
+	d.coll.func = "AllReduce";
+	d.coll.count = nbytes / 4;
+	d.coll.datatype = "ncclFloat32";
+	d.coll.nChannels = nch;
+	d.coll.algo = "RING";
+	d.coll.proto = "SIMPLE";
+	ck_assert_int_eq(p5->startEvent(pctx, &h, &d), 0);
+	return h;
+}
+
+static void *kch_start(void *pctx, void *parent, uint8_t ch, uint64_t ptimer)
+{
+	struct emu_prof_descr_v5 d;
+	void *h = NULL;
+
+	memset(&d, 0, sizeof(d));
+	d.type = EV_KCH;
+	d.parentObj = parent;
+	d.kernelCh.channelId = ch;
+	d.kernelCh.pTimer = ptimer;
+	ck_assert_int_eq(p5->startEvent(pctx, &h, &d), 0);
+	return h;
 }
 
 /* ---- fixture ------------------------------------------------------------------ */
@@ -245,6 +303,97 @@ START_TEST(test_mask_slots)
 }
 END_TEST
 
+/* ---- stuck windows ------------------------------------------------------------------ */
+
+/* A window whose comm went idle closes after the stuck time (hook: 20 ms)
+ * at the next Group, Coll of any size or KernelCh event of any comm, also
+ * one that does not measure: no arming point and no measured Coll needed.
+ * Before, only those two ran the scan, so with p2p or small collectives
+ * after it the mask stayed on and everything was profiled. */
+START_TEST(test_stuck_window_closes_on_events)
+{
+	static int m = 0;
+	struct comm a, b, idle;
+
+	setenv("NCCL_BOT_TEST_STUCK_NS", "20000000", 1);
+	comm_open(&a, 0x1111, &m, 0, 1);
+	comm_open(&b, 0x2222, &m, 1, 1);	/* the same NCCL, measuring */
+	unsetenv("NCCL_BOT_SPOOL");
+	comm_open(&idle, 0x3333, &m, 0, 1);	/* does not measure */
+	setenv("NCCL_BOT_SPOOL", dir, 1);
+	ck_assert_ptr_null(idle.pctx);
+	for (int kind = 0; kind < 4; kind++) {
+		void *h;
+
+		ck_assert_int_gt(until_mask(&a, MASK_ON, 2 * PERIOD), 0);
+		/* not stuck yet: events leave it open */
+		group_event(b.pctx);
+		ck_assert_int_eq(m, MASK_ON);
+		sleep_ms(80);
+		switch (kind) {
+		case 0:		/* a group (p2p traffic has one too) */
+			group_event(b.pctx);
+			break;
+		case 1:		/* a collective below the size threshold */
+			h = coll_start(b.pctx, 512 * 1024, 8, 1);
+			ck_assert_ptr_null(h);
+			p5->stopEvent(h);
+			break;
+		case 2:		/* a kernel channel with no parent of ours */
+			h = kch_start(b.pctx, NULL, 0, 1);
+			ck_assert_ptr_null(h);
+			break;
+		case 3:		/* a group of a comm that does not measure */
+			group_event(idle.pctx);
+			break;
+		}
+		ck_assert_msg(m == 0, "kind %d: mask still %d", kind, m);
+	}
+	comm_close(&idle);
+	comm_close(&b);
+	comm_close(&a);
+}
+END_TEST
+
+/* The quiet time after a stuck window is at most 300 stuck times (hook:
+ * 5 ms -> 1.5 s; 10 minutes by default), not 98 times however long the
+ * mask stayed on (here 300 ms -> 29 s; an idle hour -> four days without
+ * measurement). The quiet time itself still holds: no window in it. */
+START_TEST(test_quiet_capped)
+{
+	static int m = 0;
+	struct comm a, b;
+	struct timespec t0, t1;
+	double waited;
+	int seen;
+
+	setenv("NCCL_BOT_TEST_STUCK_NS", "5000000", 1);
+	unsetenv("NCCL_BOT_TEST_NO_QUIET");
+	comm_open(&a, 0x1111, &m, 0, 1);
+	comm_open(&b, 0x2222, &m, 1, 1);
+	ck_assert_int_gt(until_mask(&a, MASK_ON, 2 * PERIOD), 0);
+	sleep_ms(300);
+	/* a measured Coll of another comm: scanned before, too */
+	p5->stopEvent(coll_start(b.pctx, 4 * MiB, 8, 1));
+	ck_assert_int_eq(m, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* quiet: a's next arming point opens nothing */
+	seen = 0;
+	for (int i = 0; i < 2 * PERIOD; i++)
+		seen |= gci(&a);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	waited = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	if (waited < 1.0)
+		ck_assert_int_eq(seen, 0);
+	/* past 1.5 s: open again */
+	if (waited < 1.8)
+		sleep_ms((unsigned)((1.8 - waited) * 1000.0));
+	ck_assert_int_gt(until_mask(&a, MASK_ON, 2 * PERIOD), 0);
+	comm_close(&b);
+	comm_close(&a);
+}
+END_TEST
+
 static Suite *windows_suite(void)
 {
 	Suite *s = suite_create("windows");
@@ -254,6 +403,8 @@ static Suite *windows_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_two_nccl_masks);
 	tcase_add_test(tc, test_mask_slots);
+	tcase_add_test(tc, test_stuck_window_closes_on_events);
+	tcase_add_test(tc, test_quiet_capped);
 	suite_add_tcase(s, tc);
 	return s;
 }
