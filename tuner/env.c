@@ -50,6 +50,11 @@ int bot_renv_test_stuck_ns(uint64_t *stuck_ns)
 	return bot_set_u64(getenv(BOT_RENV_TEST_STUCK_NS), 0, stuck_ns) == BOT_SET_OK;
 }
 
+int bot_renv_test_pool_max(uint64_t *n)
+{
+	return bot_set_u64(getenv(BOT_RENV_TEST_POOL_MAX), 0, n) == BOT_SET_OK;
+}
+
 int bot_renv_test_no_quiet(void)
 {
 	int v = 0;

@@ -13,10 +13,11 @@
  * doc/formats.md section 11) are not reported while a table is present,
  * since nothing reads them then.
  *
- * Two test hooks ride along, deliberately absent from doc/formats.md (they
- * are not settings): NCCL_BOT_TEST_STUCK_NS (a u64: the stuck time of
- * records and windows) and NCCL_BOT_TEST_NO_QUIET (a switch), parsed with
- * the same grammar and ignored silently when refused.
+ * Three test hooks ride along, deliberately absent from doc/formats.md
+ * (they are not settings): NCCL_BOT_TEST_STUCK_NS (a u64: the stuck time
+ * of records and windows), NCCL_BOT_TEST_POOL_MAX (a u64: the record
+ * pool's size, up to 4 x the default) and NCCL_BOT_TEST_NO_QUIET (a
+ * switch), parsed with the same grammar and ignored silently when refused.
  */
 #ifndef BOT_TUNER_ENV_H
 #define BOT_TUNER_ENV_H
@@ -28,6 +29,7 @@
 
 #define BOT_RENV_TEST_STUCK_NS "NCCL_BOT_TEST_STUCK_NS"
 #define BOT_RENV_TEST_NO_QUIET "NCCL_BOT_TEST_NO_QUIET"
+#define BOT_RENV_TEST_POOL_MAX "NCCL_BOT_TEST_POOL_MAX"
 
 /* Read the environment into e (getenv). has_table: NCCL_BOT_TABLE is set
  * and non-empty (then the table's variables are not reported). log may be
@@ -41,6 +43,7 @@ int bot_renv_has_table(void);
 /* The test hooks: *stuck_ns set only when the variable is a valid number;
  * no_quiet 1 only for "1". */
 int bot_renv_test_stuck_ns(uint64_t *stuck_ns);
+int bot_renv_test_pool_max(uint64_t *n);
 int bot_renv_test_no_quiet(void);
 
 #endif

@@ -74,6 +74,7 @@ static struct bot_win *meas_new(const struct bot_env *env, uint64_t comm_id, int
 	id.policy = policy;
 	id.min_bytes = *min_bytes = 1ull << min_log2;
 	id.scale = BOT_WIN_PERIOD_FACTOR;
+	id.log = log;
 	rc = bot_rec_new(&id);
 	if (!rc)
 		return NULL;
@@ -89,11 +90,14 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
 	static char logged_masks;
 	struct bot_env env;
 	struct bot_win *w;
-	uint64_t stuck, min_bytes = 0;
+	uint64_t stuck, pool, min_bytes = 0;
 
 	if (!bot_renv_test_stuck_ns(&stuck))
 		stuck = BOT_REC_STUCK_NS;
+	if (!bot_renv_test_pool_max(&pool) || pool > BOT_REC_POOL_MAX * 4ull)
+		pool = BOT_REC_POOL_MAX;
 	bot_rec_set_stuck_ns(stuck);
+	bot_rec_set_pool_max((unsigned)pool);
 	bot_win_set_test_hooks(stuck, bot_renv_test_no_quiet());
 	bot_renv_read(&env, bot_renv_has_table(), log);
 	w = meas_new(&env, comm_id, abi, nnodes, nranks, rank, log, &min_bytes);

@@ -11,11 +11,14 @@
  * NCCLs measure in the first 8 only; a window whose comm went idle is
  * closed by Group, small Coll or KernelCh events of other comms (no arming
  * point, no measured Coll needed), and the quiet time after a long stuck
- * window is capped.
+ * window is capped; a dead record is never reused before its quarantine
+ * ends, however many there are (a late KernelCh event on an old handle
+ * changes nothing new), and a full pool measures nothing more and says so.
  * Each test runs in its own process (Check's fork mode), so every test
  * gets the library's statics fresh.
  */
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/spool.h"
 #include "policies/context.h"
 #include "tests/emulator/nccl_abi.h"
 #include "tests/unit/testutil.h"
@@ -36,6 +40,7 @@
 #define EV_GROUP 1u
 #define EV_COLL 2u
 #define EV_KCH 64u
+#define KCH_STOP 22
 #define MASK_ON (EV_COLL | EV_KCH)
 
 #define NALGO 7
@@ -175,6 +180,16 @@ static void *kch_start(void *pctx, void *parent, uint8_t ch, uint64_t ptimer)
 	return h;
 }
 
+static void kch_stop(void *h, uint64_t ptimer)
+{
+	union emu_prof_state_v5 st;
+
+	memset(&st, 0, sizeof(st));
+	st.kernelCh.pTimer = ptimer;
+	ck_assert_int_eq(p5->recordEventState(h, KCH_STOP, &st), 0);
+	ck_assert_int_eq(p5->stopEvent(h), 0);
+}
+
 /* ---- fixture ------------------------------------------------------------------ */
 
 static void setup(void)
@@ -190,6 +205,7 @@ static void setup(void)
 	unsetenv("NCCL_BOT_TEST_STUCK_NS");
 	/* windows by call counts unless a test asks for the quiet time */
 	setenv("NCCL_BOT_TEST_NO_QUIET", "1", 1);
+	unsetenv("NCCL_BOT_TEST_POOL_MAX");
 	unsetenv("NCCL_ALGO");
 	unsetenv("NCCL_PROTO");
 	setenv("NCCL_BOT_WINDOW", "16", 1);
@@ -394,6 +410,137 @@ START_TEST(test_quiet_capped)
 }
 END_TEST
 
+/* ---- the record pool --------------------------------------------------------------- */
+
+static struct bot_spool_file sf;
+
+/* The process's one spool file. */
+static void read_spool(void)
+{
+	char err[BOT_SPOOL_ERR_MAX], path[BOT_TEST_PATH_MAX + 256];
+	DIR *dp = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		if (!strncmp(e->d_name, "nb-", 3) && strstr(e->d_name, ".spool")) {
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			found++;
+		}
+	closedir(dp);
+	ck_assert_int_eq(found, 1);
+	ck_assert_msg(bot_spool_read_file(path, &sf, err, sizeof(err)) == 0, "%s", err);
+}
+
+#define NDEAD 4200
+
+/* More dead records than the old quarantine size (4096) within their
+ * quarantine: a new Coll gets a new record, never one that late events of
+ * an abandoned Coll still name; those late events change nothing (the new
+ * Coll's sample is exact). Before, the oldest dead record was reused at
+ * once and the late KernelCh landed on the new Coll (a phantom channel
+ * 0: the real one refused, the sample lost). */
+START_TEST(test_dead_records_not_reused)
+{
+	static void *h[NDEAD];
+	void *k[4], *hb, *kb, *late;
+	static int m;
+	struct comm a, b;
+	unsigned n = 0;
+
+	setenv("NCCL_BOT_TEST_POOL_MAX", "5000", 1);
+	comm_open(&a, 0x1111, &m, 0, 0);
+	ck_assert_ptr_nonnull(a.pctx);
+	for (unsigned i = 0; i < NDEAD; i++) {
+		h[i] = coll_start(a.pctx, 4 * MiB, 2, i);
+		ck_assert_ptr_nonnull(h[i]);
+		if (i < 4)
+			k[i] = kch_start(a.pctx, h[i], 0, 1000);
+		p5->stopEvent(h[i]);	/* "enqueued" */
+	}
+	/* a's proxy is shared and lags: finalize abandons every one */
+	comm_close(&a);
+
+	comm_open(&b, 0x2222, &m, 1, 0);
+	hb = coll_start(b.pctx, 4 * MiB, 2, 7);
+	ck_assert_ptr_nonnull(hb);
+	for (unsigned i = 0; i < NDEAD; i++)
+		ck_assert_msg(hb != h[i], "a dead record (Coll %u of %u) reused in quarantine", i,
+			      NDEAD);
+	/* the abandoned Colls' late events */
+	for (unsigned i = 0; i < NDEAD; i++) {
+		late = kch_start(b.pctx, h[i], 0, 5);
+		ck_assert_msg(late == NULL, "a late KernelCh of Coll %u landed", i);
+	}
+	for (int i = 0; i < 4; i++)
+		if (k[i])
+			kch_stop(k[i], 999999);
+	/* b's own Coll: 2 channels, 50 us */
+	kb = kch_start(b.pctx, hb, 0, 100000);
+	ck_assert_ptr_nonnull(kb);
+	kch_stop(kb, 150000);
+	kb = kch_start(b.pctx, hb, 1, 100010);
+	ck_assert_ptr_nonnull(kb);
+	kch_stop(kb, 149000);
+	p5->stopEvent(hb);
+	comm_close(&b);
+	read_spool();
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		const struct bot_spool_rec *r = &sf.recs[i];
+
+		if (r->kind != BOT_SPOOL_SAMPLE)
+			continue;
+		n++;
+		ck_assert_uint_eq(r->rank, 1);
+		ck_assert_uint_eq(r->seq, 7);
+		ck_assert_uint_eq(r->duration_ns, 50000);
+		ck_assert_uint_eq(r->nchannels, 2);
+		ck_assert_uint_eq(r->flags & (BOT_SPOOL_F_CHANNELS | BOT_SPOOL_F_RANGE), 0);
+	}
+	ck_assert_uint_eq(n, 1);
+	bot_spool_free(&sf);
+}
+END_TEST
+
+/* A full pool (hook: 8 records): the ninth Coll is not measured, nor is a
+ * new comm's while the eight are dead and young; each profiler finalize
+ * says how many went unmeasured since the last report. */
+START_TEST(test_pool_full)
+{
+	void *h[9], *hb;
+	static int m;
+	struct comm a, b;
+
+	setenv("NCCL_BOT_TEST_POOL_MAX", "8", 1);
+	comm_open(&a, 0x1111, &m, 0, 0);
+	for (unsigned i = 0; i < 9; i++) {
+		h[i] = coll_start(a.pctx, 4 * MiB, 2, i);
+		if (i < 8)
+			ck_assert_ptr_nonnull(h[i]);
+		else
+			ck_assert_ptr_null(h[i]);
+		p5->stopEvent(h[i]);
+	}
+	comm_close(&a);
+	ck_assert_ptr_nonnull(strstr(alllog, "nccl-bot: 1 collectives not measured: the record "
+					     "pool (8 records) was full"));
+	comm_open(&b, 0x2222, &m, 1, 0);
+	hb = coll_start(b.pctx, 4 * MiB, 2, 0);
+	ck_assert_ptr_null(hb);
+	hb = coll_start(b.pctx, 4 * MiB, 2, 1);
+	ck_assert_ptr_null(hb);
+	ck_assert_ptr_null(kch_start(b.pctx, h[0], 0, 1));
+	alllog[0] = '\0';
+	comm_close(&b);
+	ck_assert_ptr_nonnull(strstr(alllog, "nccl-bot: 2 collectives not measured"));
+	alllog[0] = '\0';
+	comm_open(&b, 0x3333, &m, 1, 0);
+	comm_close(&b);
+	ck_assert_ptr_null(strstr(alllog, "not measured"));
+}
+END_TEST
+
 static Suite *windows_suite(void)
 {
 	Suite *s = suite_create("windows");
@@ -405,6 +552,8 @@ static Suite *windows_suite(void)
 	tcase_add_test(tc, test_mask_slots);
 	tcase_add_test(tc, test_stuck_window_closes_on_events);
 	tcase_add_test(tc, test_quiet_capped);
+	tcase_add_test(tc, test_dead_records_not_reused);
+	tcase_add_test(tc, test_pool_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
