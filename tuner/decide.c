@@ -892,8 +892,11 @@ static void finish_cells(struct bot_decide_ctx *c)
  * FLT_MAX. v3 and v4 only by 2.27 and older (2.28 probes v5 first): 3.6e9.
  * v5 is 2.28 or 2.29: FLT_MAX when ncclGetVersion() says 2.29 or later,
  * else 3.6e9 (a 2.29 taken for 2.28 only leaves entries in [3.6e9,
- * FLT_MAX) alone, as every build before did). The hint for the lookup is
- * the logger NCCL passes, which lives in libnccl.
+ * FLT_MAX) alone, as every build before did). The lookup asks only the
+ * object that holds the logger NCCL passes (libnccl, or the program NCCL
+ * is linked into): a NCCL that does not export ncclGetVersion() reads as
+ * unknown, hence 3.6e9, on every rank, never as whatever other NCCL the
+ * process happened to load.
  */
 static float cost_cap(int abi, bot_nccl_logger_t log, int *version)
 {

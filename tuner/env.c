@@ -27,9 +27,8 @@ void bot_renv_read(struct bot_env *e, int has_table, bot_nccl_logger_t log)
 
 		if (!(e->bad >> id & 1) || (has_table && table_only((enum bot_env_id)id)))
 			continue;
-		if (__atomic_fetch_or(&warned, 1u << id, __ATOMIC_RELAXED) & (1u << id))
-			continue;
-		if (!log)
+		/* a read without a logger reports nothing and uses nothing up */
+		if (!log || (__atomic_fetch_or(&warned, 1u << id, __ATOMIC_RELAXED) & (1u << id)))
 			continue;
 		bot_env_explain(e, (enum bot_env_id)id, getenv(bot_env_name((enum bot_env_id)id)),
 				why, sizeof(why));
@@ -49,6 +48,11 @@ int bot_renv_has_table(void)
 int bot_renv_test_stuck_ns(uint64_t *stuck_ns)
 {
 	return bot_set_u64(getenv(BOT_RENV_TEST_STUCK_NS), 0, stuck_ns) == BOT_SET_OK;
+}
+
+int bot_renv_test_pool_max(uint64_t *n)
+{
+	return bot_set_u64(getenv(BOT_RENV_TEST_POOL_MAX), 0, n) == BOT_SET_OK;
 }
 
 int bot_renv_test_no_quiet(void)

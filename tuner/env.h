@@ -13,9 +13,11 @@
  * doc/formats.md section 11) are not reported while a table is present,
  * since nothing reads them then.
  *
- * Four test hooks ride along, deliberately absent from doc/formats.md
- * (they are not settings): NCCL_BOT_TEST_STUCK_NS and
- * NCCL_BOT_TEST_SPOOL_PERIOD_NS (u64s), NCCL_BOT_TEST_NO_QUIET and
+ * Six test hooks ride along, deliberately absent from doc/formats.md
+ * (they are not settings): NCCL_BOT_TEST_STUCK_NS (a u64: the stuck time
+ * of records and windows), NCCL_BOT_TEST_POOL_MAX (a u64: the record
+ * pool's size, up to 4 x the default), NCCL_BOT_TEST_SPOOL_PERIOD_NS (a
+ * u64: the rewrite period), NCCL_BOT_TEST_NO_QUIET and
  * NCCL_BOT_TEST_SPOOL_NO_THREAD (switches), parsed with the same grammar
  * and ignored silently when refused.
  */
@@ -31,10 +33,12 @@
 #define BOT_RENV_TEST_NO_QUIET "NCCL_BOT_TEST_NO_QUIET"
 #define BOT_RENV_TEST_SPOOL_PERIOD_NS "NCCL_BOT_TEST_SPOOL_PERIOD_NS"
 #define BOT_RENV_TEST_SPOOL_NO_THREAD "NCCL_BOT_TEST_SPOOL_NO_THREAD"
+#define BOT_RENV_TEST_POOL_MAX "NCCL_BOT_TEST_POOL_MAX"
 
 /* Read the environment into e (getenv). has_table: NCCL_BOT_TABLE is set
  * and non-empty (then the table's variables are not reported). log may be
- * NULL. */
+ * NULL: then nothing is reported, and a later read with a logger still
+ * reports. */
 void bot_renv_read(struct bot_env *e, int has_table, bot_nccl_logger_t log);
 
 /* Whether NCCL_BOT_TABLE is set and non-empty. */
@@ -43,6 +47,7 @@ int bot_renv_has_table(void);
 /* The test hooks: *stuck_ns set only when the variable is a valid number;
  * no_quiet 1 only for "1". */
 int bot_renv_test_stuck_ns(uint64_t *stuck_ns);
+int bot_renv_test_pool_max(uint64_t *n);
 int bot_renv_test_no_quiet(void);
 /* The spool's rewrite period in ns (tuner/spool.h), at least 1 ms; *ns set
  * only when the variable is a valid number. */

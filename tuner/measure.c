@@ -74,28 +74,47 @@ static struct bot_win *meas_new(const struct bot_env *env, uint64_t comm_id, int
 	id.policy = policy;
 	id.min_bytes = *min_bytes = 1ull << min_log2;
 	id.scale = BOT_WIN_PERIOD_FACTOR;
+	id.log = log;
 	rc = bot_rec_new(&id);
 	if (!rc)
 		return NULL;
 	return bot_win_new(rc, comm_id, env->window);
 }
 
+#define BOT_STR_(x) #x
+#define BOT_STR(x) BOT_STR_(x)
+
 bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask, int nnodes,
 				int nranks, int rank, bot_nccl_logger_t log)
 {
+	static char logged_masks;
 	struct bot_env env;
 	struct bot_win *w;
-	uint64_t stuck, min_bytes = 0;
+	uint64_t stuck, pool, min_bytes = 0;
 
 	if (!bot_renv_test_stuck_ns(&stuck))
 		stuck = BOT_REC_STUCK_NS;
+	if (!bot_renv_test_pool_max(&pool) || pool > BOT_REC_POOL_MAX * 4ull)
+		pool = BOT_REC_POOL_MAX;
 	bot_rec_set_stuck_ns(stuck);
+	bot_rec_set_pool_max((unsigned)pool);
 	bot_win_set_test_hooks(stuck, bot_renv_test_no_quiet());
 	bot_renv_read(&env, bot_renv_has_table(), log);
 	w = meas_new(&env, comm_id, abi, nnodes, nranks, rank, log, &min_bytes);
+	if (bot_win_mask(w, mask) < 0) {
+		/* its NCCL's mask cannot be held: measuring would switch other
+		 * NCCLs' events on for nothing (tuner/windows.h) */
+		if (log && !__atomic_exchange_n(&logged_masks, 1, __ATOMIC_RELAXED))
+			log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+			    "nccl-bot: %s: not measuring this communicator (decisions are "
+			    "unaffected)",
+			    mask ? "more than " BOT_STR(BOT_WIN_MASKS) " NCCL libraries in this "
+				   "process measure" : "NCCL passed no event mask");
+		bot_win_put(w);
+		w = NULL;
+	}
 	bot_link_put(comm_id, nranks < 0 ? 0 : (uint32_t)nranks, nnodes < 0 ? 0 : (uint32_t)nnodes,
 		     rank, w);
-	bot_win_mask(mask);
 	if (w && log)
 		log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
 		    BOT_MSG_MEASURING, abi, (unsigned long long)comm_id,
@@ -111,16 +130,20 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
  * other comms after this comm's profiler finalize freed ctx, and it needs
  * nothing but its parent, a type-stable record (tuner/records.h). Only the
  * members each kind of event needs are read and copied: this runs for
- * every event while a window is open. */
+ * every event while a window is open.
+ *
+ * Group, Coll (any size) and channel 0's KernelCh starts poll the stuck
+ * scan (bot_win_poll: a coarse clock read between scans), whatever comm
+ * they come from: while the mask is on they are what the process pays, and
+ * a window whose comm went idle must close even when the only traffic left
+ * is p2p, small collectives or another NCCL's. (Every operation's KernelCh
+ * events follow its Group, which polls already: one poll per operation on
+ * the proxy thread, not one per channel, keeps the cost of a window at
+ * three clock reads per collective, ~15 ns, bench/hotpath.sh.) */
 
 static void *coll_event(struct bot_win *w, const struct bot_rec_event *e)
 {
-	uint64_t now;
-	void *h = bot_rec_coll(bot_win_rec(w), e, &now);
-
-	if (now)
-		bot_win_scan(now);
-	return h;
+	return bot_rec_coll(bot_win_rec(w), e);
 }
 
 static void *api_event(struct bot_win *w, const struct bot_rec_event *e)
@@ -139,7 +162,12 @@ bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_pr
 	if (!handle)
 		return BOT_NCCL_SUCCESS;
 	*handle = NULL;
-	if (!ctx || !d)
+	if (!d)
+		return BOT_NCCL_SUCCESS;
+	if (d->type == BOT_NCCL_PROF_GROUP || d->type == BOT_NCCL_PROF_COLL ||
+	    (d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
+		bot_win_poll();
+	if (!ctx)
 		return BOT_NCCL_SUCCESS;
 	switch (d->type) {
 	case BOT_NCCL_PROF_KERNEL_CH:
@@ -174,7 +202,12 @@ bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_pr
 	if (!handle)
 		return BOT_NCCL_SUCCESS;
 	*handle = NULL;
-	if (!ctx || !d)
+	if (!d)
+		return BOT_NCCL_SUCCESS;
+	if (d->type == BOT_NCCL_PROF_GROUP || d->type == BOT_NCCL_PROF_COLL ||
+	    (d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
+		bot_win_poll();
+	if (!ctx)
 		return BOT_NCCL_SUCCESS;
 	switch (d->type) {
 	case BOT_NCCL_PROF_KERNEL_CH:

@@ -8,6 +8,12 @@
  * loads an object, except where the dynamic section is read-only (the
  * vDSO): an address below the object's base is still an offset. Anything
  * that does not look like a table is skipped; nothing is written.
+ *
+ * Only the object that holds the hint is asked. Falling back to another
+ * object's ncclGetVersion() (the first in load order) made the answer
+ * depend on what else the process had loaded, and in what order (another
+ * framework's libnccl), so two ranks of one communicator could assume
+ * different caps; 0 (unknown: 2.28's cap) is the same on every rank.
  */
 #include <elf.h>
 #include <link.h>
@@ -22,7 +28,6 @@
 struct search {
 	uintptr_t hint;
 	uintptr_t at_hint;	/* the function in the hint's object */
-	uintptr_t first;	/* the first one found in load order */
 };
 
 struct dyn {
@@ -90,7 +95,9 @@ static uint32_t find_gnu(const struct dyn *d)
 	uint32_t hash = 5381, i;
 	ElfW(Addr) word, mask;
 
-	if (!nbuckets || !bloom_size)
+	/* hash is 32 bits: a shift of 32 or more is undefined (a malformed
+	 * object; linkers choose 5..8) */
+	if (!nbuckets || !bloom_size || bloom_shift >= 32)
 		return 0;
 	for (const char *s = NAME; *s; s++)
 		hash = hash * 33 + (unsigned char)*s;
@@ -158,28 +165,30 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	uintptr_t fn;
 
 	(void)size;
-	if (read_dyn(info, &d) < 0)
+	if (!holds(info, s->hint))
 		return 0;
+	/* the hint's object, whatever it holds: stop here */
+	if (read_dyn(info, &d) < 0)
+		return 1;
 	i = d.gnu_hash ? find_gnu(&d) : find_elf(&d);
 	if (!i)
-		return 0;
+		return 1;
 	fn = info->dlpi_addr + d.symtab[i].st_value;
-	if (!s->first)
-		s->first = fn;
-	if (s->hint && holds(info, s->hint))
-		s->at_hint = fn;
-	return 0;
+	s->at_hint = fn;
+	return 1;
 }
 
 int bot_ncclver(const void *hint)
 {
-	struct search s = { (uintptr_t)hint, 0, 0 };
+	struct search s = { (uintptr_t)hint, 0 };
 	bot_nccl_get_version_fn fn;
 	uintptr_t f;
 	int v = 0;
 
+	if (!hint)
+		return 0;
 	dl_iterate_phdr(visit, &s);
-	f = s.at_hint ? s.at_hint : s.first;
+	f = s.at_hint;
 	if (!f)
 		return 0;
 	memcpy(&fn, &f, sizeof(fn));

@@ -17,8 +17,13 @@
  * comm's profiler finalize) only ever touches a record, never freed
  * memory. A record that completed while KernelCh events could still come
  * (abandoned at finalize, or completed by the stuck scan) is "dead": events
- * on it are ignored, and it is reused only after QUARANTINE_NS (or when the
- * quarantine holds QUARANTINE_MAX records).
+ * on it are ignored, and it is reused only after BOT_REC_QUARANTINE_NS,
+ * however many there are: reusing one sooner would hand a late event of
+ * the old Coll a new Coll's record (a wrong duration, a phantom channel).
+ * Memory is bounded by the pool's size instead (BOT_REC_POOL_MAX records):
+ * with no record free or old enough and the pool full, a Coll is not
+ * measured, and counted. The proxy thread reads a record's links
+ * (KernelCh -> Coll) with one atomic load each.
  *
  * Communicators with records are kept in a registry, so that the stuck scan
  * reaches every record, also those of a communicator whose windows and
@@ -42,8 +47,6 @@
 #define NSLOTS 128		/* cost rows per comm, by (coll, bucket) */
 #define GROUP_MAX 16		/* Colls tracked per group for aggregates */
 #define MAXCH 64
-#define QUARANTINE_NS (60ull * 1000000000ull)
-#define QUARANTINE_MAX 4096
 #define SCAN_BATCH 64		/* records dropped per communicator per pass */
 #define SCAN_COMMS 16		/* communicators visited per scan */
 
@@ -121,7 +124,9 @@ static char pool_lock;
  * pool stays reachable and late events stay safe. */
 static struct coll *pool_free, *pool_all;
 static struct coll *quar_head, *quar_tail;	/* dead records, oldest first */
-static unsigned quar_n;
+static unsigned pool_n;				/* records allocated (pool_lock) */
+static unsigned pool_max = BOT_REC_POOL_MAX;
+static uint64_t pool_dropped, pool_reported;	/* Colls not measured: no record */
 
 static char reg_lock;
 static struct bot_rec_comm *all_comms;
@@ -131,6 +136,11 @@ static uint64_t stuck_ns = BOT_REC_STUCK_NS;
 void bot_rec_set_stuck_ns(uint64_t ns)
 {
 	__atomic_store_n(&stuck_ns, ns, __ATOMIC_RELAXED);
+}
+
+void bot_rec_set_pool_max(unsigned n)
+{
+	__atomic_store_n(&pool_max, n, __ATOMIC_RELAXED);
 }
 
 /* ---- communicators ------------------------------------------------------------- */
@@ -362,18 +372,25 @@ static void group_unref(struct group *g)
 static struct coll *coll_alloc(uint64_t now)
 {
 	struct coll *r = NULL;
+	int grow = 0;
 
 	bot_spin_lock(&pool_lock);
 	if (pool_free) {
 		r = pool_free;
 		pool_free = r->next;
-	} else if (quar_head && (quar_n > QUARANTINE_MAX ||
-				 now - quar_head->died_ns > QUARANTINE_NS)) {
+	} else if (quar_head && now > quar_head->died_ns &&
+		   now - quar_head->died_ns > BOT_REC_QUARANTINE_NS) {
+		/* (now was read before the lock: a record that died since is
+		 * younger than now, never "older than 2^64 ns") */
 		r = quar_head;
 		quar_head = r->next;
 		if (!quar_head)
 			quar_tail = NULL;
-		quar_n--;
+	} else if (pool_n < __atomic_load_n(&pool_max, __ATOMIC_RELAXED)) {
+		pool_n++;	/* reserved: allocated below */
+		grow = 1;
+	} else {
+		pool_dropped++;
 	}
 	bot_spin_unlock(&pool_lock);
 	if (r) {
@@ -385,10 +402,15 @@ static struct coll *coll_alloc(uint64_t now)
 		r->pool_all = all;
 		return r;
 	}
-	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!grow)
 		return NULL;
+	r = calloc(1, sizeof(*r));
 	bot_spin_lock(&pool_lock);
+	if (!r) {
+		pool_n--;
+		bot_spin_unlock(&pool_lock);
+		return NULL;
+	}
 	r->pool_all = pool_all;
 	pool_all = r;
 	bot_spin_unlock(&pool_lock);
@@ -408,7 +430,6 @@ static void coll_release(struct coll *r, int dead)
 		else
 			quar_head = r;
 		quar_tail = r;
-		quar_n++;
 	} else {
 		r->next = pool_free;
 		pool_free = r;
@@ -539,16 +560,15 @@ void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 	return &api_captured;
 }
 
-void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now)
+void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 {
 	int coll = cached_parse(&func_cache, e->coll.func, bot_coll_parse);
 	int algo = cached_parse(&algo_cache, e->coll.algo, bot_algo_parse);
 	int proto = cached_parse(&proto_cache, e->coll.proto, bot_proto_parse);
 	struct group *g = e->coll.group;
-	uint64_t nbytes;
+	uint64_t nbytes, now;
 	struct coll *r;
 
-	*now = 0;
 	if (coll < 0 || coll >= BOT_NCOLL || algo < 0 || proto < 0)
 		return NULL;
 	nbytes = coll_nbytes(rc, coll, e->coll.count, e->coll.datatype);
@@ -556,7 +576,7 @@ void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint6
 		return NULL;		/* captured calls are never measured */
 	if (nbytes < __atomic_load_n(&rc->min_bytes, __ATOMIC_RELAXED) || nbytes == 0)
 		return NULL;
-	*now = bot_now_ns();
+	now = bot_now_ns();
 	if (e->coll.nchannels == 0) {
 		/* CollNet / multi-node NVLS: channels unknown; label and skip */
 		struct bot_spool_rec s;
@@ -567,7 +587,7 @@ void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint6
 		bot_spool_add(&s);
 		return NULL;
 	}
-	r = coll_alloc(*now);
+	r = coll_alloc(now);
 	if (!r)
 		return NULL;
 	r->rc = rc;
@@ -578,7 +598,7 @@ void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint6
 	r->nch = e->coll.nchannels > MAXCH ? MAXCH : e->coll.nchannels;
 	r->nbytes = nbytes;
 	r->seq = e->coll.seq;
-	r->born_ns = *now;
+	r->born_ns = now;
 	if (g && g->tag == TAG_GROUP) {
 		int i = __atomic_fetch_add(&g->n, 1, __ATOMIC_RELAXED);
 
@@ -617,11 +637,11 @@ void *bot_rec_kch(void *parent, unsigned channel, uint64_t ptimer)
 	    __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE))
 		return NULL;
 	k = &r->ch[c];
-	if (k->state || r->nstarted >= r->nch)
+	if (__atomic_load_n(&k->state, __ATOMIC_ACQUIRE) || r->nstarted >= r->nch)
 		return NULL;	/* a channel twice, or more than nChannels */
 	r->nstarted++;
 	k->tag = TAG_KCH;
-	k->coll = r;
+	__atomic_store_n(&k->coll, r, __ATOMIC_RELEASE);
 	k->start = ptimer;
 	__atomic_store_n(&k->state, 1, __ATOMIC_RELEASE);
 	return k;
@@ -655,9 +675,10 @@ bot_nccl_result_t bot_rec_stop(void *handle)
 		group_unref(handle);
 	} else if (tag == TAG_KCH) {
 		struct kch *k = handle;
-		struct coll *r = k->coll;
+		struct coll *r = __atomic_load_n(&k->coll, __ATOMIC_ACQUIRE);	/* once */
 
-		if (!r || __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) || (k->state & 4))
+		if (!r || __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) ||
+		    (__atomic_load_n(&k->state, __ATOMIC_ACQUIRE) & 4))
 			return BOT_NCCL_SUCCESS;
 		__atomic_or_fetch(&k->state, 4, __ATOMIC_RELEASE);
 		if (__atomic_add_fetch(&r->nstopped, 1, __ATOMIC_ACQ_REL) == r->nch)
@@ -669,10 +690,15 @@ bot_nccl_result_t bot_rec_stop(void *handle)
 bot_nccl_result_t bot_rec_state(void *handle, int state, union bot_nccl_prof_state_args *a)
 {
 	struct kch *k = handle;
+	struct coll *r;
 
 	if (!k || !a || state != BOT_NCCL_PROF_STATE_KERNEL_CH_STOP ||
-	    __atomic_load_n(&k->tag, __ATOMIC_ACQUIRE) != TAG_KCH || !k->coll ||
-	    __atomic_load_n(&k->coll->dead, __ATOMIC_ACQUIRE))
+	    __atomic_load_n(&k->tag, __ATOMIC_ACQUIRE) != TAG_KCH)
+		return BOT_NCCL_SUCCESS;
+	/* one load: a record's reuse clears k->coll, never between a check
+	 * and its use */
+	r = __atomic_load_n(&k->coll, __ATOMIC_ACQUIRE);
+	if (!r || __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE))
 		return BOT_NCCL_SUCCESS;
 	k->stop = a->pTimer;
 	__atomic_or_fetch(&k->state, 2, __ATOMIC_RELEASE);
@@ -728,11 +754,26 @@ void bot_rec_finalize(struct bot_rec_comm *rc)
 	 * late) KernelCh events. Abandon them: no sample; finalize drops their
 	 * KernelCh reference (once), their stopEvent reference stays with
 	 * NCCL, and late events find a dead record, never freed memory. */
+	uint64_t dropped, reported;
+
 	bot_spin_lock(&rc->lock);
 	rc->finalized = 1;
 	bot_spin_unlock(&rc->lock);
 	while (live_drop(rc, pick_abandon, 0) == SCAN_BATCH)
 		;
+	bot_spin_lock(&pool_lock);
+	dropped = pool_dropped;
+	reported = pool_reported;
+	pool_reported = dropped;
+	bot_spin_unlock(&pool_lock);
+	if (dropped > reported && rc->id.log)
+		rc->id.log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+			   "nccl-bot: %llu collectives not measured: the record pool (%u records) "
+			   "was full (records of abandoned collectives are kept %llu s, in case "
+			   "late events name them)",
+			   (unsigned long long)(dropped - reported),
+			   __atomic_load_n(&pool_max, __ATOMIC_RELAXED),
+			   (unsigned long long)(BOT_REC_QUARANTINE_NS / 1000000000ull));
 }
 
 void bot_rec_scan(uint64_t now)

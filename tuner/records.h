@@ -38,6 +38,7 @@ struct bot_rec_id {
 	uint8_t policy;		/* doc/formats.md section 10, for the records */
 	uint64_t min_bytes;	/* nothing smaller is measured */
 	uint32_t scale;		/* all calls per window call (period / window) */
+	bot_nccl_logger_t log;	/* NCCL's, for profiler finalize's report; may be NULL */
 };
 
 /* A Coll or API event as measurement needs it, whatever the ABI version
@@ -86,9 +87,9 @@ void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, i
 void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e);
 /* A Group start: its handle (NULL without memory). */
 void *bot_rec_group(void);
-/* A Coll start: its handle, or NULL (not measured). *now is the clock read
- * for a measured Coll (the caller's cue for its periodic scan), else 0. */
-void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e, uint64_t *now);
+/* A Coll start: its handle, or NULL (not measured; also when the record
+ * pool is exhausted, counted and reported at profiler finalize). */
+void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e);
 /* A KernelCh start: parent is what NCCL passes, the Coll's handle (or
  * anything else: then nothing happens). Needs no communicator: the record
  * is the parent, even after the comm's profiler finalize. */
@@ -100,7 +101,8 @@ bot_nccl_result_t bot_rec_state(void *handle, int state, union bot_nccl_prof_sta
 
 /* Profiler finalize: records still waiting for KernelCh events are
  * abandoned (no sample; late events find a dead record, never freed
- * memory). */
+ * memory). Logs (INFO) how many Colls went unmeasured for want of a
+ * record since the last report. */
 void bot_rec_finalize(struct bot_rec_comm *rc);
 
 /* Complete, labelled channels-missing, the records of every communicator
@@ -111,5 +113,14 @@ void bot_rec_scan(uint64_t now);
 /* Default 2 s; a test hook replaces it (tuner/env.h). */
 #define BOT_REC_STUCK_NS 2000000000ull
 void bot_rec_set_stuck_ns(uint64_t ns);
+
+/* The record pool: at most this many records, ever (each ~2.7 KB: 11 MB).
+ * A dead record (one that late KernelCh events may still name) is reused
+ * only after BOT_REC_QUARANTINE_NS; while none is free or old enough and
+ * the pool is full, Colls are not measured (counted). A test hook
+ * replaces the size (tuner/env.h). */
+#define BOT_REC_POOL_MAX 4096
+#define BOT_REC_QUARANTINE_NS (60ull * 1000000000ull)
+void bot_rec_set_pool_max(unsigned n);
 
 #endif

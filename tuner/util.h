@@ -1,6 +1,6 @@
 /*
  * util.h - the primitives rank-side files share: a spin lock, the
- * monotonic clock, and the size bucket inline.
+ * monotonic clocks (precise and coarse), and the size bucket inline.
  *
  * No pthread locks in the library: pthread symbols were re-versioned in
  * glibc 2.34, and libnccl-tuner-bot.so must load on glibc 2.28 (the one
@@ -33,6 +33,16 @@ static inline uint64_t bot_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The coarse monotonic clock (the kernel's tick, 1-10 ms; a few ns to
+ * read): for throttling only, never compared with bot_now_ns(). */
+static inline uint64_t bot_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

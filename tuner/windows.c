@@ -4,13 +4,22 @@
  * Because the mask is process-wide, every comm's collectives emit events
  * while any comm's window is open, so the duty cycle is also bounded per
  * process, by time: after the mask has been on for T, no window opens for
- * 98 T (a comm whose turn falls in that quiet time skips a period). Ranks
- * of one comm then mostly, not always, measure the same calls; the minimum
- * over ranks pairs those that match. A graph capture seen in a
- * GroupApi/CollApi event (v5+) drops every open window at once, and a
- * window whose comm stopped calling is closed after BOT_WIN_STUCK_NS by the
- * next scan. This is measurement, not a decision: counters and the clock
- * are fine here.
+ * 98 T, at most BOT_WIN_QUIET_MAX_STUCK stuck times (a comm whose turn
+ * falls in that quiet time skips a period). Ranks of one comm then mostly,
+ * not always, measure the same calls; the minimum over ranks pairs those
+ * that match. A graph capture seen in a GroupApi/CollApi event (v5+) drops
+ * every open window at once, and a window whose comm stopped calling is
+ * closed after the stuck time by the next scan, which any Group, Coll or
+ * KernelCh event may run (bot_win_poll), not only this library's own
+ * calls: with the mask on, those events are what the process pays for.
+ *
+ * One process can hold several NCCLs (PyTorch's and CuPy's libnccl, say)
+ * that load this one library: each passes its own mask int. Every mask of
+ * a NCCL that has a measuring comm is kept (BOT_WIN_MASKS at most, each
+ * held by its measuring comms' windows) and written at every transition;
+ * a mask is set to 0 when its last measuring comm goes, and never written
+ * after, so a NCCL that unloads is never touched. This is measurement, not
+ * a decision: counters and the clock are fine here.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +45,7 @@ struct bot_win {
 	uint32_t cap_skip, cap_level;	/* capture back-off: windows to skip */
 	int cap_seen;			/* set by a captured API event */
 	int counted;			/* this comm's window counts in open_windows */
+	int mslot;			/* its NCCL's mask in masks[], or -1 */
 	uint64_t open_ns;
 	struct bot_win *all_prev, *all_next;	/* registry (win_lock) */
 };
@@ -48,37 +58,61 @@ static char win_lock;
 static int open_windows;
 static uint64_t busy_since_ns;	/* open_windows went 0 -> 1 (win_lock) */
 static uint64_t quiet_until_ns;	/* no window opens before this (win_lock) */
-static int *mask_ptr;
+/* NCCL's masks (win_lock): p, held by refs windows of measuring comms */
+static struct {
+	int *p;
+	unsigned refs;
+} masks[BOT_WIN_MASKS];
 static struct bot_win *all_wins;
-static uint64_t last_scan_ns;
+static uint64_t last_scan_ns;	/* coarse clock (bot_win_poll) */
 static uint64_t scan_ns = BOT_WIN_SCAN_NS;
+static uint64_t stuck_ns = BOT_WIN_STUCK_NS;
 static int no_quiet;
 
 void bot_win_set_test_hooks(uint64_t ns, int nq)
 {
 	__atomic_store_n(&scan_ns, ns < BOT_WIN_SCAN_NS ? ns : BOT_WIN_SCAN_NS, __ATOMIC_RELAXED);
+	__atomic_store_n(&stuck_ns, ns, __ATOMIC_RELAXED);
 	__atomic_store_n(&no_quiet, nq, __ATOMIC_RELAXED);
 }
 
-/* win_lock held */
+/* win_lock held: every mask we hold follows the open windows */
 static void set_mask_locked(void)
 {
-	if (mask_ptr)
-		__atomic_store_n(mask_ptr, open_windows > 0 ? (int)BOT_WIN_MASK_ON : 0,
-				 __ATOMIC_RELAXED);
+	int v = open_windows > 0 ? (int)BOT_WIN_MASK_ON : 0;
+
+	for (unsigned i = 0; i < BOT_WIN_MASKS; i++)
+		if (masks[i].p)
+			__atomic_store_n(masks[i].p, v, __ATOMIC_RELAXED);
 }
 
 /* win_lock held: the mask was on from busy_since_ns until now; stay quiet
  * 98 times as long, a duty cycle of ~1% for the process. (A lone comm
  * calling at a steady rate reaches its next window after 99 times its
- * window's length, so this never skips its windows.) */
+ * window's length, so this never skips its windows.)
+ *
+ * At most BOT_WIN_QUIET_MAX_STUCK stuck times (10 minutes by default). A
+ * window open longer than the stuck time is closed as stuck, so one
+ * window explains at most one stuck time of busy mask; overlapping
+ * windows of several comms can chain into a few. A busy time far beyond
+ * that is a window nobody closed for a while: its comm went quiet and
+ * nothing else ran (no event, no scan), which cost nothing, since events
+ * are the cost. Quiet for 98 times that (an idle hour: four days) would
+ * stop learning for the rest of the job. The cap is in stuck times, not
+ * in one window's calls, because a window's length in time is not known:
+ * 98 x 3 stuck times lets the duty cycle stay ~1% for busy periods of up
+ * to 3 stuck times (6 s by default), and bounds the pause any busy period
+ * can cause to 10 minutes. */
 static void quiet_locked(void)
 {
-	uint64_t now = bot_now_ns();
+	uint64_t now = bot_now_ns(), busy = now - busy_since_ns;
+	uint64_t cap = __atomic_load_n(&stuck_ns, __ATOMIC_RELAXED) * BOT_WIN_QUIET_MAX_STUCK;
+	uint64_t q;
 
 	if (__atomic_load_n(&no_quiet, __ATOMIC_RELAXED))
 		return;
-	quiet_until_ns = now + (now - busy_since_ns) * (BOT_WIN_PERIOD_FACTOR - 2);
+	q = busy > cap / (BOT_WIN_PERIOD_FACTOR - 2) ? cap : busy * (BOT_WIN_PERIOD_FACTOR - 2);
+	quiet_until_ns = now + q;
 }
 
 /* win_lock held */
@@ -103,6 +137,7 @@ struct bot_win *bot_win_new(struct bot_rec_comm *rc, uint64_t comm_id, unsigned 
 	}
 	memset(w, 0, sizeof(*w));
 	w->refs = 1;
+	w->mslot = -1;
 	w->rc = rc;
 	w->window = window;
 	w->period = window * BOT_WIN_PERIOD_FACTOR;
@@ -141,6 +176,12 @@ void bot_win_put(struct bot_win *w)
 		all_wins = w->all_next;
 	if (w->all_next)
 		w->all_next->all_prev = w->all_prev;
+	/* the last measuring comm of its NCCL: 0, and never written again
+	 * (that NCCL may be unloaded next) */
+	if (w->mslot >= 0 && !--masks[w->mslot].refs) {
+		__atomic_store_n(masks[w->mslot].p, 0, __ATOMIC_RELAXED);
+		masks[w->mslot].p = NULL;
+	}
 	set_mask_locked();
 	bot_spin_unlock(&win_lock);
 	bot_link_forget(w);
@@ -175,13 +216,35 @@ unsigned bot_win_period(const struct bot_win *w)
 
 /* ---- the mask ------------------------------------------------------------------ */
 
-void bot_win_mask(int *mask)
+int bot_win_mask(struct bot_win *w, int *mask)
 {
+	int slot = -1, ret = 0;
+
 	bot_spin_lock(&win_lock);
-	if (mask)
-		mask_ptr = mask;
+	for (unsigned i = 0; mask && i < BOT_WIN_MASKS && slot < 0; i++)
+		if (masks[i].p == mask)
+			slot = (int)i;
+	if (w && mask && slot < 0)
+		for (unsigned i = 0; i < BOT_WIN_MASKS && slot < 0; i++)
+			if (!masks[i].p) {
+				slot = (int)i;
+				masks[i].p = mask;
+				masks[i].refs = 0;
+			}
+	if (w) {
+		if (slot >= 0) {
+			masks[slot].refs++;
+			w->mslot = slot;
+		} else {
+			ret = -1;	/* no room (or no mask): this comm cannot measure */
+		}
+	}
+	/* a mask no measuring comm holds: off, and left alone from now on */
+	if (mask && slot < 0)
+		__atomic_store_n(mask, 0, __ATOMIC_RELAXED);
 	set_mask_locked();
 	bot_spin_unlock(&win_lock);
+	return ret;
 }
 
 /* 1 when the window opened; 0 in the process's quiet time. */
@@ -225,15 +288,21 @@ void bot_win_capture(struct bot_win *w)
 	bot_spin_unlock(&win_lock);
 }
 
-void bot_win_scan(uint64_t now)
+void bot_win_poll(void)
 {
-	if (now - __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED) <
-	    __atomic_load_n(&scan_ns, __ATOMIC_RELAXED))
+	uint64_t c = bot_coarse_ns(), last = __atomic_load_n(&last_scan_ns, __ATOMIC_RELAXED);
+	uint64_t now, stuck;
+
+	/* one thread per scan period; the others go on at once */
+	if (c - last < __atomic_load_n(&scan_ns, __ATOMIC_RELAXED) ||
+	    !__atomic_compare_exchange_n(&last_scan_ns, &last, c, 0, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
 		return;
-	__atomic_store_n(&last_scan_ns, now, __ATOMIC_RELAXED);
+	now = bot_now_ns();	/* the precise clock, as open_ns */
+	stuck = __atomic_load_n(&stuck_ns, __ATOMIC_RELAXED);
 	bot_spin_lock(&win_lock);
 	for (struct bot_win *w = all_wins; w; w = w->all_next)
-		if (w->counted && now - w->open_ns > BOT_WIN_STUCK_NS)
+		if (w->counted && now - w->open_ns > stuck)
 			uncount_locked(w);
 	set_mask_locked();
 	bot_spin_unlock(&win_lock);
@@ -281,7 +350,7 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 		}
 	} else {
 		/* arming point: call ncalls decides that calls ncalls+1.. are measured */
-		bot_win_scan(bot_now_ns());
+		bot_win_poll();
 		w->win_start = w->ncalls;
 		if (w->cap_skip) {
 			w->cap_skip--;

@@ -10,7 +10,9 @@
  * 1%), at a phase taken from the commId so that every rank of the comm
  * measures the same calls. The mask is Coll|KernelCh while any window is
  * open and 0 otherwise; the plugin owns it and writes it at every profiler
- * init and at every window transition.
+ * init and at every window transition: every mask, when several NCCLs in
+ * the process load this library (each its own mask int, BOT_WIN_MASKS at
+ * most with measuring comms).
  *
  * Owns struct bot_win, one per measuring communicator, referenced by the
  * profiler context and by the linked tuner context (tuner/link.h), and
@@ -35,10 +37,16 @@
 #define BOT_WIN_MASK_ON (BOT_NCCL_PROF_COLL | BOT_NCCL_PROF_KERNEL_CH)
 /* A window of W calls every BOT_WIN_PERIOD_FACTOR W calls. */
 #define BOT_WIN_PERIOD_FACTOR 100
-/* A window open this long is closed (its comm stopped calling). */
+/* A window open this long is closed (its comm stopped calling); the test
+ * hook for the records' stuck time replaces it (tuner/env.h). */
 #define BOT_WIN_STUCK_NS 2000000000ull
 /* At most one scan for stuck windows and records per 100 ms. */
 #define BOT_WIN_SCAN_NS 100000000ull
+/* The process's quiet time after a busy mask is at most this many stuck
+ * times (10 minutes): windows.c says why. */
+#define BOT_WIN_QUIET_MAX_STUCK 300
+/* Distinct NCCL masks (NCCLs in one process with measuring comms). */
+#define BOT_WIN_MASKS 8
 
 /*
  * The part getCollInfo touches: calls until the next one the windows wait
@@ -89,19 +97,27 @@ struct bot_rec_comm *bot_win_rec(struct bot_win *w);
 unsigned bot_win_window(const struct bot_win *w);
 unsigned bot_win_period(const struct bot_win *w);
 
-/* Profiler init: NCCL's mask (process-global; kept when NULL), written now. */
-void bot_win_mask(int *mask);
+/* Profiler init: the mask of the NCCL calling (process-global for that
+ * NCCL), and this comm's windows w (NULL when it does not measure). With
+ * w, the mask is held until w's last reference goes; -1 when it cannot be
+ * (BOT_WIN_MASKS other masks held, or no mask): then w must not measure
+ * (the caller drops it). A mask that no measuring comm holds is set to 0
+ * and not written again. Every held mask is written now. */
+int bot_win_mask(struct bot_win *w, int *mask);
 /* Profiler finalize: this comm's window no longer counts. */
 void bot_win_close(struct bot_win *w);
 /* A captured API call: drop every open window now, and skip this comm's
  * next windows (2^k of them after k captures in a row, k <= 6). */
 void bot_win_capture(struct bot_win *w);
 /* Close windows whose comm stopped calling, then complete records that
- * miss KernelCh events (bot_rec_scan); at most once per scan period. */
-void bot_win_scan(uint64_t now);
+ * miss KernelCh events (bot_rec_scan); at most once per scan period, on
+ * one thread. Any thread, any event: it costs one coarse clock read
+ * between scans. */
+void bot_win_poll(void);
 
-/* Test hooks (tuner/env.h): the scan period (capped at the records' stuck
- * time), and no process-wide quiet time. */
+/* Test hooks (tuner/env.h): the stuck time of windows (the scan period is
+ * capped at it; the quiet time at BOT_WIN_QUIET_MAX_STUCK of it), and no
+ * process-wide quiet time. */
 void bot_win_set_test_hooks(uint64_t scan_ns, int no_quiet);
 
 #endif

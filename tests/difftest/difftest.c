@@ -14,7 +14,8 @@
  * the static step table, the environment) and each one's environment is set
  * through its own libc's setenv(). FAKE_NCCL.so is loaded into both
  * namespaces: it exports ncclGetVersion(), answering what the driver sets,
- * as libnccl does in a real process (tuner/ncclver.h).
+ * as libnccl does in a real process, and holds the logger each build is
+ * given, as libnccl does (tuner/ncclver.h asks only the logger's object).
  *
  * An iteration picks the inputs every rank-side decision depends on: the
  * NCCL_BOT_* environment (valid spellings and refused ones), a step table
@@ -114,6 +115,8 @@ struct build {
 	int (*set)(const char *, const char *, int);
 	int (*unset)(const char *);
 	int *nccl_version;
+	logger_t logger;	/* in FAKE_NCCL.so, as NCCL's is in libnccl */
+	char *lastlog;
 	const struct tuner_v3 *v3;
 	const struct tuner_v4 *v4;
 	const struct tuner_v5 *v5, *v6;
@@ -121,23 +124,8 @@ struct build {
 
 static struct build nb = { .name = "new" }, rb = { .name = "ref" };
 
-/* ---- the logger: the new build's init line says which cap it chose ------ */
-
-static char lastlog[1024];
-
-static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt,
-		   ...)
-{
-	va_list ap;
-
-	(void)level;
-	(void)flags;
-	(void)file;
-	(void)line;
-	va_start(ap, fmt);
-	vsnprintf(lastlog, sizeof(lastlog), fmt, ap);
-	va_end(ap);
-}
+/* The logger is FAKE_NCCL.so's (difftest_logger): the new build's init line
+ * says which cap it chose. */
 
 static void die(const char *fmt, ...)
 {
@@ -174,6 +162,8 @@ static void load(struct build *b, const char *path, const char *fake)
 	b->set = (int (*)(const char *, const char *, int))sym(b->libc, "setenv");
 	b->unset = (int (*)(const char *))sym(b->libc, "unsetenv");
 	b->nccl_version = sym(b->fake, "difftest_nccl_version");
+	b->logger = (logger_t)sym(b->fake, "difftest_logger");
+	b->lastlog = sym(b->fake, "difftest_lastlog");
 	b->v3 = sym(b->so, "ncclTunerPlugin_v3");
 	b->v4 = sym(b->so, "ncclTunerPlugin_v4");
 	b->v5 = sym(b->so, "ncclTunerPlugin_v5");
@@ -648,19 +638,19 @@ static void *ctx_open(struct build *b, int abi, uint64_t comm, uint32_t nranks, 
 {
 	void *ctx = NULL;
 
-	lastlog[0] = 0;
+	b->lastlog[0] = 0;
 	switch (abi) {
 	case 3:
-		*rc = b->v3->init(nranks, nnodes, logger, &ctx);
+		*rc = b->v3->init(nranks, nnodes, b->logger, &ctx);
 		break;
 	case 4:
-		*rc = b->v4->init(nranks, nnodes, logger, &ctx);
+		*rc = b->v4->init(nranks, nnodes, b->logger, &ctx);
 		break;
 	case 5:
-		*rc = b->v5->init(&ctx, comm, nranks, nnodes, logger, NULL, NULL);
+		*rc = b->v5->init(&ctx, comm, nranks, nnodes, b->logger, NULL, NULL);
 		break;
 	default:
-		*rc = b->v6->init(&ctx, comm, nranks, nnodes, logger, NULL, NULL);
+		*rc = b->v6->init(&ctx, comm, nranks, nnodes, b->logger, NULL, NULL);
 		break;
 	}
 	return ctx;
@@ -742,10 +732,10 @@ static void iteration(uint64_t budget)
 
 		cn[i] = ctx_open(&nb, abi, comm, nranks, nnodes, &rn_);
 		/* the new build's own word on its cap, when it logged it */
-		if (rn_ == 0 && strstr(lastlog, "AUTO's cap") &&
-		    !strstr(lastlog, new_flt ? "AUTO's cap FLT_MAX" : "AUTO's cap 3.6e9"))
+		if (rn_ == 0 && strstr(nb.lastlog, "AUTO's cap") &&
+		    !strstr(nb.lastlog, new_flt ? "AUTO's cap FLT_MAX" : "AUTO's cap 3.6e9"))
 			die("difftest: abi %d version %d: the new build says '%s'\n", abi, version,
-			    lastlog);
+			    nb.lastlog);
 		cr[i] = ctx_open(&rb, abi, comm, nranks, nnodes, &rr);
 		ninits++;
 		if (twin && (rt != rr || !ct[i] != !cr[i])) {

@@ -41,6 +41,9 @@
 #ifndef BOT_TUNER_SO
 #define BOT_TUNER_SO "tuner/libnccl-tuner-bot.so"
 #endif
+#ifndef BOT_HINTLOG_SO
+#define BOT_HINTLOG_SO "tests/unit/.libs/hintlog.so"
+#endif
 
 /* ---- NCCL's side of the ABI (doc/nccl-abi.md, tuner and profiler ABIs) ---- */
 
@@ -164,7 +167,9 @@ void *malloc(size_t n)
 /* ---- the NCCL that loaded the plugin -------------------------------------- */
 /* NCCL exports ncclGetVersion(); so does this test binary (linked with
  * --export-dynamic-symbol), answering what a test sets, or failing while
- * fake_version is 0 (the plugin then knows only the tuner ABI version). */
+ * fake_version is 0 (the plugin then knows only the tuner ABI version).
+ * The plugin asks only the object that holds the logger it is given: the
+ * logger above lives here too, as NCCL's lives in libnccl. */
 static int fake_version;
 
 int ncclGetVersion(int *version);
@@ -425,6 +430,75 @@ START_TEST(test_cap_per_version)
 END_TEST
 
 static int forced_arm(const float *now, const float *was, int n);
+
+/* NCCL's logger in an object that exports no ncclGetVersion() (NCCL linked
+ * statically, its symbols hidden: tests/unit/hintlog.c) while another
+ * object, this binary (first in load order), exports one saying 2.29.7:
+ * the version is unknown, so tuner v5 keeps 2.28's cap, 3.6e9, as every
+ * rank would. Before, the first ncclGetVersion() in load order answered,
+ * whichever NCCL that was. */
+static char hint_lines[8192];
+
+static void hint_sink(int level, const char *line)
+{
+	(void)level;
+	if (strlen(hint_lines) + strlen(line) + 2 < sizeof(hint_lines)) {
+		strcat(hint_lines, line);
+		strcat(hint_lines, "\n");
+	}
+}
+
+START_TEST(test_version_only_from_logger_object)
+{
+	const char *path = getenv("BOT_HINTLOG_SO");
+	int ring_simple = ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE), nch;
+	void *h, *ctx = NULL;
+	logger_t hl;
+	void (**sink)(int, const char *);
+	float t[NALGO][NPROTO];
+
+	if (!path || !*path)
+		path = BOT_HINTLOG_SO;
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h != NULL, "dlopen %s: %s", path, dlerror());
+	hl = (logger_t)dlsym(h, "hintlog_logger");
+	sink = dlsym(h, "hintlog_sink");
+	ck_assert(hl && sink);
+	*sink = hint_sink;
+	table_one(ring_simple);
+	set_table();
+	/* the logger here: this binary's 2.29.7, FLT_MAX */
+	ck_assert(cap_forced(5, 22907, 4e9f, &nch) && nch == 8);
+	/* the logger there: unknown, 3.6e9 */
+	hint_lines[0] = '\0';
+	ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, hl, &nvl, &constants), 0);
+	cost_init(t);
+	((float *)t)[ring_simple] = 4e9f;
+	nch = 0;
+	ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t, NALGO,
+					 NPROTO, 0, &nch), 0);
+	ck_assert(((float *)t)[ring_simple] == 4e9f && nch == 0);
+	ck_assert_msg(strstr(hint_lines, "NCCL 0, AUTO's cap 3.6e9 us"), "%s", hint_lines);
+	/* below the cap: forced as ever */
+	cost_init(t);
+	ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t, NALGO,
+					 NPROTO, 0, &nch), 0);
+	ck_assert(((float *)t)[ring_simple] == 0.0f && nch == 8);
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+	/* no logger at all: unknown too */
+	ctx = NULL;
+	ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, NULL, &nvl, &constants), 0);
+	cost_init(t);
+	((float *)t)[ring_simple] = 4e9f;
+	nch = 0;
+	ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t, NALGO,
+					 NPROTO, 0, &nch), 0);
+	ck_assert(((float *)t)[ring_simple] == 4e9f && nch == 0);
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+	*sink = NULL;
+	dlclose(h);
+}
+END_TEST
 
 /* The same cap in the dynamic decisions: with every entry but one at 4e9,
  * sweep cycles over those entries on 2.29+ and leaves such a row alone
@@ -1395,6 +1469,41 @@ START_TEST(test_bad_env)
 }
 END_TEST
 
+/* A first read of a refused variable without a logger (an init with a NULL
+ * logger) reports nothing and uses nothing up: the next init with a logger
+ * still WARNs, once. Before, the first read marked it reported. */
+START_TEST(test_warn_after_silent_init)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {		/* a fresh process: WARNs are once per process */
+		void *ctx = NULL;
+		int st = 0;
+
+		setenv("NCCL_BOT_POLICY", "thompsn", 1);
+		if (v5->init(&ctx, COMM, 16, 2, NULL, &nvl, &constants) || !ctx)
+			st |= 1;
+		else
+			v5->finalize(ctx);
+		nwarn = 0;
+		alllog[0] = '\0';
+		ctx = open5(COMM, 16, 2);
+		st |= nwarn != 1 ? 2 : 0;
+		st |= !strstr(alllog, "thompsn") ? 4 : 0;
+		v5->finalize(ctx);
+		ctx = open5(COMM, 16, 2);
+		st |= nwarn != 1 ? 8 : 0;
+		v5->finalize(ctx);
+		_exit(st);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d",
+		      WEXITSTATUS(status));
+}
+END_TEST
+
 /* Sweep: per context, the k-th allowed supported arm, k = calls mod count. */
 static void sweep_check(void *ctx, int with_allow_nvls)
 {
@@ -1692,6 +1801,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_no_table_untouched);
 	tcase_add_test(tc, test_forced_arm);
 	tcase_add_test(tc, test_cap_per_version);
+	tcase_add_test(tc, test_version_only_from_logger_object);
 	tcase_add_test(tc, test_cap_sweep);
 	tcase_add_test(tc, test_all_ignored);
 	tcase_add_test(tc, test_never_revive);
@@ -1713,6 +1823,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_runner_up_rule);
 	tcase_add_test(tc, test_no_table_leave_alone);
 	tcase_add_test(tc, test_bad_env);
+	tcase_add_test(tc, test_warn_after_silent_init);
 	tcase_add_test(tc, test_sweep_no_table);
 	tcase_add_test(tc, test_allow_all_sweep);
 	tcase_add_test(tc, test_sweep_table);
