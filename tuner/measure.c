@@ -153,21 +153,44 @@ static void *api_event(struct bot_win *w, const struct bot_rec_event *e)
 	return bot_rec_api(bot_win_rec(w), e);
 }
 
+/* What the layouts share. Each entry point reads its own descriptor, but
+ * the Coll members have the same names in v4 and v5/v6, so one macro
+ * copies them, and the prologue is start_begin(). Only the members of the
+ * event's own kind are read: NCCL 2.28's v4 adapter leaves the others
+ * uninitialised. */
+#define COLL_MEMBERS(e, d)					\
+	do {							\
+		(e).coll.seq = (d)->coll.seqNumber;		\
+		(e).coll.func = (d)->coll.func;			\
+		(e).coll.count = (d)->coll.count;		\
+		(e).coll.datatype = (d)->coll.datatype;		\
+		(e).coll.nchannels = (d)->coll.nChannels;	\
+		(e).coll.algo = (d)->coll.algo;			\
+		(e).coll.proto = (d)->coll.proto;		\
+	} while (0)
+
+/* Before reading: no handle until one is made, and the stuck-window poll
+ * (kch0: a KernelCh start of channel 0). 0 when there is nothing to read. */
+static inline int start_begin(void *ctx, void **handle, const void *d, uint64_t type, int kch0)
+{
+	if (!handle)
+		return 0;
+	*handle = NULL;
+	if (!d)
+		return 0;
+	if (type == BOT_NCCL_PROF_GROUP || type == BOT_NCCL_PROF_COLL || kch0)
+		bot_win_poll();
+	return ctx != NULL;
+}
+
 /* v4: the 104-byte layout only. A Coll's Group is its parentObj; there are
  * no API events (a v4 type is one byte). */
 bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_prof_descr_v4 *d)
 {
 	struct bot_rec_event e;
 
-	if (!handle)
-		return BOT_NCCL_SUCCESS;
-	*handle = NULL;
-	if (!d)
-		return BOT_NCCL_SUCCESS;
-	if (d->type == BOT_NCCL_PROF_GROUP || d->type == BOT_NCCL_PROF_COLL ||
-	    (d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
-		bot_win_poll();
-	if (!ctx)
+	if (!start_begin(ctx, handle, d, d ? d->type : 0,
+			 d && d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
 		return BOT_NCCL_SUCCESS;
 	switch (d->type) {
 	case BOT_NCCL_PROF_KERNEL_CH:
@@ -180,13 +203,7 @@ bot_nccl_result_t bot_meas_start_v4(void *ctx, void **handle, struct bot_nccl_pr
 		e.type = BOT_NCCL_PROF_COLL;
 		e.coll.api_parent = NULL;
 		e.coll.group = d->parentObj;
-		e.coll.seq = d->coll.seqNumber;
-		e.coll.func = d->coll.func;
-		e.coll.count = d->coll.count;
-		e.coll.datatype = d->coll.datatype;
-		e.coll.nchannels = d->coll.nChannels;
-		e.coll.algo = d->coll.algo;
-		e.coll.proto = d->coll.proto;
+		COLL_MEMBERS(e, d);
 		*handle = coll_event(ctx, &e);
 		break;
 	}
@@ -199,15 +216,8 @@ bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_pr
 {
 	struct bot_rec_event e;
 
-	if (!handle)
-		return BOT_NCCL_SUCCESS;
-	*handle = NULL;
-	if (!d)
-		return BOT_NCCL_SUCCESS;
-	if (d->type == BOT_NCCL_PROF_GROUP || d->type == BOT_NCCL_PROF_COLL ||
-	    (d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
-		bot_win_poll();
-	if (!ctx)
+	if (!start_begin(ctx, handle, d, d ? d->type : 0,
+			 d && d->type == BOT_NCCL_PROF_KERNEL_CH && d->kernelCh.channelId == 0))
 		return BOT_NCCL_SUCCESS;
 	switch (d->type) {
 	case BOT_NCCL_PROF_KERNEL_CH:
@@ -220,13 +230,7 @@ bot_nccl_result_t bot_meas_start_v5(void *ctx, void **handle, struct bot_nccl_pr
 		e.type = BOT_NCCL_PROF_COLL;
 		e.coll.api_parent = d->parentObj;
 		e.coll.group = d->coll.parentGroup;
-		e.coll.seq = d->coll.seqNumber;
-		e.coll.func = d->coll.func;
-		e.coll.count = d->coll.count;
-		e.coll.datatype = d->coll.datatype;
-		e.coll.nchannels = d->coll.nChannels;
-		e.coll.algo = d->coll.algo;
-		e.coll.proto = d->coll.proto;
+		COLL_MEMBERS(e, d);
 		*handle = coll_event(ctx, &e);
 		break;
 	case BOT_NCCL_PROF_GROUP_API:
