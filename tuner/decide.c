@@ -247,7 +247,7 @@ static void env_inputs(struct bot_decide_ctx *c, const struct bot_env *e, uint32
  * reducescatter, whose nBytes is the whole buffer (nRanks x the per-rank
  * part): the bucket of the bucket's lower bound / nRanks. The bucket's
  * lower bound stands for every size in it, so a cell has one value. */
-static unsigned bpr_log2(unsigned coll, unsigned bucket, uint32_t nranks)
+static unsigned cell_bpr_log2(unsigned coll, unsigned bucket, uint32_t nranks)
 {
 	if ((coll == BOT_COLL_ALLGATHER || coll == BOT_COLL_REDUCESCATTER) && nranks > 1)
 		bucket = bot_size_bucket(bot_bucket_lo(bucket) / nranks);
@@ -275,7 +275,7 @@ static int build_dynamic(struct bot_decide_ctx *c, const struct bot_table *t, in
 	for (unsigned coll = 0; coll < BOT_NCOLL; coll++) {
 		for (unsigned b = min_bucket; b < BOT_NBUCKETS; b++) {
 			struct bot_decide_cell *cell = &c->cell[coll][b];
-			unsigned l = bpr_log2(coll, b, c->nranks);
+			unsigned l = cell_bpr_log2(coll, b, c->nranks);
 			uint16_t row = BOT_DECIDE_NOCORR;
 
 			if (cell->arm != BOT_DECIDE_AUTO)

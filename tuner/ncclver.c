@@ -37,7 +37,7 @@ struct dyn {
 	const uint32_t *gnu_hash, *elf_hash;
 };
 
-static uintptr_t addr(const struct dl_phdr_info *info, ElfW(Addr) p)
+static uintptr_t dyn_addr(const struct dl_phdr_info *info, ElfW(Addr) p)
 {
 	return p < info->dlpi_addr ? info->dlpi_addr + p : p;
 }
@@ -55,19 +55,19 @@ static int read_dyn(const struct dl_phdr_info *info, struct dyn *d)
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
 		case DT_SYMTAB:
-			d->symtab = (const ElfW(Sym) *)addr(info, dyn->d_un.d_ptr);
+			d->symtab = (const ElfW(Sym) *)dyn_addr(info, dyn->d_un.d_ptr);
 			break;
 		case DT_STRTAB:
-			d->strtab = (const char *)addr(info, dyn->d_un.d_ptr);
+			d->strtab = (const char *)dyn_addr(info, dyn->d_un.d_ptr);
 			break;
 		case DT_STRSZ:
 			d->strsz = dyn->d_un.d_val;
 			break;
 		case DT_GNU_HASH:
-			d->gnu_hash = (const uint32_t *)addr(info, dyn->d_un.d_ptr);
+			d->gnu_hash = (const uint32_t *)dyn_addr(info, dyn->d_un.d_ptr);
 			break;
 		case DT_HASH:
-			d->elf_hash = (const uint32_t *)addr(info, dyn->d_un.d_ptr);
+			d->elf_hash = (const uint32_t *)dyn_addr(info, dyn->d_un.d_ptr);
 			break;
 		}
 	}
@@ -145,7 +145,7 @@ static uint32_t find_elf(const struct dyn *d)
 	return 0;
 }
 
-static int holds(const struct dl_phdr_info *info, uintptr_t a)
+static int object_holds(const struct dl_phdr_info *info, uintptr_t a)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
@@ -165,7 +165,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *arg)
 	uintptr_t fn;
 
 	(void)size;
-	if (!holds(info, s->hint))
+	if (!object_holds(info, s->hint))
 		return 0;
 	/* the hint's object, whatever it holds: stop here */
 	if (read_dyn(info, &d) < 0)

@@ -145,7 +145,7 @@ void bot_rec_set_pool_max(unsigned n)
 
 /* ---- communicators ------------------------------------------------------------- */
 
-static void summaries(void *obj, void (*emit)(const struct bot_spool_rec *r, void *arg),
+static void record_summaries(void *obj, void (*emit)(const struct bot_spool_rec *r, void *arg),
 		      void *arg);
 
 struct bot_rec_comm *bot_rec_new(const struct bot_rec_id *id)
@@ -163,7 +163,7 @@ struct bot_rec_comm *bot_rec_new(const struct bot_rec_id *id)
 		all_comms->all_prev = rc;
 	all_comms = rc;
 	bot_spin_unlock(&reg_lock);
-	bot_spool_register(rc, summaries);
+	bot_spool_register(rc, record_summaries);
 	return rc;
 }
 
@@ -795,7 +795,7 @@ void bot_rec_scan(uint64_t now)
 
 /* ---- summaries ------------------------------------------------------------------------ */
 
-static void summaries(void *obj, void (*emit)(const struct bot_spool_rec *r, void *arg),
+static void record_summaries(void *obj, void (*emit)(const struct bot_spool_rec *r, void *arg),
 		      void *arg)
 {
 	struct bot_rec_comm *rc = obj;

@@ -487,7 +487,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static void fail(const char *what, int err)
+static void spool_fail(const char *what, int err)
 {
 	if (logger && !__atomic_exchange_n(&logged_failure, 1, __ATOMIC_RELAXED))
 		logger(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
@@ -571,7 +571,7 @@ static int flush(void)
 	bot_spin_unlock(&lock);
 	__atomic_store_n(&tried_changes, took, __ATOMIC_RELEASE);
 	if (b.oom) {
-		fail("building the file", ENOMEM);
+		spool_fail("building the file", ENOMEM);
 		goto out;
 	}
 	h.version = BOT_SPOOL_VERSION;
@@ -599,19 +599,19 @@ static int flush(void)
 	if (dir_fd < 0) {
 		dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dir_fd < 0) {
-			fail("opening the directory", errno);
+			spool_fail("opening the directory", errno);
 			goto out;
 		}
 	}
 
 	/* a fresh file of ours: whatever sits under the temporary name goes */
 	if (unlinkat(dir_fd, tmp_name, 0) && errno != ENOENT) {
-		fail("unlink", errno);
+		spool_fail("unlink", errno);
 		goto out;
 	}
 	fd = openat(dir_fd, tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		fail("open", errno);
+		spool_fail("open", errno);
 		goto out;
 	}
 	if (write_all(fd, hdr, sizeof(hdr)) || view_write(fd, &vs) || view_write(fd, &vm) ||
@@ -621,26 +621,26 @@ static int flush(void)
 
 		close(fd);
 		unlinkat(dir_fd, tmp_name, 0);
-		fail("write", e);
+		spool_fail("write", e);
 		goto out;
 	}
 	if (close(fd)) {
 		int e = errno;
 
 		unlinkat(dir_fd, tmp_name, 0);
-		fail("close", e);
+		spool_fail("close", e);
 		goto out;
 	}
 	if (renameat(dir_fd, tmp_name, dir_fd, name)) {
 		int e = errno;
 
 		unlinkat(dir_fd, tmp_name, 0);
-		fail("rename", e);
+		spool_fail("rename", e);
 		goto out;
 	}
 	/* the rename itself is durable only once the directory is */
 	if (fsync(dir_fd) && errno != EINVAL) {
-		fail("fsync of the directory", errno);
+		spool_fail("fsync of the directory", errno);
 		goto out;
 	}
 	written_nrec = nrec + 1;
