@@ -11,7 +11,7 @@
  *
  * Two halves: spool_codec.c (CRC, packing, the record check; no I/O, no
  * allocation: the rank-side library links only this half) and spool_read.c
- * (bot_spool_parse, bot_spool_read_file, bot_spool_free: tools).
+ * (bot_spool_parse, bot_spool_read_at/_file, bot_spool_free: tools).
  */
 #ifndef BOT_COMMON_SPOOL_H
 #define BOT_COMMON_SPOOL_H
@@ -116,8 +116,17 @@ static inline int bot_spool_clean(const struct bot_spool_rec *r)
  * empty. Allocates. */
 int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot_spool_file *out,
 		    char *err, size_t errlen);
-/* Read a file and parse it (at most the header, trailer and
- * BOT_SPOOL_MAX_RECORDS records). */
+/*
+ * Read dirfd/name whole and parse it; path names it in messages. Never
+ * through a symbolic link, never blocking, never opening anything but a
+ * regular file (checked before the open and again on the open file, the
+ * same inode), at most the header, trailer and BOT_SPOOL_MAX_RECORDS
+ * records. 0 with *out filled, or -1 with "PATH: reason" in err. Every
+ * reader of spool files reads through this.
+ */
+int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_spool_file *out,
+		      char *err, size_t errlen);
+/* The same for a path (relative to the working directory). */
 int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen);
 void bot_spool_free(struct bot_spool_file *f);
 

@@ -8,12 +8,16 @@
  * "FILE: reason".
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/le.h"
 #include "common/errf.h"
+#include "common/readall.h"
 #include "common/spool.h"
 #include "policies/context.h"
 
@@ -94,55 +98,72 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 	return 0;
 }
 
-int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen)
+/* The largest file a reader accepts. */
+#define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
+			(size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
+
+static const char *not_spool(mode_t m)
 {
-	size_t cap = BOT_SPOOL_HDR_SIZE + (size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE +
-		     BOT_SPOOL_TRAILER_SIZE + 1;
-	size_t len = 0, sz = 65536;
-	uint8_t *buf = NULL;
-	FILE *f;
-	int rc;
+	if (S_ISLNK(m))
+		return "a symbolic link, not a spool file (spool files are read without "
+		       "following links)";
+	if (S_ISDIR(m))
+		return "a directory, not a spool file";
+	if (S_ISFIFO(m))
+		return "a FIFO, not a spool file";
+	if (S_ISCHR(m))
+		return "a character device, not a spool file";
+	if (S_ISBLK(m))
+		return "a block device, not a spool file";
+	if (S_ISSOCK(m))
+		return "a socket, not a spool file";
+	return "not a regular file";
+}
+
+int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_spool_file *out,
+		      char *err, size_t errlen)
+{
+	struct stat st, fst;
+	uint8_t *buf;
+	size_t len;
+	int fd, rc;
 
 	memset(out, 0, sizeof(*out));
-	f = fopen(path, "rb");
-	if (!f)
+	/* Looked at before it is opened: a device is never opened (an open
+	 * can have side effects), a FIFO never waited on. */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-	for (;;) {
-		uint8_t *nb;
-		size_t got;
+	if (!S_ISREG(st.st_mode))
+		return bot_errf(err, errlen, "%s: %s", path, not_spool(st.st_mode));
+	if ((uint64_t)st.st_size > SPOOL_MAX_FILE)
+		return bot_errf(err, errlen, "%s: %lld bytes, over the largest spool file a "
+				"reader accepts (%zu bytes: %u records)", path,
+				(long long)st.st_size, SPOOL_MAX_FILE, BOT_SPOOL_MAX_RECORDS);
+	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return bot_errf(err, errlen, "%s: %s", path,
+				errno == ELOOP ? not_spool(S_IFLNK) : strerror(errno));
+	if (fstat(fd, &fst) < 0) {
+		int e = errno;
 
-		if (len == sz || !buf) {
-			if (buf)
-				sz *= 2;
-			if (sz > cap)
-				sz = cap;
-			nb = realloc(buf, sz);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return bot_errf(err, errlen, "%s: out of memory", path);
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, sz - len, f);
-		len += got;
-		if (got == 0 || len == cap)
-			break;
+		close(fd);
+		return bot_errf(err, errlen, "%s: %s", path, strerror(e));
 	}
-	if (ferror(f)) {
-		free(buf);
-		fclose(f);
-		return bot_errf(err, errlen, "%s: read error", path);
+	if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || !S_ISREG(fst.st_mode)) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: replaced while being opened", path);
 	}
-	fclose(f);
-	if (len == cap) {
-		free(buf);
-		return bot_errf(err, errlen, "%s: larger than the %u-record limit", path,
-			   BOT_SPOOL_MAX_RECORDS);
-	}
+	/* reads one byte past the size: a file that changed is refused, not cut */
+	if (bot_read_whole(fd, path, SPOOL_MAX_FILE, &buf, &len, err, errlen) < 0)
+		return -1;
 	rc = bot_spool_parse(path, buf, len, out, err, errlen);
 	free(buf);
 	return rc;
+}
+
+int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen)
+{
+	return bot_spool_read_at(AT_FDCWD, path, path, out, err, errlen);
 }
 
 void bot_spool_free(struct bot_spool_file *f)

@@ -20,6 +20,7 @@
 
 #include "common/le.h"
 #include "common/errf.h"
+#include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
 #include "policies/context.h"
@@ -381,55 +382,6 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 	return 0;
 }
 
-int bot_state_slurp(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
-		    size_t errlen)
-{
-	struct stat st;
-	uint8_t *b;
-	size_t got = 0;
-
-	*buf = NULL;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return bot_errf(err, errlen, "%s: not a regular file", name);
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return bot_errf(err, errlen, "%s: %lld bytes: over the %zu-byte limit", name,
-			   (long long)st.st_size, max);
-	}
-	b = malloc((size_t)st.st_size + 1);
-	if (!b) {
-		close(fd);
-		return bot_errf(err, errlen, "%s: out of memory", name);
-	}
-	/* Read one byte past the size: a file that grew is caught, not cut. */
-	while (got <= (size_t)st.st_size) {
-		ssize_t r = read(fd, b + got, (size_t)st.st_size + 1 - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-
-			free(b);
-			close(fd);
-			return bot_errf(err, errlen, "%s: %s", name, strerror(e));
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	if (got != (size_t)st.st_size) {
-		free(b);
-		return bot_errf(err, errlen, "%s: changed while being read", name);
-	}
-	*buf = b;
-	*len = got;
-	return 0;
-}
-
 int bot_state_read_file(const char *path, struct bot_state *out, char *err, size_t errlen)
 {
 	uint8_t *b;
@@ -441,7 +393,7 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
 		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-	if (bot_state_slurp(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
+	if (bot_read_whole(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
 		return -1;
 	rc = bot_state_parse(path, b, len, out, err, errlen);
 	free(b);

@@ -72,11 +72,5 @@ void bot_state_snap_name(const uint8_t *buf, size_t len, char name[BOT_STATE_NAM
 /* Is s exactly "snap-<16 lower-case hex>.nbs"? */
 int bot_state_snap_name_ok(const char *s);
 
-/* Read the whole regular file open on fd (closed here), at most max bytes,
- * into *buf (malloc()ed, *len bytes): 0, or -1 with "name: reason" in err
- * (not a regular file, over max, a read error, changed while read). The
- * reader of snapshot files and of the state directory (learn/store.c). */
-int bot_state_slurp(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
-		    size_t errlen);
 
 #endif

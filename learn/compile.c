@@ -284,10 +284,6 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The largest file a spool reader accepts (common/spool.h). */
-#define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
-			(size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
-
 /* dir/name (name NULL: dir as given), opened later from dirfd. */
 static int push_path(struct bot_compile_paths *p, const char *dir, const char *name, int dirfd)
 {
@@ -414,65 +410,12 @@ void bot_compile_paths_free(struct bot_compile_paths *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const char *not_spool(mode_t m)
-{
-	if (S_ISLNK(m))
-		return "a symbolic link, not a spool file (spool files are read without "
-		       "following links)";
-	if (S_ISDIR(m))
-		return "a directory, not a spool file";
-	if (S_ISFIFO(m))
-		return "a FIFO, not a spool file";
-	if (S_ISCHR(m))
-		return "a character device, not a spool file";
-	if (S_ISBLK(m))
-		return "a block device, not a spool file";
-	if (S_ISSOCK(m))
-		return "a socket, not a spool file";
-	return "not a regular file";
-}
-
 int bot_compile_read_file(const struct bot_compile_paths *p, size_t i, struct bot_spool_file *f,
 			  char *err, size_t errlen)
 {
-	const char *path = p->v[i], *name = path + p->at[i].name;
-	int dirfd = p->at[i].dirfd, fd, rc;
-	struct stat st, fst;
-	uint8_t *buf;
-	size_t len;
+	int rc = bot_spool_read_at(p->at[i].dirfd, p->v[i] + p->at[i].name, p->v[i], f, err,
+				   errlen);
 
-	memset(f, 0, sizeof(*f));
-	/* Looked at before it is opened: a device is never opened (an open
-	 * can have side effects), a FIFO never waited on. */
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return bot_log_errf(err, errlen, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return bot_log_errf(err, errlen, "%s: %s", path, not_spool(st.st_mode));
-	if ((uint64_t)st.st_size > SPOOL_MAX_FILE)
-		return bot_log_errf(err, errlen, "%s: %lld bytes, over the largest spool file a "
-				    "reader accepts (%zu bytes: %u records)", path,
-				    (long long)st.st_size, SPOOL_MAX_FILE, BOT_SPOOL_MAX_RECORDS);
-	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return bot_log_errf(err, errlen, "%s: %s", path,
-				    errno == ELOOP ? not_spool(S_IFLNK) : strerror(errno));
-	if (fstat(fd, &fst) < 0) {
-		int e = errno;
-
-		close(fd);
-		return bot_log_errf(err, errlen, "%s: %s", path, strerror(e));
-	}
-	if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || !S_ISREG(fst.st_mode)) {
-		close(fd);
-		return bot_log_errf(err, errlen, "%s: replaced while being opened", path);
-	}
-	/* reads one byte past the size: a file that changed is refused, not cut */
-	if (bot_state_slurp(fd, path, SPOOL_MAX_FILE, &buf, &len, err, errlen) < 0) {
-		bot_log_esc_inplace(err, errlen);
-		return -1;
-	}
-	rc = bot_spool_parse(path, buf, len, f, err, errlen);
-	free(buf);
 	if (rc < 0)
 		bot_log_esc_inplace(err, errlen);
 	return rc;

@@ -85,12 +85,10 @@ int bot_compile_list(const char *const *paths, size_t npaths, struct bot_compile
 		     char *err, size_t errlen);
 void bot_compile_paths_free(struct bot_compile_paths *p);
 /*
- * Read file i of p whole and validate it (common/spool.h's bot_spool_parse):
- * never through a symbolic link, never blocking, never opening anything but
- * a regular file (checked before the open and again on the open file, the
- * same inode), at most the largest spool file a reader accepts. 0 with *f
- * filled (bot_spool_free), or -1 with "PATH: reason" in err. Every reader of
- * spool files in learn/ and tools/ reads through this.
+ * Read file i of p whole and validate it: common/spool.h's bot_spool_read_at
+ * from the directory it was listed in (no link, no FIFO or device, a size
+ * cap), with control characters in the reason escaped. 0 with *f filled
+ * (bot_spool_free), or -1 with "PATH: reason" in err.
  */
 int bot_compile_read_file(const struct bot_compile_paths *p, size_t i, struct bot_spool_file *f,
 			  char *err, size_t errlen);

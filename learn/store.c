@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/readall.h"
 #include "learn/log.h"
 #include "learn/store.h"
 
@@ -87,7 +88,7 @@ static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, u
 		return bot_log_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
 				(unsigned long)st.st_nlink);
 	}
-	if (bot_state_slurp(fd, path, max, buf, len, err, errlen) < 0) {
+	if (bot_read_whole(fd, path, max, buf, len, err, errlen) < 0) {
 		bot_log_esc_inplace(err, errlen);
 		return -1;
 	}

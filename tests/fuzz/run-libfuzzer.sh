@@ -24,8 +24,8 @@ p=$srcdir/policies
 case $target in
 sweep)	src="$srcdir/common/sweep.c $p/context.c"; corpus=corpus ;;
 table)	src="$srcdir/common/table_decode.c $srcdir/common/table_encode.c $p/context.c"; corpus=corpus-table ;;
-spool)	src="$srcdir/common/spool_codec.c $srcdir/common/spool_read.c $p/context.c"; corpus=corpus-spool ;;
-state)	src="$srcdir/common/state.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
+spool)	src="$srcdir/common/spool_codec.c $srcdir/common/spool_read.c $srcdir/common/readall.c $p/context.c"; corpus=corpus-spool ;;
+state)	src="$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-state ;;
 settings)	src="$srcdir/common/settings.c $p/context.c"; corpus=corpus-settings ;;

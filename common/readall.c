@@ -1,0 +1,61 @@
+/*
+ * readall.c - reading a whole file that a reader will validate
+ * (common/readall.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/errf.h"
+#include "common/readall.h"
+
+int bot_read_whole(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
+		    size_t errlen)
+{
+	struct stat st;
+	uint8_t *b;
+	size_t got = 0;
+
+	*buf = NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: not a regular file", name);
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: %lld bytes: over the %zu-byte limit", name,
+			   (long long)st.st_size, max);
+	}
+	b = malloc((size_t)st.st_size + 1);
+	if (!b) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: out of memory", name);
+	}
+	/* Read one byte past the size: a file that grew is caught, not cut. */
+	while (got <= (size_t)st.st_size) {
+		ssize_t r = read(fd, b + got, (size_t)st.st_size + 1 - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			free(b);
+			close(fd);
+			return bot_errf(err, errlen, "%s: %s", name, strerror(e));
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	if (got != (size_t)st.st_size) {
+		free(b);
+		return bot_errf(err, errlen, "%s: changed while being read", name);
+	}
+	*buf = b;
+	*len = got;
+	return 0;
+}
