@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/elfhash.h"
 #include "common/errf.h"
 #include "common/le.h"
 #include "learn/elf.h"
@@ -314,28 +315,6 @@ static int read_segments(struct elf *e, const uint8_t *h, struct seg *dyn)
 }
 
 /* GNU's hash (dl_new_hash) and the System V one (_dl_elf_hash). */
-static uint32_t gnu_hash(const char *s)
-{
-	uint32_t h = 5381;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		h = h * 33 + *p;
-	return h;
-}
-
-static uint32_t sysv_hash(const char *s)
-{
-	uint32_t h = 0, g;
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		h = (h << 4) + *p;
-		g = h & 0xf0000000u;
-		h ^= g >> 24;
-		h &= ~g;
-	}
-	return h;
-}
-
 /*
  * An array of the file (symbols, versions, GNU chain words) read in chunks
  * of `chunk` entries aligned to the chunk: a walk along the array costs a
@@ -465,7 +444,7 @@ static int gnu_lookup(struct look *l, uint64_t *idx)
 {
 	const struct elf *e = l->t->e;
 	uint64_t addr = l->t->d->gnu_hash, buckets, word, mask, i;
-	uint32_t h = gnu_hash(l->name), nbuckets, symoffset, nwords, shift, b;
+	uint32_t h = bot_elf_gnu_hash(l->name), nbuckets, symoffset, nwords, shift, b;
 	uint8_t raw[16];
 
 	*idx = 0;
@@ -541,7 +520,7 @@ static int sysv_lookup(struct look *l, uint64_t *idx)
 	struct tables *t = l->t;
 	const struct elf *e = t->e;
 	uint64_t addr = t->d->hash;
-	uint32_t h = sysv_hash(l->name), i, steps;
+	uint32_t h = bot_elf_sysv_hash(l->name), i, steps;
 	const uint8_t *w;
 	uint8_t raw[8];
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/elfhash.h"
 #include "tuner/nccl_abi.h"
 #include "tuner/ncclver.h"
 
@@ -92,15 +93,14 @@ static uint32_t find_gnu(const struct dyn *d)
 	const ElfW(Addr) *bloom = (const ElfW(Addr) *)&h[4];
 	const uint32_t *buckets, *chain;
 	const unsigned bits = sizeof(ElfW(Addr)) * 8;
-	uint32_t hash = 5381, i;
+	uint32_t hash, i;
 	ElfW(Addr) word, mask;
 
 	/* hash is 32 bits: a shift of 32 or more is undefined (a malformed
 	 * object; linkers choose 5..8) */
 	if (!nbuckets || !bloom_size || bloom_shift >= 32)
 		return 0;
-	for (const char *s = NAME; *s; s++)
-		hash = hash * 33 + (unsigned char)*s;
+	hash = bot_elf_gnu_hash(NAME);
 	word = bloom[(hash / bits) % bloom_size];
 	mask = (ElfW(Addr))1 << (hash % bits) | (ElfW(Addr))1 << ((hash >> bloom_shift) % bits);
 	if ((word & mask) != mask)
@@ -123,20 +123,12 @@ static uint32_t find_gnu(const struct dyn *d)
 static uint32_t find_elf(const struct dyn *d)
 {
 	const uint32_t *h = d->elf_hash;
-	uint32_t nbucket = h[0], nchain = h[1], hash = 0;
+	uint32_t nbucket = h[0], nchain = h[1], hash;
 	const uint32_t *bucket = &h[2], *chain = &bucket[nbucket];
 
 	if (!nbucket)
 		return 0;
-	for (const char *s = NAME; *s; s++) {
-		uint32_t g;
-
-		hash = (hash << 4) + (unsigned char)*s;
-		g = hash & 0xf0000000u;
-		if (g)
-			hash ^= g >> 24;
-		hash &= ~g;
-	}
+	hash = bot_elf_sysv_hash(NAME);
 	/* a chain never visits more entries than there are symbols */
 	for (uint32_t i = bucket[hash % nbucket], n = 0; i && i < nchain && n < nchain;
 	     i = chain[i], n++)

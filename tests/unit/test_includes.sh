@@ -21,7 +21,7 @@ set -u
 top=${srcdir:-.}
 cd "$top" || exit 99
 
-RANK_OK='tuner/ common/table.h common/spool.h
+RANK_OK='tuner/ common/table.h common/spool.h common/elfhash.h
 common/settings.h common/le.h policies/context.h policies/plan.h'
 RANK_SYS_BAD='yaml.h math.h check.h slurm/ pthread.h'
 
