@@ -59,3 +59,20 @@ int bot_read_whole(int fd, const char *name, size_t max, uint8_t **buf, size_t *
 	*len = got;
 	return 0;
 }
+
+const char *bot_file_kind(mode_t m)
+{
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return NULL;
+}

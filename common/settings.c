@@ -343,16 +343,6 @@ const char *bot_env_name(enum bot_env_id id)
 	return (unsigned)id < BOT_ENV_COUNT ? env_vars[id].name : "?";
 }
 
-enum bot_set_kind bot_env_kind(enum bot_env_id id)
-{
-	return (unsigned)id < BOT_ENV_COUNT ? env_vars[id].kind : BOT_SET_NUMBER;
-}
-
-const char *bot_env_default(enum bot_env_id id)
-{
-	return (unsigned)id < BOT_ENV_COUNT ? env_vars[id].dflt : "?";
-}
-
 void bot_env_read(struct bot_env *e, const char *(*get)(const char *name))
 {
 	memset(e, 0, sizeof(*e));

@@ -110,10 +110,8 @@ struct bot_env {
 	int err[BOT_ENV_COUNT];	/* the refusal's error code */
 };
 
-/* The variable's name, its kind and its default as text. */
+/* The variable's name. */
 const char *bot_env_name(enum bot_env_id id);
-enum bot_set_kind bot_env_kind(enum bot_env_id id);
-const char *bot_env_default(enum bot_env_id id);
 
 /* Read every variable through get (getenv, or a test's lookup; it may
  * return NULL). An unset or empty variable takes its default; a refused one

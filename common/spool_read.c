@@ -102,22 +102,17 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 #define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
 			(size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
 
-static const char *not_spool(mode_t m)
+/* The reason a file of kind m is refused. */
+static int not_spool(char *err, size_t errlen, const char *path, mode_t m)
 {
+	const char *kind = bot_file_kind(m);
+
 	if (S_ISLNK(m))
-		return "a symbolic link, not a spool file (spool files are read without "
-		       "following links)";
-	if (S_ISDIR(m))
-		return "a directory, not a spool file";
-	if (S_ISFIFO(m))
-		return "a FIFO, not a spool file";
-	if (S_ISCHR(m))
-		return "a character device, not a spool file";
-	if (S_ISBLK(m))
-		return "a block device, not a spool file";
-	if (S_ISSOCK(m))
-		return "a socket, not a spool file";
-	return "not a regular file";
+		return bot_errf(err, errlen, "%s: a symbolic link, not a spool file (spool files "
+				"are read without following links)", path);
+	if (kind)
+		return bot_errf(err, errlen, "%s: %s, not a spool file", path, kind);
+	return bot_errf(err, errlen, "%s: not a regular file", path);
 }
 
 int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_spool_file *out,
@@ -134,15 +129,16 @@ int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return bot_errf(err, errlen, "%s: %s", path, not_spool(st.st_mode));
+		return not_spool(err, errlen, path, st.st_mode);
 	if ((uint64_t)st.st_size > SPOOL_MAX_FILE)
 		return bot_errf(err, errlen, "%s: %lld bytes, over the largest spool file a "
 				"reader accepts (%zu bytes: %u records)", path,
 				(long long)st.st_size, SPOOL_MAX_FILE, BOT_SPOOL_MAX_RECORDS);
 	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP)
+		return not_spool(err, errlen, path, S_IFLNK);
 	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path,
-				errno == ELOOP ? not_spool(S_IFLNK) : strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &fst) < 0) {
 		int e = errno;
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/readall.h"
 #include "learn/elf.h"
 #include "learn/log.h"
 #include "learn/ranklib.h"
@@ -121,21 +122,6 @@ int bot_ranklib_abspath(const char *path, char *out, size_t len, char *err, size
 	return 0;
 }
 
-static const char *file_kind(mode_t m)
-{
-	if (S_ISDIR(m))
-		return "a directory, not a shared library";
-	if (S_ISCHR(m))
-		return "a character device, not a shared library";
-	if (S_ISBLK(m))
-		return "a block device, not a shared library";
-	if (S_ISFIFO(m))
-		return "a FIFO, not a shared library";
-	if (S_ISSOCK(m))
-		return "a socket, not a shared library";
-	return "not a regular file";
-}
-
 static size_t count(const char *const *v)
 {
 	size_t n = 0;
@@ -181,8 +167,11 @@ int bot_ranklib_check(const char *path, struct bot_ranklib *out, char *err, size
 	 */
 	if (lstat(out->real, &st) < 0)
 		return bot_log_errf(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) && bot_file_kind(st.st_mode))
+		return bot_log_errf(err, errlen, "%s: %s, not a shared library", path,
+				    bot_file_kind(st.st_mode));
 	if (!S_ISREG(st.st_mode))
-		return bot_log_errf(err, errlen, "%s: %s", path, file_kind(st.st_mode));
+		return bot_log_errf(err, errlen, "%s: not a regular file", path);
 	fd = open(out->real, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", path,
