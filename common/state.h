@@ -38,6 +38,9 @@
 struct bot_state {
 	char fabric[BOT_STATE_FABRIC_MAX + 1];
 	uint64_t rounds;			/* merges that added a source */
+	uint64_t parent;		/* digest of the snapshot this was made from; 0 first */
+	uint64_t ledger;		/* digest of the compactor's ledger; 0 (state add) */
+	uint64_t epoch;			/* last decay window applied; 0 none */
 	size_t nsources, scap;
 	uint64_t *src;			/* ids of what was merged (a spool file:
 					 * bot_digest64 of its bytes), sorted, unique */
