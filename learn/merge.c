@@ -89,8 +89,8 @@ static int merge_into(struct bot_state *next, const struct bot_state *cur, const
 			    cur->fabric, halved);
 	next->rounds = cur->rounds + 1;
 	next->parent = bot_state_snap_digest(from);
-	next->ledger = cur->ledger;
-	next->epoch = cur->epoch;
+	next->ledger = 0;		/* no compactor ledger goes with a state add */
+	next->epoch = cur->epoch;	/* the decay its statistics went through */
 	/* sorted already: one copy; the batch's sorted and merged once */
 	if (bot_state_add_sources(next, cur->src, cur->nsources) < 0 ||
 	    bot_state_add_sources(next, src, nsrc) < 0)
