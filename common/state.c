@@ -1,10 +1,13 @@
 /*
  * state.c - per-fabric learned state: the snapshot codec (state.h,
- * doc/formats.md section 12).
+ * doc/formats.md section 12; writes version 2, reads 1 and 2).
  *
  * The encoder writes contexts in key order and bins in bin order, so one
- * state has one byte string; the parser accepts exactly that form and
- * nothing else, which makes a snapshot's digest a name for its content.
+ * state has one byte string (per format version); the parser accepts
+ * exactly that form and nothing else, which makes a snapshot's digest a
+ * name for its content. The two versions differ only in the header's
+ * lineage fields (parent, ledger, epoch, reserved: 32 bytes) and each
+ * context's explore word (8 bytes before its histograms).
  * The state directory around snapshots (`current`, publishing, locking) is
  * learn/store.c and learn/lock.c.
  */
@@ -106,6 +109,53 @@ int bot_state_add_source(struct bot_state *s, uint64_t id)
 	return 0;
 }
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return (a > b) - (a < b);
+}
+
+int bot_state_add_sources(struct bot_state *s, const uint64_t *ids, size_t n)
+{
+	uint64_t *add, *out;
+	size_t m = 0, i = 0, j = 0, k = 0;
+
+	if (n == 0)
+		return 0;
+	if (n > BOT_STATE_MAX_SOURCES + (size_t)s->nsources || !(add = malloc(n * sizeof(*add))))
+		return -1;
+	memcpy(add, ids, n * sizeof(*add));
+	qsort(add, n, sizeof(*add), cmp_u64);
+	for (size_t x = 0; x < n; x++)	/* unique */
+		if (m == 0 || add[x] != add[m - 1])
+			add[m++] = add[x];
+	out = malloc((s->nsources + m) * sizeof(*out));
+	if (!out) {
+		free(add);
+		return -1;
+	}
+	while (i < s->nsources || j < m) {
+		if (j == m || (i < s->nsources && s->src[i] < add[j]))
+			out[k++] = s->src[i++];
+		else if (i == s->nsources || add[j] < s->src[i])
+			out[k++] = add[j++];
+		else {
+			out[k++] = s->src[i++];
+			j++;
+		}
+	}
+	free(add);
+	if (k > BOT_STATE_MAX_SOURCES) {
+		free(out);
+		return -1;
+	}
+	free(s->src);
+	s->src = out;
+	s->nsources = s->scap = k;
+	return 0;
+}
+
 static uint32_t arm_mask(const struct bot_kb_ctx *c)
 {
 	uint32_t m = 0;
@@ -127,12 +177,25 @@ static int cmp_ctx(const void *pa, const void *pb)
 int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char *err,
 		     size_t errlen)
 {
+	return bot_state_encode_version(s, BOT_STATE_VERSION, buf, len, err, errlen);
+}
+
+int bot_state_encode_version(const struct bot_state *s, unsigned version, uint8_t **buf,
+			     size_t *len, char *err, size_t errlen)
+{
 	size_t n = bot_kb_count(s->kb), size, off;
+	size_t hdr = version == 1 ? BOT_STATE_HDR_SIZE_V1 : BOT_STATE_HDR_SIZE;
+	size_t ctx = version == 1 ? BOT_STATE_CTX_SIZE_V1 : BOT_STATE_CTX_SIZE;
 	const struct bot_kb_ctx **v = NULL;
 	uint8_t *b;
 
 	*buf = NULL;
 	*len = 0;
+	if (version != 1 && version != BOT_STATE_VERSION)
+		return bot_errf(err, errlen, "snapshot format version %u: this build writes 1 and %d",
+				version, BOT_STATE_VERSION);
+	if (version == 1 && (s->parent || s->ledger || s->epoch))
+		return bot_errf(err, errlen, "format version 1 has no parent, ledger or epoch");
 	if (!bot_state_fabric_ok(s->fabric))
 		return bot_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", s->fabric);
 	if (n > BOT_STATE_MAX_CONTEXTS || s->nsources > BOT_STATE_MAX_SOURCES)
@@ -140,10 +203,17 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 			   s->nsources, BOT_STATE_MAX_CONTEXTS);
 	if (n && !(v = malloc(n * sizeof(*v))))
 		return bot_errf(err, errlen, "out of memory");
-	size = BOT_STATE_HDR_SIZE + s->nsources * BOT_STATE_SRC_SIZE + BOT_STATE_TRAILER_SIZE;
+	size = hdr + s->nsources * BOT_STATE_SRC_SIZE + BOT_STATE_TRAILER_SIZE;
 	for (size_t i = 0; i < n; i++) {
 		v[i] = bot_kb_at(s->kb, i);
-		size += BOT_STATE_CTX_SIZE;
+		size += ctx;
+		if (version == 1 && v[i]->explore) {
+			uint64_t key = v[i]->key;
+
+			free(v);
+			return bot_errf(err, errlen, "context %016" PRIx64 ": format version 1 has no "
+					"explore", key);
+		}
 		for (int a = 0; a < BOT_NARMS; a++) {
 			if (v[i]->arm[a].n > BOT_STATE_MAX_ARM_N) {
 				uint64_t key = v[i]->key;
@@ -169,12 +239,18 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 		return bot_errf(err, errlen, "out of memory");
 	}
 	memcpy(b, BOT_STATE_MAGIC, 8);
-	bot_le_put32(b + 8, BOT_STATE_VERSION);
+	bot_le_put32(b + 8, version);
 	memcpy(b + 16, s->fabric, strlen(s->fabric));
 	bot_le_put64(b + 80, s->rounds);
 	bot_le_put32(b + 88, (uint32_t)s->nsources);
 	bot_le_put32(b + 92, (uint32_t)n);
-	off = BOT_STATE_HDR_SIZE;
+	if (version >= 2) {
+		bot_le_put64(b + 96, s->parent);
+		bot_le_put64(b + 104, s->ledger);
+		bot_le_put64(b + 112, s->epoch);
+		/* 120: reserved, 0 */
+	}
+	off = hdr;
 	for (size_t i = 0; i < s->nsources; i++, off += BOT_STATE_SRC_SIZE)
 		bot_le_put64(b + off, s->src[i]);
 	for (size_t i = 0; i < n; i++) {
@@ -196,7 +272,9 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 			memcpy(&bits, &f, sizeof(bits));
 			bot_le_put32(b + off + 24 + 4 * (size_t)a, bits);
 		}
-		off += BOT_STATE_CTX_SIZE;
+		if (version >= 2)
+			bot_le_put64(b + off + 108, c->explore);
+		off += ctx;
 		for (int a = 0; a < BOT_NARMS; a++) {
 			const struct bot_stats *st = &c->arm[a];
 
@@ -219,7 +297,7 @@ int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char
 
 /* The records after the header and sources, into out->kb. */
 static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t off,
-			  uint32_t nctx, struct bot_state *out, char *err, size_t errlen)
+			  uint32_t nctx, size_t ctx, struct bot_state *out, char *err, size_t errlen)
 {
 	uint64_t prev = 0;
 
@@ -229,7 +307,7 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 		float prior[BOT_NARMS];
 		struct bot_kb_ctx *c;
 
-		if (end - off < BOT_STATE_CTX_SIZE)
+		if (end - off < ctx)
 			return bot_errf(err, errlen, "%s: context %u at offset %zu: truncated", name, i, off);
 		key = bot_le_get64(b + off);
 		calls = bot_le_get64(b + off + 8);
@@ -267,11 +345,13 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 		if (!c)
 			return bot_errf(err, errlen, "%s: out of memory", name);
 		c->calls = calls;
+		if (ctx >= BOT_STATE_CTX_SIZE)
+			c->explore = bot_le_get64(b + off + 108);
 		if (flags & 1) {
 			memcpy(c->prior, prior, sizeof(prior));
 			c->has_prior = 1;
 		}
-		off += BOT_STATE_CTX_SIZE;
+		off += ctx;
 		for (int a = 0; a < BOT_NARMS; a++) {
 			uint32_t nb, last = 0;
 			uint64_t total = 0;
@@ -313,58 +393,97 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 	return 0;
 }
 
+int bot_state_parse_header(const char *name, const uint8_t *b, size_t len,
+			   struct bot_state_hdr *h, char *err, size_t errlen)
+{
+	uint32_t flags;
+	size_t hdr;
+
+	memset(h, 0, sizeof(*h));
+	if (len < BOT_STATE_HDR_SIZE_V1 || memcmp(b, BOT_STATE_MAGIC, 8))
+		return bot_errf(err, errlen, len >= 8 && !memcmp(b, BOT_STATE_MAGIC, 8) ?
+				"%s: %zu bytes: shorter than a header" :
+				"%s: not an nccl-bot state snapshot (bad magic)", name, len);
+	h->version = bot_le_get32(b + 8);
+	if (h->version != 1 && h->version != BOT_STATE_VERSION)
+		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads "
+				"versions 1 and %d", name, h->version, BOT_STATE_VERSION);
+	hdr = h->version == 1 ? BOT_STATE_HDR_SIZE_V1 : BOT_STATE_HDR_SIZE;
+	if (len < hdr)
+		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header", name, len);
+	flags = bot_le_get32(b + 12);
+	if (flags)
+		return bot_errf(err, errlen, "%s: offset 12: unknown flags 0x%x", name, flags);
+	memcpy(h->fabric, b + 16, BOT_STATE_FABRIC_MAX);
+	h->fabric[BOT_STATE_FABRIC_MAX] = 0;
+	for (size_t i = strlen(h->fabric); i < BOT_STATE_FABRIC_MAX; i++)
+		if (b[16 + i])
+			return bot_errf(err, errlen, "%s: offset 16: fabric name not NUL padded", name);
+	if (!bot_state_fabric_ok(h->fabric))
+		return bot_errf(err, errlen, "%s: offset 16: fabric name '%s' is not "
+			   "[a-z0-9][a-z0-9._-]{0,63}", name, h->fabric);
+	h->rounds = bot_le_get64(b + 80);
+	h->nsources = bot_le_get32(b + 88);
+	h->ncontexts = bot_le_get32(b + 92);
+	if (h->nsources > BOT_STATE_MAX_SOURCES || h->ncontexts > BOT_STATE_MAX_CONTEXTS)
+		return bot_errf(err, errlen, "%s: %u sources, %u contexts: over the limits (%u each)",
+			   name, h->nsources, h->ncontexts, BOT_STATE_MAX_CONTEXTS);
+	if (h->version >= 2) {
+		h->parent = bot_le_get64(b + 96);
+		h->ledger = bot_le_get64(b + 104);
+		h->epoch = bot_le_get64(b + 112);
+		if (bot_le_get64(b + 120))
+			return bot_errf(err, errlen, "%s: offset 120: reserved bytes not zero", name);
+	}
+	return 0;
+}
+
 int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_state *out,
 		    char *err, size_t errlen)
 {
-	char fabric[BOT_STATE_FABRIC_MAX + 1];
-	uint32_t version, flags, nsrc, nctx, crc;
-	size_t end, off;
+	struct bot_state_hdr h;
+	uint32_t crc;
+	size_t end, off, hdr;
 
 	memset(out, 0, sizeof(*out));
 	if (len > BOT_STATE_MAX_FILE)
 		return bot_errf(err, errlen, "%s: %zu bytes: over the %u MiB limit", name, len,
 			   BOT_STATE_MAX_FILE >> 20);
-	if (len < BOT_STATE_HDR_SIZE + BOT_STATE_TRAILER_SIZE)
+	if (len < BOT_STATE_HDR_SIZE_V1 + BOT_STATE_TRAILER_SIZE)
 		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
 	if (memcmp(b, BOT_STATE_MAGIC, 8))
 		return bot_errf(err, errlen, "%s: not an nccl-bot state snapshot (bad magic)", name);
-	version = bot_le_get32(b + 8);
-	if (version != BOT_STATE_VERSION)
-		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads version %d",
-			   name, version, BOT_STATE_VERSION);
+	h.version = bot_le_get32(b + 8);
+	if (h.version != 1 && h.version != BOT_STATE_VERSION)
+		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads "
+				"versions 1 and %d", name, h.version, BOT_STATE_VERSION);
+	hdr = h.version == 1 ? BOT_STATE_HDR_SIZE_V1 : BOT_STATE_HDR_SIZE;
+	if (len < hdr + BOT_STATE_TRAILER_SIZE)
+		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
 	end = len - BOT_STATE_TRAILER_SIZE;
 	crc = bot_spool_crc32c(0, b, end);
 	if (bot_le_get32(b + end) != crc || bot_le_get32(b + end + 4) != 0)
 		return bot_errf(err, errlen, "%s: checksum mismatch (the file is damaged or truncated)",
 			   name);
-	flags = bot_le_get32(b + 12);
-	if (flags)
-		return bot_errf(err, errlen, "%s: offset 12: unknown flags 0x%x", name, flags);
-	memcpy(fabric, b + 16, BOT_STATE_FABRIC_MAX);
-	fabric[BOT_STATE_FABRIC_MAX] = 0;
-	for (size_t i = strlen(fabric); i < BOT_STATE_FABRIC_MAX; i++)
-		if (b[16 + i])
-			return bot_errf(err, errlen, "%s: offset 16: fabric name not NUL padded", name);
-	if (!bot_state_fabric_ok(fabric))
-		return bot_errf(err, errlen, "%s: offset 16: fabric name '%s' is not "
-			   "[a-z0-9][a-z0-9._-]{0,63}", name, fabric);
-	nsrc = bot_le_get32(b + 88);
-	nctx = bot_le_get32(b + 92);
-	if (nsrc > BOT_STATE_MAX_SOURCES || nctx > BOT_STATE_MAX_CONTEXTS)
-		return bot_errf(err, errlen, "%s: %u sources, %u contexts: over the limits (%u each)",
-			   name, nsrc, nctx, BOT_STATE_MAX_CONTEXTS);
-	if ((end - BOT_STATE_HDR_SIZE) / BOT_STATE_SRC_SIZE < nsrc)
-		return bot_errf(err, errlen, "%s: %u sources do not fit in %zu bytes", name, nsrc, len);
-	if (bot_state_init(out, fabric) < 0)
+	if (bot_state_parse_header(name, b, end, &h, err, errlen) < 0)
+		return -1;
+	if ((end - hdr) / BOT_STATE_SRC_SIZE < h.nsources)
+		return bot_errf(err, errlen, "%s: %u sources do not fit in %zu bytes", name,
+				h.nsources, len);
+	if (bot_state_init(out, h.fabric) < 0)
 		return bot_errf(err, errlen, "%s: out of memory", name);
-	out->rounds = bot_le_get64(b + 80);
-	off = BOT_STATE_HDR_SIZE;
-	if (nsrc && !(out->src = malloc(nsrc * sizeof(*out->src)))) {
+	out->version = h.version;
+	out->rounds = h.rounds;
+	out->parent = h.parent;
+	out->ledger = h.ledger;
+	out->epoch = h.epoch;
+	off = hdr;
+	if (h.nsources && !(out->src = malloc(h.nsources * sizeof(*out->src)))) {
 		bot_state_free(out);
 		return bot_errf(err, errlen, "%s: out of memory", name);
 	}
-	out->scap = nsrc;
-	for (uint32_t i = 0; i < nsrc; i++, off += BOT_STATE_SRC_SIZE) {
+	out->scap = h.nsources;
+	for (uint32_t i = 0; i < h.nsources; i++, off += BOT_STATE_SRC_SIZE) {
 		uint64_t id = bot_le_get64(b + off);
 
 		if (i > 0 && id <= out->src[i - 1]) {
@@ -375,7 +494,9 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 		out->src[i] = id;
 		out->nsources++;
 	}
-	if (parse_contexts(name, b, end, off, nctx, out, err, errlen) < 0) {
+	if (parse_contexts(name, b, end, off, h.ncontexts,
+			   h.version == 1 ? BOT_STATE_CTX_SIZE_V1 : BOT_STATE_CTX_SIZE, out, err,
+			   errlen) < 0) {
 		bot_state_free(out);
 		return -1;
 	}
@@ -403,6 +524,22 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 void bot_state_snap_name(const uint8_t *buf, size_t len, char name[BOT_STATE_NAME_MAX])
 {
 	snprintf(name, BOT_STATE_NAME_MAX, "snap-%016" PRIx64 ".nbs", bot_digest64(buf, len));
+}
+
+void bot_state_snap_name_of(uint64_t digest, char name[BOT_STATE_NAME_MAX])
+{
+	snprintf(name, BOT_STATE_NAME_MAX, "snap-%016" PRIx64 ".nbs", digest);
+}
+
+uint64_t bot_state_snap_digest(const char *name)
+{
+	uint64_t d = 0;
+
+	if (!name || !bot_state_snap_name_ok(name))
+		return 0;
+	for (int i = 5; i < 21; i++)
+		d = d << 4 | (uint64_t)(name[i] <= '9' ? name[i] - '0' : name[i] - 'a' + 10);
+	return d;
 }
 
 int bot_state_snap_name_ok(const char *s)

@@ -68,74 +68,33 @@ static void nothing_listed(const struct bot_merge_req *req, const struct bot_log
 		    req->npaths ? names : "no path");
 }
 
-/* Would cur + batch overflow a histogram bin (2^32-1) or an arm (2^40
- * samples)? Named with the context, before anything is merged. */
-static int overflows(const struct bot_kb *cur, const struct bot_kb *batch, const char *fabric,
-		     const struct bot_log *log)
-{
-	for (size_t i = 0; i < bot_kb_count(batch); i++) {
-		const struct bot_kb_ctx *b = bot_kb_at(batch, i), *c = bot_kb_find(cur, b->key);
-		char name[64];
-
-		if (!c)
-			continue;
-		for (int a = 0; a < BOT_NARMS; a++) {
-			const struct bot_stats *x = &c->arm[a], *y = &b->arm[a];
-			uint32_t j = 0, k = 0;
-
-			if (x->n + y->n > BOT_STATE_MAX_ARM_N) {
-				bot_ctx_format(b->key, name, sizeof(name));
-				bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: context %s arm %s "
-					    "would hold more than 2^40 samples; nothing published",
-					    fabric, name, bot_arm_name(a));
-				return 1;
-			}
-			while (j < x->nbins && k < y->nbins) {
-				if (x->bins[j].bin < y->bins[k].bin) {
-					j++;
-				} else if (x->bins[j].bin > y->bins[k].bin) {
-					k++;
-				} else {
-					if (x->bins[j].count > UINT32_MAX - y->bins[k].count) {
-						bot_ctx_format(b->key, name, sizeof(name));
-						bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: "
-							    "context %s arm %s, histogram bin %u "
-							    "(%.4g us) would count more than 2^32-1 "
-							    "samples; nothing published", fabric,
-							    name, bot_arm_name(a), x->bins[j].bin,
-							    bot_us_from_q(x->bins[j].bin));
-						return 1;
-					}
-					j++;
-					k++;
-				}
-			}
-		}
-	}
-	return 0;
-}
-
-/* next = cur + batch, with cur's sources and the batch's. */
-static int merge_into(struct bot_state *next, const struct bot_state *cur,
+/* next = cur + batch, with cur's sources and the batch's, made from the
+ * snapshot `from` names ("" when the fabric had none). An arm whose
+ * counters would overflow is halved (bot_stats_merge), said on the log. */
+static int merge_into(struct bot_state *next, const struct bot_state *cur, const char *from,
 		      const struct bot_kb *batch, const uint64_t *src, size_t nsrc,
 		      const struct bot_log *log)
 {
-	if (overflows(cur->kb, batch, cur->fabric, log))
-		return -1;
-	/* checked above: a failure now is an allocation's */
+	int halved;
+
 	if (bot_state_init(next, cur->fabric) < 0 || bot_kb_merge(next->kb, cur->kb) < 0 ||
-	    bot_kb_merge(next->kb, batch) < 0) {
+	    (halved = bot_kb_merge(next->kb, batch)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s: merging failed: out of memory; nothing "
 			    "published", cur->fabric);
 		return -1;
 	}
+	if (halved)
+		bot_log_msg(log, BOT_LOG_WARN, "%s: %d arm histogram(s) would have passed 2^32-1 "
+			    "samples in a bin or 2^40 in all: halved (formats.md section 12)",
+			    cur->fabric, halved);
 	next->rounds = cur->rounds + 1;
-	for (size_t i = 0; i < cur->nsources; i++)
-		if (bot_state_add_source(next, cur->src[i]) < 0)
-			goto oom;
-	for (size_t i = 0; i < nsrc; i++)
-		if (bot_state_add_source(next, src[i]) < 0)
-			goto oom;
+	next->parent = bot_state_snap_digest(from);
+	next->ledger = 0;		/* no compactor ledger goes with a state add */
+	next->epoch = cur->epoch;	/* the decay its statistics went through */
+	/* sorted already: one copy; the batch's sorted and merged once */
+	if (bot_state_add_sources(next, cur->src, cur->nsources) < 0 ||
+	    bot_state_add_sources(next, src, nsrc) < 0)
+		goto oom;
 	return 0;
 oom:
 	if (cur->nsources + nsrc > BOT_STATE_MAX_SOURCES)
@@ -158,7 +117,7 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	uint64_t *src = NULL;
 	size_t nsrc = 0;
 	char err[BOT_STATE_ERR_MAX], old[BOT_STATE_NAME_MAX];
-	int loaded;
+	int loaded, pub;
 
 	memset(res, 0, sizeof(*res));
 	res->outcome = BOT_MERGE_FAILED;
@@ -200,14 +159,18 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 		res->outcome = BOT_MERGE_NOTHING_NEW;
 		goto out;
 	}
-	if (merge_into(&next, &cur, batch, src, nsrc, log) < 0)
+	if (merge_into(&next, &cur, res->snapshot, batch, src, nsrc, log) < 0)
 		goto out;
 	memcpy(old, res->snapshot, sizeof(old));
-	if (bot_store_publish(req->dir, &next, res->snapshot, err, sizeof(err)) < 0) {
+	pub = bot_store_publish(req->dir, &next, res->snapshot, err, sizeof(err));
+	if (pub < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing published", err);
 		memcpy(res->snapshot, old, sizeof(old));	/* what `current` still names */
 		goto out;
 	}
+	if (pub == 1)
+		bot_log_msg(log, BOT_LOG_WARN, "%s: published, but older snapshots were not "
+			    "pruned: %s", req->fabric, err);
 	res->collectives = rep.collectives;
 	res->contexts = bot_kb_count(next.kb);
 	res->round = next.rounds;

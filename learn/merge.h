@@ -6,7 +6,9 @@
  * (or start empty), read the job's spool files (learn/compile.h: bad files
  * named and skipped, files merged before skipped), reduce them (the minimum
  * over ranks of each collective), merge into a copy of the state and
- * publish a new snapshot (learn/store.h). A job is merged whole and once:
+ * publish a new snapshot whose parent is the one loaded (learn/store.h;
+ * then snapshots past the default retention are removed). An arm whose
+ * counters would overflow is halved (policies/stats.h), never refused. A job is merged whole and once:
  * one with a file that fails validation, or with files merged before next
  * to new ones, is refused unless the request says partial; so is one whose
  * every new file failed validation (a compactor must never acknowledge

@@ -1,6 +1,7 @@
 /*
  * store.c - the state directory: load the current snapshot, publish a new
- * one (learn/store.h, doc/formats.md section 12).
+ * one, prune along the parent chain, roll back (learn/store.h,
+ * doc/formats.md section 12).
  *
  * Every file is opened relative to the fabric's directory fd, opened once
  * without following links; `current` and snapshots must be regular files
@@ -15,6 +16,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,16 +98,93 @@ static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, u
 	return 0;
 }
 
-/* Any snap-*.nbs in the fabric directory? 1, 0, or -1 with err (a
- * directory that cannot be listed: never taken for one without snapshots,
- * which would start the fabric over). */
-static int has_snapshots(int dirfd, const char *fdir, char *err, size_t errlen)
+/* A test hook: with NCCL_BOT_TEST_STORE_KILL=<step>, publishing kills its
+ * own process (SIGKILL, as kill -9 would) at that step, so that tests can
+ * leave a state directory exactly as a writer killed there leaves it.
+ * Steps: snapshot-tmp (the snapshot's temporary written, not renamed),
+ * snapshot (renamed, `current` not yet written), current-tmp, current
+ * (`current` replaced, not yet pruned). */
+static void test_kill_at(const char *step)
+{
+	const char *v = getenv("NCCL_BOT_TEST_STORE_KILL");
+
+	if (v && !strcmp(v, step))
+		raise(SIGKILL);
+}
+
+/* The header of snapshot dirfd/name: 0, -1 with err, or -2 when there is
+ * no such file (err empty). A regular file with one link, not followed. */
+static int read_head(int dirfd, const char *fdir, const char *name, struct bot_state_hdr *h,
+		     char *err, size_t errlen)
+{
+	char path[BOT_STORE_PATH_MAX + 64];
+	uint8_t b[BOT_STATE_HDR_SIZE];
+	size_t got = 0;
+	struct stat st;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/%s", fdir, name);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (err && errlen)
+			err[0] = 0;
+		return -2;
+	}
+	if (fd < 0)
+		return bot_log_errf(err, errlen, "%s: %s", path,
+				    errno == ELOOP ? "a symbolic link" : strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		return bot_log_errf(err, errlen, "%s: not a regular file with one link", path);
+	}
+	while (got < sizeof(b)) {
+		ssize_t r = read(fd, b + got, sizeof(b) - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			close(fd);
+			return bot_log_errf(err, errlen, "%s: %s", path, strerror(e));
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	rc = bot_state_parse_header(path, b, got, h, err, errlen);
+	if (rc < 0)
+		bot_log_esc_inplace(err, errlen);
+	return rc;
+}
+
+/* ".snap-<16 hex>.nbs.tmp": a snapshot's temporary (write_atomic). */
+static int is_snap_tmp(const char *s)
+{
+	char name[BOT_STATE_NAME_MAX];
+	size_t n = strlen(s);
+
+	if (n != 30 || s[0] != '.' || strcmp(s + 26, ".tmp"))
+		return 0;
+	memcpy(name, s + 1, 25);
+	name[25] = 0;
+	return bot_state_snap_name_ok(name);
+}
+
+/* The fabric's snap-*.nbs names (or with tmps, their temporaries) sorted, listed in full: a listing that
+ * fails part-way is an error, never a shorter list. */
+static int list_snaps(int dirfd, const char *fdir, int tmps, char (**names)[BOT_STATE_NAME_MAX],
+		      size_t *n, char *err, size_t errlen)
 {
 	int fd = dup(dirfd);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	char (*v)[BOT_STATE_NAME_MAX] = NULL;
+	size_t cap = 0;
 	struct dirent *e;
-	int found = 0;
 
+	*names = NULL;
+	*n = 0;
 	if (!d) {
 		int e2 = errno;
 
@@ -113,7 +193,8 @@ static int has_snapshots(int dirfd, const char *fdir, char *err, size_t errlen)
 		return bot_log_errf(err, errlen, "%s: cannot list the directory: %s", fdir,
 				    strerror(e2));
 	}
-	while (!found) {
+	rewinddir(d);	/* a dup shares the offset an earlier listing left at the end */
+	for (;;) {
 		errno = 0;
 		e = readdir(d);
 		if (!e) {
@@ -121,81 +202,117 @@ static int has_snapshots(int dirfd, const char *fdir, char *err, size_t errlen)
 				int e2 = errno;
 
 				closedir(d);
+				free(v);
 				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s",
 						    fdir, strerror(e2));
 			}
 			break;
 		}
-		found = bot_state_snap_name_ok(e->d_name);
+		if (tmps ? !is_snap_tmp(e->d_name) : !bot_state_snap_name_ok(e->d_name))
+			continue;
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			void *nv = realloc(v, nc * sizeof(*v));
+
+			if (!nv) {
+				closedir(d);
+				free(v);
+				return bot_log_errf(err, errlen, "%s: out of memory", fdir);
+			}
+			v = nv;
+			cap = nc;
+		}
+		strcpy(v[(*n)++], e->d_name);
 	}
 	closedir(d);
-	return found;
+	if (*n > 1)
+		qsort(v, *n, sizeof(*v), (int (*)(const void *, const void *))strcmp);
+	*names = v;
+	return 0;
 }
 
-int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
-		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
+/* A fabric directory without `current`: 0 no snapshot, 1 only version 2
+ * first snapshots of this fabric (an interrupted first publish: no state
+ * yet), 2 anything else (a `current` existed and is gone: refused), or -1
+ * with err (it cannot be listed: never taken for one without snapshots). */
+static int without_current(int dirfd, const char *fdir, const char *fabric, char *err,
+			   size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX], path[BOT_STORE_PATH_MAX + 64], cur[64];
-	char name[BOT_STATE_NAME_MAX];
-	uint8_t *b, *cb;
-	size_t len, clen;
-	int dfd, rc;
+	char (*names)[BOT_STATE_NAME_MAX];
+	char why[BOT_STATE_ERR_MAX];
+	size_t n;
+	int rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	if (snap)
-		snap[0] = 0;
-	dfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
-	if (dfd == -1)
+	if (list_snaps(dirfd, fdir, 0, &names, &n, err, errlen) < 0)
 		return -1;
-	if (dfd >= 0) {
-		int cfd = openat(dfd, "current", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	for (size_t i = 0; i < n && rc < 2; i++) {
+		struct bot_state_hdr h;
 
-		if (cfd >= 0)
-			close(cfd);
-		else if (errno != ENOENT)
-			goto read_current;	/* reported below, with the reason */
-		else if ((rc = has_snapshots(dfd, fdir, err, errlen)) != 0) {
-			close(dfd);
-			if (rc < 0)
-				return -1;
-			return bot_log_errf(err, errlen, "%s: holds snapshots but no `current`: restore "
-					"it (echo snap-<digest>.nbs > %s/current) rather than start "
-					"the fabric over", fdir, fdir);
-		} else {
-			close(dfd);
-			dfd = -1;
-		}
+		if (read_head(dirfd, fdir, names[i], &h, why, sizeof(why)) == 0 &&
+		    h.version >= 2 && h.parent == 0 && !strcmp(h.fabric, fabric))
+			rc = 1;
+		else
+			rc = 2;	/* a lineage, version 1, or unreadable: not ours to drop */
 	}
-	if (dfd < 0) {
-		if (bot_state_init(out, fabric) < 0)
-			return bot_log_errf(err, errlen, "out of memory");
+	free(names);
+	return rc;
+}
+
+static int refuse_lost_current(const char *fdir, char *err, size_t errlen)
+{
+	return bot_log_errf(err, errlen, "%s: holds snapshots but no `current`: restore it (echo "
+			    "snap-<digest>.nbs > %s/current, or nccl-bot state rollback to a "
+			    "snapshot) rather than start the fabric over", fdir, fdir);
+}
+
+/* The name `current` holds into cur: 0, 1 when there is no `current`, or
+ * -1 with err. */
+static int read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX], char *err,
+			size_t errlen)
+{
+	char path[BOT_STORE_PATH_MAX + 64], line[64];
+	uint8_t *cb;
+	size_t clen;
+	int cfd = openat(dfd, "current", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (cfd < 0 && errno == ENOENT)
 		return 1;
-	}
-read_current:
-	rc = slurp_at(dfd, fdir, "current", sizeof(cur) - 1, &cb, &clen, err, errlen);
-	if (rc < 0) {
-		close(dfd);
+	if (cfd >= 0)
+		close(cfd);
+	/* anything else is reported by the read, with the reason */
+	if (slurp_at(dfd, fdir, "current", sizeof(line) - 1, &cb, &clen, err, errlen) < 0)
 		return -1;
-	}
-	memcpy(cur, cb, clen);
-	cur[clen] = 0;
+	memcpy(line, cb, clen);
+	line[clen] = 0;
 	free(cb);
 	snprintf(path, sizeof(path), "%s/current", fdir);
-	if (clen == 0 || cur[clen - 1] != '\n' || (cur[clen - 1] = 0, !bot_state_snap_name_ok(cur))) {
-		close(dfd);
+	if (clen == 0 || line[clen - 1] != '\n' ||
+	    (line[clen - 1] = 0, !bot_state_snap_name_ok(line)))
 		return bot_log_errf(err, errlen, "%s: does not hold a snapshot name (want "
-				"\"snap-<16 hex>.nbs\" and a newline)", path);
-	}
-	rc = slurp_at(dfd, fdir, cur, BOT_STATE_MAX_FILE, &b, &len, err, errlen);
-	close(dfd);
-	if (rc < 0)
+				    "\"snap-<16 hex>.nbs\" and a newline)", path);
+	strcpy(cur, line);
+	return 0;
+}
+
+/* Snapshot dfd/name, whole: its bytes match its name, it parses, it holds
+ * fabric. 0 with *out, or -1 with err. */
+static int load_snap(int dfd, const char *fdir, const char *name, const char *fabric,
+		     struct bot_state *out, char *err, size_t errlen)
+{
+	char path[BOT_STORE_PATH_MAX + 64], digest[BOT_STATE_NAME_MAX];
+	uint8_t *b;
+	size_t len;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (slurp_at(dfd, fdir, name, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s", fdir, cur);
-	bot_state_snap_name(b, len, name);
-	if (strcmp(name, cur)) {
+	snprintf(path, sizeof(path), "%s/%s", fdir, name);
+	bot_state_snap_name(b, len, digest);
+	if (strcmp(digest, name)) {
 		free(b);
 		return bot_log_errf(err, errlen, "%s: content does not match its name (digest %.16s): "
-				"the file was changed or damaged", path, name + 5);
+				"the file was changed or damaged", path, digest + 5);
 	}
 	rc = bot_state_parse(path, b, len, out, err, errlen);
 	free(b);
@@ -208,6 +325,45 @@ read_current:
 		bot_state_free(out);
 		return -1;
 	}
+	return 0;
+}
+
+int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
+		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
+{
+	char fdir[BOT_STORE_PATH_MAX], cur[BOT_STATE_NAME_MAX];
+	int dfd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (snap)
+		snap[0] = 0;
+	dfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	if (dfd == -1)
+		return -1;
+	rc = dfd >= 0 ? read_current(dfd, fdir, cur, err, errlen) : 1;
+	if (rc == 1 && dfd >= 0) {
+		int w = without_current(dfd, fdir, fabric, err, errlen);
+
+		if (w < 0 || w == 2) {
+			close(dfd);
+			return w < 0 ? -1 : refuse_lost_current(fdir, err, errlen);
+		}
+	}
+	if (rc == 1) {
+		if (dfd >= 0)
+			close(dfd);
+		if (bot_state_init(out, fabric) < 0)
+			return bot_log_errf(err, errlen, "out of memory");
+		return 1;
+	}
+	if (rc < 0) {
+		close(dfd);
+		return -1;
+	}
+	rc = load_snap(dfd, fdir, cur, fabric, out, err, errlen);
+	close(dfd);
+	if (rc < 0)
+		return -1;
 	if (snap)
 		strcpy(snap, cur);
 	return 0;
@@ -216,7 +372,7 @@ read_current:
 /* Write buf to dirfd/name via .<name>.tmp + fchmod 0644 + fsync + rename;
  * a failure names the step and the file it failed on. */
 static int write_atomic(int dirfd, const char *fdir, const char *name, const void *buf,
-			size_t len, char *err, size_t errlen)
+			size_t len, const char *hook, char *err, size_t errlen)
 {
 	char tmp[64];
 	const uint8_t *p = buf;
@@ -260,6 +416,7 @@ static int write_atomic(int dirfd, const char *fdir, const char *name, const voi
 		goto fail;
 	}
 	fd = -1;
+	test_kill_at(hook);
 	if (renameat(dirfd, tmp, dirfd, name) < 0) {
 		e = errno;
 		unlinkat(dirfd, tmp, 0);
@@ -275,8 +432,130 @@ fail:
 	return bot_log_errf(err, errlen, "%s/%s: %s: %s", fdir, tmp, step, strerror(e));
 }
 
+/* The parent chain from snapshot `from`, at most max entries into v (*n):
+ * a snapshot that is not there ends it as an absent entry. 0, or -1 with
+ * err (one on the chain cannot be read: its header is damaged, it is a
+ * link, or it holds another fabric). */
+static int walk_chain(int dirfd, const char *fdir, const char *fabric, const char *from,
+		      size_t max, struct bot_store_entry *v, size_t *n, char *err, size_t errlen)
+{
+	char name[BOT_STATE_NAME_MAX];
+
+	*n = 0;
+	strcpy(name, from);
+	while (*n < max) {
+		struct bot_store_entry *e = &v[(*n)++];
+		int rc;
+
+		memset(e, 0, sizeof(*e));
+		strcpy(e->name, name);
+		rc = read_head(dirfd, fdir, name, &e->hdr, err, errlen);
+		if (rc == -2)
+			break;		/* removed by retention (or never kept) */
+		if (rc < 0)
+			return -1;
+		if (strcmp(e->hdr.fabric, fabric))
+			return bot_log_errf(err, errlen, "%s/%s: holds fabric '%s', not '%s'", fdir,
+					    name, e->hdr.fabric, fabric);
+		e->present = 1;
+		if (e->hdr.parent == 0)
+			break;
+		bot_state_snap_name_of(e->hdr.parent, name);
+	}
+	return 0;
+}
+
+/* bot_store_prune on an open fabric directory. */
+static int prune_at(int dirfd, const char *fdir, const char *fabric, unsigned retention,
+		    char *err, size_t errlen)
+{
+	char cur[BOT_STATE_NAME_MAX], (*names)[BOT_STATE_NAME_MAX] = NULL;
+	struct bot_store_entry *keep;
+	size_t nkeep = 0, n = 0;
+	int rc;
+
+	if (retention < BOT_STORE_RETENTION_MIN)
+		return bot_log_errf(err, errlen, "retention %u: keep at least %d snapshots",
+				    retention, BOT_STORE_RETENTION_MIN);
+	rc = read_current(dirfd, fdir, cur, err, errlen);
+	if (rc != 0)
+		return rc < 0 ? -1 : bot_log_errf(err, errlen, "%s: no `current`: nothing pruned",
+						  fdir);
+	keep = calloc(retention, sizeof(*keep));
+	if (!keep)
+		return bot_log_errf(err, errlen, "%s: out of memory", fdir);
+	if (walk_chain(dirfd, fdir, fabric, cur, retention, keep, &nkeep, err, errlen) < 0 ||
+	    list_snaps(dirfd, fdir, 0, &names, &n, err, errlen) < 0) {
+		free(keep);
+		return -1;
+	}
+	rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		int kept = 0;
+
+		for (size_t j = 0; j < nkeep && !kept; j++)
+			kept = keep[j].present && !strcmp(keep[j].name, names[i]);
+		if (kept)
+			continue;
+		if (unlinkat(dirfd, names[i], 0) < 0 && errno != ENOENT && rc == 0)
+			rc = bot_log_errf(err, errlen, "%s/%s: cannot remove: %s", fdir, names[i],
+					  strerror(errno));
+	}
+	free(names);
+	/* temporaries of writers killed before their rename (we hold the lock:
+	 * no writer is between its write and its rename now) */
+	if (rc == 0 && list_snaps(dirfd, fdir, 1, &names, &n, err, errlen) == 0) {
+		for (size_t i = 0; i < n; i++)
+			unlinkat(dirfd, names[i], 0);
+		free(names);
+	}
+	free(keep);
+	if (rc == 0 && fsync(dirfd) < 0)
+		rc = bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+	return rc;
+}
+
 int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
 		      char *err, size_t errlen)
+{
+	return bot_store_publish_keep(dir, s, 0, snap, err, errlen);
+}
+
+/* Is s->parent what the fabric's `current` names (0: none, and no lineage
+ * left without it)? 0, or -1 with err. */
+static int parent_ok(int dirfd, const char *fdir, const struct bot_state *s, char *err,
+		     size_t errlen)
+{
+	char cur[BOT_STATE_NAME_MAX], want[BOT_STATE_NAME_MAX];
+	int rc = read_current(dirfd, fdir, cur, err, errlen);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 1) {
+		int w = without_current(dirfd, fdir, s->fabric, err, errlen);
+
+		if (w < 0)
+			return -1;
+		if (w == 2)
+			return refuse_lost_current(fdir, err, errlen);
+		if (s->parent == 0)
+			return 0;
+		bot_state_snap_name_of(s->parent, want);
+		return bot_log_errf(err, errlen, "%s: the new snapshot was made from %s, but the "
+				    "fabric has no `current`: nothing published", fdir, want);
+	}
+	if (s->parent == bot_state_snap_digest(cur))
+		return 0;
+	if (s->parent)
+		bot_state_snap_name_of(s->parent, want);
+	return bot_log_errf(err, errlen, "%s: the new snapshot was made from %s, but `current` "
+			    "names %s (another writer published meanwhile, or the state was not "
+			    "loaded under the fabric's lock): nothing published; load and merge "
+			    "again", fdir, s->parent ? want : "no snapshot", cur);
+}
+
+int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned retention,
+			   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
 {
 	char fdir[BOT_STORE_PATH_MAX], line[BOT_STATE_NAME_MAX + 1];
 	uint8_t *b;
@@ -284,6 +563,12 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	int dirfd, rc = -1;
 
 	snap[0] = 0;
+	if (retention == 0)
+		retention = BOT_STORE_RETENTION_DEFAULT;
+	if (retention < BOT_STORE_RETENTION_MIN)
+		return bot_log_errf(err, errlen, "retention %u: keep at least %d snapshots (the "
+				    "current one and the previous, its undo)", retention,
+				    BOT_STORE_RETENTION_MIN);
 	if (bot_state_encode(s, &b, &len, err, errlen) < 0) {
 		bot_log_esc_inplace(err, errlen);
 		return -1;
@@ -292,21 +577,26 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 	dirfd = bot_store_open_fabric(dir, s->fabric, 1, fdir, err, errlen);
 	if (dirfd < 0)
 		goto out;
+	if (parent_ok(dirfd, fdir, s, err, errlen) < 0)
+		goto out;
 	snprintf(line, sizeof(line), "%s\n", snap);
 	/* The snapshot is durable before `current` names it. */
-	if (write_atomic(dirfd, fdir, snap, b, len, err, errlen) < 0)
+	if (write_atomic(dirfd, fdir, snap, b, len, "snapshot-tmp", err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
 		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
-	if (write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
+	test_kill_at("snapshot");
+	if (write_atomic(dirfd, fdir, "current", line, strlen(line), "current-tmp", err,
+			 errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
 		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
-	rc = 0;
+	test_kill_at("current");
+	rc = prune_at(dirfd, fdir, s->fabric, retention, err, errlen) < 0 ? 1 : 0;
 out:
 	if (dirfd >= 0)
 		close(dirfd);
@@ -314,4 +604,150 @@ out:
 	if (rc < 0)
 		snap[0] = 0;
 	return rc;
+}
+
+int bot_store_prune(const char *dir, const char *fabric, unsigned retention, char *err,
+		    size_t errlen)
+{
+	char fdir[BOT_STORE_PATH_MAX];
+	int dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen), rc;
+
+	if (dirfd == -2)
+		return 0;	/* no fabric directory: nothing to keep or remove */
+	if (dirfd < 0)
+		return -1;
+	rc = prune_at(dirfd, fdir, fabric, retention, err, errlen);
+	close(dirfd);
+	return rc;
+}
+
+/* Rollback with the lock held, on the open fabric directory. */
+static int rollback_at(int dirfd, const char *fdir, const char *fabric, const char *target,
+		       unsigned steps, char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
+{
+	char cur[BOT_STATE_NAME_MAX], to[BOT_STATE_NAME_MAX], line[BOT_STATE_NAME_MAX + 1];
+	struct bot_state s;
+	struct stat st;
+	int rc = read_current(dirfd, fdir, cur, err, errlen);
+
+	if (rc < 0)
+		return -1;
+	if (target) {
+		if (!bot_state_snap_name_ok(target))
+			return bot_log_errf(err, errlen, "%s: '%s' is not a snapshot name (want "
+					    "snap-<16 hex>.nbs)", fdir, target);
+		strcpy(to, target);
+	} else {
+		struct bot_store_entry *v;
+		size_t n;
+
+		if (rc == 1)
+			return bot_log_errf(err, errlen, "%s: no `current` to step back from (name "
+					    "the snapshot to restore)", fdir);
+		if (steps < 1 || steps > BOT_STATE_MAX_SOURCES)
+			return bot_log_errf(err, errlen, "%s: %u steps back: want 1 or more", fdir,
+					    steps);
+		v = calloc((size_t)steps + 1, sizeof(*v));
+		if (!v)
+			return bot_log_errf(err, errlen, "%s: out of memory", fdir);
+		if (walk_chain(dirfd, fdir, fabric, cur, (size_t)steps + 1, v, &n, err,
+			       errlen) < 0) {
+			free(v);
+			return -1;
+		}
+		if (n < (size_t)steps + 1 || !v[steps].present) {
+			size_t back = n && !v[n - 1].present ? n - 2 : n - 1;
+
+			bot_log_errf(err, errlen, "%s: %u steps back from %s: the chain %s after "
+				     "%zu step(s)%s%s", fdir, steps, cur,
+				     n && !v[n - 1].present ? "was pruned" : "begins", back,
+				     n && !v[n - 1].present ? " at " : "",
+				     n && !v[n - 1].present ? v[n - 1].name : "");
+			free(v);
+			return -1;
+		}
+		strcpy(to, v[steps].name);
+		free(v);
+	}
+	if (fstatat(dirfd, to, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return bot_log_errf(err, errlen, "%s/%s: no such snapshot (retention may have "
+				    "removed it)", fdir, to);
+	/* the whole target checked: `current` never names a bad snapshot */
+	if (load_snap(dirfd, fdir, to, fabric, &s, err, errlen) < 0)
+		return -1;
+	bot_state_free(&s);
+	strcpy(snap, to);
+	if (rc == 0 && !strcmp(cur, to))
+		return 0;	/* already current */
+	snprintf(line, sizeof(line), "%s\n", to);
+	if (write_atomic(dirfd, fdir, "current", line, strlen(line), "current-tmp", err,
+			 errlen) < 0)
+		return -1;
+	if (fsync(dirfd) < 0)
+		return bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+	return 0;
+}
+
+int bot_store_rollback(const char *dir, const char *fabric, const char *target, unsigned steps,
+		       struct bot_lock *lock, char snap[BOT_STATE_NAME_MAX], char *err,
+		       size_t errlen)
+{
+	char fdir[BOT_STORE_PATH_MAX];
+	struct bot_lock own;
+	int dirfd, rc;
+
+	snap[0] = 0;
+	/* a fabric that does not exist is not made by taking its lock */
+	dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	if (dirfd == -2)
+		return bot_log_errf(err, errlen, "%s: no such fabric directory", fdir);
+	if (dirfd < 0)
+		return -1;
+	close(dirfd);
+	if (!lock) {
+		bot_lock_init_flock(&own);
+		lock = &own;
+	}
+	if (lock->acquire(lock, dir, fabric, err, errlen) < 0)
+		return -1;
+	dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	if (dirfd == -2)
+		bot_log_errf(err, errlen, "%s: no such fabric directory", fdir);
+	rc = dirfd < 0 ? -1 : rollback_at(dirfd, fdir, fabric, target, steps, snap, err, errlen);
+	if (dirfd >= 0)
+		close(dirfd);
+	lock->release(lock);
+	if (rc < 0)
+		snap[0] = 0;
+	return rc;
+}
+
+int bot_store_history(const char *dir, const char *fabric, size_t max,
+		      struct bot_store_entry **v, size_t *n, char *err, size_t errlen)
+{
+	char fdir[BOT_STORE_PATH_MAX], cur[BOT_STATE_NAME_MAX];
+	int dirfd, rc;
+
+	*v = NULL;
+	*n = 0;
+	dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	if (dirfd == -2)
+		return 0;
+	if (dirfd < 0)
+		return -1;
+	rc = read_current(dirfd, fdir, cur, err, errlen);
+	if (rc == 0 && max > 0) {
+		*v = calloc(max, sizeof(**v));
+		if (!*v)
+			rc = bot_log_errf(err, errlen, "%s: out of memory", fdir);
+		else
+			rc = walk_chain(dirfd, fdir, fabric, cur, max, *v, n, err, errlen);
+		if (rc < 0) {
+			free(*v);
+			*v = NULL;
+			*n = 0;
+		}
+	}
+	close(dirfd);
+	return rc < 0 ? -1 : 0;
 }

@@ -9,13 +9,20 @@
  * Owns that layout, what a reader refuses in it (links, FIFOs, files with
  * several hard links, a pointer that is not a snapshot name, a snapshot
  * whose bytes do not match its name or that holds another fabric,
- * snapshots without `current`) and publishing by temporary file + fsync +
- * rename, so that a reader sees the old snapshot or the new one.
+ * snapshots with a lineage but no `current`), publishing by temporary file
+ * + fsync + rename, so that a reader sees the old snapshot or the new one,
+ * the parent chain (each snapshot names the one it was made from),
+ * retention along it and rollback.
  *
- * The store does not lock. A writer holds the fabric's writer lock from
- * load to publish: learn/lock.h's flock of <dir>/<fabric>/.lock, or a lock
- * of its own (a compactor that is the only writer of a state directory).
- * Readers need no lock.
+ * A fabric whose only snapshots are version 2 first snapshots (parent 0)
+ * and that has no `current` is a first publish interrupted before
+ * `current` was written (disk full at .current.tmp, kill -9): it has no
+ * state yet, and the next publish goes over it.
+ *
+ * The store does not lock, but for rollback. A writer holds the fabric's
+ * writer lock from load to publish (and prune): learn/lock.h's flock of
+ * <dir>/<fabric>/.lock, or a lock of its own (a compactor that is the only
+ * writer of a state directory). Readers need no lock.
  */
 #ifndef BOT_LEARN_STORE_H
 #define BOT_LEARN_STORE_H
@@ -23,8 +30,11 @@
 #include <stddef.h>
 
 #include "common/state.h"
+#include "learn/lock.h"
 
 #define BOT_STORE_PATH_MAX 4096
+#define BOT_STORE_RETENTION_DEFAULT 8	/* snapshots kept along the chain */
+#define BOT_STORE_RETENTION_MIN 2	/* current and its parent (the undo) */
 
 /*
  * The fabric's directory <dir>/<fabric> as a directory fd, never through a
@@ -39,19 +49,70 @@ int bot_store_open_fabric(const char *dir, const char *fabric, int create,
 /*
  * The fabric's current snapshot, checked against its name's digest and its
  * fabric. Returns 0 (loaded; *snap names it when not NULL), 1 (the fabric
- * has no state yet: *out is an empty state of that fabric), or -1 with err
- * naming the file and the problem (*out empty).
+ * has no state yet: no directory, no snapshot, or only the first snapshots
+ * of interrupted first publishes; *out is an empty state of that fabric),
+ * or -1 with err naming the file and the problem (*out empty). A state
+ * made from what was loaded gets parent = bot_state_snap_digest(snap)
+ * (0 when there was none) before it is published.
  */
 int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen);
 
 /*
  * Write s as a new snapshot of its fabric and point `current` at it, the
- * caller holding the fabric's writer lock. The snapshot is durable before
- * `current` names it. 0 with its name in snap, or -1 with err; on failure
- * `current` still names the previous snapshot.
+ * caller holding the fabric's writer lock; then keep `retention` snapshots
+ * along the chain (bot_store_prune). The snapshot is durable before
+ * `current` names it. s->parent must be what it replaces: the digest of
+ * the snapshot `current` names, or 0 when the fabric has no state yet;
+ * anything else is refused (the state was made from another snapshot: a
+ * writer without the lock, or a stale copy), and so is a fabric holding
+ * snapshots with a lineage but no `current`. Returns 0 with the new name
+ * in snap; 1 when it published but pruning failed (err says why; the next
+ * publish prunes again); -1 with err, `current` still naming the previous
+ * snapshot. retention 0 means BOT_STORE_RETENTION_DEFAULT; 1 is refused.
  */
 int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
 		      char *err, size_t errlen);
+int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned retention,
+			   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen);
+
+/*
+ * Keep `current` and its retention-1 nearest ancestors (the parent chain)
+ * and remove every other snap-*.nbs of the fabric, and temporaries a
+ * crashed writer left; the caller holds the fabric's writer lock. Nothing
+ * is removed when the chain cannot be followed (a snapshot on it
+ * unreadable) or there is no `current`. 0, or -1 with err.
+ */
+int bot_store_prune(const char *dir, const char *fabric, unsigned retention, char *err,
+		    size_t errlen);
+
+/*
+ * Point `current` at an ancestor, atomically, under the fabric's writer
+ * lock (lock NULL: the flock, waiting for it): the snapshot named target
+ * ("snap-<16 hex>.nbs"), or with target NULL the one `steps` (>= 1) back
+ * along the parent chain from `current`. The target must be present, one
+ * link, its bytes matching its name, and hold this fabric. By name it also
+ * restores a `current` that was lost. Nothing is removed (the next
+ * publish prunes). 0 with the name now current in snap, or -1 with err.
+ */
+int bot_store_rollback(const char *dir, const char *fabric, const char *target, unsigned steps,
+		       struct bot_lock *lock, char snap[BOT_STATE_NAME_MAX], char *err,
+		       size_t errlen);
+
+/* One snapshot of the parent chain, from its header. */
+struct bot_store_entry {
+	char name[BOT_STATE_NAME_MAX];
+	int present;			/* 0: named as a parent, removed by retention */
+	struct bot_state_hdr hdr;	/* when present */
+};
+
+/*
+ * The parent chain from `current`: current first, at most max entries;
+ * the last one is absent (present 0) when the chain goes on past what
+ * retention kept. *v is malloc()ed (free it); *n 0 when the fabric has no
+ * `current`. Reads headers only. 0, or -1 with err.
+ */
+int bot_store_history(const char *dir, const char *fabric, size_t max,
+		      struct bot_store_entry **v, size_t *n, char *err, size_t errlen);
 
 #endif

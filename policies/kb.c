@@ -177,6 +177,7 @@ struct bot_kb *bot_kb_clone(const struct bot_kb *kb)
 		d->key = s->key;
 		d->has_prior = s->has_prior;
 		d->calls = s->calls;
+		d->explore = s->explore;
 		memcpy(d->prior, s->prior, sizeof(d->prior));
 		for (int a = 0; a < BOT_NARMS; a++)
 			if (bot_stats_copy(&d->arm[a], &s->arm[a]) < 0)
@@ -299,6 +300,8 @@ int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls)
 
 int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src)
 {
+	int halved = 0;
+
 	for (size_t i = 0; src && i < src->n; i++) {
 		const struct bot_kb_ctx *s = src->ctx[i];
 		struct bot_kb_ctx *d;
@@ -308,11 +311,17 @@ int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src)
 		if (s->has_prior && bot_kb_offer_prior(dst, s->key, s->prior) < 0)
 			return -1;
 		d = bot_kb_get(dst, s->key);
-		for (int a = 0; a < BOT_NARMS; a++)
-			if (bot_stats_merge(&d->arm[a], &s->arm[a]) < 0)
+		if (s->explore > d->explore)
+			d->explore = s->explore;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			int rc = bot_stats_merge(&d->arm[a], &s->arm[a]);
+
+			if (rc < 0)
 				return -1;
+			halved += rc;
+		}
 	}
-	return 0;
+	return halved;
 }
 
 static int cmp_ctx_key(const void *pa, const void *pb)
@@ -342,6 +351,7 @@ struct bot_kb *bot_kb_sorted(const struct bot_kb *kb)
 			goto fail;
 		d->has_prior = v[i]->has_prior;
 		d->calls = v[i]->calls;
+		d->explore = v[i]->explore;
 		memcpy(d->prior, v[i]->prior, sizeof(d->prior));
 		for (int a = 0; a < BOT_NARMS; a++)
 			if (bot_stats_copy(&d->arm[a], &v[i]->arm[a]) < 0)

@@ -24,6 +24,9 @@ struct bot_kb_ctx {
 	int has_prior;
 	float prior[BOT_NARMS];		/* us; < 0 unsupported */
 	uint64_t calls;			/* how often jobs called it (weight, not a statistic) */
+	uint64_t explore;		/* exploration budget spent across jobs (formats.md
+					 * 12; unit defined by the safe-exploration
+					 * policies); merges keep the larger */
 	struct bot_stats arm[BOT_NARMS];
 };
 
@@ -44,9 +47,12 @@ int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARM
 int bot_kb_offer_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
 /* Add to a context's call count (saturating). 0, or -1 on allocation failure. */
 int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls);
-/* dst += src: calls, statistics, priors by bot_kb_offer_prior(). 0, or -1
- * on allocation failure or a bin count overflow; then dst is partly merged
- * (merge into a clone to keep the original). */
+/* dst += src: calls, statistics (bot_stats_merge: an arm whose counters
+ * would overflow is halved), priors by bot_kb_offer_prior(), explore the
+ * larger of the two (a budget spent is not spent twice by merging the same
+ * history again; 0, the v1 value, changes nothing). Returns the number of
+ * arms halved (0 normally), or -1 on allocation failure; then dst is
+ * partly merged (merge into a clone to keep the original). */
 int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src);
 /* A deep copy with the contexts in ascending key order: planning from it
  * does not depend on the order contexts were first seen. NULL on allocation

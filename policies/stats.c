@@ -136,45 +136,55 @@ int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count)
 int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src)
 {
 	struct bot_bin *out;
-	uint32_t i = 0, j = 0, k = 0;
+	uint64_t *cnt, max = 0, total = 0;
+	uint32_t i = 0, j = 0, k = 0, m = 0;
+	unsigned shift = 0;
 	size_t cap;
 
 	if (src->nbins == 0)
 		return 0;
-	/* Check overflow first so that dst stays unchanged on failure. */
-	for (i = 0, j = 0; i < dst->nbins && j < src->nbins;) {
-		if (dst->bins[i].bin < src->bins[j].bin) {
-			i++;
-		} else if (dst->bins[i].bin > src->bins[j].bin) {
-			j++;
-		} else {
-			if (dst->bins[i].count > UINT32_MAX - src->bins[j].count)
-				return -1;
-			i++;
-			j++;
-		}
-	}
 	cap = (size_t)dst->nbins + src->nbins;
 	out = malloc(cap * sizeof(*out));
-	if (!out)
+	cnt = malloc(cap * sizeof(*cnt));
+	if (!out || !cnt) {
+		free(out);
+		free(cnt);
 		return -1;
-	i = j = 0;
+	}
+	/* the sums in 64 bits first: dst stays unchanged until it fits */
 	while (i < dst->nbins || j < src->nbins) {
 		if (j == src->nbins || (i < dst->nbins && dst->bins[i].bin < src->bins[j].bin)) {
-			out[k++] = dst->bins[i++];
+			out[k].bin = dst->bins[i].bin;
+			cnt[k++] = dst->bins[i++].count;
 		} else if (i == dst->nbins || src->bins[j].bin < dst->bins[i].bin) {
-			out[k++] = src->bins[j++];
+			out[k].bin = src->bins[j].bin;
+			cnt[k++] = src->bins[j++].count;
 		} else {
-			out[k] = dst->bins[i++];
-			out[k++].count += src->bins[j++].count;
+			out[k].bin = dst->bins[i].bin;
+			cnt[k++] = (uint64_t)dst->bins[i++].count + src->bins[j++].count;
 		}
+		max = cnt[k - 1] > max ? cnt[k - 1] : max;
+		total += cnt[k - 1];	/* < 2 x 2561 x 2^32: no overflow */
 	}
+	/* halve (c >> 1, repeated) until every bin and the total fit */
+	while ((max >> shift) > UINT32_MAX || total > BOT_STATS_MAX_N) {
+		shift++;
+		total = 0;
+		for (uint32_t x = 0; x < k; x++)
+			total += cnt[x] >> shift;
+	}
+	for (uint32_t x = 0; x < k; x++)
+		if (cnt[x] >> shift) {
+			out[m].bin = out[x].bin;
+			out[m++].count = (uint32_t)(cnt[x] >> shift);
+		}
+	free(cnt);
 	free(dst->bins);
 	dst->bins = out;
-	dst->nbins = k;
+	dst->nbins = m;
 	dst->cap = (uint32_t)cap;
 	recompute(dst);
-	return 0;
+	return shift ? 1 : 0;
 }
 
 void bot_stats_decay(struct bot_stats *s, uint32_t num, uint32_t den)

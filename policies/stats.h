@@ -17,6 +17,7 @@
 #define BOT_Q_MAX 2560		/* 2^40 ns */
 #define BOT_TRIM_Q 64		/* robust spread: +-1 octave around the median */
 #define BOT_MEAN_TRIM_Q 128	/* robust mean: within a factor of 4 of the median */
+#define BOT_STATS_MAX_N (1ull << 40)	/* samples an arm holds after a merge */
 
 struct bot_bin {
 	uint16_t bin;		/* q */
@@ -42,7 +43,12 @@ void bot_stats_free(struct bot_stats *s);
 /* Add count samples with value q. Returns 0, or -1 on allocation failure
  * (s unchanged). */
 int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count);
-/* dst += src. Returns 0 or -1 on allocation failure (dst unchanged). */
+/* dst += src. A bin that would pass 2^32-1, or a total over
+ * BOT_STATS_MAX_N, halves the merged histogram (every count c becomes
+ * c >> k for the smallest k that fits, empty bins dropped; section 12's
+ * "halves that arm's histogram"), so counters never block a merge and the
+ * result is deterministic for a given order of merges. Returns 0, 1 when
+ * it halved, or -1 on allocation failure (dst unchanged). */
 int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src);
 /* Multiply counts by num/den (rounded down), drop empty bins, recompute. */
 void bot_stats_decay(struct bot_stats *s, uint32_t num, uint32_t den);

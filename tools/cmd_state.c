@@ -143,7 +143,7 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 		return 1;
 	}
 	printf("# nccl-bot learned state (doc/formats.md section 12); statistics only\n");
-	printf("format: %d\nfabric: %s\n", BOT_STATE_VERSION, s.fabric);
+	printf("format: %u\nfabric: %s\n", s.version, s.fabric);
 	if (snap[0])
 		printf("snapshot: %s\n", snap);
 	else {

@@ -193,6 +193,100 @@ expect "state add, a link named *.spool" 1 "nb-l-3.spool: a symbolic link, not a
 	"$bot" state add --state "$tmp/st2" --fabric f "$tmp/odd"
 if [ ! -e "$tmp/st2/f/current" ]; then ok "state add published nothing from odd entries"; else
 	bad "state add published a job with odd entries"; fi
+# Hostile entries named *.spool, each next to a valid file, for each of the
+# three readers: refused by kind or size before any byte is read, with the
+# reason; never followed, never waited on (timeout 10: a hang fails).
+# state add and spool show exit 1, env --spool skips the entry and goes on.
+for h in fifo shadow zero sparse dir; do
+	mkdir "$tmp/hz-$h"
+	cp "$sp/valid-mixed" "$tmp/hz-$h/nb-a-1.spool"
+done
+mkfifo "$tmp/hz-fifo/x.spool"
+ln -s /etc/shadow "$tmp/hz-shadow/x.spool"
+ln -s /dev/zero "$tmp/hz-zero/x.spool"
+truncate -s 10G "$tmp/hz-sparse/x.spool"
+mkdir "$tmp/hz-dir/x.spool"
+for h in fifo shadow zero sparse dir; do
+	case $h in
+	fifo) why="a FIFO, not a spool file" ;;
+	shadow | zero) why="a symbolic link, not a spool file" ;;
+	sparse) why="10737418240 bytes, over the largest spool file a reader accepts" ;;
+	dir) why="a directory, not a spool file" ;;
+	esac
+	expect "state add, $h named x.spool" 1 "hz-$h/x.spool: $why" -- \
+		timeout 10 "$bot" state add --state "$tmp/st2" --fabric f "$tmp/hz-$h"
+	expect "spool show, $h named x.spool" 1 "hz-$h/x.spool: $why" -- \
+		timeout 10 "$bot" spool show "$tmp/hz-$h"
+	expect "env --spool, $h named x.spool" 0 "skipping .*hz-$h/x.spool: $why" -- \
+		timeout 10 "$bot" env --spool "$tmp/hz-$h" --lib "$lib"
+	if [ "$h" != dir ]; then	# named alone (a directory named alone is a job directory)
+		expect "spool show $h x.spool named alone" 1 "hz-$h/x.spool: $why" -- \
+			timeout 10 "$bot" spool show "$tmp/hz-$h/x.spool"
+		expect "state add $h x.spool named alone" 1 "hz-$h/x.spool: $why" -- \
+			timeout 10 "$bot" state add --state "$tmp/st2" --fabric f "$tmp/hz-$h/x.spool"
+	fi
+done
+if [ ! -e "$tmp/st2/f/current" ]; then ok "state add published nothing from hostile entries"; else
+	bad "state add published a job with hostile entries"; fi
+# a character device itself (where this user may make one)
+if mknod "$tmp/hz-zero/c.spool" c 1 5 2>/dev/null; then
+	expect "spool show, a device named c.spool" 1 "c.spool: a character device, not a spool file" -- \
+		timeout 10 "$bot" spool show "$tmp/hz-zero"
+	rm -f "$tmp/hz-zero/c.spool"
+fi
+
+# A first publish killed at any point (formats.md 12) leaves a fabric without
+# state, never one refused forever: `state show` says "no state yet" or shows
+# it, and a retry of `state add` publishes. At each named step of the store
+# (its test hook), then 50 times at random points (SIGKILL after 0-4 ms).
+mkdir "$tmp/kjob"
+cp "$sp/valid-mixed" "$tmp/kjob/nb-a-1.spool"
+cp "$sp/valid-summary" "$tmp/kjob/nb-b-2.spool"
+# killed_first_publish LABEL CMD...: run the killed add, then check and retry
+killed_first_publish() {
+	label=$1
+	shift
+	rm -rf "$tmp/ks"
+	mkdir "$tmp/ks"
+	"$@" >/dev/null 2>&1
+	"$bot" state show --state "$tmp/ks" --fabric f >"$tmp/out" 2>&1
+	src=$?
+	if [ "$src" -ne 0 ] && ! grep -q "no state yet" "$tmp/out"; then
+		bad "$label: state show after the kill: exit $src"; sed 's/^/    /' "$tmp/out" | head -n 3
+		return 1
+	fi
+	if ! "$bot" state add --state "$tmp/ks" --fabric f "$tmp/kjob" >"$tmp/out" 2>&1; then
+		bad "$label: the retry of state add failed"; sed 's/^/    /' "$tmp/out" | head -n 3
+		return 1
+	fi
+	if ! "$bot" state show --state "$tmp/ks" --fabric f >"$tmp/out" 2>&1 ||
+		! grep -q "^rounds: 1" "$tmp/out" ||
+		[ "$(ls -a "$tmp/ks/f" | grep -c '^\.snap-\|^\.current')" -ne 0 ] ||
+		[ "$(ls "$tmp/ks/f" | grep -c '^snap-')" -ne 1 ]; then
+		bad "$label: after the retry: not one snapshot of round 1, or temporaries left"
+		ls -a "$tmp/ks/f" | sed 's/^/    /'
+		return 1
+	fi
+	return 0
+}
+for step in snapshot-tmp snapshot current-tmp current; do
+	if killed_first_publish "killed at $step" env NCCL_BOT_TEST_STORE_KILL=$step \
+		"$bot" state add --state "$tmp/ks" --fabric f "$tmp/kjob"; then
+		ok "state add killed at $step: no state or the state, and a retry publishes"
+	fi
+done
+i=0 killed_ok=0
+while [ $i -lt 50 ]; do
+	us=$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')
+	us=$((us % 4000))
+	if killed_first_publish "killed after ${us} us" timeout -s KILL \
+		"$(printf '0.%06d' "$us")" "$bot" state add --state "$tmp/ks" --fabric f "$tmp/kjob"; then
+		killed_ok=$((killed_ok + 1))
+	fi
+	i=$((i + 1))
+done
+[ "$killed_ok" -eq 50 ] && ok "50 first publishes killed at random points: each retry publishes"
+
 mkdir "$tmp/spempty"
 expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool show "$tmp/spempty"
 expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"

@@ -4,7 +4,9 @@
  * Snapshots live in a shared state directory and outlive builds, so any
  * bytes must come back as a clean rejection with a "name: reason" message
  * and nothing allocated, or as a state that re-encodes to exactly the same
- * bytes (the format is canonical: one state, one encoding). Since a valid
+ * bytes in the version it was read from (the format is canonical: one
+ * state, one encoding per version; version 1 files are still read), and
+ * whose version 2 encoding parses back to the same state. Since a valid
  * CRC is rare in random bytes, each input is also tried with its trailer
  * recomputed, so that mutations reach the structural checks.
  * Built with tests/fuzz/driver.c (standalone) or libFuzzer.
@@ -31,11 +33,29 @@ static void check(const uint8_t *p, size_t n)
 			abort();
 		return;
 	}
-	if (bot_state_encode(&s, &out, &len, err, sizeof(err)) < 0)
+	if (bot_state_encode_version(&s, s.version, &out, &len, err, sizeof(err)) < 0)
 		abort();
 	if (len != n || memcmp(out, p, n) != 0)
 		abort();
 	free(out);
+	if (s.version == 1) {
+		/* read as v2: lineage 0, the same contexts; v2 round-trips too */
+		struct bot_state t;
+		uint8_t *o2;
+		size_t l2;
+
+		if (s.parent || s.ledger || s.epoch ||
+		    bot_state_encode(&s, &out, &len, err, sizeof(err)) < 0)
+			abort();
+		if (bot_state_parse("f", out, len, &t, err, sizeof(err)) < 0 || t.version != 2 ||
+		    bot_state_encode_version(&t, 1, &o2, &l2, err, sizeof(err)) < 0)
+			abort();
+		if (l2 != n || memcmp(o2, p, n) != 0)
+			abort();
+		free(o2);
+		free(out);
+		bot_state_free(&t);
+	}
 	bot_state_free(&s);
 }
 
@@ -45,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t crc;
 
 	check(data, size);
-	if (size < BOT_STATE_HDR_SIZE + BOT_STATE_TRAILER_SIZE || size > (1u << 22))
+	if (size < BOT_STATE_HDR_SIZE_V1 + BOT_STATE_TRAILER_SIZE || size > (1u << 22))
 		return 0;
 	b = malloc(size);
 	if (!b)

@@ -7,16 +7,20 @@
  * encoding does not depend on insertion order; every truncation and every
  * flipped byte is rejected, and structurally bad files (with a valid CRC)
  * are rejected with a reason naming the file; merging is order-independent
- * (priors included) and refuses bin overflow without touching the result;
+ * (priors included) and halves an arm whose counters would overflow;
+ * version 1 files read as states without lineage;
  * the state directory publishes atomically, keeps the previous snapshot,
  * and refuses a damaged `current`, a snapshot whose bytes do not match its
  * name, and a snapshot of another fabric.
  */
 #include <check.h>
+#include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/spool.h"
@@ -154,7 +158,7 @@ START_TEST(test_every_truncation_and_flip_rejected)
 }
 END_TEST
 
-/* Offsets in fill()'s encoding: header 96, 2 sources, first context. */
+/* Offsets in fill()'s encoding: header 128, 2 sources, first context. */
 #define CTX0 (BOT_STATE_HDR_SIZE + 2 * BOT_STATE_SRC_SIZE)
 
 static void expect_reject(uint8_t *b, size_t n, const char *want)
@@ -182,7 +186,8 @@ START_TEST(test_structural_rejections)
 	m = malloc(n + 8);
 	ck_assert_ptr_nonnull(m);
 #define FRESH() memcpy(m, b, n)
-	FRESH(); m[8] = 2;			expect_reject(m, n, "version 2");
+	FRESH(); m[8] = 3;			expect_reject(m, n, "version 3");
+	FRESH(); m[123] = 1;			expect_reject(m, n, "offset 120: reserved");
 	FRESH(); m[12] = 1;			expect_reject(m, n, "unknown flags");
 	FRESH(); m[16] = 'H';			expect_reject(m, n, "fabric name");
 	FRESH(); m[16 + 10] = 'x';		expect_reject(m, n, "NUL padded");
@@ -197,10 +202,11 @@ START_TEST(test_structural_rejections)
 	FRESH(); memcpy(m + CTX0 + 24, &bits, 4);	/* little-endian hosts */
 						expect_reject(m, n, "prior entry 0");
 	FRESH(); m[CTX0 + 16] = 0;		expect_reject(m, n, "without a prior row");
-	/* first arm's histogram: nbins u32 at CTX0 + 108, bins after it */
-	FRESH(); memset(m + CTX0 + 108, 0, 4);	expect_reject(m, n, "bins");
-	FRESH(); memset(m + CTX0 + 112 + 4, 0, 4);	expect_reject(m, n, "zero count");
-	FRESH(); m[CTX0 + 112 + 1] = 0x20;	expect_reject(m, n, "bin over 2560");
+	/* first arm's histogram: nbins u32 at CTX0 + 116 (after explore at
+	 * 108), bins after it */
+	FRESH(); memset(m + CTX0 + 116, 0, 4);	expect_reject(m, n, "bins");
+	FRESH(); memset(m + CTX0 + 120 + 4, 0, 4);	expect_reject(m, n, "zero count");
+	FRESH(); m[CTX0 + 120 + 1] = 0x20;	expect_reject(m, n, "bin over 2560");
 	/* trailing bytes before the trailer */
 	memcpy(m, b, n - 8);
 	memset(m + n - 8, 0, 16);
@@ -275,21 +281,177 @@ START_TEST(test_merge_order_independent)
 }
 END_TEST
 
-START_TEST(test_merge_overflow_refused)
+/* A bin that would pass 2^32-1 halves the merged arm (c >> k for the
+ * smallest k that fits), deterministically, instead of blocking the merge;
+ * so does an arm that would pass 2^40 samples. */
+START_TEST(test_merge_overflow_halves)
 {
-	struct bot_kb *a = bot_kb_new(), *b = bot_kb_new();
+	struct bot_kb *a = bot_kb_new(), *b = bot_kb_new(), *a2;
 	struct bot_kb_ctx *c;
+	const struct bot_stats *st;
+	struct bot_state x, y;
+	uint8_t *b1, *b2;
+	size_t n1, n2;
 
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_nonnull(b);
 	c = bot_kb_get(a, 1);
 	ck_assert_int_eq(bot_stats_add_q(&c->arm[0], 100, UINT32_MAX - 1), 0);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[0], 90, 7), 0);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[0], 80, 1), 0);	/* 1 >> 1 = 0: dropped */
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[1], 100, 5), 0);	/* another arm: kept */
 	c = bot_kb_get(b, 1);
 	ck_assert_int_eq(bot_stats_add_q(&c->arm[0], 100, 2), 0);
-	ck_assert_int_eq(bot_kb_merge(a, b), -1);
-	ck_assert_uint_eq(bot_kb_find(a, 1)->arm[0].n, UINT32_MAX - 1);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[1], 100, 5), 0);
+	a2 = bot_kb_clone(a);
+	ck_assert_ptr_nonnull(a2);
+	ck_assert_int_eq(bot_kb_merge(a, b), 1);	/* one arm halved */
+	st = &bot_kb_find(a, 1)->arm[0];
+	ck_assert_uint_eq(st->nbins, 2);
+	ck_assert_uint_eq(st->bins[0].bin, 90);
+	ck_assert_uint_eq(st->bins[0].count, 3);
+	ck_assert_uint_eq(st->bins[1].bin, 100);
+	ck_assert_uint_eq(st->bins[1].count, (uint32_t)(((uint64_t)UINT32_MAX + 1) >> 1));
+	ck_assert_uint_eq(st->n, 3 + (((uint64_t)UINT32_MAX + 1) >> 1));
+	ck_assert_uint_eq(st->sum_q, 3 * 90 + 100 * (((uint64_t)UINT32_MAX + 1) >> 1));
+	ck_assert_uint_eq(bot_kb_find(a, 1)->arm[1].n, 10);
+	/* the same merge again gives the same bytes (deterministic) */
+	ck_assert_int_eq(bot_kb_merge(a2, b), 1);
+	ck_assert_int_eq(bot_state_init(&x, "f"), 0);
+	ck_assert_int_eq(bot_state_init(&y, "f"), 0);
+	ck_assert_int_eq(bot_kb_merge(x.kb, a), 0);
+	ck_assert_int_eq(bot_kb_merge(y.kb, a2), 0);
+	encode(&x, &b1, &n1);
+	encode(&y, &b2, &n2);
+	ck_assert_uint_eq(n1, n2);
+	ck_assert_mem_eq(b1, b2, n1);
+	free(b1);
+	free(b2);
+	bot_state_free(&x);
+	bot_state_free(&y);
+	bot_kb_free(a2);
+	bot_kb_free(b);
+
+	/* over 2^40 samples: 300 bins of 2^32-1 each merged with one more bin
+	 * of 2^32-1: halved until the arm holds at most 2^40 */
+	b = bot_kb_new();
+	ck_assert_ptr_nonnull(b);
+	c = bot_kb_get(a, 2);
+	for (int q = 0; q < 256; q++)
+		ck_assert_int_eq(bot_stats_add_q(&c->arm[3], q, UINT32_MAX), 0);
+	c = bot_kb_get(b, 2);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[3], 1000, UINT32_MAX), 0);
+	ck_assert_int_eq(bot_kb_merge(a, b), 1);
+	st = &bot_kb_find(a, 2)->arm[3];
+	ck_assert_uint_le(st->n, BOT_STATS_MAX_N);
+	ck_assert_uint_eq(st->nbins, 257);
+	ck_assert_uint_eq(st->bins[0].count, UINT32_MAX >> 1);
+	ck_assert_uint_eq(st->n, 257 * (uint64_t)(UINT32_MAX >> 1));
 	bot_kb_free(a);
 	bot_kb_free(b);
+}
+END_TEST
+
+/* Version 2 carries the lineage and each context's explore; version 1
+ * files still read, as a state with all of them 0. */
+START_TEST(test_v1_read_v2_lineage)
+{
+	struct bot_state a, c;
+	uint8_t *b1, *b2, *b3;
+	size_t n1, n2, n3;
+	char err[BOT_STATE_ERR_MAX];
+	uint64_t k = key_of(BOT_COLL_ALLGATHER, 90, 64, 8);
+
+	fill(&a, 0);
+	ck_assert_msg(bot_state_encode_version(&a, 1, &b1, &n1, err, sizeof(err)) == 0, "%s", err);
+	encode(&a, &b2, &n2);
+	ck_assert_uint_eq(n2, n1 + 32 + 3 * 8);	/* header +32, 3 contexts +8 */
+	ck_assert_uint_eq(b1[8], 1);
+	ck_assert_uint_eq(b2[8], 2);
+	ck_assert_msg(bot_state_parse("v1.nbs", b1, n1, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(c.version, 1);
+	ck_assert(c.parent == 0 && c.ledger == 0 && c.epoch == 0);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->explore, 0);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->arm[bot_arm(1, 0)].n, 5);
+	encode(&c, &b3, &n3);			/* read v1, written v2: the same state */
+	ck_assert_uint_eq(n3, n2);
+	ck_assert_mem_eq(b3, b2, n2);
+	free(b3);
+	bot_state_free(&c);
+
+	/* lineage and explore round-trip in v2; v1 cannot hold them */
+	a.parent = 0x0123456789abcdefull;
+	a.ledger = 42;
+	a.epoch = 20421;
+	((struct bot_kb_ctx *)bot_kb_find(a.kb, k))->explore = 77;
+	free(b2);
+	encode(&a, &b2, &n2);
+	ck_assert_msg(bot_state_parse("v2.nbs", b2, n2, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(c.version, 2);
+	ck_assert(c.parent == 0x0123456789abcdefull && c.ledger == 42 && c.epoch == 20421);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->explore, 77);
+	encode(&c, &b3, &n3);
+	ck_assert_uint_eq(n3, n2);
+	ck_assert_mem_eq(b3, b2, n2);
+	free(b1);
+	ck_assert_int_eq(bot_state_encode_version(&c, 1, &b1, &n1, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "version 1 has no"), "%s", err);
+	c.parent = c.ledger = c.epoch = 0;
+	ck_assert_int_eq(bot_state_encode_version(&c, 1, &b1, &n1, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "has no explore"), "%s", err);
+	ck_assert_int_eq(bot_state_encode_version(&c, 3, &b1, &n1, err, sizeof(err)), -1);
+	free(b2);
+	free(b3);
+	bot_state_free(&c);
+
+	/* merges keep the larger explore */
+	{
+		struct bot_kb *x = bot_kb_new(), *y = bot_kb_new();
+
+		ck_assert_ptr_nonnull(x);
+		ck_assert_ptr_nonnull(y);
+		bot_kb_get(x, k)->explore = 5;
+		bot_kb_get(y, k)->explore = 9;
+		ck_assert_int_eq(bot_kb_merge(x, y), 0);
+		ck_assert_uint_eq(bot_kb_find(x, k)->explore, 9);
+		bot_kb_get(y, k)->explore = 3;
+		ck_assert_int_eq(bot_kb_merge(x, y), 0);
+		ck_assert_uint_eq(bot_kb_find(x, k)->explore, 9);
+		bot_kb_free(y);
+		y = bot_kb_clone(x);
+		ck_assert_uint_eq(bot_kb_find(y, k)->explore, 9);
+		bot_kb_free(y);
+		y = bot_kb_sorted(x);
+		ck_assert_uint_eq(bot_kb_find(y, k)->explore, 9);
+		bot_kb_free(x);
+		bot_kb_free(y);
+	}
+	bot_state_free(&a);
+}
+END_TEST
+
+/* Sources inserted in one batch: sorted, unique, the same as one by one. */
+START_TEST(test_add_sources_batch)
+{
+	struct bot_state a, b;
+	uint64_t ids[] = { 9, 3, 7, 3, 1, 12, 9 };
+
+	ck_assert_int_eq(bot_state_init(&a, "f"), 0);
+	ck_assert_int_eq(bot_state_init(&b, "f"), 0);
+	ck_assert_int_eq(bot_state_add_source(&a, 7), 0);
+	ck_assert_int_eq(bot_state_add_source(&a, 2), 0);
+	ck_assert_int_eq(bot_state_add_source(&b, 7), 0);
+	ck_assert_int_eq(bot_state_add_source(&b, 2), 0);
+	ck_assert_int_eq(bot_state_add_sources(&a, ids, 7), 0);
+	for (int i = 0; i < 7; i++)
+		ck_assert_int_eq(bot_state_add_source(&b, ids[i]), 0);
+	ck_assert_uint_eq(a.nsources, 6);
+	ck_assert_uint_eq(b.nsources, 6);
+	ck_assert_mem_eq(a.src, b.src, 6 * sizeof(uint64_t));
+	ck_assert_int_eq(bot_state_add_sources(&a, ids, 0), 0);
+	ck_assert_uint_eq(a.nsources, 6);
+	bot_state_free(&a);
+	bot_state_free(&b);
 }
 END_TEST
 
@@ -322,6 +484,14 @@ START_TEST(test_directory)
 	ck_assert_msg(fd >= 0, "%s", err);
 	ck_assert_msg(bot_store_publish(dir, &a, s1, err, sizeof(err)) == 0, "%s", err);
 	a.rounds = 3;
+	/* a state not made from what `current` names is refused */
+	ck_assert_int_eq(bot_store_publish(dir, &a, s2, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "made from no snapshot, but `current` names snap-"), "%s", err);
+	a.parent = 42;
+	ck_assert_int_eq(bot_store_publish(dir, &a, s2, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "made from snap-000000000000002a.nbs, but `current` names"),
+		      "%s", err);
+	a.parent = bot_state_snap_digest(s1);
 	ck_assert_msg(bot_store_publish(dir, &a, s2, err, sizeof(err)) == 0, "%s", err);
 	bot_lock_release(fd);
 	ck_assert_str_ne(s1, s2);
@@ -333,7 +503,9 @@ START_TEST(test_directory)
 	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
 	ck_assert_str_eq(got, s2);
 	ck_assert_uint_eq(l.rounds, 3);
+	ck_assert_uint_eq(l.parent, bot_state_snap_digest(s1));
 	bot_state_free(&l);
+	a.parent = 0;
 
 	/* Another fabric's directory is separate. */
 	ck_assert_int_eq(bot_store_load(dir, "roce", &l, got, err, sizeof(err)), 1);
@@ -475,17 +647,50 @@ START_TEST(test_directory_hazards)
 	snprintf(path, sizeof(path), "%s/victim/.lock", dir);
 	ck_assert_int_eq(access(path, F_OK), -1);
 
-	/* snapshots without `current`: not "no state yet" */
+	/* snapshots with a lineage without `current`: not "no state yet",
+	 * and no publish starts the fabric over */
 	fill(&a, 0);
 	strcpy(a.fabric, "f3");
 	fd = bot_lock_fabric(dir, "f3", 1, err, sizeof(err));
 	ck_assert_msg(fd >= 0, "%s", err);
 	ck_assert_int_eq(bot_store_publish(dir, &a, got, err, sizeof(err)), 0);
-	bot_lock_release(fd);
+	a.parent = bot_state_snap_digest(got);
+	a.rounds++;
+	ck_assert_int_eq(bot_store_publish(dir, &a, got, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/f3/current", dir);
 	ck_assert_int_eq(unlink(path), 0);
 	ck_assert_int_eq(bot_store_load(dir, "f3", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "holds snapshots but no `current`"), "%s", err);
+	a.parent = 0;
+	ck_assert_int_eq(bot_store_publish(dir, &a, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds snapshots but no `current`"), "%s", err);
+	bot_lock_release(fd);
+	/* a version 1 snapshot alone without `current`: refused too (v1 has
+	 * no parent to tell a first snapshot) */
+	{
+		char name[BOT_STATE_NAME_MAX], p2[256];
+		uint8_t *b;
+		size_t n;
+
+		strcpy(a.fabric, "f5");
+		ck_assert_int_eq(bot_state_encode_version(&a, 1, &b, &n, err, sizeof(err)), 0);
+		bot_state_snap_name(b, n, name);
+		snprintf(p2, sizeof(p2), "%s/f5", dir);
+		ck_assert_int_eq(mkdir(p2, 0755), 0);
+		snprintf(p2, sizeof(p2), "%s/f5/%s", dir, name);
+		write_file(p2, b, n);
+		free(b);
+		ck_assert_int_eq(bot_store_load(dir, "f5", &l, got, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "holds snapshots but no `current`"), "%s", err);
+		/* and read through `current`, a v1 snapshot loads */
+		snprintf(p2, sizeof(p2), "%s/f5/current", dir);
+		snprintf(path, sizeof(path), "%s\n", name);
+		write_file(p2, path, strlen(path));
+		ck_assert_msg(bot_store_load(dir, "f5", &l, got, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(l.version, 1);
+		ck_assert_uint_eq(l.rounds, a.rounds);
+		bot_state_free(&l);
+	}
 
 	/* a snapshot with a second hard link */
 	strcpy(a.fabric, "f4");
@@ -497,6 +702,255 @@ START_TEST(test_directory_hazards)
 	ck_assert_int_eq(link(path, other), 0);
 	ck_assert_int_eq(bot_store_load(dir, "f4", &l, got, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "hard links"), "%s", err);
+	bot_state_free(&a);
+}
+END_TEST
+
+/* snap-*.nbs files (and, with tmps, other dot files but .lock) in dir/fabric. */
+static int count_snaps(const char *fabric, int tmps)
+{
+	char path[256];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, fabric);
+	d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		if (tmps ? (e->d_name[0] == '.' && strcmp(e->d_name, ".") &&
+			    strcmp(e->d_name, "..") && strcmp(e->d_name, ".lock")) :
+			   bot_state_snap_name_ok(e->d_name))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Publish s as the next snapshot after *prev ("" first): parent, rounds. */
+static void publish_next(struct bot_state *s, char prev[BOT_STATE_NAME_MAX], unsigned keep)
+{
+	char err[BOT_STATE_ERR_MAX];
+
+	s->parent = bot_state_snap_digest(prev);
+	s->rounds++;
+	ck_assert_msg(bot_store_publish_keep(dir, s, keep, prev, err, sizeof(err)) == 0, "%s", err);
+}
+
+/* A first publish that failed at .current.tmp (disk full), or was killed at
+ * any step, leaves a fabric without state, never one refused forever; the
+ * retry publishes and leaves no orphan or temporary. */
+START_TEST(test_interrupted_first_publish)
+{
+	static const char *steps[] = { "snapshot-tmp", "snapshot", "current-tmp", "current" };
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
+	char path[256];
+
+	fill(&a, 0);
+	strcpy(a.fabric, "g0");
+	snprintf(path, sizeof(path), "%s/g0", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/g0/.current.tmp", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);	/* `current` cannot be written */
+	ck_assert_int_eq(bot_store_publish(dir, &a, snap, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ".current.tmp"), "%s", err);
+	ck_assert_int_eq(count_snaps("g0", 0), 1);	/* the snapshot, without `current` */
+	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 1);
+	ck_assert_str_eq(got, "");
+	ck_assert_uint_eq(bot_kb_count(l.kb), 0);
+	bot_state_free(&l);
+	ck_assert_int_eq(rmdir(path), 0);	/* space again */
+	a.rounds = 5;				/* another first state: the orphan goes */
+	ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, snap);
+	bot_state_free(&l);
+	ck_assert_int_eq(count_snaps("g0", 0), 1);
+	ck_assert_int_eq(count_snaps("g0", 1), 0);
+
+	/* killed (SIGKILL) at each step of a first publish */
+	for (unsigned i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		char fab[8];
+		pid_t pid;
+		int status;
+
+		snprintf(fab, sizeof(fab), "k%u", i);
+		strcpy(a.fabric, fab);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			setenv("NCCL_BOT_TEST_STORE_KILL", steps[i], 1);
+			bot_store_publish(dir, &a, snap, err, sizeof(err));
+			_exit(0);	/* not reached when the hook works */
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "%s: not killed",
+			      steps[i]);
+		ck_assert_int_eq(bot_store_load(dir, fab, &l, got, err, sizeof(err)),
+				 i == 3 ? 0 : 1);
+		if (i < 3) {	/* the retry publishes */
+			bot_state_free(&l);
+			ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0,
+				      "%s: %s", steps[i], err);
+			ck_assert_int_eq(bot_store_load(dir, fab, &l, got, err, sizeof(err)), 0);
+		}
+		ck_assert_uint_eq(l.rounds, a.rounds);
+		bot_state_free(&l);
+		ck_assert_int_eq(count_snaps(fab, 0), 1);
+		ck_assert_msg(count_snaps(fab, 1) == 0, "%s: a temporary is left", steps[i]);
+	}
+	bot_state_free(&a);
+}
+END_TEST
+
+/* After a publish, `current` and its K-1 nearest ancestors are kept; other
+ * snapshots (older ones, orphans) are removed. */
+START_TEST(test_retention)
+{
+	struct bot_state a, o;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", names[12][BOT_STATE_NAME_MAX];
+	char orphan[BOT_STATE_NAME_MAX], path[512];
+	struct bot_store_entry *v;
+	size_t n;
+
+	fill(&a, 0);
+	for (int i = 0; i < 12; i++) {
+		publish_next(&a, snap, 0);
+		strcpy(names[i], snap);
+	}
+	ck_assert_int_eq(count_snaps("h100-ib", 0), BOT_STORE_RETENTION_DEFAULT);
+	for (int i = 0; i < 12; i++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, names[i]);
+		ck_assert_int_eq(stat(path, &st) == 0, i >= 12 - BOT_STORE_RETENTION_DEFAULT);
+	}
+	/* the chain: current first, then the parents kept, then one removed */
+	ck_assert_int_eq(bot_store_history(dir, "h100-ib", 100, &v, &n, err, sizeof(err)), 0);
+	ck_assert_uint_eq(n, BOT_STORE_RETENTION_DEFAULT + 1);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_str_eq(v[i].name, names[11 - i]);
+		ck_assert_int_eq(v[i].present, i < BOT_STORE_RETENTION_DEFAULT);
+	}
+	ck_assert_uint_eq(v[0].hdr.rounds, a.rounds);
+	ck_assert_uint_eq(v[0].hdr.parent, bot_state_snap_digest(names[10]));
+	free(v);
+	ck_assert_int_eq(bot_store_history(dir, "h100-ib", 3, &v, &n, err, sizeof(err)), 0);
+	ck_assert_uint_eq(n, 3);
+	free(v);
+	ck_assert_int_eq(bot_store_history(dir, "nothing", 3, &v, &n, err, sizeof(err)), 0);
+	ck_assert_uint_eq(n, 0);
+
+	/* a snapshot off the chain (another history's) goes at the next publish */
+	ck_assert_int_eq(bot_state_init(&o, "h100-ib"), 0);
+	o.rounds = 99;
+	{
+		uint8_t *b;
+		size_t len;
+
+		encode(&o, &b, &len);
+		bot_state_snap_name(b, len, orphan);
+		snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, orphan);
+		write_file(path, b, len);
+		free(b);
+		snprintf(path, sizeof(path), "%s/h100-ib/.snap-0123456789abcdef.nbs.tmp", dir);
+		write_file(path, "x", 1);
+	}
+	bot_state_free(&o);
+	ck_assert_int_eq(count_snaps("h100-ib", 0), BOT_STORE_RETENTION_DEFAULT + 1);
+	publish_next(&a, snap, 2);	/* a retention of 2: current and its parent */
+	ck_assert_int_eq(count_snaps("h100-ib", 0), 2);
+	ck_assert_int_eq(count_snaps("h100-ib", 1), 0);
+	snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, names[11]);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_int_eq(bot_store_prune(dir, "h100-ib", 1, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_store_publish_keep(dir, &a, 1, snap, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "retention 1"), "%s", err);
+	ck_assert_int_eq(bot_store_prune(dir, "none", 2, err, sizeof(err)), 0);
+	bot_state_free(&a);
+}
+END_TEST
+
+/* Rollback moves `current` back along the chain, by steps or by name, under
+ * the lock; it refuses what is not there or not this fabric's. */
+START_TEST(test_rollback)
+{
+	struct bot_state a, l, o;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", names[4][BOT_STATE_NAME_MAX];
+	char got[BOT_STATE_NAME_MAX], path[512], other[BOT_STATE_NAME_MAX];
+
+	fill(&a, 0);
+	for (int i = 0; i < 4; i++) {
+		publish_next(&a, snap, 0);
+		strcpy(names[i], snap);
+	}
+	ck_assert_msg(bot_store_rollback(dir, "h100-ib", NULL, 1, NULL, got, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_str_eq(got, names[2]);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, names[2]);
+	bot_state_free(&l);
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 2, NULL, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, names[0]);
+	/* past the first snapshot */
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 1, NULL, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "the chain begins after 0 step(s)"), "%s", err);
+	ck_assert_str_eq(got, "");
+	/* by name, forward again (nothing was removed) */
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", names[3], 0, NULL, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, names[3]);
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", names[3], 0, NULL, got, err, sizeof(err)), 0);
+	/* not there, not a name, not this fabric's */
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", "snap-0000000000000001.nbs", 0, NULL, got,
+					    err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no such snapshot"), "%s", err);
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", "../current", 0, NULL, got, err,
+					    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "not a snapshot name"), "%s", err);
+	ck_assert_int_eq(bot_state_init(&o, "roce"), 0);
+	other[0] = 0;
+	publish_next(&o, other, 0);
+	{
+		char from[256];
+
+		snprintf(from, sizeof(from), "%s/roce/%s", dir, other);
+		snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, other);
+		ck_assert_int_eq(rename(from, path), 0);
+	}
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", other, 0, NULL, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds fabric 'roce'"), "%s", err);
+	ck_assert_int_eq(bot_store_rollback(dir, "nosuch", NULL, 1, NULL, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no such fabric directory"), "%s", err);
+	bot_state_free(&o);
+	/* a state made after a rollback descends from the target */
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 2, NULL, got, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, names[1]);
+	l.parent = bot_state_snap_digest(got);
+	ck_assert_int_eq(bot_kb_add_calls(l.kb, key_of(BOT_COLL_ALLREDUCE, 84, 16, 2), 1), 0);
+	ck_assert_msg(bot_store_publish(dir, &l, snap, err, sizeof(err)) == 0, "%s", err);
+	bot_state_free(&l);
+	/* `current` lost: restored by name, not by steps */
+	snprintf(path, sizeof(path), "%s/h100-ib/current", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 1, NULL, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "no `current` to step back from"), "%s", err);
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", snap, 0, NULL, got, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_store_load(dir, "h100-ib", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, snap);
+	bot_state_free(&l);
+	/* the lock is taken: busy while another writer holds it */
+	{
+		struct bot_lock held;
+		int fd = bot_lock_fabric(dir, "h100-ib", 1, err, sizeof(err));
+
+		ck_assert_int_ge(fd, 0);
+		bot_lock_init_held(&held);
+		ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 1, &held, got, err,
+						    sizeof(err)), 0);
+		ck_assert_str_eq(got, names[1]);
+		bot_lock_release(fd);
+	}
 	bot_state_free(&a);
 }
 END_TEST
@@ -513,9 +967,14 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_keys_must_ascend);
 	tcase_add_test(tc, test_invalid_keys_rejected);
 	tcase_add_test(tc, test_merge_order_independent);
-	tcase_add_test(tc, test_merge_overflow_refused);
+	tcase_add_test(tc, test_merge_overflow_halves);
+	tcase_add_test(tc, test_v1_read_v2_lineage);
+	tcase_add_test(tc, test_add_sources_batch);
 	tcase_add_test(tc, test_directory);
 	tcase_add_test(tc, test_directory_hazards);
+	tcase_add_test(tc, test_interrupted_first_publish);
+	tcase_add_test(tc, test_retention);
+	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
 	suite_add_tcase(s, tc);
