@@ -445,6 +445,7 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 	uint64_t n = bot_le_get64(fu + 8), digest = bot_le_get64(fu + 24);
 	size_t first = c->n;
 	char path[BOT_HARVEST_PATH_MAX + NAME_LEN + 2], why[BOT_SPOOL_ERR_MAX] = "";
+	char w2[BOT_SPOOL_ERR_MAX];
 	int bad = 0;
 	uint8_t u[U];
 
@@ -466,12 +467,9 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 			bad = BOT_HARVEST_WHY_PARENT;
 			snprintf(why, sizeof(why), "record %llu: reserved bytes not zero",
 				 (unsigned long long)i);
-		} else if (bot_spool_rec_check(&r, why, sizeof(why)) < 0) {
-			char w2[BOT_SPOOL_ERR_MAX];
-
+		} else if (bot_spool_rec_check(&r, w2, sizeof(w2)) < 0) {
 			bad = BOT_HARVEST_WHY_PARENT;
-			snprintf(w2, sizeof(w2), "record %llu: %s", (unsigned long long)i, why);
-			memcpy(why, w2, sizeof(why));
+			snprintf(why, sizeof(why), "record %llu: %.400s", (unsigned long long)i, w2);
 		} else if (r.nnodes > c->req->id.step_nodes) {
 			bad = BOT_HARVEST_WHY_NNODES;
 			snprintf(why, sizeof(why), "record %llu: nNodes %u over the step's %u "
