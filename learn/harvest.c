@@ -524,10 +524,10 @@ static int file_unit_ok(const struct collect *c, const uint8_t *u)
 		return 0;
 	if (outcome == 1 && (why < 1 || why > BOT_HARVEST_WHY_BYTES || bot_le_get64(u + 8)))
 		return 0;
-	if (!memchr(u + NAME_OFF, 0, NAME_LEN) || memchr(u + NAME_OFF, '/', strnlen(
-		    (const char *)u + NAME_OFF, NAME_LEN)) || !u[NAME_OFF])
+	/* an entry name: not empty, NUL-terminated in its field, no '/' */
+	if (!u[NAME_OFF] || !memchr(u + NAME_OFF, 0, NAME_LEN))
 		return 0;
-	return 1;
+	return strchr((const char *)u + NAME_OFF, '/') == NULL;
 }
 
 static int child_error(struct collect *c, const uint8_t *u, char *err, size_t errlen)

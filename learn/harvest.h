@@ -32,6 +32,12 @@
  * runs the caller's child_setup hook in the child first (where the SPANK
  * plugin drops privileges and sets rlimits), collects, and kills the child
  * past the timeout: a harvest never hangs.
+ *
+ * Costs: the child holds one spool file at a time (at most section 9's
+ * largest, about 160 MiB: mind RLIMIT_AS); the parent holds the records of
+ * the files read (at most max_bytes of them) until the delta is written.
+ * The hook runs after fork() in the caller's process image: it should also
+ * close descriptors the user must not inherit.
  */
 #ifndef BOT_LEARN_HARVEST_H
 #define BOT_LEARN_HARVEST_H
