@@ -3,6 +3,7 @@
  * (common/readall.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,4 +76,97 @@ const char *bot_file_kind(mode_t m)
 	if (S_ISSOCK(m))
 		return "a socket";
 	return NULL;
+}
+
+/* The reason a file of mode m is refused (a link, a FIFO, ...). */
+static int wrong_kind(char *err, size_t errlen, const char *path, const char *what, mode_t m)
+{
+	const char *kind = bot_file_kind(m);
+
+	if (S_ISLNK(m)) {
+		bot_errf(err, errlen, "%s: a symbolic link, not a %s (%ss are read without "
+			 "following links)", path, what, what);
+		return -BOT_OPEN_LINK;
+	}
+	if (kind)
+		bot_errf(err, errlen, "%s: %s, not a %s", path, kind, what);
+	else
+		bot_errf(err, errlen, "%s: not a regular file", path);
+	return -BOT_OPEN_KIND;
+}
+
+/* The rules that do not need the file open: 0 or -(refusal). */
+static int check_rules(const struct stat *st, const char *path, const struct bot_open_rule *r,
+		       char *err, size_t errlen)
+{
+	if (!S_ISREG(st->st_mode))
+		return wrong_kind(err, errlen, path, r->what, st->st_mode);
+	if ((uint64_t)st->st_size > r->max) {
+		bot_errf(err, errlen, "%s: %lld bytes, over the largest %s a reader accepts (%zu "
+			 "bytes)", path, (long long)st->st_size, r->what, r->max);
+		return -BOT_OPEN_SIZE;
+	}
+	if (r->one_link && st->st_nlink != 1) {
+		bot_errf(err, errlen, "%s: %llu hard links (a %s has exactly one)", path,
+			 (unsigned long long)st->st_nlink, r->what);
+		return -BOT_OPEN_LINKS;
+	}
+	if (r->check_owner && st->st_uid != r->uid) {
+		bot_errf(err, errlen, "%s: owned by uid %u, not uid %u", path, (unsigned)st->st_uid,
+			 (unsigned)r->uid);
+		return -BOT_OPEN_OWNER;
+	}
+	return 0;
+}
+
+int bot_open_at(int dirfd, const char *name, const char *path, const struct bot_open_rule *r,
+		struct stat *st, char *err, size_t errlen)
+{
+	struct stat fst;
+	int fd, rc;
+
+	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
+		bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return -BOT_OPEN_ERRNO;
+	}
+	if ((rc = check_rules(st, path, r, err, errlen)) < 0)
+		return rc;
+	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP)
+		return wrong_kind(err, errlen, path, r->what, S_IFLNK);
+	if (fd < 0) {
+		bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return -BOT_OPEN_ERRNO;
+	}
+	if (fstat(fd, &fst) < 0) {
+		int e = errno;
+
+		close(fd);
+		bot_errf(err, errlen, "%s: %s", path, strerror(e));
+		return -BOT_OPEN_ERRNO;
+	}
+	if (fst.st_dev != st->st_dev || fst.st_ino != st->st_ino || !S_ISREG(fst.st_mode)) {
+		close(fd);
+		bot_errf(err, errlen, "%s: replaced while being opened", path);
+		return -BOT_OPEN_CHANGED;
+	}
+	if ((rc = check_rules(&fst, path, r, err, errlen)) < 0) {
+		close(fd);
+		return rc;
+	}
+	*st = fst;
+	return fd;
+}
+
+int bot_read_at(int dirfd, const char *name, const char *path, const struct bot_open_rule *r,
+		uint8_t **buf, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = bot_open_at(dirfd, name, path, r, &st, err, errlen);
+
+	*buf = NULL;
+	if (fd < 0)
+		return -1;
+	/* reads one byte past the size: a file that changed is refused, not cut */
+	return bot_read_whole(fd, path, r->max, buf, len, err, errlen);
 }

@@ -102,55 +102,16 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 #define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
 			(size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
 
-/* The reason a file of kind m is refused. */
-static int not_spool(char *err, size_t errlen, const char *path, mode_t m)
-{
-	const char *kind = bot_file_kind(m);
-
-	if (S_ISLNK(m))
-		return bot_errf(err, errlen, "%s: a symbolic link, not a spool file (spool files "
-				"are read without following links)", path);
-	if (kind)
-		return bot_errf(err, errlen, "%s: %s, not a spool file", path, kind);
-	return bot_errf(err, errlen, "%s: not a regular file", path);
-}
-
 int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_spool_file *out,
 		      char *err, size_t errlen)
 {
-	struct stat st, fst;
+	static const struct bot_open_rule rule = { "spool file", SPOOL_MAX_FILE, 0, 0, 0 };
 	uint8_t *buf;
 	size_t len;
-	int fd, rc;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	/* Looked at before it is opened: a device is never opened (an open
-	 * can have side effects), a FIFO never waited on. */
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return not_spool(err, errlen, path, st.st_mode);
-	if ((uint64_t)st.st_size > SPOOL_MAX_FILE)
-		return bot_errf(err, errlen, "%s: %lld bytes, over the largest spool file a "
-				"reader accepts (%zu bytes: %u records)", path,
-				(long long)st.st_size, SPOOL_MAX_FILE, BOT_SPOOL_MAX_RECORDS);
-	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0 && errno == ELOOP)
-		return not_spool(err, errlen, path, S_IFLNK);
-	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-	if (fstat(fd, &fst) < 0) {
-		int e = errno;
-
-		close(fd);
-		return bot_errf(err, errlen, "%s: %s", path, strerror(e));
-	}
-	if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino || !S_ISREG(fst.st_mode)) {
-		close(fd);
-		return bot_errf(err, errlen, "%s: replaced while being opened", path);
-	}
-	/* reads one byte past the size: a file that changed is refused, not cut */
-	if (bot_read_whole(fd, path, SPOOL_MAX_FILE, &buf, &len, err, errlen) < 0)
+	if (bot_read_at(dirfd, name, path, &rule, &buf, &len, err, errlen) < 0)
 		return -1;
 	rc = bot_spool_parse(path, buf, len, out, err, errlen);
 	free(buf);

@@ -12,6 +12,7 @@
 #include "learn/log.h"
 
 int bot_cmd_env(int argc, char **argv);
+int bot_cmd_harvest(int argc, char **argv);
 int bot_cmd_sim(int argc, char **argv);
 int bot_cmd_replay(int argc, char **argv);
 int bot_cmd_spool(int argc, char **argv);

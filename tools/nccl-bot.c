@@ -22,6 +22,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{ "env", bot_cmd_env, "print the export lines that load nccl-bot outside Slurm" },
+	{ "harvest", bot_cmd_harvest, "one step's spool files on this node into one delta (outbox)" },
 	{ "replay", bot_cmd_replay, "score policies against AUTO on sweep data or the built-in fabrics" },
 	{ "sim", bot_cmd_sim, "simulate forced-arm sweeps on named fabrics (sweep CSV)" },
 	{ "spool", bot_cmd_spool, "show spool files; convert their samples to a sweep CSV" },

@@ -5,7 +5,7 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool, state, settings or elf; default sweep), CC (default
+# FUZZ_TARGET (sweep, table, spool, state, settings, delta or elf; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -29,8 +29,11 @@ state)	src="$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-state ;;
 settings)	src="$srcdir/common/settings.c $p/context.c"; corpus=corpus-settings ;;
+delta)	src="$srcdir/common/delta.c $srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool_codec.c
+		$p/context.c $p/kb.c $p/stats.c"
+	corpus=corpus-delta ;;
 elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
-*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings or elf" >&2
+*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, delta or elf" >&2
 	exit 2 ;;
 esac
 for f in $src; do

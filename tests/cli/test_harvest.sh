@@ -1,0 +1,112 @@
+#!/bin/sh
+# tests/cli/test_harvest.sh - `nccl-bot harvest` as a user meets it: usage
+# errors exit 2, a delta written with one line saying where (exit 0), the
+# same step harvested again never replaces it (exit 1), rejected files
+# named with their reason while the good ones still make the delta, a
+# directory with nothing valid writes nothing (exit 1), SPOOL given as
+# files, and the name built from --cluster/--job/--restart/--step/--node.
+set -u
+top_srcdir=${top_srcdir:-${srcdir:-.}}
+spool=$top_srcdir/tests/fuzz/corpus-spool
+bot=${NCCL_BOT:-./nccl-bot}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+
+# expect NAME WANT_RC GREP_PATTERN -- CMD...
+expect() {
+	tname=$1 want=$2 pat=$3
+	shift 4
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		bad "$tname: exit $got, want $want"; sed "s/^/    /" "$tmp/out" | head -n 8; return
+	fi
+	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
+		bad "$tname: output lacks /$pat/"; sed "s/^/    /" "$tmp/out" | head -n 8; return
+	fi
+	ok "$tname"
+}
+
+mkdir -p "$tmp/sp" "$tmp/ob" "$tmp/ob2" "$tmp/bad" "$tmp/empty"
+cp "$spool/valid-mixed" "$tmp/sp/nb-a-1.spool"
+cp "$spool/valid-summary" "$tmp/sp/nb-a-2.spool"
+cp "$spool/bad-crc" "$tmp/sp/nb-a-3.spool"
+ln -s "$tmp/sp/nb-a-1.spool" "$tmp/sp/nb-a-4.spool"
+cp "$spool/bad-crc" "$tmp/bad/nb-b-1.spool"
+
+expect "harvest --help" 0 "--outbox DIR" -- "$bot" harvest --help
+expect "harvest in the command list" 0 "harvest" -- "$bot" --help
+expect "harvest needs an outbox" 2 "needs --outbox" -- "$bot" harvest --fabric f "$tmp/sp"
+expect "harvest needs spool paths" 2 "needs --outbox" -- "$bot" harvest --outbox "$tmp/ob" --fabric f
+expect "harvest bad fabric" 2 "--fabric 'H100'" -- "$bot" harvest --outbox "$tmp/ob" --fabric H100 "$tmp/sp"
+expect "harvest bad step" 2 "--step 'last'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --step last "$tmp/sp"
+expect "harvest bad nodes" 2 "--nodes '0'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --nodes 0 "$tmp/sp"
+expect "harvest bad cluster" 2 "cluster 'a/b' is not" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --cluster a/b "$tmp/sp"
+expect "harvest bad job" 2 "job '1.2' is not" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 1.2 "$tmp/sp"
+expect "harvest unknown option" 2 "usage" -- "$bot" harvest --frob
+
+dname=alps.1234.1.batch.n1.nbd
+expect "harvest writes a delta" 0 \
+	"wrote $tmp/ob/$dname: [0-9]+ records from 2 spool file\(s\), 2 rejected" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric h100-ib-ndr --cluster alps --job 1234 \
+	--restart 1 --step batch --node n1 --nodes 2 "$tmp/sp"
+if grep -q "nb-a-3.spool: rejected: offset [0-9]*: CRC-32C mismatch" "$tmp/out" &&
+	grep -q "nb-a-4.spool: rejected: a symbolic link, not a spool file" "$tmp/out"; then
+	ok "harvest names each rejected file with its reason"
+else
+	bad "harvest rejected files"; sed 's/^/    /' "$tmp/out" | head -n 8
+fi
+if [ -f "$tmp/ob/$dname" ] && [ "$(stat -c %a "$tmp/ob/$dname")" = 640 ] &&
+	[ "$(head -c 8 "$tmp/ob/$dname")" = NBDELTA1 ]; then
+	ok "the delta is in the outbox, mode 0640"
+else
+	bad "the delta in the outbox"; ls -la "$tmp/ob"
+fi
+cp "$tmp/ob/$dname" "$tmp/first.nbd"
+expect "harvest again: never replaced" 1 "$dname exists: not overwritten" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric h100-ib-ndr --cluster alps --job 1234 \
+	--restart 1 --step batch --node n1 --nodes 2 "$tmp/sp"
+if cmp -s "$tmp/first.nbd" "$tmp/ob/$dname" && [ "$(ls -A "$tmp/ob" | wc -l)" -eq 1 ]; then
+	ok "the first delta is untouched, no temporary left"
+else
+	bad "the first delta changed"; ls -la "$tmp/ob"
+fi
+
+# The default job comes from the files' digests: the same files, the same name.
+"$bot" harvest --outbox "$tmp/ob" --fabric f --node n1 --nodes 2 "$tmp/sp" >"$tmp/o1" 2>&1
+"$bot" harvest --outbox "$tmp/ob2" --fabric f --node n1 --nodes 2 "$tmp/sp" >"$tmp/o2" 2>&1
+n1=$(ls "$tmp/ob" | grep '^local\.j')
+n2=$(ls "$tmp/ob2")
+if [ -n "$n1" ] && [ "$n1" = "$n2" ] && echo "$n1" | grep -Eq '^local\.j[0-9a-f]{15}\.0\.0\.n1\.nbd$'; then
+	ok "default job string: the same files give the same name ($n1)"
+else
+	bad "default job string: '$n1' vs '$n2'"; cat "$tmp/o1" "$tmp/o2"
+fi
+
+expect "harvest of files given one by one" 0 "wrote .*: [0-9]+ records from 1 spool file\(s\), 0 rejected" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --node n1 --job 77 --nodes 2 "$tmp/sp/nb-a-1.spool"
+expect "harvest of a link given as a file" 1 "nb-a-4.spool: rejected: a symbolic link" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --node n1 --job 78 --nodes 2 "$tmp/sp/nb-a-4.spool"
+expect "harvest, nothing valid" 1 "none of the 1 spool file\(s\) is valid: nothing written" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --node n1 --job 79 "$tmp/bad"
+expect "harvest, no spool file" 1 "no spool file to harvest" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --node n1 --job 80 "$tmp/empty"
+expect "harvest, --nodes too small" 1 "rejected: record 0: nNodes 2 over the step's 1 node" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --node n1 --job 81 "$tmp/sp/nb-a-1.spool"
+expect "harvest, outbox missing" 1 "the outbox: No such file" -- \
+	"$bot" harvest --outbox "$tmp/nonexistent" --fabric f --node n1 --nodes 2 "$tmp/sp"
+if ls "$tmp/ob" | grep -q '\.79\.\|\.80\.\|\.81\.\|\.78\.'; then
+	bad "a refused harvest wrote a delta"; ls "$tmp/ob"
+else
+	ok "refused harvests wrote nothing"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,255 @@
+/*
+ * cmd_harvest.c - `nccl-bot harvest`: one step's spool files on this node
+ * into one delta in an outbox, outside Slurm (doc/formats.md section 13).
+ *
+ *   nccl-bot harvest --outbox DIR --fabric F [--cluster C] [--job J]
+ *                    [--node N] [--restart R] [--step S] [--nodes N] SPOOL...
+ *
+ * The work is learn/harvest.h's bot_harvest_run: the spool files are read
+ * in a child (as the invoking user, the files' expected owner), validated
+ * again here and written as one delta. The identity is the invoking
+ * user's (flag bit3 clear): uid and gid, the options, and defaults from
+ * section 13's table. Exit status: 0 a delta was written (rejected files
+ * are named on stderr and counted in the line), 1 nothing was written (no
+ * valid spool file, a bound, a delta of that name already in the outbox,
+ * an error), 2 a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "common/delta.h"
+#include "common/state.h"
+#include "learn/harvest.h"
+
+static void harvest_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nccl-bot harvest --outbox DIR --fabric F [--cluster C] [--job J] [--node N]\n"
+		"                        [--restart R] [--step S] [--nodes N] SPOOL...\n"
+		"\n"
+		"  Validate one job step's spool files on this node (SPOOL: a directory of\n"
+		"  *.spool files, or files) and write them as one delta into the outbox,\n"
+		"  DIR/<cluster>.<job>.<restart>.<step>.<node>.nbd, never replacing one there.\n"
+		"  Files that are not regular, are links, have several links, belong to\n"
+		"  another user, are too large or fail validation are rejected and named.\n"
+		"  Exit status 0: a delta was written; 1: nothing was written (no valid spool\n"
+		"  file, a delta of that name exists, a bound or an error); 2: usage.\n"
+		"\n"
+		"  --outbox DIR   where the delta goes (an existing directory)\n"
+		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,62}\n"
+		"  --cluster C    cluster name, [A-Za-z0-9._-]{1,63} (default local)\n"
+		"  --job J        job string, [A-Za-z0-9_+-]{1,63} (default j + 15 hex digits\n"
+		"                 of the spool files' digests: the same files, the same job)\n"
+		"  --node N       node name, [A-Za-z0-9._-]{1,63} (default the hostname)\n"
+		"  --restart R    the job's restart count (default 0)\n"
+		"  --step S       step id 0..4294967280, or batch, extern, interactive (default 0)\n"
+		"  --nodes N      the step's nodes, >= 1 (default 1): records of communicators\n"
+		"                 spanning more nodes are refused\n");
+}
+
+/* A decimal u32 in [lo, hi]: 0, or -1. */
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_step(const char *s, uint32_t *out)
+{
+	if (!strcmp(s, "batch"))
+		*out = BOT_DELTA_STEP_BATCH;
+	else if (!strcmp(s, "extern"))
+		*out = BOT_DELTA_STEP_EXTERN;
+	else if (!strcmp(s, "interactive"))
+		*out = BOT_DELTA_STEP_INTERACTIVE;
+	else
+		return parse_u32(s, 0, 0xfffffff0u, out);
+	return 0;
+}
+
+/* Copy a string option into a header field: 0, or -1 too long. */
+static int set_str(char dst[BOT_DELTA_STR], const char *s)
+{
+	if (strlen(s) >= BOT_DELTA_STR)
+		return -1;
+	strcpy(dst, s);
+	return 0;
+}
+
+static int bad_opt(const char *opt, const char *val, const char *want)
+{
+	fprintf(stderr, "nccl-bot: harvest: %s '%s': want %s\n", opt, val, want);
+	return 2;
+}
+
+/* SPOOL arguments as sources: a directory is listed, anything else is one
+ * entry of its directory (opened from it, never through a link). */
+static int make_sources(char **argv, int argc, struct bot_harvest_src *src, char **copies)
+{
+	for (int i = 0; i < argc; i++) {
+		struct stat st;
+		char *slash;
+
+		copies[i] = NULL;
+		if (lstat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			src[i].dir = argv[i];
+			src[i].name = NULL;
+			continue;
+		}
+		if (!(copies[i] = strdup(argv[i])))
+			return -1;
+		slash = strrchr(copies[i], '/');
+		if (!slash) {
+			src[i].dir = ".";
+			src[i].name = copies[i];
+		} else {
+			*slash = 0;
+			src[i].dir = slash == copies[i] ? "/" : copies[i];
+			src[i].name = slash + 1;
+		}
+	}
+	return 0;
+}
+
+static int harvest(struct bot_harvest_req *req, char **argv, int argc)
+{
+	struct bot_log log = { bot_cmd_log, "harvest" };
+	struct bot_harvest_src *src = calloc((size_t)argc, sizeof(*src));
+	char **copies = calloc((size_t)argc, sizeof(*copies));
+	struct bot_harvest_result res;
+	int rc = 1;
+
+	if (!src || !copies || make_sources(argv, argc, src, copies) < 0) {
+		fprintf(stderr, "nccl-bot: harvest: out of memory\n");
+		goto out;
+	}
+	req->src = src;
+	req->nsrc = (size_t)argc;
+	bot_harvest_run(req, &res, &log);
+	if (res.outcome == BOT_HARVEST_WRITTEN) {
+		fprintf(stderr, "nccl-bot: harvest: wrote %s: %" PRIu64 " records from %zu spool "
+			"file(s), %zu rejected%s, identity %016" PRIx64 "\n", res.path, res.records,
+			res.files_read, res.files_rejected,
+			res.flags & BOT_DELTA_F_DROPPED ? ", records dropped at the cap" : "",
+			res.identity);
+		rc = 0;
+	}
+out:
+	for (int i = 0; copies && i < argc; i++)
+		free(copies[i]);
+	free(copies);
+	free(src);
+	return rc;
+}
+
+int bot_cmd_harvest(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "outbox", required_argument, NULL, 'o' },
+		{ "fabric", required_argument, NULL, 'f' },
+		{ "cluster", required_argument, NULL, 'c' },
+		{ "job", required_argument, NULL, 'j' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "restart", required_argument, NULL, 'r' },
+		{ "step", required_argument, NULL, 's' },
+		{ "nodes", required_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bot_harvest_req req;
+	struct bot_delta_hdr *id = &req.id;
+	char err[BOT_DELTA_ERR_MAX];
+	int c;
+
+	memset(&req, 0, sizeof(req));
+	strcpy(id->cluster, "local");
+	id->array_task = id->het_comp = BOT_DELTA_NONE;
+	id->step_nodes = 1;
+	id->uid = (uint32_t)getuid();
+	id->gid = (uint32_t)getgid();
+	req.owner = getuid();
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			req.outbox = optarg;
+			break;
+		case 'f':
+			if (set_str(id->fabric, optarg) < 0 || !bot_state_fabric_ok(optarg))
+				return bad_opt("--fabric", optarg, "[a-z0-9][a-z0-9._-]{0,62}");
+			break;
+		case 'c':
+			if (set_str(id->cluster, optarg) < 0)
+				return bad_opt("--cluster", optarg, "[A-Za-z0-9._-]{1,63}");
+			break;
+		case 'j':
+			if (set_str(id->job, optarg) < 0 || !optarg[0])
+				return bad_opt("--job", optarg, "[A-Za-z0-9_+-]{1,63}");
+			break;
+		case 'n':
+			if (set_str(id->node, optarg) < 0)
+				return bad_opt("--node", optarg, "[A-Za-z0-9._-]{1,63}");
+			break;
+		case 'r':
+			if (parse_u32(optarg, 0, UINT32_MAX, &id->restart) < 0)
+				return bad_opt("--restart", optarg, "a count 0..4294967295");
+			break;
+		case 's':
+			if (parse_step(optarg, &id->step) < 0)
+				return bad_opt("--step", optarg, "0..4294967280, batch, extern or "
+					       "interactive");
+			break;
+		case 'N':
+			if (parse_u32(optarg, 1, UINT32_MAX, &id->step_nodes) < 0)
+				return bad_opt("--nodes", optarg, "a count >= 1");
+			break;
+		case 'h':
+			harvest_usage(stdout);
+			return 0;
+		default:
+			harvest_usage(stderr);
+			return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (!req.outbox || !id->fabric[0] || argc < 1) {
+		fprintf(stderr, "nccl-bot: harvest: needs --outbox DIR, --fabric F and the step's "
+			"spool directories or files\n");
+		return 2;
+	}
+	if (!id->node[0] && (gethostname(id->node, BOT_DELTA_STR) < 0 ||
+			     !memchr(id->node, 0, BOT_DELTA_STR))) {
+		fprintf(stderr, "nccl-bot: harvest: cannot tell the hostname: pass --node\n");
+		return 2;
+	}
+	/* the identity's rules (the job's is checked once it is known) */
+	{
+		struct bot_delta_hdr probe = *id;
+
+		if (!probe.job[0])
+			strcpy(probe.job, "j");
+		if (bot_delta_hdr_check(&probe, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: harvest: %s%s\n", err,
+				strstr(err, "node") ? " (pass --node)" : "");
+			return 2;
+		}
+	}
+	return harvest(&req, argv, argc);
+}
