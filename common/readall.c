@@ -3,6 +3,7 @@
  * (common/readall.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,6 +59,46 @@ int bot_read_whole(int fd, const char *name, size_t max, uint8_t **buf, size_t *
 	*buf = b;
 	*len = got;
 	return 0;
+}
+
+int bot_read_at(int dirfd, const char *name, const char *path, size_t max, uid_t owner,
+		uint8_t **buf, size_t *len, char *err, size_t errlen)
+{
+	struct stat st, fst;
+	const char *kind;
+	int fd;
+
+	*buf = NULL;
+	*len = 0;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode)) {
+		kind = bot_file_kind(st.st_mode);
+		return bot_errf(err, errlen, "%s: %s, not a regular file", path,
+				kind ? kind : "something");
+	}
+	if ((uint64_t)st.st_size > max)
+		return bot_errf(err, errlen, "%s: %lld bytes: over the %zu-byte limit", path,
+				(long long)st.st_size, max);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return bot_errf(err, errlen, "%s: %s", path,
+				errno == ELOOP ? "a symbolic link, not a regular file" : strerror(errno));
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: replaced while being opened", path);
+	}
+	if (fst.st_nlink != 1) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
+				(unsigned long)fst.st_nlink);
+	}
+	if (owner != (uid_t)-1 && fst.st_uid != 0 && fst.st_uid != owner) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: owned by uid %lu, not by root or uid %lu", path,
+				(unsigned long)fst.st_uid, (unsigned long)owner);
+	}
+	return bot_read_whole(fd, path, max, buf, len, err, errlen);
 }
 
 const char *bot_file_kind(mode_t m)

@@ -18,6 +18,15 @@
 int bot_read_whole(int fd, const char *name, size_t max, uint8_t **buf, size_t *len, char *err,
 		   size_t errlen);
 
+/* Read dirfd/name whole without trusting it: looked at first without
+ * following a link (a device is never opened, a FIFO never waited on), then
+ * opened O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC, and refused unless it is the same
+ * regular file with one hard link, at most max bytes, and (when owner is
+ * not (uid_t)-1) owned by root or by owner. path names it in messages.
+ * 0 with *buf (malloc()ed) and *len, or -1 with "path: reason". */
+int bot_read_at(int dirfd, const char *name, const char *path, size_t max, uid_t owner,
+		uint8_t **buf, size_t *len, char *err, size_t errlen);
+
 /* What a file that is not a regular one is, for messages ("a FIFO"); NULL
  * for a regular file or a kind without a name. */
 const char *bot_file_kind(mode_t m);
