@@ -38,6 +38,7 @@ static void state_usage(FILE *f)
 		"       nccl-bot state show --state DIR --fabric F\n"
 		"       nccl-bot state show FILE\n"
 		"       nccl-bot state export --state DIR --fabric F [-o FILE]\n"
+		"       nccl-bot state export SNAPSHOT [-o FILE]\n"
 		"       nccl-bot state import --state DIR --fabric F [--as F] FILE\n"
 		"       nccl-bot state verify --state DIR [--fabric F]\n"
 		"       nccl-bot state rollback --state DIR --fabric F [--to SNAP | --steps N]\n"
@@ -53,7 +54,8 @@ static void state_usage(FILE *f)
 		"  show        what the fabric's current snapshot (or a snapshot FILE) learned,\n"
 		"              as YAML: per context the best arm and its samples, AUTO's arm and\n"
 		"              AUTO's estimated loss against the best (not for import)\n"
-		"  export      the fabric's current state as YAML (stdout, or FILE written whole)\n"
+		"  export      the fabric's current state (or a SNAPSHOT file) as YAML (stdout,\n"
+		"              or FILE written whole)\n"
 		"  import      check a YAML export and publish it as the fabric's new snapshot\n"
 		"              (its parent the current one); another fabric's export only with\n"
 		"              --as F\n"
@@ -219,24 +221,32 @@ static int write_file(const char *verb, const char *path, const char *text, size
 	return 0;
 }
 
-static int state_export(const char *dir, const char *fabric, const char *out)
+static int state_export(const char *dir, const char *fabric, const char *file, const char *out)
 {
 	struct bot_state s;
-	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], *text;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", *text;
 	size_t len;
 	int rc;
 
-	if ((rc = load_current("export", dir, fabric, &s, snap)) != 0)
+	if (file) {
+		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: state export: %s\n", err);
+			return 1;
+		}
+		dir = file;
+		fabric = s.fabric;
+	} else if ((rc = load_current("export", dir, fabric, &s, snap)) != 0) {
 		return rc;
+	}
 	rc = bot_stateyaml_export(&s, &text, &len, err, sizeof(err));
 	bot_state_free(&s);
 	if (rc < 0) {
-		fprintf(stderr, "nccl-bot: state export: %s/%s: %s\n", dir, fabric, err);
+		fprintf(stderr, "nccl-bot: state export: %s: %s\n", dir, err);
 		return 1;
 	}
 	rc = out ? write_file("export", out, text, len) : put_stdout("export", text, len);
 	free(text);
-	if (rc == 0 && out)
+	if (rc == 0 && out && !file)
 		fprintf(stderr, "nccl-bot: state export: %s: %s of %s/%s\n", out, snap, dir, fabric);
 	return rc;
 }
@@ -405,6 +415,8 @@ int bot_cmd_state(int argc, char **argv)
 		}
 		return !strcmp(verb, "verify") ? bot_state_verify(&o) : bot_state_quarantine(&o);
 	}
+	if (!strcmp(verb, "export") && o.nargs == 1 && !o.fabric)
+		return state_export(NULL, NULL, o.args[0], o.out);
 	if (!o.dir || !o.fabric) {
 		fprintf(stderr, "nccl-bot: state %s: needs --state DIR (or NCCL_BOT_STATE) and "
 			"--fabric F\n", verb);
@@ -416,7 +428,7 @@ int bot_cmd_state(int argc, char **argv)
 				o.args[0]);
 			return 2;
 		}
-		return !strcmp(verb, "export") ? state_export(o.dir, o.fabric, o.out) :
+		return !strcmp(verb, "export") ? state_export(o.dir, o.fabric, NULL, o.out) :
 		       bot_state_rollback(&o);
 	}
 	if (!strcmp(verb, "import")) {

@@ -340,7 +340,7 @@ int bot_state_quarantine(const struct bot_state_opts *o)
 		return 2;
 	}
 	if ((strcmp(act, "list") && strcmp(act, "show") && strcmp(act, "release") &&
-	     strcmp(act, "drop")) || o->nargs != 1 + need) {
+	     strcmp(act, "drop")) || o->nargs > 1 + need || (need && o->nargs != 2)) {
 		fprintf(stderr, "nccl-bot: state quarantine: want list, show NAME, release NAME or "
 			"drop NAME\n");
 		return 2;
