@@ -198,10 +198,14 @@ static int write_file(const char *verb, const char *path, const char *text, size
 			break;
 		off += (size_t)w;
 	}
-	if (off < len || fsync(fd) < 0 || close(fd) < 0) {
+	if (off < len || fsync(fd) < 0) {
 		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		if (off < len)
-			close(fd);
+		close(fd);
+		unlink(tmp);
+		return 1;
+	}
+	if (close(fd) < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
 		unlink(tmp);
 		return 1;
 	}

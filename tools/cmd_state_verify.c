@@ -25,6 +25,7 @@
 
 #include "common/readall.h"
 #include "common/state.h"
+#include "learn/log.h"
 #include "learn/store.h"
 #include "policies/context.h"
 #include "tools/cmd_state.h"
@@ -104,16 +105,18 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	}
 	while ((errno = 0, e = readdir(d)) != NULL) {
 		const char *n = e->d_name;
+		char esc[1100];
 
 		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "current") || !strcmp(n, ".lock"))
 			continue;
 		if (n[0] == '.' && strlen(n) > 4 && !strcmp(n + strlen(n) - 4, ".tmp")) {
 			printf("%s: %s: a temporary file left by an interrupted publish (harmless)\n",
-			       fabric, n);
+			       fabric, bot_log_esc(esc, sizeof(esc), n));
 			continue;
 		}
 		if (!bot_state_snap_name_ok(n)) {
-			printf("%s: %s: not a snapshot name (ignored)\n", fabric, n);
+			printf("%s: %s: not a snapshot name (ignored)\n", fabric,
+			       bot_log_esc(esc, sizeof(esc), n));
 			continue;
 		}
 		if (nnames == cnames) {
