@@ -135,12 +135,69 @@ void bot_yamlout_end(struct bot_yamlout *y)
 		emit(y, &ev, yaml_sequence_end_event_initialize(&ev));
 }
 
+/* Length of the well-formed UTF-8 sequence at p (1..4), or 0. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n;
+	uint32_t c;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return n;
+}
+
 static void scalar(struct bot_yamlout *y, const char *s, yaml_scalar_style_t style)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), n, o = 0;
+	char *fixed = NULL;
+	int bad = 0;
 	yaml_event_t ev;
 
+	/* Bytes that are not UTF-8 (a file name, a reason from a file) are
+	 * written as the text \xNN: the emitter takes UTF-8 only. */
+	for (size_t i = 0; i < len && !bad; i += n)
+		bad = !(n = utf8_seq(p + i));
+	if (bad) {
+		if (!(fixed = malloc(4 * len + 1))) {
+			if (!y->failed)
+				snprintf(y->err, sizeof(y->err), "out of memory");
+			y->failed = 1;
+			return;
+		}
+		for (size_t i = 0; i < len; i += n) {
+			n = utf8_seq(p + i);
+			if (n) {
+				memcpy(fixed + o, p + i, n);
+				o += n;
+			} else {
+				o += (size_t)sprintf(fixed + o, "\\x%02x", p[i]);
+				n = 1;
+			}
+		}
+		fixed[o] = 0;
+		s = fixed;
+		len = o;
+	}
 	emit(y, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)(uintptr_t)s,
-			 (int)strlen(s), 1, 1, style));
+			 (int)len, 1, 1, style));
+	free(fixed);
 }
 
 void bot_yamlout_str(struct bot_yamlout *y, const char *s)

@@ -154,11 +154,11 @@ mkdir "$tmp/q/quarantine" "$tmp/q/inbox"
 printf 'DELTA' >"$tmp/q/quarantine/c.1234.0.0.n1.nbd"
 printf 'contradicts the fabric on 5 of 6 contexts\n' >"$tmp/q/quarantine/c.1234.0.0.n1.nbd.why"
 printf 'DELTA2' >"$tmp/q/quarantine/c.99.0.batch.n2.nbd"
-printf 'escape \033[31m\n' >"$tmp/q/quarantine/c.99.0.batch.n2.nbd.why"
+printf 'escape \033[31m, not UTF-8 \377\n' >"$tmp/q/quarantine/c.99.0.batch.n2.nbd.why"
 expect "quarantine list" 0 "name: c.1234.0.0.n1.nbd, reason: contradicts the fabric on 5 of 6 contexts, bytes: 5" -- \
 	"$bot" state quarantine --state "$tmp/q" list
-if ! grep -q "$(printf '\033')" "$tmp/out" && grep -q 'x1b' "$tmp/out"; then
-	ok "quarantine list escapes a reason's control characters"
+if ! grep -q "$(printf '\033')" "$tmp/out" && grep -q 'x1b' "$tmp/out" && grep -q 'UTF-8 \\xff' "$tmp/out"; then
+	ok "quarantine list escapes a reason's control characters and bytes that are not UTF-8"
 else
 	bad "quarantine list printed a raw escape"
 fi

@@ -544,6 +544,40 @@ START_TEST(state_file_and_show)
 }
 END_TEST
 
+/* The emitter takes only UTF-8: other bytes are written as the text \xNN,
+ * quoting is the emitter's, and the reader reads back what was meant. */
+START_TEST(writer_strings)
+{
+	struct bot_yamlout *y = bot_yamlout_new();
+	struct bot_yamlin *r;
+	struct bot_yamlin_ev ev;
+	const char *text;
+	size_t len;
+	char err[256];
+
+	ck_assert_ptr_nonnull(y);
+	bot_yamlout_map(y, 0);
+	bot_yamlout_str(y, "a");
+	bot_yamlout_str(y, "not \xff UTF-8, \xc3\xa9 is");
+	bot_yamlout_str(y, "b");
+	bot_yamlout_str(y, "x: [y] # z\n\"q\"");
+	bot_yamlout_end(y);
+	ck_assert_int_eq(bot_yamlout_finish(y, &text, &len, err, sizeof(err)), 0);
+	r = bot_yamlin_mem("w.yaml", text, len, &lim, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_int_eq(ev.type, BOT_YAMLIN_MAP);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_str_eq(ev.s, "not \\xff UTF-8, \xc3\xa9 is");
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_str_eq(ev.s, "x: [y] # z\n\"q\"");
+	bot_yamlin_free(r);
+	bot_yamlout_free(y);
+}
+END_TEST
+
 static Suite *yaml_suite(void)
 {
 	Suite *s = suite_create("yaml");
@@ -554,6 +588,7 @@ static Suite *yaml_suite(void)
 	tcase_add_test(tc, reader_rules);
 	tcase_add_test(tc, reader_laughs);
 	tcase_add_test(tc, reader_file);
+	tcase_add_test(tc, writer_strings);
 	tcase_add_test(tc, siteconf_keys);
 	tcase_add_test(tc, siteconf_lookup);
 	tcase_add_test(tc, state_round_trip);
