@@ -401,7 +401,7 @@ static const char good_state[] =
 	"sources: [\"00000000000000a1\", \"00000000000000b2\"]\n"
 	"contexts:\n"
 	"  - context: allreduce/1MiB+0/n2/r16\n"
-	"    key: \"0x0150000200000010\"\n"
+	"    key: \"0x0450000200000010\"\n"
 	"    calls: 5000\n"
 	"    explore: 0\n"
 	"    prior: {ring/ll: 12.5, ring/simple: 20.1}\n"
@@ -449,7 +449,7 @@ START_TEST(state_import_rules)
 	ck_assert_str_eq(s.fabric, "f1");
 	ck_assert_uint_eq(s.parent, 0x0123456789abcdefull);
 	ck_assert_uint_eq(s.nsources, 2);
-	c = bot_kb_find(s.kb, 0x0150000200000010ull);
+	c = bot_kb_find(s.kb, 0x0450000200000010ull);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(c->calls, 5000);
 	ck_assert(c->has_prior && c->prior[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)] == 12.5f &&
@@ -484,13 +484,13 @@ START_TEST(state_import_rules)
 	state_edit(14, "      ring/ll: {n: 1, bins: [[1, 0]]}\n", "count: '0' is not a number 1..");
 	state_edit(14, "      ring/ll: {n: 1, bins: [[1, 1]], x: 1}\n", "unknown key 'x' in an arm");
 	state_edit(10, "    callz: 5000\n", "s.yaml:10:5: unknown key 'callz' in a context");
-	state_edit(10, "    key: \"0x0150000200000010\"\n", "s.yaml:10:5: duplicate key 'key' (first "
+	state_edit(10, "    key: \"0x0450000200000010\"\n", "s.yaml:10:5: duplicate key 'key' (first "
 		   "at line 9)");
 	state_edit(7, "extra: 1\n", "s.yaml:7:1: unknown key 'extra'");
 	state_refused("fabric: f\n", "no nccl-bot-state: 1");
 	state_refused("nccl-bot-state: 1\n", "no fabric");
-	state_refused("nccl-bot-state: 1\nfabric: f\ncontexts:\n  - key: \"0x0150000200000010\"\n"
-		      "  - key: \"0x0150000200000010\"\n", "s.yaml:5:10: key 0x0150000200000010: "
+	state_refused("nccl-bot-state: 1\nfabric: f\ncontexts:\n  - key: \"0x0450000200000010\"\n"
+		      "  - key: \"0x0450000200000010\"\n", "s.yaml:5:10: key 0x0450000200000010: "
 		      "contexts not in strictly ascending key order");
 	state_refused("nccl-bot-state: &a 1\n", "anchor");
 }
