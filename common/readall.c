@@ -111,9 +111,9 @@ static int check_rules(const struct stat *st, const char *path, const struct bot
 			 (unsigned long long)st->st_nlink, r->what);
 		return -BOT_OPEN_LINKS;
 	}
-	if (r->check_owner && st->st_uid != r->uid) {
-		bot_errf(err, errlen, "%s: owned by uid %u, not uid %u", path, (unsigned)st->st_uid,
-			 (unsigned)r->uid);
+	if (r->check_owner && st->st_uid != r->uid && !(r->root_ok && st->st_uid == 0)) {
+		bot_errf(err, errlen, "%s: owned by uid %u, not uid %u%s", path, (unsigned)st->st_uid,
+			 (unsigned)r->uid, r->root_ok ? " or root" : "");
 		return -BOT_OPEN_OWNER;
 	}
 	return 0;

@@ -28,6 +28,7 @@ struct bot_open_rule {
 	int one_link;		/* refuse a file with more than one hard link */
 	int check_owner;	/* refuse a file not owned by uid */
 	uid_t uid;
+	int root_ok;		/* with check_owner: root's files are accepted too */
 };
 
 /* Why bot_open_at refused a file (its return value, negated). */

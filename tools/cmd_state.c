@@ -2,28 +2,34 @@
  * cmd_state.c - `nccl-bot state`: per-fabric learned state outside Slurm
  * (doc/formats.md section 12).
  *
- *   nccl-bot state add  --state DIR --fabric F SPOOL...   merge one job's spool files
- *   nccl-bot state show --state DIR --fabric F | FILE    YAML rendering
+ *   nccl-bot state add    --state DIR --fabric F SPOOL...   merge one job's spool files
+ *   nccl-bot state show   --state DIR --fabric F | FILE    what was learned, as YAML
+ *   nccl-bot state export --state DIR --fabric F [-o FILE] the state as YAML (section 16)
+ *   nccl-bot state import --state DIR --fabric F FILE      ... published as a new snapshot
+ *   nccl-bot state verify|rollback|quarantine              cmd_state_verify.c, cmd_state_admin.c
  *
- * `add` is the merge of one job (learn/merge.h): a read-modify-publish
- * cycle under the fabric's lock; this file says what happened. `show`
- * renders a snapshot (learn/store.h loads the current one) as YAML.
- * `nccl-bot env --state` compiles step tables from what `add` publishes.
+ * This file parses the options of every action. `add` is the merge of one
+ * job (learn/merge.h): a read-modify-publish cycle under the fabric's lock;
+ * this file says what happened. show, export and import go through
+ * learn/stateyaml.h. `nccl-bot env --state` compiles step tables from what
+ * `add` and `import` publish.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common/state.h"
+#include "learn/lock.h"
 #include "learn/merge.h"
+#include "learn/stateyaml.h"
 #include "learn/store.h"
-#include "policies/context.h"
-#include "policies/plan.h"
-#include "policies/policy.h"
+#include "tools/cmd_state.h"
 
 static void state_usage(FILE *f)
 {
@@ -31,19 +37,45 @@ static void state_usage(FILE *f)
 		"usage: nccl-bot state add --state DIR --fabric F [--partial] SPOOL...\n"
 		"       nccl-bot state show --state DIR --fabric F\n"
 		"       nccl-bot state show FILE\n"
+		"       nccl-bot state export --state DIR --fabric F [-o FILE]\n"
+		"       nccl-bot state export SNAPSHOT [-o FILE]\n"
+		"       nccl-bot state import --state DIR --fabric F [--as F] FILE\n"
+		"       nccl-bot state verify --state DIR [--fabric F]\n"
+		"       nccl-bot state rollback --state DIR --fabric F [--to SNAP | --steps N]\n"
+		"       nccl-bot state quarantine --state DIR [list | show NAME | release NAME |\n"
+		"                                 drop NAME]\n"
 		"\n"
-		"  add    merge one job's spool files (FILE or DIR of *.spool, all of the job's\n"
-		"         ranks at once) into the fabric's state and publish a new snapshot;\n"
-		"         files merged before are skipped, so adding a job twice is a no-op;\n"
-		"         a job with a file that fails validation, or with some files merged\n"
-		"         before, is refused (exit status 1): a job is merged whole, once;\n"
-		"         paths holding no *.spool file are an error\n"
-		"  show   the fabric's current snapshot (or a snapshot FILE) as YAML\n"
+		"  add         merge one job's spool files (FILE or DIR of *.spool, all of the\n"
+		"              job's ranks at once) into the fabric's state and publish a new\n"
+		"              snapshot; files merged before are skipped, so adding a job twice\n"
+		"              is a no-op; a job with a file that fails validation, or with some\n"
+		"              files merged before, is refused (exit status 1): a job is merged\n"
+		"              whole, once; paths holding no *.spool file are an error\n"
+		"  show        what the fabric's current snapshot (or a snapshot FILE) learned,\n"
+		"              as YAML: per context the best arm and its samples, AUTO's arm and\n"
+		"              AUTO's estimated loss against the best (not for import)\n"
+		"  export      the fabric's current state (or a SNAPSHOT file) as YAML (stdout,\n"
+		"              or FILE written whole)\n"
+		"  import      check a YAML export and publish it as the fabric's new snapshot\n"
+		"              (its parent the current one); another fabric's export only with\n"
+		"              --as F\n"
+		"  verify      check every fabric's current snapshot and every snapshot kept\n"
+		"              (digest, contents, fabric, parent chain); exit status 1 names\n"
+		"              each problem\n"
+		"  rollback    point the fabric's current back along its parent chain: to the\n"
+		"              kept snapshot SNAP (snap-<digest>.nbs) or N snapshots back\n"
+		"              (default 1)\n"
+		"  quarantine  deltas the compactor refused (DIR/quarantine): list them (default),\n"
+		"              show one's reason, release one back to DIR/inbox, or drop one\n"
 		"\n"
 		"  --state DIR    state directory (default $NCCL_BOT_STATE); DIR/F/ is created\n"
 		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,63}\n"
 		"  --partial      add: merge the valid, new files of a job anyway (their\n"
-		"                 collectives lose the minimum over the other files' ranks)\n");
+		"                 collectives lose the minimum over the other files' ranks)\n"
+		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename)\n"
+		"  --as F         import: the export's fabric may differ; it becomes F\n"
+		"  --to SNAP      rollback: the snapshot to make current\n"
+		"  --steps N      rollback: how many snapshots back (1..1000000)\n");
 }
 
 static int state_add(const char *dir, const char *fabric, const char *const *paths, size_t n,
@@ -81,98 +113,200 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	return rc < 0 ? 1 : 0;
 }
 
-static void yaml_context(const struct bot_kb_ctx *c)
+/* Load the fabric's current snapshot for show/export: 0, or the exit status. */
+static int load_current(const char *verb, const char *dir, const char *fabric, struct bot_state *s,
+			char snap[BOT_STATE_NAME_MAX])
 {
-	char name[64];
-	int first = 1, auto_arm;
+	char err[BOT_STATE_ERR_MAX];
+	int rc = bot_store_load(dir, fabric, s, snap, err, sizeof(err));
 
-	bot_ctx_format(c->key, name, sizeof(name));
-	printf("  - context: %s\n    calls: %" PRIu64 "\n", name, c->calls);
-	if (c->has_prior) {
-		auto_arm = bot_prior_argmin(c->prior);
-		printf("    auto: %s\n    prior_us: {", auto_arm >= 0 ? bot_arm_name(auto_arm) : "null");
-		for (int a = 0; a < BOT_NARMS; a++) {
-			if (c->prior[a] < 0)
-				continue;
-			printf("%s%s: %.9g", first ? "" : ", ", bot_arm_name(a), c->prior[a]);
-			first = 0;
-		}
-		printf("}\n");
-	} else {
-		printf("    auto: null\n    prior_us: null\n");
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
+		return 1;
 	}
-	first = 1;
-	for (int a = 0; a < BOT_NARMS; a++) {
-		const struct bot_stats *s = &c->arm[a];
-		double loc, sd;
-		uint64_t used;
+	if (rc == 1) {
+		fprintf(stderr, "nccl-bot: state %s: %s/%s: no state yet (no `current`)\n", verb,
+			dir, fabric);
+		bot_state_free(s);
+		return 1;
+	}
+	return 0;
+}
 
-		if (!s->n)
-			continue;
-		if (first)
-			printf("    arms:\n");
-		first = 0;
-		bot_stats_robust(s, &loc, &sd, &used);
-		printf("      %s: {samples: %" PRIu64 ", robust_us: %.6g, median_us: %.6g, "
-		       "spread_octaves: %.4g, used: %" PRIu64 "}\n", bot_arm_name(a), s->n,
-		       bot_us_from_q(loc), bot_us_from_q(bot_stats_median_q(s)),
-		       sd / BOT_Q_PER_OCTAVE, used);
+/* Write text to stdout; 0 or 1. */
+static int put_stdout(const char *verb, const char *text, size_t len)
+{
+	if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+		fprintf(stderr, "nccl-bot: state %s: standard output: %s\n", verb, strerror(errno));
+		return 1;
 	}
-	if (first)
-		printf("    arms: {}\n");
+	return 0;
 }
 
 static int state_show(const char *dir, const char *fabric, const char *file)
 {
 	struct bot_state s;
-	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "";
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", *text;
+	size_t len;
 	int rc;
 
-	if (file)
-		rc = bot_state_read_file(file, &s, err, sizeof(err));
-	else
-		rc = bot_store_load(dir, fabric, &s, snap, err, sizeof(err));
+	if (file) {
+		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: state show: %s\n", err);
+			return 1;
+		}
+	} else if ((rc = load_current("show", dir, fabric, &s, snap)) != 0) {
+		return rc;
+	}
+	rc = bot_stateyaml_show(&s, snap, file, &text, &len, err, sizeof(err));
+	bot_state_free(&s);
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state show: %s\n", err);
 		return 1;
 	}
-	if (rc == 1) {
-		fprintf(stderr, "nccl-bot: state show: %s/%s: no state yet (no `current`)\n", dir,
-			fabric);
-		bot_state_free(&s);
+	rc = put_stdout("show", text, len);
+	free(text);
+	return rc;
+}
+
+/* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
+ * fsynced, renamed over FILE, the directory fsynced. 0 or 1. */
+static int write_file(const char *verb, const char *path, const char *text, size_t len)
+{
+	char tmp[4200], dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t off = 0;
+	int fd, dfd;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= sizeof(tmp)) {
+		fprintf(stderr, "nccl-bot: state %s: %s: path too long\n", verb, path);
 		return 1;
 	}
-	printf("# nccl-bot learned state (doc/formats.md section 12); statistics only\n");
-	printf("format: %u\nfabric: %s\n", s.version, s.fabric);
-	if (snap[0])
-		printf("snapshot: %s\n", snap);
-	else {
-		printf("file: \"");
-		for (const char *c = file; *c; c++)
-			if (*c == '"' || *c == '\\')
-				printf("\\%c", *c);
-			else if ((unsigned char)*c < 0x20)
-				printf("\\x%02x", (unsigned char)*c);
-			else
-				putchar(*c);
-		printf("\"\n");
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+		 slash ? path : ".");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
+		return 1;
 	}
-	printf("rounds: %" PRIu64 "\nsources: %zu\ncontexts:%s\n", s.rounds, s.nsources,
-	       bot_kb_count(s.kb) ? "" : " []");
-	{
-		/* In key order, as stored. */
-		struct bot_kb *k = bot_kb_sorted(s.kb);
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
 
-		if (!k) {
-			fprintf(stderr, "nccl-bot: state show: out of memory\n");
-			bot_state_free(&s);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	if (off < len || fsync(fd) < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return 1;
+	}
+	if (close(fd) < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
+		unlink(tmp);
+		return 1;
+	}
+	if (rename(tmp, path) < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, path, strerror(errno));
+		unlink(tmp);
+		return 1;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsync(dfd) < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: fsync: %s\n", verb, dir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return 1;
+	}
+	close(dfd);
+	return 0;
+}
+
+static int state_export(const char *dir, const char *fabric, const char *file, const char *out)
+{
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", *text;
+	size_t len;
+	int rc;
+
+	if (file) {
+		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: state export: %s\n", err);
 			return 1;
 		}
-		for (size_t i = 0; i < bot_kb_count(k); i++)
-			yaml_context(bot_kb_at(k, i));
-		bot_kb_free(k);
+		dir = file;
+		fabric = s.fabric;
+	} else if ((rc = load_current("export", dir, fabric, &s, snap)) != 0) {
+		return rc;
 	}
+	rc = bot_stateyaml_export(&s, &text, &len, err, sizeof(err));
 	bot_state_free(&s);
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state export: %s: %s\n", dir, err);
+		return 1;
+	}
+	rc = out ? write_file("export", out, text, len) : put_stdout("export", text, len);
+	free(text);
+	if (rc == 0 && out && !file)
+		fprintf(stderr, "nccl-bot: state export: %s: %s of %s/%s\n", out, snap, dir, fabric);
+	return rc;
+}
+
+/* The digest a snapshot name holds. */
+static uint64_t snap_digest(const char *snap)
+{
+	return strtoull(snap + 5, NULL, 16);
+}
+
+static int state_import(const char *dir, const char *fabric, const char *as, const char *file)
+{
+	struct bot_state in, cur;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], out[BOT_STATE_NAME_MAX];
+	int lk, rc;
+
+	if (bot_stateyaml_import_file(file, &in, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: state import: %s\n", err);
+		return 1;
+	}
+	if (strcmp(in.fabric, fabric) && !(as && !strcmp(as, fabric))) {
+		fprintf(stderr, "nccl-bot: state import: %s holds fabric '%s', not '%s' (pass --as "
+			"%s to import it as %s)\n", file, in.fabric, fabric, fabric, fabric);
+		bot_state_free(&in);
+		return 1;
+	}
+	strcpy(in.fabric, fabric);
+	lk = bot_lock_fabric(dir, fabric, 1, err, sizeof(err));
+	if (lk < 0) {
+		fprintf(stderr, "nccl-bot: state import: %s\n", err);
+		bot_state_free(&in);
+		return 1;
+	}
+	rc = bot_store_load(dir, fabric, &cur, snap, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state import: %s\n", err);
+		bot_lock_release(lk);
+		bot_state_free(&in);
+		return 1;
+	}
+	/* the new snapshot's parent is the current one; the compactor's ledger
+	 * goes on with it (it is the fabric's, not the export's) */
+	in.parent = rc == 0 ? snap_digest(snap) : 0;
+	in.ledger = rc == 0 ? cur.ledger : 0;
+	bot_state_free(&cur);
+	rc = bot_store_publish(dir, &in, out, err, sizeof(err));
+	bot_lock_release(lk);
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state import: %s\n", err);
+		bot_state_free(&in);
+		return 1;
+	}
+	fprintf(stderr, "nccl-bot: state import: %s: %zu contexts; published %s/%s/%s (parent "
+		"%s)\n", file, bot_kb_count(in.kb), dir, fabric, out, snap[0] && in.parent ? snap :
+		"none");
+	bot_state_free(&in);
 	return 0;
 }
 
@@ -182,34 +316,63 @@ int bot_cmd_state(int argc, char **argv)
 		{ "state", required_argument, NULL, 's' },
 		{ "fabric", required_argument, NULL, 'f' },
 		{ "partial", no_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "as", required_argument, NULL, 'a' },
+		{ "to", required_argument, NULL, 't' },
+		{ "steps", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *dir = getenv("NCCL_BOT_STATE"), *fabric = NULL, *verb;
-	int c, partial = 0;
+	static const char *const verbs[] = { "add", "show", "export", "import", "verify",
+					     "rollback", "quarantine" };
+	struct bot_state_opts o;
+	const char *verb;
+	uint64_t v;
+	int c, known = 0, e;
 
+	memset(&o, 0, sizeof(o));
+	o.dir = getenv("NCCL_BOT_STATE");
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		state_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	verb = argv[1];
-	if (strcmp(verb, "add") && strcmp(verb, "show")) {
-		fprintf(stderr, "nccl-bot: state: unknown action '%s' (add or show)\n", verb);
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+		known |= !strcmp(verb, verbs[i]);
+	if (!known) {
+		fprintf(stderr, "nccl-bot: state: unknown action '%s' (add, show, export, import, "
+			"verify, rollback or quarantine)\n", verb);
 		return 2;
 	}
-	if (dir && !*dir)
-		dir = NULL;
+	if (o.dir && !*o.dir)
+		o.dir = NULL;
 	optind = 1;
-	while ((c = getopt_long(argc - 1, argv + 1, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, argv + 1, "ho:", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			dir = optarg;
+			o.dir = optarg;
 			break;
 		case 'f':
-			fabric = optarg;
+			o.fabric = optarg;
 			break;
 		case 'P':
-			partial = 1;
+			o.partial = 1;
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 'a':
+			o.as = optarg;
+			break;
+		case 't':
+			o.to = optarg;
+			break;
+		case 'n':
+			e = bot_set_range(optarg, 1, 1000000, &v);
+			if (e < 0)
+				return bot_cmd_bad_value("state rollback", "--steps", optarg,
+							 BOT_SET_NUMBER, "from 1 to 1000000", e, 0);
+			o.steps = (unsigned long)v;
 			break;
 		case 'h':
 			state_usage(stdout);
@@ -219,26 +382,71 @@ int bot_cmd_state(int argc, char **argv)
 			return 2;
 		}
 	}
-	argc -= 1 + optind;
-	argv += 1 + optind;
-	if (fabric && !bot_state_fabric_ok(fabric)) {
+	o.nargs = argc - 1 - optind;
+	o.args = argv + 1 + optind;
+	if (o.as && !o.fabric)
+		o.fabric = o.as;
+	if (o.as && strcmp(o.as, o.fabric)) {
+		fprintf(stderr, "nccl-bot: state import: --as %s and --fabric %s differ\n", o.as,
+			o.fabric);
+		return 2;
+	}
+	if (o.fabric && !bot_state_fabric_ok(o.fabric)) {
 		fprintf(stderr, "nccl-bot: state: --fabric '%s': want [a-z0-9][a-z0-9._-]{0,63}\n",
-			fabric);
+			o.fabric);
+		return 2;
+	}
+	if ((o.partial && strcmp(verb, "add")) || (o.out && strcmp(verb, "export")) ||
+	    (o.as && strcmp(verb, "import")) || ((o.to || o.steps) && strcmp(verb, "rollback"))) {
+		fprintf(stderr, "nccl-bot: state %s: an option of another action (see "
+			"`nccl-bot state --help`)\n", verb);
 		return 2;
 	}
 	if (!strcmp(verb, "show")) {
-		if (argc == 1 && !fabric)
-			return state_show(NULL, NULL, argv[0]);
-		if (argc == 0 && fabric && dir)
-			return state_show(dir, fabric, NULL);
+		if (o.nargs == 1 && !o.fabric)
+			return state_show(NULL, NULL, o.args[0]);
+		if (o.nargs == 0 && o.fabric && o.dir)
+			return state_show(o.dir, o.fabric, NULL);
 		fprintf(stderr, "nccl-bot: state show: give a snapshot FILE, or --fabric F with "
 			"--state DIR (or NCCL_BOT_STATE)\n");
 		return 2;
 	}
-	if (!dir || !fabric || argc < 1) {
+	if (!strcmp(verb, "verify") || !strcmp(verb, "quarantine")) {
+		if (!o.dir) {
+			fprintf(stderr, "nccl-bot: state %s: needs --state DIR (or NCCL_BOT_STATE)\n",
+				verb);
+			return 2;
+		}
+		return !strcmp(verb, "verify") ? bot_state_verify(&o) : bot_state_quarantine(&o);
+	}
+	if (!strcmp(verb, "export") && o.nargs == 1 && !o.fabric)
+		return state_export(NULL, NULL, o.args[0], o.out);
+	if (!o.dir || !o.fabric) {
+		fprintf(stderr, "nccl-bot: state %s: needs --state DIR (or NCCL_BOT_STATE) and "
+			"--fabric F\n", verb);
+		return 2;
+	}
+	if (!strcmp(verb, "export") || !strcmp(verb, "rollback")) {
+		if (o.nargs) {
+			fprintf(stderr, "nccl-bot: state %s: unexpected argument '%s'\n", verb,
+				o.args[0]);
+			return 2;
+		}
+		return !strcmp(verb, "export") ? state_export(o.dir, o.fabric, NULL, o.out) :
+		       bot_state_rollback(&o);
+	}
+	if (!strcmp(verb, "import")) {
+		if (o.nargs != 1) {
+			fprintf(stderr, "nccl-bot: state import: give one YAML FILE (from `state "
+				"export`)\n");
+			return 2;
+		}
+		return state_import(o.dir, o.fabric, o.as, o.args[0]);
+	}
+	if (o.nargs < 1) {
 		fprintf(stderr, "nccl-bot: state add: needs --state DIR (or NCCL_BOT_STATE), "
 			"--fabric F and the job's spool files or directories\n");
 		return 2;
 	}
-	return state_add(dir, fabric, (const char *const *)argv, (size_t)argc, partial);
+	return state_add(o.dir, o.fabric, (const char *const *)o.args, (size_t)o.nargs, o.partial);
 }

@@ -26,7 +26,7 @@ static const struct subcommand subcommands[] = {
 	{ "replay", bot_cmd_replay, "score policies against AUTO on sweep data or the built-in fabrics" },
 	{ "sim", bot_cmd_sim, "simulate forced-arm sweeps on named fabrics (sweep CSV)" },
 	{ "spool", bot_cmd_spool, "show spool files; convert their samples to a sweep CSV" },
-	{ "state", bot_cmd_state, "merge jobs' spool files into per-fabric learned state; show it" },
+	{ "state", bot_cmd_state, "per-fabric learned state: add, show, export, import, verify, rollback, quarantine" },
 };
 
 void bot_cmd_log(void *arg, int level, const char *msg)

@@ -230,7 +230,7 @@ else
 	bad "l/lock: concurrent '$ccur', sequential '$scur'"
 fi
 nshow=$("$bot" state show --state "$state" --fabric "$fabric" 2>"$tmp/show.err" |
-	grep -c '^  - context: ')
+	grep -c '^- context: ')
 if [ "$nshow" -eq "$nctx" ] && "$bot" state show "$state/$fabric/$cur" >/dev/null 2>&1; then
 	ok "y/show: state show renders the $nshow contexts"
 else

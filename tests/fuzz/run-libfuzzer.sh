@@ -5,7 +5,8 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool, state, settings, delta or elf; default sweep), CC (default
+# FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, siteconf or
+# stateyaml; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -18,6 +19,7 @@ target=${FUZZ_TARGET:-sweep}
 out=${FUZZ_OUT:-tests/fuzz/libfuzzer/$target}
 secs=${1:-60}
 maxlen=4096
+libs=
 [ $# -gt 0 ] && shift
 
 p=$srcdir/policies
@@ -33,7 +35,14 @@ delta)	src="$srcdir/common/delta.c $srcdir/common/state.c $srcdir/common/readall
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-delta ;;
 elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
-*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, delta or elf" >&2
+siteconf|stateyaml)
+	src="$srcdir/learn/yamlin.c $srcdir/learn/yamlout.c $srcdir/learn/siteconf.c
+		$srcdir/learn/stateyaml.c $srcdir/learn/log.c $srcdir/common/settings.c
+		$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool_codec.c
+		$srcdir/common/spool_read.c $p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
+	corpus=corpus-$target; maxlen=16384; libs=-lyaml ;;
+*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, elf," \
+		"delta, siteconf or stateyaml" >&2
 	exit 2 ;;
 esac
 for f in $src; do
@@ -46,7 +55,7 @@ mkdir -p "$out/corpus"
 # shellcheck disable=SC2086
 $CC -g -O1 -std=c11 -D_GNU_SOURCE -ffp-contract=off \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$srcdir" $src "$srcdir/tests/fuzz/fuzz_$target.c" -lm -o "$out/fuzz_$target"
+	-I"$srcdir" $src "$srcdir/tests/fuzz/fuzz_$target.c" $libs -lm -o "$out/fuzz_$target"
 cp "$srcdir/tests/fuzz/$corpus"/* "$out/corpus/"
 dict=
 if [ "$target" = sweep ]; then

@@ -1,0 +1,349 @@
+/*
+ * siteconf.c - the site configuration (learn/siteconf.h, doc/formats.md
+ * section 15): one table of keys, read from the file or set from a command
+ * line through the same checks.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/settings.h"
+#include "common/state.h"
+#include "learn/log.h"
+#include "learn/siteconf.h"
+#include "learn/yamlin.h"
+
+enum kind { K_PATH, K_CMD, K_NUM, K_LIST };
+
+static const struct keydef {
+	const char *name;
+	enum kind kind;
+	size_t off;
+	uint64_t lo, hi, def;
+	const char *sdef;
+} keys[BOT_SITECONF_NKEYS] = {
+	[BOT_SITECONF_STATE_DIR] = { "state_dir", K_PATH, offsetof(struct bot_siteconf, state_dir),
+				     0, 0, 0, "/var/lib/nccl-bot/state" },
+	[BOT_SITECONF_OUTBOX_DIR] = { "outbox_dir", K_PATH, offsetof(struct bot_siteconf, outbox_dir),
+				      0, 0, 0, "/var/spool/nccl-bot/outbox" },
+	[BOT_SITECONF_SHIP_COMMAND] = { "ship_command", K_CMD,
+					offsetof(struct bot_siteconf, ship_command), 0, 0, 0, "" },
+	[BOT_SITECONF_METRICS_DIR] = { "metrics_dir", K_PATH,
+				       offsetof(struct bot_siteconf, metrics_dir), 0, 0, 0, "" },
+	[BOT_SITECONF_RETENTION] = { "retention", K_NUM, offsetof(struct bot_siteconf, retention),
+				     2, 1024, 8, NULL },
+	[BOT_SITECONF_WINDOW] = { "window", K_NUM, offsetof(struct bot_siteconf, window),
+				  60, 1ull << 31, 86400, NULL },
+	[BOT_SITECONF_USER_CAP] = { "user_cap", K_NUM, offsetof(struct bot_siteconf, user_cap),
+				    1, 1ull << 32, 4096, NULL },
+	[BOT_SITECONF_ACCOUNT_CAP] = { "account_cap", K_NUM,
+				       offsetof(struct bot_siteconf, account_cap), 1, 1ull << 34,
+				       16384, NULL },
+	[BOT_SITECONF_DEDUP_WINDOWS] = { "dedup_windows", K_NUM,
+					 offsetof(struct bot_siteconf, dedup_windows), 1, 1024, 14,
+					 NULL },
+	[BOT_SITECONF_SETTLE] = { "settle", K_NUM, offsetof(struct bot_siteconf, settle), 0,
+				  1ull << 31, 300, NULL },
+	[BOT_SITECONF_MAX_WAIT] = { "max_wait", K_NUM, offsetof(struct bot_siteconf, max_wait), 0,
+				    1ull << 31, 3600, NULL },
+	[BOT_SITECONF_CONSENSUS_MIN] = { "consensus_min", K_NUM,
+					 offsetof(struct bot_siteconf, consensus_min), 1, 1u << 20,
+					 4, NULL },
+	[BOT_SITECONF_FABRICS] = { "fabrics", K_LIST, 0, 0, 0, 0, NULL },
+};
+
+static const struct bot_yamlin_limits conf_limits = {
+	BOT_SITECONF_MAX_BYTES, BOT_YAMLIN_DEPTH, BOT_SITECONF_MAX_SCALARS, BOT_SITECONF_STR_MAX - 1,
+};
+
+void bot_siteconf_defaults(struct bot_siteconf *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (int i = 0; i < BOT_SITECONF_NKEYS; i++) {
+		const struct keydef *k = &keys[i];
+
+		if (k->kind == K_NUM)
+			*(uint64_t *)((char *)c + k->off) = k->def;
+		else if (k->kind != K_LIST)
+			strcpy((char *)c + k->off, k->sdef);
+	}
+}
+
+void bot_siteconf_free(struct bot_siteconf *c)
+{
+	free(c->fabrics);
+	c->fabrics = NULL;
+	c->nfabrics = 0;
+}
+
+static int find_key(const char *name)
+{
+	for (int i = 0; i < BOT_SITECONF_NKEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return i;
+	return -1;
+}
+
+/* Set scalar key i of c from s: 0, or -1 with the reason in why. */
+static int set_scalar(struct bot_siteconf *c, int i, const char *s, char *why, size_t wlen)
+{
+	const struct keydef *k = &keys[i];
+
+	if (k->kind == K_NUM) {
+		uint64_t v;
+		int rc = bot_set_u64(s, 0, &v);
+
+		if (rc == 0 && (v < k->lo || v > k->hi))
+			rc = BOT_SET_ERANGE;
+		if (rc < 0) {
+			snprintf(why, wlen, "'%.64s' is not a number %llu..%llu (%s)", s,
+				 (unsigned long long)k->lo, (unsigned long long)k->hi,
+				 bot_set_strerror(rc));
+			return -1;
+		}
+		*(uint64_t *)((char *)c + k->off) = v;
+	} else {
+		for (const char *p = s; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+				snprintf(why, wlen, "a control character");
+				return -1;
+			}
+		if (strlen(s) >= BOT_SITECONF_STR_MAX) {
+			snprintf(why, wlen, "longer than %d bytes", BOT_SITECONF_STR_MAX - 1);
+			return -1;
+		}
+		if (k->kind == K_PATH && *s && *s != '/') {
+			snprintf(why, wlen, "'%.64s' is not an absolute path (or \"\")", s);
+			return -1;
+		}
+		strcpy((char *)c + k->off, s);
+	}
+	c->set |= 1u << i;
+	return 0;
+}
+
+static int add_fabric(char (**list)[65], size_t *n, const char *name, char *why, size_t wlen)
+{
+	char (*l)[65];
+
+	if (!bot_state_fabric_ok(name)) {
+		snprintf(why, wlen, "fabric '%.64s' is not [a-z0-9][a-z0-9._-]{0,63}", name);
+		return -1;
+	}
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], name)) {
+			snprintf(why, wlen, "fabric '%s' listed twice", name);
+			return -1;
+		}
+	if (*n >= BOT_SITECONF_MAX_FABRICS) {
+		snprintf(why, wlen, "more than %d fabrics", BOT_SITECONF_MAX_FABRICS);
+		return -1;
+	}
+	l = realloc(*list, (*n + 1) * sizeof(*l));
+	if (!l) {
+		snprintf(why, wlen, "out of memory");
+		return -1;
+	}
+	strcpy(l[*n], name);
+	*list = l;
+	(*n)++;
+	return 0;
+}
+
+/* The rules between keys, and the defaults that follow other keys. */
+static int finalize(struct bot_siteconf *c, char *why, size_t wlen)
+{
+	if (!(c->set & (1u << BOT_SITECONF_ACCOUNT_CAP)))
+		c->account_cap = 4 * c->user_cap;
+	if (c->account_cap < c->user_cap) {
+		snprintf(why, wlen, "account_cap %llu is below user_cap %llu",
+			 (unsigned long long)c->account_cap, (unsigned long long)c->user_cap);
+		return -1;
+	}
+	if (c->max_wait < c->settle) {
+		snprintf(why, wlen, "max_wait %llu is below settle %llu",
+			 (unsigned long long)c->max_wait, (unsigned long long)c->settle);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
+{
+	struct bot_yamlin_ev ev, root, kev;
+	char why[512];
+	uint64_t version = 0;
+
+	if (bot_yamlin_next(r, &root) < 0)
+		return -1;
+	if (root.type != BOT_YAMLIN_MAP)
+		return bot_yamlin_fail(r, root.type == BOT_YAMLIN_EOF ? NULL : &root,
+				       "not a site configuration (want a mapping with version: 1)");
+	for (;;) {
+		int i;
+
+		if (bot_yamlin_next(r, &kev) < 0)
+			return -1;
+		if (kev.type == BOT_YAMLIN_END)
+			break;
+		if (!strcmp(kev.s, "version")) {
+			if (bot_yamlin_next(r, &ev) < 0 ||
+			    bot_yamlin_u64(r, &ev, "version", 0, 0, UINT32_MAX, &version) < 0)
+				return -1;
+			if (version != 1)
+				return bot_yamlin_fail(r, &ev, "version %llu: this build reads version 1",
+						       (unsigned long long)version);
+			continue;
+		}
+		if (!strcmp(kev.s, "fabric_map"))
+			return bot_yamlin_fail(r, &kev, "fabric_map: reserved for the Slurm "
+					       "integration, not read by this version");
+		i = find_key(kev.s);
+		if (i < 0)
+			return bot_yamlin_fail(r, &kev, "unknown key '%.64s'", kev.s);
+		if (bot_yamlin_next(r, &ev) < 0)
+			return -1;
+		if (keys[i].kind == K_LIST) {
+			if (ev.type != BOT_YAMLIN_SEQ)
+				return bot_yamlin_fail(r, &ev, "fabrics: want a list of fabric names");
+			for (;;) {
+				if (bot_yamlin_next(r, &ev) < 0)
+					return -1;
+				if (ev.type == BOT_YAMLIN_END)
+					break;
+				if (ev.type != BOT_YAMLIN_SCALAR)
+					return bot_yamlin_fail(r, &ev, "fabrics: want fabric names");
+				if (add_fabric(&c->fabrics, &c->nfabrics, ev.s, why, sizeof(why)) < 0)
+					return bot_yamlin_fail(r, &ev, "fabrics: %s", why);
+			}
+			c->set |= 1u << i;
+			continue;
+		}
+		if (ev.type != BOT_YAMLIN_SCALAR)
+			return bot_yamlin_fail(r, &ev, "%s: want a %s", keys[i].name,
+					       keys[i].kind == K_NUM ? "number" : "string");
+		if (set_scalar(c, i, bot_yamlin_is_null(&ev) ? "" : ev.s, why, sizeof(why)) < 0)
+			return bot_yamlin_fail(r, &ev, "%s: %s", keys[i].name, why);
+	}
+	if (!version)
+		return bot_yamlin_fail(r, &root, "no version: 1");
+	if (bot_yamlin_next(r, &ev) < 0)
+		return -1;
+	if (ev.type != BOT_YAMLIN_EOF)
+		return bot_yamlin_fail(r, &ev, "more than one document");
+	if (finalize(c, why, sizeof(why)) < 0)
+		return bot_yamlin_fail(r, NULL, "%s", why);
+	return 0;
+}
+
+static int load_from(struct bot_yamlin *r, const char *name, struct bot_siteconf *c, char *err,
+		     size_t errlen)
+{
+	int rc = read_conf(r, c);
+
+	if (rc < 0) {
+		bot_log_errf(err, errlen, "%s", bot_yamlin_error(r));
+		bot_siteconf_free(c);
+		bot_siteconf_defaults(c);
+	} else {
+		snprintf(c->source, sizeof(c->source), "%s", name);
+	}
+	bot_yamlin_free(r);
+	return rc;
+}
+
+int bot_siteconf_parse(const char *name, const void *buf, size_t len, struct bot_siteconf *c,
+		       char *err, size_t errlen)
+{
+	struct bot_yamlin *r;
+
+	bot_siteconf_defaults(c);
+	r = bot_yamlin_mem(name, buf, len, &conf_limits, err, errlen);
+	if (!r)
+		return -1;
+	return load_from(r, name, c, err, errlen);
+}
+
+int bot_siteconf_load(const char *path, struct bot_siteconf *c, char *err, size_t errlen)
+{
+	const char *env = getenv(BOT_SITECONF_ENV);
+	struct bot_yamlin *r;
+	struct stat st;
+
+	bot_siteconf_defaults(c);
+	if (!path && env && *env)
+		path = env;
+	if (!path) {
+		if (lstat(BOT_SITECONF_DEFAULT, &st) < 0 && errno == ENOENT)
+			return 0;
+		path = BOT_SITECONF_DEFAULT;
+	}
+	r = bot_yamlin_file(path, &conf_limits, geteuid(), err, errlen);
+	if (!r)
+		return -1;
+	return load_from(r, path, c, err, errlen);
+}
+
+int bot_siteconf_set(struct bot_siteconf *c, const char *key, const char *value, char *err,
+		     size_t errlen)
+{
+	struct bot_siteconf t = *c;
+	char why[512];
+	int i = find_key(key);
+
+	if (i < 0)
+		return bot_log_errf(err, errlen, "%s: not a site configuration key", key);
+	if (keys[i].kind == K_LIST) {
+		char (*list)[65] = NULL, item[128];
+		size_t n = 0;
+		const char *p = value;
+
+		while (*value) {
+			size_t len = strcspn(p, ",");
+
+			if (len >= sizeof(item)) {
+				free(list);
+				return bot_log_errf(err, errlen, "%s: an item of %zu bytes", key, len);
+			}
+			memcpy(item, p, len);
+			item[len] = 0;
+			if (add_fabric(&list, &n, item, why, sizeof(why)) < 0) {
+				free(list);
+				return bot_log_errf(err, errlen, "%s: %s", key, why);
+			}
+			if (!p[len])
+				break;
+			p += len + 1;
+		}
+		t.fabrics = list;
+		t.nfabrics = n;
+		t.set |= 1u << i;
+		if (finalize(&t, why, sizeof(why)) < 0) {
+			free(list);
+			return bot_log_errf(err, errlen, "%s", why);
+		}
+		free(c->fabrics);
+		*c = t;
+		return 0;
+	}
+	if (set_scalar(&t, i, value, why, sizeof(why)) < 0)
+		return bot_log_errf(err, errlen, "%s: %s", key, why);
+	if (finalize(&t, why, sizeof(why)) < 0)
+		return bot_log_errf(err, errlen, "%s", why);
+	*c = t;
+	return 0;
+}
+
+int bot_siteconf_fabric_ok(const struct bot_siteconf *c, const char *fabric)
+{
+	if (!c->nfabrics)
+		return 1;
+	for (size_t i = 0; i < c->nfabrics; i++)
+		if (!strcmp(c->fabrics[i], fabric))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,85 @@
+/*
+ * siteconf.h - the site configuration (doc/formats.md section 15, version
+ * 1): one optional YAML file read by ship, compact and the SPANK plugin.
+ *
+ * Owns its keys, their defaults and ranges, and where the file is looked
+ * for: the caller's path (`--config FILE`), else NCCL_BOT_CONFIG, else
+ * BOT_SITECONF_DEFAULT when it exists, else every default. Read with the
+ * bounded reader (learn/yamlin.h: at most 1 MiB, depth 8, 65,536 scalars,
+ * no aliases, anchors, tags or duplicate keys); numbers follow section
+ * 11's grammar (common/settings.h); an unknown key is refused naming its
+ * line. Command-line options override the file through bot_siteconf_set,
+ * which takes the same key names and the same grammar, so an option and
+ * the file's key can never mean different things. Tools and SPANK only.
+ */
+#ifndef BOT_LEARN_SITECONF_H
+#define BOT_LEARN_SITECONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BOT_SITECONF_DEFAULT "/etc/nccl-bot/site.yaml"
+#define BOT_SITECONF_ENV "NCCL_BOT_CONFIG"
+#define BOT_SITECONF_MAX_BYTES ((size_t)1 << 20)
+#define BOT_SITECONF_MAX_SCALARS 65536
+#define BOT_SITECONF_STR_MAX 4096	/* a path or a command, NUL included */
+#define BOT_SITECONF_MAX_FABRICS 4096
+#define BOT_SITECONF_ERR_MAX 1280
+
+/* bits of bot_siteconf.set: which keys were given (file or override) */
+enum bot_siteconf_key {
+	BOT_SITECONF_STATE_DIR, BOT_SITECONF_OUTBOX_DIR, BOT_SITECONF_SHIP_COMMAND,
+	BOT_SITECONF_METRICS_DIR, BOT_SITECONF_RETENTION, BOT_SITECONF_WINDOW,
+	BOT_SITECONF_USER_CAP, BOT_SITECONF_ACCOUNT_CAP, BOT_SITECONF_DEDUP_WINDOWS,
+	BOT_SITECONF_SETTLE, BOT_SITECONF_MAX_WAIT, BOT_SITECONF_CONSENSUS_MIN,
+	BOT_SITECONF_FABRICS, BOT_SITECONF_NKEYS
+};
+
+struct bot_siteconf {
+	char source[BOT_SITECONF_STR_MAX];	/* the file read; "" when only defaults */
+	char state_dir[BOT_SITECONF_STR_MAX];	/* default /var/lib/nccl-bot/state */
+	char outbox_dir[BOT_SITECONF_STR_MAX];	/* default /var/spool/nccl-bot/outbox */
+	char ship_command[BOT_SITECONF_STR_MAX];	/* "": copy into <state_dir>/inbox */
+	char metrics_dir[BOT_SITECONF_STR_MAX];	/* "": no metrics */
+	uint64_t retention;		/* 2..1024, default 8 */
+	uint64_t window;		/* seconds, 60..2^31, default 86400 */
+	uint64_t user_cap;		/* samples, 1..2^32, default 4096 */
+	uint64_t account_cap;		/* samples, 1..2^34, default 4 x user_cap */
+	uint64_t dedup_windows;		/* 1..1024, default 14 */
+	uint64_t settle;		/* seconds, 0..2^31, default 300 */
+	uint64_t max_wait;		/* seconds, settle..2^31, default 3600 */
+	uint64_t consensus_min;		/* contexts, 1..2^20, default 4 */
+	size_t nfabrics;		/* 0: no list (every fabric accepted) */
+	char (*fabrics)[65];		/* malloc()ed, section 12's names, unique */
+	unsigned set;			/* bit per enum bot_siteconf_key */
+};
+
+/* Every default (no file). */
+void bot_siteconf_defaults(struct bot_siteconf *c);
+void bot_siteconf_free(struct bot_siteconf *c);
+
+/*
+ * Load the configuration: path (`--config`), or NULL for the lookup above.
+ * A path given (or NCCL_BOT_CONFIG) must exist; the default file may be
+ * absent. The file must be a regular file with one link, owned by root or
+ * by the caller. 0 with *c filled (bot_siteconf_free), or -1 with
+ * "FILE:LINE:COL: reason" in err and *c holding the defaults.
+ */
+int bot_siteconf_load(const char *path, struct bot_siteconf *c, char *err, size_t errlen);
+/* The same over bytes named `name` (tests, fuzzing). */
+int bot_siteconf_parse(const char *name, const void *buf, size_t len, struct bot_siteconf *c,
+		       char *err, size_t errlen);
+
+/*
+ * Set one key from a command line (key as in the file: "retention",
+ * "state_dir", "fabrics" as a comma-separated list, ...), with the file's
+ * grammar and range, then the cross-key rules again. 0, or -1 with "KEY:
+ * reason" in err and *c unchanged.
+ */
+int bot_siteconf_set(struct bot_siteconf *c, const char *key, const char *value, char *err,
+		     size_t errlen);
+
+/* Is fabric accepted (the list is empty, or holds it)? */
+int bot_siteconf_fabric_ok(const struct bot_siteconf *c, const char *fabric);
+
+#endif

@@ -1,0 +1,193 @@
+#!/bin/sh
+# tests/cli/test_state_cli.sh - `nccl-bot state show|export|import|verify|
+# rollback|quarantine` as a person meets them: YAML that reads back to the
+# same snapshot, refusals that name FILE:LINE:COL, a verify that finds each
+# kind of damage and exits 1, a quarantine whose release never overwrites.
+set -u
+top_srcdir=${top_srcdir:-${srcdir:-.}}
+bot=${NCCL_BOT:-./nccl-bot}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+
+# expect NAME WANT_RC [GREP_PATTERN] -- CMD...: the exit status, and that
+# stderr+stdout match the pattern.
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 4
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		bad "$name: exit $got, want $want"; sed 's/^/    /' "$tmp/out" | head -n 8; return
+	fi
+	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
+		bad "$name: output lacks /$pat/"; sed 's/^/    /' "$tmp/out" | head -n 8; return
+	fi
+	ok "$name"
+}
+
+snap=$top_srcdir/tests/fuzz/corpus-state/valid-v2-two-jobs.nbs
+spool=$top_srcdir/tests/fuzz/corpus-spool
+yc=$top_srcdir/tests/fuzz/corpus-stateyaml
+F=h100-ib-ndr
+
+expect "state --help names every action" 0 "quarantine" -- "$bot" state --help
+for v in show export import verify rollback quarantine; do
+	grep -q "nccl-bot state $v" "$tmp/out" || bad "state --help lacks $v"
+done
+expect "state unknown action" 2 "unknown action 'frob'" -- "$bot" state frob
+expect "an option of another action" 2 "option of another action" -- \
+	"$bot" state show --as x --state "$tmp" --fabric x
+
+# show: YAML, what was learned per context (formats.md section 16)
+expect "show FILE" 0 "^nccl-bot-state-show: 1" -- "$bot" state show "$snap"
+if grep -q '^  learned: {arm: ring/ll, robust_us: 96.9133, samples: 26, confidence: medium}' \
+	"$tmp/out" && grep -q '^  auto: {arm: ring/ll128, prior_us: 152.78261' "$tmp/out" &&
+	grep -q '^  auto_loss_pct: 37.92' "$tmp/out"; then
+	ok "show: best arm, its samples and confidence, AUTO's arm and loss"
+else
+	bad "show: learned/auto/auto_loss_pct lines missing"; sed 's/^/    /' "$tmp/out" | head -n 20
+fi
+if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
+	if python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); assert len(d["contexts"]) > 3' \
+		"$tmp/out"; then ok "show: another YAML reader takes it"; else bad "show: not YAML"; fi
+fi
+
+# export FILE -> import into an empty state directory -> the same snapshot
+mkdir "$tmp/a" "$tmp/b"
+expect "export SNAPSHOT" 0 "" -- "$bot" state export "$snap" -o "$tmp/two.yaml"
+expect "import into an empty state dir" 0 "published .*/$F/snap-" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/two.yaml"
+expect "export --state" 0 "" -- "$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/two-again.yaml"
+if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
+	ok "export, import, export: the same YAML and the same snapshot bytes"
+else
+	bad "export/import round trip changed the state"
+fi
+expect "export to stdout" 0 "^nccl-bot-state: 1" -- "$bot" state export --state "$tmp/a" --fabric $F
+expect "export, no state yet" 1 "no state yet" -- "$bot" state export --state "$tmp/b" --fabric $F
+expect "import: another fabric's export" 1 "holds fabric 'h100-ib-ndr', not 'roce' \\(pass --as roce" -- \
+	"$bot" state import --state "$tmp/b" --fabric roce "$tmp/two.yaml"
+[ ! -e "$tmp/b/roce/current" ] && ok "import: a refused import publishes nothing" ||
+	bad "import published a refused export"
+expect "import --as" 0 "published .*/roce/snap-" -- \
+	"$bot" state import --state "$tmp/b" --fabric roce --as roce "$tmp/two.yaml"
+expect "import: show's output" 1 "show.yaml:1:1: a .state show. rendering" -- \
+	"$bot" state import --state "$tmp/b" --fabric $F "$yc/show.yaml"
+expect "import: an alias" 1 "aliases.yaml:2:9: an anchor \\(&f\\)" -- \
+	"$bot" state import --state "$tmp/b" --fabric f "$yc/aliases.yaml"
+expect "import: a duplicate key" 1 "dup.yaml:7:1: duplicate key 'epoch' \\(first at line 6\\)" -- \
+	"$bot" state import --state "$tmp/b" --fabric $F "$yc/dup.yaml"
+sed 's/\[\[1024/[[3000/' "$yc/export-small.yaml" >"$tmp/badbin.yaml"
+grep -q 3000 "$tmp/badbin.yaml" || sed 's/bins: \[\[\([0-9]*\)/bins: [[3000/' "$yc/export-small.yaml" >"$tmp/badbin.yaml"
+expect "import: a bin out of range" 1 "badbin.yaml:[0-9]+:[0-9]+: bin: '3000' is not a number 0..2560" -- \
+	"$bot" state import --state "$tmp/b" --fabric $F "$tmp/badbin.yaml"
+ln -s "$tmp/two.yaml" "$tmp/link.yaml"
+expect "import: a symbolic link" 1 "link.yaml: a symbolic link" -- \
+	"$bot" state import --state "$tmp/b" --fabric $F "$tmp/link.yaml"
+mkfifo "$tmp/fifo.yaml"
+expect "import: a FIFO, never waited on" 1 "fifo.yaml: a FIFO" -- \
+	timeout 30 "$bot" state import --state "$tmp/b" --fabric $F "$tmp/fifo.yaml"
+expect "import needs a FILE" 2 "one YAML FILE" -- "$bot" state import --state "$tmp/b" --fabric $F
+
+# verify: sound directories exit 0; each kind of damage exits 1 naming it
+mkdir "$tmp/v"
+"$bot" state add --state "$tmp/v" --fabric $F "$spool/valid-mixed" >/dev/null 2>&1
+"$bot" state add --state "$tmp/v" --fabric $F "$spool/valid-summary" >/dev/null 2>&1
+"$bot" state import --state "$tmp/v" --fabric roce --as roce "$tmp/two.yaml" >/dev/null 2>&1
+mkdir "$tmp/v/inbox" "$tmp/v/quarantine"
+n=$(ls "$tmp/v/$F" | grep -c '^snap-')
+[ "$n" -ge 2 ] && ok "two adds, $n snapshots" || bad "two adds left $n snapshots"
+expect "verify, sound" 0 "2 fabric\\(s\\), [0-9]+ snapshot\\(s\\), 0 problem\\(s\\)" -- \
+	"$bot" state verify --state "$tmp/v"
+grep -q "chain from current" "$tmp/out" && ok "verify says where the chain ends" ||
+	bad "verify: no chain line"
+expect "verify one fabric" 0 "1 fabric\\(s\\)" -- "$bot" state verify --state "$tmp/v" --fabric roce
+: >"$tmp/v/$F/.snap-0123456789abcdef.nbs.tmp"
+expect "verify: a leftover temporary file is no problem" 0 "interrupted publish" -- \
+	"$bot" state verify --state "$tmp/v"
+old=$(ls "$tmp/v/$F" | grep '^snap-' | grep -v "$(cat "$tmp/v/$F/current")" | head -n 1)
+cp "$tmp/v/$F/$old" "$tmp/saved.nbs"
+printf 'x' >>"$tmp/v/$F/$old"
+expect "verify: a damaged kept snapshot" 1 "$old: its bytes' digest does not match its name" -- \
+	"$bot" state verify --state "$tmp/v"
+rm "$tmp/v/$F/$old"
+ln "$tmp/saved.nbs" "$tmp/v/$F/$old"
+expect "verify: a snapshot with two hard links" 1 "$old: 2 hard links" -- \
+	"$bot" state verify --state "$tmp/v"
+rm "$tmp/v/$F/$old"
+ln -s "$tmp/saved.nbs" "$tmp/v/$F/$old"
+expect "verify: a snapshot that is a link" 1 "$old: a symbolic link" -- "$bot" state verify --state "$tmp/v"
+rm "$tmp/v/$F/$old"
+cp "$tmp/a/$F/$(cat "$tmp/a/$F/current")" "$tmp/v/roce/$(cat "$tmp/a/$F/current")" 2>/dev/null
+expect "verify: a snapshot of another fabric" 1 "holds fabric 'h100-ib-ndr', not 'roce'" -- \
+	"$bot" state verify --state "$tmp/v" --fabric roce
+rm -f "$tmp/v/roce/"snap-*
+echo "snap-0000000000000000.nbs" >"$tmp/v/$F/current"
+expect "verify: current names a missing snapshot" 1 "snap-0000000000000000.nbs: No such file" -- "$bot" state verify --state "$tmp/v"
+expect "verify needs --state" 2 "--state" -- env -u NCCL_BOT_STATE "$bot" state verify
+
+# rollback: against the store's rollback (a shim says it is not there yet)
+expect "rollback --to and --steps" 2 "exclude" -- \
+	"$bot" state rollback --state "$tmp/a" --fabric $F --to snap-0123456789abcdef.nbs --steps 2
+expect "rollback --to a path" 2 "want snap-<16 hex>.nbs" -- \
+	"$bot" state rollback --state "$tmp/a" --fabric $F --to ../x
+expect "rollback --steps 0" 2 "--steps '0'" -- "$bot" state rollback --state "$tmp/a" --fabric $F --steps 0
+cur=$(cat "$tmp/a/$F/current")
+expect "rollback: a fabric without an earlier snapshot" 1 "the chain begins" -- \
+	"$bot" state rollback --state "$tmp/a" --fabric $F
+[ "$(cat "$tmp/a/$F/current")" = "$cur" ] && ok "rollback: a refused rollback leaves current" ||
+	bad "rollback: a refused rollback moved current"
+# a second import makes a child of the first; rolling back one step returns to it
+expect "import again (a child snapshot)" 0 "published" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/two.yaml"
+child=$(cat "$tmp/a/$F/current")
+"$bot" state rollback --state "$tmp/a" --fabric $F >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$child" != "$cur" ] && [ "$(cat "$tmp/a/$F/current")" = "$cur" ]; then
+	ok "rollback: one step back names the parent again"
+else
+	bad "rollback: exit $rc"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+
+# quarantine (formats.md section 14)
+mkdir "$tmp/q"
+expect "quarantine list, none yet" 0 "deltas: \\[\\]" -- "$bot" state quarantine --state "$tmp/q"
+mkdir "$tmp/q/quarantine" "$tmp/q/inbox"
+printf 'DELTA' >"$tmp/q/quarantine/c.1234.0.0.n1.nbd"
+printf 'contradicts the fabric on 5 of 6 contexts\n' >"$tmp/q/quarantine/c.1234.0.0.n1.nbd.why"
+printf 'DELTA2' >"$tmp/q/quarantine/c.99.0.batch.n2.nbd"
+printf 'escape \033[31m, not UTF-8 \377\n' >"$tmp/q/quarantine/c.99.0.batch.n2.nbd.why"
+expect "quarantine list" 0 "name: c.1234.0.0.n1.nbd, reason: contradicts the fabric on 5 of 6 contexts, bytes: 5" -- \
+	"$bot" state quarantine --state "$tmp/q" list
+if ! grep -q "$(printf '\033')" "$tmp/out" && grep -q 'x1b' "$tmp/out" && grep -q 'UTF-8 \\xff' "$tmp/out"; then
+	ok "quarantine list escapes a reason's control characters and bytes that are not UTF-8"
+else
+	bad "quarantine list printed a raw escape"
+fi
+expect "quarantine show" 0 "reason: contradicts" -- \
+	"$bot" state quarantine --state "$tmp/q" show c.1234.0.0.n1.nbd
+for n in ../x.nbd .x.nbd x.spool x/y.nbd; do
+	expect "quarantine: bad name $n" 2 "not a delta name" -- "$bot" state quarantine --state "$tmp/q" show "$n"
+done
+printf 'OTHER' >"$tmp/q/inbox/c.1234.0.0.n1.nbd"
+expect "quarantine release, name taken in the inbox" 1 "already in the inbox" -- \
+	"$bot" state quarantine --state "$tmp/q" release c.1234.0.0.n1.nbd
+[ "$(cat "$tmp/q/inbox/c.1234.0.0.n1.nbd")" = OTHER ] && [ -e "$tmp/q/quarantine/c.1234.0.0.n1.nbd" ] &&
+	ok "release never overwrites" || bad "release overwrote the inbox's delta"
+rm "$tmp/q/inbox/c.1234.0.0.n1.nbd"
+expect "quarantine release" 0 "released" -- "$bot" state quarantine --state "$tmp/q" release c.1234.0.0.n1.nbd
+[ "$(cat "$tmp/q/inbox/c.1234.0.0.n1.nbd")" = DELTA ] && [ ! -e "$tmp/q/quarantine/c.1234.0.0.n1.nbd" ] &&
+	[ ! -e "$tmp/q/quarantine/c.1234.0.0.n1.nbd.why" ] && ok "release moved the delta, dropped its reason" ||
+	bad "release left the quarantine as it was"
+expect "quarantine drop" 0 "dropped" -- "$bot" state quarantine --state "$tmp/q" drop c.99.0.batch.n2.nbd
+[ -z "$(ls "$tmp/q/quarantine")" ] && ok "drop removed both files" || bad "drop left files"
+expect "quarantine drop, gone" 1 "No such file" -- "$bot" state quarantine --state "$tmp/q" drop c.99.0.batch.n2.nbd
+expect "quarantine bad action" 2 "want list" -- "$bot" state quarantine --state "$tmp/q" frob
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

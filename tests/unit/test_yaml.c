@@ -1,0 +1,602 @@
+/*
+ * test_yaml.c - everything YAML: the bounded reader's rules (learn/yamlin.h),
+ * the site configuration (learn/siteconf.h) and a state in YAML
+ * (learn/stateyaml.h): export then import over randomized states gives the
+ * same snapshot bytes, priors round-trip exactly, and every refusal names
+ * the line.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/state.h"
+#include "learn/siteconf.h"
+#include "learn/stateyaml.h"
+#include "learn/yamlin.h"
+#include "learn/yamlout.h"
+#include "policies/context.h"
+#include "testutil.h"
+
+static char dir[128];
+
+static void setup(void)
+{
+	bot_test_mkdtemp(dir, sizeof(dir), "yaml");
+}
+
+static void teardown(void)
+{
+	bot_test_rmtree(dir);
+}
+
+static const struct bot_yamlin_limits lim = { 4096, BOT_YAMLIN_DEPTH, 100, 64 };
+
+/* Walk every event of text: 0, or -1 with the reason in err. */
+static int walk(const char *text, const struct bot_yamlin_limits *l, char *err, size_t errlen)
+{
+	struct bot_yamlin *r = bot_yamlin_mem("t.yaml", text, strlen(text), l, err, errlen);
+	struct bot_yamlin_ev ev;
+	int rc = 0;
+
+	if (!r)
+		return -1;
+	do {
+		if (bot_yamlin_next(r, &ev) < 0) {
+			snprintf(err, errlen, "%s", bot_yamlin_error(r));
+			rc = -1;
+			break;
+		}
+	} while (ev.type != BOT_YAMLIN_EOF);
+	bot_yamlin_free(r);
+	return rc;
+}
+
+static void refused(const char *text, const char *want)
+{
+	char err[1024] = "";
+
+	ck_assert_msg(walk(text, &lim, err, sizeof(err)) < 0, "accepted: %s", text);
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+}
+
+START_TEST(reader_rules)
+{
+	char err[1024];
+
+	ck_assert_int_eq(walk("a: 1\nb: [1, 2, {c: d}]\n", &lim, err, sizeof(err)), 0);
+	/* depth 8 is fine, 9 is not */
+	ck_assert_int_eq(walk("[[[[[[[[1]]]]]]]]", &lim, err, sizeof(err)), 0);
+	refused("[[[[[[[[[1]]]]]]]]]", "t.yaml:1:9: nested deeper than 8 levels");
+	refused("a: &x 1\nb: *x\n", "t.yaml:1:4: an anchor (&x)");
+	refused("a: [1]\nb: *x\n", "aliases are refused");
+	refused("a: !!str 1\n", "t.yaml:1:4: a tag (tag:yaml.org,2002:str): tags are refused");
+	refused("%TAG !e! tag:example.com,2000:\n---\na: 1\n", "%TAG directive");
+	refused("a: 1\nb: 2\na: 3\n", "t.yaml:3:1: duplicate key 'a' (first at line 1)");
+	refused("m:\n  x: 1\n  x: 2\n", "t.yaml:3:3: duplicate key 'x' (first at line 2)");
+	/* the same key in two mappings is fine */
+	ck_assert_int_eq(walk("- x: 1\n- x: 2\n", &lim, err, sizeof(err)), 0);
+	refused("? [a]\n: 1\n", "a mapping key that is not a scalar");
+	refused("a: 1\n---\nb: 2\n", "t.yaml:2:1: more than one document");
+	refused("a: [1, 2\nb: 3\n", "t.yaml:2:");
+	refused("a: \"\\0\"\n", "a NUL character");
+	{
+		char big[200];
+
+		memset(big, 'x', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		memcpy(big, "a: ", 3);
+		refused(big, "t.yaml:1:4: a scalar of 196 bytes (at most 64)");
+	}
+	{
+		char many[1024] = "[";
+
+		for (int i = 0; i < 120; i++)
+			strcat(many, "1,");
+		strcat(many, "1]");
+		refused(many, "more than 100 scalars");
+	}
+	{
+		char huge[5000];
+
+		memset(huge, ' ', sizeof(huge) - 1);
+		huge[sizeof(huge) - 1] = 0;
+		ck_assert_int_lt(walk(huge, &lim, err, sizeof(err)), 0);
+		ck_assert_msg(strstr(err, "over the 4096-byte limit"), "%s", err);
+	}
+	/* control characters of a key are escaped in the message */
+	refused("\"a\\x1b\": 1\n\"a\\x1b\": 2\n", "duplicate key 'a\\x1b'");
+}
+END_TEST
+
+/* A billion laughs stops at its first anchor, whatever the limits. */
+START_TEST(reader_laughs)
+{
+	const struct bot_yamlin_limits big = { 1 << 20, 8, 1 << 20, 1 << 16 };
+	char err[1024];
+
+	ck_assert_int_lt(walk("a: &a [\"lol\",\"lol\"]\nb: &b [*a,*a,*a]\nc: [*b,*b,*b]\n", &big,
+			      err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "t.yaml:1:4: an anchor (&a)"), "%s", err);
+}
+END_TEST
+
+START_TEST(reader_file)
+{
+	char path[BOT_TEST_PATH_MAX], lnk[BOT_TEST_PATH_MAX], err[1024];
+	struct bot_yamlin *r;
+
+	bot_test_write(dir, "a.yaml", "a: 1\n", 5);
+	r = bot_yamlin_file(bot_test_path(path, dir, "a.yaml"), &lim, (uid_t)-1, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	bot_yamlin_free(r);
+	ck_assert_int_eq(symlink("a.yaml", bot_test_path(lnk, dir, "l.yaml")), 0);
+	r = bot_yamlin_file(lnk, &lim, (uid_t)-1, err, sizeof(err));
+	ck_assert_ptr_null(r);
+	ck_assert_msg(strstr(err, "a symbolic link"), "%s", err);
+	ck_assert_int_eq(mkfifo(bot_test_path(path, dir, "f.yaml"), 0600), 0);
+	r = bot_yamlin_file(path, &lim, (uid_t)-1, err, sizeof(err));
+	ck_assert_ptr_null(r);
+	ck_assert_msg(strstr(err, "a FIFO"), "%s", err);
+	ck_assert_int_eq(link(bot_test_path(path, dir, "a.yaml"),
+			      bot_test_path(lnk, dir, "h.yaml")), 0);
+	r = bot_yamlin_file(lnk, &lim, (uid_t)-1, err, sizeof(err));
+	ck_assert_ptr_null(r);
+	ck_assert_msg(strstr(err, "2 hard links"), "%s", err);
+}
+END_TEST
+
+/* ---- site configuration ------------------------------------------------- */
+
+static const char full_conf[] =
+	"version: 1\n"
+	"state_dir: /srv/state\n"
+	"outbox_dir: /srv/outbox\n"
+	"ship_command: \"scp-to admin\"\n"
+	"metrics_dir: \"\"\n"
+	"retention: 4\n"
+	"window: 3600\n"
+	"user_cap: 100\n"
+	"dedup_windows: 7\n"
+	"settle: 60\n"
+	"max_wait: 600\n"
+	"consensus_min: 2\n"
+	"fabrics: [a, b.c]\n";
+
+static void conf_refused(const char *text, const char *want)
+{
+	struct bot_siteconf c;
+	char err[BOT_SITECONF_ERR_MAX] = "";
+
+	ck_assert_msg(bot_siteconf_parse("site.yaml", text, strlen(text), &c, err, sizeof(err)) < 0,
+		      "accepted: %s", text);
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+	ck_assert_uint_eq(c.retention, 8);	/* defaults after a refusal */
+	bot_siteconf_free(&c);
+}
+
+START_TEST(siteconf_keys)
+{
+	struct bot_siteconf c;
+	char err[BOT_SITECONF_ERR_MAX];
+
+	bot_siteconf_defaults(&c);
+	ck_assert_str_eq(c.state_dir, "/var/lib/nccl-bot/state");
+	ck_assert_uint_eq(c.account_cap, 16384);
+	ck_assert_uint_eq(c.window, 86400);
+	ck_assert_int_eq(bot_siteconf_parse("site.yaml", full_conf, strlen(full_conf), &c, err,
+					    sizeof(err)), 0);
+	ck_assert_str_eq(c.state_dir, "/srv/state");
+	ck_assert_str_eq(c.ship_command, "scp-to admin");
+	ck_assert_str_eq(c.metrics_dir, "");
+	ck_assert_uint_eq(c.retention, 4);
+	ck_assert_uint_eq(c.user_cap, 100);
+	ck_assert_uint_eq(c.account_cap, 400);	/* 4 x user_cap when not given */
+	ck_assert_uint_eq(c.max_wait, 600);
+	ck_assert_uint_eq(c.nfabrics, 2);
+	ck_assert_str_eq(c.fabrics[1], "b.c");
+	ck_assert(bot_siteconf_fabric_ok(&c, "a") && !bot_siteconf_fabric_ok(&c, "z"));
+	/* command-line overrides: the same grammar, the same ranges */
+	ck_assert_int_eq(bot_siteconf_set(&c, "retention", "16", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.retention, 16);
+	ck_assert_int_lt(bot_siteconf_set(&c, "retention", "1", err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "retention: '1' is not a number 2..1024"), "%s", err);
+	ck_assert_int_lt(bot_siteconf_set(&c, "retention", "010", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.retention, 16);
+	ck_assert_int_lt(bot_siteconf_set(&c, "account_cap", "50", err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "below user_cap"), "%s", err);
+	ck_assert_int_lt(bot_siteconf_set(&c, "nosuch", "1", err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_siteconf_set(&c, "fabrics", "x,y,z", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.nfabrics, 3);
+	ck_assert_int_lt(bot_siteconf_set(&c, "fabrics", "x,,y", err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.nfabrics, 3);
+	ck_assert_int_lt(bot_siteconf_set(&c, "state_dir", "relative", err, sizeof(err)), 0);
+	bot_siteconf_free(&c);
+
+	conf_refused("version: 1\nretentoin: 3\n", "site.yaml:2:1: unknown key 'retentoin'");
+	conf_refused("version: 2\n", "site.yaml:1:10: version 2: this build reads version 1");
+	conf_refused("retention: 3\n", "no version: 1");
+	conf_refused("version: 1\nretention: +3\n", "site.yaml:2:12: retention: '+3' is not a number");
+	conf_refused("version: 1\nwindow: 1e3\n", "window: '1e3'");
+	conf_refused("version: 1\nuser_cap: 010\n", "leading zero");
+	conf_refused("version: 1\nfabrics: [a, a]\n", "site.yaml:2:14: fabrics: fabric 'a' listed twice");
+	conf_refused("version: 1\nfabrics: [A]\n", "is not [a-z0-9]");
+	conf_refused("version: 1\nfabric_map: {}\n", "fabric_map: reserved");
+	conf_refused("version: 1\nsettle: 900\nmax_wait: 600\n", "max_wait 600 is below settle 900");
+	conf_refused("version: 1\nstate_dir: [a]\n", "state_dir: want a string");
+	conf_refused("version: 1\nversion: 1\n", "site.yaml:2:1: duplicate key 'version'");
+	conf_refused("- version: 1\n", "not a site configuration");
+	conf_refused("", "not a site configuration");
+}
+END_TEST
+
+START_TEST(siteconf_lookup)
+{
+	char path[BOT_TEST_PATH_MAX], err[BOT_SITECONF_ERR_MAX];
+	struct bot_siteconf c;
+
+	bot_test_write(dir, "site.yaml", full_conf, strlen(full_conf));
+	bot_test_path(path, dir, "site.yaml");
+	ck_assert_int_eq(setenv(BOT_SITECONF_ENV, path, 1), 0);
+	ck_assert_int_eq(bot_siteconf_load(NULL, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.source, path);
+	ck_assert_uint_eq(c.retention, 4);
+	bot_siteconf_free(&c);
+	/* --config wins over the variable; a missing named file is an error */
+	bot_test_path(path, dir, "none.yaml");
+	ck_assert_int_lt(bot_siteconf_load(path, &c, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "none.yaml: No such file"), "%s", err);
+	ck_assert_int_eq(setenv(BOT_SITECONF_ENV, path, 1), 0);
+	ck_assert_int_lt(bot_siteconf_load(NULL, &c, err, sizeof(err)), 0);
+	unsetenv(BOT_SITECONF_ENV);
+}
+END_TEST
+
+/* ---- state in YAML ------------------------------------------------------ */
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* A prior entry of every kind: -1, 0, the smallest subnormal, huge, tiny,
+ * random bits (finite, >= 0), plain decimals. */
+static float odd_float(void)
+{
+	switch (rnd() % 8) {
+	case 0:
+		return -1.0f;
+	case 1:
+		return 0.0f;
+	case 2:
+		return nextafterf(0.0f, 1.0f);
+	case 3:
+		return FLT_MAX;
+	case 4:
+		return FLT_MIN;
+	case 5: {
+		uint32_t b = (uint32_t)rnd() & 0x7fffffffu;
+		float f;
+
+		memcpy(&f, &b, sizeof(f));
+		return isfinite(f) ? f : 1.0f;
+	}
+	default:
+		return (float)(rnd() % 100000) / 8.0f;
+	}
+}
+
+static void random_state(struct bot_state *s, unsigned nctx)
+{
+	ck_assert_int_eq(bot_state_init(s, "f-1.x"), 0);
+	s->rounds = rnd();
+	s->parent = rnd();
+	s->ledger = rnd() % 2 ? rnd() : 0;
+	s->epoch = rnd() % 100000;
+	for (unsigned i = rnd() % 5; i; i--)
+		ck_assert_int_eq(bot_state_add_source(s, rnd()), 0);
+	for (unsigned i = 0; i < nctx; i++) {
+		uint32_t nranks = 1 + (uint32_t)(rnd() % 4096);
+		uint32_t nnodes = 1 + (uint32_t)(rnd() % (nranks < 65535 ? nranks : 65535));
+		uint64_t key = bot_ctx_key((unsigned)(rnd() % BOT_NCOLL), (unsigned)(rnd() % 256),
+					   nranks, nnodes);
+		struct bot_kb_ctx *c = bot_kb_get(s->kb, key);
+
+		ck_assert_ptr_nonnull(c);
+		c->calls = rnd() % 3 ? rnd() % 100000 : rnd();
+		if (rnd() % 4) {
+			float prior[BOT_NARMS];
+
+			for (int a = 0; a < BOT_NARMS; a++)
+				prior[a] = odd_float();
+			ck_assert_int_eq(bot_kb_set_prior(s->kb, key, prior), 0);
+		}
+		for (int a = 0; a < BOT_NARMS; a++) {
+			if (rnd() % 3)
+				continue;
+			for (unsigned b = 1 + (unsigned)(rnd() % 6); b; b--)
+				ck_assert_int_eq(bot_stats_add_q(&c->arm[a], (int)(rnd() % 2561),
+								 1 + (uint32_t)(rnd() % (b == 1 ? UINT32_MAX : 100))),
+						 0);
+		}
+	}
+}
+
+static void round_trip(const struct bot_state *s)
+{
+	struct bot_state t;
+	char *text, err[1024];
+	size_t tlen, alen, blen;
+	uint8_t *a, *b;
+
+	ck_assert_int_eq(bot_stateyaml_export(s, &text, &tlen, err, sizeof(err)), 0);
+	ck_assert_msg(bot_stateyaml_import("x.yaml", text, tlen, &t, err, sizeof(err)) == 0, "%s\n%s",
+		      err, text);
+	ck_assert_int_eq(bot_state_encode(s, &a, &alen, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_state_encode(&t, &b, &blen, err, sizeof(err)), 0);
+	ck_assert_msg(alen == blen && !memcmp(a, b, alen), "snapshot bytes differ after import");
+	ck_assert_str_eq(t.fabric, s->fabric);
+	ck_assert_uint_eq(t.parent, s->parent);
+	ck_assert_uint_eq(t.ledger, s->ledger);
+	ck_assert_uint_eq(t.epoch, s->epoch);
+	ck_assert_uint_eq(t.rounds, s->rounds);
+	free(a);
+	free(b);
+	free(text);
+	bot_state_free(&t);
+}
+
+START_TEST(state_round_trip)
+{
+	struct bot_state s;
+
+	ck_assert_int_eq(bot_state_init(&s, "empty"), 0);
+	round_trip(&s);
+	bot_state_free(&s);
+	for (int i = 0; i < 60; i++) {
+		random_state(&s, (unsigned)(rnd() % 12));
+		round_trip(&s);
+		bot_state_free(&s);
+	}
+}
+END_TEST
+
+/* Every finite f32 >= 0 of a sample of bit patterns prints so that strtof
+ * reads it back to the same bits, in at most 9 significant digits. */
+START_TEST(f32_exact)
+{
+	char b[32];
+
+	for (int i = 0; i < 200000; i++) {
+		uint32_t bits = i < 64 ? (uint32_t)i : i < 128 ? 0x7f7fffffu - (uint32_t)(i - 64) :
+				(uint32_t)rnd() & 0x7fffffffu;
+		float f, g;
+
+		memcpy(&f, &bits, sizeof(f));
+		if (!isfinite(f))
+			continue;
+		bot_yamlout_f32_fmt(f, b);
+		g = strtof(b, NULL);
+		ck_assert_msg(!memcmp(&f, &g, sizeof(f)), "%08x printed %s", bits, b);
+	}
+	bot_yamlout_f32_fmt(12.5f, b);
+	ck_assert_str_eq(b, "12.5");	/* short where it can be */
+	bot_yamlout_f32_fmt(0.1f, b);
+	ck_assert_str_eq(b, "0.1");
+}
+END_TEST
+
+static const char good_state[] =
+	"nccl-bot-state: 1\n"
+	"fabric: f1\n"
+	"rounds: 2\n"
+	"parent: \"0123456789abcdef\"\n"
+	"epoch: 5\n"
+	"sources: [\"00000000000000a1\", \"00000000000000b2\"]\n"
+	"contexts:\n"
+	"  - context: allreduce/1MiB+0/n2/r16\n"
+	"    key: \"0x0450000200000010\"\n"
+	"    calls: 5000\n"
+	"    explore: 0\n"
+	"    prior: {ring/ll: 12.5, ring/simple: 20.1}\n"
+	"    arms:\n"
+	"      ring/ll: {n: 128, bins: [[1024, 100], [1030, 28]]}\n";
+
+static void state_refused(const char *text, const char *want)
+{
+	struct bot_state s;
+	char err[1024] = "";
+
+	ck_assert_msg(bot_stateyaml_import("s.yaml", text, strlen(text), &s, err, sizeof(err)) < 0,
+		      "accepted: %s", text);
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want);
+	ck_assert_ptr_null(s.kb);
+}
+
+/* good_state with line `line` (1-based) replaced by repl */
+static void state_edit(int line, const char *repl, const char *want)
+{
+	char buf[2048] = "";
+	const char *p = good_state;
+
+	for (int l = 1; *p; l++) {
+		const char *nl = strchr(p, '\n');
+		size_t n = (size_t)(nl - p) + 1;
+
+		if (l == line)
+			strcat(buf, repl);
+		else
+			strncat(buf, p, n);
+		p += n;
+	}
+	state_refused(buf, want);
+}
+
+START_TEST(state_import_rules)
+{
+	struct bot_state s;
+	const struct bot_kb_ctx *c;
+	char err[1024];
+
+	ck_assert_msg(bot_stateyaml_import("s.yaml", good_state, strlen(good_state), &s, err,
+					   sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(s.fabric, "f1");
+	ck_assert_uint_eq(s.parent, 0x0123456789abcdefull);
+	ck_assert_uint_eq(s.nsources, 2);
+	c = bot_kb_find(s.kb, 0x0450000200000010ull);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->calls, 5000);
+	ck_assert(c->has_prior && c->prior[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)] == 12.5f &&
+		  c->prior[0] == -1.0f);
+	ck_assert_uint_eq(c->arm[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)].n, 128);
+	bot_state_free(&s);
+
+	state_edit(1, "nccl-bot-state: 2\n", "s.yaml:1:17: schema 2: this build reads schema 1");
+	state_edit(1, "nccl-bot-state-show: 1\n", "a `state show` rendering");
+	state_edit(2, "fabric: F1\n", "s.yaml:2:9: fabric 'F1'");
+	state_edit(3, "rounds: -1\n", "s.yaml:3:9: rounds: '-1' is not a number");
+	state_edit(4, "parent: \"0123\"\n", "s.yaml:4:9: parent: '0123' is not 16 hex digits");
+	state_edit(6, "sources: [\"00000000000000b2\", \"00000000000000a1\"]\n",
+		   "s.yaml:6:31: sources: not strictly ascending");
+	state_edit(9, "    key: \"0x0550000200000010\"\n", "s.yaml:9:10: key 0x0550000200000010 is "
+		   "not a context");
+	state_edit(9, "    key: \"0050000200000010\"\n", "is not 0x and 16 hex digits");
+	state_edit(11, "    explore: -3\n", "s.yaml:11:14: explore");
+	state_edit(12, "    prior: {ring/ll: -1}\n", "s.yaml:12:22: prior: '-1' is not a finite "
+		   "number >= 0");
+	state_edit(12, "    prior: {ring/ll: inf}\n", "'inf' is not a finite number");
+	state_edit(12, "    prior: {ring/ll: 1e39}\n", "'1e39' is not a finite number");
+	state_edit(12, "    prior: {ring/ll: 1, RING/LL: 2}\n", "prior: arm ring/ll given twice");
+	state_edit(12, "    prior: {rung/ll: 1}\n", "'rung/ll' is not an arm");
+	state_edit(14, "      ring/ll: {n: 127, bins: [[1024, 100], [1030, 28]]}\n",
+		   "s.yaml:14:16: ring/ll: n is 127 but the bins hold 128 samples");
+	state_edit(14, "      ring/ll: {n: 128, bins: [[1030, 100], [1024, 28]]}\n",
+		   "s.yaml:14:46: bin 1024: bins not strictly ascending");
+	state_edit(14, "      ring/ll: {n: 100, bins: [[2561, 100]]}\n", "bin: '2561' is not a number");
+	state_edit(14, "      ring/ll: {n: 0, bins: []}\n", "n: '0' is not a number 1..");
+	state_edit(14, "      ring/ll: {n: 1, bins: [[1, 1, 1]]}\n", "want [bin, count] pairs");
+	state_edit(14, "      ring/ll: {n: 1, bins: [[1, 0]]}\n", "count: '0' is not a number 1..");
+	state_edit(14, "      ring/ll: {n: 1, bins: [[1, 1]], x: 1}\n", "unknown key 'x' in an arm");
+	state_edit(10, "    callz: 5000\n", "s.yaml:10:5: unknown key 'callz' in a context");
+	state_edit(10, "    key: \"0x0450000200000010\"\n", "s.yaml:10:5: duplicate key 'key' (first "
+		   "at line 9)");
+	state_edit(7, "extra: 1\n", "s.yaml:7:1: unknown key 'extra'");
+	state_refused("fabric: f\n", "no nccl-bot-state: 1");
+	state_refused("nccl-bot-state: 1\n", "no fabric");
+	state_refused("nccl-bot-state: 1\nfabric: f\ncontexts:\n  - key: \"0x0450000200000010\"\n"
+		      "  - key: \"0x0450000200000010\"\n", "s.yaml:5:10: key 0x0450000200000010: "
+		      "contexts not in strictly ascending key order");
+	state_refused("nccl-bot-state: &a 1\n", "anchor");
+}
+END_TEST
+
+START_TEST(state_file_and_show)
+{
+	struct bot_state s, t;
+	struct bot_kb_ctx *c;
+	struct bot_stateyaml_learned l;
+	char path[BOT_TEST_PATH_MAX], *text, err[1024];
+	size_t len;
+	float prior[BOT_NARMS];
+
+	/* AUTO picks ring/ll (lowest prior), but tree/simple measured faster */
+	ck_assert_int_eq(bot_state_init(&s, "f"), 0);
+	c = bot_kb_get(s.kb, bot_ctx_key(0, 80, 16, 2));
+	for (int a = 0; a < BOT_NARMS; a++)
+		prior[a] = -1.0f;
+	prior[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)] = 10.0f;
+	prior[bot_arm(BOT_ALGO_TREE, BOT_PROTO_SIMPLE)] = 20.0f;
+	ck_assert_int_eq(bot_kb_set_prior(s.kb, c->key, prior), 0);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)],
+					 bot_q_from_us(20.0), 100), 0);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[bot_arm(BOT_ALGO_TREE, BOT_PROTO_SIMPLE)],
+					 bot_q_from_us(10.0), 40), 0);
+	bot_stateyaml_learned(c, &l);
+	ck_assert_int_eq(l.best, bot_arm(BOT_ALGO_TREE, BOT_PROTO_SIMPLE));
+	ck_assert_int_eq(l.auto_arm, bot_arm(BOT_ALGO_RING, BOT_PROTO_LL));
+	ck_assert_uint_eq(l.best_n, 40);
+	ck_assert_msg(fabs(l.loss_pct - 100.0) < 2.0, "loss %g", l.loss_pct);
+	ck_assert_str_eq(bot_stateyaml_confidence(l.best_n), "medium");
+	ck_assert_int_eq(bot_stateyaml_show(&s, "snap-0123456789abcdef.nbs", NULL, &text, &len, err,
+					    sizeof(err)), 0);
+	ck_assert_msg(strstr(text, "learned: {arm: tree/simple, robust_us: 9.9") &&
+		      strstr(text, "confidence: medium") && strstr(text, "auto: {arm: ring/ll") &&
+		      strstr(text, "auto_loss_pct: 10"), "%s", text);
+	/* show's output is for people: import refuses it */
+	ck_assert_int_lt(bot_stateyaml_import("show.yaml", text, len, &t, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "show.yaml:1:1: a `state show` rendering"), "%s", err);
+	free(text);
+
+	ck_assert_int_eq(bot_stateyaml_export(&s, &text, &len, err, sizeof(err)), 0);
+	bot_test_write(dir, "e.yaml", text, len);
+	free(text);
+	ck_assert_int_eq(bot_stateyaml_import_file(bot_test_path(path, dir, "e.yaml"), &t, err,
+						   sizeof(err)), 0);
+	ck_assert_uint_eq(bot_kb_count(t.kb), 1);
+	bot_state_free(&t);
+	bot_state_free(&s);
+}
+END_TEST
+
+/* The emitter takes only UTF-8: other bytes are written as the text \xNN,
+ * quoting is the emitter's, and the reader reads back what was meant. */
+START_TEST(writer_strings)
+{
+	struct bot_yamlout *y = bot_yamlout_new();
+	struct bot_yamlin *r;
+	struct bot_yamlin_ev ev;
+	const char *text;
+	size_t len;
+	char err[256];
+
+	ck_assert_ptr_nonnull(y);
+	bot_yamlout_map(y, 0);
+	bot_yamlout_str(y, "a");
+	bot_yamlout_str(y, "not \xff UTF-8, \xc3\xa9 is");
+	bot_yamlout_str(y, "b");
+	bot_yamlout_str(y, "x: [y] # z\n\"q\"");
+	bot_yamlout_end(y);
+	ck_assert_int_eq(bot_yamlout_finish(y, &text, &len, err, sizeof(err)), 0);
+	r = bot_yamlin_mem("w.yaml", text, len, &lim, err, sizeof(err));
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_int_eq(ev.type, BOT_YAMLIN_MAP);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_str_eq(ev.s, "not \\xff UTF-8, \xc3\xa9 is");
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_int_eq(bot_yamlin_next(r, &ev), 0);
+	ck_assert_str_eq(ev.s, "x: [y] # z\n\"q\"");
+	bot_yamlin_free(r);
+	bot_yamlout_free(y);
+}
+END_TEST
+
+static Suite *yaml_suite(void)
+{
+	Suite *s = suite_create("yaml");
+	TCase *tc = tcase_create("yaml");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, reader_rules);
+	tcase_add_test(tc, reader_laughs);
+	tcase_add_test(tc, reader_file);
+	tcase_add_test(tc, writer_strings);
+	tcase_add_test(tc, siteconf_keys);
+	tcase_add_test(tc, siteconf_lookup);
+	tcase_add_test(tc, state_round_trip);
+	tcase_add_test(tc, f32_exact);
+	tcase_add_test(tc, state_import_rules);
+	tcase_add_test(tc, state_file_and_show);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BOT_TEST_MAIN(yaml_suite)

@@ -1,0 +1,369 @@
+/*
+ * cmd_state_admin.c - the state directory's administration by people:
+ *
+ *   nccl-bot state rollback --state DIR --fabric F [--to SNAP | --steps N]
+ *   nccl-bot state quarantine --state DIR [list | show NAME | release NAME | drop NAME]
+ *
+ * rollback hands the move to the store (bot_store_rollback, learn/store.c),
+ * which takes the fabric's writer lock (learn/lock.h). quarantine works
+ * on <DIR>/quarantine/ (doc/formats.md section 14), where the compactor
+ * moves refused deltas as <name>.nbd with the reason in <name>.nbd.why:
+ * list them (name, reason, size, age), show one, release one back to
+ * <DIR>/inbox/ (a rename that never overwrites), or drop one (both files).
+ * Every name is checked (no '/', no leading dot, ends in .nbd) and every
+ * file is opened through the directory's fd without following links.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/readall.h"
+#include "common/state.h"
+#include "learn/lock.h"
+#include "learn/log.h"
+#include "learn/store.h"
+#include "learn/yamlout.h"
+#include "tools/cmd_state.h"
+
+#define WHY_MAX 4096	/* a reason file read at most */
+
+int bot_state_rollback(const struct bot_state_opts *o)
+{
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX];
+	int rc;
+
+	if (o->to && o->steps) {
+		fprintf(stderr, "nccl-bot: state rollback: --to and --steps exclude each other\n");
+		return 2;
+	}
+	if (o->to && !bot_state_snap_name_ok(o->to)) {
+		fprintf(stderr, "nccl-bot: state rollback: --to '%s': want snap-<16 hex>.nbs\n",
+			o->to);
+		return 2;
+	}
+	/* the store takes the fabric's writer lock (lock NULL: its flock) */
+	rc = bot_store_rollback(o->dir, o->fabric, o->to, o->to ? 0 : o->steps ? (unsigned)o->steps : 1,
+				NULL, snap, err, sizeof(err));
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state rollback: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "nccl-bot: state rollback: %s/%s: current is now %s\n", o->dir, o->fabric,
+		snap);
+	return 0;
+}
+
+/* ---- quarantine ---------------------------------------------------------- */
+
+/* A delta's name as the quarantine holds it: no '/', no leading dot, no
+ * control character, ends in .nbd with something before it. */
+static int qname_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (len < 5 || len >= 320 || n[0] == '.' || strcmp(n + len - 4, ".nbd"))
+		return 0;
+	for (const char *p = n; *p; p++)
+		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* <dir>/<sub> as a directory fd, never through a link: fd or -1 (said,
+ * unless quiet_enoent and it does not exist). */
+static int open_sub(const char *dir, const char *sub, char *path, size_t plen, int quiet_enoent)
+{
+	int fd;
+
+	snprintf(path, plen, "%s/%s", dir, sub);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && !(quiet_enoent && errno == ENOENT))
+		fprintf(stderr, "nccl-bot: state quarantine: %s: %s\n", path,
+			errno == ELOOP || errno == ENOTDIR ? "not a directory (or a symbolic link)" :
+			strerror(errno));
+	return fd;
+}
+
+/* The reason of qdir/<name>.why, one line, escaped, into why. */
+static void read_why(int qfd, const char *qpath, const char *name, char *why, size_t wlen)
+{
+	static const struct bot_open_rule why_rule = { "reason file", WHY_MAX, 1, 0, 0, 0 };
+	char wname[330], path[4500], err[600];
+	uint8_t *b;
+	size_t len;
+
+	snprintf(wname, sizeof(wname), "%s.why", name);
+	snprintf(path, sizeof(path), "%s/%s", qpath, wname);
+	if (bot_read_at(qfd, wname, path, &why_rule, &b, &len, err, sizeof(err)) < 0) {
+		snprintf(why, wlen, "(no reason: %s)", err);
+		bot_log_esc_inplace(why, wlen);
+		return;
+	}
+	while (len && (b[len - 1] == '\n' || b[len - 1] == '\r'))
+		len--;
+	snprintf(why, wlen, "%.*s", (int)len, (const char *)b);
+	bot_log_esc_inplace(why, wlen);
+	free(b);
+}
+
+static void age_str(time_t mtime, char *buf, size_t len)
+{
+	long long s = (long long)(time(NULL) - mtime);
+
+	if (s < 0)
+		s = 0;
+	if (s < 3600)
+		snprintf(buf, len, "%lldm%02llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, len, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, len, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
+}
+
+static int emit_print(struct bot_yamlout *y)
+{
+	const char *text;
+	size_t len;
+	char err[300];
+	int rc = 0;
+
+	if (bot_yamlout_finish(y, &text, &len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s\n", err);
+		rc = 1;
+	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout)) {
+		fprintf(stderr, "nccl-bot: state quarantine: standard output: %s\n",
+			strerror(errno));
+		rc = 1;
+	}
+	bot_yamlout_free(y);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int q_list(int qfd, const char *qpath)
+{
+	struct bot_yamlout *y = bot_yamlout_new();
+	char **names = NULL, why[WHY_MAX + 64], age[32];
+	size_t n = 0, cap = 0;
+	int dfd = dup(qfd), rc;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *e;
+
+	if (!y || !d) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s: %s\n", qpath,
+			y ? strerror(errno) : "out of memory");
+		if (d)
+			closedir(d);
+		else if (dfd >= 0)
+			close(dfd);
+		bot_yamlout_free(y);
+		return 1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (!qname_ok(e->d_name))
+			continue;
+		if (n == cap) {
+			char **v = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!v)
+				break;
+			names = v;
+		}
+		if (!(names[n] = strdup(e->d_name)))
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	bot_yamlout_map(y, 0);
+	bot_yamlout_str(y, "quarantine");
+	bot_yamlout_str(y, qpath);
+	bot_yamlout_str(y, "deltas");
+	bot_yamlout_seq(y, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		if (fstatat(qfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+			free(names[i]);
+			continue;
+		}
+		read_why(qfd, qpath, names[i], why, sizeof(why));
+		age_str(st.st_mtime, age, sizeof(age));
+		bot_yamlout_map(y, 1);
+		bot_yamlout_str(y, "name");
+		bot_yamlout_str(y, names[i]);
+		bot_yamlout_str(y, "reason");
+		bot_yamlout_str(y, why);
+		bot_yamlout_str(y, "bytes");
+		bot_yamlout_u64(y, (uint64_t)st.st_size);
+		bot_yamlout_str(y, "age");
+		bot_yamlout_str(y, age);
+		bot_yamlout_end(y);
+		free(names[i]);
+	}
+	free(names);
+	bot_yamlout_end(y);
+	bot_yamlout_end(y);
+	rc = emit_print(y);
+	return rc;
+}
+
+static int q_show(int qfd, const char *qpath, const char *name)
+{
+	struct bot_yamlout *y;
+	char why[WHY_MAX + 64], age[32];
+	struct stat st;
+
+	if (fstatat(qfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, name,
+			strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: not a regular file\n", qpath,
+			name);
+		return 1;
+	}
+	if (!(y = bot_yamlout_new())) {
+		fprintf(stderr, "nccl-bot: state quarantine: out of memory\n");
+		return 1;
+	}
+	read_why(qfd, qpath, name, why, sizeof(why));
+	age_str(st.st_mtime, age, sizeof(age));
+	bot_yamlout_map(y, 0);
+	bot_yamlout_str(y, "name");
+	bot_yamlout_str(y, name);
+	bot_yamlout_str(y, "reason");
+	bot_yamlout_str(y, why);
+	bot_yamlout_str(y, "bytes");
+	bot_yamlout_u64(y, (uint64_t)st.st_size);
+	bot_yamlout_str(y, "age");
+	bot_yamlout_str(y, age);
+	/* The delta's header fields come with the delta reader (common/delta.h's
+	 * bot_delta_read_at, implemented on another branch): print them here
+	 * once it is linked. */
+	bot_yamlout_str(y, "header");
+	bot_yamlout_str(y, "not shown: this build has no delta reader yet");
+	bot_yamlout_end(y);
+	return emit_print(y);
+}
+
+static int fsync_fd(int fd)
+{
+	return fsync(fd);
+}
+
+static int q_release(int qfd, const char *qpath, const char *dir, const char *name)
+{
+	char ipath[4200], wname[330];
+	int ifd = open_sub(dir, "inbox", ipath, sizeof(ipath), 0), rc;
+
+	if (ifd < 0)
+		return 1;
+	/* never overwrite: a delta of that name already in the inbox stays */
+	rc = renameat2(qfd, name, ifd, name, RENAME_NOREPLACE);
+	if (rc < 0 && (errno == EINVAL || errno == ENOSYS)) {
+		/* a file system without RENAME_NOREPLACE: link (fails on EEXIST), unlink */
+		rc = linkat(qfd, name, ifd, name, 0);
+		if (rc == 0 && unlinkat(qfd, name, 0) < 0) {
+			unlinkat(ifd, name, 0);
+			rc = -1;
+		}
+	}
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: release %s/%s -> %s/%s: %s\n", qpath,
+			name, ipath, name, errno == EEXIST ? "a delta of that name is already in the "
+			"inbox (left as it is)" : strerror(errno));
+		close(ifd);
+		return 1;
+	}
+	if (fsync_fd(ifd) < 0 || fsync_fd(qfd) < 0)
+		fprintf(stderr, "nccl-bot: state quarantine: fsync: %s\n", strerror(errno));
+	close(ifd);
+	snprintf(wname, sizeof(wname), "%s.why", name);
+	if (unlinkat(qfd, wname, 0) < 0 && errno != ENOENT)
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, wname,
+			strerror(errno));
+	fprintf(stderr, "nccl-bot: state quarantine: released %s to %s/\n", name, ipath);
+	return 0;
+}
+
+static int q_drop(int qfd, const char *qpath, const char *name)
+{
+	char wname[330];
+	struct stat st;
+
+	if (fstatat(qfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, name,
+			strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode) || unlinkat(qfd, name, 0) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, name,
+			S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+		return 1;
+	}
+	snprintf(wname, sizeof(wname), "%s.why", name);
+	if (unlinkat(qfd, wname, 0) < 0 && errno != ENOENT)
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, wname,
+			strerror(errno));
+	if (fsync_fd(qfd) < 0)
+		fprintf(stderr, "nccl-bot: state quarantine: fsync: %s\n", strerror(errno));
+	fprintf(stderr, "nccl-bot: state quarantine: dropped %s\n", name);
+	return 0;
+}
+
+int bot_state_quarantine(const struct bot_state_opts *o)
+{
+	const char *act = o->nargs ? o->args[0] : "list";
+	char qpath[4200];
+	int qfd, rc, need = strcmp(act, "list") != 0;
+
+	if (o->fabric) {
+		fprintf(stderr, "nccl-bot: state quarantine: takes no --fabric (the quarantine is "
+			"the state directory's)\n");
+		return 2;
+	}
+	if ((strcmp(act, "list") && strcmp(act, "show") && strcmp(act, "release") &&
+	     strcmp(act, "drop")) || o->nargs > 1 + need || (need && o->nargs != 2)) {
+		fprintf(stderr, "nccl-bot: state quarantine: want list, show NAME, release NAME or "
+			"drop NAME\n");
+		return 2;
+	}
+	if (need && !qname_ok(o->args[1])) {
+		char esc[400];
+
+		fprintf(stderr, "nccl-bot: state quarantine: '%s' is not a delta name (no '/', no "
+			"leading '.', ends in .nbd)\n", bot_log_esc(esc, sizeof(esc), o->args[1]));
+		return 2;
+	}
+	qfd = open_sub(o->dir, "quarantine", qpath, sizeof(qpath), !need);
+	if (qfd < 0 && !need && errno == ENOENT) {
+		printf("quarantine: %s\ndeltas: []\n", qpath);
+		return 0;
+	}
+	if (qfd < 0)
+		return 1;
+	if (!strcmp(act, "list"))
+		rc = q_list(qfd, qpath);
+	else if (!strcmp(act, "show"))
+		rc = q_show(qfd, qpath, o->args[1]);
+	else if (!strcmp(act, "release"))
+		rc = q_release(qfd, qpath, o->dir, o->args[1]);
+	else
+		rc = q_drop(qfd, qpath, o->args[1]);
+	close(qfd);
+	return rc;
+}

@@ -1,0 +1,265 @@
+/*
+ * cmd_state_verify.c - `nccl-bot state verify --state DIR [--fabric F]`:
+ * is the state directory sound? What the crash tests call after killing a
+ * writer.
+ *
+ * Per fabric (every directory of DIR named by section 12's rule, but the
+ * fleet's inbox/ and quarantine/; or the one --fabric names): `current` is
+ * loaded by the store's own reader (learn/store.h, every rule of section
+ * 12), then every snap-*.nbs kept is read (no link, no FIFO, one hard
+ * link), its digest checked against its name, parsed, and its fabric
+ * checked; the parent chain from `current` is walked and said to end at a
+ * fabric's first snapshot or at a removed one (retention). Each snapshot's
+ * own parent is said too. Leftover temporary files of an interrupted
+ * publish are named but are no problem. Exit 0 when all is sound, 1 naming
+ * each problem on stderr.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/readall.h"
+#include "common/state.h"
+#include "learn/log.h"
+#include "learn/store.h"
+#include "policies/context.h"
+#include "tools/cmd_state.h"
+
+struct snapinfo {
+	uint64_t digest, parent;
+	int ok;
+};
+
+/* How a snapshot is opened: regular, one link, at most the snapshot limit. */
+static const struct bot_open_rule snap_rule = { "snapshot", BOT_STATE_MAX_FILE, 1, 0, 0, 0 };
+
+static int problem(unsigned *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int problem(unsigned *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nccl-bot: state verify: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	(*n)++;
+	return -1;
+}
+
+static const struct snapinfo *find(const struct snapinfo *v, size_t n, uint64_t d)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].digest == d)
+			return &v[i];
+	return NULL;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One fabric; adds to *problems and *snaps. */
+static void verify_fabric(const char *dir, const char *fabric, unsigned *problems, size_t *snaps)
+{
+	char fdir[BOT_STORE_PATH_MAX], err[BOT_STATE_ERR_MAX], cur[BOT_STATE_NAME_MAX] = "";
+	char path[BOT_STORE_PATH_MAX + 64];
+	struct snapinfo *info = NULL;
+	char **names = NULL;
+	size_t nnames = 0, cnames = 0, ninfo = 0;
+	struct bot_state s;
+	struct dirent *e;
+	DIR *d;
+	int fd, rc, dfd;
+
+	fd = bot_store_open_fabric(dir, fabric, 0, fdir, err, sizeof(err));
+	if (fd == -2) {
+		problem(problems, "%s/%s: no such fabric directory", dir, fabric);
+		return;
+	}
+	if (fd < 0) {
+		problem(problems, "%s", err);
+		return;
+	}
+	rc = bot_store_load(dir, fabric, &s, cur, err, sizeof(err));
+	if (rc < 0)
+		problem(problems, "%s", err);
+	else if (rc == 1)
+		printf("%s: no state yet (no `current`)\n", fabric);
+	else
+		printf("%s: current %s: %zu contexts, %zu sources, round %" PRIu64 "\n", fabric, cur,
+		       bot_kb_count(s.kb), s.nsources, s.rounds);
+	if (rc >= 0)
+		bot_state_free(&s);
+	dfd = dup(fd);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d) {
+		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		close(fd);
+		return;
+	}
+	while ((errno = 0, e = readdir(d)) != NULL) {
+		const char *n = e->d_name;
+		char esc[1100];
+
+		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "current") || !strcmp(n, ".lock"))
+			continue;
+		if (n[0] == '.' && strlen(n) > 4 && !strcmp(n + strlen(n) - 4, ".tmp")) {
+			printf("%s: %s: a temporary file left by an interrupted publish (harmless)\n",
+			       fabric, bot_log_esc(esc, sizeof(esc), n));
+			continue;
+		}
+		if (!bot_state_snap_name_ok(n)) {
+			printf("%s: %s: not a snapshot name (ignored)\n", fabric,
+			       bot_log_esc(esc, sizeof(esc), n));
+			continue;
+		}
+		if (nnames == cnames) {
+			char **nv = realloc(names, (cnames = cnames ? 2 * cnames : 16) * sizeof(*nv));
+
+			if (!nv)
+				break;
+			names = nv;
+		}
+		if (!(names[nnames] = strdup(n)))
+			break;
+		nnames++;
+	}
+	if (errno)
+		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
+	closedir(d);
+	if (nnames)
+		qsort(names, nnames, sizeof(*names), cmp_name);
+	info = calloc(nnames ? nnames : 1, sizeof(*info));
+	for (size_t i = 0; info && i < nnames; i++) {
+		char want[BOT_STATE_NAME_MAX];
+		uint8_t *b;
+		size_t len;
+
+		snprintf(path, sizeof(path), "%s/%s", fdir, names[i]);
+		info[ninfo].digest = strtoull(names[i] + 5, NULL, 16);
+		if (bot_read_at(fd, names[i], path, &snap_rule, &b, &len, err, sizeof(err)) < 0) {
+			problem(problems, "%s", err);
+			ninfo++;
+			continue;
+		}
+		bot_state_snap_name(b, len, want);
+		if (strcmp(want, names[i]))
+			problem(problems, "%s: its bytes' digest does not match its name (%s)", path,
+				want);
+		else if (bot_state_parse(path, b, len, &s, err, sizeof(err)) < 0)
+			problem(problems, "%s", err);
+		else {
+			if (strcmp(s.fabric, fabric))
+				problem(problems, "%s: holds fabric '%s', not '%s'", path, s.fabric,
+					fabric);
+			else
+				info[ninfo].ok = 1;
+			info[ninfo].parent = s.parent;
+			bot_state_free(&s);
+		}
+		free(b);
+		ninfo++;
+	}
+	*snaps += ninfo;
+	for (size_t i = 0; i < ninfo; i++) {
+		const struct snapinfo *p;
+
+		if (!info[i].ok)
+			continue;
+		p = find(info, ninfo, info[i].parent);
+		if (!info[i].parent)
+			printf("%s: %s: ok, a first snapshot (no parent)\n", fabric, names[i]);
+		else
+			printf("%s: %s: ok, parent snap-%016" PRIx64 ".nbs (%s)\n", fabric, names[i],
+			       info[i].parent, p ? "kept" : "removed");
+	}
+	if (cur[0] && info) {
+		uint64_t dgst = strtoull(cur + 5, NULL, 16);
+		size_t steps = 0;
+		const struct snapinfo *p = find(info, ninfo, dgst);
+
+		while (p && p->ok && p->parent && steps <= ninfo) {
+			dgst = p->parent;
+			p = find(info, ninfo, dgst);
+			steps++;
+		}
+		if (steps > ninfo)
+			problem(problems, "%s: the parent chain from current loops", fdir);
+		else if (!p)
+			printf("%s: chain from current: %zu snapshot(s) kept, then snap-%016" PRIx64
+			       ".nbs (removed)\n", fabric, steps, dgst);
+		else if (p->ok)
+			printf("%s: chain from current: %zu snapshot(s) kept, ending at the fabric's "
+			       "first snapshot\n", fabric, steps + 1);
+		else
+			printf("%s: chain from current: broken at snap-%016" PRIx64 ".nbs (refused "
+			       "above)\n", fabric, dgst);
+	}
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(info);
+	close(fd);
+}
+
+int bot_state_verify(const struct bot_state_opts *o)
+{
+	unsigned problems = 0, nfab = 0;
+	size_t snaps = 0;
+	char **fabs = NULL;
+	size_t n = 0, cap = 0;
+
+	if (o->nargs) {
+		fprintf(stderr, "nccl-bot: state verify: unexpected argument '%s'\n", o->args[0]);
+		return 2;
+	}
+	if (o->fabric) {
+		verify_fabric(o->dir, o->fabric, &problems, &snaps);
+		nfab = 1;
+	} else {
+		DIR *d = opendir(o->dir);
+		struct dirent *e;
+
+		if (!d) {
+			fprintf(stderr, "nccl-bot: state verify: %s: %s\n", o->dir, strerror(errno));
+			return 1;
+		}
+		while ((e = readdir(d)) != NULL) {
+			/* the fleet's directories (formats.md section 14) are not fabrics */
+			if (!bot_state_fabric_ok(e->d_name) || !strcmp(e->d_name, "inbox") ||
+			    !strcmp(e->d_name, "quarantine") || e->d_type == DT_REG)
+				continue;
+			if (n == cap) {
+				char **v = realloc(fabs, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!v)
+					break;
+				fabs = v;
+			}
+			if (!(fabs[n] = strdup(e->d_name)))
+				break;
+			n++;
+		}
+		closedir(d);
+		if (n)
+			qsort(fabs, n, sizeof(*fabs), cmp_name);
+		for (size_t i = 0; i < n; i++) {
+			verify_fabric(o->dir, fabs[i], &problems, &snaps);
+			free(fabs[i]);
+		}
+		free(fabs);
+		nfab = (unsigned)n;
+	}
+	printf("state verify: %u fabric(s), %zu snapshot(s), %u problem(s)\n", nfab, snaps,
+	       problems);
+	return problems ? 1 : 0;
+}
