@@ -3,6 +3,7 @@
  * (common/readall.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -75,4 +76,44 @@ const char *bot_file_kind(mode_t m)
 	if (S_ISSOCK(m))
 		return "a socket";
 	return NULL;
+}
+
+int bot_open_regular_at(int dirfd, const char *name, const char *path, uint64_t max,
+			int one_link, struct stat *st_out, char *err, size_t errlen)
+{
+	struct stat st, fst;
+	const char *kind;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return errno == ENOENT ? -2 : -1;
+	}
+	kind = bot_file_kind(st.st_mode);
+	if (!S_ISREG(st.st_mode))
+		return bot_errf(err, errlen, "%s: %s, not a regular file", path,
+				kind ? kind : "not a regular file");
+	if ((uint64_t)st.st_size > max)
+		return bot_errf(err, errlen, "%s: %lld bytes, over the %llu-byte limit", path,
+				(long long)st.st_size, (unsigned long long)max);
+	if (one_link && st.st_nlink != 1)
+		return bot_errf(err, errlen, "%s: %lu hard links (one is allowed)", path,
+				(unsigned long)st.st_nlink);
+	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		bot_errf(err, errlen, "%s: %s", path,
+			 e == ELOOP ? "a symbolic link, not a regular file" : strerror(e));
+		return e == ENOENT ? -2 : -1;
+	}
+	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
+	    !S_ISREG(fst.st_mode) || (one_link && fst.st_nlink != 1) ||
+	    (uint64_t)fst.st_size > max) {
+		close(fd);
+		return bot_errf(err, errlen, "%s: replaced while being opened", path);
+	}
+	if (st_out)
+		*st_out = fst;
+	return fd;
 }

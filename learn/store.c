@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/readall.h"
+#include "learn/crash.h"
 #include "learn/log.h"
 #include "learn/store.h"
 
@@ -300,6 +301,7 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
+	bot_crash_point("publish-after-snapshot");	/* test hook (learn/crash.h) */
 	if (write_atomic(dirfd, fdir, "current", line, strlen(line), err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
