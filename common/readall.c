@@ -96,6 +96,10 @@ int bot_open_regular_at(int dirfd, const char *name, const char *path, uint64_t 
 	if ((uint64_t)st.st_size > max)
 		return bot_errf(err, errlen, "%s: %lld bytes, over the %llu-byte limit", path,
 				(long long)st.st_size, (unsigned long long)max);
+	if (st.st_nlink == 0) {
+		bot_errf(err, errlen, "%s: removed while being opened", path);
+		return -2;
+	}
 	if (one_link && st.st_nlink != 1)
 		return bot_errf(err, errlen, "%s: %lu hard links (one is allowed)", path,
 				(unsigned long)st.st_nlink);
@@ -106,6 +110,11 @@ int bot_open_regular_at(int dirfd, const char *name, const char *path, uint64_t 
 		bot_errf(err, errlen, "%s: %s", path,
 			 e == ELOOP ? "a symbolic link, not a regular file" : strerror(e));
 		return e == ENOENT ? -2 : -1;
+	}
+	if (fstat(fd, &fst) == 0 && fst.st_nlink == 0) {
+		close(fd);
+		bot_errf(err, errlen, "%s: removed while being opened", path);
+		return -2;
 	}
 	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
 	    !S_ISREG(fst.st_mode) || (one_link && fst.st_nlink != 1) ||

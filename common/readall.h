@@ -26,7 +26,7 @@ int bot_read_whole(int fd, const char *name, size_t max, uint8_t **buf, size_t *
  * open file must be the one seen: a regular file of at most max bytes and,
  * with one_link, exactly one hard link. path names it in messages. Returns
  * the fd (its fstat in *st when not NULL), -2 when the name does not exist
- * (err says so), or -1 with "PATH: reason" in err.
+ * or the file was removed while being opened (err says so), or -1 with "PATH: reason" in err.
  */
 int bot_open_regular_at(int dirfd, const char *name, const char *path, uint64_t max,
 			int one_link, struct stat *st, char *err, size_t errlen);
