@@ -327,10 +327,12 @@ int bot_ledger_parse(const char *name, const uint8_t *buf, size_t len, struct bo
 		d->identity = bot_le_get64(buf + off);
 		d->window = bot_le_get64(buf + off + 8);
 		if (d->window > out->window || (i && d->identity <= out->ids[i - 1].identity)) {
+			const char *why = d->window > out->window ? "window after the ledger's" :
+					  "not strictly ascending";
+
 			bot_ledger_free(out);
 			return bot_log_errf(err, errlen, "%s: identity %u (offset %zu): %s", name, i,
-					    off, i && d->identity <= out->ids[i - 1].identity ?
-					    "not strictly ascending" : "window after the ledger's");
+					    off, why);
 		}
 		out->nids = out->ids_sorted = i + 1;
 	}

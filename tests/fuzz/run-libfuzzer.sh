@@ -5,7 +5,7 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool, state, settings or elf; default sweep), CC (default
+# FUZZ_TARGET (sweep, table, spool, state, settings, elf or ledger; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -30,7 +30,10 @@ state)	src="$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool
 	corpus=corpus-state ;;
 settings)	src="$srcdir/common/settings.c $p/context.c"; corpus=corpus-settings ;;
 elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
-*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings or elf" >&2
+ledger)	src="$srcdir/learn/ledger.c $srcdir/learn/log.c $srcdir/common/state.c $srcdir/common/readall.c
+		$srcdir/common/spool_codec.c $p/context.c $p/kb.c $p/stats.c"
+	corpus=corpus-ledger ;;
+*)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, elf or ledger" >&2
 	exit 2 ;;
 esac
 for f in $src; do
