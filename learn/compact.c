@@ -472,8 +472,9 @@ static int merge_step(struct bot_kb *fab, const struct bot_kb *step)
 		const struct bot_kb_ctx *s = bot_kb_at(step, i);
 		struct bot_kb_ctx *d;
 
+		/* prior rows follow the newest merged step (section 14, "Decay") */
 		if (bot_kb_add_calls(fab, s->key, s->calls) < 0 ||
-		    (s->has_prior && bot_kb_offer_prior(fab, s->key, s->prior) < 0) ||
+		    (s->has_prior && bot_kb_set_prior(fab, s->key, s->prior) < 0) ||
 		    !(d = bot_kb_get(fab, s->key)))
 			return -1;
 		for (int a = 0; a < BOT_NARMS; a++)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cmd.h"
@@ -50,9 +51,10 @@ static void compact_usage(FILE *f)
 		"  --config FILE        site configuration (read once the YAML reader is merged)\n");
 }
 
-static int write_metrics(const char *dir, const struct bot_compact_result *r, double secs,
-			 size_t backlog)
+static int write_metrics(const char *dir, const char *state, const struct bot_compact_result *r,
+			 double secs, size_t backlog)
 {
+	time_t now = time(NULL);
 	char *text = NULL, err[768];
 	size_t len = 0, merged = 0, dup = 0;
 	FILE *m = open_memstream(&text, &len);
@@ -74,10 +76,17 @@ static int write_metrics(const char *dir, const struct bot_compact_result *r, do
 	fprintf(m, "# TYPE nccl_bot_inbox_backlog gauge\nnccl_bot_inbox_backlog %zu\n"
 		"# TYPE nccl_bot_inbox_oldest_seconds gauge\nnccl_bot_inbox_oldest_seconds %"
 		PRIu64 "\n# TYPE nccl_bot_snapshot_age_seconds gauge\n", backlog, r->oldest_s);
-	for (size_t i = 0; i < r->nfab; i++)
-		if (r->fab[i].snapshot[0])
-			fprintf(m, "nccl_bot_snapshot_age_seconds{fabric=\"%s\"} 0\n",
-				r->fab[i].fabric);
+	for (size_t i = 0; i < r->nfab; i++) {
+		char cur[4200];
+		struct stat st;
+
+		/* the age of what `current` names: when it was last replaced */
+		snprintf(cur, sizeof(cur), "%s/%s/current", state, r->fab[i].fabric);
+		if (lstat(cur, &st) == 0)
+			fprintf(m, "nccl_bot_snapshot_age_seconds{fabric=\"%s\"} %lld\n",
+				r->fab[i].fabric, (long long)(now > st.st_mtime ?
+							      now - st.st_mtime : 0));
+	}
 	fprintf(m, "# TYPE nccl_bot_compact_duration_seconds gauge\n"
 		"nccl_bot_compact_duration_seconds %.3f\n", secs);
 	fclose(m);
@@ -243,7 +252,7 @@ int bot_cmd_compact(int argc, char **argv)
 	printf("compact: inbox: %zu delta(s) listed, %zu quarantined, %zu left\n", r.inbox,
 	       r.quarantined, backlog);
 	if (metrics)
-		write_metrics(metrics, &r, (double)(t1.tv_sec - t0.tv_sec) +
+		write_metrics(metrics, conf.state, &r, (double)(t1.tv_sec - t0.tv_sec) +
 			      (t1.tv_nsec - t0.tv_nsec) / 1e9, backlog);
 	bot_compact_result_free(&r);
 	free(only);

@@ -521,6 +521,79 @@ START_TEST(t_consensus)
 }
 END_TEST
 
+
+/* Prior rows follow the newest merged step; --fabric leaves the others;
+ * a fabric outside the site's list is quarantined. */
+static void summary(struct bot_spool_rec *r, float cost0)
+{
+	sample(r, 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 0);
+	r->kind = BOT_SPOOL_SUMMARY;
+	r->flags = 0;
+	r->arm = BOT_SPOOL_ARM_NONE;
+	r->nchannels = 0;
+	r->seq = r->duration_ns = 0;
+	r->calls = 100;
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		r->cost[i] = i == ARM_RING_LL ? cost0 : -1.0f;
+}
+
+START_TEST(t_prior_fabrics)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct bot_state st;
+	char err[BOT_STATE_ERR_MAX];
+	const char *only[] = { "f2" }, *site[] = { FABRIC, "f2" };
+	struct step s;
+
+	conf_init(&c, (int64_t)time(NULL));
+	s = mkstep("1100", 1, 1000);
+	summary(&rec[0], 5.0f);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	s = mkstep("1101", 1, 1000);
+	summary(&rec[0], 9.0f);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	ck_assert_float_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
+			   ->prior[ARM_RING_LL], 9.0f);
+	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))->calls,
+			  200);
+	bot_state_free(&st);
+
+	/* --fabric f2: f1's step stays in the inbox */
+	s = mkstep("1102", 1, 1000);
+	put_step(inbox, &s, 1, 5, ARM_RING_LL, 10000);
+	s = mkstep("1103", 1, 1000);
+	s.fabric = "f2";
+	put_step(inbox, &s, 1, 7, ARM_RING_LL, 10000);
+	c.only = only;
+	c.nonly = 1;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.nfab, 1);
+	ck_assert_uint_eq(r.skipped, 1);
+	ck_assert_uint_eq(fab(&r, "f2")->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total("f2"), 7);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);
+
+	/* the site's fabric list */
+	c.only = NULL;
+	c.nonly = 0;
+	c.fabrics = site + 1;
+	c.nfabrics = 1;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_FABRIC], 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1102.0.0.n0.nbd", "fabric f1 is not in the site's fabric list"));
+	(void)site;
+}
+END_TEST
+
 /* ---- bounded influence -------------------------------------------------------------- */
 
 /*
@@ -1071,6 +1144,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_dedup);
 	tcase_add_test(tc, t_impossible);
 	tcase_add_test(tc, t_consensus);
+	tcase_add_test(tc, t_prior_fabrics);
 	tcase_add_test(tc, t_user_cap);
 	tcase_add_test(tc, t_account_cap);
 	tcase_add_test(tc, t_decay);
