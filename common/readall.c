@@ -86,8 +86,10 @@ int bot_open_regular_at(int dirfd, const char *name, const char *path, uint64_t 
 	int fd;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-		return errno == ENOENT ? -2 : -1;
+		int e = errno;
+
+		bot_errf(err, errlen, "%s: %s", path, strerror(e));
+		return e == ENOENT ? -2 : -1;
 	}
 	kind = bot_file_kind(st.st_mode);
 	if (!S_ISREG(st.st_mode))
@@ -111,12 +113,18 @@ int bot_open_regular_at(int dirfd, const char *name, const char *path, uint64_t 
 			 e == ELOOP ? "a symbolic link, not a regular file" : strerror(e));
 		return e == ENOENT ? -2 : -1;
 	}
-	if (fstat(fd, &fst) == 0 && fst.st_nlink == 0) {
+	if (fstat(fd, &fst) < 0) {
+		int e = errno;
+
+		close(fd);
+		return bot_errf(err, errlen, "%s: %s", path, strerror(e));
+	}
+	if (fst.st_nlink == 0) {
 		close(fd);
 		bot_errf(err, errlen, "%s: removed while being opened", path);
 		return -2;
 	}
-	if (fstat(fd, &fst) < 0 || fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
+	if (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino ||
 	    !S_ISREG(fst.st_mode) || (one_link && fst.st_nlink != 1) ||
 	    (uint64_t)fst.st_size > max) {
 		close(fd);

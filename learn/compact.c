@@ -737,7 +737,7 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		int64_t newest = INT64_MIN, oldest = INT64_MAX;
 		uint64_t sw = h->t_end / c->window, off = 0, adm = 0, bad, comparable;
 		struct bot_kb *step = NULL;
-		size_t n = 0;
+		size_t n = 0, j;
 		int capped, r;
 
 		for (size_t k = gr->first; k < gr->first + gr->n; k++) {
@@ -746,6 +746,17 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 			if (it->done)
 				continue;
 			if (bot_ledger_has(&led, it->identity)) {
+				if (unlinkat(x->infd, it->name, 0) == 0 || errno == ENOENT) {
+					it->done = 1;
+					fr->duplicate++;
+					prov(x, &t, it, "duplicate", NULL);
+				}
+				continue;
+			}
+			for (j = 0; j < n && x->it[idx[j]].identity != it->identity; j++)
+				;
+			if (j < n) {
+				/* the same identity twice in one run counts once */
 				if (unlinkat(x->infd, it->name, 0) == 0 || errno == ENOENT) {
 					it->done = 1;
 					fr->duplicate++;

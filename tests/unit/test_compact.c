@@ -335,6 +335,14 @@ START_TEST(t_groups_ready)
 }
 END_TEST
 
+static int why_has(const char *name, const char *needle)
+{
+	char p[BOT_TEST_PATH_MAX + 8];
+
+	snprintf(p, sizeof(p), "%s/%s.why", quar, name);
+	return file_has(p, needle);
+}
+
 /* ---- dedup -------------------------------------------------------------------- */
 
 START_TEST(t_dedup)
@@ -354,8 +362,18 @@ START_TEST(t_dedup)
 		ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
 		ck_assert_uint_eq(sr.shipped, 1);
 	}
+	/* a copy under another name is not that delta: the reader refuses it */
+	{
+		char cmd[2 * BOT_TEST_PATH_MAX + 32];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s/c1.200.0.0.n0.nbd' '%s/c1.200.0.0.n9.nbd'", inbox,
+			 inbox);
+		ck_assert_int_eq(system(cmd), 0);
+	}
 	ck_assert_int_eq(compact(&c, &r), 0);
 	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_UNREADABLE], 1);
+	ck_assert(why_has("c1.200.0.0.n9.nbd", "c1.200.0.0.n0.nbd"));
 	strcpy(snap1, fab(&r, FABRIC)->snapshot);
 	bot_compact_result_free(&r);
 	ck_assert_int_eq(total(FABRIC), 32);
@@ -395,13 +413,6 @@ END_TEST
 
 /* ---- quarantine ------------------------------------------------------------------ */
 
-static int why_has(const char *name, const char *needle)
-{
-	char p[BOT_TEST_PATH_MAX + 8];
-
-	snprintf(p, sizeof(p), "%s/%s.why", quar, name);
-	return file_has(p, needle);
-}
 
 START_TEST(t_impossible)
 {
