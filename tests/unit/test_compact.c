@@ -82,6 +82,7 @@ static struct bot_log nlog = { noisy, NULL };
 struct step {
 	const char *job;
 	uint32_t step, nodes, uid, gpus, flags;
+	uint32_t array_job, array_task;		/* 0, BOT_DELTA_NONE: not an array */
 	const char *fabric, *account;
 	uint64_t t_start, t_end;
 };
@@ -90,8 +91,8 @@ static struct step mkstep(const char *job, uint32_t nodes, uint32_t uid)
 {
 	uint64_t now = (uint64_t)time(NULL);
 
-	return (struct step){ job, 0, nodes, uid, 0, BOT_DELTA_F_SLURM, FABRIC, "",
-			      now - 100, now - 10 };
+	return (struct step){ job, 0, nodes, uid, 0, BOT_DELTA_F_SLURM, 0, BOT_DELTA_NONE, FABRIC,
+			      "", now - 100, now - 10 };
 }
 
 static void sample(struct bot_spool_rec *r, uint64_t comm, uint32_t nbytes, uint32_t nranks,
@@ -135,7 +136,9 @@ static void put_delta(const char *d, const struct step *s, const char *node,
 	snprintf(h.build_id, sizeof(h.build_id), "nccl-bot test");
 	h.uid = h.gid = s->uid;
 	h.step = s->step;
-	h.array_task = h.het_comp = BOT_DELTA_NONE;
+	h.array_job = s->array_job;
+	h.array_task = s->array_task;
+	h.het_comp = BOT_DELTA_NONE;
 	h.step_nodes = s->nodes;
 	h.job_gpus = s->gpus;
 	h.t_start = s->t_start;
@@ -373,7 +376,7 @@ START_TEST(t_dedup)
 	ck_assert_int_eq(compact(&c, &r), 0);
 	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
 	ck_assert_uint_eq(r.by_reason[BOT_Q_UNREADABLE], 1);
-	ck_assert(why_has("c1.200.0.0.n9.nbd", "c1.200.0.0.n0.nbd"));
+	ck_assert(why_has("c1.200.0.0.n9.nbd", "c1.200.0.0.n9.nbd"));
 	strcpy(snap1, fab(&r, FABRIC)->snapshot);
 	bot_compact_result_free(&r);
 	ck_assert_int_eq(total(FABRIC), 32);
@@ -639,6 +642,8 @@ static void attack(int64_t now, uint64_t user_cap, double *before, double *after
 
 		snprintf(job, sizeof(job), "9000_%d", j);
 		s = mkstep(job, 1, 7);
+		s.array_job = 9000;
+		s.array_task = (uint32_t)j;
 		put_step(inbox, &s, 1000 + (uint64_t)j, 64, ARM_RING_LL, 1000000);
 	}
 	ck_assert_int_eq(compact(&c, &r), 0);
@@ -719,6 +724,15 @@ START_TEST(t_decay)
 	s.t_start = (uint64_t)t1 - 50;
 	s.t_end = (uint64_t)t1 - 10;
 	put_step(inbox, &s, 1, 1000, ARM_RING_LL, 10000);
+	{
+		struct bot_spool_rec sum;
+		struct step s2 = s;
+
+		s2.job = "799";
+		summary(&sum, 5.0f);
+		sum.calls = 1600;
+		put_delta(inbox, &s2, "n0", &sum, 1, NULL);
+	}
 	ck_assert_int_eq(compact(&c, &r), 0);
 	bot_compact_result_free(&r);
 	robust_us(8, 1, ARM_RING_LL, &n);
@@ -737,6 +751,16 @@ START_TEST(t_decay)
 	for (int w = 0; w < 3; w++)
 		want = want * 15 / 16;
 	ck_assert_uint_eq(n, want + 10);
+	{
+		struct bot_state st;
+		char err[BOT_STATE_ERR_MAX];
+
+		/* calls decay too: 1600 -> 1500 -> 1406 -> 1318 */
+		ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+		ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
+				  ->calls, 1318);
+		bot_state_free(&st);
+	}
 
 	/* the same window again: no further decay */
 	s = mkstep("802", 1, 1000);
