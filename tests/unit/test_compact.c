@@ -346,6 +346,51 @@ static int why_has(const char *name, const char *needle)
 	return file_has(p, needle);
 }
 
+
+/* max_wait: a step still receiving deltas merges once its oldest is old
+ * enough; a step that ended before the dedup horizon is quarantined. */
+static void age(const char *name, int64_t mtime)
+{
+	char p[BOT_TEST_PATH_MAX];
+	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+
+	ck_assert_int_eq(utimensat(AT_FDCWD, bot_test_path(p, inbox, name), ts, 0), 0);
+}
+
+START_TEST(t_max_wait_too_old)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("150", 3, 1000);
+	char p[BOT_TEST_PATH_MAX];
+
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(unlink(bot_test_path(p, inbox, "c1.150.0.0.n2.nbd")), 0);
+	age("c1.150.0.0.n0.nbd", now - 3000);	/* n1 is fresh: not settled */
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->waiting, 2);
+	bot_compact_result_free(&r);
+	age("c1.150.0.0.n0.nbd", now - 3700);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 4);
+
+	/* ended 15 windows ago: the ledger no longer remembers that far */
+	s = mkstep("151", 1, 1000);
+	s.t_start = (uint64_t)(now - 15 * 86400 - 100);
+	s.t_end = (uint64_t)(now - 15 * 86400);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_TOO_OLD], 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.151.0.0.n0.nbd", "too old to dedup"));
+	ck_assert_int_eq(total(FABRIC), 4);
+}
+END_TEST
+
 /* ---- dedup -------------------------------------------------------------------- */
 
 START_TEST(t_dedup)
@@ -1176,6 +1221,7 @@ static Suite *compact_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, t_ledger_codec);
 	tcase_add_test(tc, t_groups_ready);
+	tcase_add_test(tc, t_max_wait_too_old);
 	tcase_add_test(tc, t_dedup);
 	tcase_add_test(tc, t_impossible);
 	tcase_add_test(tc, t_consensus);
