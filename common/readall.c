@@ -126,8 +126,10 @@ int bot_open_at(int dirfd, const char *name, const char *path, const struct bot_
 	int fd, rc;
 
 	if (fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0) {
-		bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-		return -BOT_OPEN_ERRNO;
+		int e = errno;
+
+		bot_errf(err, errlen, "%s: %s", path, strerror(e));
+		return e == ENOENT ? -BOT_OPEN_GONE : -BOT_OPEN_ERRNO;
 	}
 	if ((rc = check_rules(st, path, r, err, errlen)) < 0)
 		return rc;
@@ -135,8 +137,10 @@ int bot_open_at(int dirfd, const char *name, const char *path, const struct bot_
 	if (fd < 0 && errno == ELOOP)
 		return wrong_kind(err, errlen, path, r->what, S_IFLNK);
 	if (fd < 0) {
-		bot_errf(err, errlen, "%s: %s", path, strerror(errno));
-		return -BOT_OPEN_ERRNO;
+		int e = errno;
+
+		bot_errf(err, errlen, "%s: %s", path, strerror(e));
+		return e == ENOENT ? -BOT_OPEN_GONE : -BOT_OPEN_ERRNO;
 	}
 	if (fstat(fd, &fst) < 0) {
 		int e = errno;
@@ -149,6 +153,11 @@ int bot_open_at(int dirfd, const char *name, const char *path, const struct bot_
 		close(fd);
 		bot_errf(err, errlen, "%s: replaced while being opened", path);
 		return -BOT_OPEN_CHANGED;
+	}
+	if (fst.st_nlink == 0) {	/* removed since we looked: gone, not refused */
+		close(fd);
+		bot_errf(err, errlen, "%s: removed while being opened", path);
+		return -BOT_OPEN_GONE;
 	}
 	if ((rc = check_rules(&fst, path, r, err, errlen)) < 0) {
 		close(fd);

@@ -40,6 +40,7 @@ enum bot_open_refusal {
 	BOT_OPEN_LINKS,		/* more than one hard link (r->one_link) */
 	BOT_OPEN_OWNER,		/* another owner (r->check_owner) */
 	BOT_OPEN_CHANGED,	/* replaced between the look and the open */
+	BOT_OPEN_GONE,		/* no such name (removed meanwhile) */
 };
 
 /*

@@ -133,15 +133,13 @@ static size_t set_count(const struct set *st)
 	return st->n + (size_t)st->has_zero;
 }
 
-/* One validated file into the gather lists and the priors of kb: 0, -1 out
+/* Validated records into the gather lists and the priors of kb: 0, -1 out
  * of memory, or -2 past BOT_COMPILE_MAX_SAMPLES. */
-static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spool_file *f,
-		       struct bot_compile_report *rep)
+static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spool_rec *recs,
+		       size_t n, struct bot_compile_report *rep)
 {
-	if (set_add(&g->digests, f->hdr.table_digest) < 0)
-		return -1;
-	for (uint64_t i = 0; i < f->hdr.nrecords; i++) {
-		const struct bot_spool_rec *r = &f->recs[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct bot_spool_rec *r = &recs[i];
 		uint64_t key = rec_key(r);
 
 		if (!(r->flags & BOT_SPOOL_F_NO_COST) && bot_kb_offer_prior(kb, key, r->cost) < 0)
@@ -163,6 +161,16 @@ static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spo
 		g->s[g->ns++] = (struct sample){ r->comm_id, r->seq, key, r->duration_ns, r->arm };
 	}
 	return 0;
+}
+
+/* One validated file into the gather lists and the priors of kb: as
+ * gather_recs, and its table digest counted. */
+static int gather_file(struct gather *g, struct bot_kb *kb, const struct bot_spool_file *f,
+		       struct bot_compile_report *rep)
+{
+	if (set_add(&g->digests, f->hdr.table_digest) < 0)
+		return -1;
+	return gather_recs(g, kb, f->recs, (size_t)f->hdr.nrecords, rep);
 }
 
 static int cmp_sample(const void *pa, const void *pb)
@@ -572,4 +580,58 @@ int bot_compile_spools(const char *const *paths, size_t npaths, const struct bot
 			      errlen);
 	bot_kb_free(kb);
 	return rc;
+}
+
+/* ---- records already read (a compactor's deltas) -------------------------- */
+
+struct bot_compile_batch {
+	struct gather g;
+	struct bot_kb *kb;
+	struct bot_compile_report rep;
+};
+
+struct bot_compile_batch *bot_compile_batch_new(void)
+{
+	struct bot_compile_batch *b = calloc(1, sizeof(*b));
+
+	if (b && !(b->kb = bot_kb_new())) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+int bot_compile_add_records(struct bot_compile_batch *b, const struct bot_spool_rec *recs,
+			    size_t n)
+{
+	int rc = gather_recs(&b->g, b->kb, recs, n, &b->rep);
+
+	if (rc == 0 && bot_kb_count(b->kb) > BOT_COMPILE_MAX_CONTEXTS)
+		rc = -3;
+	return rc;
+}
+
+int bot_compile_batch_finish(struct bot_compile_batch *b, struct bot_kb **kb,
+			     struct bot_compile_report *rep)
+{
+	*kb = NULL;
+	if (reduce_samples(&b->g, b->kb, &b->rep) < 0)
+		return -1;
+	b->g.ns = 0;
+	*kb = bot_kb_sorted(b->kb);
+	if (rep)
+		*rep = b->rep;
+	return *kb ? 0 : -1;
+}
+
+void bot_compile_batch_free(struct bot_compile_batch *b)
+{
+	if (!b)
+		return;
+	free(b->g.s);
+	free(b->g.digests.v);
+	free(b->g.seen.v);
+	free(b->g.src);
+	bot_kb_free(b->kb);
+	free(b);
 }

@@ -112,6 +112,26 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 		     struct bot_compile_report *rep, const struct bot_log *log, char *err,
 		     size_t errlen);
 /*
+ * The reading half for records already read and validated (the compactor's
+ * deltas: each node's records, reduced on its node): records of any number
+ * of sources added to one batch are gathered and reduced exactly as
+ * bot_compile_read does with files (priors offered, calls from summaries,
+ * clean samples reduced to the minimum over ranks across all sources).
+ * add returns 0, -1 out of memory, -2 past BOT_COMPILE_MAX_SAMPLES clean
+ * samples or -3 past BOT_COMPILE_MAX_CONTEXTS (the batch is then to be
+ * refused whole); finish reduces and hands out a knowledge base in key
+ * order (bot_kb_free) and the counts (rep may be NULL): 0, or -1 out of
+ * memory. A batch is finished once.
+ */
+struct bot_compile_batch;
+struct bot_compile_batch *bot_compile_batch_new(void);
+int bot_compile_add_records(struct bot_compile_batch *b, const struct bot_spool_rec *recs,
+			    size_t n);
+int bot_compile_batch_finish(struct bot_compile_batch *b, struct bot_kb **kb,
+			     struct bot_compile_report *rep);
+void bot_compile_batch_free(struct bot_compile_batch *b);
+
+/*
  * The planning half: every context of kb with a prior at or above the size
  * threshold, planned by o->policy for the given job round, into t (which
  * the caller allocated; it is initialised here). The result depends on

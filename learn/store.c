@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/readall.h"
+#include "learn/crash.h"
 #include "learn/log.h"
 #include "learn/store.h"
 
@@ -96,20 +97,6 @@ static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, u
 		return -1;
 	}
 	return 0;
-}
-
-/* A test hook: with NCCL_BOT_TEST_STORE_KILL=<step>, publishing kills its
- * own process (SIGKILL, as kill -9 would) at that step, so that tests can
- * leave a state directory exactly as a writer killed there leaves it.
- * Steps: snapshot-tmp (the snapshot's temporary written, not renamed),
- * snapshot (renamed, `current` not yet written), current-tmp, current
- * (`current` replaced, not yet pruned). */
-static void test_kill_at(const char *step)
-{
-	const char *v = getenv("NCCL_BOT_TEST_STORE_KILL");
-
-	if (v && !strcmp(v, step))
-		raise(SIGKILL);
 }
 
 /* The header of snapshot dirfd/name: 0, -1 with err, or -2 when there is
@@ -416,7 +403,7 @@ static int write_atomic(int dirfd, const char *fdir, const char *name, const voi
 		goto fail;
 	}
 	fd = -1;
-	test_kill_at(hook);
+	bot_crash_point(hook);
 	if (renameat(dirfd, tmp, dirfd, name) < 0) {
 		e = errno;
 		unlinkat(dirfd, tmp, 0);
@@ -581,21 +568,21 @@ int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned 
 		goto out;
 	snprintf(line, sizeof(line), "%s\n", snap);
 	/* The snapshot is durable before `current` names it. */
-	if (write_atomic(dirfd, fdir, snap, b, len, "snapshot-tmp", err, errlen) < 0)
+	if (write_atomic(dirfd, fdir, snap, b, len, "publish-snapshot-tmp", err, errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
 		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
-	test_kill_at("snapshot");
-	if (write_atomic(dirfd, fdir, "current", line, strlen(line), "current-tmp", err,
+	bot_crash_point("publish-after-snapshot");	/* test hook (learn/crash.h) */
+	if (write_atomic(dirfd, fdir, "current", line, strlen(line), "publish-current-tmp", err,
 			 errlen) < 0)
 		goto out;
 	if (fsync(dirfd) < 0) {
 		bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
 		goto out;
 	}
-	test_kill_at("current");
+	bot_crash_point("publish-after-current");
 	rc = prune_at(dirfd, fdir, s->fabric, retention, err, errlen) < 0 ? 1 : 0;
 out:
 	if (dirfd >= 0)
@@ -680,7 +667,7 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 	if (rc == 0 && !strcmp(cur, to))
 		return 0;	/* already current */
 	snprintf(line, sizeof(line), "%s\n", to);
-	if (write_atomic(dirfd, fdir, "current", line, strlen(line), "current-tmp", err,
+	if (write_atomic(dirfd, fdir, "current", line, strlen(line), "publish-current-tmp", err,
 			 errlen) < 0)
 		return -1;
 	if (fsync(dirfd) < 0)

@@ -256,11 +256,6 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 }
 
 /* The digest a snapshot name holds. */
-static uint64_t snap_digest(const char *snap)
-{
-	return strtoull(snap + 5, NULL, 16);
-}
-
 static int state_import(const char *dir, const char *fabric, const char *as, const char *file)
 {
 	struct bot_state in, cur;
@@ -293,7 +288,7 @@ static int state_import(const char *dir, const char *fabric, const char *as, con
 	}
 	/* the new snapshot's parent is the current one; the compactor's ledger
 	 * goes on with it (it is the fabric's, not the export's) */
-	in.parent = rc == 0 ? snap_digest(snap) : 0;
+	in.parent = rc == 0 ? bot_state_snap_digest(snap) : 0;
 	in.ledger = rc == 0 ? cur.ledger : 0;
 	bot_state_free(&cur);
 	rc = bot_store_publish(dir, &in, out, err, sizeof(err));

@@ -27,6 +27,8 @@ static const struct subcommand subcommands[] = {
 	{ "sim", bot_cmd_sim, "simulate forced-arm sweeps on named fabrics (sweep CSV)" },
 	{ "spool", bot_cmd_spool, "show spool files; convert their samples to a sweep CSV" },
 	{ "state", bot_cmd_state, "per-fabric learned state: add, show, export, import, verify, rollback, quarantine" },
+	{ "ship", bot_cmd_ship, "move a node's outbox deltas into the state directory's inbox" },
+	{ "compact", bot_cmd_compact, "merge the inbox's deltas into each fabric's state" },
 };
 
 void bot_cmd_log(void *arg, int level, const char *msg)

@@ -269,8 +269,8 @@ killed_first_publish() {
 	fi
 	return 0
 }
-for step in snapshot-tmp snapshot current-tmp current; do
-	if killed_first_publish "killed at $step" env NCCL_BOT_TEST_STORE_KILL=$step \
+for step in publish-snapshot-tmp publish-after-snapshot publish-current-tmp publish-after-current; do
+	if killed_first_publish "killed at $step" env NCCL_BOT_TEST_CRASH_AT=$step \
 		"$bot" state add --state "$tmp/ks" --fabric f "$tmp/kjob"; then
 		ok "state add killed at $step: no state or the state, and a retry publishes"
 	fi

@@ -5,7 +5,7 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, siteconf or
+# FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, ledger, siteconf or
 # stateyaml; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
@@ -35,6 +35,9 @@ delta)	src="$srcdir/common/delta.c $srcdir/common/state.c $srcdir/common/readall
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-delta ;;
 elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
+ledger)	src="$srcdir/learn/ledger.c $srcdir/learn/log.c $srcdir/common/state.c $srcdir/common/readall.c
+		$srcdir/common/spool_codec.c $p/context.c $p/kb.c $p/stats.c"
+	corpus=corpus-ledger ;;
 siteconf|stateyaml)
 	src="$srcdir/learn/yamlin.c $srcdir/learn/yamlout.c $srcdir/learn/siteconf.c
 		$srcdir/learn/stateyaml.c $srcdir/learn/log.c $srcdir/common/settings.c
@@ -42,7 +45,7 @@ siteconf|stateyaml)
 		$srcdir/common/spool_read.c $p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
 	corpus=corpus-$target; maxlen=16384; libs=-lyaml ;;
 *)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, elf," \
-		"delta, siteconf or stateyaml" >&2
+		"delta, ledger, siteconf or stateyaml" >&2
 	exit 2 ;;
 esac
 for f in $src; do

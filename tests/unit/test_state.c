@@ -741,7 +741,8 @@ static void publish_next(struct bot_state *s, char prev[BOT_STATE_NAME_MAX], uns
  * retry publishes and leaves no orphan or temporary. */
 START_TEST(test_interrupted_first_publish)
 {
-	static const char *steps[] = { "snapshot-tmp", "snapshot", "current-tmp", "current" };
+	static const char *steps[] = { "publish-snapshot-tmp", "publish-after-snapshot",
+				       "publish-current-tmp", "publish-after-current" };
 	struct bot_state a, l;
 	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
 	char path[256];
@@ -779,7 +780,7 @@ START_TEST(test_interrupted_first_publish)
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
-			setenv("NCCL_BOT_TEST_STORE_KILL", steps[i], 1);
+			setenv("NCCL_BOT_TEST_CRASH_AT", steps[i], 1);
 			bot_store_publish(dir, &a, snap, err, sizeof(err));
 			_exit(0);	/* not reached when the hook works */
 		}

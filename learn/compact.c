@@ -1,0 +1,906 @@
+/*
+ * compact.c - the compactor (learn/compact.h, doc/formats.md section 14).
+ *
+ * Order of a fabric's transaction: ledger file, snapshot, `current`
+ * (bot_store_publish), then the inbox cleanup and the provenance lines. A
+ * crash before `current` leaves the old state, whose ledger does not hold
+ * the new identities, so the deltas still in the inbox merge again; a crash
+ * after it leaves the new state, whose ledger holds them, so those still in
+ * the inbox are duplicates. Either way every delta counts exactly once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/delta.h"
+#include "learn/compact.h"
+#include "learn/compile.h"
+#include "learn/crash.h"
+#include "learn/ledger.h"
+#include "learn/lock.h"
+#include "learn/ship.h"
+#include "learn/store.h"
+#include "policies/context.h"
+
+#define ERRMAX 1024
+
+void bot_compact_conf_default(struct bot_compact_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->window = 86400;
+	c->user_cap = 4096;
+	c->account_cap = 4 * 4096;
+	c->dedup_windows = 14;
+	c->settle = 300;
+	c->max_wait = 3600;
+	c->consensus_min = 4;
+	c->retention = 8;
+	c->now = -1;
+}
+
+static const char *const reason_names[BOT_Q_NREASONS] = {
+	"unreadable", "inconsistent-step", "unknown-fabric", "too-old", "impossible-context",
+	"consensus",
+};
+
+const char *bot_compact_reason_name(int reason)
+{
+	return reason >= 0 && reason < BOT_Q_NREASONS ? reason_names[reason] : "unknown";
+}
+
+/* One delta of the inbox, as its header says (records are read again at
+ * merge time, one step at a time, so memory is bounded by a step). */
+struct item {
+	char *name;
+	struct bot_delta_hdr h;
+	uint64_t identity;
+	int64_t mtime;
+	int done;			/* quarantined or removed */
+};
+
+struct group {
+	size_t first, n;		/* items[first .. first+n) */
+	uint64_t order;			/* the smallest identity: merge order */
+};
+
+struct run {
+	const struct bot_compact_conf *c;
+	struct bot_compact_result *r;
+	const struct bot_log *log;
+	int infd, qfd;
+	char inpath[4200], qpath[4200];
+	int64_t now;
+	uint64_t wnow;
+	struct item *it;
+	size_t nit;
+	struct group *g;
+	size_t ng;
+};
+
+/* ---- quarantine ------------------------------------------------------------ */
+
+/* Move inbox/name to quarantine/ with name.why ("reason\n"), never over an
+ * existing file: name, name.1, name.2, ... */
+static int quarantine(struct run *x, struct item *it, int reason, const char *why)
+{
+	char target[BOT_DELTA_NAME_MAX + 16], wname[BOT_DELTA_NAME_MAX + 24], line[ERRMAX + 2];
+	struct stat st;
+	int fd, k;
+
+	for (k = 0; k < 1000; k++) {
+		if (k)
+			snprintf(target, sizeof(target), "%s.%d", it->name, k);
+		else
+			snprintf(target, sizeof(target), "%s", it->name);
+		snprintf(wname, sizeof(wname), "%s.why", target);
+		if (fstatat(x->qfd, target, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		    fstatat(x->qfd, wname, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			break;
+	}
+	if (k == 1000) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: 1000 quarantined copies of that name; "
+			    "left in the inbox", x->qpath, it->name);
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%s\n", why);
+	bot_log_esc_inplace(line, sizeof(line) - 1);
+	if (!strchr(line, '\n'))
+		strcat(line, "\n");
+	fd = openat(x->qfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd >= 0) {
+		if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
+			bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: %s", x->qpath, wname,
+				    strerror(errno));
+		close(fd);
+	}
+	if (renameat(x->infd, it->name, x->qfd, target) < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: cannot quarantine: %s", x->inpath,
+			    it->name, strerror(errno));
+		return -1;
+	}
+	fsync(x->qfd);
+	fsync(x->infd);
+	it->done = 1;
+	x->r->quarantined++;
+	x->r->by_reason[reason]++;
+	bot_log_msg(x->log, BOT_LOG_WARN, "quarantined %s: %s", it->name, why);
+	return 0;
+}
+
+/* ---- listing and grouping ----------------------------------------------------- */
+
+static int cmp_item(const void *pa, const void *pb)
+{
+	const struct item *a = pa, *b = pb;
+	int c;
+
+	if ((c = strcmp(a->h.cluster, b->h.cluster)) || (c = strcmp(a->h.job, b->h.job)))
+		return c;
+	if (a->h.restart != b->h.restart)
+		return a->h.restart < b->h.restart ? -1 : 1;
+	if (a->h.step != b->h.step)
+		return a->h.step < b->h.step ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int same_step(const struct item *a, const struct item *b)
+{
+	return !strcmp(a->h.cluster, b->h.cluster) && !strcmp(a->h.job, b->h.job) &&
+	       a->h.restart == b->h.restart && a->h.step == b->h.step;
+}
+
+static int in_list(const char *s, const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, v[i]))
+			return 1;
+	return 0;
+}
+
+/* Read every delta's header (the whole file is validated), quarantine what
+ * the reader refuses. */
+static int list_inbox(struct run *x)
+{
+	char err[ERRMAX], **names;
+	size_t n;
+	int more;
+
+	if (bot_ship_list(x->infd, x->inpath, BOT_COMPACT_MAX_INBOX, &names, &n, &more, err,
+			  sizeof(err)) < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s", err);
+		return -1;
+	}
+	if (more)
+		bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %u deltas; the rest wait for the "
+			    "next run", x->inpath, BOT_COMPACT_MAX_INBOX);
+	x->it = calloc(n ? n : 1, sizeof(*x->it));
+	if (!x->it) {
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		bot_log_msg(x->log, BOT_LOG_ERROR, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct item *it = &x->it[x->nit];
+		char path[4500];
+		struct bot_delta d;
+		struct stat st;
+
+		it->name = names[i];
+		x->r->inbox++;
+		snprintf(path, sizeof(path), "%s/%s", x->inpath, names[i]);
+		if (bot_delta_read_at(x->infd, names[i], path, &d, err, sizeof(err)) < 0) {
+			/* gone meanwhile (nobody else removes inbox files): nothing to do */
+			if (fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+				bot_log_esc_inplace(err, sizeof(err));
+				quarantine(x, it, BOT_Q_UNREADABLE, err);
+			}
+			free(names[i]);
+			continue;
+		}
+		it->h = d.hdr;
+		it->identity = d.identity;
+		bot_delta_free(&d);
+		it->mtime = fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+			    (int64_t)st.st_mtime : x->now;
+		x->nit++;
+	}
+	free(names);
+	if (x->nit > 1)
+		qsort(x->it, x->nit, sizeof(*x->it), cmp_item);
+	return 0;
+}
+
+static int cmp_group(const void *pa, const void *pb)
+{
+	const struct group *a = pa, *b = pb;
+
+	return (a->order > b->order) - (a->order < b->order);
+}
+
+/* Groups of one job step each; steps whose deltas disagree on uid, fabric
+ * or step nodes are quarantined whole; unknown fabrics too. */
+static int make_groups(struct run *x)
+{
+	x->g = calloc(x->nit ? x->nit : 1, sizeof(*x->g));
+	if (!x->g)
+		return -1;
+	for (size_t i = 0; i < x->nit;) {
+		size_t j = i + 1;
+		const char *bad = NULL;
+		uint64_t order = x->it[i].identity;
+
+		while (j < x->nit && same_step(&x->it[i], &x->it[j]))
+			j++;
+		for (size_t k = i + 1; k < j && !bad; k++) {
+			const struct bot_delta_hdr *a = &x->it[i].h, *b = &x->it[k].h;
+
+			if (a->uid != b->uid)
+				bad = "uid";
+			else if (strcmp(a->fabric, b->fabric))
+				bad = "fabric";
+			else if (a->step_nodes != b->step_nodes)
+				bad = "step nodes";
+			if (x->it[k].identity < order)
+				order = x->it[k].identity;
+		}
+		if (bad) {
+			char why[ERRMAX];
+
+			snprintf(why, sizeof(why), "the deltas of job step %s.%s.%u.%u disagree on "
+				 "the %s", x->it[i].h.cluster, x->it[i].h.job, x->it[i].h.restart,
+				 x->it[i].h.step, bad);
+			for (size_t k = i; k < j; k++)
+				quarantine(x, &x->it[k], BOT_Q_GROUP, why);
+		} else if (x->c->nfabrics &&
+			   !in_list(x->it[i].h.fabric, x->c->fabrics, x->c->nfabrics)) {
+			char why[ERRMAX];
+
+			snprintf(why, sizeof(why), "fabric %s is not in the site's fabric list",
+				 x->it[i].h.fabric);
+			for (size_t k = i; k < j; k++)
+				quarantine(x, &x->it[k], BOT_Q_FABRIC, why);
+		} else {
+			x->g[x->ng++] = (struct group){ i, j - i, order };
+		}
+		i = j;
+	}
+	if (x->ng > 1)
+		qsort(x->g, x->ng, sizeof(*x->g), cmp_group);
+	return 0;
+}
+
+/* ---- one step's checks ---------------------------------------------------------- */
+
+/* A context the step could not have produced: the reason, or NULL. */
+static const char *impossible(const struct bot_delta *d, size_t *at, char *why, size_t cap)
+{
+	const struct bot_delta_hdr *h = &d->hdr;
+	uint64_t span = (h->t_end - h->t_start) + 60;
+	uint64_t max_ranks = h->job_gpus ? h->job_gpus : 64ull * h->step_nodes;
+
+	for (size_t i = 0; i < h->nrecords; i++) {
+		const struct bot_spool_rec *r = &d->recs[i];
+
+		*at = i;
+		if (r->nnodes > h->step_nodes)
+			snprintf(why, cap, "nNodes %u over the step's %u nodes", r->nnodes,
+				 h->step_nodes);
+		else if (r->nranks > max_ranks)
+			snprintf(why, cap, "nRanks %u over the %s %llu", r->nranks,
+				 h->job_gpus ? "job's GPUs" : "64 x step nodes =",
+				 (unsigned long long)max_ranks);
+		else if (r->kind == BOT_SPOOL_SUMMARY && r->calls > span * 1000000ull)
+			snprintf(why, cap, "%llu calls in a step of %llu s (+60)",
+				 (unsigned long long)r->calls,
+				 (unsigned long long)(h->t_end - h->t_start));
+		else if (r->kind == BOT_SPOOL_SAMPLE && r->duration_ns > span * 1000000000ull)
+			snprintf(why, cap, "a duration of %llu ns in a step of %llu s (+60)",
+				 (unsigned long long)r->duration_ns,
+				 (unsigned long long)(h->t_end - h->t_start));
+		else
+			continue;
+		return why;
+	}
+	return NULL;
+}
+
+/* Consensus (section 14): N contradicted of M comparable (context, arm). */
+static int contradicts(const struct run *x, const struct bot_kb *step, const struct bot_kb *fab,
+		       uint64_t *bad, uint64_t *comparable)
+{
+	*bad = *comparable = 0;
+	for (size_t i = 0; i < bot_kb_count(step); i++) {
+		const struct bot_kb_ctx *s = bot_kb_at(step, i), *f = bot_kb_find(fab, s->key);
+
+		if (!f)
+			continue;
+		for (int a = 0; a < BOT_NARMS; a++) {
+			double qs, qf;
+
+			if (s->arm[a].n < 8 || f->arm[a].n < 64)
+				continue;
+			qs = bot_stats_robust_q(&s->arm[a], NULL);
+			qf = bot_stats_robust_q(&f->arm[a], NULL);
+			if (isnan(qs) || isnan(qf))
+				continue;
+			(*comparable)++;
+			if (fabs(qs - qf) > BOT_Q_PER_OCTAVE)
+				(*bad)++;
+		}
+	}
+	return *bad >= x->c->consensus_min && 2 * *bad >= *comparable && *bad > 0;
+}
+
+/* counts x num / den, rounded down, without overflow (count < 2^32). */
+static uint32_t scale_count(uint32_t count, uint64_t num, uint64_t den)
+{
+	return (uint32_t)((unsigned __int128)count * num / den);
+}
+
+static void scale_stats(struct bot_stats *s, uint64_t num, uint64_t den)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < s->nbins; i++) {
+		uint32_t c = scale_count(s->bins[i].count, num, den);
+
+		if (c) {
+			s->bins[k].bin = s->bins[i].bin;
+			s->bins[k++].count = c;
+		}
+	}
+	s->nbins = k;
+	/* recompute n and the sums the way stats.c does */
+	s->n = s->sum_q = s->sumsq_q = 0;
+	for (uint32_t i = 0; i < s->nbins; i++) {
+		uint64_t c = s->bins[i].count, q = s->bins[i].bin;
+
+		s->n += c;
+		s->sum_q += c * q;
+		s->sumsq_q += c * q * q;
+	}
+}
+
+struct principal {
+	int kind;
+	uint64_t id;
+	uint64_t cap;
+};
+
+/* Cap the step's samples and calls by what its principals have left in the
+ * window, and charge them: *offered and *admitted count samples. */
+static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delta_hdr *h,
+		      struct bot_kb *step, uint64_t *offered, uint64_t *admitted, int *capped)
+{
+	struct principal p[2];
+	int np = 0;
+
+	p[np++] = (struct principal){ BOT_LEDGER_UID, h->uid, x->c->user_cap };
+	if ((h->flags & BOT_DELTA_F_ACCOUNT) && h->account[0])
+		p[np++] = (struct principal){ BOT_LEDGER_ACCOUNT,
+					      bot_digest64(h->account, strlen(h->account)),
+					      x->c->account_cap };
+	*capped = 0;
+	for (size_t i = 0; i < bot_kb_count(step); i++) {
+		struct bot_kb_ctx *c = bot_kb_get(step, bot_kb_at(step, i)->key);
+		uint64_t allow;
+
+		for (int a = 0; a < BOT_NARMS; a++) {
+			struct bot_stats *s = &c->arm[a];
+
+			if (!s->n)
+				continue;
+			*offered += s->n;
+			allow = UINT64_MAX;
+			for (int k = 0; k < np; k++) {
+				uint64_t used = bot_ledger_used(l, p[k].kind, p[k].id, c->key, a);
+				uint64_t left = used >= p[k].cap ? 0 : p[k].cap - used;
+
+				if (left < allow)
+					allow = left;
+			}
+			if (s->n > allow) {
+				scale_stats(s, allow, s->n);
+				*capped = 1;
+			}
+			*admitted += s->n;
+			for (int k = 0; k < np; k++)
+				if (bot_ledger_use_add(l, p[k].kind, p[k].id, c->key, a, s->n) < 0)
+					return -1;
+		}
+		allow = UINT64_MAX;
+		for (int k = 0; k < np; k++) {
+			uint64_t cap = p[k].cap * 100;
+			uint64_t used = bot_ledger_used(l, p[k].kind, p[k].id, c->key,
+							BOT_LEDGER_CALLS);
+			uint64_t left = used >= cap ? 0 : cap - used;
+
+			if (left < allow)
+				allow = left;
+		}
+		if (c->calls > allow) {
+			c->calls = allow;
+			*capped = 1;
+		}
+		for (int k = 0; k < np; k++)
+			if (bot_ledger_use_add(l, p[k].kind, p[k].id, c->key, BOT_LEDGER_CALLS,
+					       c->calls) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static int merge_step(struct bot_kb *fab, const struct bot_kb *step)
+{
+	for (size_t i = 0; i < bot_kb_count(step); i++) {
+		const struct bot_kb_ctx *s = bot_kb_at(step, i);
+		struct bot_kb_ctx *d;
+
+		/* prior rows follow the newest merged step (section 14, "Decay") */
+		if (bot_kb_add_calls(fab, s->key, s->calls) < 0 ||
+		    (s->has_prior && bot_kb_set_prior(fab, s->key, s->prior) < 0) ||
+		    !(d = bot_kb_get(fab, s->key)))
+			return -1;
+		for (int a = 0; a < BOT_NARMS; a++)
+			/* a bin that would pass 2^32-1 halves the arm (section 12) */
+			if (s->arm[a].n && bot_stats_merge(&d->arm[a], &s->arm[a]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* 15/16 per window elapsed since the state's epoch, at most 64 times:
+ * histograms and call counts. */
+static void decay_windows(struct bot_kb *kb, uint64_t windows)
+{
+	if (windows > 64)
+		windows = 64;
+	for (uint64_t w = 0; w < windows; w++) {
+		bot_kb_decay(kb, 15, 16);
+		for (size_t i = 0; i < bot_kb_count(kb); i++) {
+			struct bot_kb_ctx *c = bot_kb_get(kb, bot_kb_at(kb, i)->key);
+
+			c->calls = c->calls / 16 * 15 + c->calls % 16 * 15 / 16;
+		}
+	}
+}
+
+/* ---- one fabric ---------------------------------------------------------------- */
+
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	for (;;) {
+		va_start(ap, fmt);
+		k = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0)
+			return;
+		if (t->p && t->n + (size_t)k < t->cap) {
+			t->n += (size_t)k;
+			return;
+		}
+		{
+			size_t nc = (t->cap ? t->cap * 2 : 4096) + (size_t)k;
+			char *np = realloc(t->p, nc);
+
+			if (!np)
+				return;
+			t->p = np;
+			t->cap = nc;
+		}
+	}
+}
+
+/* time outcome reason name uid account node fabric */
+static void prov(struct run *x, struct text *t, const struct item *it, const char *outcome,
+		 const char *reason)
+{
+	text_add(t, "%lld %s %s %s %u %s %s %s\n", (long long)x->now, outcome,
+		 reason ? reason : "-", it->name, it->h.uid, it->h.account[0] ? it->h.account : "-",
+		 it->h.node, it->h.fabric);
+}
+
+static void quarantine_prov(struct run *x, struct text *t, struct bot_compact_fabric *fr,
+			    struct item *it, int reason, const char *why)
+{
+	if (quarantine(x, it, reason, why) == 0) {
+		fr->quarantined++;
+		prov(x, t, it, "quarantined", bot_compact_reason_name(reason));
+	}
+}
+
+/* Read the step's records, check them and reduce them into *kb. Returns 0,
+ * or 1 when the step was quarantined (or lost a delta it needs). */
+static int read_step(struct run *x, struct text *t, struct bot_compact_fabric *fr,
+		     size_t *idx, size_t n, struct bot_kb **kb)
+{
+	struct bot_compile_batch *b = bot_compile_batch_new();
+	char err[ERRMAX], why[256];
+	const char *bad = NULL;
+
+	*kb = NULL;
+	if (!b)
+		return -1;
+	for (size_t k = 0; k < n && !bad; k++) {
+		struct item *it = &x->it[idx[k]];
+		char path[4500];
+		struct bot_delta d;
+		size_t at;
+		int rc;
+
+		snprintf(path, sizeof(path), "%s/%s", x->inpath, it->name);
+		if (bot_delta_read_at(x->infd, it->name, path, &d, err, sizeof(err)) < 0) {
+			quarantine_prov(x, t, fr, it, BOT_Q_UNREADABLE, err);
+			bot_compile_batch_free(b);
+			return 1;	/* the rest of the step waits for the next run */
+		}
+		if (impossible(&d, &at, why, sizeof(why))) {
+			snprintf(err, sizeof(err), "a context the step could not have produced: "
+				 "%s record %zu: %s", it->name, at, why);
+			bad = err;
+		} else if ((rc = bot_compile_add_records(b, d.recs, (size_t)d.hdr.nrecords)) < 0) {
+			bot_delta_free(&d);
+			bot_compile_batch_free(b);
+			if (rc == -1)
+				return -1;
+			snprintf(err, sizeof(err), "over the bounds of one batch (%s)", rc == -2 ?
+				 "clean samples" : "contexts");
+			for (size_t j = 0; j < n; j++)
+				quarantine_prov(x, t, fr, &x->it[idx[j]], BOT_Q_IMPOSSIBLE, err);
+			return 1;
+		}
+		bot_delta_free(&d);
+	}
+	if (bad) {
+		for (size_t j = 0; j < n; j++)
+			quarantine_prov(x, t, fr, &x->it[idx[j]], BOT_Q_IMPOSSIBLE, bad);
+		bot_compile_batch_free(b);
+		return 1;
+	}
+	if (bot_compile_batch_finish(b, kb, NULL) < 0) {
+		bot_compile_batch_free(b);
+		return -1;
+	}
+	bot_compile_batch_free(b);
+	return 0;
+}
+
+static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const size_t *gi,
+			  size_t ngi)
+{
+	const struct bot_compact_conf *c = x->c;
+	char err[ERRMAX], lpath[4200], snap[BOT_STATE_NAME_MAX];
+	struct bot_state cur = { 0 };
+	struct bot_ledger led = { 0 };
+	struct text t = { 0 };
+	size_t *rm = NULL, nrm = 0, *idx = NULL;
+	uint64_t ledger_digest = 0, epoch = 0, W, horizon, digest;
+	int ldir = -1, lockfd = -1, rc = -1, loaded, pub;
+
+	ldir = bot_ledger_open_dir(c->state, fr->fabric, lpath, sizeof(lpath), err, sizeof(err));
+	if (ldir < 0)
+		goto fail;
+	lockfd = bot_lock_fabric(c->state, fr->fabric, 1, err, sizeof(err));
+	if (lockfd < 0)
+		goto fail;
+	loaded = bot_store_load(c->state, fr->fabric, &cur, snap, err, sizeof(err));
+	if (loaded < 0)
+		goto fail;
+	if (loaded == 0) {	/* the snapshot carries them (section 12 v2) */
+		ledger_digest = cur.ledger;
+		epoch = cur.epoch;
+		cur.parent = bot_state_snap_digest(snap);
+	}
+	if (ledger_digest) {
+		if (bot_ledger_load(ldir, lpath, fr->fabric, ledger_digest, &led, err,
+				    sizeof(err)) < 0)
+			goto fail;
+	} else if (bot_ledger_init(&led, fr->fabric) < 0) {
+		snprintf(err, sizeof(err), "%s: bad fabric name", fr->fabric);
+		goto fail;
+	}
+	W = x->wnow > led.window ? x->wnow : led.window;
+	bot_ledger_set_window(&led, W);
+	horizon = W + 1 > c->dedup_windows ? W + 1 - c->dedup_windows : 0;
+	if (epoch && W > epoch)
+		decay_windows(cur.kb, W - epoch);
+	rm = malloc((x->nit ? x->nit : 1) * sizeof(*rm));
+	idx = malloc((x->nit ? x->nit : 1) * sizeof(*idx));
+	if (!rm || !idx) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	for (size_t g = 0; g < ngi; g++) {
+		const struct group *gr = &x->g[gi[g]];
+		const struct bot_delta_hdr *h = &x->it[gr->first].h;
+		int64_t newest = INT64_MIN, oldest = INT64_MAX;
+		uint64_t sw = h->t_end / c->window, off = 0, adm = 0, bad, comparable;
+		struct bot_kb *step = NULL;
+		size_t n = 0, j;
+		int capped, r;
+
+		for (size_t k = gr->first; k < gr->first + gr->n; k++) {
+			struct item *it = &x->it[k];
+
+			if (it->done)
+				continue;
+			if (bot_ledger_has(&led, it->identity)) {
+				if (unlinkat(x->infd, it->name, 0) == 0 || errno == ENOENT) {
+					it->done = 1;
+					fr->duplicate++;
+					prov(x, &t, it, "duplicate", NULL);
+				}
+				continue;
+			}
+			for (j = 0; j < n && x->it[idx[j]].identity != it->identity; j++)
+				;
+			if (j < n) {
+				/* the same identity twice in one run counts once */
+				if (unlinkat(x->infd, it->name, 0) == 0 || errno == ENOENT) {
+					it->done = 1;
+					fr->duplicate++;
+					prov(x, &t, it, "duplicate", NULL);
+				}
+				continue;
+			}
+			idx[n++] = k;
+			if (it->mtime > newest)
+				newest = it->mtime;
+			if (it->mtime < oldest)
+				oldest = it->mtime;
+		}
+		if (!n)
+			continue;
+		if (sw < horizon) {
+			for (size_t k = 0; k < n; k++)
+				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_TOO_OLD,
+						"too old to dedup: the step ended before the "
+						"ledger's horizon");
+			continue;
+		}
+		if (!(n >= h->step_nodes || x->now - newest >= (int64_t)c->settle ||
+		      x->now - oldest >= (int64_t)c->max_wait)) {
+			fr->waiting += n;
+			continue;
+		}
+		r = read_step(x, &t, fr, idx, n, &step);
+		if (r < 0) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
+		if (r > 0)
+			continue;
+		if (contradicts(x, step, cur.kb, &bad, &comparable)) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "contradicts the fabric on %" PRIu64 " of %" PRIu64
+				 " contexts", bad, comparable);
+			for (size_t k = 0; k < n; k++)
+				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_CONSENSUS, why);
+			bot_kb_free(step);
+			continue;
+		}
+		if (apply_caps(x, &led, h, step, &off, &adm, &capped) < 0 ||
+		    merge_step(cur.kb, step) < 0) {
+			bot_kb_free(step);
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
+		bot_kb_free(step);
+		fr->offered += off;
+		fr->admitted += adm;
+		fr->capped_steps += (uint64_t)capped;
+		fr->steps++;
+		for (size_t k = 0; k < n; k++) {
+			if (bot_ledger_add_id(&led, x->it[idx[k]].identity, sw < W ? sw : W) < 0) {
+				snprintf(err, sizeof(err), "the ledger is full (%u identities)",
+					 BOT_LEDGER_MAX_IDS);
+				goto fail;
+			}
+			rm[nrm++] = idx[k];
+			prov(x, &t, &x->it[idx[k]], "merged", NULL);
+		}
+		fr->merged += n;
+	}
+	if (fr->duplicate)
+		fsync(x->infd);
+	if (!fr->steps) {
+		rc = 0;
+		goto out;	/* nothing to publish; lines for duplicates and quarantines */
+	}
+	bot_ledger_prune(&led, horizon);
+	if (bot_ledger_write(ldir, lpath, &led, &digest, err, sizeof(err)) < 0)
+		goto fail;
+	bot_crash_point("compact-after-ledger");
+	cur.ledger = digest;
+	cur.epoch = W;
+	cur.rounds++;
+	pub = bot_store_publish_keep(c->state, &cur, c->retention, fr->snapshot, err, sizeof(err));
+	if (pub < 0)
+		goto fail;
+	if (pub > 0) {	/* published; old snapshots stay until the next run */
+		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
+		err[0] = 0;
+	}
+	bot_crash_point("compact-after-current");
+	bot_ledger_prune_files(ldir, c->retention < 2 ? 2 : c->retention, digest);
+	if (t.n && bot_ledger_provenance(ldir, lpath, t.p, t.n, err, sizeof(err)) < 0)
+		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
+	t.n = 0;
+	for (size_t k = 0; k < nrm; k++) {
+		if (unlinkat(x->infd, x->it[rm[k]].name, 0) < 0 && errno != ENOENT)
+			bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: merged, but cannot remove it: %s "
+				    "(the next run drops it as a duplicate)", x->inpath,
+				    x->it[rm[k]].name, strerror(errno));
+		x->it[rm[k]].done = 1;
+		if (k == 0)
+			bot_crash_point("compact-mid-cleanup");
+	}
+	fsync(x->infd);
+	rc = 0;
+	goto out;
+fail:
+	bot_log_esc_inplace(err, sizeof(err));
+	bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s; nothing published for this fabric",
+		    fr->fabric, err);
+	fr->failed = 1;
+	fr->snapshot[0] = 0;
+	/* what was not published stays in the inbox */
+	for (size_t k = 0; k < nrm; k++)
+		x->it[rm[k]].done = 0;
+out:
+	if (t.n && ldir >= 0 && bot_ledger_provenance(ldir, lpath, t.p, t.n, err, sizeof(err)) < 0)
+		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
+	if (lockfd >= 0)
+		bot_lock_release(lockfd);
+	if (ldir >= 0)
+		close(ldir);
+	bot_state_free(&cur);
+	bot_ledger_free(&led);
+	free(t.p);
+	free(rm);
+	free(idx);
+	return rc;
+}
+
+/* ---- the run ---------------------------------------------------------------------- */
+
+static int open_dirs(struct run *x)
+{
+	int sfd = open(x->c->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	snprintf(x->inpath, sizeof(x->inpath), "%s/inbox", x->c->state);
+	snprintf(x->qpath, sizeof(x->qpath), "%s/quarantine", x->c->state);
+	if (sfd < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s", x->c->state, strerror(errno));
+		return -1;
+	}
+	mkdirat(sfd, "inbox", 0750);
+	mkdirat(sfd, "quarantine", 0750);
+	x->infd = openat(sfd, "inbox", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	x->qfd = openat(sfd, "quarantine", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(sfd);
+	if (x->infd < 0 || x->qfd < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s", x->infd < 0 ? x->inpath : x->qpath,
+			    errno == ENOTDIR || errno == ELOOP ?
+			    "not a directory (or a symbolic link)" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_fab(const void *a, const void *b)
+{
+	return strcmp(((const struct bot_compact_fabric *)a)->fabric,
+		      ((const struct bot_compact_fabric *)b)->fabric);
+}
+
+int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result *r,
+		    const struct bot_log *log)
+{
+	struct run x = { c, r, log, -1, -1, "", "", 0, 0, NULL, 0, NULL, 0 };
+	struct bot_lease lease;
+	char err[ERRMAX];
+	size_t *gi = NULL;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!c->window || c->retention < 2 || !c->state) {
+		bot_log_msg(log, BOT_LOG_ERROR, "compact: window must be > 0 and retention >= 2");
+		r->failed = 1;
+		return -1;
+	}
+	rc = bot_lease_take(c->state, c->wait, &lease, err, sizeof(err));
+	if (rc < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s", err);
+		r->failed = 1;
+		return -1;
+	}
+	if (rc == 1) {
+		r->busy = 1;
+		memcpy(r->holder, lease.holder, sizeof(r->holder));
+		return 0;
+	}
+	x.now = c->now >= 0 ? c->now : (int64_t)time(NULL);
+	x.wnow = (uint64_t)(x.now > 0 ? x.now : 0) / c->window;
+	if (open_dirs(&x) < 0 || list_inbox(&x) < 0 || make_groups(&x) < 0) {
+		r->failed = 1;
+		goto out;
+	}
+	gi = malloc((x.ng ? x.ng : 1) * sizeof(*gi));
+	r->fab = calloc(x.ng ? x.ng : 1, sizeof(*r->fab));
+	if (!gi || !r->fab) {
+		r->failed = 1;
+		goto out;
+	}
+	/* fabrics in name order; each fabric's groups in identity order */
+	for (size_t g = 0; g < x.ng; g++) {
+		const char *f = x.it[x.g[g].first].h.fabric;
+		size_t k;
+
+		for (k = 0; k < r->nfab && strcmp(r->fab[k].fabric, f); k++)
+			;
+		if (k == r->nfab) {
+			if (c->nonly && !in_list(f, c->only, c->nonly))
+				continue;
+			snprintf(r->fab[r->nfab++].fabric, sizeof(r->fab[0].fabric), "%s", f);
+		}
+	}
+	if (r->nfab > 1)
+		qsort(r->fab, r->nfab, sizeof(*r->fab), cmp_fab);
+	for (size_t k = 0; k < r->nfab; k++) {
+		size_t n = 0;
+
+		for (size_t g = 0; g < x.ng; g++)
+			if (!strcmp(x.it[x.g[g].first].h.fabric, r->fab[k].fabric))
+				gi[n++] = g;
+		if (process_fabric(&x, &r->fab[k], gi, n) < 0)
+			r->failed = 1;
+	}
+	for (size_t i = 0; i < x.nit; i++) {
+		if (x.it[i].done)
+			continue;
+		if (c->nonly && !in_list(x.it[i].h.fabric, c->only, c->nonly))
+			r->skipped++;
+		if (x.now - x.it[i].mtime > (int64_t)r->oldest_s)
+			r->oldest_s = (uint64_t)(x.now - x.it[i].mtime);
+	}
+out:
+	bot_lease_release(&lease);
+	for (size_t i = 0; i < x.nit; i++)
+		free(x.it[i].name);
+	free(x.it);
+	free(x.g);
+	free(gi);
+	if (x.infd >= 0)
+		close(x.infd);
+	if (x.qfd >= 0)
+		close(x.qfd);
+	return r->failed ? -1 : 0;
+}
+
+void bot_compact_result_free(struct bot_compact_result *r)
+{
+	free(r->fab);
+	r->fab = NULL;
+	r->nfab = 0;
+}

@@ -1,0 +1,20 @@
+/*
+ * crash.h - the crash test hook of the fleet's writers (ship, compact and
+ * the publish they call): named points where a test makes the process die
+ * as kill -9 would, to check that every interruption leaves the old state
+ * or the new one (doc/formats.md section 14, "Test hook").
+ *
+ * Compiled in always. NCCL_BOT_TEST_CRASH_AT=<point> makes the process
+ * kill itself with SIGKILL when it reaches that point (no atexit handler,
+ * no flush: what kill -9 leaves). Unset or empty, a point costs one getenv the first time
+ * and a compare after. Not a setting: a test hook, documented as such.
+ */
+#ifndef BOT_LEARN_CRASH_H
+#define BOT_LEARN_CRASH_H
+
+#define BOT_CRASH_ENV "NCCL_BOT_TEST_CRASH_AT"
+
+/* SIGKILL here when NCCL_BOT_TEST_CRASH_AT names this point. */
+void bot_crash_point(const char *name);
+
+#endif

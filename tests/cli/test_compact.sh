@@ -1,0 +1,86 @@
+#!/bin/sh
+# tests/cli/test_compact.sh - `nccl-bot ship` and `nccl-bot compact` as an
+# admin meets them (doc/formats.md section 14): usage errors, empty runs,
+# a file that is not a delta shipped then quarantined with its reason, a
+# FIFO in the outbox refused without hanging, a held lease, the metrics
+# textfile, the ship command and the crash test hook. The merge logic
+# itself is tests/unit/test_compact.c's.
+set -u
+bot=${NCCL_BOT:-./nccl-bot}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+unset NCCL_BOT_STATE NCCL_BOT_TEST_CRASH_AT
+
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+
+# expect NAME WANT_RC PATTERN -- CMD...: exit status and output (stdout+stderr)
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 4
+	timeout 60 "$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		bad "$name: exit $got, want $want"; sed 's/^/    /' "$tmp/out" | head -n 5; return
+	fi
+	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
+		bad "$name: output lacks /$pat/"; sed 's/^/    /' "$tmp/out" | head -n 5; return
+	fi
+	ok "$name"
+}
+
+st=$tmp/state ob=$tmp/outbox
+mkdir -p "$st" "$ob"
+
+expect "ship --help" 0 "--outbox" -- "$bot" ship --help
+expect "compact --help" 0 "--user-cap" -- "$bot" compact --help
+expect "ship without options" 2 "required" -- "$bot" ship
+expect "compact without --state" 2 "--state is required" -- "$bot" compact
+expect "compact bad cap" 2 "--user-cap '0'" -- "$bot" compact --state "$st" --user-cap 0
+expect "compact bad retention" 2 "--retention '1'" -- "$bot" compact --state "$st" --retention 1
+expect "ship bad timeout" 2 "--timeout" -- "$bot" ship --outbox "$ob" --state "$st" --timeout 1x
+expect "compact --config not yet" 2 "no site configuration reader" -- "$bot" compact --state "$st" --config /dev/null
+
+expect "ship empty outbox" 0 "0 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
+expect "compact empty inbox" 0 "inbox: 0 delta" -- "$bot" compact --state "$st"
+
+# a file that is not a delta: shipped as it is, quarantined by the compactor
+printf 'not a delta' >"$ob/c.1.0.0.n0.nbd"
+expect "ship a file" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
+[ ! -e "$ob/c.1.0.0.n0.nbd" ] && [ -f "$st/inbox/c.1.0.0.n0.nbd" ] && ok "moved to the inbox" ||
+	bad "moved to the inbox"
+mkdir -p "$tmp/metrics"
+expect "compact quarantines" 0 "1 quarantined" -- "$bot" compact --state "$st" --metrics-dir "$tmp/metrics"
+grep -q "truncated" "$st/quarantine/c.1.0.0.n0.nbd.why" 2>/dev/null && ok "reason in .why" ||
+	bad "reason in .why"
+grep -q 'nccl_bot_deltas_total{outcome="quarantined",reason="unreadable"} 1' \
+	"$tmp/metrics/nccl-bot-compact.prom" 2>/dev/null && ok "metrics textfile" || bad "metrics textfile"
+
+# a FIFO is refused, never waited on (timeout 60 would fail the test)
+mkfifo "$ob/fifo.nbd"
+expect "ship refuses a FIFO" 1 "a FIFO" -- "$bot" ship --outbox "$ob" --state "$st"
+rm -f "$ob/fifo.nbd"
+
+# a held lease: exit 0 at once, naming the holder
+if command -v flock >/dev/null 2>&1; then
+	: >"$st/.lease"
+	expect "lease held" 0 "another compactor holds the lease" -- \
+		flock "$st/.lease" "$bot" compact --state "$st"
+fi
+
+# the ship command: exit 0 = shipped
+printf 'x' >"$ob/c.2.0.0.n0.nbd"
+expect "ship command fails" 1 "exit status 1" -- "$bot" ship --outbox "$ob" --ship-command false
+expect "ship command" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --ship-command "test -s" --metrics-dir "$tmp/metrics"
+grep -q 'nccl_bot_ship_total{outcome="shipped"} 1' "$tmp/metrics/nccl-bot-ship.prom" &&
+	ok "ship metrics" || bad "ship metrics"
+
+# the crash test hook: the process dies as kill -9 would, at the named point
+printf 'y' >"$ob/c.3.0.0.n0.nbd"
+expect "crash hook" 137 "" -- env NCCL_BOT_TEST_CRASH_AT=ship-after-rename "$bot" ship --outbox "$ob" --state "$st"
+expect "after the crash" 0 "1 already there" -- "$bot" ship --outbox "$ob" --state "$st"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,1253 @@
+/*
+ * test_compact.c - the fleet's state directory (doc/formats.md section 14):
+ * ship (learn/ship.h), the lease (learn/lease.h), the ledger
+ * (learn/ledger.h) and the compactor (learn/compact.h).
+ *
+ * Deltas are made with the delta encoder (common/delta.h) the way a harvest
+ * would leave them: one per node of a job step, each holding the node's
+ * samples (the record of its lowest rank) of one or more contexts. What is
+ * checked is what section 14 promises: groups merge whole when ready, every
+ * delta counts exactly once (twice shipped, two compactors, 64 producers
+ * with 8 shippers, a crash at every named point), impossible and
+ * contradicting steps are quarantined with their reason, a user's influence
+ * is capped per window, and old evidence decays.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/delta.h"
+#include "common/state.h"
+#include "learn/compact.h"
+#include "learn/crash.h"
+#include "learn/lease.h"
+#include "learn/ledger.h"
+#include "learn/ship.h"
+#include "learn/store.h"
+#include "policies/context.h"
+#include "tests/unit/testutil.h"
+
+#define FABRIC "f1"
+#define ARM_RING_LL 3		/* ring/ll */
+#define MIB (1u << 20)
+
+static char dir[64], state[128], outbox[128], inbox[160], quar[160];
+
+static void setup(void)
+{
+	bot_test_mkdtemp(dir, sizeof(dir), "compact");
+	snprintf(state, sizeof(state), "%s/state", dir);
+	snprintf(outbox, sizeof(outbox), "%s/outbox", dir);
+	snprintf(inbox, sizeof(inbox), "%s/inbox", state);
+	snprintf(quar, sizeof(quar), "%s/quarantine", state);
+	ck_assert_int_eq(mkdir(state, 0755), 0);
+	ck_assert_int_eq(mkdir(outbox, 0755), 0);
+	ck_assert_int_eq(mkdir(inbox, 0750), 0);
+	unsetenv(BOT_CRASH_ENV);
+}
+
+static void teardown(void)
+{
+	bot_test_rmtree(dir);
+}
+
+static void quiet(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	(void)msg;
+}
+
+static void noisy(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "  [%s] %s\n", bot_log_level_name(level), msg);
+}
+
+static struct bot_log qlog = { quiet, NULL };
+static struct bot_log nlog = { noisy, NULL };
+
+/* ---- deltas ---------------------------------------------------------------- */
+
+struct step {
+	const char *job;
+	uint32_t step, nodes, uid, gpus, flags;
+	uint32_t array_job, array_task;		/* 0, BOT_DELTA_NONE: not an array */
+	const char *fabric, *account;
+	uint64_t t_start, t_end;
+};
+
+static struct step mkstep(const char *job, uint32_t nodes, uint32_t uid)
+{
+	uint64_t now = (uint64_t)time(NULL);
+
+	return (struct step){ job, 0, nodes, uid, 0, BOT_DELTA_F_SLURM, 0, BOT_DELTA_NONE, FABRIC,
+			      "", now - 100, now - 10 };
+}
+
+static void sample(struct bot_spool_rec *r, uint64_t comm, uint32_t nbytes, uint32_t nranks,
+		   uint32_t nnodes, uint32_t rank, uint64_t seq, int arm, uint64_t ns)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = BOT_SPOOL_SAMPLE;
+	r->flags = BOT_SPOOL_F_NO_COST;
+	r->coll = 4;
+	r->arm = (uint8_t)arm;
+	r->nchannels = 8;
+	r->auto_arm = r->decided = BOT_SPOOL_ARM_NONE;
+	r->comm_id = comm;
+	r->rank = rank;
+	r->nranks = nranks;
+	r->nnodes = nnodes;
+	r->nbytes = nbytes;
+	r->seq = seq;
+	r->duration_ns = ns;
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		r->cost[i] = -1.0f;
+}
+
+/* Write a delta (tmp + rename, as the harvest does) into d; its name in
+ * name (may be NULL). */
+static void put_delta(const char *d, const struct step *s, const char *node,
+		      struct bot_spool_rec *recs, size_t n, char *name_out)
+{
+	struct bot_delta_hdr h;
+	char name[BOT_DELTA_NAME_MAX], err[512], tmp[BOT_TEST_PATH_MAX], path[BOT_TEST_PATH_MAX];
+	uint8_t *buf;
+	size_t len;
+
+	memset(&h, 0, sizeof(h));
+	h.flags = s->flags;
+	snprintf(h.cluster, sizeof(h.cluster), "c1");
+	snprintf(h.job, sizeof(h.job), "%s", s->job);
+	snprintf(h.fabric, sizeof(h.fabric), "%s", s->fabric);
+	snprintf(h.node, sizeof(h.node), "%s", node);
+	snprintf(h.account, sizeof(h.account), "%s", s->account);
+	snprintf(h.build_id, sizeof(h.build_id), "nccl-bot test");
+	h.uid = h.gid = s->uid;
+	h.step = s->step;
+	h.array_job = s->array_job;
+	h.array_task = s->array_task;
+	h.het_comp = BOT_DELTA_NONE;
+	h.step_nodes = s->nodes;
+	h.job_gpus = s->gpus;
+	h.t_start = s->t_start;
+	h.t_end = s->t_end;
+	h.t_harvest = s->t_end;
+	bot_delta_sort(recs, n);
+	ck_assert_msg(bot_delta_encode(&h, recs, n, &buf, &len, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(bot_delta_name(&h, name), 0);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", d, name);
+	snprintf(path, sizeof(path), "%s/%s", d, name);
+	{
+		FILE *f = fopen(tmp, "wb");
+
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+		ck_assert_int_eq(fclose(f), 0);
+	}
+	ck_assert_int_eq(rename(tmp, path), 0);
+	free(buf);
+	if (name_out)
+		strcpy(name_out, name);
+}
+
+/*
+ * One job step: on each node k of s->nodes, nsamp samples of allreduce
+ * 1 MiB of comm `comm`, seq 0..nsamp-1, arm `arm`, base_ns x (1 + k/8)
+ * (so the minimum over nodes is node 0's), written into d.
+ */
+static void put_step(const char *d, const struct step *s, uint64_t comm, int nsamp, int arm,
+		     uint64_t base_ns)
+{
+	struct bot_spool_rec *r = calloc((size_t)nsamp, sizeof(*r));
+	uint32_t nranks = 8 * s->nodes;
+
+	for (uint32_t k = 0; k < s->nodes; k++) {
+		char node[32];
+
+		for (int i = 0; i < nsamp; i++)
+			sample(&r[i], comm, MIB, nranks, s->nodes, 8 * k, (uint64_t)i, arm,
+			       base_ns + base_ns * k / 8);
+		snprintf(node, sizeof(node), "n%u", k);
+		put_delta(d, s, node, r, (size_t)nsamp, NULL);
+	}
+	free(r);
+}
+
+static void conf_init(struct bot_compact_conf *c, int64_t now)
+{
+	bot_compact_conf_default(c);
+	c->state = state;
+	c->now = now;
+}
+
+static int compact(const struct bot_compact_conf *c, struct bot_compact_result *r)
+{
+	return bot_compact_run(c, r, &qlog);
+}
+
+static const struct bot_compact_fabric *fab(const struct bot_compact_result *r, const char *f)
+{
+	for (size_t i = 0; i < r->nfab; i++)
+		if (!strcmp(r->fab[i].fabric, f))
+			return &r->fab[i];
+	return NULL;
+}
+
+/* Samples in a fabric's current state (all contexts and arms); -1 none. */
+static int64_t total(const char *f)
+{
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX];
+	int64_t n = 0;
+	int rc = bot_store_load(state, f, &s, NULL, err, sizeof(err));
+
+	ck_assert_msg(rc >= 0, "%s", err);
+	if (rc == 1) {
+		bot_state_free(&s);
+		return -1;
+	}
+	for (size_t i = 0; i < bot_kb_count(s.kb); i++)
+		for (int a = 0; a < BOT_NARMS; a++)
+			n += (int64_t)bot_kb_at(s.kb, i)->arm[a].n;
+	bot_state_free(&s);
+	return n;
+}
+
+/* The robust latency (us) of arm a of the 1 MiB allreduce context of
+ * nranks/nnodes in the fabric; NaN none. n_out: its samples. */
+static double robust_us(uint32_t nranks, uint32_t nnodes, int a, uint64_t *n_out)
+{
+	struct bot_state s;
+	char err[BOT_STATE_ERR_MAX];
+	const struct bot_kb_ctx *c;
+	double us = NAN;
+
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &s, NULL, err, sizeof(err)), 0);
+	c = bot_kb_find(s.kb, bot_ctx_key(4, bot_size_bucket(MIB), nranks, nnodes));
+	if (n_out)
+		*n_out = c ? c->arm[a].n : 0;
+	if (c)
+		us = bot_stats_robust_us(&c->arm[a]);
+	bot_state_free(&s);
+	return us;
+}
+
+static int count_dir(const char *d, const char *suffix)
+{
+	char cmd[BOT_TEST_PATH_MAX + 64];
+	int n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' 2>/dev/null", d);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(cmd, sizeof(cmd), p)) {
+		size_t l = strlen(cmd), sl = strlen(suffix);
+
+		if (l && cmd[l - 1] == '\n')
+			cmd[--l] = 0;
+		if (l >= sl && !strcmp(cmd + l - sl, suffix))
+			n++;
+	}
+	pclose(p);
+	return n;
+}
+
+static int file_has(const char *path, const char *needle)
+{
+	char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, needle) != NULL;
+}
+
+/* ---- groups and readiness ----------------------------------------------------- */
+
+START_TEST(t_groups_ready)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct step s = mkstep("100", 2, 1000), s3 = mkstep("101", 3, 1000);
+	struct bot_spool_rec rec[16];
+	int64_t now = (int64_t)time(NULL);
+	uint64_t n;
+
+	/* node 0 of a 2-node step: not ready (1 of 2 nodes, settling) */
+	for (int i = 0; i < 16; i++)
+		sample(&rec[i], 7, MIB, 16, 2, 0, (uint64_t)i, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 16, NULL);
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->waiting, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 0);
+	ck_assert_str_eq(fab(&r, FABRIC)->snapshot, "");
+	ck_assert_int_eq(total(FABRIC), -1);
+	bot_compact_result_free(&r);
+
+	/* node 1 arrives, slower: the step is whole, merged with the minimum */
+	for (int i = 0; i < 16; i++)
+		sample(&rec[i], 7, MIB, 16, 2, 8, (uint64_t)i, ARM_RING_LL, 30000);
+	put_delta(inbox, &s, "n1", rec, 16, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	ck_assert_uint_eq(fab(&r, FABRIC)->steps, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->offered, 16);
+	ck_assert_int_eq(total(FABRIC), 16);
+	ck_assert_double_eq_tol(robust_us(16, 2, ARM_RING_LL, &n), 10.0, 0.2);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	bot_compact_result_free(&r);
+
+	/* a 3-node step with 2 deltas: waits, then merges once settled */
+	put_step(inbox, &s3, 9, 4, ARM_RING_LL, 20000);
+	{
+		char p[BOT_TEST_PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/c1.101.0.0.n2.nbd", inbox);
+		ck_assert_int_eq(unlink(p), 0);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->waiting, 2);
+	bot_compact_result_free(&r);
+	c.now = now + 299;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->waiting, 2);
+	bot_compact_result_free(&r);
+	c.now = now + 400;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	ck_assert_int_eq(total(FABRIC), 16 + 4);
+	bot_compact_result_free(&r);
+}
+END_TEST
+
+static int why_has(const char *name, const char *needle)
+{
+	char p[BOT_TEST_PATH_MAX + 8];
+
+	snprintf(p, sizeof(p), "%s/%s.why", quar, name);
+	return file_has(p, needle);
+}
+
+
+/* max_wait: a step still receiving deltas merges once its oldest is old
+ * enough; a step that ended before the dedup horizon is quarantined. */
+static void age(const char *name, int64_t mtime)
+{
+	char p[BOT_TEST_PATH_MAX];
+	struct timespec ts[2] = { { mtime, 0 }, { mtime, 0 } };
+
+	ck_assert_int_eq(utimensat(AT_FDCWD, bot_test_path(p, inbox, name), ts, 0), 0);
+}
+
+START_TEST(t_max_wait_too_old)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("150", 3, 1000);
+	char p[BOT_TEST_PATH_MAX];
+
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(unlink(bot_test_path(p, inbox, "c1.150.0.0.n2.nbd")), 0);
+	age("c1.150.0.0.n0.nbd", now - 3000);	/* n1 is fresh: not settled */
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->waiting, 2);
+	bot_compact_result_free(&r);
+	age("c1.150.0.0.n0.nbd", now - 3700);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 4);
+
+	/* ended 15 windows ago: the ledger no longer remembers that far */
+	s = mkstep("151", 1, 1000);
+	s.t_start = (uint64_t)(now - 15 * 86400 - 100);
+	s.t_end = (uint64_t)(now - 15 * 86400);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_TOO_OLD], 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.151.0.0.n0.nbd", "too old to dedup"));
+	ck_assert_int_eq(total(FABRIC), 4);
+}
+END_TEST
+
+/* ---- dedup -------------------------------------------------------------------- */
+
+START_TEST(t_dedup)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct step s = mkstep("200", 1, 1000);
+	char snap1[BOT_STATE_NAME_MAX], prov[BOT_TEST_PATH_MAX];
+
+	conf_init(&c, (int64_t)time(NULL));
+	put_step(outbox, &s, 5, 32, ARM_RING_LL, 10000);
+	/* shipped twice: the second run finds nothing, then the same bytes again */
+	{
+		struct bot_ship_opts o = { outbox, state, 60, NULL };
+		struct bot_ship_result sr;
+
+		ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+		ck_assert_uint_eq(sr.shipped, 1);
+	}
+	/* a copy under another name is not that delta: the reader refuses it */
+	{
+		char cmd[2 * BOT_TEST_PATH_MAX + 32];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s/c1.200.0.0.n0.nbd' '%s/c1.200.0.0.n9.nbd'", inbox,
+			 inbox);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_UNREADABLE], 1);
+	ck_assert(why_has("c1.200.0.0.n9.nbd", "c1.200.0.0.n9.nbd"));
+	strcpy(snap1, fab(&r, FABRIC)->snapshot);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 32);
+
+	/* the same delta shipped again in a later run: a duplicate, counted once */
+	put_step(outbox, &s, 5, 32, ARM_RING_LL, 10000);
+	{
+		struct bot_ship_opts o = { outbox, state, 60, NULL };
+		struct bot_ship_result sr;
+
+		ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+		ck_assert_uint_eq(sr.shipped, 1);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->duplicate, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 0);
+	ck_assert_str_eq(fab(&r, FABRIC)->snapshot, "");
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 32);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	snprintf(prov, sizeof(prov), "%s/.ledger/%s/provenance.log", state, FABRIC);
+	ck_assert(file_has(prov, " merged - c1.200.0.0.n0.nbd 1000 - n0 f1"));
+	ck_assert(file_has(prov, " duplicate - c1.200.0.0.n0.nbd"));
+	/* the ledger is admin-only */
+	{
+		struct stat st;
+		char p[BOT_TEST_PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/.ledger/%s", state, FABRIC);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0700);
+		ck_assert_int_eq(stat(prov, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0600);
+	}
+}
+END_TEST
+
+/* ---- quarantine ------------------------------------------------------------------ */
+
+
+START_TEST(t_impossible)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[2];
+	char name[BOT_DELTA_NAME_MAX];
+	struct step s;
+
+	conf_init(&c, (int64_t)time(NULL));
+	/* nRanks over 64 x step nodes */
+	s = mkstep("300", 1, 1000);
+	sample(&rec[0], 1, MIB, 65, 1, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	/* nRanks over the job's GPUs */
+	s = mkstep("301", 1, 1000);
+	s.gpus = 8;
+	sample(&rec[0], 1, MIB, 16, 1, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	/* a duration longer than the step (+60 s) */
+	s = mkstep("302", 1, 1000);
+	sample(&rec[0], 1, MIB, 8, 1, 0, 0, ARM_RING_LL, (s.t_end - s.t_start + 61) * 1000000000ull);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	/* calls over (end - start + 60) x 10^6 */
+	s = mkstep("303", 1, 1000);
+	sample(&rec[0], 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 10000);
+	memset(&rec[1], 0, sizeof(rec[1]));
+	rec[1] = rec[0];
+	rec[1].kind = BOT_SPOOL_SUMMARY;
+	rec[1].arm = BOT_SPOOL_ARM_NONE;
+	rec[1].nchannels = 0;
+	rec[1].seq = rec[1].duration_ns = 0;
+	rec[1].calls = (s.t_end - s.t_start + 60) * 1000000ull + 1;
+	put_delta(inbox, &s, "n0", rec, 2, NULL);
+	/* a 2-node step whose deltas disagree on the uid */
+	s = mkstep("304", 2, 1000);
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	s.uid = 1001;
+	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n1", rec, 1, name);
+	/* not a delta at all */
+	bot_test_write(inbox, "junk.nbd", "not a delta", 11);
+	/* a fine one next to them */
+	s = mkstep("305", 1, 1000);
+	put_step(inbox, &s, 1, 3, ARM_RING_LL, 10000);
+
+	ck_assert_int_eq(bot_compact_run(&c, &r, &nlog), 0);
+	ck_assert_uint_eq(r.quarantined, 7);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_IMPOSSIBLE], 4);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_GROUP], 2);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_UNREADABLE], 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 3);
+	ck_assert(why_has("c1.300.0.0.n0.nbd", "nRanks 65 over the 64 x step nodes = 64"));
+	ck_assert(why_has("c1.301.0.0.n0.nbd", "nRanks 16 over the job's GPUs 8"));
+	ck_assert(why_has("c1.302.0.0.n0.nbd", "a duration of"));
+	ck_assert(why_has("c1.303.0.0.n0.nbd", "calls in a step of"));
+	ck_assert(why_has("c1.304.0.0.n0.nbd", "disagree on the uid"));
+	ck_assert(why_has(name, "disagree on the uid"));
+	ck_assert(why_has("junk.nbd", "junk.nbd"));
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+
+	/* the same name quarantined again never overwrites the first */
+	bot_test_write(inbox, "junk.nbd", "still not a delta", 17);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("junk.nbd.1", "junk.nbd"));
+	{
+		char p[BOT_TEST_PATH_MAX];
+
+		ck_assert(file_has(bot_test_path(p, quar, "junk.nbd"), "not a delta"));
+		ck_assert(file_has(bot_test_path(p, quar, "junk.nbd.1"), "still not a delta"));
+	}
+}
+END_TEST
+
+/* Four contexts with 128 samples at 10 us in the fabric; a step of 8
+ * samples each at 50 us contradicts it (4 of 4); one at 12 us does not. */
+START_TEST(t_consensus)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[4 * 128];
+	struct step s = mkstep("400", 1, 1000);
+	size_t n;
+
+	conf_init(&c, (int64_t)time(NULL));
+	n = 0;
+	for (uint32_t k = 0; k < 4; k++)
+		for (int i = 0; i < 128; i++)
+			sample(&rec[n++], 1, MIB << k, 8, 1, 0, (uint64_t)i, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, n, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 512);
+
+	s = mkstep("401", 1, 2000);
+	n = 0;
+	for (uint32_t k = 0; k < 4; k++)
+		for (int i = 0; i < 8; i++)
+			sample(&rec[n++], 2, MIB << k, 8, 1, 0, (uint64_t)i, ARM_RING_LL, 50000);
+	put_delta(inbox, &s, "n0", rec, n, NULL);
+	s = mkstep("402", 1, 3000);
+	n = 0;
+	for (uint32_t k = 0; k < 4; k++)
+		for (int i = 0; i < 8; i++)
+			sample(&rec[n++], 3, MIB << k, 8, 1, 0, (uint64_t)i, ARM_RING_LL, 12000);
+	put_delta(inbox, &s, "n0", rec, n, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_CONSENSUS], 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.401.0.0.n0.nbd", "contradicts the fabric on 4 of 4 contexts"));
+	ck_assert_int_eq(total(FABRIC), 512 + 32);
+}
+END_TEST
+
+
+/* Prior rows follow the newest merged step; --fabric leaves the others;
+ * a fabric outside the site's list is quarantined. */
+static void summary(struct bot_spool_rec *r, float cost0)
+{
+	sample(r, 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 0);
+	r->kind = BOT_SPOOL_SUMMARY;
+	r->flags = 0;
+	r->arm = BOT_SPOOL_ARM_NONE;
+	r->nchannels = 0;
+	r->seq = r->duration_ns = 0;
+	r->calls = 100;
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		r->cost[i] = i == ARM_RING_LL ? cost0 : -1.0f;
+}
+
+START_TEST(t_prior_fabrics)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct bot_state st;
+	char err[BOT_STATE_ERR_MAX];
+	const char *only[] = { "f2" }, *site[] = { FABRIC, "f2" };
+	struct step s;
+
+	conf_init(&c, (int64_t)time(NULL));
+	s = mkstep("1100", 1, 1000);
+	summary(&rec[0], 5.0f);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	s = mkstep("1101", 1, 1000);
+	summary(&rec[0], 9.0f);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	ck_assert_float_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
+			   ->prior[ARM_RING_LL], 9.0f);
+	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))->calls,
+			  200);
+	bot_state_free(&st);
+
+	/* --fabric f2: f1's step stays in the inbox */
+	s = mkstep("1102", 1, 1000);
+	put_step(inbox, &s, 1, 5, ARM_RING_LL, 10000);
+	s = mkstep("1103", 1, 1000);
+	s.fabric = "f2";
+	put_step(inbox, &s, 1, 7, ARM_RING_LL, 10000);
+	c.only = only;
+	c.nonly = 1;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.nfab, 1);
+	ck_assert_uint_eq(r.skipped, 1);
+	ck_assert_uint_eq(fab(&r, "f2")->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total("f2"), 7);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);
+
+	/* the site's fabric list */
+	c.only = NULL;
+	c.nonly = 0;
+	c.fabrics = site + 1;
+	c.nfabrics = 1;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_FABRIC], 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1102.0.0.n0.nbd", "fabric f1 is not in the site's fabric list"));
+	(void)site;
+}
+END_TEST
+
+/* ---- bounded influence -------------------------------------------------------------- */
+
+/*
+ * Twenty users' jobs measured ring/ll at 10 us (1,000 samples each); then
+ * one user's 1,000-job array reports it 100x slower (64 samples a job).
+ * With the per-user cap (4,096 per window) the fabric's robust latency
+ * stays where it was; without it (a cap nobody reaches) the array moves it.
+ */
+static void attack(int64_t now, uint64_t user_cap, double *before, double *after,
+		   uint64_t *offered, uint64_t *admitted, uint64_t *n_after)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	char job[32];
+	uint64_t n;
+
+	conf_init(&c, now);
+	c.user_cap = user_cap;
+	for (int u = 0; u < 20; u++) {
+		struct step s;
+
+		snprintf(job, sizeof(job), "%d", 500 + u);
+		s = mkstep(job, 1, 100 + (uint32_t)u);
+		put_step(inbox, &s, (uint64_t)u + 1, 1000, ARM_RING_LL, 10000);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	*before = robust_us(8, 1, ARM_RING_LL, &n);
+	ck_assert_uint_eq(n, 20000);
+	for (int j = 0; j < 1000; j++) {
+		struct step s;
+
+		snprintf(job, sizeof(job), "9000_%d", j);
+		s = mkstep(job, 1, 7);
+		s.array_job = 9000;
+		s.array_task = (uint32_t)j;
+		put_step(inbox, &s, 1000 + (uint64_t)j, 64, ARM_RING_LL, 1000000);
+	}
+	{
+		struct timespec t0, t1;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ck_assert_int_eq(compact(&c, &r), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("compacted 1000 one-node steps (64 samples each) in %.3f s\n",
+		       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	}
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1000);
+	*offered = fab(&r, FABRIC)->offered;
+	*admitted = fab(&r, FABRIC)->admitted;
+	bot_compact_result_free(&r);
+	*after = robust_us(8, 1, ARM_RING_LL, n_after);
+}
+
+START_TEST(t_user_cap)
+{
+	int64_t now = (int64_t)time(NULL);
+	double b, a, b2, a2;
+	uint64_t off, adm, off2, adm2, n, n2;
+
+	attack(now, 4096, &b, &a, &off, &adm, &n);
+	printf("user cap 4096: ring/ll robust latency %.2f us before, %.2f us after a 1000-job "
+	       "array at 100x; samples admitted %" PRIu64 " of %" PRIu64 " offered (arm now %"
+	       PRIu64 ")\n", b, a, adm, off, n);
+	ck_assert_uint_eq(off, 64000);
+	ck_assert_uint_eq(adm, 4096);
+	ck_assert_uint_eq(n, 20000 + 4096);
+	ck_assert_double_le(fabs(a - b) / b, 0.01);
+
+	teardown();
+	setup();
+	attack(now, 1u << 30, &b2, &a2, &off2, &adm2, &n2);
+	printf("no cap:        ring/ll robust latency %.2f us before, %.2f us after; admitted %"
+	       PRIu64 " of %" PRIu64 "\n", b2, a2, adm2, off2);
+	ck_assert_uint_eq(adm2, 64000);
+	ck_assert_double_gt(a2, 10 * b2);
+}
+END_TEST
+
+/* A trusted account is a second principal: two users of one account
+ * together stay within account_cap. */
+START_TEST(t_account_cap)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	uint64_t n;
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.user_cap = 100;
+	c.account_cap = 150;
+	for (int u = 0; u < 2; u++) {
+		struct step s;
+		char job[16];
+
+		snprintf(job, sizeof(job), "70%d", u);
+		s = mkstep(job, 1, 10 + (uint32_t)u);
+		s.flags |= BOT_DELTA_F_ACCOUNT;
+		s.account = "proj";
+		put_step(inbox, &s, 1 + (uint64_t)u, 120, ARM_RING_LL, 10000);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->offered, 240);
+	ck_assert_uint_eq(fab(&r, FABRIC)->admitted, 150);
+	bot_compact_result_free(&r);
+	robust_us(8, 1, ARM_RING_LL, &n);
+	ck_assert_uint_eq(n, 150);
+}
+END_TEST
+
+/* ---- decay -------------------------------------------------------------------------- */
+
+START_TEST(t_decay)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct step s;
+	uint64_t n, want;
+	int64_t t1 = 86400 * 20000 + 100;
+
+	conf_init(&c, t1);
+	s = mkstep("800", 1, 1000);
+	s.t_start = (uint64_t)t1 - 50;
+	s.t_end = (uint64_t)t1 - 10;
+	put_step(inbox, &s, 1, 1000, ARM_RING_LL, 10000);
+	{
+		struct bot_spool_rec sum;
+		struct step s2 = s;
+
+		s2.job = "799";
+		summary(&sum, 5.0f);
+		sum.calls = 1600;
+		put_delta(inbox, &s2, "n0", &sum, 1, NULL);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	robust_us(8, 1, ARM_RING_LL, &n);
+	ck_assert_uint_eq(n, 1000);
+
+	/* three windows later: 1000 x 15/16 three times (rounded down), plus 10 */
+	c.now = t1 + 3 * 86400;
+	s = mkstep("801", 1, 1000);
+	s.t_start = (uint64_t)c.now - 50;
+	s.t_end = (uint64_t)c.now - 10;
+	put_step(inbox, &s, 2, 10, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	robust_us(8, 1, ARM_RING_LL, &n);
+	want = 1000;
+	for (int w = 0; w < 3; w++)
+		want = want * 15 / 16;
+	ck_assert_uint_eq(n, want + 10);
+	{
+		struct bot_state st;
+		char err[BOT_STATE_ERR_MAX];
+
+		/* calls decay too: 1600 -> 1500 -> 1406 -> 1318 */
+		ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+		ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
+				  ->calls, 1318);
+		bot_state_free(&st);
+	}
+
+	/* the same window again: no further decay */
+	s = mkstep("802", 1, 1000);
+	s.t_start = (uint64_t)c.now - 50;
+	s.t_end = (uint64_t)c.now - 10;
+	put_step(inbox, &s, 3, 10, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	robust_us(8, 1, ARM_RING_LL, &n);
+	ck_assert_uint_eq(n, want + 20);
+}
+END_TEST
+
+/* A bin near 2^32 in the published state never blocks a merge: the arm
+ * halves. */
+START_TEST(t_bin_saturates)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_state st;
+	struct bot_kb_ctx *ctx;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX];
+	uint64_t key = bot_ctx_key(4, bot_size_bucket(MIB), 8, 1), n;
+	int q = bot_q_from_ns(10000);
+	struct step s = mkstep("900", 1, 1000);
+
+	ck_assert_int_eq(bot_state_init(&st, FABRIC), 0);
+	ctx = bot_kb_get(st.kb, key);
+	ck_assert_int_eq(bot_stats_add_q(&ctx->arm[ARM_RING_LL], q, UINT32_MAX - 10), 0);
+	ck_assert_int_eq(bot_store_publish(state, &st, snap, err, sizeof(err)), 0);
+	bot_state_free(&st);
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.user_cap = 1000;
+	put_step(inbox, &s, 1, 100, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	robust_us(8, 1, ARM_RING_LL, &n);
+	/* the sum halved as a whole (section 12: c >> k for the smallest k that fits) */
+	ck_assert_uint_eq(n, ((uint64_t)UINT32_MAX - 10 + 100) >> 1);
+}
+END_TEST
+
+/* ---- the lease ------------------------------------------------------------------------ */
+
+START_TEST(t_lease)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_lease l;
+	char err[256], want[64], byte;
+	int up[2], down[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(down), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (bot_lease_take(state, 0, &l, err, sizeof(err)) != 0)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		if (read(down[0], &byte, 1) < 0)	/* held until killed */
+			_exit(1);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(up[0], &byte, 1), 1);
+	ck_assert_int_eq(bot_lease_take(state, 0, &l, err, sizeof(err)), 1);
+	snprintf(want, sizeof(want), " %ld", (long)pid);
+	ck_assert_msg(strstr(l.holder, want) != NULL, "holder '%s' lacks pid %ld", l.holder,
+		      (long)pid);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_int_eq(r.busy, 1);
+	bot_compact_result_free(&r);
+	/* a holder killed with -9 frees it */
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(bot_lease_take(state, 0, &l, err, sizeof(err)), 0);
+	bot_lease_release(&l);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_int_eq(r.busy, 0);
+	bot_compact_result_free(&r);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+END_TEST
+
+/* Two compactors at once, waiting and not: every delta exactly once. */
+static void race_compactors(int wait)
+{
+	struct step s;
+	pid_t pid[2];
+	int status;
+	char job[16];
+
+	for (int j = 0; j < 40; j++) {
+		snprintf(job, sizeof(job), "%d", 1000 + j);
+		s = mkstep(job, 2, 1000 + (uint32_t)j);
+		put_step(inbox, &s, (uint64_t)j + 1, 50, ARM_RING_LL, 10000 + 100 * (uint64_t)j);
+	}
+	for (int k = 0; k < 2; k++) {
+		pid[k] = fork();
+		ck_assert_int_ge(pid[k], 0);
+		if (pid[k] == 0) {
+			struct bot_compact_conf c;
+			struct bot_compact_result r;
+
+			conf_init(&c, (int64_t)time(NULL));
+			c.wait = wait;
+			_exit(compact(&c, &r) == 0 ? (r.busy ? 3 : 0) : 1);
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_eq(waitpid(pid[k], &status, 0), pid[k]);
+		ck_assert(WIFEXITED(status));
+		ck_assert_msg(WEXITSTATUS(status) == 0 || (!wait && WEXITSTATUS(status) == 3),
+			      "compactor exit %d", WEXITSTATUS(status));
+	}
+	ck_assert_int_eq(total(FABRIC), 40 * 50);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+}
+
+START_TEST(t_race_wait)
+{
+	race_compactors(1);
+}
+END_TEST
+
+START_TEST(t_race_nowait)
+{
+	race_compactors(0);
+}
+END_TEST
+
+/* ---- 64 producers, 8 shippers, one compactor -------------------------------------------- */
+
+START_TEST(t_producers)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_ship_opts o = { outbox, state, 60, NULL };
+	struct bot_ship_result sr;
+	char done[BOT_TEST_PATH_MAX];
+	pid_t prod[64], ship[8];
+	int status;
+
+	snprintf(done, sizeof(done), "%s/producers-done", dir);
+	/* shippers first, racing each other and the producers */
+	for (int k = 0; k < 8; k++) {
+		ship[k] = fork();
+		ck_assert_int_ge(ship[k], 0);
+		if (ship[k] == 0) {
+			for (;;) {
+				int finished = access(done, F_OK) == 0;
+
+				if (bot_ship_run(&o, &sr, &nlog) < 0)
+					_exit(1);
+				if (sr.conflict || sr.refused || sr.failed)
+					_exit(2);
+				if (finished && sr.seen == 0)
+					_exit(0);
+			}
+		}
+	}
+	for (int p = 0; p < 64; p++) {
+		prod[p] = fork();
+		ck_assert_int_ge(prod[p], 0);
+		if (prod[p] == 0) {
+			char job[16];
+			struct step s;
+
+			/* each producer: a 2-node step of its own */
+			snprintf(job, sizeof(job), "%d", 2000 + p);
+			s = mkstep(job, 2, 5000 + (uint32_t)p);
+			put_step(outbox, &s, (uint64_t)p + 1, 100, ARM_RING_LL,
+				 10000 + 10 * (uint64_t)p);
+			_exit(0);
+		}
+	}
+	for (int p = 0; p < 64; p++) {
+		ck_assert_int_eq(waitpid(prod[p], &status, 0), prod[p]);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	bot_test_write(dir, "producers-done", "", 0);
+	for (int k = 0; k < 8; k++) {
+		ck_assert_int_eq(waitpid(ship[k], &status, 0), ship[k]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "shipper %d: %d", k,
+			      status);
+	}
+	/* anything a shipper found busy is shipped by the next run */
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 128);
+	ck_assert_int_eq(count_dir(inbox, ".tmp"), 0);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 128);
+	ck_assert_uint_eq(fab(&r, FABRIC)->steps, 64);
+	bot_compact_result_free(&r);
+	printf("64 producers, 8 shippers, 1 compactor: %" PRId64 " samples merged (want %d)\n",
+	       total(FABRIC), 64 * 100);
+	ck_assert_int_eq(total(FABRIC), 64 * 100);
+}
+END_TEST
+
+/* ---- crash at every named point ------------------------------------------------------ */
+
+static const char *const crash_points[] = {
+	"ship-after-tmp", "ship-after-rename", "compact-after-ledger", "publish-after-snapshot",
+	"compact-after-current", "compact-mid-cleanup",
+};
+
+static void ship_and_compact(int64_t now)
+{
+	struct bot_ship_opts o = { outbox, state, 60, NULL };
+	struct bot_ship_result sr;
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+}
+
+START_TEST(t_crash)
+{
+	const char *point = crash_points[_i];
+	int64_t now = (int64_t)time(NULL);
+	int64_t old, mid;
+	struct step s;
+	char job[16];
+	int status;
+	pid_t pid;
+
+	s = mkstep("3000", 2, 1000);
+	put_step(outbox, &s, 1, 10, ARM_RING_LL, 10000);
+	ship_and_compact(now);
+	old = total(FABRIC);
+	ck_assert_int_eq(old, 10);
+	for (int j = 1; j <= 3; j++) {
+		snprintf(job, sizeof(job), "%d", 3000 + j);
+		s = mkstep(job, 2, 1000 + (uint32_t)j);
+		put_step(outbox, &s, 1 + (uint64_t)j, 10 * j, ARM_RING_LL, 10000);
+	}
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		setenv(BOT_CRASH_ENV, point, 1);
+		ship_and_compact(now);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "%s: status %d, want "
+		      "the crash's SIGKILL", point, status);
+	mid = total(FABRIC);
+	ck_assert_msg(mid == old || mid == old + 60, "%s: %" PRId64 " samples after the crash "
+		      "(old %" PRId64 ", new %" PRId64 ")", point, mid, old, old + 60);
+	ship_and_compact(now);
+	ck_assert_msg(total(FABRIC) == old + 60, "%s: %" PRId64 " samples after the rerun, want %"
+		      PRId64, point, total(FABRIC), old + 60);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(quar, ".nbd"), 0);
+	/* and once more: nothing changes */
+	ship_and_compact(now);
+	ck_assert_int_eq(total(FABRIC), old + 60);
+}
+END_TEST
+
+/* ---- ship ------------------------------------------------------------------------------ */
+
+START_TEST(t_ship_files)
+{
+	struct bot_ship_opts o = { outbox, state, 60, NULL };
+	struct bot_ship_result sr;
+	struct step s = mkstep("600", 1, 1000);
+	char name[BOT_DELTA_NAME_MAX], p[BOT_TEST_PATH_MAX], q[BOT_TEST_PATH_MAX];
+	struct bot_spool_rec rec[1];
+
+	sample(&rec[0], 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 10000);
+	put_delta(outbox, &s, "n0", rec, 1, name);
+	/* the inbox holds that name with other bytes: kept, never overwritten */
+	bot_test_write(inbox, name, "other bytes", 11);
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.conflict, 1);
+	ck_assert(file_has(bot_test_path(p, inbox, name), "other bytes"));
+	ck_assert_int_eq(access(bot_test_path(p, outbox, name), F_OK), 0);
+	ck_assert_int_eq(count_dir(inbox, ".tmp"), 0);
+	/* the same bytes: done */
+	ck_assert_int_eq(unlink(bot_test_path(p, inbox, name)), 0);
+	{
+		char cmd[2 * BOT_TEST_PATH_MAX + 16];
+
+		snprintf(cmd, sizeof(cmd), "cp '%s/%s' '%s/'", outbox, name, inbox);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.duplicate, 1);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 0);
+
+	/* a FIFO, a link and a file with two links are refused, never waited on */
+	ck_assert_int_eq(mkfifo(bot_test_path(p, outbox, "fifo.nbd"), 0644), 0);
+	ck_assert_int_eq(symlink("/etc/passwd", bot_test_path(p, outbox, "link.nbd")), 0);
+	bot_test_write(dir, "two", "x", 1);
+	ck_assert_int_eq(link(bot_test_path(q, dir, "two"), bot_test_path(p, outbox, "two.nbd")), 0);
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &nlog), 0);
+	ck_assert_uint_eq(sr.refused, 3);
+	ck_assert_uint_eq(sr.shipped, 0);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);
+	unlink(bot_test_path(p, outbox, "fifo.nbd"));
+	unlink(bot_test_path(p, outbox, "link.nbd"));
+	unlink(bot_test_path(p, outbox, "two.nbd"));
+
+	/* out of time before the first file: everything waits */
+	s = mkstep("601", 1, 1000);
+	put_delta(outbox, &s, "n0", rec, 1, name);
+	o.timeout = 1e-9;
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_int_eq(sr.timed_out, 1);
+	ck_assert_uint_eq(sr.left, 1);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 1);
+}
+END_TEST
+
+START_TEST(t_ship_command)
+{
+	struct bot_ship_opts o = { outbox, state, 60, "false" };
+	struct bot_ship_result sr;
+	struct step s = mkstep("610", 1, 1000);
+	struct bot_spool_rec rec[1];
+
+	sample(&rec[0], 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 10000);
+	put_delta(outbox, &s, "n0", rec, 1, NULL);
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.failed, 1);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 1);
+	/* killed at the run's timeout */
+	o.command = "tail -n 0 -f";
+	o.timeout = 0.5;
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.left, 1);
+	ck_assert_int_eq(sr.timed_out, 1);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 1);
+	/* exit 0: shipped, removed; the command got the file as its last word */
+	o.command = "test -s";
+	o.timeout = 60;
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.shipped, 1);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+}
+END_TEST
+
+/* ---- the ledger codec ------------------------------------------------------------------ */
+
+START_TEST(t_ledger_codec)
+{
+	struct bot_ledger l, m;
+	uint8_t *b, *b2;
+	size_t len, len2;
+	char err[512];
+	uint64_t key = bot_ctx_key(4, 80, 16, 2);
+
+	ck_assert_int_eq(bot_ledger_init(&l, FABRIC), 0);
+	l.window = 20000;
+	for (uint64_t i = 0; i < 1000; i++)
+		ck_assert_int_eq(bot_ledger_add_id(&l, bot_mix64(i), 19990 + i % 10), 0);
+	ck_assert_int_eq(bot_ledger_add_id(&l, bot_mix64(3), 1), 0);	/* present: kept */
+	ck_assert(bot_ledger_has(&l, bot_mix64(999)));
+	ck_assert(!bot_ledger_has(&l, bot_mix64(1000)));
+	ck_assert_int_eq(bot_ledger_use_add(&l, BOT_LEDGER_UID, 7, key, 3, 100), 0);
+	ck_assert_int_eq(bot_ledger_use_add(&l, BOT_LEDGER_UID, 7, key, 3, 50), 0);
+	ck_assert_int_eq(bot_ledger_use_add(&l, BOT_LEDGER_ACCOUNT, 99, key, BOT_LEDGER_CALLS, 5), 0);
+	ck_assert_uint_eq(bot_ledger_used(&l, BOT_LEDGER_UID, 7, key, 3), 150);
+	ck_assert_int_eq(bot_ledger_encode(&l, &b, &len, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, BOT_LEDGER_HDR_SIZE + 1000 * 16 + 2 * 32 + 8);
+	ck_assert_int_eq(bot_ledger_parse("l", b, len, &m, err, sizeof(err)), 0);
+	ck_assert_uint_eq(m.nids, 1000);
+	ck_assert_uint_eq(bot_ledger_used(&m, BOT_LEDGER_UID, 7, key, 3), 150);
+	ck_assert(bot_ledger_has(&m, bot_mix64(3)));
+	ck_assert_int_eq(bot_ledger_encode(&m, &b2, &len2, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_mem_eq(b2, b, len);	/* canonical */
+	free(b2);
+	bot_ledger_free(&m);
+	/* a flipped byte, a cut file */
+	b[BOT_LEDGER_HDR_SIZE + 3] ^= 1;
+	ck_assert_int_eq(bot_ledger_parse("l", b, len, &m, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "CRC"));
+	ck_assert_int_eq(bot_ledger_parse("l", b, len - 1, &m, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_ledger_parse("l", b, 10, &m, err, sizeof(err)), -1);
+	free(b);
+	/* pruning and a new window */
+	bot_ledger_prune(&l, 19995);
+	ck_assert_uint_eq(l.nids, 500);
+	bot_ledger_set_window(&l, 20001);
+	ck_assert_uint_eq(bot_ledger_used(&l, BOT_LEDGER_UID, 7, key, 3), 0);
+	bot_ledger_free(&l);
+}
+END_TEST
+
+static Suite *compact_suite(void)
+{
+	Suite *s = suite_create("compact");
+	TCase *tc = tcase_create("compact");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, t_ledger_codec);
+	tcase_add_test(tc, t_groups_ready);
+	tcase_add_test(tc, t_max_wait_too_old);
+	tcase_add_test(tc, t_dedup);
+	tcase_add_test(tc, t_impossible);
+	tcase_add_test(tc, t_consensus);
+	tcase_add_test(tc, t_prior_fabrics);
+	tcase_add_test(tc, t_user_cap);
+	tcase_add_test(tc, t_account_cap);
+	tcase_add_test(tc, t_decay);
+	tcase_add_test(tc, t_bin_saturates);
+	tcase_add_test(tc, t_lease);
+	tcase_add_test(tc, t_race_wait);
+	tcase_add_test(tc, t_race_nowait);
+	tcase_add_test(tc, t_producers);
+	tcase_add_loop_test(tc, t_crash, 0, (int)(sizeof(crash_points) / sizeof(crash_points[0])));
+	tcase_add_test(tc, t_ship_files);
+	tcase_add_test(tc, t_ship_command);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BOT_TEST_MAIN(compact_suite)

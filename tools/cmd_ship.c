@@ -1,0 +1,144 @@
+/*
+ * cmd_ship.c - `nccl-bot ship`: a node's outbox -> the state directory's
+ * inbox (doc/formats.md section 14, "Ship"; learn/ship.h does the work).
+ *
+ *   nccl-bot ship --outbox DIR --state DIR [--timeout S] [--ship-command CMD]
+ *                 [--metrics-dir DIR] [--config FILE]
+ *
+ * Prints one summary line on stderr. Exit status: 0 when every delta was
+ * shipped or waits for the next run (busy, timeout); 1 when a delta was
+ * kept because of a problem (a conflict in the inbox, a file that is not a
+ * regular one, a failed copy or command) or the directories cannot be
+ * opened; 2 usage.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "learn/metrics.h"
+#include "learn/ship.h"
+
+static void ship_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nccl-bot ship --outbox DIR --state DIR [--timeout S] [--ship-command CMD]\n"
+		"                     [--metrics-dir DIR] [--config FILE]\n"
+		"\n"
+		"Move every delta (*.nbd) of a node's outbox into STATE/inbox: copied under a\n"
+		"temporary name, fsynced, renamed, then removed from the outbox. A delta\n"
+		"already in the inbox with the same bytes is removed; with other bytes it is\n"
+		"kept and named. Idempotent and safe to run concurrently: run it from a timer.\n"
+		"\n"
+		"  --outbox DIR         the node's outbox\n"
+		"  --state DIR          the state directory (its inbox is made 0750 if missing)\n"
+		"  --timeout S          seconds a run may take, 1..86400 (default 60); what is\n"
+		"                       left waits for the next run\n"
+		"  --ship-command CMD   hand each delta to CMD instead: `CMD... FILE`, split on\n"
+		"                       blanks, run without a shell; exit 0 = shipped (removed)\n"
+		"  --metrics-dir DIR    write DIR/nccl-bot-ship.prom (Prometheus textfile)\n"
+		"  --config FILE        site configuration (read once the YAML reader is merged)\n");
+}
+
+static int write_metrics(const char *dir, const struct bot_ship_result *r)
+{
+	char text[2048], err[768];
+	int n = snprintf(text, sizeof(text),
+			 "# HELP nccl_bot_ship_total Deltas a ship run handled, by outcome.\n"
+			 "# TYPE nccl_bot_ship_total counter\n"
+			 "nccl_bot_ship_total{outcome=\"shipped\"} %zu\n"
+			 "nccl_bot_ship_total{outcome=\"duplicate\"} %zu\n"
+			 "nccl_bot_ship_total{outcome=\"conflict\"} %zu\n"
+			 "nccl_bot_ship_total{outcome=\"busy\"} %zu\n"
+			 "nccl_bot_ship_total{outcome=\"refused\"} %zu\n"
+			 "nccl_bot_ship_total{outcome=\"failed\"} %zu\n"
+			 "nccl_bot_ship_total{outcome=\"left\"} %zu\n",
+			 r->shipped, r->duplicate, r->conflict, r->busy, r->refused, r->failed,
+			 r->left);
+
+	if (bot_metrics_write(dir, "nccl-bot-ship.prom", text, (size_t)n, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: ship: metrics: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+int bot_cmd_ship(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "outbox", required_argument, NULL, 'o' },
+		{ "state", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "ship-command", required_argument, NULL, 'c' },
+		{ "metrics-dir", required_argument, NULL, 'm' },
+		{ "config", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bot_ship_opts o = { NULL, NULL, 60, NULL };
+	struct bot_log log = { bot_cmd_log, "ship" };
+	struct bot_ship_result r;
+	const char *metrics = NULL, *config = NULL;
+	uint64_t v;
+	int c, e;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.outbox = optarg;
+			break;
+		case 's':
+			o.state = optarg;
+			break;
+		case 't':
+			if ((e = bot_set_range(optarg, 1, 86400, &v)) < 0)
+				return bot_cmd_bad_value("ship", "--timeout", optarg, BOT_SET_NUMBER,
+							 "from 1 to 86400", e, 0);
+			o.timeout = (double)v;
+			break;
+		case 'c':
+			o.command = optarg;
+			break;
+		case 'm':
+			metrics = optarg;
+			break;
+		case 'C':
+			config = optarg;
+			break;
+		case 'h':
+			ship_usage(stdout);
+			return 0;
+		default:
+			ship_usage(stderr);
+			return 2;
+		}
+	}
+	/* SITE CONFIG (learn/siteconf.h, at merge): read --config / NCCL_BOT_CONFIG /
+	 * /etc/nccl-bot/site.yaml here and fill outbox_dir, state_dir, ship_command
+	 * and metrics_dir where no option set them. */
+	if (config) {
+		fprintf(stderr, "nccl-bot: ship: --config %s: this build has no site "
+			"configuration reader yet; pass the options\n", config);
+		return 2;
+	}
+	if (!o.state)
+		o.state = getenv("NCCL_BOT_STATE");
+	if (optind < argc || !o.outbox || ((!o.command || !*o.command) && (!o.state || !*o.state))) {
+		fprintf(stderr, "nccl-bot: ship: %s\n", optind < argc ? "unexpected argument" :
+			"--outbox and --state (or --ship-command) are required");
+		ship_usage(stderr);
+		return 2;
+	}
+	if (bot_ship_run(&o, &r, &log) < 0)
+		return 1;
+	fprintf(stderr, "nccl-bot: ship: %s: %zu shipped, %zu already there, %zu busy, %zu "
+		"conflicting, %zu refused, %zu failed, %zu left%s\n", o.outbox, r.shipped,
+		r.duplicate, r.busy, r.conflict, r.refused, r.failed, r.left,
+		r.timed_out ? " (timeout: the rest waits for the next run)" : "");
+	if (metrics && write_metrics(metrics, &r) < 0)
+		return 1;
+	return r.conflict || r.refused || r.failed ? 1 : 0;
+}
