@@ -201,6 +201,10 @@ static int build_table(const struct bot_stepenv_req *r, struct bot_stepenv *out,
 					sizeof(err));
 		if (rc < 0)
 			bot_log_msg(log, BOT_LOG_ERROR, "%s", err);
+		else if (out->compile.files == 0)	/* a first job has none yet: fine, but say so */
+			bot_log_msg(log, BOT_LOG_WARN, "no spool file (*.spool) in %s%s: the table "
+				    "is the prior's", r->spool[0], r->nspool > 1 ? " and the other "
+				    "paths named" : "");
 		break;
 	case BOT_STEPENV_STATE:
 		rc = from_state(r, out, t, log);
