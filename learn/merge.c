@@ -89,7 +89,10 @@ static int merge_into(struct bot_state *next, const struct bot_state *cur, const
 			    cur->fabric, halved);
 	next->rounds = cur->rounds + 1;
 	next->parent = bot_state_snap_digest(from);
-	next->ledger = 0;		/* no compactor ledger goes with a state add */
+	/* the compactor's ledger (its dedup set and the window's use) goes on
+	 * with the fabric: a state add between two compactions must not make
+	 * the next one forget what it merged */
+	next->ledger = cur->ledger;
 	next->epoch = cur->epoch;	/* the decay its statistics went through */
 	/* sorted already: one copy; the batch's sorted and merged once */
 	if (bot_state_add_sources(next, cur->src, cur->nsources) < 0 ||
