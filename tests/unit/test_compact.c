@@ -524,6 +524,27 @@ START_TEST(t_impossible)
 	ck_assert(why_has(name, "disagree on the uid"));
 	ck_assert(why_has("junk.nbd", "junk.nbd"));
 	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	{
+		/* provenance: quarantines before the fabric is known go to the top-level
+		 * log (admin-only), the others to the fabric's */
+		char p[BOT_TEST_PATH_MAX], fp[BOT_TEST_PATH_MAX], line[512];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "%s/.ledger/provenance.log", state);
+		snprintf(fp, sizeof(fp), "%s/.ledger/%s/provenance.log", state, FABRIC);
+		ck_assert(file_has(p, " quarantined unreadable junk.nbd - - - -\n"));
+		ck_assert(file_has(p, " quarantined inconsistent-step c1.304.0.0.n0.nbd 1000 - n0 f1\n"));
+		snprintf(line, sizeof(line), " quarantined inconsistent-step %s 1001 - n1 f1\n", name);
+		ck_assert(file_has(p, line));
+		ck_assert(!file_has(p, "impossible-context"));
+		ck_assert(file_has(fp, " quarantined impossible-context c1.300.0.0.n0.nbd 1000 - n0 f1"));
+		ck_assert(!file_has(fp, "junk.nbd"));
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0600);
+		snprintf(p, sizeof(p), "%s/.ledger", state);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0700);
+	}
 
 	/* the same name quarantined again never overwrites the first */
 	bot_test_write(inbox, "junk.nbd", "still not a delta", 17);
@@ -649,6 +670,12 @@ START_TEST(t_prior_fabrics)
 	ck_assert_uint_eq(r.by_reason[BOT_Q_FABRIC], 1);
 	bot_compact_result_free(&r);
 	ck_assert(why_has("c1.1102.0.0.n0.nbd", "fabric f1 is not in the site's fabric list"));
+	{
+		char p[BOT_TEST_PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/.ledger/provenance.log", state);
+		ck_assert(file_has(p, " quarantined unknown-fabric c1.1102.0.0.n0.nbd 1000 - n0 f1\n"));
+	}
 	(void)site;
 }
 END_TEST
