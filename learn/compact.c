@@ -56,6 +56,41 @@ const char *bot_compact_reason_name(int reason)
 	return reason >= 0 && reason < BOT_Q_NREASONS ? reason_names[reason] : "unknown";
 }
 
+/* ---- provenance text ------------------------------------------------------------ */
+
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	for (;;) {
+		va_start(ap, fmt);
+		k = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0)
+			return;
+		if (t->p && t->n + (size_t)k < t->cap) {
+			t->n += (size_t)k;
+			return;
+		}
+		{
+			size_t nc = (t->cap ? t->cap * 2 : 4096) + (size_t)k;
+			char *np = realloc(t->p, nc);
+
+			if (!np)
+				return;
+			t->p = np;
+			t->cap = nc;
+		}
+	}
+}
+
 /* One delta of the inbox, as its header says (records are read again at
  * merge time, one step at a time, so memory is bounded by a step). */
 struct item {
@@ -83,7 +118,21 @@ struct run {
 	size_t nit;
 	struct group *g;
 	size_t ng;
+	struct text early;		/* provenance of quarantines before a fabric */
 };
+
+/* A file name as one word of a provenance line: a byte outside
+ * [A-Za-z0-9._+-] (a blank, a control character) becomes '?'. */
+static const char *word(char *dst, size_t cap, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i + 1 < cap; i++)
+		dst[i] = (src[i] >= 'a' && src[i] <= 'z') || (src[i] >= 'A' && src[i] <= 'Z') ||
+			 (src[i] >= '0' && src[i] <= '9') || strchr("._+-", src[i]) ? src[i] : '?';
+	dst[i] = 0;
+	return dst;
+}
 
 /* ---- quarantine ------------------------------------------------------------ */
 
@@ -133,6 +182,47 @@ static int quarantine(struct run *x, struct item *it, int reason, const char *wh
 	x->r->by_reason[reason]++;
 	bot_log_msg(x->log, BOT_LOG_WARN, "quarantined %s: %s", it->name, why);
 	return 0;
+}
+
+/*
+ * A quarantine before the delta's fabric is known to be sound (unreadable,
+ * an inconsistent step, a fabric outside the site's list): moved as usual,
+ * and its provenance line kept for <state>/.ledger/provenance.log (what
+ * the header does not say, because the reader refused it, is "-").
+ */
+static void quarantine_early(struct run *x, struct item *it, int reason, const char *why,
+			     int hdr_ok)
+{
+	char name[BOT_DELTA_NAME_MAX + 16];
+
+	if (quarantine(x, it, reason, why) < 0)
+		return;
+	word(name, sizeof(name), it->name);
+	if (hdr_ok)
+		text_add(&x->early, "%lld quarantined %s %s %u %s %s %s\n", (long long)x->now,
+			 bot_compact_reason_name(reason), name, it->h.uid,
+			 it->h.account[0] ? it->h.account : "-", it->h.node, it->h.fabric);
+	else
+		text_add(&x->early, "%lld quarantined %s %s - - - -\n", (long long)x->now,
+			 bot_compact_reason_name(reason), name);
+}
+
+/* Append the early quarantines' lines to <state>/.ledger/provenance.log
+ * (0600 in a 0700 directory); a failure is a warning (the .why stays). */
+static void flush_early(struct run *x)
+{
+	char err[ERRMAX], path[4200];
+	int top;
+
+	if (!x->early.n)
+		return;
+	top = bot_ledger_open_dir(x->c->state, NULL, path, sizeof(path), err, sizeof(err));
+	if (top < 0 || bot_ledger_provenance(top, path, x->early.p, x->early.n, err,
+					     sizeof(err)) < 0)
+		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
+	if (top >= 0)
+		close(top);
+	x->early.n = 0;
 }
 
 /* ---- listing and grouping ----------------------------------------------------- */
@@ -202,7 +292,7 @@ static int list_inbox(struct run *x)
 			/* gone meanwhile (nobody else removes inbox files): nothing to do */
 			if (fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
 				bot_log_esc_inplace(err, sizeof(err));
-				quarantine(x, it, BOT_Q_UNREADABLE, err);
+				quarantine_early(x, it, BOT_Q_UNREADABLE, err, 0);
 			}
 			free(names[i]);
 			continue;
@@ -260,7 +350,7 @@ static int make_groups(struct run *x)
 				 "the %s", x->it[i].h.cluster, x->it[i].h.job, x->it[i].h.restart,
 				 x->it[i].h.step, bad);
 			for (size_t k = i; k < j; k++)
-				quarantine(x, &x->it[k], BOT_Q_GROUP, why);
+				quarantine_early(x, &x->it[k], BOT_Q_GROUP, why, 1);
 		} else if (x->c->nfabrics &&
 			   !in_list(x->it[i].h.fabric, x->c->fabrics, x->c->nfabrics)) {
 			char why[ERRMAX];
@@ -268,7 +358,7 @@ static int make_groups(struct run *x)
 			snprintf(why, sizeof(why), "fabric %s is not in the site's fabric list",
 				 x->it[i].h.fabric);
 			for (size_t k = i; k < j; k++)
-				quarantine(x, &x->it[k], BOT_Q_FABRIC, why);
+				quarantine_early(x, &x->it[k], BOT_Q_FABRIC, why, 1);
 		} else {
 			x->g[x->ng++] = (struct group){ i, j - i, order };
 		}
@@ -476,39 +566,6 @@ static void decay_windows(struct bot_kb *kb, uint64_t windows)
 }
 
 /* ---- one fabric ---------------------------------------------------------------- */
-
-struct text {
-	char *p;
-	size_t n, cap;
-};
-
-static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	for (;;) {
-		va_start(ap, fmt);
-		k = vsnprintf(t->p ? t->p + t->n : NULL, t->p ? t->cap - t->n : 0, fmt, ap);
-		va_end(ap);
-		if (k < 0)
-			return;
-		if (t->p && t->n + (size_t)k < t->cap) {
-			t->n += (size_t)k;
-			return;
-		}
-		{
-			size_t nc = (t->cap ? t->cap * 2 : 4096) + (size_t)k;
-			char *np = realloc(t->p, nc);
-
-			if (!np)
-				return;
-			t->p = np;
-			t->cap = nc;
-		}
-	}
-}
 
 /* time outcome reason name uid account node fabric */
 static void prov(struct run *x, struct text *t, const struct item *it, const char *outcome,
@@ -817,7 +874,7 @@ static int cmp_fab(const void *a, const void *b)
 int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result *r,
 		    const struct bot_log *log)
 {
-	struct run x = { c, r, log, -1, -1, "", "", 0, 0, NULL, 0, NULL, 0 };
+	struct run x = { c, r, log, -1, -1, "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 } };
 	struct bot_lease lease;
 	char err[ERRMAX];
 	size_t *gi = NULL;
@@ -842,7 +899,9 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 	}
 	x.now = c->now >= 0 ? c->now : (int64_t)time(NULL);
 	x.wnow = (uint64_t)(x.now > 0 ? x.now : 0) / c->window;
-	if (open_dirs(&x) < 0 || list_inbox(&x) < 0 || make_groups(&x) < 0) {
+	rc = open_dirs(&x) < 0 || list_inbox(&x) < 0 || make_groups(&x) < 0;
+	flush_early(&x);
+	if (rc) {
 		r->failed = 1;
 		goto out;
 	}
@@ -890,6 +949,7 @@ out:
 		free(x.it[i].name);
 	free(x.it);
 	free(x.g);
+	free(x.early.p);
 	free(gi);
 	if (x.infd >= 0)
 		close(x.infd);

@@ -18,12 +18,13 @@
  * and calls per (context, arm) in the window, and merge (a bin that would
  * pass 2^32-1 halves its arm). Then write the ledger, publish the snapshot
  * naming it, and only then remove the merged deltas from the inbox and
- * append provenance lines.
+ * append provenance lines (those of deltas quarantined before their fabric
+ * was known, once the inbox is grouped, to <state>/.ledger/provenance.log).
  *
  * Every knob is a field of struct bot_compact_conf (defaults by
- * bot_compact_conf_default); the tool fills it from its options and, at
- * merge, from the site configuration (learn/siteconf.h). Reports through
- * the caller's log; the one-line summaries are the tool's.
+ * bot_compact_conf_default); the tool fills it from the site configuration
+ * (learn/siteconf.h) and its options over it (tools/cmd_compact.c).
+ * Reports through the caller's log; the one-line summaries are the tool's.
  */
 #ifndef BOT_LEARN_COMPACT_H
 #define BOT_LEARN_COMPACT_H

@@ -399,7 +399,7 @@ int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t 
 {
 	int dfd, top, fd;
 
-	if (!bot_state_fabric_ok(fabric))
+	if (fabric && !bot_state_fabric_ok(fabric))
 		return bot_log_errf(err, errlen, "fabric name '%s' is not "
 				    "[a-z0-9][a-z0-9._-]{0,63}", fabric);
 	if ((size_t)snprintf(path, pathlen, "%s/.ledger", dir) >= pathlen)
@@ -409,8 +409,8 @@ int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t 
 		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(errno));
 	top = open_sub(dfd, ".ledger", path, err, errlen);
 	close(dfd);
-	if (top < 0)
-		return -1;
+	if (top < 0 || !fabric)
+		return top;
 	snprintf(path, pathlen, "%s/.ledger/%s", dir, fabric);
 	fd = open_sub(top, fabric, path, err, errlen);
 	close(top);

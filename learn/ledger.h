@@ -6,6 +6,7 @@
  *
  *   <state>/.ledger/<fabric>/ledger-<digest>.nbl   (0600; dirs 0700)
  *   <state>/.ledger/<fabric>/provenance.log        (0600, appended)
+ *   <state>/.ledger/provenance.log                 (the same, fabric unknown)
  *
  * Owns the binary layout (magic NBLEDGR1, version 1, canonical: one ledger,
  * one byte string, so the name's digest names the content), its bounded,
@@ -99,7 +100,8 @@ void bot_ledger_file_name(uint64_t digest, char name[BOT_LEDGER_NAME_MAX]);
 /*
  * The fabric's ledger directory <dir>/.ledger/<fabric> as a directory fd,
  * never through a link, made 0700 (both levels) when missing; its path in
- * path. -1 with err.
+ * path. fabric NULL: <dir>/.ledger itself (its provenance.log holds the
+ * deltas quarantined before their fabric was known). -1 with err.
  */
 int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t pathlen,
 			char *err, size_t errlen);

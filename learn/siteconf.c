@@ -275,6 +275,8 @@ int bot_siteconf_load(const char *path, struct bot_siteconf *c, char *err, size_
 	struct stat st;
 
 	bot_siteconf_defaults(c);
+	if (!path && env && !strcmp(env, BOT_SITECONF_ENV_NONE))
+		return 0;	/* no file at all: tests, or a site without one */
 	if (!path && env && *env)
 		path = env;
 	if (!path) {

@@ -3,8 +3,10 @@
  * 1): one optional YAML file read by ship, compact and the SPANK plugin.
  *
  * Owns its keys, their defaults and ranges, and where the file is looked
- * for: the caller's path (`--config FILE`), else NCCL_BOT_CONFIG, else
- * BOT_SITECONF_DEFAULT when it exists, else every default. Read with the
+ * for: the caller's path (`--config FILE`), else NCCL_BOT_CONFIG (the
+ * word "none": no file, every default; what tests set so that they never
+ * read the host's file), else BOT_SITECONF_DEFAULT when it exists, else
+ * every default. Read with the
  * bounded reader (learn/yamlin.h: at most 1 MiB, depth 8, 65,536 scalars,
  * no aliases, anchors, tags or duplicate keys); numbers follow section
  * 11's grammar (common/settings.h); an unknown key is refused naming its
@@ -20,6 +22,7 @@
 
 #define BOT_SITECONF_DEFAULT "/etc/nccl-bot/site.yaml"
 #define BOT_SITECONF_ENV "NCCL_BOT_CONFIG"
+#define BOT_SITECONF_ENV_NONE "none"	/* NCCL_BOT_CONFIG=none: read no file */
 #define BOT_SITECONF_MAX_BYTES ((size_t)1 << 20)
 #define BOT_SITECONF_MAX_SCALARS 65536
 #define BOT_SITECONF_STR_MAX 4096	/* a path or a command, NUL included */
@@ -60,8 +63,8 @@ void bot_siteconf_free(struct bot_siteconf *c);
 
 /*
  * Load the configuration: path (`--config`), or NULL for the lookup above.
- * A path given (or NCCL_BOT_CONFIG) must exist; the default file may be
- * absent. The file must be a regular file with one link, owned by root or
+ * A path given (or NCCL_BOT_CONFIG, unless "none") must exist; the default
+ * file may be absent. The file must be a regular file with one link, owned by root or
  * by the caller. 0 with *c filled (bot_siteconf_free), or -1 with
  * "FILE:LINE:COL: reason" in err and *c holding the defaults.
  */

@@ -10,6 +10,7 @@
 
 #include "common/settings.h"
 #include "learn/log.h"
+#include "learn/siteconf.h"
 
 int bot_cmd_env(int argc, char **argv);
 int bot_cmd_harvest(int argc, char **argv);
@@ -33,5 +34,23 @@ void bot_cmd_log(void *arg, int level, const char *msg);
  */
 int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum bot_set_kind kind,
 		      const char *range, int err, size_t bad);
+
+/* An option that overrides a key of the site configuration. */
+struct bot_cmd_override {
+	const char *key;	/* the file's key ("user_cap") */
+	const char *opt;	/* the option ("--user-cap"), for messages */
+	const char *value;
+};
+
+/*
+ * The site configuration of a command (tools/cmd_siteconf.c): loaded from
+ * path (`--config`) or the lookup of learn/siteconf.h, then each override
+ * applied in order with bot_siteconf_set. 0 with *sc filled (the caller
+ * frees it), or 2 (a usage error: the command does not run) after
+ * printing "nccl-bot: CMD: site configuration: FILE:LINE:COL: reason" or
+ * "nccl-bot: CMD: OPT 'VALUE': key: reason".
+ */
+int bot_cmd_siteconf(const char *cmd, const char *path, const struct bot_cmd_override *ov,
+		     size_t nov, struct bot_siteconf *sc);
 
 #endif

@@ -3,17 +3,22 @@
  * fabric's learned state (doc/formats.md section 14; learn/compact.h does
  * the work).
  *
- *   nccl-bot compact --state DIR [--wait] [--fabric F]... [--now T]
+ *   nccl-bot compact [--state DIR] [--wait] [--fabric F]... [--now T]
  *                    [--window S] [--user-cap N] [--account-cap N]
  *                    [--dedup-windows N] [--settle S] [--max-wait S]
  *                    [--consensus-min N] [--retention N] [--metrics-dir DIR]
  *                    [--config FILE]
  *
+ * The knobs come from the site configuration (learn/siteconf.h: --config,
+ * NCCL_BOT_CONFIG, /etc/nccl-bot/site.yaml), each option overriding its
+ * key with the file's grammar and range (tools/cmd_siteconf.c). The state
+ * directory: --state, else NCCL_BOT_STATE, else the file's state_dir.
  * Prints on stdout one line per fabric it touched and one for the inbox.
  * Exit status: 0 when the run finished (quarantined deltas are outcomes,
  * counted, not errors) or another compactor holds the lease (said on
  * stderr); 1 on an error (a fabric's state, ledger or inbox unreadable or
- * unwritable: nothing published for it); 2 usage.
+ * unwritable: nothing published for it); 2 usage, a bad option value or a
+ * bad site configuration (named: file, line, column, problem).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,15 +35,17 @@
 static void compact_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot compact --state DIR [--wait] [--fabric F]... [options]\n"
+		"usage: nccl-bot compact [--state DIR] [--wait] [--fabric F]... [options]\n"
 		"\n"
 		"Merge the deltas of STATE/inbox into each fabric's state: one compactor per\n"
 		"state directory (a second one exits 0 at once, or waits with --wait).\n"
+		"Defaults come from the site configuration; each option overrides its key.\n"
 		"\n"
-		"  --state DIR          the state directory (default $NCCL_BOT_STATE)\n"
+		"  --state DIR          the state directory (default $NCCL_BOT_STATE, else\n"
+		"                       state_dir of the site configuration)\n"
 		"  --wait               wait for the lease instead of exiting\n"
 		"  --fabric F           only this fabric (repeatable); others stay in the inbox\n"
-		"  --window S           seconds of a bounded-influence window (default 86400)\n"
+		"  --window S           seconds of a bounded-influence window, >= 60 (86400)\n"
 		"  --user-cap N         samples per (context, arm), window and uid (4096)\n"
 		"  --account-cap N      the same per trusted account (4 x user-cap)\n"
 		"  --dedup-windows N    windows the ledger remembers merged deltas (14)\n"
@@ -48,13 +55,15 @@ static void compact_usage(FILE *f)
 		"  --retention N        ledger files kept per fabric, >= 2 (8)\n"
 		"  --metrics-dir DIR    write DIR/nccl-bot-compact.prom (Prometheus textfile)\n"
 		"  --now T              the time, unix seconds (tests)\n"
-		"  --config FILE        site configuration (read once the YAML reader is merged)\n");
+		"  --config FILE        the site configuration (default $NCCL_BOT_CONFIG, else\n"
+		"                       /etc/nccl-bot/site.yaml when it exists; NCCL_BOT_CONFIG=none:\n"
+		"                       no file)\n");
 }
 
-static int write_metrics(const char *dir, const char *state, const struct bot_compact_result *r,
-			 double secs, size_t backlog)
+static int write_metrics(const char *dir, const char *state, int64_t now_opt,
+			 const struct bot_compact_result *r, double secs, size_t backlog)
 {
-	time_t now = time(NULL);
+	time_t now = now_opt >= 0 ? (time_t)now_opt : time(NULL);
 	char *text = NULL, err[768];
 	size_t len = 0, merged = 0, dup = 0;
 	FILE *m = open_memstream(&text, &len);
@@ -73,9 +82,13 @@ static int write_metrics(const char *dir, const char *state, const struct bot_co
 	for (int k = 0; k < BOT_Q_NREASONS; k++)
 		fprintf(m, "nccl_bot_deltas_total{outcome=\"quarantined\",reason=\"%s\"} %zu\n",
 			bot_compact_reason_name(k), r->by_reason[k]);
-	fprintf(m, "# TYPE nccl_bot_inbox_backlog gauge\nnccl_bot_inbox_backlog %zu\n"
+	fprintf(m, "# HELP nccl_bot_inbox_backlog Deltas left in the inbox after the run.\n"
+		"# TYPE nccl_bot_inbox_backlog gauge\nnccl_bot_inbox_backlog %zu\n"
+		"# HELP nccl_bot_inbox_oldest_seconds Age of the oldest delta left in the inbox.\n"
 		"# TYPE nccl_bot_inbox_oldest_seconds gauge\nnccl_bot_inbox_oldest_seconds %"
-		PRIu64 "\n# TYPE nccl_bot_snapshot_age_seconds gauge\n", backlog, r->oldest_s);
+		PRIu64 "\n# HELP nccl_bot_snapshot_age_seconds Seconds since a fabric's current "
+		"snapshot was published.\n# TYPE nccl_bot_snapshot_age_seconds gauge\n", backlog,
+		r->oldest_s);
 	for (size_t i = 0; i < r->nfab; i++) {
 		char cur[4200];
 		struct stat st;
@@ -87,7 +100,8 @@ static int write_metrics(const char *dir, const char *state, const struct bot_co
 				r->fab[i].fabric, (long long)(now > st.st_mtime ?
 							      now - st.st_mtime : 0));
 	}
-	fprintf(m, "# TYPE nccl_bot_compact_duration_seconds gauge\n"
+	fprintf(m, "# HELP nccl_bot_compact_duration_seconds Seconds the run took.\n"
+		"# TYPE nccl_bot_compact_duration_seconds gauge\n"
 		"nccl_bot_compact_duration_seconds %.3f\n", secs);
 	fclose(m);
 	rc = bot_metrics_write(dir, "nccl-bot-compact.prom", text, len, err, sizeof(err));
@@ -106,6 +120,42 @@ static int number(const char *opt, const char *v, uint64_t lo, uint64_t hi, uint
 		snprintf(range, sizeof(range), "from %" PRIu64 " to %" PRIu64, lo, hi);
 		return bot_cmd_bad_value("compact", opt, v, BOT_SET_NUMBER, range, e, 0);
 	}
+	return 0;
+}
+
+/* The options that override a key of the site configuration. */
+static const struct { int opt; const char *key, *name; } conf_opts[] = {
+	{ 'W', "window", "--window" },
+	{ 'u', "user_cap", "--user-cap" },
+	{ 'a', "account_cap", "--account-cap" },
+	{ 'd', "dedup_windows", "--dedup-windows" },
+	{ 'S', "settle", "--settle" },
+	{ 'M', "max_wait", "--max-wait" },
+	{ 'c', "consensus_min", "--consensus-min" },
+	{ 'r', "retention", "--retention" },
+};
+#define NCONF_OPTS (sizeof(conf_opts) / sizeof(conf_opts[0]))
+
+/* conf from the site configuration: every knob, and the fabric list
+ * (pointers into sc, which must outlive conf). */
+static int conf_from_site(struct bot_compact_conf *conf, const struct bot_siteconf *sc,
+			  const char ***fabrics)
+{
+	conf->window = sc->window;
+	conf->user_cap = sc->user_cap;
+	conf->account_cap = sc->account_cap;
+	conf->dedup_windows = sc->dedup_windows;
+	conf->settle = sc->settle;
+	conf->max_wait = sc->max_wait;
+	conf->consensus_min = sc->consensus_min;
+	conf->retention = (unsigned)sc->retention;
+	*fabrics = calloc(sc->nfabrics + 1, sizeof(**fabrics));
+	if (!*fabrics)
+		return -1;
+	for (size_t i = 0; i < sc->nfabrics; i++)
+		(*fabrics)[i] = sc->fabrics[i];
+	conf->fabrics = *fabrics;
+	conf->nfabrics = sc->nfabrics;
 	return 0;
 }
 
@@ -132,20 +182,35 @@ int bot_cmd_compact(int argc, char **argv)
 	struct bot_compact_conf conf;
 	struct bot_compact_result r;
 	struct bot_log log = { bot_cmd_log, "compact" };
-	const char **only = NULL, *metrics = NULL, *config = NULL;
+	struct bot_siteconf sc;
+	struct bot_cmd_override *ov = NULL;
+	const char **only = NULL, **fabrics = NULL, *metrics = NULL, *config = NULL;
 	struct timespec t0, t1;
-	size_t nonly = 0, backlog;
-	int c, rc, account_set = 0;
+	size_t nonly = 0, nov = 0, backlog;
+	int c, rc;
 	uint64_t v;
 
 	bot_compact_conf_default(&conf);
 	only = calloc((size_t)argc + 1, sizeof(*only));
-	if (!only)
+	ov = calloc((size_t)argc + 1, sizeof(*ov));
+	if (!only || !ov) {
+		free(only);
+		free(ov);
 		return 1;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		rc = 0;
+		for (size_t k = 0; k < NCONF_OPTS; k++)
+			if (conf_opts[k].opt == c) {
+				/* applied over the site configuration once it is read */
+				ov[nov++] = (struct bot_cmd_override){ conf_opts[k].key,
+								       conf_opts[k].name, optarg };
+				c = 0;
+			}
 		switch (c) {
+		case 0:
+			break;
 		case 's':
 			conf.state = optarg;
 			break;
@@ -159,34 +224,6 @@ int bot_cmd_compact(int argc, char **argv)
 			if (!(rc = number("--now", optarg, 0, INT64_MAX, &v)))
 				conf.now = (int64_t)v;
 			break;
-		case 'W':
-			rc = number("--window", optarg, 1, UINT32_MAX, &conf.window);
-			break;
-		case 'u':
-			rc = number("--user-cap", optarg, 1, UINT32_MAX, &conf.user_cap);
-			if (!rc && !account_set)
-				conf.account_cap = 4 * conf.user_cap;
-			break;
-		case 'a':
-			rc = number("--account-cap", optarg, 1, UINT32_MAX, &conf.account_cap);
-			account_set = 1;
-			break;
-		case 'd':
-			rc = number("--dedup-windows", optarg, 1, 100000, &conf.dedup_windows);
-			break;
-		case 'S':
-			rc = number("--settle", optarg, 0, UINT32_MAX, &conf.settle);
-			break;
-		case 'M':
-			rc = number("--max-wait", optarg, 0, UINT32_MAX, &conf.max_wait);
-			break;
-		case 'c':
-			rc = number("--consensus-min", optarg, 1, 1u << 20, &conf.consensus_min);
-			break;
-		case 'r':
-			if (!(rc = number("--retention", optarg, 2, 1000, &v)))
-				conf.retention = (unsigned)v;
-			break;
 		case 'm':
 			metrics = optarg;
 			break;
@@ -196,33 +233,50 @@ int bot_cmd_compact(int argc, char **argv)
 		case 'h':
 			compact_usage(stdout);
 			free(only);
+			free(ov);
 			return 0;
 		default:
 			compact_usage(stderr);
 			free(only);
+			free(ov);
 			return 2;
 		}
 		if (rc) {
 			free(only);
+			free(ov);
 			return rc;
 		}
 	}
-	/* SITE CONFIG (learn/siteconf.h, at merge): read --config / NCCL_BOT_CONFIG /
-	 * /etc/nccl-bot/site.yaml here, before the options above are applied, and
-	 * fill conf (state_dir, window, user_cap, account_cap, dedup_windows,
-	 * settle, max_wait, consensus_min, retention, fabrics) and metrics_dir. */
-	if (config) {
-		fprintf(stderr, "nccl-bot: compact: --config %s: this build has no site "
-			"configuration reader yet; pass the options\n", config);
+	if (optind < argc) {
+		fprintf(stderr, "nccl-bot: compact: unexpected argument\n");
+		compact_usage(stderr);
 		free(only);
+		free(ov);
 		return 2;
+	}
+	rc = bot_cmd_siteconf("compact", config, ov, nov, &sc);
+	free(ov);
+	if (rc) {
+		free(only);
+		return rc;
+	}
+	if (conf_from_site(&conf, &sc, &fabrics) < 0) {
+		bot_siteconf_free(&sc);
+		free(only);
+		return 1;
 	}
 	if (!conf.state)
 		conf.state = getenv("NCCL_BOT_STATE");
-	if (optind < argc || !conf.state || !*conf.state) {
-		fprintf(stderr, "nccl-bot: compact: %s\n", optind < argc ? "unexpected argument" :
-			"--state is required");
+	if ((!conf.state || !*conf.state) && (sc.set & (1u << BOT_SITECONF_STATE_DIR)))
+		conf.state = sc.state_dir;
+	if (!metrics && sc.metrics_dir[0])
+		metrics = sc.metrics_dir;
+	if (!conf.state || !*conf.state) {
+		fprintf(stderr, "nccl-bot: compact: --state is required (or NCCL_BOT_STATE, or "
+			"state_dir in the site configuration)\n");
 		compact_usage(stderr);
+		free(fabrics);
+		bot_siteconf_free(&sc);
 		free(only);
 		return 2;
 	}
@@ -234,6 +288,8 @@ int bot_cmd_compact(int argc, char **argv)
 	if (r.busy) {
 		fprintf(stderr, "nccl-bot: compact: another compactor holds the lease: %s\n",
 			r.holder);
+		free(fabrics);
+		bot_siteconf_free(&sc);
 		free(only);
 		return 0;
 	}
@@ -252,9 +308,11 @@ int bot_cmd_compact(int argc, char **argv)
 	printf("compact: inbox: %zu delta(s) listed, %zu quarantined, %zu left\n", r.inbox,
 	       r.quarantined, backlog);
 	if (metrics)
-		write_metrics(metrics, conf.state, &r, (double)(t1.tv_sec - t0.tv_sec) +
+		write_metrics(metrics, conf.state, conf.now, &r, (double)(t1.tv_sec - t0.tv_sec) +
 			      (t1.tv_nsec - t0.tv_nsec) / 1e9, backlog);
 	bot_compact_result_free(&r);
+	free(fabrics);
+	bot_siteconf_free(&sc);
 	free(only);
 	return rc < 0 ? 1 : 0;
 }

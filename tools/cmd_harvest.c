@@ -2,8 +2,12 @@
  * cmd_harvest.c - `nccl-bot harvest`: one step's spool files on this node
  * into one delta in an outbox, outside Slurm (doc/formats.md section 13).
  *
- *   nccl-bot harvest --outbox DIR --fabric F [--cluster C] [--job J]
- *                    [--node N] [--restart R] [--step S] [--nodes N] SPOOL...
+ *   nccl-bot harvest [--outbox DIR] --fabric F [--cluster C] [--job J]
+ *                    [--node N] [--restart R] [--step S] [--nodes N]
+ *                    [--config FILE] SPOOL...
+ *
+ * Without --outbox the site configuration's outbox_dir is used (the file
+ * is read only then, or with --config: learn/siteconf.h).
  *
  * The work is learn/harvest.h's bot_harvest_run: the spool files are read
  * in a child (as the invoking user, the files' expected owner), validated
@@ -31,8 +35,8 @@
 static void harvest_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot harvest --outbox DIR --fabric F [--cluster C] [--job J] [--node N]\n"
-		"                        [--restart R] [--step S] [--nodes N] SPOOL...\n"
+		"usage: nccl-bot harvest [--outbox DIR] --fabric F [--cluster C] [--job J] [--node N]\n"
+		"                        [--restart R] [--step S] [--nodes N] [--config FILE] SPOOL...\n"
 		"\n"
 		"  Validate one job step's spool files on this node (SPOOL: a directory of\n"
 		"  *.spool files, or files) and write them as one delta into the outbox,\n"
@@ -42,7 +46,8 @@ static void harvest_usage(FILE *f)
 		"  Exit status 0: a delta was written; 1: nothing was written (no valid spool\n"
 		"  file, a delta of that name exists, a bound or an error); 2: usage.\n"
 		"\n"
-		"  --outbox DIR   where the delta goes (an existing directory)\n"
+		"  --outbox DIR   where the delta goes (an existing directory; default outbox_dir\n"
+		"                 of the site configuration, when it sets one)\n"
 		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,62}\n"
 		"  --cluster C    cluster name, [A-Za-z0-9._-]{1,63} (default local)\n"
 		"  --job J        job string, [A-Za-z0-9_+-]{1,63} (default j + 15 hex digits\n"
@@ -51,7 +56,9 @@ static void harvest_usage(FILE *f)
 		"  --restart R    the job's restart count (default 0)\n"
 		"  --step S       step id 0..4294967280, or batch, extern, interactive (default 0)\n"
 		"  --nodes N      the step's nodes, >= 1 (default 1): records of communicators\n"
-		"                 spanning more nodes are refused\n");
+		"                 spanning more nodes are refused\n"
+		"  --config FILE  the site configuration (default $NCCL_BOT_CONFIG, else\n"
+		"                 /etc/nccl-bot/site.yaml when it exists; read only for outbox_dir)\n");
 }
 
 /* A decimal u32 in [lo, hi]: 0, or -1. */
@@ -169,13 +176,16 @@ int bot_cmd_harvest(int argc, char **argv)
 		{ "restart", required_argument, NULL, 'r' },
 		{ "step", required_argument, NULL, 's' },
 		{ "nodes", required_argument, NULL, 'N' },
+		{ "config", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bot_harvest_req req;
 	struct bot_delta_hdr *id = &req.id;
 	char err[BOT_DELTA_ERR_MAX];
-	int c;
+	struct bot_siteconf sc;
+	const char *config = NULL;
+	int c, rc;
 
 	memset(&req, 0, sizeof(req));
 	strcpy(id->cluster, "local");
@@ -219,6 +229,9 @@ int bot_cmd_harvest(int argc, char **argv)
 			if (parse_u32(optarg, 1, UINT32_MAX, &id->step_nodes) < 0)
 				return bad_opt("--nodes", optarg, "a count >= 1");
 			break;
+		case 'C':
+			config = optarg;
+			break;
 		case 'h':
 			harvest_usage(stdout);
 			return 0;
@@ -229,6 +242,14 @@ int bot_cmd_harvest(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
+	bot_siteconf_defaults(&sc);
+	if (!req.outbox || config) {
+		if ((rc = bot_cmd_siteconf("harvest", config, NULL, 0, &sc)) != 0)
+			return rc;
+		if (!req.outbox && (sc.set & (1u << BOT_SITECONF_OUTBOX_DIR)) && sc.outbox_dir[0])
+			req.outbox = sc.outbox_dir;
+		bot_siteconf_free(&sc);	/* only the fabric list is allocated */
+	}
 	if (!req.outbox || !id->fabric[0] || argc < 1) {
 		fprintf(stderr, "nccl-bot: harvest: needs --outbox DIR, --fabric F and the step's "
 			"spool directories or files\n");

@@ -2,14 +2,17 @@
  * cmd_ship.c - `nccl-bot ship`: a node's outbox -> the state directory's
  * inbox (doc/formats.md section 14, "Ship"; learn/ship.h does the work).
  *
- *   nccl-bot ship --outbox DIR --state DIR [--timeout S] [--ship-command CMD]
+ *   nccl-bot ship [--outbox DIR] [--state DIR] [--timeout S] [--ship-command CMD]
  *                 [--metrics-dir DIR] [--config FILE]
  *
- * Prints one summary line on stderr. Exit status: 0 when every delta was
- * shipped or waits for the next run (busy, timeout); 1 when a delta was
- * kept because of a problem (a conflict in the inbox, a file that is not a
- * regular one, a failed copy or command) or the directories cannot be
- * opened; 2 usage.
+ * What the options leave out comes from the site configuration
+ * (learn/siteconf.h): outbox_dir, state_dir (after NCCL_BOT_STATE),
+ * ship_command, metrics_dir. Prints one summary line on stderr. Exit
+ * status: 0 when every delta was shipped or waits for the next run (busy,
+ * timeout); 1 when a delta was kept because of a problem (a conflict in
+ * the inbox, a file that is not a regular one, a failed copy or command)
+ * or the directories cannot be opened; 2 usage, or a bad site
+ * configuration (named: file, line, column, problem).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -24,7 +27,7 @@
 static void ship_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot ship --outbox DIR --state DIR [--timeout S] [--ship-command CMD]\n"
+		"usage: nccl-bot ship [--outbox DIR] [--state DIR] [--timeout S] [--ship-command CMD]\n"
 		"                     [--metrics-dir DIR] [--config FILE]\n"
 		"\n"
 		"Move every delta (*.nbd) of a node's outbox into STATE/inbox: copied under a\n"
@@ -32,14 +35,19 @@ static void ship_usage(FILE *f)
 		"already in the inbox with the same bytes is removed; with other bytes it is\n"
 		"kept and named. Idempotent and safe to run concurrently: run it from a timer.\n"
 		"\n"
-		"  --outbox DIR         the node's outbox\n"
-		"  --state DIR          the state directory (its inbox is made 0750 if missing)\n"
+		"  --outbox DIR         the node's outbox (default: outbox_dir of the site\n"
+		"                       configuration, when it sets one)\n"
+		"  --state DIR          the state directory (its inbox is made 0750 if missing;\n"
+		"                       default $NCCL_BOT_STATE, else state_dir of the site\n"
+		"                       configuration)\n"
 		"  --timeout S          seconds a run may take, 1..86400 (default 60); what is\n"
 		"                       left waits for the next run\n"
 		"  --ship-command CMD   hand each delta to CMD instead: `CMD... FILE`, split on\n"
 		"                       blanks, run without a shell; exit 0 = shipped (removed)\n"
 		"  --metrics-dir DIR    write DIR/nccl-bot-ship.prom (Prometheus textfile)\n"
-		"  --config FILE        site configuration (read once the YAML reader is merged)\n");
+		"  --config FILE        the site configuration (default $NCCL_BOT_CONFIG, else\n"
+		"                       /etc/nccl-bot/site.yaml when it exists; NCCL_BOT_CONFIG=none:\n"
+		"                       no file)\n");
 }
 
 static int write_metrics(const char *dir, const struct bot_ship_result *r)
@@ -80,9 +88,12 @@ int bot_cmd_ship(int argc, char **argv)
 	struct bot_ship_opts o = { NULL, NULL, 60, NULL };
 	struct bot_log log = { bot_cmd_log, "ship" };
 	struct bot_ship_result r;
+	struct bot_siteconf sc;
+	struct bot_cmd_override ov[1];
 	const char *metrics = NULL, *config = NULL;
+	size_t nov = 0;
 	uint64_t v;
-	int c, e;
+	int c, e, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -100,7 +111,9 @@ int bot_cmd_ship(int argc, char **argv)
 			o.timeout = (double)v;
 			break;
 		case 'c':
-			o.command = optarg;
+			/* the file's grammar: no control characters */
+			ov[0] = (struct bot_cmd_override){ "ship_command", "--ship-command", optarg };
+			nov = 1;
 			break;
 		case 'm':
 			metrics = optarg;
@@ -116,29 +129,42 @@ int bot_cmd_ship(int argc, char **argv)
 			return 2;
 		}
 	}
-	/* SITE CONFIG (learn/siteconf.h, at merge): read --config / NCCL_BOT_CONFIG /
-	 * /etc/nccl-bot/site.yaml here and fill outbox_dir, state_dir, ship_command
-	 * and metrics_dir where no option set them. */
-	if (config) {
-		fprintf(stderr, "nccl-bot: ship: --config %s: this build has no site "
-			"configuration reader yet; pass the options\n", config);
-		return 2;
-	}
-	if (!o.state)
-		o.state = getenv("NCCL_BOT_STATE");
-	if (optind < argc || !o.outbox || ((!o.command || !*o.command) && (!o.state || !*o.state))) {
-		fprintf(stderr, "nccl-bot: ship: %s\n", optind < argc ? "unexpected argument" :
-			"--outbox and --state (or --ship-command) are required");
+	if (optind < argc) {
+		fprintf(stderr, "nccl-bot: ship: unexpected argument\n");
 		ship_usage(stderr);
 		return 2;
 	}
-	if (bot_ship_run(&o, &r, &log) < 0)
+	if ((rc = bot_cmd_siteconf("ship", config, ov, nov, &sc)) != 0)
+		return rc;
+	if (!o.outbox && (sc.set & (1u << BOT_SITECONF_OUTBOX_DIR)) && sc.outbox_dir[0])
+		o.outbox = sc.outbox_dir;
+	if (!o.state)
+		o.state = getenv("NCCL_BOT_STATE");
+	if ((!o.state || !*o.state) && (sc.set & (1u << BOT_SITECONF_STATE_DIR)))
+		o.state = sc.state_dir;
+	o.command = sc.ship_command;
+	if (!metrics && sc.metrics_dir[0])
+		metrics = sc.metrics_dir;
+	if (!o.outbox || (!*o.command && (!o.state || !*o.state))) {
+		fprintf(stderr, "nccl-bot: ship: --outbox and --state (or --ship-command) are "
+			"required, or outbox_dir and state_dir (or ship_command) in the site "
+			"configuration\n");
+		ship_usage(stderr);
+		bot_siteconf_free(&sc);
+		return 2;
+	}
+	rc = bot_ship_run(&o, &r, &log);
+	if (rc < 0) {
+		bot_siteconf_free(&sc);
 		return 1;
+	}
 	fprintf(stderr, "nccl-bot: ship: %s: %zu shipped, %zu already there, %zu busy, %zu "
 		"conflicting, %zu refused, %zu failed, %zu left%s\n", o.outbox, r.shipped,
 		r.duplicate, r.busy, r.conflict, r.refused, r.failed, r.left,
 		r.timed_out ? " (timeout: the rest waits for the next run)" : "");
+	rc = r.conflict || r.refused || r.failed ? 1 : 0;
 	if (metrics && write_metrics(metrics, &r) < 0)
-		return 1;
-	return r.conflict || r.refused || r.failed ? 1 : 0;
+		rc = 1;
+	bot_siteconf_free(&sc);
+	return rc;
 }

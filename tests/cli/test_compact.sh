@@ -12,6 +12,7 @@ trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
 unset NCCL_BOT_STATE NCCL_BOT_TEST_CRASH_AT
+export NCCL_BOT_CONFIG=none	# never the host's /etc/nccl-bot/site.yaml
 
 ok() { pass=$((pass + 1)); echo "ok - $1"; }
 bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
@@ -41,7 +42,7 @@ expect "compact without --state" 2 "--state is required" -- "$bot" compact
 expect "compact bad cap" 2 "--user-cap '0'" -- "$bot" compact --state "$st" --user-cap 0
 expect "compact bad retention" 2 "--retention '1'" -- "$bot" compact --state "$st" --retention 1
 expect "ship bad timeout" 2 "--timeout" -- "$bot" ship --outbox "$ob" --state "$st" --timeout 1x
-expect "compact --config not yet" 2 "no site configuration reader" -- "$bot" compact --state "$st" --config /dev/null
+expect "compact --config missing" 2 "site configuration: .*nope.yaml" -- "$bot" compact --state "$st" --config "$tmp/nope.yaml"
 
 expect "ship empty outbox" 0 "0 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
 expect "compact empty inbox" 0 "inbox: 0 delta" -- "$bot" compact --state "$st"

@@ -9,6 +9,7 @@ set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 spool=$top_srcdir/tests/fuzz/corpus-spool
 bot=${NCCL_BOT:-./nccl-bot}
+export NCCL_BOT_CONFIG=none	# never the host's /etc/nccl-bot/site.yaml
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0

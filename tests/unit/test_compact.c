@@ -524,6 +524,27 @@ START_TEST(t_impossible)
 	ck_assert(why_has(name, "disagree on the uid"));
 	ck_assert(why_has("junk.nbd", "junk.nbd"));
 	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	{
+		/* provenance: quarantines before the fabric is known go to the top-level
+		 * log (admin-only), the others to the fabric's */
+		char p[BOT_TEST_PATH_MAX], fp[BOT_TEST_PATH_MAX], line[512];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "%s/.ledger/provenance.log", state);
+		snprintf(fp, sizeof(fp), "%s/.ledger/%s/provenance.log", state, FABRIC);
+		ck_assert(file_has(p, " quarantined unreadable junk.nbd - - - -\n"));
+		ck_assert(file_has(p, " quarantined inconsistent-step c1.304.0.0.n0.nbd 1000 - n0 f1\n"));
+		snprintf(line, sizeof(line), " quarantined inconsistent-step %s 1001 - n1 f1\n", name);
+		ck_assert(file_has(p, line));
+		ck_assert(!file_has(p, "impossible-context"));
+		ck_assert(file_has(fp, " quarantined impossible-context c1.300.0.0.n0.nbd 1000 - n0 f1"));
+		ck_assert(!file_has(fp, "junk.nbd"));
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0600);
+		snprintf(p, sizeof(p), "%s/.ledger", state);
+		ck_assert_int_eq(stat(p, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0700);
+	}
 
 	/* the same name quarantined again never overwrites the first */
 	bot_test_write(inbox, "junk.nbd", "still not a delta", 17);
@@ -649,6 +670,12 @@ START_TEST(t_prior_fabrics)
 	ck_assert_uint_eq(r.by_reason[BOT_Q_FABRIC], 1);
 	bot_compact_result_free(&r);
 	ck_assert(why_has("c1.1102.0.0.n0.nbd", "fabric f1 is not in the site's fabric list"));
+	{
+		char p[BOT_TEST_PATH_MAX];
+
+		snprintf(p, sizeof(p), "%s/.ledger/provenance.log", state);
+		ck_assert(file_has(p, " quarantined unknown-fabric c1.1102.0.0.n0.nbd 1000 - n0 f1\n"));
+	}
 	(void)site;
 }
 END_TEST
@@ -824,6 +851,140 @@ START_TEST(t_decay)
 	bot_compact_result_free(&r);
 	robust_us(8, 1, ARM_RING_LL, &n);
 	ck_assert_uint_eq(n, want + 20);
+}
+END_TEST
+
+/*
+ * Decay, shown: the fabric follows a hardware change and a new NCCL
+ * version, and no counter grows without bound.
+ *
+ * One context (allreduce 1 MiB, 8 ranks on 1 node), arm ring/ll. Every
+ * window (86400 s) one job step of one user brings S = 1024 samples (under
+ * the per-user cap of 4096, so no cap scales it) and a summary row with 100
+ * calls and a prior. Before each window's merge the state is multiplied by
+ * 15/16 (rounded down, per bin), so after the merge n' = floor(15 n / 16)
+ * + S: n stays below the ceiling 16 S (if n <= 16 S then 15/16 n + S <=
+ * 16 S), and the calls below 16 x 100. 200 windows at 10 us reach that
+ * steady state. Then the hardware changes: every step measures 20 us. The
+ * old bin decays as (15/16)^k while the new one fills as 16 S (1 -
+ * (15/16)^k); the robust location (section 6: the mean over the bins within
+ * a factor 4 of the median, and 10 and 20 us are a factor 2 apart) is the
+ * count-weighted mean, closer to 20 than to 10 as soon as the new bin holds
+ * more: (15/16)^k < 1/2, k >= N = ceil(ln 2 / ln(16/15)) = 11. The prior
+ * row (the NCCL cost model) is the newest merged step's: it changes in the
+ * first window after the upgrade.
+ */
+static void decay_window(int64_t t, uint64_t w, uint64_t ns, float prior)
+{
+	enum { S = 1024 };
+	struct bot_spool_rec *rec = calloc(S + 1, sizeof(*rec));
+	struct step s;
+	char job[32];
+
+	ck_assert_ptr_nonnull(rec);
+	snprintf(job, sizeof(job), "d%" PRIu64, w);
+	s = mkstep(job, 1, 1000 + (uint32_t)(w % 7));
+	s.t_start = (uint64_t)t - 50;
+	s.t_end = (uint64_t)t - 10;
+	for (int i = 0; i < S; i++)
+		sample(&rec[i], 1, MIB, 8, 1, 0, (uint64_t)i, ARM_RING_LL, ns);
+	summary(&rec[S], prior);
+	put_delta(inbox, &s, "n0", rec, S + 1, NULL);
+	free(rec);
+}
+
+static void decay_state(uint64_t *n, uint64_t *calls, float *prior)
+{
+	struct bot_state st;
+	char err[BOT_STATE_ERR_MAX];
+	const struct bot_kb_ctx *k;
+
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	k = bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1));
+	ck_assert_ptr_nonnull(k);
+	*n = k->arm[ARM_RING_LL].n;
+	*calls = k->calls;
+	*prior = k->prior[ARM_RING_LL];
+	bot_state_free(&st);
+}
+
+START_TEST(t_decay_follows)
+{
+	const uint64_t S = 1024, CALLS = 100, steady = 200;
+	const int64_t base = 86400ll * 20000 + 43200;
+	const int N = (int)ceil(log(2.0) / log(16.0 / 15.0));
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	uint64_t n, calls, sim_old = 0, sim_new = 0, max_n = 0, max_calls = 0, prev_n = 0;
+	float prior;
+	double us, prev_us;
+	int flipped = -1;
+
+	conf_init(&c, base);
+	printf("decay: S=%" PRIu64 " samples/window, ceiling 16 S = %" PRIu64 " samples, calls "
+	       "ceiling %" PRIu64 "; hardware changes after window %" PRIu64 ", N = %d\n", S,
+	       16 * S, 16 * CALLS, steady - 1, N);
+	printf("decay: window  samples  calls  ring/ll us  prior\n");
+	for (uint64_t w = 0; w < steady; w++) {
+		c.now = base + (int64_t)w * 86400;
+		decay_window(c.now, w, 10000, 5.0f);
+		ck_assert_int_eq(compact(&c, &r), 0);
+		ck_assert_uint_eq(fab(&r, FABRIC)->admitted, S);
+		bot_compact_result_free(&r);
+		decay_state(&n, &calls, &prior);
+		us = robust_us(8, 1, ARM_RING_LL, NULL);
+		/* the integer recurrence, exactly (one bin: rounding per bin is per arm) */
+		sim_old = sim_old * 15 / 16 + S;
+		ck_assert_uint_eq(n, sim_old);
+		ck_assert_uint_le(n, 16 * S);
+		ck_assert_uint_le(calls, 16 * CALLS);
+		if (n > max_n)
+			max_n = n;
+		if (calls > max_calls)
+			max_calls = calls;
+		if (w % 20 == 0 || w + 3 >= steady)
+			printf("decay: %6" PRIu64 "  %7" PRIu64 "  %5" PRIu64 "  %10.2f  %5.1f\n", w, n,
+			       calls, us, prior);
+		ck_assert_double_eq_tol(us, 10.0, 0.2);
+		prev_n = n;
+	}
+	/* steady: a fixed point below the ceiling, reached long before window 200 */
+	ck_assert_uint_eq(prev_n, sim_old);
+	ck_assert_uint_eq(sim_old * 15 / 16 + S, sim_old);
+	ck_assert_uint_ge(n, 15 * S);
+	prev_us = us;
+	printf("decay: steady state %" PRIu64 " samples (ceiling %" PRIu64 "), calls %" PRIu64
+	       " (ceiling %" PRIu64 "); the most seen over %" PRIu64 " windows: %" PRIu64
+	       ", %" PRIu64 "\n", n, 16 * S, calls, 16 * CALLS, steady, max_n, max_calls);
+
+	/* the hardware changes (20 us), and NCCL with it (a new prior) */
+	for (int k = 1; k <= N + 5; k++) {
+		uint64_t w = steady - 1 + (uint64_t)k;
+
+		c.now = base + (int64_t)w * 86400;
+		decay_window(c.now, w, 20000, 9.0f);
+		ck_assert_int_eq(compact(&c, &r), 0);
+		ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);	/* not a consensus quarantine */
+		bot_compact_result_free(&r);
+		decay_state(&n, &calls, &prior);
+		us = robust_us(8, 1, ARM_RING_LL, NULL);
+		sim_old = sim_old * 15 / 16;
+		sim_new = sim_new * 15 / 16 + S;
+		printf("decay: %6" PRIu64 "  %7" PRIu64 "  %5" PRIu64 "  %10.2f  %5.1f   k=%d: %"
+		       PRIu64 " at 10 us, %" PRIu64 " at 20 us\n", w, n, calls, us, prior, k,
+		       sim_old, sim_new);
+		ck_assert_uint_eq(n, sim_old + sim_new);
+		ck_assert_uint_le(n, 16 * S);
+		ck_assert_float_eq(prior, 9.0f);	/* the newest step's prior, at once */
+		if (flipped < 0 && us > 15.0)
+			flipped = k;
+		ck_assert_double_gt(us, prev_us);	/* moving towards 20 every window */
+		prev_us = us;
+		/* closer to 20 exactly when the new evidence outweighs the old */
+		ck_assert_int_eq(us > 15.0, sim_new > sim_old);
+	}
+	printf("decay: closer to 20 us than to 10 us after %d window(s) (N = %d)\n", flipped, N);
+	ck_assert_int_eq(flipped, N);
 }
 END_TEST
 
@@ -1238,6 +1399,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_user_cap);
 	tcase_add_test(tc, t_account_cap);
 	tcase_add_test(tc, t_decay);
+	tcase_add_test(tc, t_decay_follows);
 	tcase_add_test(tc, t_bin_saturates);
 	tcase_add_test(tc, t_lease);
 	tcase_add_test(tc, t_race_wait);

@@ -249,6 +249,18 @@ START_TEST(siteconf_lookup)
 	ck_assert_msg(strstr(err, "none.yaml: No such file"), "%s", err);
 	ck_assert_int_eq(setenv(BOT_SITECONF_ENV, path, 1), 0);
 	ck_assert_int_lt(bot_siteconf_load(NULL, &c, err, sizeof(err)), 0);
+	/* "none": no file at all, every default (what the tests run with) */
+	ck_assert_int_eq(setenv(BOT_SITECONF_ENV, BOT_SITECONF_ENV_NONE, 1), 0);
+	ck_assert_int_eq(bot_siteconf_load(NULL, &c, err, sizeof(err)), 0);
+	ck_assert_str_eq(c.source, "");
+	ck_assert_uint_eq(c.set, 0);
+	ck_assert_uint_eq(c.retention, 8);
+	bot_siteconf_free(&c);
+	/* but --config still reads its file */
+	bot_test_path(path, dir, "site.yaml");
+	ck_assert_int_eq(bot_siteconf_load(path, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.retention, 4);
+	bot_siteconf_free(&c);
 	unsetenv(BOT_SITECONF_ENV);
 }
 END_TEST
