@@ -28,6 +28,7 @@ trap 'rm -rf "$tmp"' EXIT
 for lib in "$top/.libs/libbotcommon.a" "$top/.libs/libbotpolicy.a"; do
 	[ -f "$lib" ] || { echo "compact.sh: $lib not built (run make)" >&2; exit 1; }
 done
+# shellcheck disable=SC2086
 ${CC:-cc} -std=c11 -D_GNU_SOURCE -O2 ${CFLAGS:-} -I"$top" -o "$tmp/deltagen" \
 	"$top/bench/deltagen.c" "$top/.libs/libbotcommon.a" "$top/.libs/libbotpolicy.a" -lm
 
