@@ -1,8 +1,10 @@
 #!/bin/sh
 # fuzz.sh - every parser's fuzz target under libFuzzer (clang, ASan+UBSan)
 # for at least RUNS executions each (default 10^6), one after the other,
-# then one line per target: executions, seconds, crashes. Exit status 1
-# when any target crashed, leaked or timed out, or ran fewer executions.
+# then one line per target: executions, seconds, crashes, and a last line
+# "fuzz: N passed, N failed, 0 skipped" (one per target, for .ci/run's
+# summary). Exit status 1 when any target failed to build, crashed, leaked
+# or timed out, or ran fewer executions.
 #
 # usage: bench/fuzz.sh [RUNS] [TARGET...]
 # Run from the top of the source tree. Targets default to every one that
@@ -14,6 +16,8 @@ runs=${1:-1000000}
 [ $# -gt 0 ] && shift
 targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml"}
 fail=0
+npass=0
+nfail=0
 results=
 for t in $targets; do
 	out=$top/tests/fuzz/libfuzzer/$t
@@ -36,7 +40,11 @@ for t in $targets; do
 	if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ] || [ "${done_runs:-0}" -lt "$runs" ]; then
 		echo "  see $log" >&2
 		fail=1
+		nfail=$((nfail + 1))
+	else
+		npass=$((npass + 1))
 	fi
 done
 echo "== $(echo "$targets" | wc -w) targets, at least $runs executions each: $([ $fail = 0 ] && echo "0 crashes" || echo FAILED)"
+echo "fuzz: $npass passed, $nfail failed, 0 skipped"
 exit $fail
