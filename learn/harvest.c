@@ -36,6 +36,7 @@
 #include "common/le.h"
 #include "common/readall.h"
 #include "common/spool.h"
+#include "common/writeall.h"
 #include "learn/harvest.h"
 #include "policies/context.h"
 
@@ -690,17 +691,18 @@ static void default_job(uint64_t *d, size_t n, char job[BOT_DELTA_STR])
 
 /*
  * Write buf as outbox/name: .<name>.tmp O_EXCL 0640, fsync, renamed without
- * replacing, the directory fsynced. 0 written, 1 the name exists (nothing
- * written), -1 err.
+ * replacing, the directory fsynced (common/writeall.h). 0 written, 1 the
+ * name exists (nothing written), -1 err.
  */
 static int write_delta(const char *outbox, const char *name, const uint8_t *buf, size_t len,
 		       char *err, size_t errlen)
 {
-	char tmp[BOT_DELTA_NAME_MAX + 8];
-	const char *step = "cannot write";
+	/* a temporary left by a harvest that died is ours to replace */
+	const struct bot_write_rule r = {
+		.mode = 0640, .chmod = 1, .no_replace = 1, .clear_stale = 1, .sync_dir = 1,
+	};
 	struct stat st;
-	size_t done = 0;
-	int dfd, fd, rc = -1, e;
+	int dfd, rc;
 
 	dfd = open(outbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
@@ -709,76 +711,10 @@ static int write_delta(const char *outbox, const char *name, const uint8_t *buf,
 		close(dfd);
 		return 1;
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	/* a temporary left by a harvest that died is ours to replace */
-	if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT) {
-		bot_log_errf(err, errlen, "%s/%s: cannot remove a stale temporary: %s", outbox, tmp,
-			     strerror(errno));
-		close(dfd);
-		return -1;
-	}
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		bot_log_errf(err, errlen, "%s/%s: cannot create: %s", outbox, tmp, strerror(errno));
-		close(dfd);
-		return -1;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			goto fail;
-		}
-		done += (size_t)w;
-	}
-	step = "cannot make it mode 0640";
-	if (fchmod(fd, 0640) < 0)
-		goto fail;
-	step = "cannot fsync";
-	if (fsync(fd) < 0)
-		goto fail;
-	step = "cannot close";
-	e = close(fd);
-	fd = -1;
-	if (e < 0)
-		goto fail;
-	/* never replace: RENAME_NOREPLACE, or a hard link where the file
-	 * system lacks it (link fails on an existing name too) */
-	step = "cannot rename it into place";
-	if (renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) < 0) {
-		if (errno == EEXIST) {
-			rc = 1;
-			goto out;
-		}
-		if (errno != EINVAL && errno != ENOSYS)
-			goto fail;
-		if (linkat(dfd, tmp, dfd, name, 0) < 0) {
-			if (errno == EEXIST) {
-				rc = 1;
-				goto out;
-			}
-			goto fail;
-		}
-		unlinkat(dfd, tmp, 0);
-	}
-	if (fsync(dfd) < 0) {
-		bot_log_errf(err, errlen, "%s: fsync: %s", outbox, strerror(errno));
-		close(dfd);
-		return -1;
-	}
+	rc = bot_write_whole_at(dfd, outbox, name, buf, len, &r, err, errlen);
 	close(dfd);
-	return 0;
-fail:
-	bot_log_errf(err, errlen, "%s/%s: %s: %s", outbox, tmp, step, strerror(errno ? errno : EIO));
-out:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-	close(dfd);
+	if (rc < 0)
+		bot_log_esc_inplace(err, errlen);
 	return rc;
 }
 

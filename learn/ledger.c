@@ -21,6 +21,7 @@
 #include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
+#include "common/writeall.h"
 #include "learn/ledger.h"
 #include "learn/log.h"
 #include "policies/context.h"
@@ -453,54 +454,25 @@ int bot_ledger_load(int ldir, const char *path, const char *fabric, uint64_t dig
 int bot_ledger_write(int ldir, const char *path, struct bot_ledger *l, uint64_t *digest,
 		     char *err, size_t errlen)
 {
-	char name[BOT_LEDGER_NAME_MAX], tmp[BOT_LEDGER_NAME_MAX + 8];
+	const struct bot_write_rule r = { .mode = 0600, .chmod = 1, .clear_stale = 1,
+					  .sync_dir = 1 };
+	char name[BOT_LEDGER_NAME_MAX];
 	struct stat st;
 	uint8_t *buf;
-	size_t len, done = 0;
-	int fd, rc = -1;
+	size_t len;
+	int rc = 0;
 
 	if (bot_ledger_encode(l, &buf, &len, err, errlen) < 0)
 		return -1;
 	*digest = bot_digest64(buf, len);
 	bot_ledger_file_name(*digest, name);
-	if (fstatat(ldir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    (size_t)st.st_size == len) {
-		free(buf);	/* content-addressed: the same bytes are there */
-		return 0;
+	/* content-addressed: when the same bytes are there, nothing to write */
+	if (fstatat(ldir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size != len) {
+		rc = bot_write_whole_at(ldir, path, name, buf, len, &r, err, errlen);
+		if (rc < 0)
+			bot_log_esc_inplace(err, errlen);
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	if (unlinkat(ldir, tmp, 0) < 0 && errno != ENOENT) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, tmp, strerror(errno));
-		goto out;
-	}
-	fd = openat(ldir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, tmp, strerror(errno));
-		goto out;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	if (done != len || fchmod(fd, 0600) < 0 || fsync(fd) < 0) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, tmp, strerror(errno));
-		close(fd);
-		unlinkat(ldir, tmp, 0);
-		goto out;
-	}
-	close(fd);
-	if (renameat(ldir, tmp, ldir, name) < 0 || fsync(ldir) < 0) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, name, strerror(errno));
-		unlinkat(ldir, tmp, 0);
-		goto out;
-	}
-	rc = 0;
-out:
 	free(buf);
 	return rc;
 }

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/readall.h"
+#include "common/writeall.h"
 #include "learn/crash.h"
 #include "learn/log.h"
 #include "learn/store.h"
@@ -356,67 +357,24 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 	return 0;
 }
 
-/* Write buf to dirfd/name via .<name>.tmp + fchmod 0644 + fsync + rename;
- * a failure names the step and the file it failed on. */
+/* Write buf to dirfd/name via .<name>.tmp + fchmod 0644 + fsync + rename
+ * (common/writeall.h; the mode open() asked for went through the umask:
+ * published state is for every reader; a temporary left by a crashed writer
+ * is ours to replace, we hold the lock); a failure names the step and the
+ * file it failed on. */
 static int write_atomic(int dirfd, const char *fdir, const char *name, const void *buf,
 			size_t len, const char *hook, char *err, size_t errlen)
 {
-	char tmp[64];
-	const uint8_t *p = buf;
-	const char *step;
-	size_t done = 0;
-	int fd, e;
+	const struct bot_write_rule r = {
+		.mode = 0644, .chmod = 1, .clear_stale = 1,
+		.before_rename = bot_crash_point, .point = hook,
+	};
 
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	/* A temporary left by a crashed writer is ours to replace (we hold the lock). */
-	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		return bot_log_errf(err, errlen, "%s/%s: cannot remove a stale temporary: %s", fdir,
-				    tmp, strerror(errno));
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return bot_log_errf(err, errlen, "%s/%s: cannot create: %s", fdir, tmp,
-				    strerror(errno));
-	step = "cannot write";
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			goto fail;
-		}
-		done += (size_t)w;
-	}
-	/* the mode open() asked for went through the umask: published state
-	 * is for every reader */
-	step = "cannot make it mode 0644";
-	if (fchmod(fd, 0644) < 0)
-		goto fail;
-	step = "cannot fsync";
-	if (fsync(fd) < 0)
-		goto fail;
-	step = "cannot close";
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	bot_crash_point(hook);
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		e = errno;
-		unlinkat(dirfd, tmp, 0);
-		return bot_log_errf(err, errlen, "cannot rename %s/%s to %s/%s: %s", fdir, tmp, fdir,
-				    name, strerror(e));
+	if (bot_write_whole_at(dirfd, fdir, name, buf, len, &r, err, errlen) < 0) {
+		bot_log_esc_inplace(err, errlen);
+		return -1;
 	}
 	return 0;
-fail:
-	e = errno ? errno : EIO;
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dirfd, tmp, 0);
-	return bot_log_errf(err, errlen, "%s/%s: %s: %s", fdir, tmp, step, strerror(e));
 }
 
 /* The parent chain from snapshot `from`, at most max entries into v (*n):

@@ -25,6 +25,7 @@
 
 #include "cmd.h"
 #include "common/state.h"
+#include "common/writeall.h"
 #include "learn/lock.h"
 #include "learn/merge.h"
 #include "learn/stateyaml.h"
@@ -170,13 +171,14 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 }
 
 /* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
- * fsynced, renamed over FILE, the directory fsynced. 0 or 1. */
+ * fsynced, renamed over FILE, the directory fsynced (common/writeall.h; the
+ * mode 0644 through the umask). 0 or 1. */
 static int write_file(const char *verb, const char *path, const char *text, size_t len)
 {
-	char tmp[4200], dir[4096];
-	const char *slash = strrchr(path, '/');
-	size_t off = 0;
-	int fd, dfd;
+	char tmp[4200], dir[4096], err[2 * sizeof(tmp) + 256];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct bot_write_rule r = { .mode = 0644, .sync_dir = 1, .tmp = tmp };
+	int dfd, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= sizeof(tmp)) {
 		fprintf(stderr, "nccl-bot: state %s: %s: path too long\n", verb, path);
@@ -184,44 +186,19 @@ static int write_file(const char *verb, const char *path, const char *text, size
 	}
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
 		 slash ? path : ".");
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		return 1;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
-	if (off < len || fsync(fd) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return 1;
-	}
-	if (close(fd) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		unlink(tmp);
-		return 1;
-	}
-	if (rename(tmp, path) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, path, strerror(errno));
-		unlink(tmp);
-		return 1;
-	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", base, (long)getpid());
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: fsync: %s\n", verb, dir, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
+	if (dfd < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, dir, strerror(errno));
 		return 1;
 	}
+	/* messages name the files as the user wrote them: a bare FILE alone */
+	rc = bot_write_whole_at(dfd, slash ? dir : NULL, base, text, len, &r, err, sizeof(err));
 	close(dfd);
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
+		return 1;
+	}
 	return 0;
 }
 
