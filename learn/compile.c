@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/spool.h"
 #include "common/state.h"
 #include "learn/compile.h"
@@ -59,23 +60,6 @@ void bot_compile_opts_default(struct bot_compile_opts *o)
 	o->calls = 500;
 	o->round = -1;
 	o->min_bytes_log2 = 20;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 static uint64_t rec_key(const struct bot_spool_rec *r)
@@ -156,7 +140,7 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 		}
 		if (g->ns >= BOT_COMPILE_MAX_SAMPLES)
 			return -2;
-		if (grow((void **)&g->s, &g->scap, g->ns + 1, sizeof(*g->s)))
+		if (bot_grow((void **)&g->s, &g->scap, g->ns + 1, sizeof(*g->s)))
 			return -1;
 		g->s[g->ns++] = (struct sample){ r->comm_id, r->seq, key, r->duration_ns, r->arm };
 	}
@@ -297,8 +281,8 @@ static int push_path(struct bot_compile_paths *p, const char *dir, const char *n
 {
 	size_t dlen = strlen(dir), len = dlen + (name ? strlen(name) + 1 : 0) + 1;
 
-	if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
-	    grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
+	if (bot_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
+	    bot_grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
 	    !(p->v[p->n] = malloc(len)))
 		return -1;
 	if (name)
@@ -329,7 +313,7 @@ static int list_dir(const char *dir, struct bot_compile_paths *p, char *err, siz
 
 	if (fd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(errno));
-	if (grow((void **)&p->dirs, &p->dircap, p->ndirs + 1, sizeof(*p->dirs))) {
+	if (bot_grow((void **)&p->dirs, &p->dircap, p->ndirs + 1, sizeof(*p->dirs))) {
 		close(fd);
 		return bot_log_errf(err, errlen, "out of memory");
 	}
@@ -471,7 +455,7 @@ static int read_one(struct read_ctx *x, const struct bot_compile_paths *list, si
 		bot_spool_free(&f);
 		return 0;
 	}
-	if (grow((void **)&x->g->src, &x->g->srccap, x->g->nsrc + 1, sizeof(*x->g->src)) ||
+	if (bot_grow((void **)&x->g->src, &x->g->srccap, x->g->nsrc + 1, sizeof(*x->g->src)) ||
 	    set_add(&x->g->seen, f.digest) < 0)
 		rc = -1;
 	else

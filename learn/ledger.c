@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/le.h"
 #include "common/readall.h"
 #include "common/spool.h"
@@ -42,23 +43,6 @@ void bot_ledger_free(struct bot_ledger *l)
 	free(l->ids);
 	free(l->use);
 	memset(l, 0, sizeof(*l));
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 static int cmp_id(const void *pa, const void *pb)
@@ -134,7 +118,7 @@ int bot_ledger_add_id(struct bot_ledger *l, uint64_t identity, uint64_t window)
 	if (bot_ledger_has(l, identity))
 		return 0;
 	if (l->nids >= BOT_LEDGER_MAX_IDS ||
-	    grow((void **)&l->ids, &l->idcap, l->nids + 1, sizeof(*l->ids)))
+	    bot_grow((void **)&l->ids, &l->idcap, l->nids + 1, sizeof(*l->ids)))
 		return -1;
 	l->ids[l->nids++] = (struct bot_ledger_id){ identity, window };
 	if (l->nids - l->ids_sorted > TAIL_MAX)
@@ -207,7 +191,7 @@ int bot_ledger_use_add(struct bot_ledger *l, int kind, uint64_t principal, uint6
 		return 0;
 	}
 	if (l->nuse >= BOT_LEDGER_MAX_USES ||
-	    grow((void **)&l->use, &l->usecap, l->nuse + 1, sizeof(*l->use)))
+	    bot_grow((void **)&l->use, &l->usecap, l->nuse + 1, sizeof(*l->use)))
 		return -1;
 	l->use[l->nuse++] = u;
 	if (l->nuse - l->use_sorted > TAIL_MAX)
@@ -515,7 +499,7 @@ void bot_ledger_prune_files(int ldir, unsigned keep, uint64_t always)
 		if (len != 27 || strncmp(e->d_name, "ledger-", 7) || strcmp(e->d_name + 23, ".nbl") ||
 		    fstatat(ldir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (grow((void **)&v, &cap, n + 1, sizeof(*v)))
+		if (bot_grow((void **)&v, &cap, n + 1, sizeof(*v)))
 			break;
 		memcpy(v[n].name, e->d_name, len + 1);
 		v[n++].mtime = st.st_mtim;
