@@ -430,14 +430,6 @@ static int grow_recs(struct collect *c, size_t need)
 	return 0;
 }
 
-static int zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
 /* The records of one file read by the child: all re-validated, kept only
  * when every one passes. 0, or -1 (a stream error in err). */
 static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, char *err,
@@ -464,7 +456,7 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 		if (bad)
 			continue;
 		bot_spool_unpack_rec(&r, u);
-		if (!zero(u + 28, 4) || !zero(u + 72, 4)) {
+		if (!bot_le_zero(u + 28, 4) || !bot_le_zero(u + 72, 4)) {
 			bad = BOT_HARVEST_WHY_PARENT;
 			snprintf(why, sizeof(why), "record %llu: reserved bytes not zero",
 				 (unsigned long long)i);
@@ -565,7 +557,7 @@ static int take_stream(struct collect *c, struct stream *s, char *err, size_t er
 							  "early (no end unit)");
 		switch (u[0]) {
 		case 'E':
-			if (bot_le_get32(u + 4) != units || !zero(u + 1, 3) || !zero(u + 8, U - 8))
+			if (bot_le_get32(u + 4) != units || !bot_le_zero(u + 1, 3) || !bot_le_zero(u + 8, U - 8))
 				return bot_log_errf(err, errlen, "the child's stream is malformed: "
 						    "end unit after %zu files says %u", units,
 						    bot_le_get32(u + 4));

@@ -22,6 +22,7 @@
 #include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
+#include "common/trailer.h"
 #include "common/writeall.h"
 #include "learn/ledger.h"
 #include "learn/log.h"
@@ -233,18 +234,10 @@ int bot_ledger_encode(struct bot_ledger *l, uint8_t **buf, size_t *len, char *er
 		bot_le_put64(b + off + 16, l->use[i].key);
 		bot_le_put64(b + off + 24, l->use[i].count);
 	}
-	bot_le_put32(b + off, bot_spool_crc32c(0, b, off));
+	bot_trailer_put(b, off);
 	*buf = b;
 	*len = n;
 	return 0;
-}
-
-static int zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
 }
 
 static int key_ok(uint64_t k)
@@ -287,12 +280,11 @@ int bot_ledger_parse(const char *name, const uint8_t *buf, size_t len, struct bo
 	if (len != body + BOT_LEDGER_TRAILER_SIZE)
 		return bot_log_errf(err, errlen, "%s: length %zu, but the counts need %zu bytes",
 				    name, len, body + BOT_LEDGER_TRAILER_SIZE);
-	if (bot_le_get32(buf + body) != bot_spool_crc32c(0, buf, body) ||
-	    !zero(buf + body + 4, 4))
+	if (!bot_trailer_ok(buf, body, NULL))
 		return bot_log_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch", name, body);
 	memcpy(fabric, buf + 16, BOT_LEDGER_FABRIC_MAX);
 	fabric[BOT_LEDGER_FABRIC_MAX] = 0;
-	if (!bot_state_fabric_ok(fabric) || !zero(buf + 16 + strlen(fabric),
+	if (!bot_state_fabric_ok(fabric) || !bot_le_zero(buf + 16 + strlen(fabric),
 						  BOT_LEDGER_FABRIC_MAX - strlen(fabric)))
 		return bot_log_errf(err, errlen, "%s: offset 16: fabric name not "
 				    "[a-z0-9][a-z0-9._-]{0,63}, NUL padded", name);
@@ -336,7 +328,7 @@ int bot_ledger_parse(const char *name, const uint8_t *buf, size_t len, struct bo
 			why = "a uid over 2^32-1";
 		else if (u->arm >= BOT_NARMS && u->arm != BOT_LEDGER_CALLS)
 			why = "arm out of range";
-		else if (!zero(buf + off + 2, 6))
+		else if (!bot_le_zero(buf + off + 2, 6))
 			why = "reserved bytes not zero";
 		else if (!key_ok(u->key))
 			why = "not a context key";
