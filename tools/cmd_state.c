@@ -114,13 +114,22 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	return rc < 0 ? 1 : 0;
 }
 
-/* Load the fabric's current snapshot for show/export: 0, or the exit status. */
-static int load_current(const char *verb, const char *dir, const char *fabric, struct bot_state *s,
-			char snap[BOT_STATE_NAME_MAX])
+/* Load the snapshot FILE when given, else the fabric's current one (its
+ * name into snap), for show/export: 0, or the exit status. */
+static int load_state(const char *verb, const char *dir, const char *fabric, const char *file,
+		      struct bot_state *s, char snap[BOT_STATE_NAME_MAX])
 {
 	char err[BOT_STATE_ERR_MAX];
-	int rc = bot_store_load(dir, fabric, s, snap, err, sizeof(err));
+	int rc;
 
+	if (file) {
+		if (bot_state_read_file(file, s, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
+			return 1;
+		}
+		return 0;
+	}
+	rc = bot_store_load(dir, fabric, s, snap, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
 		return 1;
@@ -151,14 +160,8 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 	size_t len;
 	int rc;
 
-	if (file) {
-		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nccl-bot: state show: %s\n", err);
-			return 1;
-		}
-	} else if ((rc = load_current("show", dir, fabric, &s, snap)) != 0) {
+	if ((rc = load_state("show", dir, fabric, file, &s, snap)) != 0)
 		return rc;
-	}
 	rc = bot_stateyaml_show(&s, snap, file, &text, &len, err, sizeof(err));
 	bot_state_free(&s);
 	if (rc < 0) {
@@ -209,15 +212,11 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 	size_t len;
 	int rc;
 
+	if ((rc = load_state("export", dir, fabric, file, &s, snap)) != 0)
+		return rc;
 	if (file) {
-		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nccl-bot: state export: %s\n", err);
-			return 1;
-		}
 		dir = file;
 		fabric = s.fabric;
-	} else if ((rc = load_current("export", dir, fabric, &s, snap)) != 0) {
-		return rc;
 	}
 	rc = bot_stateyaml_export(&s, &text, &len, err, sizeof(err));
 	bot_state_free(&s);
