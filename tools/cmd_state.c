@@ -14,6 +14,7 @@
  * learn/stateyaml.h. `nccl-bot env --state` compiles step tables from what
  * `add` and `import` publish.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -141,6 +142,50 @@ static int load_state(const char *verb, const char *dir, const char *fabric, con
 		return 1;
 	}
 	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bot_state_cmd_names(DIR *d, int (*keep)(const struct dirent *e, void *arg), void *arg,
+			char ***names, size_t *n)
+{
+	struct dirent *e;
+	size_t cap = 0;
+	int rc = 0, saved;
+
+	*names = NULL;
+	*n = 0;
+	while ((errno = 0, e = readdir(d)) != NULL) {
+		if (!keep(e, arg))
+			continue;
+		if (*n == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			char **v = realloc(*names, nc * sizeof(*v));
+
+			if (!v) {
+				rc = -1;
+				break;
+			}
+			*names = v;
+			cap = nc;
+		}
+		if (!((*names)[*n] = strdup(e->d_name))) {
+			rc = -1;
+			break;
+		}
+		(*n)++;
+	}
+	if (!e && errno)
+		rc = -1;
+	saved = errno;
+	closedir(d);
+	if (*n > 1)
+		qsort(*names, *n, sizeof(**names), cmp_name);
+	errno = saved;
+	return rc;
 }
 
 /* Write text to stdout; 0 or 1. */

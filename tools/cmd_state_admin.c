@@ -146,19 +146,19 @@ static int emit_print(struct bot_yamlout *y)
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
+static int keep_qname(const struct dirent *e, void *arg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	(void)arg;
+	return qname_ok(e->d_name);
 }
 
 static int q_list(int qfd, const char *qpath)
 {
 	struct bot_yamlout *y = bot_yamlout_new();
 	char **names = NULL, why[WHY_MAX + 64], age[32];
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 	int dfd = dup(qfd), rc;
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *e;
 
 	if (!y || !d) {
 		fprintf(stderr, "nccl-bot: state quarantine: %s: %s\n", qpath,
@@ -170,23 +170,9 @@ static int q_list(int qfd, const char *qpath)
 		bot_yamlout_free(y);
 		return 1;
 	}
-	while ((e = readdir(d)) != NULL) {
-		if (!qname_ok(e->d_name))
-			continue;
-		if (n == cap) {
-			char **v = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-			if (!v)
-				break;
-			names = v;
-		}
-		if (!(names[n] = strdup(e->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
+	/* a listing cut short shows what was read (as it did before
+	 * bot_state_cmd_names) */
+	(void)bot_state_cmd_names(d, keep_qname, NULL, &names, &n);
 	bot_yamlout_map(y, 0);
 	bot_yamlout_str(y, "quarantine");
 	bot_yamlout_str(y, qpath);
