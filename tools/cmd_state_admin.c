@@ -152,10 +152,28 @@ static int keep_qname(const struct dirent *e, void *arg)
 	return qname_ok(e->d_name);
 }
 
+/* The fields of one quarantined delta into the open map y. */
+static void q_fields(struct bot_yamlout *y, int qfd, const char *qpath, const char *name,
+		     const struct stat *st)
+{
+	char why[WHY_MAX + 64], age[32];
+
+	read_why(qfd, qpath, name, why, sizeof(why));
+	age_str(st->st_mtime, age, sizeof(age));
+	bot_yamlout_str(y, "name");
+	bot_yamlout_str(y, name);
+	bot_yamlout_str(y, "reason");
+	bot_yamlout_str(y, why);
+	bot_yamlout_str(y, "bytes");
+	bot_yamlout_u64(y, (uint64_t)st->st_size);
+	bot_yamlout_str(y, "age");
+	bot_yamlout_str(y, age);
+}
+
 static int q_list(int qfd, const char *qpath)
 {
 	struct bot_yamlout *y = bot_yamlout_new();
-	char **names = NULL, why[WHY_MAX + 64], age[32];
+	char **names = NULL;
 	size_t n = 0;
 	int dfd = dup(qfd), rc;
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
@@ -185,17 +203,8 @@ static int q_list(int qfd, const char *qpath)
 			free(names[i]);
 			continue;
 		}
-		read_why(qfd, qpath, names[i], why, sizeof(why));
-		age_str(st.st_mtime, age, sizeof(age));
 		bot_yamlout_map(y, 1);
-		bot_yamlout_str(y, "name");
-		bot_yamlout_str(y, names[i]);
-		bot_yamlout_str(y, "reason");
-		bot_yamlout_str(y, why);
-		bot_yamlout_str(y, "bytes");
-		bot_yamlout_u64(y, (uint64_t)st.st_size);
-		bot_yamlout_str(y, "age");
-		bot_yamlout_str(y, age);
+		q_fields(y, qfd, qpath, names[i], &st);
 		bot_yamlout_end(y);
 		free(names[i]);
 	}
@@ -209,7 +218,6 @@ static int q_list(int qfd, const char *qpath)
 static int q_show(int qfd, const char *qpath, const char *name)
 {
 	struct bot_yamlout *y;
-	char why[WHY_MAX + 64], age[32];
 	struct stat st;
 
 	if (fstatat(qfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -226,17 +234,8 @@ static int q_show(int qfd, const char *qpath, const char *name)
 		fprintf(stderr, "nccl-bot: state quarantine: out of memory\n");
 		return 1;
 	}
-	read_why(qfd, qpath, name, why, sizeof(why));
-	age_str(st.st_mtime, age, sizeof(age));
 	bot_yamlout_map(y, 0);
-	bot_yamlout_str(y, "name");
-	bot_yamlout_str(y, name);
-	bot_yamlout_str(y, "reason");
-	bot_yamlout_str(y, why);
-	bot_yamlout_str(y, "bytes");
-	bot_yamlout_u64(y, (uint64_t)st.st_size);
-	bot_yamlout_str(y, "age");
-	bot_yamlout_str(y, age);
+	q_fields(y, qfd, qpath, name, &st);
 	/* The delta's header fields come with the delta reader (common/delta.h's
 	 * bot_delta_read_at, implemented on another branch): print them here
 	 * once it is linked. */
