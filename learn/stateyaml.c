@@ -196,6 +196,16 @@ int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, ch
 
 /* ---- import ------------------------------------------------------------ */
 
+/* A key's value: the next event, a decimal integer in [lo, hi] (what names
+ * it). 0, or -1 with the reader failed. */
+static int next_u64(struct bot_yamlin *r, struct bot_yamlin_ev *ev, const char *what,
+		    uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (bot_yamlin_next(r, ev) < 0)
+		return -1;
+	return bot_yamlin_u64(r, ev, what, 0, lo, hi, out);
+}
+
 /* 16 hex digits (either case), nothing else. */
 static int hex16(struct bot_yamlin *r, const struct bot_yamlin_ev *ev, const char *what,
 		 int prefix, uint64_t *out)
@@ -311,8 +321,7 @@ static int read_arm(struct bot_yamlin *r, struct bot_kb_ctx *c, int arm, const c
 		if (ev.type == BOT_YAMLIN_END)
 			break;
 		if (!strcmp(ev.s, "n")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "n", 0, 1, BOT_STATE_MAX_ARM_N, &n) < 0)
+			if (next_u64(r, &ev, "n", 1, BOT_STATE_MAX_ARM_N, &n) < 0)
 				return -1;
 			have_n = 1;
 		} else if (!strcmp(ev.s, "bins")) {
@@ -439,12 +448,10 @@ static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, st
 			}
 			have_key = 1;
 		} else if (!strcmp(ev.s, "calls")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "calls", 0, 0, UINT64_MAX, &calls) < 0)
+			if (next_u64(r, &ev, "calls", 0, UINT64_MAX, &calls) < 0)
 				goto out;
 		} else if (!strcmp(ev.s, "explore")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "explore", 0, 0, UINT64_MAX, &explore) < 0)
+			if (next_u64(r, &ev, "explore", 0, UINT64_MAX, &explore) < 0)
 				goto out;
 		} else if (!strcmp(ev.s, "prior")) {
 			if (read_prior(r, &c) < 0)
@@ -527,8 +534,7 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 		if (ev.type == BOT_YAMLIN_END)
 			break;
 		if (!strcmp(ev.s, "nccl-bot-state")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "nccl-bot-state", 0, 0, UINT32_MAX, &schema) < 0)
+			if (next_u64(r, &ev, "nccl-bot-state", 0, UINT32_MAX, &schema) < 0)
 				return -1;
 			if (schema != BOT_STATEYAML_SCHEMA)
 				return bot_yamlin_fail(r, &ev, "schema %llu: this build reads schema %d",
@@ -546,12 +552,10 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 			strcpy(s->fabric, ev.s);
 			have_fabric = 1;
 		} else if (!strcmp(ev.s, "rounds")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "rounds", 0, 0, UINT64_MAX, &s->rounds) < 0)
+			if (next_u64(r, &ev, "rounds", 0, UINT64_MAX, &s->rounds) < 0)
 				return -1;
 		} else if (!strcmp(ev.s, "epoch")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "epoch", 0, 0, UINT64_MAX, &s->epoch) < 0)
+			if (next_u64(r, &ev, "epoch", 0, UINT64_MAX, &s->epoch) < 0)
 				return -1;
 		} else if (!strcmp(ev.s, "parent")) {
 			if (bot_yamlin_next(r, &ev) < 0 || hex16(r, &ev, "parent", 0, &s->parent) < 0)
