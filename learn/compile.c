@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
 #include "common/grow.h"
 #include "common/spool.h"
 #include "common/state.h"
@@ -301,15 +302,34 @@ static int too_many(const char *where, char *err, size_t errlen)
 			    "whole (split the input)", where, BOT_COMPILE_MAX_FILES);
 }
 
+struct list_arg {
+	struct bot_compile_paths *p;
+	const char *dir;
+	int fd;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 over BOT_COMPILE_MAX_FILES, 2 out of
+ * memory. */
+static int list_one(const struct dirent *e, void *arg)
+{
+	struct list_arg *a = arg;
+	size_t len = strlen(e->d_name);
+
+	if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
+		return 0;
+	if (a->p->n >= BOT_COMPILE_MAX_FILES)
+		return 1;
+	return push_path(a->p, a->dir, e->d_name, a->fd) < 0 ? 2 : 0;
+}
+
 /* Every *.spool entry of a directory (not hidden), sorted by name, to be
  * opened from the directory's fd. A readdir() error is an error: a partial
  * listing would be merged as if it were the whole job. */
 static int list_dir(const char *dir, struct bot_compile_paths *p, char *err, size_t errlen)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 	size_t first = p->n;
-	struct dirent *e;
-	DIR *d;
+	struct list_arg a = { p, dir, fd };
 
 	if (fd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -318,44 +338,14 @@ static int list_dir(const char *dir, struct bot_compile_paths *p, char *err, siz
 		return bot_log_errf(err, errlen, "out of memory");
 	}
 	p->dirs[p->ndirs++] = fd;	/* closed by bot_compile_paths_free */
-	dfd = dup(fd);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		int e2 = errno;
-
-		if (dfd >= 0)
-			close(dfd);
-		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(e2));
-	}
-	for (;;) {
-		size_t len;
-
-		errno = 0;
-		e = readdir(d);
-		if (!e) {
-			if (errno) {
-				int e2 = errno;
-
-				closedir(d);
-				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s (a "
-						    "partial listing is not the whole input)", dir,
-						    strerror(e2));
-			}
-			break;
-		}
-		len = strlen(e->d_name);
-		if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
-			continue;
-		if (p->n >= BOT_COMPILE_MAX_FILES) {
-			closedir(d);
-			return too_many(dir, err, errlen);
-		}
-		if (push_path(p, dir, e->d_name, fd) < 0) {
-			closedir(d);
-			return bot_log_errf(err, errlen, "out of memory");
-		}
-	}
-	closedir(d);
+	rc = bot_dir_scan(fd, list_one, &a);
+	if (rc == 1)
+		return too_many(dir, err, errlen);
+	if (rc == 2)
+		return bot_log_errf(err, errlen, "out of memory");
+	if (rc < 0)
+		return bot_log_errf(err, errlen, "%s: cannot list the directory: %s (a partial "
+				    "listing is not the whole input)", dir, strerror(-rc));
 	/* One directory: the same prefix and fd, so sorting the paths alone
 	 * sorts by name and keeps at[] right. */
 	if (p->n - first > 1)

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "common/delta.h"
+#include "common/dirscan.h"
 #include "common/le.h"
 #include "common/readall.h"
 #include "common/spool.h"
@@ -164,34 +165,30 @@ static int is_spool_name(const char *s)
 	return n >= 7 && s[0] != '.' && !strcmp(s + n - 6, ".spool");
 }
 
-/* Every *.spool entry of source i: 0, or -errno, or -E2BIG past the bound. */
+struct list_arg {
+	struct listing *l;
+	size_t i, max;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory, 2 past the bound. */
+static int list_one(const struct dirent *e, void *arg)
+{
+	struct list_arg *a = arg;
+
+	if (!is_spool_name(e->d_name))
+		return 0;
+	return -add_entry(a->l, a->i, e->d_name, a->max);
+}
+
+/* Every *.spool entry of source i: 0, or -errno (a listing that fails
+ * part-way is an error), or -E2BIG past the bound. */
 static int list_dir(struct listing *l, size_t i, size_t max)
 {
-	int dfd = dup(l->dirfd[i]), rc = 0;
-	struct dirent *e;
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct list_arg a = { l, i, max };
+	int rc = bot_dir_scan(l->dirfd[i], list_one, &a);
 
-	if (!d) {
-		rc = -errno;
-		if (dfd >= 0)
-			close(dfd);
-		return rc;
-	}
-	for (;;) {
-		errno = 0;
-		if (!(e = readdir(d))) {
-			rc = -errno;	/* a listing that fails part-way is an error */
-			break;
-		}
-		if (!is_spool_name(e->d_name))
-			continue;
-		rc = add_entry(l, i, e->d_name, max);
-		if (rc < 0) {
-			rc = rc == -2 ? -E2BIG : -ENOMEM;
-			break;
-		}
-	}
-	closedir(d);
+	if (rc > 0)
+		return rc == 2 ? -E2BIG : -ENOMEM;
 	return rc;
 }
 

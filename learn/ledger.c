@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
 #include "common/grow.h"
 #include "common/le.h"
 #include "common/readall.h"
@@ -469,34 +470,41 @@ static int cmp_lfile(const void *pa, const void *pb)
 	return -strcmp(a->name, b->name);
 }
 
+struct lfiles {
+	int ldir;
+	struct lfile *v;
+	size_t n, cap;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory. */
+static int list_lfile(const struct dirent *e, void *arg)
+{
+	struct lfiles *l = arg;
+	struct stat st;
+	size_t len = strlen(e->d_name);
+
+	if (len != 27 || strncmp(e->d_name, "ledger-", 7) || strcmp(e->d_name + 23, ".nbl") ||
+	    fstatat(l->ldir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (bot_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return 1;
+	memcpy(l->v[l->n].name, e->d_name, len + 1);
+	l->v[l->n++].mtime = st.st_mtim;
+	return 0;
+}
+
 void bot_ledger_prune_files(int ldir, unsigned keep, uint64_t always)
 {
 	char keep_name[BOT_LEDGER_NAME_MAX];
-	struct lfile *v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	int dfd = dup(ldir);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct lfiles l = { ldir, NULL, 0, 0 };
+	struct lfile *v;
+	size_t n;
 
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
-	}
 	bot_ledger_file_name(always, keep_name);
-	while ((e = readdir(d))) {
-		struct stat st;
-		size_t len = strlen(e->d_name);
-
-		if (len != 27 || strncmp(e->d_name, "ledger-", 7) || strcmp(e->d_name + 23, ".nbl") ||
-		    fstatat(ldir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (bot_grow((void **)&v, &cap, n + 1, sizeof(*v)))
-			break;
-		memcpy(v[n].name, e->d_name, len + 1);
-		v[n++].mtime = st.st_mtim;
-	}
-	closedir(d);
+	/* best effort: a listing cut short prunes among what was read */
+	(void)bot_dir_scan(ldir, list_lfile, &l);
+	v = l.v;
+	n = l.n;
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_lfile);
 	for (size_t i = keep; i < n; i++)

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
 #include "common/readall.h"
 #include "common/writeall.h"
 #include "learn/crash.h"
@@ -160,62 +161,53 @@ static int is_snap_tmp(const char *s)
 	return bot_state_snap_name_ok(name);
 }
 
+struct snap_list {
+	int tmps;
+	char (*v)[BOT_STATE_NAME_MAX];
+	size_t n, cap;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory. */
+static int list_snap(const struct dirent *e, void *arg)
+{
+	struct snap_list *l = arg;
+
+	if (l->tmps ? !is_snap_tmp(e->d_name) : !bot_state_snap_name_ok(e->d_name))
+		return 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 16;
+		void *nv = realloc(l->v, nc * sizeof(*l->v));
+
+		if (!nv)
+			return 1;
+		l->v = nv;
+		l->cap = nc;
+	}
+	strcpy(l->v[l->n++], e->d_name);
+	return 0;
+}
+
 /* The fabric's snap-*.nbs names (or with tmps, their temporaries) sorted, listed in full: a listing that
  * fails part-way is an error, never a shorter list. */
 static int list_snaps(int dirfd, const char *fdir, int tmps, char (**names)[BOT_STATE_NAME_MAX],
 		      size_t *n, char *err, size_t errlen)
 {
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	char (*v)[BOT_STATE_NAME_MAX] = NULL;
-	size_t cap = 0;
-	struct dirent *e;
+	struct snap_list l = { tmps, NULL, 0, 0 };
+	int rc = bot_dir_scan(dirfd, list_snap, &l);
 
 	*names = NULL;
 	*n = 0;
-	if (!d) {
-		int e2 = errno;
-
-		if (fd >= 0)
-			close(fd);
+	if (rc) {
+		free(l.v);
+		if (rc > 0)
+			return bot_log_errf(err, errlen, "%s: out of memory", fdir);
 		return bot_log_errf(err, errlen, "%s: cannot list the directory: %s", fdir,
-				    strerror(e2));
+				    strerror(-rc));
 	}
-	rewinddir(d);	/* a dup shares the offset an earlier listing left at the end */
-	for (;;) {
-		errno = 0;
-		e = readdir(d);
-		if (!e) {
-			if (errno) {
-				int e2 = errno;
-
-				closedir(d);
-				free(v);
-				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s",
-						    fdir, strerror(e2));
-			}
-			break;
-		}
-		if (tmps ? !is_snap_tmp(e->d_name) : !bot_state_snap_name_ok(e->d_name))
-			continue;
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			void *nv = realloc(v, nc * sizeof(*v));
-
-			if (!nv) {
-				closedir(d);
-				free(v);
-				return bot_log_errf(err, errlen, "%s: out of memory", fdir);
-			}
-			v = nv;
-			cap = nc;
-		}
-		strcpy(v[(*n)++], e->d_name);
-	}
-	closedir(d);
-	if (*n > 1)
-		qsort(v, *n, sizeof(*v), (int (*)(const void *, const void *))strcmp);
-	*names = v;
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), (int (*)(const void *, const void *))strcmp);
+	*names = l.v;
+	*n = l.n;
 	return 0;
 }
 

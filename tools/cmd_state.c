@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "common/dirscan.h"
 #include "common/state.h"
 #include "common/writeall.h"
 #include "learn/lock.h"
@@ -149,43 +150,50 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int bot_state_cmd_names(DIR *d, int (*keep)(const struct dirent *e, void *arg), void *arg,
+struct names_arg {
+	int (*keep)(const struct dirent *e, void *arg);
+	void *arg;
+	char **v;
+	size_t n, cap;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory. */
+static int add_name(const struct dirent *e, void *arg)
+{
+	struct names_arg *a = arg;
+
+	if (!a->keep(e, a->arg))
+		return 0;
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? 2 * a->cap : 16;
+		char **v = realloc(a->v, nc * sizeof(*v));
+
+		if (!v)
+			return 1;
+		a->v = v;
+		a->cap = nc;
+	}
+	if (!(a->v[a->n] = strdup(e->d_name)))
+		return 1;
+	a->n++;
+	return 0;
+}
+
+int bot_state_cmd_names(int dirfd, int (*keep)(const struct dirent *e, void *arg), void *arg,
 			char ***names, size_t *n)
 {
-	struct dirent *e;
-	size_t cap = 0;
-	int rc = 0, saved;
+	struct names_arg a = { keep, arg, NULL, 0, 0 };
+	int rc = bot_dir_scan(dirfd, add_name, &a);
 
-	*names = NULL;
-	*n = 0;
-	while ((errno = 0, e = readdir(d)) != NULL) {
-		if (!keep(e, arg))
-			continue;
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			char **v = realloc(*names, nc * sizeof(*v));
-
-			if (!v) {
-				rc = -1;
-				break;
-			}
-			*names = v;
-			cap = nc;
-		}
-		if (!((*names)[*n] = strdup(e->d_name))) {
-			rc = -1;
-			break;
-		}
-		(*n)++;
+	if (a.n > 1)
+		qsort(a.v, a.n, sizeof(*a.v), cmp_name);
+	*names = a.v;
+	*n = a.n;
+	if (rc) {
+		errno = rc > 0 ? ENOMEM : -rc;
+		return -1;
 	}
-	if (!e && errno)
-		rc = -1;
-	saved = errno;
-	closedir(d);
-	if (*n > 1)
-		qsort(*names, *n, sizeof(**names), cmp_name);
-	errno = saved;
-	return rc;
+	return 0;
 }
 
 /* Write text to stdout; 0 or 1. */

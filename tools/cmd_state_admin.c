@@ -175,22 +175,22 @@ static int q_list(int qfd, const char *qpath)
 	struct bot_yamlout *y = bot_yamlout_new();
 	char **names = NULL;
 	size_t n = 0;
-	int dfd = dup(qfd), rc;
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	int rc;
 
-	if (!y || !d) {
-		fprintf(stderr, "nccl-bot: state quarantine: %s: %s\n", qpath,
-			y ? strerror(errno) : "out of memory");
-		if (d)
-			closedir(d);
-		else if (dfd >= 0)
-			close(dfd);
+	if (!y) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s: out of memory\n", qpath);
+		return 1;
+	}
+	/* a listing cut short is an error, never a shorter list */
+	if (bot_state_cmd_names(qfd, keep_qname, NULL, &names, &n) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s: cannot list the directory: %s\n",
+			qpath, strerror(errno));
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
 		bot_yamlout_free(y);
 		return 1;
 	}
-	/* a listing cut short shows what was read (as it did before
-	 * bot_state_cmd_names) */
-	(void)bot_state_cmd_names(d, keep_qname, NULL, &names, &n);
 	bot_yamlout_map(y, 0);
 	bot_yamlout_str(y, "quarantine");
 	bot_yamlout_str(y, qpath);

@@ -16,6 +16,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -100,8 +101,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	char **names = NULL;
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
-	DIR *d;
-	int fd, rc, dfd;
+	int fd, rc;
 
 	fd = bot_store_open_fabric(dir, fabric, 0, fdir, err, sizeof(err));
 	if (fd == -2) {
@@ -122,16 +122,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		       bot_kb_count(s.kb), s.nsources, s.rounds);
 	if (rc >= 0)
 		bot_state_free(&s);
-	dfd = dup(fd);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
-		close(fd);
-		return;
-	}
-	if (bot_state_cmd_names(d, keep_snap, (void *)fabric, &names, &nnames) < 0)
+	if (bot_state_cmd_names(fd, keep_snap, (void *)fabric, &names, &nnames) < 0)
 		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
 	info = calloc(nnames ? nnames : 1, sizeof(*info));
 	for (size_t i = 0; info && i < nnames; i++) {
@@ -221,15 +212,17 @@ int bot_state_verify(const struct bot_state_opts *o)
 		verify_fabric(o->dir, o->fabric, &problems, &snaps);
 		nfab = 1;
 	} else {
-		DIR *d = opendir(o->dir);
+		int dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (!d) {
+		if (dfd < 0) {
 			fprintf(stderr, "nccl-bot: state verify: %s: %s\n", o->dir, strerror(errno));
 			return 1;
 		}
-		/* a listing cut short verifies the fabrics it read (as it did
-		 * before bot_state_cmd_names) */
-		(void)bot_state_cmd_names(d, keep_fabric, NULL, &fabs, &n);
+		/* a listing cut short is a problem; the fabrics read are verified */
+		if (bot_state_cmd_names(dfd, keep_fabric, NULL, &fabs, &n) < 0)
+			problem(&problems, "%s: cannot list the directory: %s", o->dir,
+				strerror(errno));
+		close(dfd);
 		for (size_t i = 0; i < n; i++) {
 			verify_fabric(o->dir, fabs[i], &problems, &snaps);
 			free(fabs[i]);
