@@ -115,6 +115,13 @@ int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err,
 	return bot_spool_read_at(AT_FDCWD, path, path, out, err, errlen);
 }
 
+int bot_spool_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 7 && name[0] != '.' && !strcmp(name + n - 6, ".spool");
+}
+
 void bot_spool_free(struct bot_spool_file *f)
 {
 	free(f->recs);

@@ -313,9 +313,8 @@ struct list_arg {
 static int list_one(const struct dirent *e, void *arg)
 {
 	struct list_arg *a = arg;
-	size_t len = strlen(e->d_name);
 
-	if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
+	if (!bot_spool_name_ok(e->d_name))
 		return 0;
 	if (a->p->n >= BOT_COMPILE_MAX_FILES)
 		return 1;

@@ -158,13 +158,6 @@ static int add_entry(struct listing *l, size_t src, const char *name, size_t max
 	return 0;
 }
 
-static int is_spool_name(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n >= 7 && s[0] != '.' && !strcmp(s + n - 6, ".spool");
-}
-
 struct list_arg {
 	struct listing *l;
 	size_t i, max;
@@ -175,7 +168,7 @@ static int list_one(const struct dirent *e, void *arg)
 {
 	struct list_arg *a = arg;
 
-	if (!is_spool_name(e->d_name))
+	if (!bot_spool_name_ok(e->d_name))
 		return 0;
 	return -add_entry(a->l, a->i, e->d_name, a->max);
 }
