@@ -19,6 +19,7 @@
 #include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
+#include "common/trailer.h"
 #include "policies/context.h"
 
 #define TRAILER BOT_SPOOL_TRAILER_SIZE
@@ -290,7 +291,6 @@ int bot_delta_encode(const struct bot_delta_hdr *h, const struct bot_spool_rec *
 	char why[BOT_SPOOL_ERR_MAX];
 	size_t body;
 	uint8_t *b;
-	uint32_t crc;
 
 	*buf = NULL;
 	*len = 0;
@@ -314,9 +314,7 @@ int bot_delta_encode(const struct bot_delta_hdr *h, const struct bot_spool_rec *
 	pack_hdr(b, &c);
 	for (size_t i = 0; i < n; i++)
 		bot_spool_pack_rec(b + BOT_DELTA_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &recs[i]);
-	crc = bot_spool_crc32c(0, b, body);
-	bot_le_put32(b + body, crc);
-	bot_le_put32(b + body + 4, 0);
+	bot_trailer_put(b, body);
 	*buf = b;
 	*len = body + TRAILER;
 	return 0;
@@ -324,20 +322,12 @@ int bot_delta_encode(const struct bot_delta_hdr *h, const struct bot_spool_rec *
 
 /* ---- reader -------------------------------------------------------------- */
 
-static int zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
 /* A string field at b+off: NUL padded (one NUL at least), into dst. */
 static int get_str(const uint8_t *b, size_t off, size_t size, char *dst)
 {
 	const uint8_t *nul = memchr(b + off, 0, size);
 
-	if (!nul || !zero(nul, size - (size_t)(nul - (b + off))))
+	if (!nul || !bot_le_zero(nul, size - (size_t)(nul - (b + off))))
 		return -1;
 	memcpy(dst, b + off, size);
 	return 0;
@@ -380,12 +370,12 @@ static int parse_hdr(const char *name, const uint8_t *b, struct bot_delta_hdr *h
 	}
 	/* the build id may use all 16 bytes */
 	memcpy(h->build_id, b + 456, BOT_SPOOL_BUILD_ID_SIZE);
-	if (!zero(b + 456 + strnlen(h->build_id, BOT_SPOOL_BUILD_ID_SIZE),
+	if (!bot_le_zero(b + 456 + strnlen(h->build_id, BOT_SPOOL_BUILD_ID_SIZE),
 		  BOT_SPOOL_BUILD_ID_SIZE - strnlen(h->build_id, BOT_SPOOL_BUILD_ID_SIZE)))
 		return bot_errf(err, errlen, "%s: offset 456: build id not NUL padded", name);
-	if (!zero(b + 304, 24))
+	if (!bot_le_zero(b + 304, 24))
 		return bot_errf(err, errlen, "%s: offset 304: reserved bytes not zero", name);
-	if (!zero(b + 472, 40))
+	if (!bot_le_zero(b + 472, 40))
 		return bot_errf(err, errlen, "%s: offset 472: reserved bytes not zero", name);
 	h->uid = bot_le_get32(b + 272);
 	h->gid = bot_le_get32(b + 276);
@@ -441,8 +431,7 @@ int bot_delta_parse(const char *name, int name_check, const uint8_t *buf, size_t
 		return bot_errf(err, errlen, "%s: length %zu, but %llu records need %zu bytes (%s)",
 				name, len, (unsigned long long)n, body + TRAILER,
 				len < body + TRAILER ? "truncated" : "trailing bytes");
-	crc = bot_spool_crc32c(0, buf, body);
-	if (bot_le_get32(buf + body) != crc || !zero(buf + body + 4, 4))
+	if (!bot_trailer_ok(buf, body, &crc))
 		return bot_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, "
 				"computed %08x)", name, body, bot_le_get32(buf + body), crc);
 	if (parse_hdr(name, buf, h, err, errlen) < 0) {
@@ -463,7 +452,7 @@ int bot_delta_parse(const char *name, int name_check, const uint8_t *buf, size_t
 		struct bot_spool_rec *r = &out->recs[i];
 
 		bot_spool_unpack_rec(r, p);
-		if (!zero(p + 28, 4) || !zero(p + 72, 4))
+		if (!bot_le_zero(p + 28, 4) || !bot_le_zero(p + 72, 4))
 			snprintf(why, sizeof(why), "reserved bytes not zero");
 		else if (bot_spool_rec_check(r, why, sizeof(why)) == 0) {
 			if (r->nnodes > h->step_nodes)

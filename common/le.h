@@ -7,6 +7,7 @@
 #ifndef BOT_COMMON_LE_H
 #define BOT_COMMON_LE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 static inline void bot_le_put16(uint8_t *p, uint32_t v)
@@ -40,6 +41,15 @@ static inline uint32_t bot_le_get32(const uint8_t *p)
 static inline uint64_t bot_le_get64(const uint8_t *p)
 {
 	return (uint64_t)bot_le_get32(p) | (uint64_t)bot_le_get32(p + 4) << 32;
+}
+
+/* 1 when the n bytes at p are all zero (a reserved field, a NUL padding). */
+static inline int bot_le_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return 0;
+	return 1;
 }
 
 #endif

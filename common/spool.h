@@ -129,5 +129,8 @@ int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_
 /* The same for a path (relative to the working directory). */
 int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen);
 void bot_spool_free(struct bot_spool_file *f);
+/* 1 when a directory entry is taken for a spool file: *.spool with a
+ * name before it, not hidden (a writer's temporary starts with '.'). */
+int bot_spool_name_ok(const char *name);
 
 #endif

@@ -19,15 +19,8 @@
 #include "common/errf.h"
 #include "common/readall.h"
 #include "common/spool.h"
+#include "common/trailer.h"
 #include "policies/context.h"
-
-static int zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
 
 int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot_spool_file *out,
 		    char *err, size_t errlen)
@@ -61,8 +54,7 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 		return bot_errf(err, errlen, "%s: length %zu, but %llu records need %zu bytes (%s)", name,
 			   len, (unsigned long long)n, body + BOT_SPOOL_TRAILER_SIZE,
 			   len < body + BOT_SPOOL_TRAILER_SIZE ? "truncated" : "trailing bytes");
-	crc = bot_spool_crc32c(0, buf, body);
-	if (bot_le_get32(buf + body) != crc || !zero(buf + body + 4, 4))
+	if (!bot_trailer_ok(buf, body, &crc))
 		return bot_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch (stored %08x, computed %08x)",
 			   name, body, bot_le_get32(buf + body), crc);
 	h->nrecords = n;
@@ -85,9 +77,9 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 		const uint8_t *p = buf + BOT_SPOOL_HDR_SIZE + (size_t)i * BOT_SPOOL_REC_SIZE;
 
 		bot_spool_unpack_rec(&out->recs[i], p);
-		if (!zero(p + 28, 4) || !zero(p + 72, 4) ||
+		if (!bot_le_zero(p + 28, 4) || !bot_le_zero(p + 72, 4) ||
 		    bot_spool_rec_check(&out->recs[i], why, sizeof(why)) < 0) {
-			if (!zero(p + 28, 4) || !zero(p + 72, 4))
+			if (!bot_le_zero(p + 28, 4) || !bot_le_zero(p + 72, 4))
 				snprintf(why, sizeof(why), "reserved bytes not zero");
 			bot_spool_free(out);
 			return bot_errf(err, errlen, "%s: record %llu (offset %zu): %s", name,
@@ -121,6 +113,13 @@ int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_
 int bot_spool_read_file(const char *path, struct bot_spool_file *out, char *err, size_t errlen)
 {
 	return bot_spool_read_at(AT_FDCWD, path, path, out, err, errlen);
+}
+
+int bot_spool_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 7 && name[0] != '.' && !strcmp(name + n - 6, ".spool");
 }
 
 void bot_spool_free(struct bot_spool_file *f)

@@ -26,6 +26,7 @@
 #include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
+#include "common/trailer.h"
 #include "policies/context.h"
 
 int bot_state_fabric_ok(const char *name)
@@ -288,7 +289,7 @@ int bot_state_encode_version(const struct bot_state *s, unsigned version, uint8_
 			}
 		}
 	}
-	bot_le_put32(b + off, bot_spool_crc32c(0, b, off));
+	bot_trailer_put(b, off);
 	free(v);
 	*buf = b;
 	*len = size;
@@ -442,7 +443,6 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 		    char *err, size_t errlen)
 {
 	struct bot_state_hdr h;
-	uint32_t crc;
 	size_t end, off, hdr;
 
 	memset(out, 0, sizeof(*out));
@@ -461,8 +461,7 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 	if (len < hdr + BOT_STATE_TRAILER_SIZE)
 		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
 	end = len - BOT_STATE_TRAILER_SIZE;
-	crc = bot_spool_crc32c(0, b, end);
-	if (bot_le_get32(b + end) != crc || bot_le_get32(b + end + 4) != 0)
+	if (!bot_trailer_ok(b, end, NULL))
 		return bot_errf(err, errlen, "%s: checksum mismatch (the file is damaged or truncated)",
 			   name);
 	if (bot_state_parse_header(name, b, end, &h, err, errlen) < 0)

@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
+#include "common/grow.h"
 #include "common/spool.h"
 #include "common/state.h"
 #include "learn/compile.h"
@@ -59,23 +61,6 @@ void bot_compile_opts_default(struct bot_compile_opts *o)
 	o->calls = 500;
 	o->round = -1;
 	o->min_bytes_log2 = 20;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 static uint64_t rec_key(const struct bot_spool_rec *r)
@@ -156,7 +141,7 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 		}
 		if (g->ns >= BOT_COMPILE_MAX_SAMPLES)
 			return -2;
-		if (grow((void **)&g->s, &g->scap, g->ns + 1, sizeof(*g->s)))
+		if (bot_grow((void **)&g->s, &g->scap, g->ns + 1, sizeof(*g->s)))
 			return -1;
 		g->s[g->ns++] = (struct sample){ r->comm_id, r->seq, key, r->duration_ns, r->arm };
 	}
@@ -297,8 +282,8 @@ static int push_path(struct bot_compile_paths *p, const char *dir, const char *n
 {
 	size_t dlen = strlen(dir), len = dlen + (name ? strlen(name) + 1 : 0) + 1;
 
-	if (grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
-	    grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
+	if (bot_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
+	    bot_grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
 	    !(p->v[p->n] = malloc(len)))
 		return -1;
 	if (name)
@@ -317,61 +302,49 @@ static int too_many(const char *where, char *err, size_t errlen)
 			    "whole (split the input)", where, BOT_COMPILE_MAX_FILES);
 }
 
+struct list_arg {
+	struct bot_compile_paths *p;
+	const char *dir;
+	int fd;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 over BOT_COMPILE_MAX_FILES, 2 out of
+ * memory. */
+static int list_one(const struct dirent *e, void *arg)
+{
+	struct list_arg *a = arg;
+
+	if (!bot_spool_name_ok(e->d_name))
+		return 0;
+	if (a->p->n >= BOT_COMPILE_MAX_FILES)
+		return 1;
+	return push_path(a->p, a->dir, e->d_name, a->fd) < 0 ? 2 : 0;
+}
+
 /* Every *.spool entry of a directory (not hidden), sorted by name, to be
  * opened from the directory's fd. A readdir() error is an error: a partial
  * listing would be merged as if it were the whole job. */
 static int list_dir(const char *dir, struct bot_compile_paths *p, char *err, size_t errlen)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), dfd;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
 	size_t first = p->n;
-	struct dirent *e;
-	DIR *d;
+	struct list_arg a = { p, dir, fd };
 
 	if (fd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(errno));
-	if (grow((void **)&p->dirs, &p->dircap, p->ndirs + 1, sizeof(*p->dirs))) {
+	if (bot_grow((void **)&p->dirs, &p->dircap, p->ndirs + 1, sizeof(*p->dirs))) {
 		close(fd);
 		return bot_log_errf(err, errlen, "out of memory");
 	}
 	p->dirs[p->ndirs++] = fd;	/* closed by bot_compile_paths_free */
-	dfd = dup(fd);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
-		int e2 = errno;
-
-		if (dfd >= 0)
-			close(dfd);
-		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(e2));
-	}
-	for (;;) {
-		size_t len;
-
-		errno = 0;
-		e = readdir(d);
-		if (!e) {
-			if (errno) {
-				int e2 = errno;
-
-				closedir(d);
-				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s (a "
-						    "partial listing is not the whole input)", dir,
-						    strerror(e2));
-			}
-			break;
-		}
-		len = strlen(e->d_name);
-		if (len < 7 || e->d_name[0] == '.' || strcmp(e->d_name + len - 6, ".spool"))
-			continue;
-		if (p->n >= BOT_COMPILE_MAX_FILES) {
-			closedir(d);
-			return too_many(dir, err, errlen);
-		}
-		if (push_path(p, dir, e->d_name, fd) < 0) {
-			closedir(d);
-			return bot_log_errf(err, errlen, "out of memory");
-		}
-	}
-	closedir(d);
+	rc = bot_dir_scan(fd, list_one, &a);
+	if (rc == 1)
+		return too_many(dir, err, errlen);
+	if (rc == 2)
+		return bot_log_errf(err, errlen, "out of memory");
+	if (rc < 0)
+		return bot_log_errf(err, errlen, "%s: cannot list the directory: %s (a partial "
+				    "listing is not the whole input)", dir, strerror(-rc));
 	/* One directory: the same prefix and fd, so sorting the paths alone
 	 * sorts by name and keeps at[] right. */
 	if (p->n - first > 1)
@@ -471,7 +444,7 @@ static int read_one(struct read_ctx *x, const struct bot_compile_paths *list, si
 		bot_spool_free(&f);
 		return 0;
 	}
-	if (grow((void **)&x->g->src, &x->g->srccap, x->g->nsrc + 1, sizeof(*x->g->src)) ||
+	if (bot_grow((void **)&x->g->src, &x->g->srccap, x->g->nsrc + 1, sizeof(*x->g->src)) ||
 	    set_add(&x->g->seen, f.digest) < 0)
 		rc = -1;
 	else

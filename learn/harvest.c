@@ -33,9 +33,11 @@
 #include <unistd.h>
 
 #include "common/delta.h"
+#include "common/dirscan.h"
 #include "common/le.h"
 #include "common/readall.h"
 #include "common/spool.h"
+#include "common/writeall.h"
 #include "learn/harvest.h"
 #include "policies/context.h"
 
@@ -156,41 +158,30 @@ static int add_entry(struct listing *l, size_t src, const char *name, size_t max
 	return 0;
 }
 
-static int is_spool_name(const char *s)
-{
-	size_t n = strlen(s);
+struct list_arg {
+	struct listing *l;
+	size_t i, max;
+};
 
-	return n >= 7 && s[0] != '.' && !strcmp(s + n - 6, ".spool");
+/* bot_dir_scan's visitor: 0, or 1 out of memory, 2 past the bound. */
+static int list_one(const struct dirent *e, void *arg)
+{
+	struct list_arg *a = arg;
+
+	if (!bot_spool_name_ok(e->d_name))
+		return 0;
+	return -add_entry(a->l, a->i, e->d_name, a->max);
 }
 
-/* Every *.spool entry of source i: 0, or -errno, or -E2BIG past the bound. */
+/* Every *.spool entry of source i: 0, or -errno (a listing that fails
+ * part-way is an error), or -E2BIG past the bound. */
 static int list_dir(struct listing *l, size_t i, size_t max)
 {
-	int dfd = dup(l->dirfd[i]), rc = 0;
-	struct dirent *e;
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct list_arg a = { l, i, max };
+	int rc = bot_dir_scan(l->dirfd[i], list_one, &a);
 
-	if (!d) {
-		rc = -errno;
-		if (dfd >= 0)
-			close(dfd);
-		return rc;
-	}
-	for (;;) {
-		errno = 0;
-		if (!(e = readdir(d))) {
-			rc = -errno;	/* a listing that fails part-way is an error */
-			break;
-		}
-		if (!is_spool_name(e->d_name))
-			continue;
-		rc = add_entry(l, i, e->d_name, max);
-		if (rc < 0) {
-			rc = rc == -2 ? -E2BIG : -ENOMEM;
-			break;
-		}
-	}
-	closedir(d);
+	if (rc > 0)
+		return rc == 2 ? -E2BIG : -ENOMEM;
 	return rc;
 }
 
@@ -429,14 +420,6 @@ static int grow_recs(struct collect *c, size_t need)
 	return 0;
 }
 
-static int zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
-}
-
 /* The records of one file read by the child: all re-validated, kept only
  * when every one passes. 0, or -1 (a stream error in err). */
 static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, char *err,
@@ -463,7 +446,7 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 		if (bad)
 			continue;
 		bot_spool_unpack_rec(&r, u);
-		if (!zero(u + 28, 4) || !zero(u + 72, 4)) {
+		if (!bot_le_zero(u + 28, 4) || !bot_le_zero(u + 72, 4)) {
 			bad = BOT_HARVEST_WHY_PARENT;
 			snprintf(why, sizeof(why), "record %llu: reserved bytes not zero",
 				 (unsigned long long)i);
@@ -564,7 +547,7 @@ static int take_stream(struct collect *c, struct stream *s, char *err, size_t er
 							  "early (no end unit)");
 		switch (u[0]) {
 		case 'E':
-			if (bot_le_get32(u + 4) != units || !zero(u + 1, 3) || !zero(u + 8, U - 8))
+			if (bot_le_get32(u + 4) != units || !bot_le_zero(u + 1, 3) || !bot_le_zero(u + 8, U - 8))
 				return bot_log_errf(err, errlen, "the child's stream is malformed: "
 						    "end unit after %zu files says %u", units,
 						    bot_le_get32(u + 4));
@@ -690,17 +673,18 @@ static void default_job(uint64_t *d, size_t n, char job[BOT_DELTA_STR])
 
 /*
  * Write buf as outbox/name: .<name>.tmp O_EXCL 0640, fsync, renamed without
- * replacing, the directory fsynced. 0 written, 1 the name exists (nothing
- * written), -1 err.
+ * replacing, the directory fsynced (common/writeall.h). 0 written, 1 the
+ * name exists (nothing written), -1 err.
  */
 static int write_delta(const char *outbox, const char *name, const uint8_t *buf, size_t len,
 		       char *err, size_t errlen)
 {
-	char tmp[BOT_DELTA_NAME_MAX + 8];
-	const char *step = "cannot write";
+	/* a temporary left by a harvest that died is ours to replace */
+	const struct bot_write_rule r = {
+		.mode = 0640, .chmod = 1, .no_replace = 1, .clear_stale = 1, .sync_dir = 1,
+	};
 	struct stat st;
-	size_t done = 0;
-	int dfd, fd, rc = -1, e;
+	int dfd, rc;
 
 	dfd = open(outbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
@@ -709,76 +693,10 @@ static int write_delta(const char *outbox, const char *name, const uint8_t *buf,
 		close(dfd);
 		return 1;
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	/* a temporary left by a harvest that died is ours to replace */
-	if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT) {
-		bot_log_errf(err, errlen, "%s/%s: cannot remove a stale temporary: %s", outbox, tmp,
-			     strerror(errno));
-		close(dfd);
-		return -1;
-	}
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		bot_log_errf(err, errlen, "%s/%s: cannot create: %s", outbox, tmp, strerror(errno));
-		close(dfd);
-		return -1;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			goto fail;
-		}
-		done += (size_t)w;
-	}
-	step = "cannot make it mode 0640";
-	if (fchmod(fd, 0640) < 0)
-		goto fail;
-	step = "cannot fsync";
-	if (fsync(fd) < 0)
-		goto fail;
-	step = "cannot close";
-	e = close(fd);
-	fd = -1;
-	if (e < 0)
-		goto fail;
-	/* never replace: RENAME_NOREPLACE, or a hard link where the file
-	 * system lacks it (link fails on an existing name too) */
-	step = "cannot rename it into place";
-	if (renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) < 0) {
-		if (errno == EEXIST) {
-			rc = 1;
-			goto out;
-		}
-		if (errno != EINVAL && errno != ENOSYS)
-			goto fail;
-		if (linkat(dfd, tmp, dfd, name, 0) < 0) {
-			if (errno == EEXIST) {
-				rc = 1;
-				goto out;
-			}
-			goto fail;
-		}
-		unlinkat(dfd, tmp, 0);
-	}
-	if (fsync(dfd) < 0) {
-		bot_log_errf(err, errlen, "%s: fsync: %s", outbox, strerror(errno));
-		close(dfd);
-		return -1;
-	}
+	rc = bot_write_whole_at(dfd, outbox, name, buf, len, &r, err, errlen);
 	close(dfd);
-	return 0;
-fail:
-	bot_log_errf(err, errlen, "%s/%s: %s: %s", outbox, tmp, step, strerror(errno ? errno : EIO));
-out:
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dfd, tmp, 0);
-	close(dfd);
+	if (rc < 0)
+		bot_log_esc_inplace(err, errlen);
 	return rc;
 }
 

@@ -17,10 +17,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
+#include "common/grow.h"
 #include "common/le.h"
 #include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
+#include "common/trailer.h"
+#include "common/writeall.h"
 #include "learn/ledger.h"
 #include "learn/log.h"
 #include "policies/context.h"
@@ -41,23 +45,6 @@ void bot_ledger_free(struct bot_ledger *l)
 	free(l->ids);
 	free(l->use);
 	memset(l, 0, sizeof(*l));
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
 }
 
 static int cmp_id(const void *pa, const void *pb)
@@ -133,7 +120,7 @@ int bot_ledger_add_id(struct bot_ledger *l, uint64_t identity, uint64_t window)
 	if (bot_ledger_has(l, identity))
 		return 0;
 	if (l->nids >= BOT_LEDGER_MAX_IDS ||
-	    grow((void **)&l->ids, &l->idcap, l->nids + 1, sizeof(*l->ids)))
+	    bot_grow((void **)&l->ids, &l->idcap, l->nids + 1, sizeof(*l->ids)))
 		return -1;
 	l->ids[l->nids++] = (struct bot_ledger_id){ identity, window };
 	if (l->nids - l->ids_sorted > TAIL_MAX)
@@ -206,7 +193,7 @@ int bot_ledger_use_add(struct bot_ledger *l, int kind, uint64_t principal, uint6
 		return 0;
 	}
 	if (l->nuse >= BOT_LEDGER_MAX_USES ||
-	    grow((void **)&l->use, &l->usecap, l->nuse + 1, sizeof(*l->use)))
+	    bot_grow((void **)&l->use, &l->usecap, l->nuse + 1, sizeof(*l->use)))
 		return -1;
 	l->use[l->nuse++] = u;
 	if (l->nuse - l->use_sorted > TAIL_MAX)
@@ -248,18 +235,10 @@ int bot_ledger_encode(struct bot_ledger *l, uint8_t **buf, size_t *len, char *er
 		bot_le_put64(b + off + 16, l->use[i].key);
 		bot_le_put64(b + off + 24, l->use[i].count);
 	}
-	bot_le_put32(b + off, bot_spool_crc32c(0, b, off));
+	bot_trailer_put(b, off);
 	*buf = b;
 	*len = n;
 	return 0;
-}
-
-static int zero(const uint8_t *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return 0;
-	return 1;
 }
 
 static int key_ok(uint64_t k)
@@ -302,12 +281,11 @@ int bot_ledger_parse(const char *name, const uint8_t *buf, size_t len, struct bo
 	if (len != body + BOT_LEDGER_TRAILER_SIZE)
 		return bot_log_errf(err, errlen, "%s: length %zu, but the counts need %zu bytes",
 				    name, len, body + BOT_LEDGER_TRAILER_SIZE);
-	if (bot_le_get32(buf + body) != bot_spool_crc32c(0, buf, body) ||
-	    !zero(buf + body + 4, 4))
+	if (!bot_trailer_ok(buf, body, NULL))
 		return bot_log_errf(err, errlen, "%s: offset %zu: CRC-32C mismatch", name, body);
 	memcpy(fabric, buf + 16, BOT_LEDGER_FABRIC_MAX);
 	fabric[BOT_LEDGER_FABRIC_MAX] = 0;
-	if (!bot_state_fabric_ok(fabric) || !zero(buf + 16 + strlen(fabric),
+	if (!bot_state_fabric_ok(fabric) || !bot_le_zero(buf + 16 + strlen(fabric),
 						  BOT_LEDGER_FABRIC_MAX - strlen(fabric)))
 		return bot_log_errf(err, errlen, "%s: offset 16: fabric name not "
 				    "[a-z0-9][a-z0-9._-]{0,63}, NUL padded", name);
@@ -351,7 +329,7 @@ int bot_ledger_parse(const char *name, const uint8_t *buf, size_t len, struct bo
 			why = "a uid over 2^32-1";
 		else if (u->arm >= BOT_NARMS && u->arm != BOT_LEDGER_CALLS)
 			why = "arm out of range";
-		else if (!zero(buf + off + 2, 6))
+		else if (!bot_le_zero(buf + off + 2, 6))
 			why = "reserved bytes not zero";
 		else if (!key_ok(u->key))
 			why = "not a context key";
@@ -453,54 +431,25 @@ int bot_ledger_load(int ldir, const char *path, const char *fabric, uint64_t dig
 int bot_ledger_write(int ldir, const char *path, struct bot_ledger *l, uint64_t *digest,
 		     char *err, size_t errlen)
 {
-	char name[BOT_LEDGER_NAME_MAX], tmp[BOT_LEDGER_NAME_MAX + 8];
+	const struct bot_write_rule r = { .mode = 0600, .chmod = 1, .clear_stale = 1,
+					  .sync_dir = 1 };
+	char name[BOT_LEDGER_NAME_MAX];
 	struct stat st;
 	uint8_t *buf;
-	size_t len, done = 0;
-	int fd, rc = -1;
+	size_t len;
+	int rc = 0;
 
 	if (bot_ledger_encode(l, &buf, &len, err, errlen) < 0)
 		return -1;
 	*digest = bot_digest64(buf, len);
 	bot_ledger_file_name(*digest, name);
-	if (fstatat(ldir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    (size_t)st.st_size == len) {
-		free(buf);	/* content-addressed: the same bytes are there */
-		return 0;
+	/* content-addressed: when the same bytes are there, nothing to write */
+	if (fstatat(ldir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size != len) {
+		rc = bot_write_whole_at(ldir, path, name, buf, len, &r, err, errlen);
+		if (rc < 0)
+			bot_log_esc_inplace(err, errlen);
 	}
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	if (unlinkat(ldir, tmp, 0) < 0 && errno != ENOENT) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, tmp, strerror(errno));
-		goto out;
-	}
-	fd = openat(ldir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, tmp, strerror(errno));
-		goto out;
-	}
-	while (done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	if (done != len || fchmod(fd, 0600) < 0 || fsync(fd) < 0) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, tmp, strerror(errno));
-		close(fd);
-		unlinkat(ldir, tmp, 0);
-		goto out;
-	}
-	close(fd);
-	if (renameat(ldir, tmp, ldir, name) < 0 || fsync(ldir) < 0) {
-		bot_log_errf(err, errlen, "%s/%s: %s", path, name, strerror(errno));
-		unlinkat(ldir, tmp, 0);
-		goto out;
-	}
-	rc = 0;
-out:
 	free(buf);
 	return rc;
 }
@@ -521,34 +470,41 @@ static int cmp_lfile(const void *pa, const void *pb)
 	return -strcmp(a->name, b->name);
 }
 
+struct lfiles {
+	int ldir;
+	struct lfile *v;
+	size_t n, cap;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory. */
+static int list_lfile(const struct dirent *e, void *arg)
+{
+	struct lfiles *l = arg;
+	struct stat st;
+	size_t len = strlen(e->d_name);
+
+	if (len != 27 || strncmp(e->d_name, "ledger-", 7) || strcmp(e->d_name + 23, ".nbl") ||
+	    fstatat(l->ldir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (bot_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(*l->v)))
+		return 1;
+	memcpy(l->v[l->n].name, e->d_name, len + 1);
+	l->v[l->n++].mtime = st.st_mtim;
+	return 0;
+}
+
 void bot_ledger_prune_files(int ldir, unsigned keep, uint64_t always)
 {
 	char keep_name[BOT_LEDGER_NAME_MAX];
-	struct lfile *v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *e;
-	int dfd = dup(ldir);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct lfiles l = { ldir, NULL, 0, 0 };
+	struct lfile *v;
+	size_t n;
 
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return;
-	}
 	bot_ledger_file_name(always, keep_name);
-	while ((e = readdir(d))) {
-		struct stat st;
-		size_t len = strlen(e->d_name);
-
-		if (len != 27 || strncmp(e->d_name, "ledger-", 7) || strcmp(e->d_name + 23, ".nbl") ||
-		    fstatat(ldir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (grow((void **)&v, &cap, n + 1, sizeof(*v)))
-			break;
-		memcpy(v[n].name, e->d_name, len + 1);
-		v[n++].mtime = st.st_mtim;
-	}
-	closedir(d);
+	/* best effort: a listing cut short prunes among what was read */
+	(void)bot_dir_scan(ldir, list_lfile, &l);
+	v = l.v;
+	n = l.n;
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_lfile);
 	for (size_t i = keep; i < n; i++)

@@ -76,27 +76,72 @@ static void key_u64(struct bot_yamlout *y, const char *k, uint64_t v)
 	bot_yamlout_u64(y, v);
 }
 
+static void key_hex(struct bot_yamlout *y, const char *k, uint64_t v, int prefix)
+{
+	bot_yamlout_str(y, k);
+	bot_yamlout_hex64(y, v, prefix);
+}
+
+static void key_num(struct bot_yamlout *y, const char *k, double v, int digits)
+{
+	bot_yamlout_str(y, k);
+	bot_yamlout_num(y, v, digits);
+}
+
+/* A document's start: the emitter and the contexts in key order (*v, *n),
+ * *text and *len cleared. 0, or -1 with err (out of memory). */
+static int doc_begin(const struct bot_state *s, struct bot_yamlout **y,
+		     const struct bot_kb_ctx ***v, size_t *n, char **text, size_t *len, char *err,
+		     size_t errlen)
+{
+	*text = NULL;
+	*len = 0;
+	*y = bot_yamlout_new();
+	if (!*y || !(*v = sorted_ctx(s->kb, n))) {
+		bot_yamlout_free(*y);
+		return bot_log_errf(err, errlen, "out of memory");
+	}
+	bot_yamlout_map(*y, 0);
+	return 0;
+}
+
+/* A document's end: the contexts' sequence and the top map closed, the
+ * text out (finish). */
+static int doc_end(struct bot_yamlout *y, const struct bot_kb_ctx **v, char **text, size_t *len,
+		   char *err, size_t errlen)
+{
+	bot_yamlout_end(y);
+	bot_yamlout_end(y);
+	free(v);
+	return finish(y, text, len, err, errlen);
+}
+
+/* A context's map opened with what export and show both start it with. */
+static void ctx_begin(struct bot_yamlout *y, const struct bot_kb_ctx *c)
+{
+	char name[96];
+
+	bot_ctx_format(c->key, name, sizeof(name));
+	bot_yamlout_map(y, 0);
+	key_str(y, "context", name);
+	key_hex(y, "key", c->key, 1);
+	key_u64(y, "calls", c->calls);
+}
+
 int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, char *err,
 			 size_t errlen)
 {
-	struct bot_yamlout *y = bot_yamlout_new();
+	struct bot_yamlout *y;
 	const struct bot_kb_ctx **v;
 	size_t n;
 
-	*text = NULL;
-	*len = 0;
-	if (!y || !(v = sorted_ctx(s->kb, &n))) {
-		bot_yamlout_free(y);
-		return bot_log_errf(err, errlen, "out of memory");
-	}
-	bot_yamlout_map(y, 0);
+	if (doc_begin(s, &y, &v, &n, text, len, err, errlen) < 0)
+		return -1;
 	key_u64(y, "nccl-bot-state", BOT_STATEYAML_SCHEMA);
 	key_str(y, "fabric", s->fabric);
 	key_u64(y, "rounds", s->rounds);
-	bot_yamlout_str(y, "parent");
-	bot_yamlout_hex64(y, s->parent, 0);
-	bot_yamlout_str(y, "ledger");
-	bot_yamlout_hex64(y, s->ledger, 0);
+	key_hex(y, "parent", s->parent, 0);
+	key_hex(y, "ledger", s->ledger, 0);
 	key_u64(y, "epoch", s->epoch);
 	bot_yamlout_str(y, "sources");
 	bot_yamlout_seq(y, 1);
@@ -107,14 +152,8 @@ int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, ch
 	bot_yamlout_seq(y, 0);
 	for (size_t i = 0; i < n; i++) {
 		const struct bot_kb_ctx *c = v[i];
-		char name[96];
 
-		bot_ctx_format(c->key, name, sizeof(name));
-		bot_yamlout_map(y, 0);
-		key_str(y, "context", name);
-		bot_yamlout_str(y, "key");
-		bot_yamlout_hex64(y, c->key, 1);
-		key_u64(y, "calls", c->calls);
+		ctx_begin(y, c);
 		key_u64(y, "explore", c->explore);
 		bot_yamlout_str(y, "prior");
 		if (c->has_prior) {
@@ -152,13 +191,20 @@ int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, ch
 		bot_yamlout_end(y);
 		bot_yamlout_end(y);
 	}
-	bot_yamlout_end(y);
-	bot_yamlout_end(y);
-	free(v);
-	return finish(y, text, len, err, errlen);
+	return doc_end(y, v, text, len, err, errlen);
 }
 
 /* ---- import ------------------------------------------------------------ */
+
+/* A key's value: the next event, a decimal integer in [lo, hi] (what names
+ * it). 0, or -1 with the reader failed. */
+static int next_u64(struct bot_yamlin *r, struct bot_yamlin_ev *ev, const char *what,
+		    uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (bot_yamlin_next(r, ev) < 0)
+		return -1;
+	return bot_yamlin_u64(r, ev, what, 0, lo, hi, out);
+}
 
 /* 16 hex digits (either case), nothing else. */
 static int hex16(struct bot_yamlin *r, const struct bot_yamlin_ev *ev, const char *what,
@@ -275,8 +321,7 @@ static int read_arm(struct bot_yamlin *r, struct bot_kb_ctx *c, int arm, const c
 		if (ev.type == BOT_YAMLIN_END)
 			break;
 		if (!strcmp(ev.s, "n")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "n", 0, 1, BOT_STATE_MAX_ARM_N, &n) < 0)
+			if (next_u64(r, &ev, "n", 1, BOT_STATE_MAX_ARM_N, &n) < 0)
 				return -1;
 			have_n = 1;
 		} else if (!strcmp(ev.s, "bins")) {
@@ -403,12 +448,10 @@ static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, st
 			}
 			have_key = 1;
 		} else if (!strcmp(ev.s, "calls")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "calls", 0, 0, UINT64_MAX, &calls) < 0)
+			if (next_u64(r, &ev, "calls", 0, UINT64_MAX, &calls) < 0)
 				goto out;
 		} else if (!strcmp(ev.s, "explore")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "explore", 0, 0, UINT64_MAX, &explore) < 0)
+			if (next_u64(r, &ev, "explore", 0, UINT64_MAX, &explore) < 0)
 				goto out;
 		} else if (!strcmp(ev.s, "prior")) {
 			if (read_prior(r, &c) < 0)
@@ -491,8 +534,7 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 		if (ev.type == BOT_YAMLIN_END)
 			break;
 		if (!strcmp(ev.s, "nccl-bot-state")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "nccl-bot-state", 0, 0, UINT32_MAX, &schema) < 0)
+			if (next_u64(r, &ev, "nccl-bot-state", 0, UINT32_MAX, &schema) < 0)
 				return -1;
 			if (schema != BOT_STATEYAML_SCHEMA)
 				return bot_yamlin_fail(r, &ev, "schema %llu: this build reads schema %d",
@@ -510,12 +552,10 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 			strcpy(s->fabric, ev.s);
 			have_fabric = 1;
 		} else if (!strcmp(ev.s, "rounds")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "rounds", 0, 0, UINT64_MAX, &s->rounds) < 0)
+			if (next_u64(r, &ev, "rounds", 0, UINT64_MAX, &s->rounds) < 0)
 				return -1;
 		} else if (!strcmp(ev.s, "epoch")) {
-			if (bot_yamlin_next(r, &ev) < 0 ||
-			    bot_yamlin_u64(r, &ev, "epoch", 0, 0, UINT64_MAX, &s->epoch) < 0)
+			if (next_u64(r, &ev, "epoch", 0, UINT64_MAX, &s->epoch) < 0)
 				return -1;
 		} else if (!strcmp(ev.s, "parent")) {
 			if (bot_yamlin_next(r, &ev) < 0 || hex16(r, &ev, "parent", 0, &s->parent) < 0)
@@ -674,21 +714,14 @@ void bot_stateyaml_learned(const struct bot_kb_ctx *c, struct bot_stateyaml_lear
 static void show_context(struct bot_yamlout *y, const struct bot_kb_ctx *c)
 {
 	struct bot_stateyaml_learned l;
-	char name[96];
 
 	bot_stateyaml_learned(c, &l);
-	bot_ctx_format(c->key, name, sizeof(name));
-	bot_yamlout_map(y, 0);
-	key_str(y, "context", name);
-	bot_yamlout_str(y, "key");
-	bot_yamlout_hex64(y, c->key, 1);
-	key_u64(y, "calls", c->calls);
+	ctx_begin(y, c);
 	bot_yamlout_str(y, "learned");
 	if (l.best >= 0) {
 		bot_yamlout_map(y, 1);
 		key_str(y, "arm", bot_arm_name(l.best));
-		bot_yamlout_str(y, "robust_us");
-		bot_yamlout_num(y, l.best_us, 6);
+		key_num(y, "robust_us", l.best_us, 6);
 		key_u64(y, "samples", l.best_n);
 		key_str(y, "confidence", bot_stateyaml_confidence(l.best_n));
 		bot_yamlout_end(y);
@@ -701,15 +734,13 @@ static void show_context(struct bot_yamlout *y, const struct bot_kb_ctx *c)
 		key_str(y, "arm", bot_arm_name(l.auto_arm));
 		bot_yamlout_str(y, "prior_us");
 		bot_yamlout_f32(y, c->prior[l.auto_arm]);
-		bot_yamlout_str(y, "robust_us");
-		bot_yamlout_num(y, l.auto_us, 6);
+		key_num(y, "robust_us", l.auto_us, 6);
 		key_u64(y, "samples", l.auto_n);
 		bot_yamlout_end(y);
 	} else {
 		bot_yamlout_null(y);
 	}
-	bot_yamlout_str(y, "auto_loss_pct");
-	bot_yamlout_num(y, l.loss_pct, 4);
+	key_num(y, "auto_loss_pct", l.loss_pct, 4);
 	bot_yamlout_str(y, "arms");
 	bot_yamlout_map(y, 0);
 	for (int a = 0; a < BOT_NARMS; a++) {
@@ -723,12 +754,9 @@ static void show_context(struct bot_yamlout *y, const struct bot_kb_ctx *c)
 		bot_yamlout_str(y, bot_arm_name(a));
 		bot_yamlout_map(y, 1);
 		key_u64(y, "samples", s->n);
-		bot_yamlout_str(y, "robust_us");
-		bot_yamlout_num(y, bot_us_from_q(loc), 6);
-		bot_yamlout_str(y, "median_us");
-		bot_yamlout_num(y, bot_us_from_q(bot_stats_median_q(s)), 6);
-		bot_yamlout_str(y, "spread_octaves");
-		bot_yamlout_num(y, sd / BOT_Q_PER_OCTAVE, 4);
+		key_num(y, "robust_us", bot_us_from_q(loc), 6);
+		key_num(y, "median_us", bot_us_from_q(bot_stats_median_q(s)), 6);
+		key_num(y, "spread_octaves", sd / BOT_Q_PER_OCTAVE, 4);
 		key_u64(y, "used", used);
 		bot_yamlout_end(y);
 	}
@@ -739,25 +767,19 @@ static void show_context(struct bot_yamlout *y, const struct bot_kb_ctx *c)
 int bot_stateyaml_show(const struct bot_state *s, const char *snap, const char *file,
 		       char **text, size_t *len, char *err, size_t errlen)
 {
-	struct bot_yamlout *y = bot_yamlout_new();
+	struct bot_yamlout *y;
 	const struct bot_kb_ctx **v;
 	size_t n;
 
-	*text = NULL;
-	*len = 0;
-	if (!y || !(v = sorted_ctx(s->kb, &n))) {
-		bot_yamlout_free(y);
-		return bot_log_errf(err, errlen, "out of memory");
-	}
-	bot_yamlout_map(y, 0);
+	if (doc_begin(s, &y, &v, &n, text, len, err, errlen) < 0)
+		return -1;
 	key_u64(y, "nccl-bot-state-show", BOT_STATEYAML_SCHEMA);
 	key_str(y, "fabric", s->fabric);
 	if (snap && *snap)
 		key_str(y, "snapshot", snap);
 	if (file)
 		key_str(y, "file", file);
-	bot_yamlout_str(y, "parent");
-	bot_yamlout_hex64(y, s->parent, 0);
+	key_hex(y, "parent", s->parent, 0);
 	key_u64(y, "epoch", s->epoch);
 	key_u64(y, "rounds", s->rounds);
 	key_u64(y, "sources", s->nsources);
@@ -765,8 +787,5 @@ int bot_stateyaml_show(const struct bot_state *s, const char *snap, const char *
 	bot_yamlout_seq(y, 0);
 	for (size_t i = 0; i < n; i++)
 		show_context(y, v[i]);
-	bot_yamlout_end(y);
-	bot_yamlout_end(y);
-	free(v);
-	return finish(y, text, len, err, errlen);
+	return doc_end(y, v, text, len, err, errlen);
 }

@@ -25,7 +25,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
 #include "common/readall.h"
+#include "common/writeall.h"
 #include "learn/crash.h"
 #include "learn/log.h"
 #include "learn/store.h"
@@ -159,62 +161,53 @@ static int is_snap_tmp(const char *s)
 	return bot_state_snap_name_ok(name);
 }
 
+struct snap_list {
+	int tmps;
+	char (*v)[BOT_STATE_NAME_MAX];
+	size_t n, cap;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory. */
+static int list_snap(const struct dirent *e, void *arg)
+{
+	struct snap_list *l = arg;
+
+	if (l->tmps ? !is_snap_tmp(e->d_name) : !bot_state_snap_name_ok(e->d_name))
+		return 0;
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? 2 * l->cap : 16;
+		void *nv = realloc(l->v, nc * sizeof(*l->v));
+
+		if (!nv)
+			return 1;
+		l->v = nv;
+		l->cap = nc;
+	}
+	strcpy(l->v[l->n++], e->d_name);
+	return 0;
+}
+
 /* The fabric's snap-*.nbs names (or with tmps, their temporaries) sorted, listed in full: a listing that
  * fails part-way is an error, never a shorter list. */
 static int list_snaps(int dirfd, const char *fdir, int tmps, char (**names)[BOT_STATE_NAME_MAX],
 		      size_t *n, char *err, size_t errlen)
 {
-	int fd = dup(dirfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	char (*v)[BOT_STATE_NAME_MAX] = NULL;
-	size_t cap = 0;
-	struct dirent *e;
+	struct snap_list l = { tmps, NULL, 0, 0 };
+	int rc = bot_dir_scan(dirfd, list_snap, &l);
 
 	*names = NULL;
 	*n = 0;
-	if (!d) {
-		int e2 = errno;
-
-		if (fd >= 0)
-			close(fd);
+	if (rc) {
+		free(l.v);
+		if (rc > 0)
+			return bot_log_errf(err, errlen, "%s: out of memory", fdir);
 		return bot_log_errf(err, errlen, "%s: cannot list the directory: %s", fdir,
-				    strerror(e2));
+				    strerror(-rc));
 	}
-	rewinddir(d);	/* a dup shares the offset an earlier listing left at the end */
-	for (;;) {
-		errno = 0;
-		e = readdir(d);
-		if (!e) {
-			if (errno) {
-				int e2 = errno;
-
-				closedir(d);
-				free(v);
-				return bot_log_errf(err, errlen, "%s: cannot list the directory: %s",
-						    fdir, strerror(e2));
-			}
-			break;
-		}
-		if (tmps ? !is_snap_tmp(e->d_name) : !bot_state_snap_name_ok(e->d_name))
-			continue;
-		if (*n == cap) {
-			size_t nc = cap ? 2 * cap : 16;
-			void *nv = realloc(v, nc * sizeof(*v));
-
-			if (!nv) {
-				closedir(d);
-				free(v);
-				return bot_log_errf(err, errlen, "%s: out of memory", fdir);
-			}
-			v = nv;
-			cap = nc;
-		}
-		strcpy(v[(*n)++], e->d_name);
-	}
-	closedir(d);
-	if (*n > 1)
-		qsort(v, *n, sizeof(*v), (int (*)(const void *, const void *))strcmp);
-	*names = v;
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), (int (*)(const void *, const void *))strcmp);
+	*names = l.v;
+	*n = l.n;
 	return 0;
 }
 
@@ -356,67 +349,24 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 	return 0;
 }
 
-/* Write buf to dirfd/name via .<name>.tmp + fchmod 0644 + fsync + rename;
- * a failure names the step and the file it failed on. */
+/* Write buf to dirfd/name via .<name>.tmp + fchmod 0644 + fsync + rename
+ * (common/writeall.h; the mode open() asked for went through the umask:
+ * published state is for every reader; a temporary left by a crashed writer
+ * is ours to replace, we hold the lock); a failure names the step and the
+ * file it failed on. */
 static int write_atomic(int dirfd, const char *fdir, const char *name, const void *buf,
 			size_t len, const char *hook, char *err, size_t errlen)
 {
-	char tmp[64];
-	const uint8_t *p = buf;
-	const char *step;
-	size_t done = 0;
-	int fd, e;
+	const struct bot_write_rule r = {
+		.mode = 0644, .chmod = 1, .clear_stale = 1,
+		.before_rename = bot_crash_point, .point = hook,
+	};
 
-	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
-	/* A temporary left by a crashed writer is ours to replace (we hold the lock). */
-	if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-		return bot_log_errf(err, errlen, "%s/%s: cannot remove a stale temporary: %s", fdir,
-				    tmp, strerror(errno));
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return bot_log_errf(err, errlen, "%s/%s: cannot create: %s", fdir, tmp,
-				    strerror(errno));
-	step = "cannot write";
-	while (done < len) {
-		ssize_t w = write(fd, p + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			goto fail;
-		}
-		done += (size_t)w;
-	}
-	/* the mode open() asked for went through the umask: published state
-	 * is for every reader */
-	step = "cannot make it mode 0644";
-	if (fchmod(fd, 0644) < 0)
-		goto fail;
-	step = "cannot fsync";
-	if (fsync(fd) < 0)
-		goto fail;
-	step = "cannot close";
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	bot_crash_point(hook);
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		e = errno;
-		unlinkat(dirfd, tmp, 0);
-		return bot_log_errf(err, errlen, "cannot rename %s/%s to %s/%s: %s", fdir, tmp, fdir,
-				    name, strerror(e));
+	if (bot_write_whole_at(dirfd, fdir, name, buf, len, &r, err, errlen) < 0) {
+		bot_log_esc_inplace(err, errlen);
+		return -1;
 	}
 	return 0;
-fail:
-	e = errno ? errno : EIO;
-	if (fd >= 0)
-		close(fd);
-	unlinkat(dirfd, tmp, 0);
-	return bot_log_errf(err, errlen, "%s/%s: %s: %s", fdir, tmp, step, strerror(e));
 }
 
 /* The parent chain from snapshot `from`, at most max entries into v (*n):

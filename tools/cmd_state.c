@@ -14,6 +14,7 @@
  * learn/stateyaml.h. `nccl-bot env --state` compiles step tables from what
  * `add` and `import` publish.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,7 +25,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "common/dirscan.h"
 #include "common/state.h"
+#include "common/writeall.h"
 #include "learn/lock.h"
 #include "learn/merge.h"
 #include "learn/stateyaml.h"
@@ -113,13 +116,22 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	return rc < 0 ? 1 : 0;
 }
 
-/* Load the fabric's current snapshot for show/export: 0, or the exit status. */
-static int load_current(const char *verb, const char *dir, const char *fabric, struct bot_state *s,
-			char snap[BOT_STATE_NAME_MAX])
+/* Load the snapshot FILE when given, else the fabric's current one (its
+ * name into snap), for show/export: 0, or the exit status. */
+static int load_state(const char *verb, const char *dir, const char *fabric, const char *file,
+		      struct bot_state *s, char snap[BOT_STATE_NAME_MAX])
 {
 	char err[BOT_STATE_ERR_MAX];
-	int rc = bot_store_load(dir, fabric, s, snap, err, sizeof(err));
+	int rc;
 
+	if (file) {
+		if (bot_state_read_file(file, s, err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
+			return 1;
+		}
+		return 0;
+	}
+	rc = bot_store_load(dir, fabric, s, snap, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
 		return 1;
@@ -129,6 +141,57 @@ static int load_current(const char *verb, const char *dir, const char *fabric, s
 			dir, fabric);
 		bot_state_free(s);
 		return 1;
+	}
+	return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct names_arg {
+	int (*keep)(const struct dirent *e, void *arg);
+	void *arg;
+	char **v;
+	size_t n, cap;
+};
+
+/* bot_dir_scan's visitor: 0, or 1 out of memory. */
+static int add_name(const struct dirent *e, void *arg)
+{
+	struct names_arg *a = arg;
+
+	if (!a->keep(e, a->arg))
+		return 0;
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? 2 * a->cap : 16;
+		char **v = realloc(a->v, nc * sizeof(*v));
+
+		if (!v)
+			return 1;
+		a->v = v;
+		a->cap = nc;
+	}
+	if (!(a->v[a->n] = strdup(e->d_name)))
+		return 1;
+	a->n++;
+	return 0;
+}
+
+int bot_state_cmd_names(int dirfd, int (*keep)(const struct dirent *e, void *arg), void *arg,
+			char ***names, size_t *n)
+{
+	struct names_arg a = { keep, arg, NULL, 0, 0 };
+	int rc = bot_dir_scan(dirfd, add_name, &a);
+
+	if (a.n > 1)
+		qsort(a.v, a.n, sizeof(*a.v), cmp_name);
+	*names = a.v;
+	*n = a.n;
+	if (rc) {
+		errno = rc > 0 ? ENOMEM : -rc;
+		return -1;
 	}
 	return 0;
 }
@@ -150,14 +213,8 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 	size_t len;
 	int rc;
 
-	if (file) {
-		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nccl-bot: state show: %s\n", err);
-			return 1;
-		}
-	} else if ((rc = load_current("show", dir, fabric, &s, snap)) != 0) {
+	if ((rc = load_state("show", dir, fabric, file, &s, snap)) != 0)
 		return rc;
-	}
 	rc = bot_stateyaml_show(&s, snap, file, &text, &len, err, sizeof(err));
 	bot_state_free(&s);
 	if (rc < 0) {
@@ -170,13 +227,14 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 }
 
 /* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
- * fsynced, renamed over FILE, the directory fsynced. 0 or 1. */
+ * fsynced, renamed over FILE, the directory fsynced (common/writeall.h; the
+ * mode 0644 through the umask). 0 or 1. */
 static int write_file(const char *verb, const char *path, const char *text, size_t len)
 {
-	char tmp[4200], dir[4096];
-	const char *slash = strrchr(path, '/');
-	size_t off = 0;
-	int fd, dfd;
+	char tmp[4200], dir[4096], err[2 * sizeof(tmp) + 256];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	struct bot_write_rule r = { .mode = 0644, .sync_dir = 1, .tmp = tmp };
+	int dfd, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= sizeof(tmp)) {
 		fprintf(stderr, "nccl-bot: state %s: %s: path too long\n", verb, path);
@@ -184,44 +242,19 @@ static int write_file(const char *verb, const char *path, const char *text, size
 	}
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
 		 slash ? path : ".");
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		return 1;
-	}
-	while (off < len) {
-		ssize_t w = write(fd, text + off, len - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			break;
-		off += (size_t)w;
-	}
-	if (off < len || fsync(fd) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return 1;
-	}
-	if (close(fd) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, tmp, strerror(errno));
-		unlink(tmp);
-		return 1;
-	}
-	if (rename(tmp, path) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, path, strerror(errno));
-		unlink(tmp);
-		return 1;
-	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", base, (long)getpid());
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: fsync: %s\n", verb, dir, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
+	if (dfd < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, dir, strerror(errno));
 		return 1;
 	}
+	/* messages name the files as the user wrote them: a bare FILE alone */
+	rc = bot_write_whole_at(dfd, slash ? dir : NULL, base, text, len, &r, err, sizeof(err));
 	close(dfd);
+	if (rc < 0) {
+		fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
+		return 1;
+	}
 	return 0;
 }
 
@@ -232,15 +265,11 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 	size_t len;
 	int rc;
 
+	if ((rc = load_state("export", dir, fabric, file, &s, snap)) != 0)
+		return rc;
 	if (file) {
-		if (bot_state_read_file(file, &s, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nccl-bot: state export: %s\n", err);
-			return 1;
-		}
 		dir = file;
 		fabric = s.fabric;
-	} else if ((rc = load_current("export", dir, fabric, &s, snap)) != 0) {
-		return rc;
 	}
 	rc = bot_stateyaml_export(&s, &text, &len, err, sizeof(err));
 	bot_state_free(&s);

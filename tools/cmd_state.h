@@ -8,6 +8,7 @@
 #ifndef BOT_TOOLS_CMD_STATE_H
 #define BOT_TOOLS_CMD_STATE_H
 
+#include <dirent.h>
 #include <stddef.h>
 
 #include "common/state.h"
@@ -23,6 +24,14 @@ struct bot_state_opts {
 	char **args;		/* what follows the options */
 	int nargs;
 };
+
+/* The names of the entries of the directory open on dirfd that keep(e, arg)
+ * accepts, strdup()ed into *names (*n of them, sorted; the caller frees
+ * each and the array): 0, or -1 with errno when reading the directory or
+ * memory failed part-way (what was read is in *names). Shared by the
+ * actions that list a directory (common/dirscan.h). */
+int bot_state_cmd_names(int dirfd, int (*keep)(const struct dirent *e, void *arg), void *arg,
+			char ***names, size_t *n);
 
 int bot_state_verify(const struct bot_state_opts *o);
 int bot_state_rollback(const struct bot_state_opts *o);

@@ -146,47 +146,51 @@ static int emit_print(struct bot_yamlout *y)
 	return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
+static int keep_qname(const struct dirent *e, void *arg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	(void)arg;
+	return qname_ok(e->d_name);
+}
+
+/* The fields of one quarantined delta into the open map y. */
+static void q_fields(struct bot_yamlout *y, int qfd, const char *qpath, const char *name,
+		     const struct stat *st)
+{
+	char why[WHY_MAX + 64], age[32];
+
+	read_why(qfd, qpath, name, why, sizeof(why));
+	age_str(st->st_mtime, age, sizeof(age));
+	bot_yamlout_str(y, "name");
+	bot_yamlout_str(y, name);
+	bot_yamlout_str(y, "reason");
+	bot_yamlout_str(y, why);
+	bot_yamlout_str(y, "bytes");
+	bot_yamlout_u64(y, (uint64_t)st->st_size);
+	bot_yamlout_str(y, "age");
+	bot_yamlout_str(y, age);
 }
 
 static int q_list(int qfd, const char *qpath)
 {
 	struct bot_yamlout *y = bot_yamlout_new();
-	char **names = NULL, why[WHY_MAX + 64], age[32];
-	size_t n = 0, cap = 0;
-	int dfd = dup(qfd), rc;
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0;
+	int rc;
 
-	if (!y || !d) {
-		fprintf(stderr, "nccl-bot: state quarantine: %s: %s\n", qpath,
-			y ? strerror(errno) : "out of memory");
-		if (d)
-			closedir(d);
-		else if (dfd >= 0)
-			close(dfd);
+	if (!y) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s: out of memory\n", qpath);
+		return 1;
+	}
+	/* a listing cut short is an error, never a shorter list */
+	if (bot_state_cmd_names(qfd, keep_qname, NULL, &names, &n) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s: cannot list the directory: %s\n",
+			qpath, strerror(errno));
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
 		bot_yamlout_free(y);
 		return 1;
 	}
-	while ((e = readdir(d)) != NULL) {
-		if (!qname_ok(e->d_name))
-			continue;
-		if (n == cap) {
-			char **v = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-			if (!v)
-				break;
-			names = v;
-		}
-		if (!(names[n] = strdup(e->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n)
-		qsort(names, n, sizeof(*names), cmp_str);
 	bot_yamlout_map(y, 0);
 	bot_yamlout_str(y, "quarantine");
 	bot_yamlout_str(y, qpath);
@@ -199,17 +203,8 @@ static int q_list(int qfd, const char *qpath)
 			free(names[i]);
 			continue;
 		}
-		read_why(qfd, qpath, names[i], why, sizeof(why));
-		age_str(st.st_mtime, age, sizeof(age));
 		bot_yamlout_map(y, 1);
-		bot_yamlout_str(y, "name");
-		bot_yamlout_str(y, names[i]);
-		bot_yamlout_str(y, "reason");
-		bot_yamlout_str(y, why);
-		bot_yamlout_str(y, "bytes");
-		bot_yamlout_u64(y, (uint64_t)st.st_size);
-		bot_yamlout_str(y, "age");
-		bot_yamlout_str(y, age);
+		q_fields(y, qfd, qpath, names[i], &st);
 		bot_yamlout_end(y);
 		free(names[i]);
 	}
@@ -223,7 +218,6 @@ static int q_list(int qfd, const char *qpath)
 static int q_show(int qfd, const char *qpath, const char *name)
 {
 	struct bot_yamlout *y;
-	char why[WHY_MAX + 64], age[32];
 	struct stat st;
 
 	if (fstatat(qfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
@@ -240,17 +234,8 @@ static int q_show(int qfd, const char *qpath, const char *name)
 		fprintf(stderr, "nccl-bot: state quarantine: out of memory\n");
 		return 1;
 	}
-	read_why(qfd, qpath, name, why, sizeof(why));
-	age_str(st.st_mtime, age, sizeof(age));
 	bot_yamlout_map(y, 0);
-	bot_yamlout_str(y, "name");
-	bot_yamlout_str(y, name);
-	bot_yamlout_str(y, "reason");
-	bot_yamlout_str(y, why);
-	bot_yamlout_str(y, "bytes");
-	bot_yamlout_u64(y, (uint64_t)st.st_size);
-	bot_yamlout_str(y, "age");
-	bot_yamlout_str(y, age);
+	q_fields(y, qfd, qpath, name, &st);
 	/* The delta's header fields come with the delta reader (common/delta.h's
 	 * bot_delta_read_at, implemented on another branch): print them here
 	 * once it is linked. */

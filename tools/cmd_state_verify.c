@@ -16,6 +16,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,9 +61,35 @@ static const struct snapinfo *find(const struct snapinfo *v, size_t n, uint64_t 
 	return NULL;
 }
 
-static int cmp_name(const void *a, const void *b)
+/* A fabric directory's snapshots: what else is there is said and passed
+ * over (arg: the fabric's name). */
+static int keep_snap(const struct dirent *e, void *arg)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *fabric = arg, *n = e->d_name;
+	char esc[1100];
+
+	if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "current") || !strcmp(n, ".lock"))
+		return 0;
+	if (n[0] == '.' && strlen(n) > 4 && !strcmp(n + strlen(n) - 4, ".tmp")) {
+		printf("%s: %s: a temporary file left by an interrupted publish (harmless)\n",
+		       fabric, bot_log_esc(esc, sizeof(esc), n));
+		return 0;
+	}
+	if (!bot_state_snap_name_ok(n)) {
+		printf("%s: %s: not a snapshot name (ignored)\n", fabric,
+		       bot_log_esc(esc, sizeof(esc), n));
+		return 0;
+	}
+	return 1;
+}
+
+/* The top directory's fabrics: the fleet's directories (formats.md
+ * section 14) are not fabrics. */
+static int keep_fabric(const struct dirent *e, void *arg)
+{
+	(void)arg;
+	return bot_state_fabric_ok(e->d_name) && strcmp(e->d_name, "inbox") &&
+	       strcmp(e->d_name, "quarantine") && e->d_type != DT_REG;
 }
 
 /* One fabric; adds to *problems and *snaps. */
@@ -72,11 +99,9 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	char path[BOT_STORE_PATH_MAX + 64];
 	struct snapinfo *info = NULL;
 	char **names = NULL;
-	size_t nnames = 0, cnames = 0, ninfo = 0;
+	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
-	struct dirent *e;
-	DIR *d;
-	int fd, rc, dfd;
+	int fd, rc;
 
 	fd = bot_store_open_fabric(dir, fabric, 0, fdir, err, sizeof(err));
 	if (fd == -2) {
@@ -97,47 +122,8 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		       bot_kb_count(s.kb), s.nsources, s.rounds);
 	if (rc >= 0)
 		bot_state_free(&s);
-	dfd = dup(fd);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d) {
+	if (bot_state_cmd_names(fd, keep_snap, (void *)fabric, &names, &nnames) < 0)
 		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
-		if (dfd >= 0)
-			close(dfd);
-		close(fd);
-		return;
-	}
-	while ((errno = 0, e = readdir(d)) != NULL) {
-		const char *n = e->d_name;
-		char esc[1100];
-
-		if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "current") || !strcmp(n, ".lock"))
-			continue;
-		if (n[0] == '.' && strlen(n) > 4 && !strcmp(n + strlen(n) - 4, ".tmp")) {
-			printf("%s: %s: a temporary file left by an interrupted publish (harmless)\n",
-			       fabric, bot_log_esc(esc, sizeof(esc), n));
-			continue;
-		}
-		if (!bot_state_snap_name_ok(n)) {
-			printf("%s: %s: not a snapshot name (ignored)\n", fabric,
-			       bot_log_esc(esc, sizeof(esc), n));
-			continue;
-		}
-		if (nnames == cnames) {
-			char **nv = realloc(names, (cnames = cnames ? 2 * cnames : 16) * sizeof(*nv));
-
-			if (!nv)
-				break;
-			names = nv;
-		}
-		if (!(names[nnames] = strdup(n)))
-			break;
-		nnames++;
-	}
-	if (errno)
-		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
-	closedir(d);
-	if (nnames)
-		qsort(names, nnames, sizeof(*names), cmp_name);
 	info = calloc(nnames ? nnames : 1, sizeof(*info));
 	for (size_t i = 0; info && i < nnames; i++) {
 		char want[BOT_STATE_NAME_MAX];
@@ -216,7 +202,7 @@ int bot_state_verify(const struct bot_state_opts *o)
 	unsigned problems = 0, nfab = 0;
 	size_t snaps = 0;
 	char **fabs = NULL;
-	size_t n = 0, cap = 0;
+	size_t n = 0;
 
 	if (o->nargs) {
 		fprintf(stderr, "nccl-bot: state verify: unexpected argument '%s'\n", o->args[0]);
@@ -226,32 +212,17 @@ int bot_state_verify(const struct bot_state_opts *o)
 		verify_fabric(o->dir, o->fabric, &problems, &snaps);
 		nfab = 1;
 	} else {
-		DIR *d = opendir(o->dir);
-		struct dirent *e;
+		int dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-		if (!d) {
+		if (dfd < 0) {
 			fprintf(stderr, "nccl-bot: state verify: %s: %s\n", o->dir, strerror(errno));
 			return 1;
 		}
-		while ((e = readdir(d)) != NULL) {
-			/* the fleet's directories (formats.md section 14) are not fabrics */
-			if (!bot_state_fabric_ok(e->d_name) || !strcmp(e->d_name, "inbox") ||
-			    !strcmp(e->d_name, "quarantine") || e->d_type == DT_REG)
-				continue;
-			if (n == cap) {
-				char **v = realloc(fabs, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-				if (!v)
-					break;
-				fabs = v;
-			}
-			if (!(fabs[n] = strdup(e->d_name)))
-				break;
-			n++;
-		}
-		closedir(d);
-		if (n)
-			qsort(fabs, n, sizeof(*fabs), cmp_name);
+		/* a listing cut short is a problem; the fabrics read are verified */
+		if (bot_state_cmd_names(dfd, keep_fabric, NULL, &fabs, &n) < 0)
+			problem(&problems, "%s: cannot list the directory: %s", o->dir,
+				strerror(errno));
+		close(dfd);
 		for (size_t i = 0; i < n; i++) {
 			verify_fabric(o->dir, fabs[i], &problems, &snaps);
 			free(fabs[i]);
