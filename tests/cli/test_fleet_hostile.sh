@@ -50,6 +50,8 @@ expect() {
 
 F=fab
 NOW=$(($(date +%s) + 300))
+# a step merges when all its nodes' deltas are in, never by settle or max_wait
+CONF="--settle 1000000 --max-wait 2000000"
 st=$tmp/st ob=$tmp/ob in=$tmp/st/inbox q=$tmp/st/quarantine
 mkdir -p "$tmp/sp" "$ob" "$st" "$tmp/elsewhere"
 cp "$spool/valid-mixed" "$tmp/sp/nb-a-1.spool"
@@ -63,7 +65,7 @@ envtable() { timeout 20 "$bot" env --state "$st" --fabric $F --lib "$lib" 2>&1; 
 # ---- a fabric with a good published snapshot ----------------------------------
 harvest 1 n1 "$ob" && harvest 1 n2 "$ob" || bad "setup: harvest"
 "$bot" ship --outbox "$ob" --state "$st" >/dev/null 2>&1 || bad "setup: ship"
-expect "setup: a good job published" 0 "merged 2 delta\\(s\\) of 1 job step\\(s\\).*published snap-" -- "$bot" compact --state "$st" --now $NOW
+expect "setup: a good job published" 0 "merged 2 delta\\(s\\) of 1 job step\\(s\\).*published snap-" -- "$bot" compact --state "$st" --now $NOW $CONF
 good=$(cat "$st/$F/current")
 envtable >"$tmp/env.good"
 grep -q "NCCL_BOT_TABLE='NBT1" "$tmp/env.good" && grep -q "$good" "$tmp/env.good" &&
@@ -91,7 +93,7 @@ still_good() {
 # naming the inbox path and the reason
 quarantined() {
 	qn=$1 qpat=$2
-	expect "$qn: compact exits 0" 0 "quarantined $qn: $in/$qn: $qpat" -- "$bot" compact --state "$st" --now $NOW || return
+	expect "$qn: compact exits 0" 0 "quarantined $qn: $in/$qn: $qpat" -- "$bot" compact --state "$st" --now $NOW $CONF || return
 	grep -q "inbox: .* 1 quarantined" "$tmp/out" || bad "$qn: the summary does not count it"
 	if [ "${3:-}" = link ]; then [ -L "$q/$qn" ]; else [ -e "$q/$qn" ] && [ ! -L "$q/$qn" ]; fi &&
 		[ ! -e "$in/$qn" ] && [ ! -L "$in/$qn" ] && ok "$qn: moved to quarantine/" ||
@@ -151,7 +153,7 @@ cmp -s "$gd" "$tmp/good.copy" && [ "$(readlink "$q/c.18.0.0.n1.nbd")" = "$gd" ] 
 ln -s /etc/shadow "$in/c.19.0.0.n1.nbd"
 ln -s "$tmp/canary" "$in/c.20.0.0.n1.nbd"
 if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null; then
-	timeout 20 strace -f -o "$tmp/strace" "$bot" compact --state "$st" --now $NOW >"$tmp/out" 2>&1
+	timeout 20 strace -f -o "$tmp/strace" "$bot" compact --state "$st" --now $NOW $CONF >"$tmp/out" 2>&1
 	rc=$?
 	if [ $rc -eq 0 ] && ! grep -q 'shadow\|canary' "$tmp/strace" &&
 		grep -q 'c.19.0.0.n1.nbd' "$tmp/strace"; then
@@ -161,7 +163,7 @@ if command -v strace >/dev/null 2>&1 && strace -f -o /dev/null true 2>/dev/null;
 	fi
 else
 	skip "strace: not available (the canary's atime and bytes still checked)"
-	timeout 20 "$bot" compact --state "$st" --now $NOW >"$tmp/out" 2>&1 || bad "compact with links"
+	timeout 20 "$bot" compact --state "$st" --now $NOW $CONF >"$tmp/out" 2>&1 || bad "compact with links"
 fi
 for n in c.19.0.0.n1.nbd c.20.0.0.n1.nbd; do
 	[ -L "$q/$n" ] && grep -q "^$in/$n: a symbolic link, not a delta" "$q/$n.why" &&
@@ -200,6 +202,15 @@ if [ "$(id -u)" -eq 0 ]; then
 	patch "$in/c.23.0.0.n1.nbd" 600 '\001\002'
 	chown 65534:65534 "$in/c.23.0.0.n1.nbd"
 	quarantined c.23.0.0.n1.nbd "offset [0-9]+: CRC-32C mismatch \\(stored [0-9a-f]+, computed [0-9a-f]+\\)"
+	# a valid delta of another owner is taken (it waits for its step's other
+	# node here): noted, not asserted as wanted (see the note it prints)
+	cp "$gd" "$in/c.2.0.0.n1.nbd"
+	chown 65534:65534 "$in/c.2.0.0.n1.nbd"
+	expect "a valid delta of another owner: read, not refused" 0 "inbox: 1 delta\\(s\\) listed, 0 quarantined, 1 left" -- \
+		"$bot" compact --state "$st" --now $NOW $CONF
+	echo "note - the compactor does not check an inbox delta's owner (formats.md 13 \"Trust\": the inbox's permissions are the boundary)"
+	rm -f "$in/c.2.0.0.n1.nbd"
+	still_good "another owner"
 	# the spool side checks the owner: the harvest refuses another user's file
 	mkdir -p "$tmp/spo"
 	cp "$spool/valid-mixed" "$tmp/spo/nb-o-1.spool"
@@ -214,19 +225,20 @@ fi
 mkdir -p "$tmp/sph"
 cp "$spool/valid-mixed" "$tmp/sph/nb-h-1.spool"
 mkfifo "$tmp/sph/nb-h-2.spool"
-truncate -s 10G "$tmp/sph/nb-h-3.spool" 2>/dev/null || : >"$tmp/sph/nb-h-3.spool"
+truncate -s 10G "$tmp/sph/nb-h-3.spool"
 cp "$spool/valid-summary" "$tmp/elsewhere/nb-h-4.spool"
 ln "$tmp/elsewhere/nb-h-4.spool" "$tmp/sph/nb-h-4.spool"
 expect "harvest: hostile spool files rejected, the good one read" 0 \
 	"wrote $ob/c.25.0.0.n1.nbd: [0-9]+ records from 1 spool file\\(s\\), 3 rejected" -- \
 	"$bot" harvest --outbox "$ob" --fabric $F --cluster c --job 25 --node n1 --nodes 2 "$tmp/sph"
-grep -q "nb-h-2.spool: rejected: .*FIFO" "$tmp/out" && grep -q "nb-h-3.spool: rejected: .*" "$tmp/out" &&
-	grep -q "nb-h-4.spool: rejected: .*2 hard links" "$tmp/out" &&
+grep -q "sph/nb-h-2.spool: rejected: a FIFO, not a spool file" "$tmp/out" &&
+	grep -q "sph/nb-h-3.spool: rejected: 10737418240 bytes, over the largest spool file" "$tmp/out" &&
+	grep -q "sph/nb-h-4.spool: rejected: 2 hard links" "$tmp/out" &&
 	ok "harvest names each hostile spool file with its reason" || { bad "harvest reasons"; cat "$tmp/out"; }
 rm -f "$ob/c.25.0.0.n1.nbd"
 mkdir -p "$tmp/many"
 (cd "$tmp/many" && seq -f "nb-m-%g.spool" 1 4097 | xargs touch)
-expect "harvest: 4097 spool files refused whole, none opened" 1 "4097|4096" -- \
+expect "harvest: 4097 spool files refused whole, none opened" 1 "many: more than 4096 spool files .*refused whole, none read" -- \
 	"$bot" harvest --outbox "$ob" --fabric $F --cluster c --job 26 --node n1 --nodes 2 "$tmp/many"
 [ -z "$(ls "$ob")" ] && ok "refused harvests wrote nothing" || { bad "a refused harvest wrote"; ls "$ob"; }
 
@@ -237,20 +249,26 @@ import_refused() {
 }
 awk 'BEGIN { printf "nccl-bot-state: 1\nfabric: fab\ncontexts: "; for (i = 0; i < 100000; i++) printf "["
 	for (i = 0; i < 100000; i++) printf "]"; printf "\n" }' >"$tmp/deep-flow.yaml"
-import_refused "flow nesting 10^5 deep" "$tmp/deep-flow.yaml" "deep-flow.yaml:3:[0-9]+: "
+# (the reader refuses at the first token the schema does not allow, long
+# before its depth limit: nothing deep is ever built)
+import_refused "flow nesting 10^5 deep" "$tmp/deep-flow.yaml" "deep-flow.yaml:3:12: contexts: want a mapping per context"
+{ printf 'nccl-bot-state: 1\nfabric: fab\ncontexts:\n- context: allreduce/4MiB+0/n2/r16\n  arms: {ring/ll: {n: 1, bins: '
+	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; printf "}}\n" }'; } \
+	>"$tmp/deep-bins.yaml"
+import_refused "flow nesting 10^5 deep inside an arm" "$tmp/deep-bins.yaml" "deep-bins.yaml:5:[0-9]+: bin: want a scalar"
 awk 'BEGIN { printf "nccl-bot-state: 1\nfabric: fab\n"; ind = ""
 	for (i = 0; i < 2000; i++) { printf "%sk%d:\n", ind, i; ind = ind " " } printf "%sx: 1\n", ind }' \
 	>"$tmp/deep-block.yaml"
-import_refused "block nesting 2000 deep" "$tmp/deep-block.yaml" "deep-block.yaml:[0-9]+:[0-9]+: "
+import_refused "block nesting 2000 deep" "$tmp/deep-block.yaml" "deep-block.yaml:3:1: unknown key 'k0'"
 { printf 'nccl-bot-state: 1\nfabric: fab\ncontexts: &a [{context: x}]\n'
 	for l in b c d e f g h i j; do printf '%s: &%s [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n' $l $l; done; } \
 	>"$tmp/laughs.yaml"
 import_refused "billion laughs" "$tmp/laughs.yaml" "laughs.yaml:3:11: an anchor \\(&a\\): anchors and aliases are refused"
 import_refused "billion laughs (the corpus's)" "$yc/laughs.yaml" "laughs.yaml:[0-9]+:[0-9]+: "
 import_refused "an alias" "$yc/aliases.yaml" "aliases.yaml:[0-9]+:[0-9]+: an anchor"
-import_refused "a huge scalar" "$yc/huge-scalar.yaml" "huge-scalar.yaml:[0-9]+:[0-9]+: "
+import_refused "a huge scalar" "$yc/huge-scalar.yaml" "huge-scalar.yaml:[0-9]+:[0-9]+: a scalar of [0-9]+ bytes \\(at most 4096\\)"
 if truncate -s 10G "$tmp/sparse.yaml" 2>/dev/null; then
-	import_refused "a sparse 10 GB file" "$tmp/sparse.yaml" "sparse.yaml: .*(bytes|large|size)"
+	import_refused "a sparse 10 GB file" "$tmp/sparse.yaml" "sparse.yaml: 10737418240 bytes, over the largest YAML file a reader accepts"
 fi
 skip "compact --config: no site configuration reader on this branch yet (YAML bombs tested through state import)"
 
@@ -264,7 +282,7 @@ if [ -d /dev/shm ] && [ -w /dev/shm ] && big=$(mktemp -d /dev/shm/nccl-bot-test.
 	bst=$big/st
 	(cd "$bst/inbox" && seq -f "z.%06g.0.0.n1.nbd" 1 100000 | xargs touch)
 	t0=$(date +%s)
-	timeout 120 "$bot" compact --state "$bst" --now $NOW >"$tmp/out" 2>&1
+	timeout 120 "$bot" compact --state "$bst" --now $NOW $CONF >"$tmp/out" 2>&1
 	rc=$? t1=$(date +%s)
 	echo "compact of an inbox of 10^5 garbage files: $((t1 - t0)) s (exit $rc)"
 	[ $rc -eq 0 ] && [ $((t1 - t0)) -lt 60 ] && ok "10^5 files: compact finishes, bounded ($((t1 - t0)) s)" ||
@@ -288,7 +306,7 @@ fi
 # ---- after all that, the pipeline still takes a good job -----------------------------
 harvest 3 n1 "$ob" && harvest 3 n2 "$ob" || bad "harvest of a good job"
 "$bot" ship --outbox "$ob" --state "$st" >/dev/null 2>&1 || bad "ship of a good job"
-expect "a good job still merges and publishes" 0 "merged 2 delta\\(s\\) of 1 job step\\(s\\), 0 duplicate\\(s\\), 0 quarantined.*published snap-" -- "$bot" compact --state "$st" --now $NOW
+expect "a good job still merges and publishes" 0 "merged 2 delta\\(s\\) of 1 job step\\(s\\), 0 duplicate\\(s\\), 0 quarantined.*published snap-" -- "$bot" compact --state "$st" --now $NOW $CONF
 [ "$(cat "$st/$F/current")" != "$good" ] && ok "a new snapshot" || bad "no new snapshot"
 "$bot" state verify --state "$st" >"$tmp/verify" 2>&1 && ok "final state verify" || bad "final state verify"
 
