@@ -159,10 +159,11 @@ static int quarantine(struct run *x, struct item *it, int reason, const char *wh
 			    "left in the inbox", x->qpath, it->name);
 		return -1;
 	}
-	snprintf(line, sizeof(line), "%s\n", why);
+	/* escape the reason, then end the line (escaping it whole made the
+	 * newline a literal "\x0a") */
+	snprintf(line, sizeof(line) - 1, "%s", why);
 	bot_log_esc_inplace(line, sizeof(line) - 1);
-	if (!strchr(line, '\n'))
-		strcat(line, "\n");
+	strcat(line, "\n");
 	fd = openat(x->qfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd >= 0) {
 		if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
@@ -268,6 +269,7 @@ static int list_inbox(struct run *x)
 		bot_log_msg(x->log, BOT_LOG_ERROR, "%s", err);
 		return -1;
 	}
+	x->r->unlisted = (size_t)more;
 	if (more)
 		bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %u deltas; the rest wait for the "
 			    "next run", x->inpath, BOT_COMPACT_MAX_INBOX);

@@ -90,6 +90,7 @@ struct bot_compact_result {
 	size_t quarantined;		/* all quarantined deltas, every reason */
 	size_t by_reason[BOT_Q_NREASONS];
 	size_t skipped;			/* left: another fabric than --fabric asked */
+	size_t unlisted;		/* left: past BOT_COMPACT_MAX_INBOX, not listed */
 	uint64_t oldest_s;		/* age of the oldest delta left in the inbox */
 	struct bot_compact_fabric *fab;	/* per fabric touched, sorted by name */
 	size_t nfab;

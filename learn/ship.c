@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,8 +110,8 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 	if (cnt > max) {
 		for (size_t i = max; i < cnt; i++)
 			free(v[i]);
+		*more = cnt - max > INT_MAX ? INT_MAX : (int)(cnt - max);
 		cnt = max;
-		*more = 1;
 	}
 	*names = v;
 	*n = cnt;
@@ -454,9 +455,11 @@ int bot_ship_run(const struct bot_ship_opts *o, struct bot_ship_result *r,
 		else
 			copy_one(&s, names[i]);
 	}
-	if (more)
+	if (more) {
+		r->left += (size_t)more;	/* not listed this run: they wait too */
 		bot_log_msg(log, BOT_LOG_INFO, "%s: more than %u deltas; the rest wait for the "
 			    "next run", o->outbox, BOT_SHIP_MAX_FILES);
+	}
 	rc = 0;
 out:
 	for (size_t i = 0; i < n; i++)

@@ -44,14 +44,14 @@ struct bot_ship_result {
 	size_t busy;			/* another shipper is copying it: left for the next run */
 	size_t refused;			/* not a regular file with one link, too big: kept */
 	size_t failed;			/* an I/O error or the command failed: kept */
-	size_t left;			/* not reached before the timeout */
+	size_t left;			/* not reached before the timeout, or not listed (over the cap) */
 	int timed_out;
 };
 
 /*
  * The *.nbd entries of a directory open on dirfd (not hidden), sorted by
- * name, at most max of them (the first max by name; *more says whether
- * there were others). Entries are not opened here. 0 with *names (free each
+ * name, at most max of them (the first max by name; *more says how many
+ * others there were, at most INT_MAX). Entries are not opened here. 0 with *names (free each
  * and the array), or -1 with err (a listing that fails part-way is an
  * error, never a shorter list).
  */

@@ -293,7 +293,7 @@ int bot_cmd_compact(int argc, char **argv)
 		free(only);
 		return 0;
 	}
-	backlog = r.inbox - r.quarantined;
+	backlog = r.inbox - r.quarantined + r.unlisted;	/* those not listed wait too */
 	for (size_t i = 0; i < r.nfab; i++) {
 		const struct bot_compact_fabric *f = &r.fab[i];
 

@@ -199,7 +199,8 @@ static int q_list(int qfd, const char *qpath)
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
 
-		if (fstatat(qfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+		/* not only regular files: a quarantined link or FIFO is listed too */
+		if (fstatat(qfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			free(names[i]);
 			continue;
 		}
