@@ -154,11 +154,17 @@ static int add_fabric(char (**list)[65], size_t *n, const char *name, char *why,
 	return 0;
 }
 
-/* The rules between keys, and the defaults that follow other keys. */
-static int finalize(struct bot_siteconf *c, char *why, size_t wlen)
+/* The defaults that follow other keys. */
+static void derive(struct bot_siteconf *c)
 {
 	if (!(c->set & (1u << BOT_SITECONF_ACCOUNT_CAP)))
 		c->account_cap = 4 * c->user_cap;
+}
+
+/* The defaults that follow other keys, and the rules between keys. */
+static int finalize(struct bot_siteconf *c, char *why, size_t wlen)
+{
+	derive(c);
 	if (c->account_cap < c->user_cap) {
 		snprintf(why, wlen, "account_cap %llu is below user_cap %llu",
 			 (unsigned long long)c->account_cap, (unsigned long long)c->user_cap);
@@ -324,19 +330,23 @@ int bot_siteconf_set(struct bot_siteconf *c, const char *key, const char *value,
 		t.fabrics = list;
 		t.nfabrics = n;
 		t.set |= 1u << i;
-		if (finalize(&t, why, sizeof(why)) < 0) {
-			free(list);
-			return bot_log_errf(err, errlen, "%s", why);
-		}
 		free(c->fabrics);
 		*c = t;
 		return 0;
 	}
 	if (set_scalar(&t, i, value, why, sizeof(why)) < 0)
 		return bot_log_errf(err, errlen, "%s: %s", key, why);
-	if (finalize(&t, why, sizeof(why)) < 0)
-		return bot_log_errf(err, errlen, "%s", why);
+	derive(&t);
 	*c = t;
+	return 0;
+}
+
+int bot_siteconf_check(struct bot_siteconf *c, char *err, size_t errlen)
+{
+	char why[512];
+
+	if (finalize(c, why, sizeof(why)) < 0)
+		return bot_log_errf(err, errlen, "%s", why);
 	return 0;
 }
 

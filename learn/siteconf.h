@@ -76,11 +76,15 @@ int bot_siteconf_parse(const char *name, const void *buf, size_t len, struct bot
 /*
  * Set one key from a command line (key as in the file: "retention",
  * "state_dir", "fabrics" as a comma-separated list, ...), with the file's
- * grammar and range, then the cross-key rules again. 0, or -1 with "KEY:
- * reason" in err and *c unchanged.
+ * grammar and range. 0, or -1 with "KEY: reason" in err and *c unchanged.
+ * The rules between keys (max_wait >= settle, ...) are checked once all
+ * overrides are in, by bot_siteconf_check, so that the order of options
+ * does not matter.
  */
 int bot_siteconf_set(struct bot_siteconf *c, const char *key, const char *value, char *err,
 		     size_t errlen);
+/* The rules between keys after overrides: 0, or -1 with the reason. */
+int bot_siteconf_check(struct bot_siteconf *c, char *err, size_t errlen);
 
 /* Is fabric accepted (the list is empty, or holds it)? */
 int bot_siteconf_fabric_ok(const struct bot_siteconf *c, const char *fabric);

@@ -27,5 +27,12 @@ int bot_cmd_siteconf(const char *cmd, const char *path, const struct bot_cmd_ove
 			return 2;
 		}
 	}
+	if (nov && bot_siteconf_check(sc, err, sizeof(err)) < 0) {
+		bot_log_esc_inplace(err, sizeof(err));
+		fprintf(stderr, "nccl-bot: %s: the options with the site configuration: %s\n", cmd,
+			err);
+		bot_siteconf_free(sc);
+		return 2;
+	}
 	return 0;
 }

@@ -14,8 +14,8 @@
 # spool side of the harvest: test_harvest.sh covers a bad CRC and a link;
 # here a FIFO, a sparse 10 GB file, a hard link, another owner and more
 # files than the bound. YAML for `state import`: deep nesting, aliases,
-# billion laughs, a sparse 10 GB file. (`compact --config` has no site
-# configuration reader on this branch yet: only `state import` is tested.)
+# billion laughs, a sparse 10 GB file, for `state import` and as the site
+# configuration of `compact --config`.
 set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 spool=$top_srcdir/tests/fuzz/corpus-spool
@@ -270,7 +270,27 @@ import_refused "a huge scalar" "$yc/huge-scalar.yaml" "huge-scalar.yaml:[0-9]+:[
 if truncate -s 10G "$tmp/sparse.yaml" 2>/dev/null; then
 	import_refused "a sparse 10 GB file" "$tmp/sparse.yaml" "sparse.yaml: 10737418240 bytes, over the largest YAML file a reader accepts"
 fi
-skip "compact --config: no site configuration reader on this branch yet (YAML bombs tested through state import)"
+# ---- the same YAML as the site configuration of `compact --config` ------------------
+# config_refused NAME FILE PATTERN: exit 2 naming the file, nothing merged or quarantined
+config_refused() {
+	expect "compact --config: $1" 2 "$3" -- "$bot" compact --state "$st" --now $NOW --config "$2" &&
+		still_good "compact --config: $1"
+}
+printf 'version: 1\nfabrics: ' >"$tmp/deep-conf.yaml"
+awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; printf "\n" }' \
+	>>"$tmp/deep-conf.yaml"
+config_refused "flow nesting 10^5 deep" "$tmp/deep-conf.yaml" "deep-conf.yaml:2:[0-9]+: "
+awk 'BEGIN { printf "version: 1\n"; ind = ""
+	for (i = 0; i < 1000; i++) { printf "%sk%d:\n", ind, i; ind = ind " " } printf "%sx: 1\n", ind }' \
+	>"$tmp/deep-block-conf.yaml"
+config_refused "block nesting 1000 deep" "$tmp/deep-block-conf.yaml" "deep-block-conf.yaml:2:1: "
+{ printf 'version: 1\nfabrics: &a [a, b]\n'
+	for l in b c d e f g h i j; do printf 'x%s: &%s [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n' $l $l; done; } \
+	>"$tmp/laughs-conf.yaml"
+config_refused "billion laughs" "$tmp/laughs-conf.yaml" "laughs-conf.yaml:2:10: an anchor"
+if truncate -s 10G "$tmp/sparse-conf.yaml" 2>/dev/null; then
+	config_refused "a sparse 10 GB file" "$tmp/sparse-conf.yaml" "sparse-conf.yaml: 10737418240 bytes"
+fi
 
 # ---- 10^5 files in the inbox ---------------------------------------------------------
 # The compactor looks at the first 65,536 by name per run. Each refused file

@@ -82,8 +82,10 @@ expect "compact: state_dir from the file (1 of 2 nodes: waits)" 0 "f1: .* 1 wait
 	"$bot" compact --config "$tmp/site.yaml" --now $((t0 + 100))
 expect "compact: --settle overrides the file's settle" 0 "f1: merged 1 delta" -- \
 	"$bot" compact --config "$tmp/site.yaml" --now $((t0 + 100)) --settle 60
-expect "compact: an override out of the file's range" 2 "--settle '4000': max_wait 3600 is below settle 4000" -- \
+expect "compact: an override against another key of the file" 2 "options with the site configuration: max_wait 3600 is below settle 4000" -- \
 	"$bot" compact --config "$tmp/site.yaml" --settle 4000
+expect "compact: options checked together, whatever their order" 0 "" -- \
+	"$bot" compact --config "$tmp/site.yaml" --settle 4000 --max-wait 5000
 expect "compact: --window with the file's range (>= 60)" 2 "--window '59': window: '59' is not a number 60\.\." -- \
 	"$bot" compact --config "$tmp/site.yaml" --window 59
 # a fabric outside the file's list is quarantined

@@ -204,8 +204,12 @@ START_TEST(siteconf_keys)
 	ck_assert_msg(strstr(err, "retention: '1' is not a number 2..1024"), "%s", err);
 	ck_assert_int_lt(bot_siteconf_set(&c, "retention", "010", err, sizeof(err)), 0);
 	ck_assert_uint_eq(c.retention, 16);
-	ck_assert_int_lt(bot_siteconf_set(&c, "account_cap", "50", err, sizeof(err)), 0);
+	/* the rules between keys once every override is in, whatever their order */
+	ck_assert_int_eq(bot_siteconf_set(&c, "account_cap", "50", err, sizeof(err)), 0);
+	ck_assert_int_lt(bot_siteconf_check(&c, err, sizeof(err)), 0);
 	ck_assert_msg(strstr(err, "below user_cap"), "%s", err);
+	ck_assert_int_eq(bot_siteconf_set(&c, "user_cap", "50", err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_siteconf_check(&c, err, sizeof(err)), 0);
 	ck_assert_int_lt(bot_siteconf_set(&c, "nosuch", "1", err, sizeof(err)), 0);
 	ck_assert_int_eq(bot_siteconf_set(&c, "fabrics", "x,y,z", err, sizeof(err)), 0);
 	ck_assert_uint_eq(c.nfabrics, 3);
