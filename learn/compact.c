@@ -159,10 +159,10 @@ static int quarantine(struct run *x, struct item *it, int reason, const char *wh
 			    "left in the inbox", x->qpath, it->name);
 		return -1;
 	}
-	snprintf(line, sizeof(line), "%s\n", why);
+	/* escape first (a newline in the reason becomes \x0a), then end the line */
+	snprintf(line, sizeof(line) - 1, "%s", why);
 	bot_log_esc_inplace(line, sizeof(line) - 1);
-	if (!strchr(line, '\n'))
-		strcat(line, "\n");
+	strcat(line, "\n");
 	fd = openat(x->qfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd >= 0) {
 		if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)

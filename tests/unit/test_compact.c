@@ -1382,6 +1382,218 @@ START_TEST(t_ledger_codec)
 }
 END_TEST
 
+
+/* ---- review 1 (findings kept as regressions) ------------------------------------- */
+
+static char logbuf[16384];
+
+static void capture(void *arg, int level, const char *msg)
+{
+	size_t n = strlen(logbuf);
+
+	(void)arg;
+	snprintf(logbuf + n, sizeof(logbuf) - n, "[%s] %s\n", bot_log_level_name(level), msg);
+}
+
+static struct bot_log caplog = { capture, NULL };
+
+/* The .why file holds the reason and one real newline (not an escaped one). */
+START_TEST(t_why_newline)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct step s = mkstep("1700", 1, 1000);
+	char p[BOT_TEST_PATH_MAX + 8], buf[1024];
+	FILE *f;
+	size_t n;
+
+	sample(&rec[0], 1, MIB, 65, 1, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_IMPOSSIBLE], 1);
+	bot_compact_result_free(&r);
+	snprintf(p, sizeof(p), "%s/c1.1700.0.0.n0.nbd.why", quar);
+	f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	ck_assert_uint_gt(n, 2);
+	ck_assert_msg(buf[n - 1] == '\n' && !strchr(buf, '\n')[1], "%s", buf);
+	ck_assert_ptr_null(strstr(buf, "\\x0a"));
+}
+END_TEST
+
+/* A step that ends after now + one window is impossible: were it merged, its
+ * identity would leave the ledger before the step left the horizon. */
+START_TEST(t_future_step)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("1800", 1, 1000);
+
+	s.t_start = (uint64_t)now + 2 * 86400;
+	s.t_end = s.t_start + 100;
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	/* a step that ended in the next window (a clock a little ahead) is fine */
+	s = mkstep("1801", 1, 1000);
+	s.t_start = (uint64_t)now + 60;
+	s.t_end = (uint64_t)now + 120;
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_IMPOSSIBLE], 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1800.0.0.n0.nbd", "in the future"));
+	ck_assert_int_eq(total(FABRIC), 4);
+}
+END_TEST
+
+/* One run with a clock far ahead: the fabric fails later (the ledger is
+ * from the future), nothing is quarantined, the deltas wait. */
+START_TEST(t_clock_ahead)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL), ahead = now + 100 * 86400;
+	struct step s = mkstep("1900", 1, 1000);
+
+	s.t_start = (uint64_t)ahead - 200;
+	s.t_end = (uint64_t)ahead - 100;
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	conf_init(&c, ahead);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	s = mkstep("1901", 1, 1000);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now);
+	logbuf[0] = 0;
+	ck_assert_int_eq(bot_compact_run(&c, &r, &caplog), -1);
+	ck_assert_uint_eq(r.quarantined, 0);
+	ck_assert_int_eq(fab(&r, FABRIC)->failed, 1);
+	bot_compact_result_free(&r);
+	ck_assert_msg(strstr(logbuf, "the ledger is from the future (clock?)"), "%s", logbuf);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);
+	ck_assert_int_eq(count_dir(quar, ".nbd"), 0);
+}
+END_TEST
+
+/* A step's deltas must agree on what the caps and the window use. */
+START_TEST(t_step_disagrees)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct step s = mkstep("1100", 2, 1000);
+
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	s.account = "acct";
+	s.flags |= BOT_DELTA_F_ACCOUNT;
+	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n1", rec, 1, NULL);
+	s = mkstep("1101", 2, 1000);
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	s.flags &= ~(uint32_t)BOT_DELTA_F_SLURM;
+	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n1", rec, 1, NULL);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_GROUP], 4);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1100.0.0.n0.nbd", "disagree on the account"));
+	ck_assert(why_has("c1.1101.0.0.n1.nbd", "disagree on the flags"));
+	ck_assert_int_eq(total(FABRIC), -1);
+}
+END_TEST
+
+/* dedup_windows below 2 would quarantine a step of the previous window. */
+START_TEST(t_dedup_windows_min)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.dedup_windows = 1;
+	logbuf[0] = 0;
+	ck_assert_int_eq(bot_compact_run(&c, &r, &caplog), -1);
+	ck_assert_int_eq(r.failed, 1);
+	ck_assert_msg(strstr(logbuf, "dedup_windows must be at least 2"), "%s", logbuf);
+	bot_compact_result_free(&r);
+	c.dedup_windows = 2;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+}
+END_TEST
+
+/* A ledger at its identity bound still takes new steps once the old
+ * identities left the horizon (pruned before merging). */
+START_TEST(t_ledger_full)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("4000", 1, 1000);
+	struct bot_state cur;
+	struct bot_ledger l;
+	char err[BOT_LEDGER_ERR_MAX], lpath[BOT_TEST_PATH_MAX], snap[BOT_STATE_NAME_MAX];
+	uint64_t digest;
+	int ldir;
+
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &cur, snap, err, sizeof(err)), 0);
+	ldir = bot_ledger_open_dir(state, FABRIC, lpath, sizeof(lpath), err, sizeof(err));
+	ck_assert_int_ge(ldir, 0);
+	ck_assert_int_eq(bot_ledger_load(ldir, lpath, FABRIC, cur.ledger, &l, err, sizeof(err)), 0);
+	/* filled in place, sorted (adding 2^22 one by one takes minutes) */
+	ck_assert_uint_eq(l.nids, 1);
+	{
+		struct bot_ledger_id keep = l.ids[0], *v = malloc(BOT_LEDGER_MAX_IDS * sizeof(*v));
+		size_t k = 0;
+
+		ck_assert_ptr_nonnull(v);
+		for (uint64_t i = 0; k < BOT_LEDGER_MAX_IDS - 1; i++) {
+			uint64_t id = (i + 1) << 40 | 0x77;
+
+			if (keep.identity < id && (k == 0 || v[k - 1].identity < keep.identity))
+				v[k++] = keep;
+			v[k++] = (struct bot_ledger_id){ id, l.window };
+		}
+		if (k < BOT_LEDGER_MAX_IDS)
+			v[k++] = keep;	/* larger than every filler: last */
+		free(l.ids);
+		l.ids = v;
+		l.nids = l.ids_sorted = l.idcap = k;
+	}
+	ck_assert_uint_eq(l.nids, BOT_LEDGER_MAX_IDS);
+	ck_assert_int_eq(bot_ledger_write(ldir, lpath, &l, &digest, err, sizeof(err)), 0);
+	bot_ledger_free(&l);
+	close(ldir);
+	cur.ledger = digest;
+	cur.parent = bot_state_snap_digest(snap);
+	ck_assert_msg(bot_store_publish_keep(state, &cur, 8, snap, err, sizeof(err)) >= 0, "%s", err);
+	bot_state_free(&cur);
+	/* 20 windows later: every identity is past the horizon */
+	s = mkstep("4001", 1, 1000);
+	s.t_start += 20 * 86400;
+	s.t_end += 20 * 86400;
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now + 20 * 86400);
+	ck_assert_int_eq(bot_compact_run(&c, &r, &nlog), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("compact");
@@ -1408,6 +1620,16 @@ static Suite *compact_suite(void)
 	tcase_add_loop_test(tc, t_crash, 0, (int)(sizeof(crash_points) / sizeof(crash_points[0])));
 	tcase_add_test(tc, t_ship_files);
 	tcase_add_test(tc, t_ship_command);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("review");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, t_why_newline);
+	tcase_add_test(tc, t_future_step);
+	tcase_add_test(tc, t_clock_ahead);
+	tcase_add_test(tc, t_step_disagrees);
+	tcase_add_test(tc, t_dedup_windows_min);
+	tcase_add_test(tc, t_ledger_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
