@@ -317,8 +317,10 @@ static int cmp_group(const void *pa, const void *pb)
 	return (a->order > b->order) - (a->order < b->order);
 }
 
-/* Groups of one job step each; steps whose deltas disagree on uid, fabric
- * or step nodes are quarantined whole; unknown fabrics too. */
+/* Groups of one job step each; steps whose deltas disagree on uid, fabric,
+ * step nodes, account or the trust bits (what the caps charge) are
+ * quarantined whole; unknown fabrics too. The step's window is that of its
+ * latest step end (process_fabric). */
 static int make_groups(struct run *x)
 {
 	x->g = calloc(x->nit ? x->nit : 1, sizeof(*x->g));
@@ -340,6 +342,10 @@ static int make_groups(struct run *x)
 				bad = "fabric";
 			else if (a->step_nodes != b->step_nodes)
 				bad = "step nodes";
+			else if (strcmp(a->account, b->account))
+				bad = "account";
+			else if ((a->flags ^ b->flags) & (BOT_DELTA_F_SLURM | BOT_DELTA_F_ACCOUNT))
+				bad = "flags (identity from Slurm, account trusted)";
 			if (x->it[k].identity < order)
 				order = x->it[k].identity;
 		}
@@ -690,11 +696,15 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		const struct group *gr = &x->g[gi[g]];
 		const struct bot_delta_hdr *h = &x->it[gr->first].h;
 		int64_t newest = INT64_MIN, oldest = INT64_MAX;
-		uint64_t sw = h->t_end / c->window, off = 0, adm = 0, bad, comparable;
+		uint64_t t_end = 0, sw, off = 0, adm = 0, bad, comparable;
 		struct bot_kb *step = NULL;
 		size_t n = 0, j;
 		int capped, r;
 
+		for (size_t k = gr->first; k < gr->first + gr->n; k++)
+			if (x->it[k].h.t_end > t_end)
+				t_end = x->it[k].h.t_end;
+		sw = t_end / c->window;
 		for (size_t k = gr->first; k < gr->first + gr->n; k++) {
 			struct item *it = &x->it[k];
 

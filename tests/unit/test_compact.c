@@ -1559,16 +1559,19 @@ START_TEST(t_ledger_full)
 	{
 		struct bot_ledger_id keep = l.ids[0], *v = malloc(BOT_LEDGER_MAX_IDS * sizeof(*v));
 		size_t k = 0;
+		int kept = 0;
 
 		ck_assert_ptr_nonnull(v);
-		for (uint64_t i = 0; k < BOT_LEDGER_MAX_IDS - 1; i++) {
+		for (uint64_t i = 0; k + !kept < BOT_LEDGER_MAX_IDS; i++) {
 			uint64_t id = (i + 1) << 40 | 0x77;
 
-			if (keep.identity < id && (k == 0 || v[k - 1].identity < keep.identity))
+			if (!kept && keep.identity < id) {
 				v[k++] = keep;
+				kept = 1;
+			}
 			v[k++] = (struct bot_ledger_id){ id, l.window };
 		}
-		if (k < BOT_LEDGER_MAX_IDS)
+		if (!kept)
 			v[k++] = keep;	/* larger than every filler: last */
 		free(l.ids);
 		l.ids = v;
