@@ -737,6 +737,17 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		}
 		if (!n)
 			continue;
+		if (t_end > (uint64_t)(x->now > 0 ? x->now : 0) + c->window) {
+			/* its identity would leave the ledger before the step left the horizon */
+			char why[256];
+
+			snprintf(why, sizeof(why), "a context the step could not have produced: it "
+				 "ends in the future (%" PRIu64 ", now %lld + one window)", t_end,
+				 (long long)x->now);
+			for (size_t k = 0; k < n; k++)
+				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_IMPOSSIBLE, why);
+			continue;
+		}
 		if (sw < horizon) {
 			for (size_t k = 0; k < n; k++)
 				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_TOO_OLD,
