@@ -681,9 +681,21 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		snprintf(err, sizeof(err), "%s: bad fabric name", fr->fabric);
 		goto fail;
 	}
+	/*
+	 * The horizon is the compactor's own clock's, never the ledger's: one run
+	 * with a clock far ahead must not make every later delta too old. A ledger
+	 * more than one window ahead of the clock stops the fabric (said, nothing
+	 * quarantined); one window ahead (a little skew) keeps its uses.
+	 */
+	if (led.window > x->wnow + 1) {
+		snprintf(err, sizeof(err), "the ledger is from the future (clock?): its window %"
+			 PRIu64 ", now %" PRIu64 " (x %" PRIu64 " s); fix the clock or roll back",
+			 led.window, x->wnow, c->window);
+		goto fail;
+	}
 	W = x->wnow > led.window ? x->wnow : led.window;
 	bot_ledger_set_window(&led, W);
-	horizon = W + 1 > c->dedup_windows ? W + 1 - c->dedup_windows : 0;
+	horizon = x->wnow + 1 > c->dedup_windows ? x->wnow + 1 - c->dedup_windows : 0;
 	if (epoch && W > epoch)
 		decay_windows(cur.kb, W - epoch);
 	rm = malloc((x->nit ? x->nit : 1) * sizeof(*rm));
