@@ -696,6 +696,8 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	W = x->wnow > led.window ? x->wnow : led.window;
 	bot_ledger_set_window(&led, W);
 	horizon = x->wnow + 1 > c->dedup_windows ? x->wnow + 1 - c->dedup_windows : 0;
+	/* forget what left the horizon before adding: a full ledger frees room */
+	bot_ledger_prune(&led, horizon);
 	if (epoch && W > epoch)
 		decay_windows(cur.kb, W - epoch);
 	rm = malloc((x->nit ? x->nit : 1) * sizeof(*rm));
@@ -789,8 +791,17 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 			bot_kb_free(step);
 			continue;
 		}
-		if (apply_caps(x, &led, h, step, &off, &adm, &capped) < 0 ||
-		    merge_step(cur.kb, step) < 0) {
+		if (apply_caps(x, &led, h, step, &off, &adm, &capped) < 0) {
+			bot_kb_free(step);
+			if (led.nuse >= BOT_LEDGER_MAX_USES)
+				snprintf(err, sizeof(err), "the ledger's usage table is full (%u "
+					 "principal x context x arm entries this window); the "
+					 "fabric merges again next window", BOT_LEDGER_MAX_USES);
+			else
+				snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
+		if (merge_step(cur.kb, step) < 0) {
 			bot_kb_free(step);
 			snprintf(err, sizeof(err), "out of memory");
 			goto fail;
@@ -802,8 +813,12 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		fr->steps++;
 		for (size_t k = 0; k < n; k++) {
 			if (bot_ledger_add_id(&led, x->it[idx[k]].identity, sw < W ? sw : W) < 0) {
-				snprintf(err, sizeof(err), "the ledger is full (%u identities)",
-					 BOT_LEDGER_MAX_IDS);
+				if (led.nids >= BOT_LEDGER_MAX_IDS)
+					snprintf(err, sizeof(err), "the ledger is full (%u identities "
+						 "within the dedup horizon); lower dedup_windows",
+						 BOT_LEDGER_MAX_IDS);
+				else
+					snprintf(err, sizeof(err), "out of memory");
 				goto fail;
 			}
 			rm[nrm++] = idx[k];
@@ -817,7 +832,6 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		rc = 0;
 		goto out;	/* nothing to publish; lines for duplicates and quarantines */
 	}
-	bot_ledger_prune(&led, horizon);
 	if (bot_ledger_write(ldir, lpath, &led, &digest, err, sizeof(err)) < 0)
 		goto fail;
 	bot_crash_point("compact-after-ledger");
