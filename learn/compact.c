@@ -933,6 +933,12 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 		r->failed = 1;
 		return -1;
 	}
+	if (c->dedup_windows < 2) {
+		/* with 1, a step that ended in the previous window is already too old */
+		bot_log_msg(log, BOT_LOG_ERROR, "compact: dedup_windows must be at least 2");
+		r->failed = 1;
+		return -1;
+	}
 	rc = bot_lease_take(c->state, c->wait, &lease, err, sizeof(err));
 	if (rc < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s", err);
