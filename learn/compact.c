@@ -482,7 +482,8 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 	int np = 0;
 
 	p[np++] = (struct principal){ BOT_LEDGER_UID, h->uid, x->c->user_cap };
-	if ((h->flags & BOT_DELTA_F_ACCOUNT) && h->account[0])
+	/* an account is trusted only with an identity from Slurm (formats 13 "Trust") */
+	if ((h->flags & BOT_DELTA_F_SLURM) && (h->flags & BOT_DELTA_F_ACCOUNT) && h->account[0])
 		p[np++] = (struct principal){ BOT_LEDGER_ACCOUNT,
 					      bot_digest64(h->account, strlen(h->account)),
 					      x->c->account_cap };

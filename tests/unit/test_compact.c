@@ -1597,6 +1597,62 @@ START_TEST(t_ledger_full)
 }
 END_TEST
 
+
+/* Trust: an account without bit3 is never a principal; ship refuses a
+ * foreign outbox file that claims another uid or the trust bits. */
+START_TEST(t_trust)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_ship_opts o = { outbox, state, 60, NULL };
+	struct bot_ship_result sr;
+	struct bot_spool_rec rec[1];
+	char name[BOT_DELTA_NAME_MAX], p[BOT_TEST_PATH_MAX];
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.user_cap = 100;
+	c.account_cap = 150;
+	for (int u = 0; u < 2; u++) {
+		struct step s;
+		char job[16];
+
+		snprintf(job, sizeof(job), "50%d", u);
+		s = mkstep(job, 1, 10 + (uint32_t)u);
+		s.flags = BOT_DELTA_F_ACCOUNT;	/* no bit3: the account is a claim */
+		s.account = "proj";
+		put_step(inbox, &s, 1 + (uint64_t)u, 120, ARM_RING_LL, 10000);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->offered, 240);
+	ck_assert_uint_eq(fab(&r, FABRIC)->admitted, 200);	/* 100 per uid, no account cap */
+	bot_compact_result_free(&r);
+
+	if (geteuid() != 0)
+		return;	/* the ship half needs files of another owner */
+	sample(&rec[0], 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 10000);
+	{
+		struct step s = mkstep("510", 1, 1000);	/* claims uid 1000, file owned by 4242 */
+
+		s.flags = 0;
+		put_delta(outbox, &s, "n0", rec, 1, name);
+		ck_assert_int_eq(chown(bot_test_path(p, outbox, name), 4242, 4242), 0);
+		s = mkstep("511", 1, 4242);		/* its own uid, but bit3 */
+		put_delta(outbox, &s, "n0", rec, 1, name);
+		ck_assert_int_eq(chown(bot_test_path(p, outbox, name), 4242, 4242), 0);
+		s = mkstep("512", 1, 4242);		/* its own uid, no trust bits: fine */
+		s.flags = 0;
+		put_delta(outbox, &s, "n0", rec, 1, name);
+		ck_assert_int_eq(chown(bot_test_path(p, outbox, name), 4242, 4242), 0);
+	}
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.refused, 2);
+	ck_assert_uint_eq(sr.shipped, 1);
+	ck_assert_int_eq(access(bot_test_path(p, inbox, "c1.512.0.0.n0.nbd"), F_OK), 0);
+	ck_assert_int_eq(access(bot_test_path(p, outbox, "c1.510.0.0.n0.nbd"), F_OK), 0);
+	ck_assert_int_eq(access(bot_test_path(p, outbox, "c1.511.0.0.n0.nbd"), F_OK), 0);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("compact");
@@ -1633,6 +1689,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_step_disagrees);
 	tcase_add_test(tc, t_dedup_windows_min);
 	tcase_add_test(tc, t_ledger_full);
+	tcase_add_test(tc, t_trust);
 	suite_add_tcase(s, tc);
 	return s;
 }
