@@ -137,18 +137,21 @@ static const char *word(char *dst, size_t cap, const char *src)
 /* ---- quarantine ------------------------------------------------------------ */
 
 /* Move inbox/name to quarantine/ with name.why ("reason\n"), never over an
- * existing file: name, name.1, name.2, ... */
+ * existing file: name, name.1, name.2, ...; a byte of the name outside
+ * [A-Za-z0-9._+-] becomes '?' there (as in the provenance lines), so what
+ * is quarantined can be listed and dropped. */
 static int quarantine(struct run *x, struct item *it, int reason, const char *why)
 {
-	char target[BOT_DELTA_NAME_MAX + 16], wname[BOT_DELTA_NAME_MAX + 24], line[ERRMAX + 2];
+	char base[512], target[512 + 16], wname[512 + 24], line[ERRMAX + 2];
 	struct stat st;
 	int fd, k;
 
+	word(base, sizeof(base), it->name);
 	for (k = 0; k < 1000; k++) {
 		if (k)
-			snprintf(target, sizeof(target), "%s.%d", it->name, k);
+			snprintf(target, sizeof(target), "%s.%d", base, k);
 		else
-			snprintf(target, sizeof(target), "%s", it->name);
+			snprintf(target, sizeof(target), "%s", base);
 		snprintf(wname, sizeof(wname), "%s.why", target);
 		if (fstatat(x->qfd, target, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
 		    fstatat(x->qfd, wname, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)

@@ -82,7 +82,7 @@ expect "compact quarantines a control-character name" 0 "1 quarantined" -- "$bot
 [ -f "$st/quarantine/c.7?x.nbd" ] && [ -f "$st/quarantine/c.7?x.nbd.why" ] &&
 	! ls "$st/quarantine" | grep -q "$(printf '\033')" && ok "quarantined under c.7?x.nbd" ||
 	bad "quarantined under c.7?x.nbd"
-expect "quarantine list shows it" 0 "name: c.7\\?x.nbd" -- "$bot" state quarantine --state "$st" list
+expect "quarantine list shows it" 0 "name: 'c.7\\?x.nbd" -- "$bot" state quarantine --state "$st" list
 expect "quarantine drop it" 0 "dropped" -- "$bot" state quarantine --state "$st" drop 'c.7?x.nbd'
 
 # a FIFO is refused, never waited on (timeout 60 would fail the test)
