@@ -1653,6 +1653,64 @@ START_TEST(t_trust)
 }
 END_TEST
 
+
+/* A rollback to a snapshot whose ledger is gone would stop the fabric's
+ * compaction: refused, naming the ledger. */
+START_TEST(t_rollback_ledger)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("7000", 1, 1000);
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], lname[BOT_LEDGER_NAME_MAX];
+	char p[BOT_TEST_PATH_MAX + 64];
+	struct bot_state st;
+	uint64_t first_ledger;
+
+	conf_init(&c, now);
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	first_ledger = st.ledger;
+	bot_state_free(&st);
+	s = mkstep("7001", 1, 1000);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	/* the first snapshot's ledger is gone (pruned further than the snapshots) */
+	bot_ledger_file_name(first_ledger, lname);
+	snprintf(p, sizeof(p), "%s/.ledger/%s/%s", state, FABRIC, lname);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(bot_store_rollback(state, FABRIC, NULL, 1, NULL, snap, err, sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, lname) && strstr(err, "ledger"), "%s", err);
+	/* current did not move: the compactor still merges */
+	s = mkstep("7002", 1, 1000);
+	put_step(inbox, &s, 3, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 12);
+	/* `state verify` names a current whose ledger is gone (the CLI, when built) */
+	if (access("./nccl-bot", X_OK) == 0) {
+		char cmd[2 * BOT_TEST_PATH_MAX + 128];
+
+		snprintf(cmd, sizeof(cmd), "./nccl-bot state verify --state '%s' --fabric %s "
+			 ">/dev/null 2>&1", state, FABRIC);
+		ck_assert_int_eq(system(cmd), 0);
+		ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+		bot_ledger_file_name(st.ledger, lname);
+		bot_state_free(&st);
+		snprintf(p, sizeof(p), "%s/.ledger/%s/%s", state, FABRIC, lname);
+		ck_assert_int_eq(unlink(p), 0);
+		snprintf(cmd, sizeof(cmd), "./nccl-bot state verify --state '%s' --fabric %s 2>&1 | "
+			 "grep -q 'ledger.*%s'", state, FABRIC, lname);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("compact");
@@ -1690,6 +1748,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_dedup_windows_min);
 	tcase_add_test(tc, t_ledger_full);
 	tcase_add_test(tc, t_trust);
+	tcase_add_test(tc, t_rollback_ledger);
 	suite_add_tcase(s, tc);
 	return s;
 }
