@@ -44,6 +44,7 @@ void bot_compact_conf_default(struct bot_compact_conf *c)
 	c->consensus_min = 4;
 	c->retention = 8;
 	c->now = -1;
+	c->max_bytes = BOT_COMPACT_MAX_BYTES;
 }
 
 static const char *const reason_names[BOT_Q_NREASONS] = {
@@ -259,10 +260,12 @@ static int in_list(const char *s, const char *const *v, size_t n)
 }
 
 /* Read every delta's header (the whole file is validated), quarantine what
- * the reader refuses. */
+ * the reader refuses; at most c->max_bytes of deltas per run (by inbox
+ * size, the first by name; the rest wait for the next run). */
 static int list_inbox(struct run *x)
 {
 	char err[ERRMAX], **names;
+	uint64_t bytes = 0, max_bytes = x->c->max_bytes ? x->c->max_bytes : BOT_COMPACT_MAX_BYTES;
 	size_t n;
 	int more;
 
@@ -287,7 +290,17 @@ static int list_inbox(struct run *x)
 		char path[4500];
 		struct bot_delta d;
 		struct stat st;
+		uint64_t size = fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				st.st_size > 0 ? (uint64_t)st.st_size : 0;
 
+		if (x->r->inbox && bytes + size > max_bytes) {
+			bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %" PRIu64 " bytes of deltas; "
+				    "%zu wait for the next run", x->inpath, max_bytes, n - i);
+			for (size_t j = i; j < n; j++)
+				free(names[j]);
+			break;
+		}
+		bytes += size;
 		it->name = names[i];
 		x->r->inbox++;
 		snprintf(path, sizeof(path), "%s/%s", x->inpath, names[i]);

@@ -102,6 +102,14 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 		if (!(v[cnt] = strdup(e->d_name)))
 			goto oom;
 		cnt++;
+		if (max && cnt >= 2 * max) {
+			/* keep the first max by name: memory stays bounded by 2 x max names */
+			qsort(v, cnt, sizeof(*v), cmp_str);
+			for (size_t i = max; i < cnt; i++)
+				free(v[i]);
+			cnt = max;
+			*more = 1;
+		}
 	}
 	closedir(d);
 	if (cnt > 1)

@@ -1711,6 +1711,60 @@ START_TEST(t_rollback_ledger)
 }
 END_TEST
 
+
+/* At most max_bytes of deltas are read per run; the rest wait. */
+START_TEST(t_max_bytes)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct step s;
+	struct stat st;
+	char p[BOT_TEST_PATH_MAX];
+
+	for (int j = 0; j < 3; j++) {
+		char job[16];
+
+		snprintf(job, sizeof(job), "140%d", j);
+		s = mkstep(job, 1, 1000);
+		put_step(inbox, &s, 1 + (uint64_t)j, 4, ARM_RING_LL, 10000);
+	}
+	ck_assert_int_eq(stat(bot_test_path(p, inbox, "c1.1400.0.0.n0.nbd"), &st), 0);
+	conf_init(&c, (int64_t)time(NULL));
+	c.max_bytes = (uint64_t)st.st_size * 2 - 1;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.inbox, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 2);
+	c.max_bytes = 0;	/* the default */
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 12);
+
+	/* the listing keeps the first max by name while it reads (bounded memory) */
+	{
+		char **names, nm[32];
+		size_t n;
+		int more, fd = open(outbox, O_RDONLY | O_DIRECTORY);
+
+		for (int j = 19; j >= 0; j--) {
+			snprintf(nm, sizeof(nm), "d%02d.nbd", j);
+			bot_test_write(outbox, nm, "x", 1);
+		}
+		ck_assert_int_eq(bot_ship_list(fd, outbox, 3, &names, &n, &more, p, sizeof(p)), 0);
+		ck_assert_uint_eq(n, 3);
+		ck_assert_int_eq(more, 1);
+		ck_assert_str_eq(names[0], "d00.nbd");
+		ck_assert_str_eq(names[2], "d02.nbd");
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		close(fd);
+	}
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("compact");
@@ -1749,6 +1803,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_ledger_full);
 	tcase_add_test(tc, t_trust);
 	tcase_add_test(tc, t_rollback_ledger);
+	tcase_add_test(tc, t_max_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }
