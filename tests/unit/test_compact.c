@@ -32,6 +32,7 @@
 #include "learn/crash.h"
 #include "learn/lease.h"
 #include "learn/ledger.h"
+#include "learn/merge.h"
 #include "learn/ship.h"
 #include "learn/store.h"
 #include "policies/context.h"
@@ -1765,6 +1766,89 @@ START_TEST(t_max_bytes)
 }
 END_TEST
 
+
+/* A spool file of one rank, nsamp samples of comm `comm` (the state add
+ * side of t_state_add_between), in <dir>/spool/nb-<job>-0.spool. */
+static void put_spool(unsigned job, uint64_t comm, unsigned nsamp)
+{
+	size_t len = BOT_SPOOL_HDR_SIZE + nsamp * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE;
+	uint8_t *buf = calloc(1, len);
+	struct bot_spool_hdr h;
+	char p[BOT_TEST_PATH_MAX], name[64];
+	uint32_t crc;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(&h, 0, sizeof(h));
+	h.version = BOT_SPOOL_VERSION;
+	h.rec_size = BOT_SPOOL_REC_SIZE;
+	h.nrecords = nsamp;
+	h.table_digest = 0x99;
+	snprintf(h.build_id, sizeof(h.build_id), "nccl-bot test");
+	h.pid = 4242;
+	bot_spool_pack_hdr(buf, &h);
+	for (unsigned i = 0; i < nsamp; i++) {
+		struct bot_spool_rec r;
+
+		sample(&r, comm, MIB, 8, 1, 0, i, ARM_RING_LL, 10000);
+		bot_spool_pack_rec(buf + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r);
+	}
+	crc = bot_spool_crc32c(0, buf, len - BOT_SPOOL_TRAILER_SIZE);
+	for (int i = 0; i < 4; i++)
+		buf[len - 8 + i] = (uint8_t)(crc >> (8 * i));
+	snprintf(p, sizeof(p), "%s/spool", dir);
+	mkdir(p, 0755);
+	snprintf(name, sizeof(name), "nb-%u-0.spool", job);
+	bot_test_write(p, name, buf, len);
+	free(buf);
+}
+
+/* Finding 1: a compactor killed after publishing (its delta still in the
+ * inbox), then a state add of another job: the next compaction still knows
+ * the delta (the ledger goes on with the state add) and drops it as a
+ * duplicate; nothing is counted twice. */
+START_TEST(t_state_add_between)
+{
+	struct bot_merge_req mr = { state, FABRIC, NULL, 1, 0, NULL };
+	struct bot_merge_result mres;
+	struct bot_compact_result r;
+	struct bot_compact_conf c;
+	struct step s = mkstep("8000", 1, 1000);
+	int64_t now = (int64_t)time(NULL);
+	char sp[BOT_TEST_PATH_MAX];
+	const char *paths[1] = { sp };
+	int status;
+	pid_t pid;
+
+	put_step(outbox, &s, 1, 10, ARM_RING_LL, 10000);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		setenv(BOT_CRASH_ENV, "compact-after-current", 1);
+		ship_and_compact(now);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ck_assert_int_eq(total(FABRIC), 10);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);	/* published, not cleaned */
+
+	put_spool(8001, 77, 8);
+	snprintf(sp, sizeof(sp), "%s/spool", dir);
+	mr.paths = paths;
+	ck_assert_int_eq(bot_merge_job(&mr, &mres, &qlog), 0);
+	ck_assert_int_eq(mres.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_int_eq(total(FABRIC), 18);
+
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->duplicate, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 18);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("compact");
@@ -1804,6 +1888,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_trust);
 	tcase_add_test(tc, t_rollback_ledger);
 	tcase_add_test(tc, t_max_bytes);
+	tcase_add_test(tc, t_state_add_between);
 	suite_add_tcase(s, tc);
 	return s;
 }
