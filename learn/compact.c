@@ -44,6 +44,7 @@ void bot_compact_conf_default(struct bot_compact_conf *c)
 	c->consensus_min = 4;
 	c->retention = 8;
 	c->now = -1;
+	c->max_bytes = BOT_COMPACT_MAX_BYTES;
 }
 
 static const char *const reason_names[BOT_Q_NREASONS] = {
@@ -137,18 +138,21 @@ static const char *word(char *dst, size_t cap, const char *src)
 /* ---- quarantine ------------------------------------------------------------ */
 
 /* Move inbox/name to quarantine/ with name.why ("reason\n"), never over an
- * existing file: name, name.1, name.2, ... */
+ * existing file: name, name.1, name.2, ...; a byte of the name outside
+ * [A-Za-z0-9._+-] becomes '?' there (as in the provenance lines), so what
+ * is quarantined can be listed and dropped. */
 static int quarantine(struct run *x, struct item *it, int reason, const char *why)
 {
-	char target[BOT_DELTA_NAME_MAX + 16], wname[BOT_DELTA_NAME_MAX + 24], line[ERRMAX + 2];
+	char base[512], target[512 + 16], wname[512 + 24], line[ERRMAX + 2];
 	struct stat st;
 	int fd, k;
 
+	word(base, sizeof(base), it->name);
 	for (k = 0; k < 1000; k++) {
 		if (k)
-			snprintf(target, sizeof(target), "%s.%d", it->name, k);
+			snprintf(target, sizeof(target), "%s.%d", base, k);
 		else
-			snprintf(target, sizeof(target), "%s", it->name);
+			snprintf(target, sizeof(target), "%s", base);
 		snprintf(wname, sizeof(wname), "%s.why", target);
 		if (fstatat(x->qfd, target, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
 		    fstatat(x->qfd, wname, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
@@ -159,8 +163,7 @@ static int quarantine(struct run *x, struct item *it, int reason, const char *wh
 			    "left in the inbox", x->qpath, it->name);
 		return -1;
 	}
-	/* escape the reason, then end the line (escaping it whole made the
-	 * newline a literal "\x0a") */
+	/* escape first (a newline in the reason becomes \x0a), then end the line */
 	snprintf(line, sizeof(line) - 1, "%s", why);
 	bot_log_esc_inplace(line, sizeof(line) - 1);
 	strcat(line, "\n");
@@ -257,10 +260,12 @@ static int in_list(const char *s, const char *const *v, size_t n)
 }
 
 /* Read every delta's header (the whole file is validated), quarantine what
- * the reader refuses. */
+ * the reader refuses; at most c->max_bytes of deltas per run (by inbox
+ * size, the first by name; the rest wait for the next run). */
 static int list_inbox(struct run *x)
 {
 	char err[ERRMAX], **names;
+	uint64_t bytes = 0, max_bytes = x->c->max_bytes ? x->c->max_bytes : BOT_COMPACT_MAX_BYTES;
 	size_t n;
 	int more;
 
@@ -286,7 +291,17 @@ static int list_inbox(struct run *x)
 		char path[4500];
 		struct bot_delta d;
 		struct stat st;
+		uint64_t size = fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				st.st_size > 0 ? (uint64_t)st.st_size : 0;
 
+		if (x->r->inbox && bytes + size > max_bytes) {
+			bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %" PRIu64 " bytes of deltas; "
+				    "%zu wait for the next run", x->inpath, max_bytes, n - i);
+			for (size_t j = i; j < n; j++)
+				free(names[j]);
+			break;
+		}
+		bytes += size;
 		it->name = names[i];
 		x->r->inbox++;
 		snprintf(path, sizeof(path), "%s/%s", x->inpath, names[i]);
@@ -319,8 +334,10 @@ static int cmp_group(const void *pa, const void *pb)
 	return (a->order > b->order) - (a->order < b->order);
 }
 
-/* Groups of one job step each; steps whose deltas disagree on uid, fabric
- * or step nodes are quarantined whole; unknown fabrics too. */
+/* Groups of one job step each; steps whose deltas disagree on uid, fabric,
+ * step nodes, account or the trust bits (what the caps charge) are
+ * quarantined whole; unknown fabrics too. The step's window is that of its
+ * latest step end (process_fabric). */
 static int make_groups(struct run *x)
 {
 	x->g = calloc(x->nit ? x->nit : 1, sizeof(*x->g));
@@ -342,6 +359,10 @@ static int make_groups(struct run *x)
 				bad = "fabric";
 			else if (a->step_nodes != b->step_nodes)
 				bad = "step nodes";
+			else if (strcmp(a->account, b->account))
+				bad = "account";
+			else if ((a->flags ^ b->flags) & (BOT_DELTA_F_SLURM | BOT_DELTA_F_ACCOUNT))
+				bad = "flags (identity from Slurm, account trusted)";
 			if (x->it[k].identity < order)
 				order = x->it[k].identity;
 		}
@@ -478,7 +499,8 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 	int np = 0;
 
 	p[np++] = (struct principal){ BOT_LEDGER_UID, h->uid, x->c->user_cap };
-	if ((h->flags & BOT_DELTA_F_ACCOUNT) && h->account[0])
+	/* an account is trusted only with an identity from Slurm (formats 13 "Trust") */
+	if ((h->flags & BOT_DELTA_F_SLURM) && (h->flags & BOT_DELTA_F_ACCOUNT) && h->account[0])
 		p[np++] = (struct principal){ BOT_LEDGER_ACCOUNT,
 					      bot_digest64(h->account, strlen(h->account)),
 					      x->c->account_cap };
@@ -677,9 +699,23 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		snprintf(err, sizeof(err), "%s: bad fabric name", fr->fabric);
 		goto fail;
 	}
+	/*
+	 * The horizon is the compactor's own clock's, never the ledger's: one run
+	 * with a clock far ahead must not make every later delta too old. A ledger
+	 * more than one window ahead of the clock stops the fabric (said, nothing
+	 * quarantined); one window ahead (a little skew) keeps its uses.
+	 */
+	if (led.window > x->wnow + 1) {
+		snprintf(err, sizeof(err), "the ledger is from the future (clock?): its window %"
+			 PRIu64 ", now %" PRIu64 " (x %" PRIu64 " s); fix the clock or roll back",
+			 led.window, x->wnow, c->window);
+		goto fail;
+	}
 	W = x->wnow > led.window ? x->wnow : led.window;
 	bot_ledger_set_window(&led, W);
-	horizon = W + 1 > c->dedup_windows ? W + 1 - c->dedup_windows : 0;
+	horizon = x->wnow + 1 > c->dedup_windows ? x->wnow + 1 - c->dedup_windows : 0;
+	/* forget what left the horizon before adding: a full ledger frees room */
+	bot_ledger_prune(&led, horizon);
 	if (epoch && W > epoch)
 		decay_windows(cur.kb, W - epoch);
 	rm = malloc((x->nit ? x->nit : 1) * sizeof(*rm));
@@ -692,11 +728,15 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		const struct group *gr = &x->g[gi[g]];
 		const struct bot_delta_hdr *h = &x->it[gr->first].h;
 		int64_t newest = INT64_MIN, oldest = INT64_MAX;
-		uint64_t sw = h->t_end / c->window, off = 0, adm = 0, bad, comparable;
+		uint64_t t_end = 0, sw, off = 0, adm = 0, bad, comparable;
 		struct bot_kb *step = NULL;
 		size_t n = 0, j;
 		int capped, r;
 
+		for (size_t k = gr->first; k < gr->first + gr->n; k++)
+			if (x->it[k].h.t_end > t_end)
+				t_end = x->it[k].h.t_end;
+		sw = t_end / c->window;
 		for (size_t k = gr->first; k < gr->first + gr->n; k++) {
 			struct item *it = &x->it[k];
 
@@ -729,6 +769,17 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		}
 		if (!n)
 			continue;
+		if (t_end > (uint64_t)(x->now > 0 ? x->now : 0) + c->window) {
+			/* its identity would leave the ledger before the step left the horizon */
+			char why[256];
+
+			snprintf(why, sizeof(why), "a context the step could not have produced: it "
+				 "ends in the future (%" PRIu64 ", now %lld + one window)", t_end,
+				 (long long)x->now);
+			for (size_t k = 0; k < n; k++)
+				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_IMPOSSIBLE, why);
+			continue;
+		}
 		if (sw < horizon) {
 			for (size_t k = 0; k < n; k++)
 				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_TOO_OLD,
@@ -758,8 +809,17 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 			bot_kb_free(step);
 			continue;
 		}
-		if (apply_caps(x, &led, h, step, &off, &adm, &capped) < 0 ||
-		    merge_step(cur.kb, step) < 0) {
+		if (apply_caps(x, &led, h, step, &off, &adm, &capped) < 0) {
+			bot_kb_free(step);
+			if (led.nuse >= BOT_LEDGER_MAX_USES)
+				snprintf(err, sizeof(err), "the ledger's usage table is full (%u "
+					 "principal x context x arm entries this window); the "
+					 "fabric merges again next window", BOT_LEDGER_MAX_USES);
+			else
+				snprintf(err, sizeof(err), "out of memory");
+			goto fail;
+		}
+		if (merge_step(cur.kb, step) < 0) {
 			bot_kb_free(step);
 			snprintf(err, sizeof(err), "out of memory");
 			goto fail;
@@ -771,8 +831,12 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		fr->steps++;
 		for (size_t k = 0; k < n; k++) {
 			if (bot_ledger_add_id(&led, x->it[idx[k]].identity, sw < W ? sw : W) < 0) {
-				snprintf(err, sizeof(err), "the ledger is full (%u identities)",
-					 BOT_LEDGER_MAX_IDS);
+				if (led.nids >= BOT_LEDGER_MAX_IDS)
+					snprintf(err, sizeof(err), "the ledger is full (%u identities "
+						 "within the dedup horizon); lower dedup_windows",
+						 BOT_LEDGER_MAX_IDS);
+				else
+					snprintf(err, sizeof(err), "out of memory");
 				goto fail;
 			}
 			rm[nrm++] = idx[k];
@@ -786,7 +850,6 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		rc = 0;
 		goto out;	/* nothing to publish; lines for duplicates and quarantines */
 	}
-	bot_ledger_prune(&led, horizon);
 	if (bot_ledger_write(ldir, lpath, &led, &digest, err, sizeof(err)) < 0)
 		goto fail;
 	bot_crash_point("compact-after-ledger");
@@ -885,6 +948,12 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 	memset(r, 0, sizeof(*r));
 	if (!c->window || c->retention < 2 || !c->state) {
 		bot_log_msg(log, BOT_LOG_ERROR, "compact: window must be > 0 and retention >= 2");
+		r->failed = 1;
+		return -1;
+	}
+	if (c->dedup_windows < 2) {
+		/* with 1, a step that ended in the previous window is already too old */
+		bot_log_msg(log, BOT_LOG_ERROR, "compact: dedup_windows must be at least 2");
 		r->failed = 1;
 		return -1;
 	}

@@ -37,6 +37,7 @@
 #include "learn/log.h"
 
 #define BOT_COMPACT_MAX_INBOX 65536u	/* deltas looked at per run (first by name) */
+#define BOT_COMPACT_MAX_BYTES (4ull << 30)	/* delta bytes read per run (default) */
 
 struct bot_compact_conf {
 	const char *state;		/* the state directory (must exist) */
@@ -53,6 +54,7 @@ struct bot_compact_conf {
 	const char *const *only;	/* this run: only these fabrics; NULL/0: all */
 	size_t nonly;
 	int64_t now;			/* unix seconds; < 0: the clock (tests set it) */
+	uint64_t max_bytes;		/* delta bytes listed per run (BOT_COMPACT_MAX_BYTES) */
 	int wait;			/* wait for the lease instead of exiting */
 };
 

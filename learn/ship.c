@@ -103,6 +103,14 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 		if (!(v[cnt] = strdup(e->d_name)))
 			goto oom;
 		cnt++;
+		if (max && cnt >= 2 * max) {
+			/* keep the first max by name: memory stays bounded by 2 x max names */
+			qsort(v, cnt, sizeof(*v), cmp_str);
+			for (size_t i = max; i < cnt; i++)
+				free(v[i]);
+			cnt = max;
+			*more = 1;
+		}
 	}
 	closedir(d);
 	if (cnt > 1)
@@ -223,6 +231,37 @@ static int inbox_same(struct ship *s, const char *name, const uint8_t *buf, size
 	return same;
 }
 
+/*
+ * Whether an outbox file may be shipped as it claims (formats.md 13
+ * "Trust"): one written by root or by the account ship runs as (the
+ * harvest's) may claim anything; one of another owner only its owner's uid
+ * and neither trust bit (bit3 identity from Slurm, bit4 account trusted).
+ * A refusal is said; the file stays in the outbox.
+ */
+static int trusted_owner(struct ship *s, const char *opath, const char *name,
+			 const struct stat *st, const uint8_t *buf, size_t len)
+{
+	struct bot_delta d;
+	char err[768];
+	int ok;
+
+	if (st->st_uid == 0 || st->st_uid == geteuid())
+		return 1;
+	if (bot_delta_parse(name, 1, buf, len, &d, err, sizeof(err)) < 0) {
+		bot_log_msg(s->log, BOT_LOG_WARN, "%s: owned by uid %u and not a valid delta (%s); "
+			    "kept in the outbox", opath, (unsigned)st->st_uid, err);
+		return 0;
+	}
+	ok = d.hdr.uid == st->st_uid && !(d.hdr.flags & (BOT_DELTA_F_SLURM | BOT_DELTA_F_ACCOUNT));
+	if (!ok)
+		bot_log_msg(s->log, BOT_LOG_WARN, "%s: owned by uid %u but claims %s; kept in the "
+			    "outbox (only root or the service account ship Slurm identities)", opath,
+			    (unsigned)st->st_uid, d.hdr.uid != st->st_uid ? "another uid" :
+			    "identity from Slurm or a trusted account");
+	bot_delta_free(&d);
+	return ok;
+}
+
 static void copy_one(struct ship *s, const char *name)
 {
 	char opath[4500], tmp[BOT_DELTA_NAME_MAX + 16], err[768];
@@ -246,6 +285,10 @@ static void copy_one(struct ship *s, const char *name)
 		s->r->failed++;
 		bot_log_msg(s->log, BOT_LOG_WARN, "%s; kept in the outbox", err);
 		return;
+	}
+	if (!trusted_owner(s, opath, name, &st, buf, len)) {
+		s->r->refused++;
+		goto out;
 	}
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
 	tfd = claim(s, tmp);
@@ -353,7 +396,25 @@ static void command_one(struct ship *s, const char *name)
 		bot_log_msg(s->log, BOT_LOG_WARN, "%s; kept in the outbox", err);
 		return;
 	}
-	close(fd);
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {	/* what trusted_owner reads */
+		uint8_t *buf;
+		size_t len;
+		int ok;
+
+		if (bot_read_whole(fd, opath, BOT_DELTA_MAX_FILE, &buf, &len, err, sizeof(err)) < 0) {
+			s->r->failed++;
+			bot_log_msg(s->log, BOT_LOG_WARN, "%s; kept in the outbox", err);
+			return;
+		}
+		ok = trusted_owner(s, opath, name, &st, buf, len);
+		free(buf);
+		if (!ok) {
+			s->r->refused++;
+			return;
+		}
+	} else {
+		close(fd);
+	}
 	snprintf(cmd, sizeof(cmd), "%s", s->o->command);
 	for (char *tok = strtok(cmd, " \t"); tok && argc < MAX_ARGS; tok = strtok(NULL, " \t"))
 		argv[argc++] = tok;

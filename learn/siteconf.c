@@ -44,7 +44,7 @@ static const struct keydef {
 				       offsetof(struct bot_siteconf, account_cap), 1, 1ull << 34,
 				       16384, NULL },
 	[BOT_SITECONF_DEDUP_WINDOWS] = { "dedup_windows", K_NUM,
-					 offsetof(struct bot_siteconf, dedup_windows), 1, 1024, 14,
+					 offsetof(struct bot_siteconf, dedup_windows), 2, 1024, 14,
 					 NULL },
 	[BOT_SITECONF_SETTLE] = { "settle", K_NUM, offsetof(struct bot_siteconf, settle), 0,
 				  1ull << 31, 300, NULL },

@@ -29,6 +29,7 @@
 #include "common/readall.h"
 #include "common/writeall.h"
 #include "learn/crash.h"
+#include "learn/ledger.h"
 #include "learn/log.h"
 #include "learn/store.h"
 
@@ -612,6 +613,20 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 	/* the whole target checked: `current` never names a bad snapshot */
 	if (load_snap(dirfd, fdir, to, fabric, &s, err, errlen) < 0)
 		return -1;
+	if (s.ledger) {
+		/* the compactor refuses a `current` whose ledger is gone (formats.md 14) */
+		char lname[BOT_LEDGER_NAME_MAX], lrel[BOT_LEDGER_NAME_MAX + 80];
+
+		bot_ledger_file_name(s.ledger, lname);
+		snprintf(lrel, sizeof(lrel), "../.ledger/%s/%s", fabric, lname);
+		if (fstatat(dirfd, lrel, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
+			bot_state_free(&s);
+			return bot_log_errf(err, errlen, "%s/%s: its ledger %s/../.ledger/%s/%s is "
+					    "gone (kept ledgers are fewer than snapshots): a compactor "
+					    "could not merge after it; roll back less far", fdir, to,
+					    fdir, fabric, lname);
+		}
+	}
 	bot_state_free(&s);
 	strcpy(snap, to);
 	if (rc == 0 && !strcmp(cur, to))

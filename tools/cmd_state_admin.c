@@ -62,13 +62,27 @@ int bot_state_rollback(const struct bot_state_opts *o)
 
 /* ---- quarantine ---------------------------------------------------------- */
 
+/* The length of the delta name a quarantined file holds: the name itself
+ * (X.nbd), or X.nbd of a later copy X.nbd.N (N 1..999, as the compactor
+ * names them, never overwriting); 0 when it is neither. */
+static size_t qname_base(const char *n)
+{
+	size_t len = strlen(n), d = 0;
+
+	while (d < len && d < 4 && n[len - 1 - d] >= '0' && n[len - 1 - d] <= '9')
+		d++;
+	if (d >= 1 && d <= 3 && len > d + 1 && n[len - 1 - d] == '.' && n[len - d] != '0')
+		len -= d + 1;
+	return len >= 5 && !strncmp(n + len - 4, ".nbd", 4) ? len : 0;
+}
+
 /* A delta's name as the quarantine holds it: no '/', no leading dot, no
- * control character, ends in .nbd with something before it. */
+ * control character, X.nbd or X.nbd.N with something before .nbd. */
 static int qname_ok(const char *n)
 {
 	size_t len = strlen(n);
 
-	if (len < 5 || len >= 320 || n[0] == '.' || strcmp(n + len - 4, ".nbd"))
+	if (len < 5 || len >= 320 || n[0] == '.' || !qname_base(n))
 		return 0;
 	for (const char *p = n; *p; p++)
 		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
@@ -253,24 +267,26 @@ static int fsync_fd(int fd)
 
 static int q_release(int qfd, const char *qpath, const char *dir, const char *name)
 {
-	char ipath[4200], wname[330];
+	char ipath[4200], wname[330], dname[330];
 	int ifd = open_sub(dir, "inbox", ipath, sizeof(ipath), 0), rc;
 
 	if (ifd < 0)
 		return 1;
+	/* a copy X.nbd.N goes back as X.nbd, the name the delta reader wants */
+	snprintf(dname, sizeof(dname), "%.*s", (int)qname_base(name), name);
 	/* never overwrite: a delta of that name already in the inbox stays */
-	rc = renameat2(qfd, name, ifd, name, RENAME_NOREPLACE);
+	rc = renameat2(qfd, name, ifd, dname, RENAME_NOREPLACE);
 	if (rc < 0 && (errno == EINVAL || errno == ENOSYS)) {
 		/* a file system without RENAME_NOREPLACE: link (fails on EEXIST), unlink */
-		rc = linkat(qfd, name, ifd, name, 0);
+		rc = linkat(qfd, name, ifd, dname, 0);
 		if (rc == 0 && unlinkat(qfd, name, 0) < 0) {
-			unlinkat(ifd, name, 0);
+			unlinkat(ifd, dname, 0);
 			rc = -1;
 		}
 	}
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state quarantine: release %s/%s -> %s/%s: %s\n", qpath,
-			name, ipath, name, errno == EEXIST ? "a delta of that name is already in the "
+			name, ipath, dname, errno == EEXIST ? "a delta of that name is already in the "
 			"inbox (left as it is)" : strerror(errno));
 		close(ifd);
 		return 1;
@@ -282,7 +298,7 @@ static int q_release(int qfd, const char *qpath, const char *dir, const char *na
 	if (unlinkat(qfd, wname, 0) < 0 && errno != ENOENT)
 		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, wname,
 			strerror(errno));
-	fprintf(stderr, "nccl-bot: state quarantine: released %s to %s/\n", name, ipath);
+	fprintf(stderr, "nccl-bot: state quarantine: released %s to %s/%s\n", name, ipath, dname);
 	return 0;
 }
 
@@ -332,7 +348,7 @@ int bot_state_quarantine(const struct bot_state_opts *o)
 		char esc[400];
 
 		fprintf(stderr, "nccl-bot: state quarantine: '%s' is not a delta name (no '/', no "
-			"leading '.', ends in .nbd)\n", bot_log_esc(esc, sizeof(esc), o->args[1]));
+			"leading '.', ends in .nbd or .nbd.N)\n", bot_log_esc(esc, sizeof(esc), o->args[1]));
 		return 2;
 	}
 	qfd = open_sub(o->dir, "quarantine", qpath, sizeof(qpath), !need);

@@ -26,6 +26,7 @@
 
 #include "common/readall.h"
 #include "common/state.h"
+#include "learn/ledger.h"
 #include "learn/log.h"
 #include "learn/store.h"
 #include "policies/context.h"
@@ -92,6 +93,33 @@ static int keep_fabric(const struct dirent *e, void *arg)
 	       strcmp(e->d_name, "quarantine") && e->d_type != DT_REG;
 }
 
+/* The ledger `current` names (formats.md 14): present and sound, else the
+ * compactor refuses the fabric. Opened without making any directory. */
+static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
+			  unsigned *problems)
+{
+	char lpath[BOT_STORE_PATH_MAX + 80], err[BOT_LEDGER_ERR_MAX], lname[BOT_LEDGER_NAME_MAX];
+	struct bot_ledger l;
+	int ldir;
+
+	snprintf(lpath, sizeof(lpath), "%s/.ledger/%s", dir, fabric);
+	bot_ledger_file_name(digest, lname);
+	ldir = open(lpath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ldir < 0) {
+		problem(problems, "%s: current's ledger %s: %s (a compactor refuses this fabric)",
+			lpath, lname, strerror(errno));
+		return;
+	}
+	if (bot_ledger_load(ldir, lpath, fabric, digest, &l, err, sizeof(err)) < 0)
+		problem(problems, "current's ledger %s: %s (a compactor refuses this fabric)",
+			lname, err);
+	else {
+		printf("%s: ledger %s: ok, %zu identities\n", fabric, lname, l.nids);
+		bot_ledger_free(&l);
+	}
+	close(ldir);
+}
+
 /* One fabric; adds to *problems and *snaps. */
 static void verify_fabric(const char *dir, const char *fabric, unsigned *problems, size_t *snaps)
 {
@@ -120,6 +148,8 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	else
 		printf("%s: current %s: %zu contexts, %zu sources, round %" PRIu64 "\n", fabric, cur,
 		       bot_kb_count(s.kb), s.nsources, s.rounds);
+	if (rc == 0 && s.ledger)
+		verify_ledger(dir, fabric, s.ledger, problems);
 	if (rc >= 0)
 		bot_state_free(&s);
 	if (bot_state_cmd_names(fd, keep_snap, (void *)fabric, &names, &nnames) < 0)

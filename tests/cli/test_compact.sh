@@ -59,6 +59,32 @@ grep -q "truncated" "$st/quarantine/c.1.0.0.n0.nbd.why" 2>/dev/null && ok "reaso
 grep -q 'nccl_bot_deltas_total{outcome="quarantined",reason="unreadable"} 1' \
 	"$tmp/metrics/nccl-bot-compact.prom" 2>/dev/null && ok "metrics textfile" || bad "metrics textfile"
 
+# the same name quarantined again: a copy .nbd.1 that the quarantine
+# commands see, show, release (to its delta name) and drop (review 1, 6)
+printf 'not a delta' >"$st/inbox/c.1.0.0.n0.nbd"
+expect "compact quarantines a second copy" 0 "1 quarantined" -- "$bot" compact --state "$st"
+[ -f "$st/quarantine/c.1.0.0.n0.nbd.1" ] && ok "second copy is .nbd.1" || bad "second copy is .nbd.1"
+expect "quarantine list shows the copy" 0 "name: c.1.0.0.n0.nbd.1," -- "$bot" state quarantine --state "$st" list
+expect "quarantine show the copy" 0 "reason: .*truncated" -- "$bot" state quarantine --state "$st" show c.1.0.0.n0.nbd.1
+expect "quarantine release the copy" 0 "released" -- "$bot" state quarantine --state "$st" release c.1.0.0.n0.nbd.1
+[ -f "$st/inbox/c.1.0.0.n0.nbd" ] && [ ! -e "$st/quarantine/c.1.0.0.n0.nbd.1" ] &&
+	[ ! -e "$st/quarantine/c.1.0.0.n0.nbd.1.why" ] && ok "released as its delta name" ||
+	bad "released as its delta name"
+expect "compact quarantines it again" 0 "1 quarantined" -- "$bot" compact --state "$st"
+expect "quarantine drop the copy" 0 "dropped" -- "$bot" state quarantine --state "$st" drop c.1.0.0.n0.nbd.1
+[ ! -e "$st/quarantine/c.1.0.0.n0.nbd.1" ] && ok "dropped" || bad "dropped"
+expect "quarantine: not a copy suffix" 2 "not a delta name" -- "$bot" state quarantine --state "$st" show c.1.0.0.n0.nbd.x
+
+# a name with a control character: quarantined under a name the quarantine
+# commands can list and drop (review 1, 20)
+printf 'junk' >"$st/inbox/$(printf 'c.7\033x.nbd')"
+expect "compact quarantines a control-character name" 0 "1 quarantined" -- "$bot" compact --state "$st"
+[ -f "$st/quarantine/c.7?x.nbd" ] && [ -f "$st/quarantine/c.7?x.nbd.why" ] &&
+	[ ! -e "$st/quarantine/$(printf 'c.7\033x.nbd')" ] && ok "quarantined under c.7?x.nbd" ||
+	bad "quarantined under c.7?x.nbd"
+expect "quarantine list shows it" 0 "name: 'c.7\\?x.nbd" -- "$bot" state quarantine --state "$st" list
+expect "quarantine drop it" 0 "dropped" -- "$bot" state quarantine --state "$st" drop 'c.7?x.nbd'
+
 # a FIFO is refused, never waited on (timeout 60 would fail the test)
 mkfifo "$ob/fifo.nbd"
 expect "ship refuses a FIFO" 1 "a FIFO" -- "$bot" ship --outbox "$ob" --state "$st"

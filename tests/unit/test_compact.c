@@ -32,6 +32,7 @@
 #include "learn/crash.h"
 #include "learn/lease.h"
 #include "learn/ledger.h"
+#include "learn/merge.h"
 #include "learn/ship.h"
 #include "learn/store.h"
 #include "policies/context.h"
@@ -1382,6 +1383,472 @@ START_TEST(t_ledger_codec)
 }
 END_TEST
 
+
+/* ---- review 1 (findings kept as regressions) ------------------------------------- */
+
+static char logbuf[16384];
+
+static void capture(void *arg, int level, const char *msg)
+{
+	size_t n = strlen(logbuf);
+
+	(void)arg;
+	snprintf(logbuf + n, sizeof(logbuf) - n, "[%s] %s\n", bot_log_level_name(level), msg);
+}
+
+static struct bot_log caplog = { capture, NULL };
+
+/* The .why file holds the reason and one real newline (not an escaped one). */
+START_TEST(t_why_newline)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct step s = mkstep("1700", 1, 1000);
+	char p[BOT_TEST_PATH_MAX + 8], buf[1024];
+	FILE *f;
+	size_t n;
+
+	sample(&rec[0], 1, MIB, 65, 1, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_IMPOSSIBLE], 1);
+	bot_compact_result_free(&r);
+	snprintf(p, sizeof(p), "%s/c1.1700.0.0.n0.nbd.why", quar);
+	f = fopen(p, "r");
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	ck_assert_uint_gt(n, 2);
+	ck_assert_msg(buf[n - 1] == '\n' && !strchr(buf, '\n')[1], "%s", buf);
+	ck_assert_ptr_null(strstr(buf, "\\x0a"));
+}
+END_TEST
+
+/* A step that ends after now + one window is impossible: were it merged, its
+ * identity would leave the ledger before the step left the horizon. */
+START_TEST(t_future_step)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("1800", 1, 1000);
+
+	s.t_start = (uint64_t)now + 2 * 86400;
+	s.t_end = s.t_start + 100;
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	/* a step that ended in the next window (a clock a little ahead) is fine */
+	s = mkstep("1801", 1, 1000);
+	s.t_start = (uint64_t)now + 60;
+	s.t_end = (uint64_t)now + 120;
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_IMPOSSIBLE], 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1800.0.0.n0.nbd", "in the future"));
+	ck_assert_int_eq(total(FABRIC), 4);
+}
+END_TEST
+
+/* One run with a clock far ahead: the fabric fails later (the ledger is
+ * from the future), nothing is quarantined, the deltas wait. */
+START_TEST(t_clock_ahead)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL), ahead = now + 100 * 86400;
+	struct step s = mkstep("1900", 1, 1000);
+
+	s.t_start = (uint64_t)ahead - 200;
+	s.t_end = (uint64_t)ahead - 100;
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	conf_init(&c, ahead);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	s = mkstep("1901", 1, 1000);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now);
+	logbuf[0] = 0;
+	ck_assert_int_eq(bot_compact_run(&c, &r, &caplog), -1);
+	ck_assert_uint_eq(r.quarantined, 0);
+	ck_assert_int_eq(fab(&r, FABRIC)->failed, 1);
+	bot_compact_result_free(&r);
+	ck_assert_msg(strstr(logbuf, "the ledger is from the future (clock?)"), "%s", logbuf);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);
+	ck_assert_int_eq(count_dir(quar, ".nbd"), 0);
+}
+END_TEST
+
+/* A step's deltas must agree on what the caps and the window use. */
+START_TEST(t_step_disagrees)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct step s = mkstep("1100", 2, 1000);
+
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	s.account = "acct";
+	s.flags |= BOT_DELTA_F_ACCOUNT;
+	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n1", rec, 1, NULL);
+	s = mkstep("1101", 2, 1000);
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	s.flags &= ~(uint32_t)BOT_DELTA_F_SLURM;
+	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n1", rec, 1, NULL);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_GROUP], 4);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1100.0.0.n0.nbd", "disagree on the account"));
+	ck_assert(why_has("c1.1101.0.0.n1.nbd", "disagree on the flags"));
+	ck_assert_int_eq(total(FABRIC), -1);
+}
+END_TEST
+
+/* dedup_windows below 2 would quarantine a step of the previous window. */
+START_TEST(t_dedup_windows_min)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.dedup_windows = 1;
+	logbuf[0] = 0;
+	ck_assert_int_eq(bot_compact_run(&c, &r, &caplog), -1);
+	ck_assert_int_eq(r.failed, 1);
+	ck_assert_msg(strstr(logbuf, "dedup_windows must be at least 2"), "%s", logbuf);
+	bot_compact_result_free(&r);
+	c.dedup_windows = 2;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+}
+END_TEST
+
+/* A ledger at its identity bound still takes new steps once the old
+ * identities left the horizon (pruned before merging). */
+START_TEST(t_ledger_full)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("4000", 1, 1000);
+	struct bot_state cur;
+	struct bot_ledger l;
+	char err[BOT_LEDGER_ERR_MAX], lpath[BOT_TEST_PATH_MAX], snap[BOT_STATE_NAME_MAX];
+	uint64_t digest;
+	int ldir;
+
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &cur, snap, err, sizeof(err)), 0);
+	ldir = bot_ledger_open_dir(state, FABRIC, lpath, sizeof(lpath), err, sizeof(err));
+	ck_assert_int_ge(ldir, 0);
+	ck_assert_int_eq(bot_ledger_load(ldir, lpath, FABRIC, cur.ledger, &l, err, sizeof(err)), 0);
+	/* filled in place, sorted (adding 2^22 one by one takes minutes) */
+	ck_assert_uint_eq(l.nids, 1);
+	{
+		struct bot_ledger_id keep = l.ids[0], *v = malloc(BOT_LEDGER_MAX_IDS * sizeof(*v));
+		size_t k = 0;
+		int kept = 0;
+
+		ck_assert_ptr_nonnull(v);
+		for (uint64_t i = 0; k + !kept < BOT_LEDGER_MAX_IDS; i++) {
+			uint64_t id = (i + 1) << 40 | 0x77;
+
+			if (!kept && keep.identity < id) {
+				v[k++] = keep;
+				kept = 1;
+			}
+			v[k++] = (struct bot_ledger_id){ id, l.window };
+		}
+		if (!kept)
+			v[k++] = keep;	/* larger than every filler: last */
+		free(l.ids);
+		l.ids = v;
+		l.nids = l.ids_sorted = l.idcap = k;
+	}
+	ck_assert_uint_eq(l.nids, BOT_LEDGER_MAX_IDS);
+	ck_assert_int_eq(bot_ledger_write(ldir, lpath, &l, &digest, err, sizeof(err)), 0);
+	bot_ledger_free(&l);
+	close(ldir);
+	cur.ledger = digest;
+	cur.parent = bot_state_snap_digest(snap);
+	ck_assert_msg(bot_store_publish_keep(state, &cur, 8, snap, err, sizeof(err)) >= 0, "%s", err);
+	bot_state_free(&cur);
+	/* 20 windows later: every identity is past the horizon */
+	s = mkstep("4001", 1, 1000);
+	s.t_start += 20 * 86400;
+	s.t_end += 20 * 86400;
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	conf_init(&c, now + 20 * 86400);
+	ck_assert_int_eq(bot_compact_run(&c, &r, &nlog), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+}
+END_TEST
+
+
+/* Trust: an account without bit3 is never a principal; ship refuses a
+ * foreign outbox file that claims another uid or the trust bits. */
+START_TEST(t_trust)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_ship_opts o = { outbox, state, 60, NULL };
+	struct bot_ship_result sr;
+	struct bot_spool_rec rec[1];
+	char name[BOT_DELTA_NAME_MAX], p[BOT_TEST_PATH_MAX];
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.user_cap = 100;
+	c.account_cap = 150;
+	for (int u = 0; u < 2; u++) {
+		struct step s;
+		char job[16];
+
+		snprintf(job, sizeof(job), "50%d", u);
+		s = mkstep(job, 1, 10 + (uint32_t)u);
+		s.flags = BOT_DELTA_F_ACCOUNT;	/* no bit3: the account is a claim */
+		s.account = "proj";
+		put_step(inbox, &s, 1 + (uint64_t)u, 120, ARM_RING_LL, 10000);
+	}
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->offered, 240);
+	ck_assert_uint_eq(fab(&r, FABRIC)->admitted, 200);	/* 100 per uid, no account cap */
+	bot_compact_result_free(&r);
+
+	if (geteuid() != 0)
+		return;	/* the ship half needs files of another owner */
+	sample(&rec[0], 1, MIB, 8, 1, 0, 0, ARM_RING_LL, 10000);
+	{
+		struct step s = mkstep("510", 1, 1000);	/* claims uid 1000, file owned by 4242 */
+
+		s.flags = 0;
+		put_delta(outbox, &s, "n0", rec, 1, name);
+		ck_assert_int_eq(chown(bot_test_path(p, outbox, name), 4242, 4242), 0);
+		s = mkstep("511", 1, 4242);		/* its own uid, but bit3 */
+		put_delta(outbox, &s, "n0", rec, 1, name);
+		ck_assert_int_eq(chown(bot_test_path(p, outbox, name), 4242, 4242), 0);
+		s = mkstep("512", 1, 4242);		/* its own uid, no trust bits: fine */
+		s.flags = 0;
+		put_delta(outbox, &s, "n0", rec, 1, name);
+		ck_assert_int_eq(chown(bot_test_path(p, outbox, name), 4242, 4242), 0);
+	}
+	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
+	ck_assert_uint_eq(sr.refused, 2);
+	ck_assert_uint_eq(sr.shipped, 1);
+	ck_assert_int_eq(access(bot_test_path(p, inbox, "c1.512.0.0.n0.nbd"), F_OK), 0);
+	ck_assert_int_eq(access(bot_test_path(p, outbox, "c1.510.0.0.n0.nbd"), F_OK), 0);
+	ck_assert_int_eq(access(bot_test_path(p, outbox, "c1.511.0.0.n0.nbd"), F_OK), 0);
+}
+END_TEST
+
+
+/* A rollback to a snapshot whose ledger is gone would stop the fabric's
+ * compaction: refused, naming the ledger. */
+START_TEST(t_rollback_ledger)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t now = (int64_t)time(NULL);
+	struct step s = mkstep("7000", 1, 1000);
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], lname[BOT_LEDGER_NAME_MAX];
+	char p[BOT_TEST_PATH_MAX + 64];
+	struct bot_state st;
+	uint64_t first_ledger;
+
+	conf_init(&c, now);
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	first_ledger = st.ledger;
+	bot_state_free(&st);
+	s = mkstep("7001", 1, 1000);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	/* the first snapshot's ledger is gone (pruned further than the snapshots) */
+	bot_ledger_file_name(first_ledger, lname);
+	snprintf(p, sizeof(p), "%s/.ledger/%s/%s", state, FABRIC, lname);
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(bot_store_rollback(state, FABRIC, NULL, 1, NULL, snap, err, sizeof(err)),
+			 -1);
+	ck_assert_msg(strstr(err, lname) && strstr(err, "ledger"), "%s", err);
+	/* current did not move: the compactor still merges */
+	s = mkstep("7002", 1, 1000);
+	put_step(inbox, &s, 3, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 12);
+	/* `state verify` names a current whose ledger is gone (the CLI, when built) */
+	if (access("./nccl-bot", X_OK) == 0) {
+		char cmd[2 * BOT_TEST_PATH_MAX + 128];
+
+		snprintf(cmd, sizeof(cmd), "./nccl-bot state verify --state '%s' --fabric %s "
+			 ">/dev/null 2>&1", state, FABRIC);
+		ck_assert_int_eq(system(cmd), 0);
+		ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+		bot_ledger_file_name(st.ledger, lname);
+		bot_state_free(&st);
+		snprintf(p, sizeof(p), "%s/.ledger/%s/%s", state, FABRIC, lname);
+		ck_assert_int_eq(unlink(p), 0);
+		snprintf(cmd, sizeof(cmd), "./nccl-bot state verify --state '%s' --fabric %s 2>&1 | "
+			 "grep -q 'ledger.*%s'", state, FABRIC, lname);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+}
+END_TEST
+
+
+/* At most max_bytes of deltas are read per run; the rest wait. */
+START_TEST(t_max_bytes)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct step s;
+	struct stat st;
+	char p[BOT_TEST_PATH_MAX];
+
+	for (int j = 0; j < 3; j++) {
+		char job[16];
+
+		snprintf(job, sizeof(job), "140%d", j);
+		s = mkstep(job, 1, 1000);
+		put_step(inbox, &s, 1 + (uint64_t)j, 4, ARM_RING_LL, 10000);
+	}
+	ck_assert_int_eq(stat(bot_test_path(p, inbox, "c1.1400.0.0.n0.nbd"), &st), 0);
+	conf_init(&c, (int64_t)time(NULL));
+	c.max_bytes = (uint64_t)st.st_size * 2 - 1;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.inbox, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 2);
+	c.max_bytes = 0;	/* the default */
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 12);
+
+	/* the listing keeps the first max by name while it reads (bounded memory) */
+	{
+		char **names, nm[32];
+		size_t n;
+		int more, fd = open(outbox, O_RDONLY | O_DIRECTORY);
+
+		for (int j = 19; j >= 0; j--) {
+			snprintf(nm, sizeof(nm), "d%02d.nbd", j);
+			bot_test_write(outbox, nm, "x", 1);
+		}
+		ck_assert_int_eq(bot_ship_list(fd, outbox, 3, &names, &n, &more, p, sizeof(p)), 0);
+		ck_assert_uint_eq(n, 3);
+		ck_assert_int_eq(more, 1);
+		ck_assert_str_eq(names[0], "d00.nbd");
+		ck_assert_str_eq(names[2], "d02.nbd");
+		for (size_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		close(fd);
+	}
+}
+END_TEST
+
+
+/* A spool file of one rank, nsamp samples of comm `comm` (the state add
+ * side of t_state_add_between), in <dir>/spool/nb-<job>-0.spool. */
+static void put_spool(unsigned job, uint64_t comm, unsigned nsamp)
+{
+	size_t len = BOT_SPOOL_HDR_SIZE + nsamp * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE;
+	uint8_t *buf = calloc(1, len);
+	struct bot_spool_hdr h;
+	char p[BOT_TEST_PATH_MAX], name[64];
+	uint32_t crc;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(&h, 0, sizeof(h));
+	h.version = BOT_SPOOL_VERSION;
+	h.rec_size = BOT_SPOOL_REC_SIZE;
+	h.nrecords = nsamp;
+	h.table_digest = 0x99;
+	snprintf(h.build_id, sizeof(h.build_id), "nccl-bot test");
+	h.pid = 4242;
+	bot_spool_pack_hdr(buf, &h);
+	for (unsigned i = 0; i < nsamp; i++) {
+		struct bot_spool_rec r;
+
+		sample(&r, comm, MIB, 8, 1, 0, i, ARM_RING_LL, 10000);
+		bot_spool_pack_rec(buf + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r);
+	}
+	crc = bot_spool_crc32c(0, buf, len - BOT_SPOOL_TRAILER_SIZE);
+	for (int i = 0; i < 4; i++)
+		buf[len - 8 + i] = (uint8_t)(crc >> (8 * i));
+	snprintf(p, sizeof(p), "%s/spool", dir);
+	mkdir(p, 0755);
+	snprintf(name, sizeof(name), "nb-%u-0.spool", job);
+	bot_test_write(p, name, buf, len);
+	free(buf);
+}
+
+/* Finding 1: a compactor killed after publishing (its delta still in the
+ * inbox), then a state add of another job: the next compaction still knows
+ * the delta (the ledger goes on with the state add) and drops it as a
+ * duplicate; nothing is counted twice. */
+START_TEST(t_state_add_between)
+{
+	struct bot_merge_req mr = { state, FABRIC, NULL, 1, 0, NULL };
+	struct bot_merge_result mres;
+	struct bot_compact_result r;
+	struct bot_compact_conf c;
+	struct step s = mkstep("8000", 1, 1000);
+	int64_t now = (int64_t)time(NULL);
+	char sp[BOT_TEST_PATH_MAX];
+	const char *paths[1] = { sp };
+	int status;
+	pid_t pid;
+
+	put_step(outbox, &s, 1, 10, ARM_RING_LL, 10000);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		setenv(BOT_CRASH_ENV, "compact-after-current", 1);
+		ship_and_compact(now);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ck_assert_int_eq(total(FABRIC), 10);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);	/* published, not cleaned */
+
+	put_spool(8001, 77, 8);
+	snprintf(sp, sizeof(sp), "%s/spool", dir);
+	mr.paths = paths;
+	ck_assert_int_eq(bot_merge_job(&mr, &mres, &qlog), 0);
+	ck_assert_int_eq(mres.outcome, BOT_MERGE_PUBLISHED);
+	ck_assert_int_eq(total(FABRIC), 18);
+
+	conf_init(&c, now);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->duplicate, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 18);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+}
+END_TEST
+
 static Suite *compact_suite(void)
 {
 	Suite *s = suite_create("compact");
@@ -1408,6 +1875,20 @@ static Suite *compact_suite(void)
 	tcase_add_loop_test(tc, t_crash, 0, (int)(sizeof(crash_points) / sizeof(crash_points[0])));
 	tcase_add_test(tc, t_ship_files);
 	tcase_add_test(tc, t_ship_command);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("review");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, t_why_newline);
+	tcase_add_test(tc, t_future_step);
+	tcase_add_test(tc, t_clock_ahead);
+	tcase_add_test(tc, t_step_disagrees);
+	tcase_add_test(tc, t_dedup_windows_min);
+	tcase_add_test(tc, t_ledger_full);
+	tcase_add_test(tc, t_trust);
+	tcase_add_test(tc, t_rollback_ledger);
+	tcase_add_test(tc, t_max_bytes);
+	tcase_add_test(tc, t_state_add_between);
 	suite_add_tcase(s, tc);
 	return s;
 }
