@@ -19,4 +19,11 @@
  */
 int bot_dir_scan(int dirfd, int (*visit)(const struct dirent *e, void *arg), void *arg);
 
+/* The names of the entries of the directory open on dirfd that keep(e, arg)
+ * accepts, strdup()ed into *names (*n of them, sorted by strcmp; the caller
+ * frees each and the array): 0, or -1 with errno when reading the directory
+ * or memory failed part-way (what was read is in *names). */
+int bot_dir_names(int dirfd, int (*keep)(const struct dirent *e, void *arg), void *arg,
+		  char ***names, size_t *n);
+
 #endif

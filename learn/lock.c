@@ -12,15 +12,15 @@
 
 #include "learn/log.h"
 #include "learn/lock.h"
-#include "learn/store.h"
+#include "learn/fabricdir.h"
 
 int bot_lock_fabric(const char *dir, const char *fabric, int wait, char *err, size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX];
+	char fdir[BOT_FABRIC_PATH_MAX];
 	struct stat st;
 	int dfd, fd;
 
-	dfd = bot_store_open_fabric(dir, fabric, 1, fdir, err, errlen);
+	dfd = bot_fabricdir_open(dir, fabric, 1, fdir, err, errlen);
 	if (dfd < 0)
 		return -1;
 	fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);

@@ -58,7 +58,7 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 	int dfd = dup(dirfd);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	char **v = NULL;
-	size_t cnt = 0, cap = 0;
+	size_t cnt = 0, cap = 0, seen = 0;	/* seen: every *.nbd entry, kept or not */
 	struct dirent *e;
 
 	*names = NULL;
@@ -91,6 +91,7 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 		len = strlen(e->d_name);
 		if (len < 5 || e->d_name[0] == '.' || strcmp(e->d_name + len - 4, ".nbd"))
 			continue;
+		seen++;
 		if (cnt == cap) {
 			size_t nc = cap ? cap * 2 : 64;
 			char **nv = realloc(v, nc * sizeof(*nv));
@@ -109,7 +110,6 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 			for (size_t i = max; i < cnt; i++)
 				free(v[i]);
 			cnt = max;
-			*more = 1;
 		}
 	}
 	closedir(d);
@@ -118,9 +118,10 @@ int bot_ship_list(int dirfd, const char *path, size_t max, char ***names, size_t
 	if (cnt > max) {
 		for (size_t i = max; i < cnt; i++)
 			free(v[i]);
-		*more = cnt - max > INT_MAX ? INT_MAX : (int)(cnt - max);
 		cnt = max;
 	}
+	if (seen > cnt)	/* how many wait for a later run, whatever was trimmed on the way */
+		*more = seen - cnt > INT_MAX ? INT_MAX : (int)(seen - cnt);
 	*names = v;
 	*n = cnt;
 	return 0;

@@ -33,55 +33,11 @@
 #include "learn/log.h"
 #include "learn/store.h"
 
-int bot_store_open_fabric(const char *dir, const char *fabric, int create,
-			  char fdir_out[BOT_STORE_PATH_MAX], char *err, size_t errlen)
-{
-	char fdir[BOT_STORE_PATH_MAX];
-	const char *hint = create ? " (create the state directory first)" : "";
-	struct stat st;
-	int fd, created = 0;
-
-	if (err && errlen)
-		err[0] = 0;
-	if (!bot_state_fabric_ok(fabric))
-		return bot_log_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
-	if ((size_t)snprintf(fdir, sizeof(fdir), "%s/%s", dir, fabric) >= sizeof(fdir))
-		return bot_log_errf(err, errlen, "%s/%s: path too long", dir, fabric);
-	if (fdir_out)
-		memcpy(fdir_out, fdir, sizeof(fdir));
-	if (stat(dir, &st) < 0)
-		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
-	if (!S_ISDIR(st.st_mode))
-		return bot_log_errf(err, errlen, "%s: not a directory%s", dir, hint);
-	if (create) {
-		if (mkdir(fdir, 0755) == 0)
-			created = 1;
-		else if (errno != EEXIST)
-			return bot_log_errf(err, errlen, "%s: %s", fdir, strerror(errno));
-	}
-	fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	/* mkdir's mode went through the umask: readers need 0755 */
-	if (fd >= 0 && created && fchmod(fd, 0755) < 0) {
-		int e = errno;
-
-		close(fd);
-		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", fdir,
-				    strerror(e));
-	}
-	if (fd >= 0)
-		return fd;
-	if (errno == ENOENT && !create)
-		return -2;
-	return bot_log_errf(err, errlen, "%s: %s", fdir,
-			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
-			strerror(errno));
-}
-
 /* Read dirfd/name (a regular file, not a link, one link) of at most max bytes. */
 static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, uint8_t **buf,
 		    size_t *len, char *err, size_t errlen)
 {
-	char path[BOT_STORE_PATH_MAX + 64];
+	char path[BOT_FABRIC_PATH_MAX + 64];
 	struct stat st;
 	int fd;
 
@@ -107,7 +63,7 @@ static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, u
 static int read_head(int dirfd, const char *fdir, const char *name, struct bot_state_hdr *h,
 		     char *err, size_t errlen)
 {
-	char path[BOT_STORE_PATH_MAX + 64];
+	char path[BOT_FABRIC_PATH_MAX + 64];
 	uint8_t b[BOT_STATE_HDR_SIZE];
 	size_t got = 0;
 	struct stat st;
@@ -251,7 +207,7 @@ static int refuse_lost_current(const char *fdir, char *err, size_t errlen)
 static int read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX], char *err,
 			size_t errlen)
 {
-	char path[BOT_STORE_PATH_MAX + 64], line[64];
+	char path[BOT_FABRIC_PATH_MAX + 64], line[64];
 	uint8_t *cb;
 	size_t clen;
 	int cfd = openat(dfd, "current", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -280,7 +236,7 @@ static int read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX],
 static int load_snap(int dfd, const char *fdir, const char *name, const char *fabric,
 		     struct bot_state *out, char *err, size_t errlen)
 {
-	char path[BOT_STORE_PATH_MAX + 64], digest[BOT_STATE_NAME_MAX];
+	char path[BOT_FABRIC_PATH_MAX + 64], digest[BOT_STATE_NAME_MAX];
 	uint8_t *b;
 	size_t len;
 	int rc;
@@ -312,13 +268,13 @@ static int load_snap(int dfd, const char *fdir, const char *name, const char *fa
 int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX], cur[BOT_STATE_NAME_MAX];
+	char fdir[BOT_FABRIC_PATH_MAX], cur[BOT_STATE_NAME_MAX];
 	int dfd, rc;
 
 	memset(out, 0, sizeof(*out));
 	if (snap)
 		snap[0] = 0;
-	dfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	dfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen);
 	if (dfd == -1)
 		return -1;
 	rc = dfd >= 0 ? read_current(dfd, fdir, cur, err, errlen) : 1;
@@ -495,7 +451,7 @@ static int parent_ok(int dirfd, const char *fdir, const struct bot_state *s, cha
 int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned retention,
 			   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX], line[BOT_STATE_NAME_MAX + 1];
+	char fdir[BOT_FABRIC_PATH_MAX], line[BOT_STATE_NAME_MAX + 1];
 	uint8_t *b;
 	size_t len;
 	int dirfd, rc = -1;
@@ -512,7 +468,7 @@ int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned 
 		return -1;
 	}
 	bot_state_snap_name(b, len, snap);
-	dirfd = bot_store_open_fabric(dir, s->fabric, 1, fdir, err, errlen);
+	dirfd = bot_fabricdir_open(dir, s->fabric, 1, fdir, err, errlen);
 	if (dirfd < 0)
 		goto out;
 	if (parent_ok(dirfd, fdir, s, err, errlen) < 0)
@@ -547,8 +503,8 @@ out:
 int bot_store_prune(const char *dir, const char *fabric, unsigned retention, char *err,
 		    size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX];
-	int dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen), rc;
+	char fdir[BOT_FABRIC_PATH_MAX];
+	int dirfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen), rc;
 
 	if (dirfd == -2)
 		return 0;	/* no fabric directory: nothing to keep or remove */
@@ -644,13 +600,13 @@ int bot_store_rollback(const char *dir, const char *fabric, const char *target, 
 		       struct bot_lock *lock, char snap[BOT_STATE_NAME_MAX], char *err,
 		       size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX];
+	char fdir[BOT_FABRIC_PATH_MAX];
 	struct bot_lock own;
 	int dirfd, rc;
 
 	snap[0] = 0;
 	/* a fabric that does not exist is not made by taking its lock */
-	dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	dirfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen);
 	if (dirfd == -2)
 		return bot_log_errf(err, errlen, "%s: no such fabric directory", fdir);
 	if (dirfd < 0)
@@ -662,7 +618,7 @@ int bot_store_rollback(const char *dir, const char *fabric, const char *target, 
 	}
 	if (lock->acquire(lock, dir, fabric, err, errlen) < 0)
 		return -1;
-	dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	dirfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen);
 	if (dirfd == -2)
 		bot_log_errf(err, errlen, "%s: no such fabric directory", fdir);
 	rc = dirfd < 0 ? -1 : rollback_at(dirfd, fdir, fabric, target, steps, snap, err, errlen);
@@ -677,12 +633,12 @@ int bot_store_rollback(const char *dir, const char *fabric, const char *target, 
 int bot_store_history(const char *dir, const char *fabric, size_t max,
 		      struct bot_store_entry **v, size_t *n, char *err, size_t errlen)
 {
-	char fdir[BOT_STORE_PATH_MAX], cur[BOT_STATE_NAME_MAX];
+	char fdir[BOT_FABRIC_PATH_MAX], cur[BOT_STATE_NAME_MAX];
 	int dirfd, rc;
 
 	*v = NULL;
 	*n = 0;
-	dirfd = bot_store_open_fabric(dir, fabric, 0, fdir, err, errlen);
+	dirfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen);
 	if (dirfd == -2)
 		return 0;
 	if (dirfd < 0)

@@ -30,21 +30,12 @@
 #include <stddef.h>
 
 #include "common/state.h"
+#include "learn/fabricdir.h"
 #include "learn/lock.h"
 
-#define BOT_STORE_PATH_MAX 4096
 #define BOT_STORE_RETENTION_DEFAULT 8	/* snapshots kept along the chain */
 #define BOT_STORE_RETENTION_MIN 2	/* current and its parent (the undo) */
 
-/*
- * The fabric's directory <dir>/<fabric> as a directory fd, never through a
- * symbolic link; its path in fdir (may be NULL). The fabric name is checked
- * (bot_state_fabric_ok) and dir must be an existing directory. With create,
- * a missing fabric directory is made (mode 0755). Returns the fd, -1 with
- * err, or (without create) -2 when the fabric directory does not exist.
- */
-int bot_store_open_fabric(const char *dir, const char *fabric, int create,
-			  char fdir[BOT_STORE_PATH_MAX], char *err, size_t errlen);
 
 /*
  * The fabric's current snapshot, checked against its name's digest and its

@@ -8,6 +8,8 @@
 #ifndef BOT_CMD_H
 #define BOT_CMD_H
 
+#include <stddef.h>
+
 #include "common/settings.h"
 #include "learn/log.h"
 #include "learn/siteconf.h"
@@ -52,5 +54,28 @@ struct bot_cmd_override {
  */
 int bot_cmd_siteconf(const char *cmd, const char *path, const struct bot_cmd_override *ov,
 		     size_t nov, struct bot_siteconf *sc);
+
+/*
+ * The `nccl-bot state` actions apart from those in tools/cmd_state.c (add,
+ * show, export, import, and the option parsing of all): verify
+ * (cmd_state_verify.c), rollback and quarantine (cmd_state_admin.c). Each
+ * returns the exit status and prints its own messages.
+ */
+struct bot_state_opts {
+	const char *dir;	/* --state, default $NCCL_BOT_STATE */
+	const char *fabric;	/* --fabric */
+	const char *as;		/* import --as */
+	const char *out;	/* export -o */
+	const char *to;		/* rollback --to */
+	unsigned long steps;	/* rollback --steps (0: not given) */
+	int partial;		/* add --partial */
+	char **args;		/* what follows the options */
+	int nargs;
+};
+
+int bot_state_verify(const struct bot_state_opts *o);
+int bot_state_rollback(const struct bot_state_opts *o);
+int bot_state_quarantine(const struct bot_state_opts *o);
+
 
 #endif

@@ -24,13 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
 #include "common/readall.h"
 #include "common/state.h"
 #include "learn/lock.h"
 #include "learn/log.h"
 #include "learn/store.h"
 #include "learn/yamlout.h"
-#include "tools/cmd_state.h"
+#include "tools/cmd.h"
 
 #define WHY_MAX 4096	/* a reason file read at most */
 
@@ -196,7 +197,7 @@ static int q_list(int qfd, const char *qpath)
 		return 1;
 	}
 	/* a listing cut short is an error, never a shorter list */
-	if (bot_state_cmd_names(qfd, keep_qname, NULL, &names, &n) < 0) {
+	if (bot_dir_names(qfd, keep_qname, NULL, &names, &n) < 0) {
 		fprintf(stderr, "nccl-bot: state quarantine: %s: cannot list the directory: %s\n",
 			qpath, strerror(errno));
 		for (size_t i = 0; i < n; i++)

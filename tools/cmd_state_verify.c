@@ -24,13 +24,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/dirscan.h"
 #include "common/readall.h"
 #include "common/state.h"
 #include "learn/ledger.h"
 #include "learn/log.h"
 #include "learn/store.h"
 #include "policies/context.h"
-#include "tools/cmd_state.h"
+#include "tools/cmd.h"
 
 struct snapinfo {
 	uint64_t digest, parent;
@@ -98,7 +99,7 @@ static int keep_fabric(const struct dirent *e, void *arg)
 static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 			  unsigned *problems)
 {
-	char lpath[BOT_STORE_PATH_MAX + 80], err[BOT_LEDGER_ERR_MAX], lname[BOT_LEDGER_NAME_MAX];
+	char lpath[BOT_FABRIC_PATH_MAX + 80], err[BOT_LEDGER_ERR_MAX], lname[BOT_LEDGER_NAME_MAX];
 	struct bot_ledger l;
 	int ldir;
 
@@ -123,15 +124,15 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 /* One fabric; adds to *problems and *snaps. */
 static void verify_fabric(const char *dir, const char *fabric, unsigned *problems, size_t *snaps)
 {
-	char fdir[BOT_STORE_PATH_MAX], err[BOT_STATE_ERR_MAX], cur[BOT_STATE_NAME_MAX] = "";
-	char path[BOT_STORE_PATH_MAX + 64];
+	char fdir[BOT_FABRIC_PATH_MAX], err[BOT_STATE_ERR_MAX], cur[BOT_STATE_NAME_MAX] = "";
+	char path[BOT_FABRIC_PATH_MAX + 64];
 	struct snapinfo *info = NULL;
 	char **names = NULL;
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
 	int fd, rc;
 
-	fd = bot_store_open_fabric(dir, fabric, 0, fdir, err, sizeof(err));
+	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
 	if (fd == -2) {
 		problem(problems, "%s/%s: no such fabric directory", dir, fabric);
 		return;
@@ -152,7 +153,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		verify_ledger(dir, fabric, s.ledger, problems);
 	if (rc >= 0)
 		bot_state_free(&s);
-	if (bot_state_cmd_names(fd, keep_snap, (void *)fabric, &names, &nnames) < 0)
+	if (bot_dir_names(fd, keep_snap, (void *)fabric, &names, &nnames) < 0)
 		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
 	info = calloc(nnames ? nnames : 1, sizeof(*info));
 	for (size_t i = 0; info && i < nnames; i++) {
@@ -249,7 +250,7 @@ int bot_state_verify(const struct bot_state_opts *o)
 			return 1;
 		}
 		/* a listing cut short is a problem; the fabrics read are verified */
-		if (bot_state_cmd_names(dfd, keep_fabric, NULL, &fabs, &n) < 0)
+		if (bot_dir_names(dfd, keep_fabric, NULL, &fabs, &n) < 0)
 			problem(&problems, "%s: cannot list the directory: %s", o->dir,
 				strerror(errno));
 		close(dfd);

@@ -562,8 +562,8 @@ START_TEST(test_store_publish_without_flock)
 	bot_state_free(&l);
 	bot_state_free(&s);
 	/* no fabric directory: open without create says so, apart from errors */
-	ck_assert_int_eq(bot_store_open_fabric(state, "none", 0, NULL, err, sizeof(err)), -2);
-	ck_assert_int_eq(bot_store_open_fabric(state, "Bad/Name", 0, NULL, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_fabricdir_open(state, "none", 0, NULL, err, sizeof(err)), -2);
+	ck_assert_int_eq(bot_fabricdir_open(state, "Bad/Name", 0, NULL, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "fabric name 'Bad/Name'"), "%s", err);
 }
 END_TEST

@@ -1,0 +1,57 @@
+/*
+ * fabricdir.c - a fabric's directory, opened safely (learn/fabricdir.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/state.h"
+#include "learn/fabricdir.h"
+#include "learn/log.h"
+
+int bot_fabricdir_open(const char *dir, const char *fabric, int create,
+		       char fdir_out[BOT_FABRIC_PATH_MAX], char *err, size_t errlen)
+{
+	char fdir[BOT_FABRIC_PATH_MAX];
+	const char *hint = create ? " (create the state directory first)" : "";
+	struct stat st;
+	int fd, created = 0;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (!bot_state_fabric_ok(fabric))
+		return bot_log_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
+	if ((size_t)snprintf(fdir, sizeof(fdir), "%s/%s", dir, fabric) >= sizeof(fdir))
+		return bot_log_errf(err, errlen, "%s/%s: path too long", dir, fabric);
+	if (fdir_out)
+		memcpy(fdir_out, fdir, sizeof(fdir));
+	if (stat(dir, &st) < 0)
+		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
+	if (!S_ISDIR(st.st_mode))
+		return bot_log_errf(err, errlen, "%s: not a directory%s", dir, hint);
+	if (create) {
+		if (mkdir(fdir, 0755) == 0)
+			created = 1;
+		else if (errno != EEXIST)
+			return bot_log_errf(err, errlen, "%s: %s", fdir, strerror(errno));
+	}
+	fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* mkdir's mode went through the umask: readers need 0755 */
+	if (fd >= 0 && created && fchmod(fd, 0755) < 0) {
+		int e = errno;
+
+		close(fd);
+		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", fdir,
+				    strerror(e));
+	}
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT && !create)
+		return -2;
+	return bot_log_errf(err, errlen, "%s: %s", fdir,
+			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
+			strerror(errno));
+}

@@ -1,0 +1,25 @@
+/*
+ * fabricdir.h - a fabric's directory in a state directory, <dir>/<fabric>
+ * (doc/formats.md section 12), opened the one safe way: the fabric name
+ * checked, never through a symbolic link, created mode 0755 whatever the
+ * umask when asked. The store (learn/store.h) keeps snapshots in it and
+ * the writers' lock (learn/lock.h) its .lock file; both open it here.
+ */
+#ifndef BOT_LEARN_FABRICDIR_H
+#define BOT_LEARN_FABRICDIR_H
+
+#include <stddef.h>
+
+#define BOT_FABRIC_PATH_MAX 4096
+
+/*
+ * The fabric's directory <dir>/<fabric> as a directory fd, never through a
+ * symbolic link; its path in fdir (may be NULL). The fabric name is checked
+ * (bot_state_fabric_ok) and dir must be an existing directory. With create,
+ * a missing fabric directory is made (mode 0755). Returns the fd, -1 with
+ * err, or (without create) -2 when the fabric directory does not exist.
+ */
+int bot_fabricdir_open(const char *dir, const char *fabric, int create,
+		       char fdir[BOT_FABRIC_PATH_MAX], char *err, size_t errlen);
+
+#endif
