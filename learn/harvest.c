@@ -551,7 +551,13 @@ static int take_stream(struct collect *c, struct stream *s, char *err, size_t er
 				return bot_log_errf(err, errlen, "the child's stream is malformed: "
 						    "end unit after %zu files says %u", units,
 						    bot_le_get32(u + 4));
-			return 1;
+			/* the last unit: the stream ends there (EOF), or it is
+			 * refused (data after it, or the deadline) */
+			rc = next_unit(s, u, err, errlen);
+			if (rc > 0)
+				return bot_log_errf(err, errlen, "the child's stream goes on after "
+						    "its end unit");
+			return rc < 0 ? -1 : 1;
 		case 'X':
 			return child_error(c, u, err, errlen);
 		case 'F':

@@ -588,6 +588,7 @@ END_TEST
 /* ---- streams a hostile child could send ---------------------------------- */
 
 static int sfd;
+static uint64_t unit_digest = 0x1111;	/* the file digest a file unit claims */
 
 static void unit_file(int outcome, int why, uint64_t n, const char *name, int srcidx)
 {
@@ -595,7 +596,7 @@ static void unit_file(int outcome, int why, uint64_t n, const char *name, int sr
 
 	bot_le_put16(u + 2, (uint32_t)why);
 	bot_le_put64(u + 8, n);
-	bot_le_put64(u + 24, 0x1111);
+	bot_le_put64(u + 24, unit_digest);
 	bot_le_put16(u + 52, (uint32_t)srcidx);
 	strcpy((char *)u + 56, name);
 	ck_assert_int_eq(write(sfd, u, sizeof(u)), sizeof(u));
@@ -742,6 +743,34 @@ START_TEST(test_stream_malformed)
 }
 END_TEST
 
+/* Review finding 8 (T1): nothing may follow the end unit; a stream with
+ * units after it is refused whole. */
+START_TEST(test_stream_after_end)
+{
+	struct bot_spool_rec good = sample(7, 1, 0, 5000, 0);
+	uint8_t junk[BOT_HARVEST_UNIT];
+
+	memset(junk, 0x99, sizeof(junk));
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_int_eq(write(sfd, junk, sizeof(junk)), sizeof(junk));
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_FAILED);
+	ck_assert_msg(strstr(logged, "the child's stream goes on after its end unit"), "%s", logged);
+	/* a part of a unit after it: refused too */
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_int_eq(write(sfd, junk, 10), 10);
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_msg(strstr(logged, "ends inside a unit"), "%s", logged);
+	ck_assert_uint_eq(count_entries(out), 0);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -791,6 +820,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_stream_revalidated);
 	tcase_add_test(tc, test_stream_malformed);
 	tcase_add_test(tc, test_cap);
+	tcase_add_test(tc, test_stream_after_end);
 	suite_add_tcase(s, tc);
 	return s;
 }
