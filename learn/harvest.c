@@ -10,7 +10,8 @@
  *
  *   'F' file     0 tag, 1 outcome (0 read, 1 rejected), 2 u16 reason,
  *                4 u32 errno, 8 u64 records that follow, 16 u64 table
- *                digest, 24 u64 file digest, 32 u64 mtime, 40 u64 size,
+ *                digest, 24 u64 file digest (not believed: the parent
+ *                digests the records itself), 32 u64 mtime, 40 u64 size,
  *                48 u32 spool header flags, 52 u16 source index, 54 u16 0,
  *                56..159 entry name (NUL padded, cut at 103 bytes)
  *   1, 2         a spool record of the last file (section 9's packing)
@@ -421,11 +422,13 @@ static int grow_recs(struct collect *c, size_t need)
 }
 
 /* The records of one file read by the child: all re-validated, kept only
- * when every one passes. 0, or -1 (a stream error in err). */
+ * when every one passes. The file's id (duplicates, the default job) is
+ * computed here from the records received, never the digest the child
+ * claims (formats.md section 13). 0, or -1 (a stream error in err). */
 static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, char *err,
 		     size_t errlen)
 {
-	uint64_t n = bot_le_get64(fu + 8), digest = bot_le_get64(fu + 24);
+	uint64_t n = bot_le_get64(fu + 8), digest = 0;
 	size_t first = c->n;
 	char path[BOT_HARVEST_PATH_MAX + NAME_LEN + 2], why[BOT_SPOOL_ERR_MAX] = "";
 	char w2[BOT_SPOOL_ERR_MAX];
@@ -445,6 +448,7 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 							  "ends inside its records", path);
 		if (bad)
 			continue;
+		digest = bot_mix64(digest ^ bot_digest64(u, U));
 		bot_spool_unpack_rec(&r, u);
 		if (!bot_le_zero(u + 28, 4) || !bot_le_zero(u + 72, 4)) {
 			bad = BOT_HARVEST_WHY_PARENT;
@@ -472,8 +476,8 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 		if (c->digests[i] == digest) {
 			c->n = first;
 			c->res->files_duplicate++;
-			bot_log_msg(c->log, BOT_LOG_WARN, "%s: skipped: the same bytes as a file "
-				    "read before", path);
+			bot_log_msg(c->log, BOT_LOG_WARN, "%s: skipped: the same records as a "
+				    "file read before", path);
 			return 0;
 		}
 	if (c->ndig % 64 == 0) {
@@ -661,7 +665,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The default job string: j + 15 hex digits of the digest of the read
- * files' digests, sorted, 8 bytes little-endian each. */
+ * files' record digests (take_file's), sorted, 8 bytes little-endian each. */
 static void default_job(uint64_t *d, size_t n, char job[BOT_DELTA_STR])
 {
 	uint8_t *b = malloc(n ? 8 * n : 1);

@@ -118,7 +118,7 @@ struct bot_harvest_result {
 	size_t files;			/* spool files the stream named */
 	size_t files_read;		/* accepted: their records are in the delta */
 	size_t files_rejected;		/* refused, each named on the log */
-	size_t files_duplicate;		/* skipped: the same bytes as a file read */
+	size_t files_duplicate;		/* skipped: the same records as a file read */
 	size_t rejected_by[BOT_HARVEST_WHY_N];
 	uint64_t records_in;		/* records of the accepted files */
 	uint64_t records;		/* in the delta, after the reduce and the cap */

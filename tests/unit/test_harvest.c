@@ -664,7 +664,7 @@ START_TEST(test_stream_revalidated)
 	ck_assert_msg(strstr(logged, "nb-a.spool: rejected: record 1: nNodes 64 over the step's 2 "
 			     "node(s)"), "%s", logged);
 	ck_assert_msg(strstr(logged, "nb-b.spool: rejected: record 0: "), "%s", logged);
-	/* the same file twice (the same digest): read once */
+	/* the same records twice: read once */
 	stream_open();
 	strcpy(req.id.job, "second");
 	unit_file(0, 0, 1, "nb-a.spool", 0);
@@ -674,7 +674,7 @@ START_TEST(test_stream_revalidated)
 	unit_end(2);
 	ck_assert_msg(stream_collect() == 0, "%s", logged);
 	ck_assert_int_eq(res.outcome, BOT_HARVEST_WRITTEN);
-	ck_assert_msg(strstr(logged, "nb-b.spool: skipped: the same bytes as a file read before"),
+	ck_assert_msg(strstr(logged, "nb-b.spool: skipped: the same records as a file read before"),
 		      "%s", logged);
 	ck_assert_uint_eq(res.files_duplicate, 1);
 	ck_assert_uint_eq(res.files_read, 1);
@@ -771,6 +771,43 @@ START_TEST(test_stream_after_end)
 }
 END_TEST
 
+/* Review finding 8 (T2): the file digest that decides duplicates and the
+ * default job is the parent's, from the records it validated: a child
+ * claiming one digest for two different files loses neither, and the
+ * digest it claims does not change the name. */
+START_TEST(test_stream_digest_parent)
+{
+	struct bot_spool_rec a = sample(7, 1, 0, 5000, 0), b = sample(7, 2, 0, 6000, 0);
+	char name[BOT_DELTA_NAME_MAX];
+
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&a);
+	unit_file(0, 0, 1, "nb-b.spool", 0);
+	unit_rec(&b);
+	unit_end(2);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	ck_assert_uint_eq(res.files_read, 2);
+	ck_assert_uint_eq(res.files_duplicate, 0);
+	ck_assert_uint_eq(res.records, 2);
+	strcpy(name, res.name);
+	/* the same records, other claimed digests: the same default job */
+	bot_test_rmtree(out);
+	ck_assert_int_eq(mkdir(out, 0700), 0);
+	stream_open();
+	unit_digest = 0x2222;
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&a);
+	unit_digest = 0x3333;
+	unit_file(0, 0, 1, "nb-b.spool", 0);
+	unit_rec(&b);
+	unit_digest = 0x1111;
+	unit_end(2);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	ck_assert_str_eq(res.name, name);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -821,6 +858,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_stream_malformed);
 	tcase_add_test(tc, test_cap);
 	tcase_add_test(tc, test_stream_after_end);
+	tcase_add_test(tc, test_stream_digest_parent);
 	suite_add_tcase(s, tc);
 	return s;
 }
