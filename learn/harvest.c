@@ -726,6 +726,12 @@ static int finish(struct collect *c, char *err, size_t errlen)
 		return bot_log_errf(err, errlen, "none of the %zu spool file(s) is valid: nothing "
 				    "written", res->files);
 	}
+	if (!c->n) {
+		/* never an empty delta (formats.md section 13) */
+		res->outcome = BOT_HARVEST_NOTHING;
+		return bot_log_errf(err, errlen, "the %zu spool file(s) read hold no record: "
+				    "nothing written", res->files_read);
+	}
 	bot_delta_sort(c->recs, c->n);
 	n = reduce(c->recs, c->n);
 	n = cap_records(c->recs, n, &dropped);

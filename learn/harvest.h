@@ -109,7 +109,7 @@ enum bot_harvest_why {
 enum bot_harvest_outcome {
 	BOT_HARVEST_WRITTEN = 0,	/* a delta was written (res.path) */
 	BOT_HARVEST_EXISTS = 1,		/* a delta of that name is there: not overwritten */
-	BOT_HARVEST_NOTHING = 2,	/* no spool file, or none valid: nothing written */
+	BOT_HARVEST_NOTHING = 2,	/* no spool file, none valid, or no record: nothing written */
 	BOT_HARVEST_FAILED = 3,		/* an error or a bound (on the log): nothing written */
 };
 

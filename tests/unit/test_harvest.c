@@ -808,6 +808,21 @@ START_TEST(test_stream_digest_parent)
 }
 END_TEST
 
+/* Review finding 8 (T3): files read that hold no record write nothing
+ * (never an empty delta). */
+START_TEST(test_stream_no_records)
+{
+	stream_open();
+	unit_file(0, 0, 0, "nb-a.spool", 0);
+	unit_end(1);
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_NOTHING);
+	ck_assert_msg(strstr(logged, "the 1 spool file(s) read hold no record: nothing written"),
+		      "%s", logged);
+	ck_assert_uint_eq(count_entries(out), 0);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -859,6 +874,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_cap);
 	tcase_add_test(tc, test_stream_after_end);
 	tcase_add_test(tc, test_stream_digest_parent);
+	tcase_add_test(tc, test_stream_no_records);
 	suite_add_tcase(s, tc);
 	return s;
 }
