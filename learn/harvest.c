@@ -743,8 +743,16 @@ static int finish(struct collect *c, char *err, size_t errlen)
 		h.t_harvest = (uint64_t)time(NULL);
 	if (!h.t_end)
 		h.t_end = h.t_harvest;
-	if (!h.t_start)
+	if (!h.t_start) {
+		/* the child's mtimes: at most t_end, at least BOT_HARVEST_MAX_SPAN_S
+		 * before it (a claimed 0 would switch the compactor's runtime
+		 * bounds off) */
+		uint64_t floor = h.t_end > BOT_HARVEST_MAX_SPAN_S ? h.t_end - BOT_HARVEST_MAX_SPAN_S : 0;
+
 		h.t_start = c->oldest < h.t_end ? c->oldest : h.t_end;
+		if (h.t_start < floor)
+			h.t_start = floor;
+	}
 	h.files_read = (uint32_t)res->files_read;
 	h.files_rejected = (uint32_t)res->files_rejected;
 	h.table_digest = c->table_digest;
@@ -791,7 +799,11 @@ static int collect_until(int fd, const struct bot_harvest_req *req, int64_t dead
 		strcpy(probe.job, "j");
 	probe.t_start = probe.t_end = 0;
 	probe.nrecords = 0;
-	if (!req->outbox || !req->nsrc || bot_delta_hdr_check(&probe, why, sizeof(why)) < 0) {
+	if ((req->id.flags & BOT_DELTA_F_SLURM) && !req->id.t_start)
+		snprintf(why, sizeof(why), "an identity from Slurm (flag bit3) needs the step's "
+			 "start: the child's file times are not one");
+	if (!req->outbox || !req->nsrc || ((req->id.flags & BOT_DELTA_F_SLURM) && !req->id.t_start) ||
+	    bot_delta_hdr_check(&probe, why, sizeof(why)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "harvest: %s", !req->outbox ? "no outbox" :
 			    !req->nsrc ? "no spool directory" : why);
 		free(s);

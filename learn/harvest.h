@@ -54,6 +54,8 @@
 #define BOT_HARVEST_TIMEOUT_MS 10000u		/* the reading child's wall-clock bound */
 #define BOT_HARVEST_UNIT 160			/* the stream's unit, a spool record's size */
 #define BOT_HARVEST_PATH_MAX 4096
+#define BOT_HARVEST_MAX_SPAN_S (7u * 86400)	/* a step start from file times: at most
+						 * this long before the step end */
 
 /* Where spool files are: a directory, and one entry of it or all of them. */
 struct bot_harvest_src {
@@ -80,9 +82,11 @@ struct bot_harvest_req {
 	 * GPUs, leaf switches, account, flags bit3/bit4). Filled in by the
 	 * harvest: flags bits 0-2, files read and rejected, nrecords, the
 	 * table digest, the build id; t_harvest when 0 (the clock), t_end when
-	 * 0 (t_harvest), t_start when 0 (the oldest spool file's mtime, at
-	 * most t_end); job when "" (`j` + 15 hex digits of the digest of the
-	 * read files' digests, formats.md section 13).
+	 * 0 (t_harvest), t_start when 0 (the oldest spool file's mtime as the
+	 * child says, at most t_end and at least t_end -
+	 * BOT_HARVEST_MAX_SPAN_S; with flags bit3 the caller must give it);
+	 * job when "" (`j` + 15 hex digits of the digest of the read files'
+	 * record digests, formats.md section 13).
 	 */
 	struct bot_delta_hdr id;
 	const char *outbox;		/* an existing directory, not a link */

@@ -823,6 +823,49 @@ START_TEST(test_stream_no_records)
 }
 END_TEST
 
+/* Review finding 8 (T4): a step start taken from the child's mtimes is at
+ * most 7 days before the step end (a claimed mtime of 0 would switch the
+ * compactor's runtime bounds off); a harvest with Slurm's identity must
+ * be given the step's start. */
+START_TEST(test_stream_start_bounded)
+{
+	struct bot_spool_rec good = sample(7, 1, 0, 5000, 0);
+	struct bot_delta d;
+
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);	/* mtime 0 */
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	read_delta(res.name, &d);
+	ck_assert_uint_gt(d.hdr.t_start, 0);
+	ck_assert_uint_eq(d.hdr.t_end - d.hdr.t_start, 7 * 86400);
+	bot_delta_free(&d);
+	/* Slurm's identity without the step's start: refused before reading */
+	stream_open();
+	strcpy(req.id.job, "1234");
+	req.id.flags = BOT_DELTA_F_SLURM;
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_msg(strstr(logged, "identity from Slurm (flag bit3) needs the step's start"),
+		      "%s", logged);
+	/* given: taken as it is */
+	stream_open();
+	req.id.t_start = 1000;
+	req.id.t_end = 2000;
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	read_delta(res.name, &d);
+	ck_assert_uint_eq(d.hdr.t_start, 1000);
+	ck_assert_uint_eq(d.hdr.t_end, 2000);
+	bot_delta_free(&d);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -875,6 +918,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_stream_after_end);
 	tcase_add_test(tc, test_stream_digest_parent);
 	tcase_add_test(tc, test_stream_no_records);
+	tcase_add_test(tc, test_stream_start_bounded);
 	suite_add_tcase(s, tc);
 	return s;
 }
