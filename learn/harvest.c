@@ -681,13 +681,58 @@ static void default_job(uint64_t *d, size_t n, char job[BOT_DELTA_STR])
 	snprintf(job, BOT_DELTA_STR, "j%015llx", (unsigned long long)(x >> 4));
 }
 
+struct stranded {
+	int dfd;
+	unsigned done;
+};
+
+/* bot_dir_scan's visitor: a `.<name>.nbd.tmp` that is the same file as
+ * `<name>.nbd`, with two links, is a link + unlink that a harvest did not
+ * finish (killed between the two): remove the temporary's link. Always 0. */
+static int complete_one(const struct dirent *e, void *arg)
+{
+	struct stranded *a = arg;
+	char name[BOT_DELTA_NAME_MAX];
+	size_t n = strlen(e->d_name);
+	struct stat t, f;
+
+	if (e->d_name[0] != '.' || n < 10 || n - 5 >= sizeof(name) ||
+	    strcmp(e->d_name + n - 8, ".nbd.tmp"))
+		return 0;
+	memcpy(name, e->d_name + 1, n - 5);
+	name[n - 5] = 0;
+	if (fstatat(a->dfd, e->d_name, &t, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fstatat(a->dfd, name, &f, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(t.st_mode) ||
+	    t.st_dev != f.st_dev || t.st_ino != f.st_ino || t.st_nlink != 2)
+		return 0;
+	if (unlinkat(a->dfd, e->d_name, 0) == 0)
+		a->done++;
+	return 0;
+}
+
+/* Finish the renames other harvests left half done in the outbox (the
+ * link + unlink fallback, formats.md section 13): ship refuses a delta with
+ * two links. Best effort: a listing that fails leaves them for the next. */
+static void complete_stranded(int dfd, const char *outbox, const struct bot_log *log)
+{
+	struct stranded a = { dfd, 0 };
+
+	bot_dir_scan(dfd, complete_one, &a);
+	if (!a.done)
+		return;
+	fsync(dfd);
+	bot_log_msg(log, BOT_LOG_WARN, "harvest: %s: completed an interrupted rename of %u "
+		    "delta(s) (a second link a harvest that died left)", outbox, a.done);
+}
+
 /*
  * Write buf as outbox/name: .<name>.tmp O_EXCL 0640, fsync, renamed without
- * replacing, the directory fsynced (common/writeall.h). 0 written, 1 the
- * name exists (nothing written), -1 err.
+ * replacing, the directory fsynced (common/writeall.h); renames left half
+ * done first completed. 0 written, 1 the name exists (nothing written), -1
+ * err.
  */
 static int write_delta(const char *outbox, const char *name, const uint8_t *buf, size_t len,
-		       char *err, size_t errlen)
+		       const struct bot_log *log, char *err, size_t errlen)
 {
 	/* a temporary left by a harvest that died is ours to replace */
 	const struct bot_write_rule r = {
@@ -699,6 +744,7 @@ static int write_delta(const char *outbox, const char *name, const uint8_t *buf,
 	dfd = open(outbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return bot_log_errf(err, errlen, "%s: the outbox: %s", outbox, strerror(errno));
+	complete_stranded(dfd, outbox, log);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(dfd);
 		return 1;
@@ -769,7 +815,7 @@ static int finish(struct collect *c, char *err, size_t errlen)
 	res->flags = h.flags;
 	res->identity = bot_delta_identity(&h);
 	snprintf(res->path, sizeof(res->path), "%s/%s", c->req->outbox, res->name);
-	rc = write_delta(c->req->outbox, res->name, buf, len, err, errlen);
+	rc = write_delta(c->req->outbox, res->name, buf, len, c->log, err, errlen);
 	free(buf);
 	if (rc == 1) {
 		res->outcome = BOT_HARVEST_EXISTS;

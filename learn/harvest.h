@@ -26,7 +26,8 @@
  *    caller gives (root-side facts) and writes the delta into the outbox:
  *    `.<name>.tmp` O_EXCL 0640, fsync, rename without replacing, fsync of
  *    the directory. A delta of that name already there is never
- *    overwritten (BOT_HARVEST_EXISTS).
+ *    overwritten (BOT_HARVEST_EXISTS). A rename another harvest left half
+ *    done (link + unlink, killed between) is completed first.
  *
  * bot_harvest_run() joins them: it forks the reading half with a pipe,
  * runs the caller's child_setup hook in the child first (where the SPANK

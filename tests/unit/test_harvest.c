@@ -866,6 +866,56 @@ START_TEST(test_stream_start_bounded)
 }
 END_TEST
 
+/* Review finding 10: a harvest killed between link and unlink (the
+ * fallback where RENAME_NOREPLACE is missing) leaves the delta with two
+ * links, its temporary the second; ship refuses such a file. The next
+ * harvest into the outbox completes the rename: any delta there whose
+ * `.<name>.tmp` is the same inode loses that link. */
+START_TEST(test_stranded_link_completed)
+{
+	char path[BOT_TEST_PATH_MAX], tmp[BOT_TEST_PATH_MAX], tname[BOT_DELTA_NAME_MAX + 8];
+	char name[BOT_DELTA_NAME_MAX];
+	struct stat st;
+
+	write_good(sp);
+	strcpy(req.id.job, "first");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	strcpy(name, res.name);
+	snprintf(tname, sizeof(tname), ".%s.tmp", name);
+	bot_test_path(path, out, name);
+	bot_test_path(tmp, out, tname);
+	/* the crash: the final name linked, the temporary not yet removed */
+	ck_assert_int_eq(link(path, tmp), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 2);
+	/* another step's harvest into the same outbox repairs it */
+	strcpy(req.id.job, "second");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lstat(tmp, &st), -1);
+	ck_assert_msg(strstr(logged, "completed an interrupted rename"), "%s", logged);
+	/* the same step harvested again: the delta is there (not replaced),
+	 * and left with one link */
+	ck_assert_int_eq(link(path, tmp), 0);
+	strcpy(req.id.job, "first");
+	logged[0] = 0;
+	ck_assert_int_eq(bot_harvest_run(&req, &res, &tlog), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_EXISTS);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lstat(tmp, &st), -1);
+	/* a temporary that is another file (a write cut short) is not touched
+	 * by another step's harvest */
+	bot_test_write(out, tname, "partial", 7);
+	strcpy(req.id.job, "third");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_int_eq(lstat(tmp, &st), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -919,6 +969,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_stream_digest_parent);
 	tcase_add_test(tc, test_stream_no_records);
 	tcase_add_test(tc, test_stream_start_bounded);
+	tcase_add_test(tc, test_stranded_link_completed);
 	suite_add_tcase(s, tc);
 	return s;
 }
