@@ -25,6 +25,7 @@
 
 #include "common/spool.h"
 #include "common/state.h"
+#include "learn/ledger.h"
 #include "learn/lock.h"
 #include "learn/store.h"
 #include "policies/context.h"
@@ -956,6 +957,43 @@ START_TEST(test_rollback)
 }
 END_TEST
 
+/* Review finding 13: a ledger file of the right name and size but damaged
+ * bytes is rewritten, not taken for the same ledger. */
+START_TEST(test_ledger_write_repairs)
+{
+	char path[512], err[BOT_LEDGER_ERR_MAX], name[BOT_LEDGER_NAME_MAX], full[700];
+	struct bot_ledger l, m;
+	uint64_t d1, d2;
+	int ldir;
+	FILE *f;
+
+	ldir = bot_ledger_open_dir(dir, "f1", path, sizeof(path), err, sizeof(err));
+	ck_assert_msg(ldir >= 0, "%s", err);
+	ck_assert_int_eq(bot_ledger_init(&l, "f1"), 0);
+	bot_ledger_set_window(&l, 10);
+	for (uint64_t i = 0; i < 100; i++)
+		ck_assert_int_eq(bot_ledger_add_id(&l, bot_mix64(i), 7), 0);
+	ck_assert_msg(bot_ledger_write(ldir, path, &l, &d1, err, sizeof(err)) == 0, "%s", err);
+	/* one byte flipped in place: same name, same size */
+	bot_ledger_file_name(d1, name);
+	snprintf(full, sizeof(full), "%s/%s", path, name);
+	f = fopen(full, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 200, SEEK_SET), 0);
+	ck_assert_int_eq(fputc(0x5a, f), 0x5a);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(bot_ledger_load(ldir, path, "f1", d1, &m, err, sizeof(err)), -1);
+	/* the next write of the same ledger repairs it */
+	ck_assert_msg(bot_ledger_write(ldir, path, &l, &d2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d2, d1);
+	ck_assert_msg(bot_ledger_load(ldir, path, "f1", d1, &m, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(bot_ledger_has(&m, bot_mix64(42)));
+	bot_ledger_free(&m);
+	bot_ledger_free(&l);
+	close(ldir);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -978,6 +1016,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
+	tcase_add_test(tc, test_ledger_write_repairs);
 	suite_add_tcase(s, tc);
 	return s;
 }
