@@ -27,6 +27,7 @@
 #include "common/state.h"
 #include "learn/ledger.h"
 #include "learn/lock.h"
+#include "learn/metrics.h"
 #include "learn/store.h"
 #include "policies/context.h"
 #include "tests/unit/testutil.h"
@@ -994,6 +995,24 @@ START_TEST(test_ledger_write_repairs)
 }
 END_TEST
 
+/* Review finding 16: the metrics textfile is 0644 whatever the umask (a
+ * collector running as another user reads it). */
+START_TEST(test_metrics_mode)
+{
+	char err[512], path[256];
+	struct stat st;
+	mode_t old = umask(077);
+	int rc = bot_metrics_write(dir, "x.prom", "a 1\n", 4, err, sizeof(err));
+
+	umask(old);
+	ck_assert_msg(rc == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(st.st_size, 4);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -1017,6 +1036,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
 	tcase_add_test(tc, test_ledger_write_repairs);
+	tcase_add_test(tc, test_metrics_mode);
 	suite_add_tcase(s, tc);
 	return s;
 }
