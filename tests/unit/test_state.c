@@ -1013,6 +1013,42 @@ START_TEST(test_metrics_mode)
 }
 END_TEST
 
+/* Review finding 15: -0 is never a prior. The knowledge base stores 0 for
+ * it, and a snapshot holding one is refused (formats.md 12: "never -0"). */
+START_TEST(test_negative_zero_prior)
+{
+	struct bot_state s, t;
+	uint64_t key = key_of(BOT_COLL_ALLREDUCE, 84, 16, 2);
+	float prior[BOT_NARMS];
+	const struct bot_kb_ctx *c;
+	char err[BOT_STATE_ERR_MAX];
+	uint32_t bits;
+	uint8_t *b;
+	size_t n;
+
+	for (int a = 0; a < BOT_NARMS; a++)
+		prior[a] = -1.0f;
+	prior[0] = -0.0f;
+	prior[1] = 12.5f;
+	ck_assert_int_eq(bot_state_init(&s, "f1"), 0);
+	ck_assert_int_eq(bot_kb_set_prior(s.kb, key, prior), 0);
+	c = bot_kb_find(s.kb, key);
+	ck_assert_ptr_nonnull(c);
+	memcpy(&bits, &c->prior[0], sizeof(bits));
+	ck_assert_uint_eq(bits, 0);
+	/* a snapshot with -0 in the row: refused, naming the entry */
+	encode(&s, &b, &n);
+	memcpy(&bits, b + BOT_STATE_HDR_SIZE + 24, sizeof(bits));
+	ck_assert_uint_eq(bits, 0);
+	b[BOT_STATE_HDR_SIZE + 24 + 3] = 0x80;
+	fix_crc(b, n);
+	ck_assert_int_eq(bot_state_parse("x.nbs", b, n, &t, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "prior entry 0 is not -1 or a finite value >= 0"), "%s", err);
+	free(b);
+	bot_state_free(&s);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -1037,6 +1073,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
 	tcase_add_test(tc, test_ledger_write_repairs);
 	tcase_add_test(tc, test_metrics_mode);
+	tcase_add_test(tc, test_negative_zero_prior);
 	suite_add_tcase(s, tc);
 	return s;
 }
