@@ -916,6 +916,25 @@ START_TEST(test_stranded_link_completed)
 }
 END_TEST
 
+/* Review finding 15: a spool file an earlier rank library wrote with a
+ * cost of -0 is rejected whole with the reason; the others still make the
+ * delta. */
+START_TEST(test_negative_zero_cost_file)
+{
+	struct bot_spool_rec r = sample(7, 1, 1, 5000, 0);
+
+	write_good(sp);
+	r.cost[2] = -0.0f;
+	write_spool(sp, "nb-old.spool", &r, 1, 0, 0);
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_uint_eq(res.files_read, 1);
+	ck_assert_uint_eq(res.files_rejected, 1);
+	ck_assert_uint_eq(res.rejected_by[BOT_HARVEST_WHY_INVALID], 1);
+	ck_assert_msg(strstr(logged, "nb-old.spool: rejected: record 0 (offset 64): cost[2] is -0, "
+			     "not -1 or a finite value >= 0"), "%s", logged);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -970,6 +989,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_stream_no_records);
 	tcase_add_test(tc, test_stream_start_bounded);
 	tcase_add_test(tc, test_stranded_link_completed);
+	tcase_add_test(tc, test_negative_zero_cost_file);
 	suite_add_tcase(s, tc);
 	return s;
 }
