@@ -721,8 +721,8 @@ static void complete_stranded(int dfd, const char *outbox, const struct bot_log 
 	if (!a.done)
 		return;
 	fsync(dfd);
-	bot_log_msg(log, BOT_LOG_WARN, "harvest: %s: completed an interrupted rename of %u "
-		    "delta(s) (a second link a harvest that died left)", outbox, a.done);
+	bot_log_msg(log, BOT_LOG_WARN, "%s: completed an interrupted rename of %u delta(s) (a "
+		    "harvest that died left a second link)", outbox, a.done);
 }
 
 /*
