@@ -4,7 +4,9 @@
 # same step harvested again never replaces it (exit 1), rejected files
 # named with their reason while the good ones still make the delta, a
 # directory with nothing valid writes nothing (exit 1), SPOOL given as
-# files, and the name built from --cluster/--job/--restart/--step/--node.
+# files, the name built from --cluster/--job/--restart/--step/--node, and a
+# delta stranded with two links (a harvest killed between link and unlink)
+# repaired by the next harvest so that ship takes it.
 set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 spool=$top_srcdir/tests/fuzz/corpus-spool
