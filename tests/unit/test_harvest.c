@@ -13,8 +13,11 @@
  * identity and bytes (but the harvest time), and the second write never
  * replaces the first; nothing valid writes nothing; a child that hangs is
  * killed at the timeout; a hostile stream (what a child with the user's
- * uid could send) is refused or re-validated; the record cap keeps
- * summaries first.
+ * uid could send) is refused or re-validated, nothing may follow its end
+ * unit, the file digest is the parent's own, files without a record write
+ * nothing, a step start from file times is bounded; the record cap keeps
+ * summaries first; a rename left half done in the outbox is completed; a
+ * spool file with a cost of -0 is rejected.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -11,7 +11,10 @@
  * version 1 files read as states without lineage;
  * the state directory publishes atomically, keeps the previous snapshot,
  * and refuses a damaged `current`, a snapshot whose bytes do not match its
- * name, and a snapshot of another fabric.
+ * name, and a snapshot of another fabric. Beside it, the compactor's files
+ * next to the state: a damaged ledger of the right name and size is
+ * rewritten, the metrics textfile is 0644 whatever the umask; -0 is never
+ * a prior.
  */
 #include <check.h>
 #include <dirent.h>
