@@ -178,6 +178,10 @@ int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen)
 
 		if (!__builtin_isfinite(c) || (c < 0 && c != -1.0f))
 			return bot_errf(err, errlen, "cost[%d] is not -1 or a finite value >= 0", i);
+		/* -0 compares equal to 0 but is another encoding: never one */
+		if (c == 0 && __builtin_signbit(c))
+			return bot_errf(err, errlen, "cost[%d] is -0, not -1 or a finite value >= 0",
+					i);
 		if (c != -1.0f)
 			nocost = 0;
 	}

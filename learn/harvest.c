@@ -10,7 +10,8 @@
  *
  *   'F' file     0 tag, 1 outcome (0 read, 1 rejected), 2 u16 reason,
  *                4 u32 errno, 8 u64 records that follow, 16 u64 table
- *                digest, 24 u64 file digest, 32 u64 mtime, 40 u64 size,
+ *                digest, 24 u64 file digest (not believed: the parent
+ *                digests the records itself), 32 u64 mtime, 40 u64 size,
  *                48 u32 spool header flags, 52 u16 source index, 54 u16 0,
  *                56..159 entry name (NUL padded, cut at 103 bytes)
  *   1, 2         a spool record of the last file (section 9's packing)
@@ -421,11 +422,13 @@ static int grow_recs(struct collect *c, size_t need)
 }
 
 /* The records of one file read by the child: all re-validated, kept only
- * when every one passes. 0, or -1 (a stream error in err). */
+ * when every one passes. The file's id (duplicates, the default job) is
+ * computed here from the records received, never the digest the child
+ * claims (formats.md section 13). 0, or -1 (a stream error in err). */
 static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, char *err,
 		     size_t errlen)
 {
-	uint64_t n = bot_le_get64(fu + 8), digest = bot_le_get64(fu + 24);
+	uint64_t n = bot_le_get64(fu + 8), digest = 0;
 	size_t first = c->n;
 	char path[BOT_HARVEST_PATH_MAX + NAME_LEN + 2], why[BOT_SPOOL_ERR_MAX] = "";
 	char w2[BOT_SPOOL_ERR_MAX];
@@ -445,6 +448,7 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 							  "ends inside its records", path);
 		if (bad)
 			continue;
+		digest = bot_mix64(digest ^ bot_digest64(u, U));
 		bot_spool_unpack_rec(&r, u);
 		if (!bot_le_zero(u + 28, 4) || !bot_le_zero(u + 72, 4)) {
 			bad = BOT_HARVEST_WHY_PARENT;
@@ -472,8 +476,8 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 		if (c->digests[i] == digest) {
 			c->n = first;
 			c->res->files_duplicate++;
-			bot_log_msg(c->log, BOT_LOG_WARN, "%s: skipped: the same bytes as a file "
-				    "read before", path);
+			bot_log_msg(c->log, BOT_LOG_WARN, "%s: skipped: the same records as a "
+				    "file read before", path);
 			return 0;
 		}
 	if (c->ndig % 64 == 0) {
@@ -551,7 +555,13 @@ static int take_stream(struct collect *c, struct stream *s, char *err, size_t er
 				return bot_log_errf(err, errlen, "the child's stream is malformed: "
 						    "end unit after %zu files says %u", units,
 						    bot_le_get32(u + 4));
-			return 1;
+			/* the last unit: the stream ends there (EOF), or it is
+			 * refused (data after it, or the deadline) */
+			rc = next_unit(s, u, err, errlen);
+			if (rc > 0)
+				return bot_log_errf(err, errlen, "the child's stream goes on after "
+						    "its end unit");
+			return rc < 0 ? -1 : 1;
 		case 'X':
 			return child_error(c, u, err, errlen);
 		case 'F':
@@ -655,7 +665,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The default job string: j + 15 hex digits of the digest of the read
- * files' digests, sorted, 8 bytes little-endian each. */
+ * files' record digests (take_file's), sorted, 8 bytes little-endian each. */
 static void default_job(uint64_t *d, size_t n, char job[BOT_DELTA_STR])
 {
 	uint8_t *b = malloc(n ? 8 * n : 1);
@@ -671,13 +681,58 @@ static void default_job(uint64_t *d, size_t n, char job[BOT_DELTA_STR])
 	snprintf(job, BOT_DELTA_STR, "j%015llx", (unsigned long long)(x >> 4));
 }
 
+struct stranded {
+	int dfd;
+	unsigned done;
+};
+
+/* bot_dir_scan's visitor: a `.<name>.nbd.tmp` that is the same file as
+ * `<name>.nbd`, with two links, is a link + unlink that a harvest did not
+ * finish (killed between the two): remove the temporary's link. Always 0. */
+static int complete_one(const struct dirent *e, void *arg)
+{
+	struct stranded *a = arg;
+	char name[BOT_DELTA_NAME_MAX];
+	size_t n = strlen(e->d_name);
+	struct stat t, f;
+
+	if (e->d_name[0] != '.' || n < 10 || n - 5 >= sizeof(name) ||
+	    strcmp(e->d_name + n - 8, ".nbd.tmp"))
+		return 0;
+	memcpy(name, e->d_name + 1, n - 5);
+	name[n - 5] = 0;
+	if (fstatat(a->dfd, e->d_name, &t, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    fstatat(a->dfd, name, &f, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(t.st_mode) ||
+	    t.st_dev != f.st_dev || t.st_ino != f.st_ino || t.st_nlink != 2)
+		return 0;
+	if (unlinkat(a->dfd, e->d_name, 0) == 0)
+		a->done++;
+	return 0;
+}
+
+/* Finish the renames other harvests left half done in the outbox (the
+ * link + unlink fallback, formats.md section 13): ship refuses a delta with
+ * two links. Best effort: a listing that fails leaves them for the next. */
+static void complete_stranded(int dfd, const char *outbox, const struct bot_log *log)
+{
+	struct stranded a = { dfd, 0 };
+
+	bot_dir_scan(dfd, complete_one, &a);
+	if (!a.done)
+		return;
+	fsync(dfd);
+	bot_log_msg(log, BOT_LOG_WARN, "%s: completed an interrupted rename of %u delta(s) (a "
+		    "harvest that died left a second link)", outbox, a.done);
+}
+
 /*
  * Write buf as outbox/name: .<name>.tmp O_EXCL 0640, fsync, renamed without
- * replacing, the directory fsynced (common/writeall.h). 0 written, 1 the
- * name exists (nothing written), -1 err.
+ * replacing, the directory fsynced (common/writeall.h); renames left half
+ * done first completed. 0 written, 1 the name exists (nothing written), -1
+ * err.
  */
 static int write_delta(const char *outbox, const char *name, const uint8_t *buf, size_t len,
-		       char *err, size_t errlen)
+		       const struct bot_log *log, char *err, size_t errlen)
 {
 	/* a temporary left by a harvest that died is ours to replace */
 	const struct bot_write_rule r = {
@@ -689,6 +744,7 @@ static int write_delta(const char *outbox, const char *name, const uint8_t *buf,
 	dfd = open(outbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
 		return bot_log_errf(err, errlen, "%s: the outbox: %s", outbox, strerror(errno));
+	complete_stranded(dfd, outbox, log);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(dfd);
 		return 1;
@@ -716,6 +772,12 @@ static int finish(struct collect *c, char *err, size_t errlen)
 		return bot_log_errf(err, errlen, "none of the %zu spool file(s) is valid: nothing "
 				    "written", res->files);
 	}
+	if (!c->n) {
+		/* never an empty delta (formats.md section 13) */
+		res->outcome = BOT_HARVEST_NOTHING;
+		return bot_log_errf(err, errlen, "the %zu spool file(s) read hold no record: "
+				    "nothing written", res->files_read);
+	}
 	bot_delta_sort(c->recs, c->n);
 	n = reduce(c->recs, c->n);
 	n = cap_records(c->recs, n, &dropped);
@@ -727,8 +789,16 @@ static int finish(struct collect *c, char *err, size_t errlen)
 		h.t_harvest = (uint64_t)time(NULL);
 	if (!h.t_end)
 		h.t_end = h.t_harvest;
-	if (!h.t_start)
+	if (!h.t_start) {
+		/* the child's mtimes: at most t_end, at least BOT_HARVEST_MAX_SPAN_S
+		 * before it (a claimed 0 would switch the compactor's runtime
+		 * bounds off) */
+		uint64_t floor = h.t_end > BOT_HARVEST_MAX_SPAN_S ? h.t_end - BOT_HARVEST_MAX_SPAN_S : 0;
+
 		h.t_start = c->oldest < h.t_end ? c->oldest : h.t_end;
+		if (h.t_start < floor)
+			h.t_start = floor;
+	}
 	h.files_read = (uint32_t)res->files_read;
 	h.files_rejected = (uint32_t)res->files_rejected;
 	h.table_digest = c->table_digest;
@@ -745,7 +815,7 @@ static int finish(struct collect *c, char *err, size_t errlen)
 	res->flags = h.flags;
 	res->identity = bot_delta_identity(&h);
 	snprintf(res->path, sizeof(res->path), "%s/%s", c->req->outbox, res->name);
-	rc = write_delta(c->req->outbox, res->name, buf, len, err, errlen);
+	rc = write_delta(c->req->outbox, res->name, buf, len, c->log, err, errlen);
 	free(buf);
 	if (rc == 1) {
 		res->outcome = BOT_HARVEST_EXISTS;
@@ -775,7 +845,11 @@ static int collect_until(int fd, const struct bot_harvest_req *req, int64_t dead
 		strcpy(probe.job, "j");
 	probe.t_start = probe.t_end = 0;
 	probe.nrecords = 0;
-	if (!req->outbox || !req->nsrc || bot_delta_hdr_check(&probe, why, sizeof(why)) < 0) {
+	if ((req->id.flags & BOT_DELTA_F_SLURM) && !req->id.t_start)
+		snprintf(why, sizeof(why), "an identity from Slurm (flag bit3) needs the step's "
+			 "start: the child's file times are not one");
+	if (!req->outbox || !req->nsrc || ((req->id.flags & BOT_DELTA_F_SLURM) && !req->id.t_start) ||
+	    bot_delta_hdr_check(&probe, why, sizeof(why)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "harvest: %s", !req->outbox ? "no outbox" :
 			    !req->nsrc ? "no spool directory" : why);
 		free(s);

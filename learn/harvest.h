@@ -26,7 +26,8 @@
  *    caller gives (root-side facts) and writes the delta into the outbox:
  *    `.<name>.tmp` O_EXCL 0640, fsync, rename without replacing, fsync of
  *    the directory. A delta of that name already there is never
- *    overwritten (BOT_HARVEST_EXISTS).
+ *    overwritten (BOT_HARVEST_EXISTS). A rename another harvest left half
+ *    done (link + unlink, killed between) is completed first.
  *
  * bot_harvest_run() joins them: it forks the reading half with a pipe,
  * runs the caller's child_setup hook in the child first (where the SPANK
@@ -38,6 +39,13 @@
  * the files read (at most max_bytes of them) until the delta is written.
  * The hook runs after fork() in the caller's process image: it should also
  * close descriptors the user must not inherit.
+ *
+ * Design risk (for the SPANK issue, not fixed): bot_harvest_run forks
+ * without exec. In a multi-threaded caller (slurmstepd) the child may
+ * inherit a lock another thread held (malloc's, stdio's) and hang in
+ * malloc until killed at the timeout, losing the step's delta. The SPANK
+ * plugin must run the reading half in an exec'd helper (posix_spawn)
+ * that calls bot_harvest_read; formats.md section 13, "Design risk".
  */
 #ifndef BOT_LEARN_HARVEST_H
 #define BOT_LEARN_HARVEST_H
@@ -54,6 +62,8 @@
 #define BOT_HARVEST_TIMEOUT_MS 10000u		/* the reading child's wall-clock bound */
 #define BOT_HARVEST_UNIT 160			/* the stream's unit, a spool record's size */
 #define BOT_HARVEST_PATH_MAX 4096
+#define BOT_HARVEST_MAX_SPAN_S (7u * 86400)	/* a step start from file times: at most
+						 * this long before the step end */
 
 /* Where spool files are: a directory, and one entry of it or all of them. */
 struct bot_harvest_src {
@@ -80,9 +90,11 @@ struct bot_harvest_req {
 	 * GPUs, leaf switches, account, flags bit3/bit4). Filled in by the
 	 * harvest: flags bits 0-2, files read and rejected, nrecords, the
 	 * table digest, the build id; t_harvest when 0 (the clock), t_end when
-	 * 0 (t_harvest), t_start when 0 (the oldest spool file's mtime, at
-	 * most t_end); job when "" (`j` + 15 hex digits of the digest of the
-	 * read files' digests, formats.md section 13).
+	 * 0 (t_harvest), t_start when 0 (the oldest spool file's mtime as the
+	 * child says, at most t_end and at least t_end -
+	 * BOT_HARVEST_MAX_SPAN_S; with flags bit3 the caller must give it);
+	 * job when "" (`j` + 15 hex digits of the digest of the read files'
+	 * record digests, formats.md section 13).
 	 */
 	struct bot_delta_hdr id;
 	const char *outbox;		/* an existing directory, not a link */
@@ -109,7 +121,7 @@ enum bot_harvest_why {
 enum bot_harvest_outcome {
 	BOT_HARVEST_WRITTEN = 0,	/* a delta was written (res.path) */
 	BOT_HARVEST_EXISTS = 1,		/* a delta of that name is there: not overwritten */
-	BOT_HARVEST_NOTHING = 2,	/* no spool file, or none valid: nothing written */
+	BOT_HARVEST_NOTHING = 2,	/* no spool file, none valid, or no record: nothing written */
 	BOT_HARVEST_FAILED = 3,		/* an error or a bound (on the log): nothing written */
 };
 
@@ -118,7 +130,7 @@ struct bot_harvest_result {
 	size_t files;			/* spool files the stream named */
 	size_t files_read;		/* accepted: their records are in the delta */
 	size_t files_rejected;		/* refused, each named on the log */
-	size_t files_duplicate;		/* skipped: the same bytes as a file read */
+	size_t files_duplicate;		/* skipped: the same records as a file read */
 	size_t rejected_by[BOT_HARVEST_WHY_N];
 	uint64_t records_in;		/* records of the accepted files */
 	uint64_t records;		/* in the delta, after the reduce and the cap */

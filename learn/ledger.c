@@ -433,23 +433,26 @@ int bot_ledger_write(int ldir, const char *path, struct bot_ledger *l, uint64_t 
 {
 	const struct bot_write_rule r = { .mode = 0600, .chmod = 1, .clear_stale = 1,
 					  .sync_dir = 1 };
-	char name[BOT_LEDGER_NAME_MAX];
-	struct stat st;
-	uint8_t *buf;
-	size_t len;
+	static const struct bot_open_rule rule = { "ledger", BOT_LEDGER_MAX_FILE, 1, 0, 0, 0 };
+	char name[BOT_LEDGER_NAME_MAX], full[4200], why[BOT_LEDGER_ERR_MAX];
+	uint8_t *buf, *old = NULL;
+	size_t len, olen = 0;
 	int rc = 0;
 
 	if (bot_ledger_encode(l, &buf, &len, err, errlen) < 0)
 		return -1;
 	*digest = bot_digest64(buf, len);
 	bot_ledger_file_name(*digest, name);
-	/* content-addressed: when the same bytes are there, nothing to write */
-	if (fstatat(ldir, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-	    (size_t)st.st_size != len) {
+	snprintf(full, sizeof(full), "%s/%s", path, name);
+	/* content-addressed: when the same bytes are there, nothing to write;
+	 * a file of that name with other bytes (damaged) is replaced */
+	if (bot_read_at(ldir, name, full, &rule, &old, &olen, why, sizeof(why)) < 0 ||
+	    olen != len || memcmp(old, buf, len)) {
 		rc = bot_write_whole_at(ldir, path, name, buf, len, &r, err, errlen);
 		if (rc < 0)
 			bot_log_esc_inplace(err, errlen);
 	}
+	free(old);
 	free(buf);
 	return rc;
 }

@@ -110,7 +110,8 @@ int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t 
 int bot_ledger_load(int ldir, const char *path, const char *fabric, uint64_t digest,
 		    struct bot_ledger *out, char *err, size_t errlen);
 /* Write l as ledger-<digest>.nbl (0600, tmp + fsync + rename + directory
- * fsync; already there with those bytes: done): 0 with *digest, or -1. */
+ * fsync; already there with those bytes, compared in full: done; other
+ * bytes under that name are replaced): 0 with *digest, or -1. */
 int bot_ledger_write(int ldir, const char *path, struct bot_ledger *l, uint64_t *digest,
 		     char *err, size_t errlen);
 /* Remove ledger files but the keep newest (by mtime, then name) and the

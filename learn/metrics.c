@@ -13,9 +13,9 @@
 int bot_metrics_write(const char *dir, const char *name, const char *text, size_t len,
 		      char *err, size_t errlen)
 {
-	/* mode 0644 through the umask, no directory fsync: a collector's view,
-	 * not state */
-	const struct bot_write_rule r = { .mode = 0644, .clear_stale = 1 };
+	/* mode 0644 whatever the umask (a collector may run as another user),
+	 * no directory fsync: a collector's view, not state */
+	const struct bot_write_rule r = { .mode = 0644, .chmod = 1, .clear_stale = 1 };
 	int dfd, rc;
 
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -254,7 +254,7 @@ int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARM
 	if (!prior || !(c = bot_kb_get(kb, key)))
 		return -1;
 	for (int a = 0; a < BOT_NARMS; a++)
-		c->prior[a] = isfinite(prior[a]) && prior[a] >= 0 ? prior[a] : -1.0f;
+		c->prior[a] = isfinite(prior[a]) && prior[a] > 0 ? prior[a] : prior[a] == 0 ? 0.0f : -1.0f;
 	c->has_prior = 1;
 	return 0;
 }

@@ -51,7 +51,7 @@ static void harvest_usage(FILE *f)
 		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,62}\n"
 		"  --cluster C    cluster name, [A-Za-z0-9._-]{1,63} (default local)\n"
 		"  --job J        job string, [A-Za-z0-9_+-]{1,63} (default j + 15 hex digits\n"
-		"                 of the spool files' digests: the same files, the same job)\n"
+		"                 of the records read: the same files, the same job)\n"
 		"  --node N       node name, [A-Za-z0-9._-]{1,63} (default the hostname)\n"
 		"  --restart R    the job's restart count (default 0)\n"
 		"  --step S       step id 0..4294967280, or batch, extern, interactive (default 0)\n"

@@ -232,7 +232,8 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 	return rc;
 }
 
-/* The digest a snapshot name holds. */
+/* FILE (YAML, formats.md 16) published as the fabric's next snapshot under
+ * its lock: its parent the current one, the compactor's ledger carried on. */
 static int state_import(const char *dir, const char *fabric, const char *as, const char *file)
 {
 	struct bot_state in, cur;

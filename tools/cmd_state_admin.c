@@ -8,7 +8,8 @@
  * which takes the fabric's writer lock (learn/lock.h). quarantine works
  * on <DIR>/quarantine/ (doc/formats.md section 14), where the compactor
  * moves refused deltas as <name>.nbd with the reason in <name>.nbd.why:
- * list them (name, reason, size, age), show one, release one back to
+ * list them (name, reason, size, age), show one (and its header, read by
+ * common/delta.h's bot_delta_read_at), release one back to
  * <DIR>/inbox/ (a rename that never overwrites), or drop one (both files).
  * Every name is checked (no '/', no leading dot, ends in .nbd) and every
  * file is opened through the directory's fd without following links.
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/delta.h"
 #include "common/dirscan.h"
 #include "common/readall.h"
 #include "common/state.h"
@@ -231,6 +233,97 @@ static int q_list(int qfd, const char *qpath)
 	return rc;
 }
 
+/* The delta's header into the open map y (common/delta.h's reader, so what
+ * it refuses is said: "header: null" and the reason). */
+static void q_header(struct bot_yamlout *y, int qfd, const char *qpath, const char *name)
+{
+	static const char *const fnames[] = { "records-dropped", "file-rejected", "rank-drops",
+					      "identity-from-slurm", "account-trusted" };
+	const struct bot_delta_hdr *h;
+	char path[4500], err[BOT_DELTA_ERR_MAX], canon[BOT_DELTA_NAME_MAX];
+	struct bot_delta d;
+
+	static const struct bot_open_rule rule = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0 };
+	uint8_t *buf;
+	size_t len;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", qpath, name);
+	bot_yamlout_str(y, "header");
+	/* the name is not checked against the header: a second copy was
+	 * quarantined as NAME.nbd.N, a name with odd bytes sanitised */
+	rc = bot_read_at(qfd, name, path, &rule, &buf, &len, err, sizeof(err));
+	if (rc == 0) {
+		rc = bot_delta_parse(path, 0, buf, len, &d, err, sizeof(err));
+		free(buf);
+	}
+	if (rc < 0) {
+		bot_yamlout_null(y);
+		bot_log_esc_inplace(err, sizeof(err));
+		bot_yamlout_str(y, "unreadable");
+		bot_yamlout_str(y, err);
+		return;
+	}
+	h = &d.hdr;
+	bot_yamlout_map(y, 0);
+#define KSTR(k, v) (bot_yamlout_str(y, k), bot_yamlout_quoted(y, v))
+#define KNUM(k, v) (bot_yamlout_str(y, k), bot_yamlout_u64(y, v))
+	bot_yamlout_str(y, "identity");
+	bot_yamlout_hex64(y, d.identity, 1);
+	if (bot_delta_name(h, canon) == 0)
+		KSTR("canonical_name", canon);
+	KSTR("cluster", h->cluster);
+	KSTR("job", h->job);
+	KSTR("fabric", h->fabric);
+	KSTR("node", h->node);
+	KNUM("uid", h->uid);
+	KNUM("gid", h->gid);
+	KNUM("restart", h->restart);
+	bot_yamlout_str(y, "step");
+	if (h->step == BOT_DELTA_STEP_BATCH || h->step == BOT_DELTA_STEP_INTERACTIVE ||
+	    h->step == BOT_DELTA_STEP_EXTERN)
+		bot_yamlout_str(y, h->step == BOT_DELTA_STEP_BATCH ? "batch" :
+				h->step == BOT_DELTA_STEP_EXTERN ? "extern" : "interactive");
+	else
+		bot_yamlout_u64(y, h->step);
+	KNUM("array_job", h->array_job);
+	bot_yamlout_str(y, "array_task");
+	if (h->array_task == BOT_DELTA_NONE)
+		bot_yamlout_null(y);
+	else
+		bot_yamlout_u64(y, h->array_task);
+	KNUM("het_job", h->het_job);
+	bot_yamlout_str(y, "het_comp");
+	if (h->het_comp == BOT_DELTA_NONE)
+		bot_yamlout_null(y);
+	else
+		bot_yamlout_u64(y, h->het_comp);
+	KSTR("account", h->account);
+	KNUM("step_nodes", h->step_nodes);
+	KNUM("step_tasks", h->step_tasks);
+	KNUM("job_gpus", h->job_gpus);
+	KNUM("leaf_switches", h->leaf_switches);
+	KNUM("t_start", h->t_start);
+	KNUM("t_end", h->t_end);
+	KNUM("t_harvest", h->t_harvest);
+	KNUM("files_read", h->files_read);
+	KNUM("files_rejected", h->files_rejected);
+	KNUM("records", h->nrecords);
+	bot_yamlout_str(y, "table_digest");
+	bot_yamlout_hex64(y, h->table_digest, 1);
+	KSTR("build_id", h->build_id);
+	bot_yamlout_str(y, "flags");
+	bot_yamlout_seq(y, 1);
+	for (unsigned b = 0; b < sizeof(fnames) / sizeof(fnames[0]); b++)
+		if (h->flags & (1u << b))
+			bot_yamlout_str(y, fnames[b]);
+	bot_yamlout_end(y);
+#undef KSTR
+#undef KNUM
+	bot_yamlout_end(y);
+	bot_delta_free(&d);
+}
+
 static int q_show(int qfd, const char *qpath, const char *name)
 {
 	struct bot_yamlout *y;
@@ -252,11 +345,7 @@ static int q_show(int qfd, const char *qpath, const char *name)
 	}
 	bot_yamlout_map(y, 0);
 	q_fields(y, qfd, qpath, name, &st);
-	/* The delta's header fields come with the delta reader (common/delta.h's
-	 * bot_delta_read_at, implemented on another branch): print them here
-	 * once it is linked. */
-	bot_yamlout_str(y, "header");
-	bot_yamlout_str(y, "not shown: this build has no delta reader yet");
+	q_header(y, qfd, qpath, name);
 	bot_yamlout_end(y);
 	return emit_print(y);
 }

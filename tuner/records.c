@@ -215,10 +215,11 @@ static struct slot *slot_find(struct bot_rec_comm *rc, unsigned coll, unsigned b
 }
 
 /* A cost entry as the spool keeps it: -1 for unsupported, NaN, infinite or
- * at/above ROW_CAP. */
+ * at/above ROW_CAP; -0 as 0 (readers refuse -0): x + 0.0f is +0 for -0 and
+ * x otherwise, without a branch (no -ffast-math here). */
 static float cost_clean(float x)
 {
-	return !(x >= 0.0f) || x >= ROW_CAP ? -1.0f : x;
+	return !(x >= 0.0f) || x >= ROW_CAP ? -1.0f : x + 0.0f;
 }
 
 void bot_rec_row_before(struct bot_rec_comm *rc, struct bot_rec_row *row, int coll,

@@ -4,7 +4,9 @@
 # same step harvested again never replaces it (exit 1), rejected files
 # named with their reason while the good ones still make the delta, a
 # directory with nothing valid writes nothing (exit 1), SPOOL given as
-# files, and the name built from --cluster/--job/--restart/--step/--node.
+# files, the name built from --cluster/--job/--restart/--step/--node, and a
+# delta stranded with two links (a harvest killed between link and unlink)
+# repaired by the next harvest so that ship takes it.
 set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 spool=$top_srcdir/tests/fuzz/corpus-spool
@@ -107,6 +109,23 @@ if ls "$tmp/ob" | grep -q '\.79\.\|\.80\.\|\.81\.\|\.78\.'; then
 	bad "a refused harvest wrote a delta"; ls "$tmp/ob"
 else
 	ok "refused harvests wrote nothing"
+fi
+
+# A harvest killed between link and unlink (file systems without
+# RENAME_NOREPLACE) left a delta with two links, which ship refuses; the
+# next harvest into the outbox completes the rename and ship takes it.
+mkdir -p "$tmp/ob3" "$tmp/st/inbox"
+"$bot" harvest --outbox "$tmp/ob3" --fabric f --node n1 --job 90 --nodes 2 "$tmp/sp" >/dev/null 2>&1
+ln "$tmp/ob3/local.90.0.0.n1.nbd" "$tmp/ob3/.local.90.0.0.n1.nbd.tmp"
+expect "ship refuses a delta with two links" 1 "2 hard links" -- \
+	"$bot" ship --outbox "$tmp/ob3" --state "$tmp/st"
+expect "the next harvest completes the rename" 0 "completed an interrupted rename of 1 delta" -- \
+	"$bot" harvest --outbox "$tmp/ob3" --fabric f --node n1 --job 91 --nodes 2 "$tmp/sp"
+expect "ship takes both" 0 "2 shipped" -- "$bot" ship --outbox "$tmp/ob3" --state "$tmp/st"
+if [ -z "$(ls -A "$tmp/ob3")" ] && [ -f "$tmp/st/inbox/local.90.0.0.n1.nbd" ]; then
+	ok "the stranded delta reached the inbox, no temporary left"
+else
+	bad "stranded delta"; ls -la "$tmp/ob3" "$tmp/st/inbox"
 fi
 
 echo "$pass passed, $fail failed"

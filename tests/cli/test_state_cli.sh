@@ -171,6 +171,25 @@ else
 fi
 expect "quarantine show" 0 "reason: contradicts" -- \
 	"$bot" state quarantine --state "$tmp/q" show c.1234.0.0.n1.nbd
+# show prints a delta's header through the delta reader, or why it cannot
+expect "quarantine show, an unreadable delta" 0 "unreadable: .*c.1234.0.0.n1.nbd: truncated: 5 bytes" -- \
+	"$bot" state quarantine --state "$tmp/q" show c.1234.0.0.n1.nbd
+grep -q '^header: null$' "$tmp/out" && ok "quarantine show: header null when unreadable" ||
+	bad "quarantine show: no 'header: null'"
+mkdir "$tmp/hsp"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/hsp/nb-a-1.spool"
+"$bot" harvest --outbox "$tmp/q/quarantine" --fabric f1 --cluster alps --job 4321 --node n7 \
+	--nodes 2 --step batch "$tmp/hsp" >/dev/null 2>&1
+expect "quarantine show, a delta's header" 0 "canonical_name: \"alps.4321.0.batch.n7.nbd\"" -- \
+	"$bot" state quarantine --state "$tmp/q" show alps.4321.0.batch.n7.nbd
+if grep -q '^  job: "4321"$' "$tmp/out" && grep -q '^  step: batch$' "$tmp/out" &&
+	grep -q '^  step_nodes: 2$' "$tmp/out" && grep -q '^  records: [1-9]' "$tmp/out" &&
+	grep -q '^  array_task: null$' "$tmp/out" && grep -q '^  flags: \[\]$' "$tmp/out"; then
+	ok "quarantine show: identity fields, counts and flags"
+else
+	bad "quarantine show: header fields"; sed 's/^/    /' "$tmp/out" | head -n 40
+fi
+rm "$tmp/q/quarantine/alps.4321.0.batch.n7.nbd"
 for n in ../x.nbd .x.nbd x.spool x/y.nbd; do
 	expect "quarantine: bad name $n" 2 "not a delta name" -- "$bot" state quarantine --state "$tmp/q" show "$n"
 done

@@ -372,6 +372,30 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* Review finding 15: a cost entry of -0 is refused (section 9: -1 or a
+ * finite value >= 0, never -0), by the encoder and the reader. */
+START_TEST(test_negative_zero_cost)
+{
+	struct bot_spool_rec r[8];
+	struct bot_delta_hdr h = hdr();
+	char err[BOT_DELTA_ERR_MAX];
+	uint8_t *b, *buf;
+	size_t n = records(r), len, off;
+	uint32_t bits = 0x80000000u;
+
+	r[0].flags &= (uint8_t)~BOT_SPOOL_F_NO_COST;
+	r[0].cost[2] = -0.0f;
+	ck_assert_int_eq(bot_delta_encode(&h, r, n, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "cost[2] is -0"), "%s", err);
+	b = image(&len);
+	off = BOT_DELTA_HDR_SIZE + 76 + 4 * 2;
+	bot_le_put32(b + off, bits);
+	fix_crc(b, len);
+	expect_refused(b, len, "record 0 (offset 512): cost[2] is -0, not -1 or a finite value >= 0");
+	free(b);
+}
+END_TEST
+
 START_TEST(test_read_at)
 {
 	struct bot_delta d;
@@ -420,6 +444,7 @@ static Suite *delta_suite(void)
 	tcase_add_test(tc, test_order);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_read_at);
+	tcase_add_test(tc, test_negative_zero_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -13,8 +13,11 @@
  * identity and bytes (but the harvest time), and the second write never
  * replaces the first; nothing valid writes nothing; a child that hangs is
  * killed at the timeout; a hostile stream (what a child with the user's
- * uid could send) is refused or re-validated; the record cap keeps
- * summaries first.
+ * uid could send) is refused or re-validated, nothing may follow its end
+ * unit, the file digest is the parent's own, files without a record write
+ * nothing, a step start from file times is bounded; the record cap keeps
+ * summaries first; a rename left half done in the outbox is completed; a
+ * spool file with a cost of -0 is rejected.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -588,6 +591,7 @@ END_TEST
 /* ---- streams a hostile child could send ---------------------------------- */
 
 static int sfd;
+static uint64_t unit_digest = 0x1111;	/* the file digest a file unit claims */
 
 static void unit_file(int outcome, int why, uint64_t n, const char *name, int srcidx)
 {
@@ -595,7 +599,7 @@ static void unit_file(int outcome, int why, uint64_t n, const char *name, int sr
 
 	bot_le_put16(u + 2, (uint32_t)why);
 	bot_le_put64(u + 8, n);
-	bot_le_put64(u + 24, 0x1111);
+	bot_le_put64(u + 24, unit_digest);
 	bot_le_put16(u + 52, (uint32_t)srcidx);
 	strcpy((char *)u + 56, name);
 	ck_assert_int_eq(write(sfd, u, sizeof(u)), sizeof(u));
@@ -663,7 +667,7 @@ START_TEST(test_stream_revalidated)
 	ck_assert_msg(strstr(logged, "nb-a.spool: rejected: record 1: nNodes 64 over the step's 2 "
 			     "node(s)"), "%s", logged);
 	ck_assert_msg(strstr(logged, "nb-b.spool: rejected: record 0: "), "%s", logged);
-	/* the same file twice (the same digest): read once */
+	/* the same records twice: read once */
 	stream_open();
 	strcpy(req.id.job, "second");
 	unit_file(0, 0, 1, "nb-a.spool", 0);
@@ -673,7 +677,7 @@ START_TEST(test_stream_revalidated)
 	unit_end(2);
 	ck_assert_msg(stream_collect() == 0, "%s", logged);
 	ck_assert_int_eq(res.outcome, BOT_HARVEST_WRITTEN);
-	ck_assert_msg(strstr(logged, "nb-b.spool: skipped: the same bytes as a file read before"),
+	ck_assert_msg(strstr(logged, "nb-b.spool: skipped: the same records as a file read before"),
 		      "%s", logged);
 	ck_assert_uint_eq(res.files_duplicate, 1);
 	ck_assert_uint_eq(res.files_read, 1);
@@ -742,6 +746,198 @@ START_TEST(test_stream_malformed)
 }
 END_TEST
 
+/* Review finding 8 (T1): nothing may follow the end unit; a stream with
+ * units after it is refused whole. */
+START_TEST(test_stream_after_end)
+{
+	struct bot_spool_rec good = sample(7, 1, 0, 5000, 0);
+	uint8_t junk[BOT_HARVEST_UNIT];
+
+	memset(junk, 0x99, sizeof(junk));
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_int_eq(write(sfd, junk, sizeof(junk)), sizeof(junk));
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_FAILED);
+	ck_assert_msg(strstr(logged, "the child's stream goes on after its end unit"), "%s", logged);
+	/* a part of a unit after it: refused too */
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_int_eq(write(sfd, junk, 10), 10);
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_msg(strstr(logged, "ends inside a unit"), "%s", logged);
+	ck_assert_uint_eq(count_entries(out), 0);
+}
+END_TEST
+
+/* Review finding 8 (T2): the file digest that decides duplicates and the
+ * default job is the parent's, from the records it validated: a child
+ * claiming one digest for two different files loses neither, and the
+ * digest it claims does not change the name. */
+START_TEST(test_stream_digest_parent)
+{
+	struct bot_spool_rec a = sample(7, 1, 0, 5000, 0), b = sample(7, 2, 0, 6000, 0);
+	char name[BOT_DELTA_NAME_MAX];
+
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&a);
+	unit_file(0, 0, 1, "nb-b.spool", 0);
+	unit_rec(&b);
+	unit_end(2);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	ck_assert_uint_eq(res.files_read, 2);
+	ck_assert_uint_eq(res.files_duplicate, 0);
+	ck_assert_uint_eq(res.records, 2);
+	strcpy(name, res.name);
+	/* the same records, other claimed digests: the same default job */
+	bot_test_rmtree(out);
+	ck_assert_int_eq(mkdir(out, 0700), 0);
+	stream_open();
+	unit_digest = 0x2222;
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&a);
+	unit_digest = 0x3333;
+	unit_file(0, 0, 1, "nb-b.spool", 0);
+	unit_rec(&b);
+	unit_digest = 0x1111;
+	unit_end(2);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	ck_assert_str_eq(res.name, name);
+}
+END_TEST
+
+/* Review finding 8 (T3): files read that hold no record write nothing
+ * (never an empty delta). */
+START_TEST(test_stream_no_records)
+{
+	stream_open();
+	unit_file(0, 0, 0, "nb-a.spool", 0);
+	unit_end(1);
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_NOTHING);
+	ck_assert_msg(strstr(logged, "the 1 spool file(s) read hold no record: nothing written"),
+		      "%s", logged);
+	ck_assert_uint_eq(count_entries(out), 0);
+}
+END_TEST
+
+/* Review finding 8 (T4): a step start taken from the child's mtimes is at
+ * most 7 days before the step end (a claimed mtime of 0 would switch the
+ * compactor's runtime bounds off); a harvest with Slurm's identity must
+ * be given the step's start. */
+START_TEST(test_stream_start_bounded)
+{
+	struct bot_spool_rec good = sample(7, 1, 0, 5000, 0);
+	struct bot_delta d;
+
+	stream_open();
+	unit_file(0, 0, 1, "nb-a.spool", 0);	/* mtime 0 */
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	read_delta(res.name, &d);
+	ck_assert_uint_gt(d.hdr.t_start, 0);
+	ck_assert_uint_eq(d.hdr.t_end - d.hdr.t_start, 7 * 86400);
+	bot_delta_free(&d);
+	/* Slurm's identity without the step's start: refused before reading */
+	stream_open();
+	strcpy(req.id.job, "1234");
+	req.id.flags = BOT_DELTA_F_SLURM;
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_int_eq(stream_collect(), -1);
+	ck_assert_msg(strstr(logged, "identity from Slurm (flag bit3) needs the step's start"),
+		      "%s", logged);
+	/* given: taken as it is */
+	stream_open();
+	req.id.t_start = 1000;
+	req.id.t_end = 2000;
+	unit_file(0, 0, 1, "nb-a.spool", 0);
+	unit_rec(&good);
+	unit_end(1);
+	ck_assert_msg(stream_collect() == 0, "%s", logged);
+	read_delta(res.name, &d);
+	ck_assert_uint_eq(d.hdr.t_start, 1000);
+	ck_assert_uint_eq(d.hdr.t_end, 2000);
+	bot_delta_free(&d);
+}
+END_TEST
+
+/* Review finding 10: a harvest killed between link and unlink (the
+ * fallback where RENAME_NOREPLACE is missing) leaves the delta with two
+ * links, its temporary the second; ship refuses such a file. The next
+ * harvest into the outbox completes the rename: any delta there whose
+ * `.<name>.tmp` is the same inode loses that link. */
+START_TEST(test_stranded_link_completed)
+{
+	char path[BOT_TEST_PATH_MAX], tmp[BOT_TEST_PATH_MAX], tname[BOT_DELTA_NAME_MAX + 8];
+	char name[BOT_DELTA_NAME_MAX];
+	struct stat st;
+
+	write_good(sp);
+	strcpy(req.id.job, "first");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	strcpy(name, res.name);
+	snprintf(tname, sizeof(tname), ".%s.tmp", name);
+	bot_test_path(path, out, name);
+	bot_test_path(tmp, out, tname);
+	/* the crash: the final name linked, the temporary not yet removed */
+	ck_assert_int_eq(link(path, tmp), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 2);
+	/* another step's harvest into the same outbox repairs it */
+	strcpy(req.id.job, "second");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lstat(tmp, &st), -1);
+	ck_assert_msg(strstr(logged, "completed an interrupted rename"), "%s", logged);
+	/* the same step harvested again: the delta is there (not replaced),
+	 * and left with one link */
+	ck_assert_int_eq(link(path, tmp), 0);
+	strcpy(req.id.job, "first");
+	logged[0] = 0;
+	ck_assert_int_eq(bot_harvest_run(&req, &res, &tlog), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_EXISTS);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+	ck_assert_int_eq(lstat(tmp, &st), -1);
+	/* a temporary that is another file (a write cut short) is not touched
+	 * by another step's harvest */
+	bot_test_write(out, tname, "partial", 7);
+	strcpy(req.id.job, "third");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_int_eq(lstat(tmp, &st), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_nlink, 1);
+}
+END_TEST
+
+/* Review finding 15: a spool file an earlier rank library wrote with a
+ * cost of -0 is rejected whole with the reason; the others still make the
+ * delta. */
+START_TEST(test_negative_zero_cost_file)
+{
+	struct bot_spool_rec r = sample(7, 1, 1, 5000, 0);
+
+	write_good(sp);
+	r.cost[2] = -0.0f;
+	write_spool(sp, "nb-old.spool", &r, 1, 0, 0);
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_uint_eq(res.files_read, 1);
+	ck_assert_uint_eq(res.files_rejected, 1);
+	ck_assert_uint_eq(res.rejected_by[BOT_HARVEST_WHY_INVALID], 1);
+	ck_assert_msg(strstr(logged, "nb-old.spool: rejected: record 0 (offset 64): cost[2] is -0, "
+			     "not -1 or a finite value >= 0"), "%s", logged);
+}
+END_TEST
+
 START_TEST(test_cap)
 {
 	const size_t nsmp = 200000, nsum = 70000;
@@ -791,6 +987,12 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_stream_revalidated);
 	tcase_add_test(tc, test_stream_malformed);
 	tcase_add_test(tc, test_cap);
+	tcase_add_test(tc, test_stream_after_end);
+	tcase_add_test(tc, test_stream_digest_parent);
+	tcase_add_test(tc, test_stream_no_records);
+	tcase_add_test(tc, test_stream_start_bounded);
+	tcase_add_test(tc, test_stranded_link_completed);
+	tcase_add_test(tc, test_negative_zero_cost_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -237,6 +237,7 @@ static void cost_init(float t[NALGO][NPROTO])
 		t[0][0] = NAN;
 		t[0][1] = INFINITY;
 		t[6][0] = 4e9f;
+		t[4][1] = -0.0f;	/* written as 0, never -0 */
 	}
 	t[1][2] = 90.0f;	/* AUTO: ring/simple */
 	t[2][0] = t[2][1] = t[2][2] = -1.0f;
@@ -892,8 +893,8 @@ START_TEST(test_profiler_v4_descriptor)
 }
 END_TEST
 
-/* NaN, infinite and >= 3.6e9 cost entries are stored as -1 (unsupported):
- * the reader would reject the whole file otherwise. */
+/* NaN, infinite and >= 3.6e9 cost entries are stored as -1 (unsupported),
+ * -0 as 0: the reader would reject the whole file otherwise. */
 START_TEST(test_nan_cost)
 {
 	struct comm c;
@@ -914,6 +915,7 @@ START_TEST(test_nan_cost)
 		ck_assert(r->cost[bot_arm(BOT_ALGO_TREE, BOT_PROTO_LL128)] == -1.0f);
 		ck_assert(r->cost[bot_arm(BOT_ALGO_PAT, BOT_PROTO_LL)] == -1.0f);
 		ck_assert(r->cost[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] == 90.0f);
+		ck_assert(r->cost[bot_arm(4, 1)] == 0.0f && !signbit(r->cost[bot_arm(4, 1)]));
 		n++;
 	}
 	ck_assert_uint_gt(n, 0);
@@ -1436,6 +1438,20 @@ START_TEST(test_reader_rejects)
 	x[64 + 29] = 1;		/* reserved byte */
 	recrc(x, n);
 	expect_reject(x, n, "reserved");
+	/* a cost entry of -0 (review finding 15): a spool file an older rank
+	 * library wrote with one is refused whole, with the reason */
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
+		size_t at = 64 + 160 * i + 76 + 4 * (size_t)bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
+
+		if (sf.recs[i].flags & BOT_SPOOL_F_NO_COST)
+			continue;
+		memcpy(x, b, n);
+		x[at] = x[at + 1] = x[at + 2] = 0;
+		x[at + 3] = 0x80;
+		recrc(x, n);
+		expect_reject(x, n, "is -0, not -1 or a finite value >= 0");
+		break;
+	}
 	free(x);
 	free(b);
 }

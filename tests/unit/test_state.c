@@ -11,7 +11,10 @@
  * version 1 files read as states without lineage;
  * the state directory publishes atomically, keeps the previous snapshot,
  * and refuses a damaged `current`, a snapshot whose bytes do not match its
- * name, and a snapshot of another fabric.
+ * name, and a snapshot of another fabric. Beside it, the compactor's files
+ * next to the state: a damaged ledger of the right name and size is
+ * rewritten, the metrics textfile is 0644 whatever the umask; -0 is never
+ * a prior.
  */
 #include <check.h>
 #include <dirent.h>
@@ -25,7 +28,9 @@
 
 #include "common/spool.h"
 #include "common/state.h"
+#include "learn/ledger.h"
 #include "learn/lock.h"
+#include "learn/metrics.h"
 #include "learn/store.h"
 #include "policies/context.h"
 #include "tests/unit/testutil.h"
@@ -956,6 +961,97 @@ START_TEST(test_rollback)
 }
 END_TEST
 
+/* Review finding 13: a ledger file of the right name and size but damaged
+ * bytes is rewritten, not taken for the same ledger. */
+START_TEST(test_ledger_write_repairs)
+{
+	char path[512], err[BOT_LEDGER_ERR_MAX], name[BOT_LEDGER_NAME_MAX], full[700];
+	struct bot_ledger l, m;
+	uint64_t d1, d2;
+	int ldir;
+	FILE *f;
+
+	ldir = bot_ledger_open_dir(dir, "f1", path, sizeof(path), err, sizeof(err));
+	ck_assert_msg(ldir >= 0, "%s", err);
+	ck_assert_int_eq(bot_ledger_init(&l, "f1"), 0);
+	bot_ledger_set_window(&l, 10);
+	for (uint64_t i = 0; i < 100; i++)
+		ck_assert_int_eq(bot_ledger_add_id(&l, bot_mix64(i), 7), 0);
+	ck_assert_msg(bot_ledger_write(ldir, path, &l, &d1, err, sizeof(err)) == 0, "%s", err);
+	/* one byte flipped in place: same name, same size */
+	bot_ledger_file_name(d1, name);
+	snprintf(full, sizeof(full), "%s/%s", path, name);
+	f = fopen(full, "r+b");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, 200, SEEK_SET), 0);
+	ck_assert_int_eq(fputc(0x5a, f), 0x5a);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(bot_ledger_load(ldir, path, "f1", d1, &m, err, sizeof(err)), -1);
+	/* the next write of the same ledger repairs it */
+	ck_assert_msg(bot_ledger_write(ldir, path, &l, &d2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(d2, d1);
+	ck_assert_msg(bot_ledger_load(ldir, path, "f1", d1, &m, err, sizeof(err)) == 0, "%s", err);
+	ck_assert(bot_ledger_has(&m, bot_mix64(42)));
+	bot_ledger_free(&m);
+	bot_ledger_free(&l);
+	close(ldir);
+}
+END_TEST
+
+/* Review finding 16: the metrics textfile is 0644 whatever the umask (a
+ * collector running as another user reads it). */
+START_TEST(test_metrics_mode)
+{
+	char err[512], path[256];
+	struct stat st;
+	mode_t old = umask(077);
+	int rc = bot_metrics_write(dir, "x.prom", "a 1\n", 4, err, sizeof(err));
+
+	umask(old);
+	ck_assert_msg(rc == 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(st.st_size, 4);
+}
+END_TEST
+
+/* Review finding 15: -0 is never a prior. The knowledge base stores 0 for
+ * it, and a snapshot holding one is refused (formats.md 12: "never -0"). */
+START_TEST(test_negative_zero_prior)
+{
+	struct bot_state s, t;
+	uint64_t key = key_of(BOT_COLL_ALLREDUCE, 84, 16, 2);
+	float prior[BOT_NARMS];
+	const struct bot_kb_ctx *c;
+	char err[BOT_STATE_ERR_MAX];
+	uint32_t bits;
+	uint8_t *b;
+	size_t n;
+
+	for (int a = 0; a < BOT_NARMS; a++)
+		prior[a] = -1.0f;
+	prior[0] = -0.0f;
+	prior[1] = 12.5f;
+	ck_assert_int_eq(bot_state_init(&s, "f1"), 0);
+	ck_assert_int_eq(bot_kb_set_prior(s.kb, key, prior), 0);
+	c = bot_kb_find(s.kb, key);
+	ck_assert_ptr_nonnull(c);
+	memcpy(&bits, &c->prior[0], sizeof(bits));
+	ck_assert_uint_eq(bits, 0);
+	/* a snapshot with -0 in the row: refused, naming the entry */
+	encode(&s, &b, &n);
+	memcpy(&bits, b + BOT_STATE_HDR_SIZE + 24, sizeof(bits));
+	ck_assert_uint_eq(bits, 0);
+	b[BOT_STATE_HDR_SIZE + 24 + 3] = 0x80;
+	fix_crc(b, n);
+	ck_assert_int_eq(bot_state_parse("x.nbs", b, n, &t, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "prior entry 0 is not -1 or a finite value >= 0"), "%s", err);
+	free(b);
+	bot_state_free(&s);
+}
+END_TEST
+
 static Suite *state_suite(void)
 {
 	Suite *s = suite_create("state");
@@ -978,6 +1074,9 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_encode_refuses_over_2_40_samples);
+	tcase_add_test(tc, test_ledger_write_repairs);
+	tcase_add_test(tc, test_metrics_mode);
+	tcase_add_test(tc, test_negative_zero_prior);
 	suite_add_tcase(s, tc);
 	return s;
 }

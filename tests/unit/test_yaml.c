@@ -486,6 +486,10 @@ START_TEST(state_import_rules)
 	state_edit(11, "    explore: -3\n", "s.yaml:11:14: explore");
 	state_edit(12, "    prior: {ring/ll: -1}\n", "s.yaml:12:22: prior: '-1' is not a finite "
 		   "number >= 0");
+	/* -0 is no prior (review finding 15): the same rule as the snapshot's */
+	state_edit(12, "    prior: {ring/ll: -0}\n", "s.yaml:12:22: prior: '-0' is not a finite "
+		   "number >= 0");
+	state_edit(12, "    prior: {ring/ll: -0.0}\n", "'-0.0' is not a finite number >= 0");
 	state_edit(12, "    prior: {ring/ll: inf}\n", "'inf' is not a finite number");
 	state_edit(12, "    prior: {ring/ll: 1e39}\n", "'1e39' is not a finite number");
 	state_edit(12, "    prior: {ring/ll: 1, RING/LL: 2}\n", "prior: arm ring/ll given twice");
