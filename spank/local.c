@@ -1,0 +1,155 @@
+/*
+ * local.c - srun (the local context, as the user): the one decision for
+ * each step, made before its tasks are launched.
+ *
+ * Owns: reading what srun knows about the step (the option, its job's
+ * partition and account, whether it asks for GPUs, the kill switch),
+ * the gate and the build (spank/decide.h), and putting the decision into
+ * srun's environment, which Slurm copies to every task: the variables
+ * themselves (NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN, NCCL_BOT_TABLE) and
+ * the same values under SLURM_NCCL_BOT_PIN_* (srun --export=NONE forwards
+ * SLURM_* only; spank/remote.c copies those back). A step that does not
+ * use nccl-bot gets none of ours, also when an enclosing sbatch or salloc
+ * had pinned them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policies/context.h"
+#include "spank/context.h"
+#include "spank/decide.h"
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+static const char *first_env(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if ((!v || !*v) && b)
+		v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+/* Take out what an enclosing sbatch/salloc (or an outer srun) pinned: a
+ * variable still holding our pinned value is ours, not the user's. */
+static void unpin(void)
+{
+	char var[128];
+
+	for (size_t i = 0; bot_spank_pinned[i]; i++) {
+		const char *pin, *cur;
+
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, bot_spank_pinned[i]);
+		pin = getenv(var);
+		cur = getenv(bot_spank_pinned[i]);
+		if (pin && cur && !strcmp(pin, cur))
+			unsetenv(bot_spank_pinned[i]);
+		unsetenv(var);
+	}
+}
+
+/* Our own earlier pin in NCCL_TUNER_PLUGIN etc. is not the user's. */
+static const char *user_var(const char *name)
+{
+	char var[128];
+	const char *cur = getenv(name), *pin;
+
+	snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, name);
+	pin = getenv(var);
+	if (cur && pin && !strcmp(cur, pin))
+		return NULL;
+	return cur;
+}
+
+int bot_spank_decide_here(uint64_t seed, const char *what)
+{
+	const struct bot_spank_args *a = &bot_spank.args;
+	struct bot_spank_step s;
+	struct bot_spank_gate g;
+	struct bot_spank_decision d;
+	char err[BOT_SPANK_ERR_MAX], var[128];
+	struct stat st;
+	int asked;
+
+	memset(&s, 0, sizeof(s));
+	if (!bot_spank.args_ok) {
+		if (bot_spank.opt_seen)
+			slurm_spank_log("nccl-bot: error: %s; nccl-bot is off on this cluster until "
+					"the administrator fixes it", bot_spank.args_err);
+		unpin();
+		return 0;
+	}
+	s.opt = BOT_SPANK_OPT_NONE;
+	if (bot_spank.opt_seen &&
+	    bot_spank_opt_parse(bot_spank.opt_null ? NULL : bot_spank.opt_value, a, &s.opt,
+				&s.opt_policy, err, sizeof(err)) < 0) {
+		/* refused by the callback already; never reached in practice */
+		slurm_spank_log("nccl-bot: error: %s", err);
+		unpin();
+		return -1;
+	}
+	s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
+	if (!s.partition)
+		s.partition = first_env("SBATCH_PARTITION", "SALLOC_PARTITION");
+	s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
+	if (!s.account)
+		s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
+	s.has_gpus = bot_spank_env_has_gpus(env_get);
+	/* read where the step is decided, never on the nodes */
+	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
+	bot_spank_gate(a, &s, &g);
+	asked = g.explicit_;
+	if (g.tell)
+		slurm_spank_log("nccl-bot: %s", g.reason);
+	else if (g.reason[0])
+		slurm_debug("nccl-bot: %s: %s", what, g.reason);
+	if (!g.used) {
+		unpin();
+		return 0;
+	}
+	if (bot_spank_build(a, &g, seed, user_var("NCCL_TUNER_PLUGIN"),
+			    user_var("NCCL_PROFILER_PLUGIN"), &d, &bot_spank_user_log) < 0) {
+		if (asked)
+			slurm_spank_log("nccl-bot: error: the %s runs without nccl-bot (above)",
+					what);
+		unpin();
+		return 0;
+	}
+	if (!d.used) {
+		slurm_debug("nccl-bot: %s: %s", what, d.note);
+		unpin();
+		bot_spank_decision_free(&d);
+		return 0;
+	}
+	unpin();
+	for (size_t i = 0; i < d.nvars; i++) {
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, d.name[i]);
+		if (setenv(d.name[i], d.value[i], 1) < 0 || setenv(var, d.value[i], 1) < 0) {
+			slurm_spank_log("nccl-bot: error: cannot set %s: out of memory; the %s "
+					"runs without nccl-bot", d.name[i], what);
+			unpin();
+			for (size_t j = 0; j <= i; j++)
+				unsetenv(d.name[j]);
+			bot_spank_decision_free(&d);
+			return 0;
+		}
+	}
+	slurm_debug("nccl-bot: %s: policy %s, table from the %s%s%s", what,
+		    bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
+	bot_spank_decision_free(&d);
+	return 0;
+}
+
+int bot_spank_local_user_init(spank_t sp)
+{
+	uint32_t job = 0, step = 0;
+
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	return bot_spank_decide_here((uint64_t)job << 32 | step, "step");
+}
