@@ -38,7 +38,7 @@ static int get(spank_t sp, const char *name, char *buf, int len)
 
 int bot_spank_remote_user_init(spank_t sp)
 {
-	char var[128], node[256], err[PATH_MAX + 128];
+	char var[128], err[PATH_MAX + 128];
 	struct bot_ranklib lib;
 	char *buf;
 	int pinned = 0;
@@ -63,16 +63,13 @@ int bot_spank_remote_user_init(spank_t sp)
 	}
 	snprintf(var, sizeof(var), "%sNCCL_TUNER_PLUGIN", BOT_SPANK_PIN_PREFIX);
 	if (get(sp, var, buf, PIN_MAX) && bot_ranklib_check(buf, &lib, err, sizeof(err)) < 0) {
-		if (!get(sp, "SLURMD_NODENAME", node, sizeof(node)) &&
-		    gethostname(node, sizeof(node)) < 0)
-			strcpy(node, "?");
-		node[sizeof(node) - 1] = 0;
-		snprintf(node_failure, sizeof(node_failure), "node %s cannot run this step with "
-			 "nccl-bot: the rank-side library %s; the step's tasks on %s do not start "
-			 "(without it NCCL would run its own tuner on this node only)", node, err,
-			 node);
+		uint32_t nodeid = 0;
+
+		spank_get_item(sp, S_JOB_NODEID, &nodeid);
+		snprintf(node_failure, sizeof(node_failure), "the rank-side library %s", err);
 		bot_log_esc_inplace(node_failure, sizeof(node_failure));
-		slurm_error("nccl-bot: %s", node_failure);
+		slurm_error("nccl-bot: node %u of the step cannot run it with nccl-bot: %s; its "
+			    "tasks here do not start", nodeid, node_failure);
 	}
 	free(buf);
 	return 0;
@@ -80,11 +77,19 @@ int bot_spank_remote_user_init(spank_t sp)
 
 int bot_spank_remote_task_init(spank_t sp)
 {
-	(void)sp;
+	char node[256];
+
 	if (!node_failure[0])
 		return 0;
+	/* the task's environment names the node (slurmstepd's own does not) */
+	if (!get(sp, "SLURMD_NODENAME", node, sizeof(node)) && gethostname(node, sizeof(node)) < 0)
+		strcpy(node, "?");
+	node[sizeof(node) - 1] = 0;
+	bot_log_esc_inplace(node, sizeof(node));
 	/* the task's stderr: the user's terminal or the job's output file */
-	fprintf(stderr, "nccl-bot: error: %s\n", node_failure);
+	fprintf(stderr, "nccl-bot: error: node %s cannot run this step with nccl-bot: %s; the "
+		"step's tasks on %s do not start (without it NCCL would run its own tuner on "
+		"this node only)\n", node, node_failure, node);
 	fflush(stderr);
 	_exit(126);
 }
