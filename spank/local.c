@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "learn/siteconf.h"
 #include "policies/context.h"
 #include "spank/context.h"
 #include "spank/decide.h"
@@ -66,9 +67,43 @@ static const char *user_var(const char *name)
 	return cur;
 }
 
+/*
+ * The site configuration (config=, learn/siteconf.h), read where the step
+ * is decided and nowhere else: its state_dir when plugstack.conf names
+ * none, and its list of fabrics (a fabric not in it has no state: the
+ * prior). A file that cannot be read costs the learned state, never the
+ * step: the prior, and a warning for a user who asked.
+ */
+static void apply_siteconf(struct bot_spank_args *a, int asked)
+{
+	struct bot_siteconf c;
+	char err[BOT_SITECONF_ERR_MAX];
+
+	if (!a->config[0])
+		return;
+	if (bot_siteconf_load(a->config, &c, err, sizeof(err)) < 0) {
+		if (asked)
+			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);
+		else
+			slurm_debug("nccl-bot: %s; the step runs on the prior", err);
+		a->state_dir[0] = 0;
+		bot_siteconf_free(&c);
+		return;
+	}
+	if (!(a->set & (1u << BOT_SPANK_A_STATE_DIR)) && (c.set & (1u << BOT_SITECONF_STATE_DIR)))
+		snprintf(a->state_dir, sizeof(a->state_dir), "%s", c.state_dir);
+	if (a->fabric[0] && !bot_siteconf_fabric_ok(&c, a->fabric)) {
+		slurm_debug("nccl-bot: fabric %s is not in %s's fabrics: the prior", a->fabric,
+			    a->config);
+		a->fabric[0] = 0;
+	}
+	bot_siteconf_free(&c);
+}
+
 int bot_spank_decide_here(uint64_t seed, const char *what)
 {
-	const struct bot_spank_args *a = &bot_spank.args;
+	static struct bot_spank_args eff;
+	const struct bot_spank_args *a = &eff;
 	struct bot_spank_step s;
 	struct bot_spank_gate g;
 	struct bot_spank_decision d;
@@ -77,6 +112,7 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	int asked;
 
 	memset(&s, 0, sizeof(s));
+	eff = bot_spank.args;
 	if (!bot_spank.args_ok) {
 		if (bot_spank.opt_seen)
 			slurm_spank_log("nccl-bot: error: %s; nccl-bot is off on this cluster until "
@@ -104,6 +140,8 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
 	bot_spank_gate(a, &s, &g);
 	asked = g.explicit_;
+	if (g.used)
+		apply_siteconf(&eff, asked);
 	if (g.tell)
 		slurm_spank_log("nccl-bot: %s", g.reason);
 	else if (g.reason[0])

@@ -196,6 +196,18 @@ check "a bad plugstack.conf argument: nothing set" none_ours
 check "  ... and the step ran" grep -q n1 "$OUT"
 check "  ... and the user who asked is told which argument" err_has "plugstack.conf argument enable=bogus: want off, opt-in or default"
 
+# ---- the site configuration and a fabric's state -------------------------------
+mkdir -p "$D/nbstate"
+printf 'version: 1\nstate_dir: %s\nfabrics: [a, b]\n' "$D/nbstate" >"$D/site.yaml"
+cluster_plugstack enable=opt-in mode=on config=$D/site.yaml fabric=a $BASE
+run srun -N2 -n2 --nccl-bot=ucb1 sh -c "$SHOW"
+check "config= with state_dir and fabric=a (no state yet): the step gets nccl-bot" alike_ours 2
+check "  ... quietly" test ! -s "$ERR"
+cluster_plugstack enable=opt-in mode=on config=$D/missing.yaml fabric=a $BASE
+run srun -N2 -n2 --nccl-bot=ucb1 sh -c "$SHOW"
+check "config= naming a missing file: the step still gets nccl-bot (the prior)" alike_ours 2
+check "  ... and the user is told" err_has "missing.yaml"
+
 # ---- a node without the rank library ------------------------------------------
 # srun sees the library (a bind mount in its own mount namespace); the
 # nodes' slurmstepd do not.
