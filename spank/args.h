@@ -50,6 +50,8 @@ struct bot_spank_args {
 	char kill_switch[PATH_MAX];	/* "" = none */
 	char config[PATH_MAX];		/* the site YAML (learn/siteconf.h); "" = none read */
 	char fabric[BOT_SPANK_FABRIC_MAX];	/* the fabric of every node; "" = unknown */
+	char fabric_why[256];		/* not an argument: why the step has no fabric
+					 * (set where the step's nodes were resolved) */
 	uint64_t timeout_ms;		/* bound on building a step's table, default 2000 */
 	int require_gpus;		/* 0/1, default 0 */
 	unsigned set;			/* bit per argument given (enum bot_spank_arg) */

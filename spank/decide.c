@@ -364,7 +364,8 @@ int bot_spank_build(const struct bot_spank_args *a, const struct bot_spank_gate 
 		bot_log_msg(log, BOT_LOG_WARN, "fabric %s: %s; the step runs on the prior",
 			    a->fabric, why);
 	} else if (a->state_dir[0]) {
-		snprintf(why, sizeof(why), "the nodes' fabric is not known");
+		snprintf(why, sizeof(why), "%s", a->fabric_why[0] ? a->fabric_why :
+			 "the nodes' fabric is not known");
 	}
 	req_for(a, g, seed, lib, user_tuner, user_profiler, &r);
 	rc = bot_stepenv_build(&r, &env, log);

@@ -19,7 +19,9 @@
 
 #include "learn/siteconf.h"
 #include "policies/context.h"
+#define BOT_SPANK_WANT_HOSTLIST
 #include "spank/context.h"
+#include "spank/fabricmap.h"
 #include "spank/decide.h"
 
 static const char *env_get(const char *name)
@@ -100,6 +102,54 @@ static void apply_siteconf(struct bot_spank_args *a, int asked)
 	bot_siteconf_free(&c);
 }
 
+/*
+ * The step's fabric from fabric_map= (spank/fabricmap.h): every node of
+ * the job this srun runs in (srun knows the job's nodes here, not yet the
+ * step's: a step inside an allocation that spans two fabrics runs on the
+ * prior even when its own nodes are on one). With a map, fabric= is not
+ * used. The node list is expanded by Slurm's own hostlist code (the
+ * process that loaded the plugin has it; spank/compat.h).
+ */
+static void resolve_fabric(struct bot_spank_args *a, int asked)
+{
+	struct bot_fabricmap m;
+	struct bot_fabricmap_step st;
+	BOT_SLURM_HOSTLIST hl;
+	const char *nodes;
+	char err[PATH_MAX + 256], *h;
+
+	if (!a->fabric_map[0])
+		return;
+	a->fabric[0] = 0;
+	if (bot_fabricmap_load(a->fabric_map, &m, err, sizeof(err)) < 0) {
+		snprintf(a->fabric_why, sizeof(a->fabric_why), "the fabric map cannot be read");
+		if (asked)
+			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);
+		else
+			slurm_debug("nccl-bot: %s; the step runs on the prior", err);
+		return;
+	}
+	nodes = first_env("SLURM_JOB_NODELIST", "SLURM_NODELIST");
+	if (!nodes || !(hl = slurm_hostlist_create(nodes))) {
+		snprintf(a->fabric_why, sizeof(a->fabric_why), "the step's nodes are not known "
+			 "here");
+		bot_fabricmap_free(&m);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	while (st.state >= 0 && (h = slurm_hostlist_shift(hl))) {
+		bot_fabricmap_step_add(&m, &st, h);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	bot_fabricmap_free(&m);
+	if (st.state == 1)
+		snprintf(a->fabric, sizeof(a->fabric), "%s", st.fabric);
+	else
+		snprintf(a->fabric_why, sizeof(a->fabric_why), "%s", st.state < 0 ? st.why :
+			 "the step has no nodes");
+}
+
 int bot_spank_decide_here(uint64_t seed, const char *what)
 {
 	static struct bot_spank_args eff;
@@ -140,8 +190,10 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
 	bot_spank_gate(a, &s, &g);
 	asked = g.explicit_;
-	if (g.used)
+	if (g.used) {
+		resolve_fabric(&eff, asked);
 		apply_siteconf(&eff, asked);
+	}
 	if (g.tell)
 		slurm_spank_log("nccl-bot: %s", g.reason);
 	else if (g.reason[0])
@@ -177,7 +229,7 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 			return 0;
 		}
 	}
-	slurm_debug("nccl-bot: %s: policy %s, table from the %s%s%s", what,
+	slurm_verbose("nccl-bot: %s: policy %s, table from the %s%s%s", what,
 		    bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
 	bot_spank_decision_free(&d);
 	return 0;

@@ -4,7 +4,9 @@
  * split at blanks into words, as Slurm splits a plugstack.conf line; the
  * parser must return 0 or -1 with a terminated message, and what it
  * accepts must hold: absolute paths, known enable/mode values, a policy
- * id in range. Built with tests/fuzz/driver.c or libFuzzer.
+ * id in range. The same bytes are also parsed as a fabric map
+ * (spank/fabricmap.h): a map it accepts names each node once, sorted.
+ * Built with tests/fuzz/driver.c or libFuzzer.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "policies/context.h"
 #include "spank/args.h"
 #include "spank/decide.h"
+#include "spank/fabricmap.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,6 +28,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[BOT_SPANK_ERR_MAX], *av[64], *save = NULL;
 	int ac = 0, kind, pol;
 
+	struct bot_fabricmap m;
+
+	if (bot_fabricmap_parse("fuzz", data, size, &m, err, sizeof(err)) == 0) {
+		for (size_t i = 1; i < m.n; i++)
+			if (strcmp(m.e[i - 1].node, m.e[i].node) >= 0)
+				abort();
+		for (size_t i = 0; i < m.n; i++)
+			if (bot_fabricmap_lookup(&m, m.e[i].node) != m.e[i].fabric)
+				abort();
+		bot_fabricmap_free(&m);
+	} else if (!memchr(err, 0, sizeof(err)) || m.e) {
+		abort();
+	}
 	if (size >= sizeof(s))
 		size = sizeof(s) - 1;
 	memcpy(s, data, size);

@@ -208,6 +208,18 @@ run srun -N2 -n2 --nccl-bot=ucb1 sh -c "$SHOW"
 check "config= naming a missing file: the step still gets nccl-bot (the prior)" alike_ours 2
 check "  ... and the user is told" err_has "missing.yaml"
 
+printf 'n1 a\nn2 a\nn3 b\nn4 b\n' >"$D/fabric.map"
+cluster_plugstack enable=opt-in mode=on state_dir=$D/nbstate fabric_map=$D/fabric.map $BASE
+run srun -v -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$SHOW"
+check "fabric_map=: a step on n1,n2 gets nccl-bot" alike_ours 2
+check "  ... planned from fabric a's state" err_has "table from the fabric a (no learned state yet)"
+run srun -v -N4 -n4 --nccl-bot=ucb1 sh -c "$SHOW"
+check "fabric_map=: a step on n1..n4 gets nccl-bot" alike_ours 4
+check "  ... on the prior: it spans both fabrics" err_has "table from the prior (the step's nodes span fabrics a and b)"
+printf 'n1 a\n' >"$D/fabric.map"
+run srun -v -N1 -n1 -w n3 --nccl-bot=ucb1 sh -c "$SHOW"
+check "fabric_map=: a node the map does not name: the prior" err_has "table from the prior (node n3 is not in the fabric map)"
+
 # ---- a node without the rank library ------------------------------------------
 # srun sees the library (a bind mount in its own mount namespace); the
 # nodes' slurmstepd do not.

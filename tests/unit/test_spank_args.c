@@ -11,6 +11,7 @@
 #include "policies/context.h"
 #include "spank/args.h"
 #include "spank/decide.h"
+#include "spank/fabricmap.h"
 #include "testutil.h"
 
 static int parse(struct bot_spank_args *a, const char *node, char *err, size_t len, ...)
@@ -278,6 +279,47 @@ START_TEST(test_build)
 }
 END_TEST
 
+START_TEST(test_fabricmap)
+{
+	static const char good[] = "# node fabric\n\nn3 b\n n1\ta  # leaf1\nn2 a\nn4 b";
+	struct bot_fabricmap m;
+	struct bot_fabricmap_step st;
+	char err[512];
+
+	ck_assert_msg(bot_fabricmap_parse("map", good, strlen(good), &m, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq((int)m.n, 4);
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n1"), "a");
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n4"), "b");
+	ck_assert(bot_fabricmap_lookup(&m, "n5") == NULL);
+	memset(&st, 0, sizeof(st));
+	bot_fabricmap_step_add(&m, &st, "n1");
+	bot_fabricmap_step_add(&m, &st, "n2");
+	ck_assert(st.state == 1 && !strcmp(st.fabric, "a"));
+	bot_fabricmap_step_add(&m, &st, "n3");
+	ck_assert(st.state == -1 && !st.fabric[0]);
+	ck_assert_str_eq(st.why, "the step's nodes span fabrics a and b");
+	memset(&st, 0, sizeof(st));
+	bot_fabricmap_step_add(&m, &st, "n1");
+	bot_fabricmap_step_add(&m, &st, "n9");
+	ck_assert_str_eq(st.why, "node n9 is not in the fabric map");
+	bot_fabricmap_free(&m);
+
+#define MAPBAD(text, want) do { \
+	ck_assert_int_eq(bot_fabricmap_parse("map", text, strlen(text), &m, err, sizeof(err)), -1); \
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want); \
+	ck_assert(m.e == NULL && m.n == 0); \
+} while (0)
+	MAPBAD("n1 a\nn1 b\n", "map: node n1 is named twice");
+	MAPBAD("n1 a\nn2\n", "map:2: node n2 without a fabric");
+	MAPBAD("n1 A\n", "map:1: not a fabric name");
+	MAPBAD("n1 a b\n", "map:1: more than NODE FABRIC");
+	MAPBAD("n/1 a\n", "map:1: not a node name");
+	MAPBAD("n1 a\r\n", "map:1:");
+	MAPBAD("n1 a\nx\0 b\n", "map:2:");
+}
+END_TEST
+
 static Suite *spank_suite(void)
 {
 	Suite *s = suite_create("spank_args");
@@ -290,6 +332,7 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_gate);
 	tcase_add_test(tc, test_gpus);
 	tcase_add_test(tc, test_build);
+	tcase_add_test(tc, test_fabricmap);
 	suite_add_tcase(s, tc);
 	return s;
 }
