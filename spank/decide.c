@@ -190,6 +190,8 @@ static void child_log(void *arg, int level, const char *msg)
 	put(((struct pipe_log *)arg)->fd, (char)('0' + level), msg, strlen(msg));
 }
 
+void (*bot_spank_test_child_hook)(void);
+
 static void child(int fd, const struct bot_stepenv_req *r)
 {
 	struct pipe_log pl = { fd };
@@ -197,6 +199,8 @@ static void child(int fd, const struct bot_stepenv_req *r)
 	struct bot_stepenv env;
 	char src[320];
 
+	if (bot_spank_test_child_hook)
+		bot_spank_test_child_hook();
 	if (bot_stepenv_build(r, &env, &log) < 0)
 		_exit(2);
 	snprintf(src, sizeof(src), "fabric %s%s%s", env.fabric, env.snapshot[0] ? " snapshot " :
@@ -302,8 +306,12 @@ static int from_state(const struct bot_stepenv_req *r, uint64_t timeout_ms,
 			kill(pid, SIGKILL);
 			break;
 		}
-		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
+		int pr = poll(&pfd, 1, (int)left);
+
+		if (pr < 0 && errno != EINTR)
 			break;
+		if (pr <= 0)
+			continue;	/* the bound is checked above */
 		if (n == cap) {
 			char *nb = cap < (1u << 22) ? realloc(buf, cap * 2) : NULL;
 

@@ -94,6 +94,10 @@ int bot_spank_build(const struct bot_spank_args *a, const struct bot_spank_gate 
 		    struct bot_spank_decision *d, const struct bot_log *log);
 void bot_spank_decision_free(struct bot_spank_decision *d);
 
+/* Tests only: called in the state-reading child before it reads (a test
+ * makes it stall to see the bound hold). NULL in the plugin. */
+extern void (*bot_spank_test_child_hook)(void);
+
 /* The rank library a step is pointed at: <lib_prefix>/libnccl-tuner-bot.so. */
 #define BOT_SPANK_RANK_SO "libnccl-tuner-bot.so"
 

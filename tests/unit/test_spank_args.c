@@ -5,6 +5,8 @@
  */
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/settings.h"
 #include "common/table.h"
@@ -221,12 +223,18 @@ START_TEST(test_gpus)
 END_TEST
 
 static int nlog;
+static char lastlog[1024];
 static void count_log(void *arg, int level, const char *msg)
 {
 	(void)arg;
 	(void)level;
-	(void)msg;
+	snprintf(lastlog, sizeof(lastlog), "%s", msg);
 	nlog++;
+}
+
+static void stall(void)
+{
+	pause();	/* a state read that never returns (a hung filesystem) */
 }
 
 START_TEST(test_build)
@@ -271,6 +279,24 @@ START_TEST(test_build)
 	ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), 0);
 	ck_assert_msg(d.used && !strncmp(d.source, "prior", 5), "%s", d.source);
 	ck_assert(nlog > 0);
+	bot_spank_decision_free(&d);
+	/* a state read that hangs: the prior after timeout_ms, said why */
+	OK(lp, sd, "fabric=f1", "mode=on", "timeout_ms=200");
+	bot_spank_test_child_hook = stall;
+	{
+		struct timespec t0, t1;
+		long ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		ck_assert_msg(ms >= 200 && ms < 2000, "took %ld ms", ms);
+	}
+	bot_spank_test_child_hook = NULL;
+	ck_assert_msg(d.used && !strncmp(d.source, "prior (reading the state took over 200 ms",
+					 41), "%s", d.source);
+	ck_assert_msg(strstr(lastlog, "took over 200 ms"), "%s", lastlog);
 	bot_spank_decision_free(&d);
 	/* no rank library: -1 */
 	OK("lib_prefix=/nonexistent", "mode=on");
