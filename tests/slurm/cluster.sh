@@ -31,8 +31,10 @@ cluster_init() {
 	mkdir -p "$D/etc" "$D/state" "$D/log" "$D/run" "$D/munge" "$D/spool/n1" "$D/spool/n2" \
 		"$D/spool/n3" "$D/spool/n4"
 	CLUSTER_PIDS=
-	# ports: a block chosen from the PID, so two runs on one host do not meet
-	base=$((20000 + ($$ % 4000) * 8))
+	# ports: a block chosen from the PID, so two runs on one host do not
+	# meet, below Linux's ephemeral range (32768 and up), where an outgoing
+	# connection could hold one of them
+	base=$((20000 + ($$ % 1500) * 8))
 	H=$(hostname -s)
 	chown munge:munge "$D/munge" 2>/dev/null
 	chmod 755 "$D/munge"
@@ -129,8 +131,8 @@ cluster_up() {
 		[ "$s" = "idle " ] && [ "$(sinfo -h -p debug -o '%D' 2>/dev/null)" = 4 ] && break
 		i=$((i + 1))
 		if [ $i -gt 300 ]; then
-			echo "cluster: nodes not idle after 30 s: $s" >&2
-			tail -n 20 "$D"/log/*.log >&2
+			echo "cluster: nodes not idle after 30 s: $s (ports $base..$((base + 5)))" >&2
+			tail -n 20 "$D"/log/*.log "$D"/log/*.out >&2
 			return 1
 		fi
 		sleep 0.1
