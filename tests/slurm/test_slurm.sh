@@ -99,6 +99,18 @@ check "srun --nccl-bot=ucb1: every task on 4 nodes has the same tuner, profiler 
 check "srun --nccl-bot=ucb1: 4 nodes" test "$(cut -d' ' -f1 "$OUT" | sort -u | tr '\n' ' ')" = "n1 n2 n3 n4 "
 check "srun --nccl-bot=ucb1: the table's policy is ucb1 (4)" policy_is 4
 
+# NCCL emulator ranks (tests/emulator/): each task loads the library NCCL
+# is pointed at and decides from the table it was given, as NCCL would
+EMU=$builddir/tests/emulator/nccl-emu
+if [ -x "$EMU" ]; then
+	run srun -N4 -n4 --nccl-bot=ucb1 sh -c "\"$EMU\" --suite consistency --scenario base --policy ucb1 --procs 2 --calls-each 200 --plugin \"\$NCCL_TUNER_PLUGIN\" --table \"\$NCCL_BOT_TABLE\""
+	check "emulator ranks on 4 nodes load the pinned library and decide alike from the table" \
+		test "$(grep -c '^PASS consistency/ucb1/base: 6 comms: 6 IDENTICAL' "$OUT")" -eq 4
+	check "  ... and nothing failed" test "$(grep -c '^[0-9]* passed, 0 failed' "$OUT")" -eq 4
+else
+	echo "skip - emulator ranks ($EMU not built)"
+fi
+
 run srun -N2 -n2 sh -c "$SHOW"
 check "opt-in, no option: nothing set" none_ours
 
