@@ -228,6 +228,17 @@ check "  ... planned from fabric a's state" err_has "table from the fabric a (no
 run srun -v -N4 -n4 --nccl-bot=ucb1 sh -c "$SHOW"
 check "fabric_map=: a step on n1..n4 gets nccl-bot" alike_ours 4
 check "  ... on the prior: it spans both fabrics" err_has "table from the prior (the step's nodes span fabrics a and b)"
+# a user who is not root (srun, its plugin and the tasks run as that user)
+if id nobody >/dev/null 2>&1 && command -v runuser >/dev/null 2>&1; then
+	run runuser -u nobody -- srun -v -D / -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$SHOW"
+	grep -v '^srun:' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
+	check "as user nobody: every task gets nccl-bot" alike_ours 2
+	check "  ... planned from fabric a's state (a map owned by root is read)" err_has "table from the fabric a (no learned state yet)"
+	run runuser -u nobody -- srun -D / -N2 -n2 sh -c 'id -un'
+	check "  ... the tasks ran as nobody" test "$(sort -u "$OUT")" = nobody
+else
+	echo "skip - a user who is not root (no user nobody or no runuser)"
+fi
 printf 'n1 a\n' >"$D/fabric.map"
 run srun -v -N1 -n1 -w n3 --nccl-bot=ucb1 sh -c "$SHOW"
 check "fabric_map=: a node the map does not name: the prior" err_has "table from the prior (node n3 is not in the fabric map)"
