@@ -166,6 +166,19 @@ grep -v '^batch' "$D/job.out" >"$OUT" 2>/dev/null
 check "#SBATCH --nccl-bot (bare): the inner srun's tasks get nccl-bot" alike_ours 2
 check "  ... with the admin's policy greedy (2)" policy_is 2
 
+# sbatch --export=NONE: the batch step and its inner srun get only SLURM_*
+# from the submission; the pins carry the decision (this one takes ~10 s:
+# Slurm loads the user's login environment for --export=NONE)
+# (tasks of the inner srun inherit --export=NONE: no PATH, absolute paths)
+sed 's|^srun -N2 -n2 sh|/usr/bin/srun -N2 -n2 /bin/sh|' "$D/job.sh" >"$D/job3.sh"
+timeout 60 sbatch --export=NONE --wait "$D/job3.sh" >"$D/sbatch.out" 2>&1
+check "sbatch --export=NONE, #SBATCH --nccl-bot=ucb1: the job ran" test $? -eq 0
+grep -v '^batch' "$D/job.out" >"$OUT" 2>/dev/null
+check "  ... the inner srun's tasks get nccl-bot" alike_ours 2
+check "  ... with ucb1's table" policy_is 4
+grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
+check "  ... and so does the batch step" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT1" "$OUT"
+
 run salloc -N2 --nccl-bot=ucb1 srun -N2 -n2 sh -c "$SHOW"
 grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
 check "salloc --nccl-bot=ucb1 + srun: every task gets ucb1" alike_ours 2
