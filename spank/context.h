@@ -31,6 +31,7 @@ extern const struct bot_log bot_spank_user_log;
 extern const struct bot_log bot_spank_daemon_log;
 
 /* spank/local.c: srun */
+int bot_spank_local_post_opt(spank_t sp);
 int bot_spank_local_user_init(spank_t sp);
 
 /* spank/allocator.c: sbatch and salloc */

@@ -11,6 +11,16 @@
  * SLURM_* only; spank/remote.c copies those back). A step that does not
  * use nccl-bot gets none of ours, also when an enclosing sbatch or salloc
  * had pinned them.
+ *
+ * A heterogeneous step runs without nccl-bot. srun calls init_post_opt
+ * once per component and copies its environment for each component after
+ * the last of them, but calls local_user_init only once, and what that
+ * sets reaches the first component only (observed with Slurm 22.05,
+ * doc/slurm.md): a decision made there would give one component
+ * nccl-bot's tuner and the others NCCL's own. So init_post_opt takes out
+ * what an enclosing allocation pinned, for every component, and counts
+ * itself; local_user_init, seeing more than one call (or SLURM_HET_SIZE
+ * above 1), decides "not used".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +46,18 @@ static const char *first_env(const char *a, const char *b)
 	if ((!v || !*v) && b)
 		v = getenv(b);
 	return v && *v ? v : NULL;
+}
+
+/* Is this srun launching a heterogeneous step (set before local_user_init)?
+ * Inside a heterogeneous job's allocation it is set for every srun: steps
+ * there run without nccl-bot too (the safe side). */
+static int post_opt_calls;	/* one per component of the step */
+
+static int het_step(void)
+{
+	const char *v = first_env("SLURM_HET_SIZE", "SLURM_PACK_SIZE");
+
+	return post_opt_calls > 1 || (v && strcmp(v, "1") && strcmp(v, "0"));
 }
 
 /* Take out what an enclosing sbatch/salloc (or an outer srun) pinned: a
@@ -190,6 +212,12 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
 	bot_spank_gate(a, &s, &g);
 	asked = g.explicit_;
+	if (g.used && het_step()) {
+		g.used = 0;
+		g.tell = asked;
+		snprintf(g.reason, sizeof(g.reason), "a heterogeneous step runs without nccl-bot "
+			 "(its decision would reach only the first component)");
+	}
 	if (g.used) {
 		resolve_fabric(&eff, asked);
 		apply_siteconf(&eff, asked);
@@ -232,6 +260,14 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	slurm_verbose("nccl-bot: %s: policy %s, table from the %s%s%s", what,
 		    bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
 	bot_spank_decision_free(&d);
+	return 0;
+}
+
+int bot_spank_local_post_opt(spank_t sp)
+{
+	(void)sp;
+	post_opt_calls++;
+	unpin();
 	return 0;
 }
 

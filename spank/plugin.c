@@ -106,6 +106,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 	(void)ac;
 	(void)av;
 	switch (spank_context()) {
+	case S_CTX_LOCAL:
+		return bot_spank_local_post_opt(sp);
 	case S_CTX_ALLOCATOR:
 		return bot_spank_alloc_post_opt(sp);
 	default:

@@ -184,6 +184,16 @@ grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
 check "salloc --nccl-bot=ucb1 + srun: every task gets ucb1" alike_ours 2
 check "  ... with ucb1's table" policy_is 4
 
+# a heterogeneous step: srun's decision would reach its first component
+# only, so none gets nccl-bot, also when an enclosing salloc pinned it
+run srun -N1 -n1 --nccl-bot=ucb1 sh -c "$SHOW" : -N1 -n1 sh -c "$SHOW"
+check "a heterogeneous step: no component gets nccl-bot" none_ours
+check "  ... both ran" test "$(grep -c ' tuner=' "$OUT")" -eq 2
+check "  ... and the user is told" err_has "a heterogeneous step runs without nccl-bot"
+run salloc -N2 --nccl-bot=ucb1 srun -N1 -n1 sh -c "$SHOW" : -N1 -n1 sh -c "$SHOW"
+check "a heterogeneous step inside salloc --nccl-bot=ucb1: no component gets nccl-bot" none_ours
+check "  ... both ran" test "$(grep -c ' tuner=' "$OUT")" -eq 2
+
 # ---- rollout controls ---------------------------------------------------------
 cluster_plugstack enable=opt-in mode=shadow $BASE
 run srun -N2 -n2 --nccl-bot=ucb1 sh -c "$SHOW"
