@@ -122,6 +122,10 @@ run srun -N1 -n1 --nccl-bot=bogus true
 check "an unknown policy is refused" test $? -ne 0
 check "  ... naming it" err_has "nccl-bot=bogus: not a policy"
 
+# ranks that are grandchildren of the task (a torchrun-like launcher)
+run srun -N2 -n2 --nccl-bot=ucb1 sh -c "sh -c 'sh -c \"\$0\" & wait' '$SHOW'"
+check "grandchild ranks (a launcher in between) inherit the same values" alike_ours 2
+
 run srun -N2 -n2 --export=NONE --nccl-bot=ucb1 /bin/sh -c "$SHOW"
 check "srun --export=NONE --nccl-bot=ucb1: the decision reaches the tasks" alike_ours 2
 
