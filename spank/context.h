@@ -1,0 +1,52 @@
+/*
+ * context.h - what the per-context files of spank_nccl_bot.so share: the
+ * plugin's state in this process (its plugstack.conf arguments and the
+ * user's option as it reached this process) and one entry point per
+ * callback each context implements. spank/plugin.c dispatches to them by
+ * spank_context(); every Slurm process loads the plugin afresh, so this
+ * state never outlives one srun, sbatch, salloc, slurmstepd or prolog.
+ */
+#ifndef BOT_SPANK_CONTEXT_H
+#define BOT_SPANK_CONTEXT_H
+
+#include "learn/log.h"
+#include "spank/args.h"
+#include "spank/compat.h"
+
+struct bot_spank_plugin {
+	struct bot_spank_args args;
+	int args_ok;				/* the arguments parsed */
+	char args_err[BOT_SPANK_ERR_MAX];	/* else why not */
+	int opt_seen;				/* --nccl-bot reached this process */
+	char opt_value[128];			/* its value ("" for a bare option) */
+	int opt_null;				/* NULL, "" or "(null)": a bare option */
+};
+
+extern struct bot_spank_plugin bot_spank;
+
+/* learn/ messages to the user (local and allocator context): errors and
+ * warnings on the terminal, the rest at debug level. */
+extern const struct bot_log bot_spank_user_log;
+/* learn/ messages to the slurmd log (remote and job_script context). */
+extern const struct bot_log bot_spank_daemon_log;
+
+/* spank/local.c: srun */
+int bot_spank_local_post_opt(spank_t sp);
+int bot_spank_local_user_init(spank_t sp);
+
+/* spank/allocator.c: sbatch and salloc */
+int bot_spank_alloc_post_opt(spank_t sp);
+
+/* spank/remote.c: slurmstepd */
+int bot_spank_remote_user_init(spank_t sp);
+int bot_spank_remote_task_init(spank_t sp);
+
+/* spank/job_script.c: the job's prolog and epilog on each node */
+int bot_spank_job_epilog(spank_t sp);
+
+/* spank/local.c, used by allocator.c too: decide for a step launched from
+ * this process and put the decision into its environment (setenv). seed:
+ * the step's. what: "step" or "batch step" for messages. */
+int bot_spank_decide_here(uint64_t seed, const char *what);
+
+#endif

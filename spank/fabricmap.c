@@ -1,0 +1,208 @@
+/*
+ * fabricmap.c - the node -> fabric map (spank/fabricmap.h).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/readall.h"
+#include "common/state.h"
+#include "learn/log.h"
+#include "spank/fabricmap.h"
+
+static int node_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+static int by_node(const void *a, const void *b)
+{
+	return strcmp(((const struct bot_fabricmap_entry *)a)->node,
+		      ((const struct bot_fabricmap_entry *)b)->node);
+}
+
+void bot_fabricmap_free(struct bot_fabricmap *m)
+{
+	free(m->e);
+	m->e = NULL;
+	m->n = 0;
+}
+
+/* The next blank-separated field of [p, end) into out; its length, 0 at
+ * the end of the line's content, -1 when too long or holding a bad byte. */
+static int field(const char **p, const char *end, char *out, size_t outlen, int fabric)
+{
+	const char *s;
+	size_t n;
+
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+	s = *p;
+	while (*p < end && **p != ' ' && **p != '\t') {
+		if (!node_char((unsigned char)**p))
+			return -1;
+		(*p)++;
+	}
+	n = (size_t)(*p - s);
+	if (n >= outlen)
+		return -1;
+	memcpy(out, s, n);
+	out[n] = 0;
+	if (n && fabric && !bot_state_fabric_ok(out))
+		return -1;
+	return (int)n;
+}
+
+int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bot_fabricmap *m,
+			char *err, size_t errlen)
+{
+	const char *p = buf, *end = p + len;
+	size_t cap = 0, line = 0;
+
+	m->n = 0;
+	m->e = NULL;
+	if (len > BOT_FABRICMAP_MAX_BYTES)
+		return bot_log_errf(err, errlen, "%s: over %zu bytes", name,
+				    BOT_FABRICMAP_MAX_BYTES);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end, *hash = memchr(p, '#', (size_t)(le - p));
+		const char *q = p, *ce = hash ? hash : le;
+		struct bot_fabricmap_entry ent;
+		char extra[2];
+		int a, b;
+
+		line++;
+		p = nl ? nl + 1 : end;
+		if (memchr(q, 0, (size_t)(le - q)))
+			goto bad_byte;
+		a = field(&q, ce, ent.node, sizeof(ent.node), 0);
+		if (a == 0) {
+			/* a blank or comment line, if nothing else is on it */
+			while (q < ce && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q != ce)
+				goto bad_byte;
+			continue;
+		}
+		if (a < 0)
+			goto bad_node;
+		b = field(&q, ce, ent.fabric, sizeof(ent.fabric), 1);
+		if (b <= 0) {
+			if (b == 0) {
+				bot_fabricmap_free(m);
+				return bot_log_errf(err, errlen, "%s:%zu: node %s without a fabric "
+						    "(want NODE FABRIC)", name, line, ent.node);
+			}
+			bot_fabricmap_free(m);
+			return bot_log_errf(err, errlen, "%s:%zu: not a fabric name (want "
+					    "[a-z0-9][a-z0-9._-]{0,63})", name, line);
+		}
+		if (field(&q, ce, extra, sizeof(extra), 0) != 0 || q != ce) {
+			bot_fabricmap_free(m);
+			return bot_log_errf(err, errlen, "%s:%zu: more than NODE FABRIC on the line",
+					    name, line);
+		}
+		if (m->n == BOT_FABRICMAP_MAX_NODES) {
+			bot_fabricmap_free(m);
+			return bot_log_errf(err, errlen, "%s:%zu: more than %d nodes", name, line,
+					    BOT_FABRICMAP_MAX_NODES);
+		}
+		if (m->n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct bot_fabricmap_entry *ne = realloc(m->e, nc * sizeof(*ne));
+
+			if (!ne) {
+				bot_fabricmap_free(m);
+				return bot_log_errf(err, errlen, "%s: out of memory", name);
+			}
+			m->e = ne;
+			cap = nc;
+		}
+		m->e[m->n++] = ent;
+		continue;
+bad_node:
+		bot_fabricmap_free(m);
+		return bot_log_errf(err, errlen, "%s:%zu: not a node name (want 1-64 of "
+				    "[A-Za-z0-9._-])", name, line);
+bad_byte:
+		bot_fabricmap_free(m);
+		return bot_log_errf(err, errlen, "%s:%zu: a byte that has no place in the map",
+				    name, line);
+	}
+	if (m->n)
+		qsort(m->e, m->n, sizeof(*m->e), by_node);
+	for (size_t i = 1; i < m->n; i++) {
+		if (!strcmp(m->e[i - 1].node, m->e[i].node)) {
+			char node[BOT_FABRICMAP_NAME_MAX];
+
+			memcpy(node, m->e[i].node, sizeof(node));
+			bot_fabricmap_free(m);
+			return bot_log_errf(err, errlen, "%s: node %s is named twice", name, node);
+		}
+	}
+	return 0;
+}
+
+int bot_fabricmap_load(const char *path, struct bot_fabricmap *m, char *err, size_t errlen)
+{
+	struct bot_open_rule r = {
+		.what = "fabric map", .max = BOT_FABRICMAP_MAX_BYTES, .one_link = 1,
+		.check_owner = 1, .uid = getuid(), .root_ok = 1,
+	};
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	m->n = 0;
+	m->e = NULL;
+	if (bot_read_at(AT_FDCWD, path, path, &r, &buf, &len, err, errlen) < 0)
+		return -1;
+	rc = bot_fabricmap_parse(path, buf, len, m, err, errlen);
+	free(buf);
+	return rc;
+}
+
+const char *bot_fabricmap_lookup(const struct bot_fabricmap *m, const char *node)
+{
+	struct bot_fabricmap_entry key;
+	const struct bot_fabricmap_entry *e;
+
+	if (!m->n || strlen(node) >= sizeof(key.node))
+		return NULL;
+	strcpy(key.node, node);
+	e = bsearch(&key, m->e, m->n, sizeof(*m->e), by_node);
+	return e ? e->fabric : NULL;
+}
+
+void bot_fabricmap_step_add(const struct bot_fabricmap *m, struct bot_fabricmap_step *s,
+			    const char *node)
+{
+	const char *f;
+	char esc[BOT_FABRICMAP_NAME_MAX * 4];
+
+	if (s->state < 0)
+		return;
+	f = bot_fabricmap_lookup(m, node);
+	if (!f) {
+		s->state = -1;
+		s->fabric[0] = 0;
+		snprintf(s->why, sizeof(s->why), "node %s is not in the fabric map",
+			 bot_log_esc(esc, sizeof(esc), node));
+		return;
+	}
+	if (s->state == 0) {
+		s->state = 1;
+		strcpy(s->fabric, f);
+		return;
+	}
+	if (strcmp(s->fabric, f)) {
+		snprintf(s->why, sizeof(s->why), "the step's nodes span fabrics %s and %s",
+			 s->fabric, f);
+		s->state = -1;
+		s->fabric[0] = 0;
+	}
+}

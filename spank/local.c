@@ -1,0 +1,281 @@
+/*
+ * local.c - srun (the local context, as the user): the one decision for
+ * each step, made before its tasks are launched.
+ *
+ * Owns: reading what srun knows about the step (the option, its job's
+ * partition and account, whether it asks for GPUs, the kill switch),
+ * the gate and the build (spank/decide.h), and putting the decision into
+ * srun's environment, which Slurm copies to every task: the variables
+ * themselves (NCCL_TUNER_PLUGIN, NCCL_PROFILER_PLUGIN, NCCL_BOT_TABLE) and
+ * the same values under SLURM_NCCL_BOT_PIN_* (srun --export=NONE forwards
+ * SLURM_* only; spank/remote.c copies those back). A step that does not
+ * use nccl-bot gets none of ours, also when an enclosing sbatch or salloc
+ * had pinned them.
+ *
+ * A heterogeneous step runs without nccl-bot. srun calls init_post_opt
+ * once per component and copies its environment for each component after
+ * the last of them, but calls local_user_init only once, and what that
+ * sets reaches the first component only (observed with Slurm 22.05,
+ * doc/slurm.md): a decision made there would give one component
+ * nccl-bot's tuner and the others NCCL's own. So init_post_opt takes out
+ * what an enclosing allocation pinned, for every component, and counts
+ * itself; local_user_init, seeing more than one call (or SLURM_HET_SIZE
+ * above 1), decides "not used".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "learn/siteconf.h"
+#include "policies/context.h"
+#define BOT_SPANK_WANT_HOSTLIST
+#include "spank/context.h"
+#include "spank/fabricmap.h"
+#include "spank/decide.h"
+
+static const char *env_get(const char *name)
+{
+	return getenv(name);
+}
+
+static const char *first_env(const char *a, const char *b)
+{
+	const char *v = getenv(a);
+
+	if ((!v || !*v) && b)
+		v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+/* Is this srun launching a heterogeneous step (set before local_user_init)?
+ * Inside a heterogeneous job's allocation it is set for every srun: steps
+ * there run without nccl-bot too (the safe side). */
+static int post_opt_calls;	/* one per component of the step */
+
+static int het_step(void)
+{
+	const char *v = first_env("SLURM_HET_SIZE", "SLURM_PACK_SIZE");
+
+	return post_opt_calls > 1 || (v && strcmp(v, "1") && strcmp(v, "0"));
+}
+
+/* Take out what an enclosing sbatch/salloc (or an outer srun) pinned: a
+ * variable still holding our pinned value is ours, not the user's. */
+static void unpin(void)
+{
+	char var[128];
+
+	for (size_t i = 0; bot_spank_pinned[i]; i++) {
+		const char *pin, *cur;
+
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, bot_spank_pinned[i]);
+		pin = getenv(var);
+		cur = getenv(bot_spank_pinned[i]);
+		if (pin && cur && !strcmp(pin, cur))
+			unsetenv(bot_spank_pinned[i]);
+		unsetenv(var);
+	}
+}
+
+/* Our own earlier pin in NCCL_TUNER_PLUGIN etc. is not the user's. */
+static const char *user_var(const char *name)
+{
+	char var[128];
+	const char *cur = getenv(name), *pin;
+
+	snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, name);
+	pin = getenv(var);
+	if (cur && pin && !strcmp(cur, pin))
+		return NULL;
+	return cur;
+}
+
+/*
+ * The site configuration (config=, learn/siteconf.h), read where the step
+ * is decided and nowhere else: its state_dir when plugstack.conf names
+ * none, and its list of fabrics (a fabric not in it has no state: the
+ * prior). A file that cannot be read costs the learned state, never the
+ * step: the prior, and a warning for a user who asked.
+ */
+static void apply_siteconf(struct bot_spank_args *a, int asked)
+{
+	struct bot_siteconf c;
+	char err[BOT_SITECONF_ERR_MAX];
+
+	if (!a->config[0])
+		return;
+	if (bot_siteconf_load(a->config, &c, err, sizeof(err)) < 0) {
+		if (asked)
+			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);
+		else
+			slurm_debug("nccl-bot: %s; the step runs on the prior", err);
+		a->state_dir[0] = 0;
+		bot_siteconf_free(&c);
+		return;
+	}
+	if (!(a->set & (1u << BOT_SPANK_A_STATE_DIR)) && (c.set & (1u << BOT_SITECONF_STATE_DIR)))
+		snprintf(a->state_dir, sizeof(a->state_dir), "%s", c.state_dir);
+	if (a->fabric[0] && !bot_siteconf_fabric_ok(&c, a->fabric)) {
+		slurm_debug("nccl-bot: fabric %s is not in %s's fabrics: the prior", a->fabric,
+			    a->config);
+		a->fabric[0] = 0;
+	}
+	bot_siteconf_free(&c);
+}
+
+/*
+ * The step's fabric from fabric_map= (spank/fabricmap.h): every node of
+ * the job this srun runs in (srun knows the job's nodes here, not yet the
+ * step's: a step inside an allocation that spans two fabrics runs on the
+ * prior even when its own nodes are on one). With a map, fabric= is not
+ * used. The node list is expanded by Slurm's own hostlist code (the
+ * process that loaded the plugin has it; spank/compat.h).
+ */
+static void resolve_fabric(struct bot_spank_args *a, int asked)
+{
+	struct bot_fabricmap m;
+	struct bot_fabricmap_step st;
+	BOT_SLURM_HOSTLIST hl;
+	const char *nodes;
+	char err[PATH_MAX + 256], *h;
+
+	if (!a->fabric_map[0])
+		return;
+	a->fabric[0] = 0;
+	if (bot_fabricmap_load(a->fabric_map, &m, err, sizeof(err)) < 0) {
+		snprintf(a->fabric_why, sizeof(a->fabric_why), "the fabric map cannot be read");
+		if (asked)
+			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);
+		else
+			slurm_debug("nccl-bot: %s; the step runs on the prior", err);
+		return;
+	}
+	nodes = first_env("SLURM_JOB_NODELIST", "SLURM_NODELIST");
+	if (!nodes || !(hl = slurm_hostlist_create(nodes))) {
+		snprintf(a->fabric_why, sizeof(a->fabric_why), "the step's nodes are not known "
+			 "here");
+		bot_fabricmap_free(&m);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	while (st.state >= 0 && (h = slurm_hostlist_shift(hl))) {
+		bot_fabricmap_step_add(&m, &st, h);
+		free(h);
+	}
+	slurm_hostlist_destroy(hl);
+	bot_fabricmap_free(&m);
+	if (st.state == 1)
+		snprintf(a->fabric, sizeof(a->fabric), "%s", st.fabric);
+	else
+		snprintf(a->fabric_why, sizeof(a->fabric_why), "%s", st.state < 0 ? st.why :
+			 "the step has no nodes");
+}
+
+int bot_spank_decide_here(uint64_t seed, const char *what)
+{
+	static struct bot_spank_args eff;
+	const struct bot_spank_args *a = &eff;
+	struct bot_spank_step s;
+	struct bot_spank_gate g;
+	struct bot_spank_decision d;
+	char err[BOT_SPANK_ERR_MAX], var[128];
+	struct stat st;
+	int asked;
+
+	memset(&s, 0, sizeof(s));
+	eff = bot_spank.args;
+	if (!bot_spank.args_ok) {
+		if (bot_spank.opt_seen)
+			slurm_spank_log("nccl-bot: error: %s; nccl-bot is off on this cluster until "
+					"the administrator fixes it", bot_spank.args_err);
+		unpin();
+		return 0;
+	}
+	s.opt = BOT_SPANK_OPT_NONE;
+	if (bot_spank.opt_seen &&
+	    bot_spank_opt_parse(bot_spank.opt_null ? NULL : bot_spank.opt_value, a, &s.opt,
+				&s.opt_policy, err, sizeof(err)) < 0) {
+		/* refused by the callback already; never reached in practice */
+		slurm_spank_log("nccl-bot: error: %s", err);
+		unpin();
+		return -1;
+	}
+	s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
+	if (!s.partition)
+		s.partition = first_env("SBATCH_PARTITION", "SALLOC_PARTITION");
+	s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
+	if (!s.account)
+		s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
+	s.has_gpus = bot_spank_env_has_gpus(env_get);
+	/* read where the step is decided, never on the nodes */
+	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
+	bot_spank_gate(a, &s, &g);
+	asked = g.explicit_;
+	if (g.used && het_step()) {
+		g.used = 0;
+		g.tell = asked;
+		snprintf(g.reason, sizeof(g.reason), "a heterogeneous step runs without nccl-bot "
+			 "(its decision would reach only the first component)");
+	}
+	if (g.used) {
+		resolve_fabric(&eff, asked);
+		apply_siteconf(&eff, asked);
+	}
+	if (g.tell)
+		slurm_spank_log("nccl-bot: %s", g.reason);
+	else if (g.reason[0])
+		slurm_debug("nccl-bot: %s: %s", what, g.reason);
+	if (!g.used) {
+		unpin();
+		return 0;
+	}
+	if (bot_spank_build(a, &g, seed, user_var("NCCL_TUNER_PLUGIN"),
+			    user_var("NCCL_PROFILER_PLUGIN"), &d, &bot_spank_user_log) < 0) {
+		if (asked)
+			slurm_spank_log("nccl-bot: error: the %s runs without nccl-bot (above)",
+					what);
+		unpin();
+		return 0;
+	}
+	if (!d.used) {
+		slurm_debug("nccl-bot: %s: %s", what, d.note);
+		unpin();
+		bot_spank_decision_free(&d);
+		return 0;
+	}
+	unpin();
+	for (size_t i = 0; i < d.nvars; i++) {
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, d.name[i]);
+		if (setenv(d.name[i], d.value[i], 1) < 0 || setenv(var, d.value[i], 1) < 0) {
+			slurm_spank_log("nccl-bot: error: cannot set %s: out of memory; the %s "
+					"runs without nccl-bot", d.name[i], what);
+			unpin();
+			for (size_t j = 0; j <= i; j++)
+				unsetenv(d.name[j]);
+			bot_spank_decision_free(&d);
+			return 0;
+		}
+	}
+	slurm_verbose("nccl-bot: %s: policy %s, table from the %s%s%s", what,
+		    bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
+	bot_spank_decision_free(&d);
+	return 0;
+}
+
+int bot_spank_local_post_opt(spank_t sp)
+{
+	(void)sp;
+	post_opt_calls++;
+	unpin();
+	return 0;
+}
+
+int bot_spank_local_user_init(spank_t sp)
+{
+	uint32_t job = 0, step = 0;
+
+	spank_get_item(sp, S_JOB_ID, &job);
+	spank_get_item(sp, S_JOB_STEPID, &step);
+	return bot_spank_decide_here((uint64_t)job << 32 | step, "step");
+}

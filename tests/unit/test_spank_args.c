@@ -1,0 +1,366 @@
+/*
+ * test_spank_args.c - the SPANK plugin's parts that need no Slurm: the
+ * plugstack.conf arguments (spank/args.h), the user's option value and the
+ * gate and build of the one decision per step (spank/decide.h).
+ */
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/settings.h"
+#include "common/table.h"
+#include "policies/context.h"
+#include "spank/args.h"
+#include "spank/decide.h"
+#include "spank/fabricmap.h"
+#include "testutil.h"
+
+static int parse(struct bot_spank_args *a, const char *node, char *err, size_t len, ...)
+{
+	char *av[32];
+	int ac = 0;
+	va_list ap;
+
+	va_start(ap, len);
+	for (char *w; ac < 32 && (w = va_arg(ap, char *)); )
+		av[ac++] = w;
+	va_end(ap);
+	bot_spank_args_defaults(a, "/opt/nccl-bot/0/lib");
+	return bot_spank_args_parse(a, ac, av, node, err, len);
+}
+
+#define OK(...) ck_assert_msg(parse(&a, "n1", err, sizeof(err), __VA_ARGS__, NULL) == 0, "%s", err)
+#define BAD(want, ...) do { \
+	ck_assert_int_eq(parse(&a, "n1", err, sizeof(err), __VA_ARGS__, NULL), -1); \
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want); \
+} while (0)
+
+START_TEST(test_defaults)
+{
+	struct bot_spank_args a;
+	char err[BOT_SPANK_ERR_MAX];
+
+	OK("enable=opt-in");
+	ck_assert_int_eq(a.mode, BOT_SPANK_MODE_SHADOW);
+	ck_assert_int_eq(a.policy, BOT_POLICY_GREEDY);
+	ck_assert_int_eq(a.min_bytes_log2, 20);
+	ck_assert_str_eq(a.lib_prefix, "/opt/nccl-bot/0/lib");
+	ck_assert(bot_spank_policy_allowed(&a, BOT_POLICY_GREEDY));
+	ck_assert(!bot_spank_policy_allowed(&a, BOT_POLICY_UCB1));
+}
+END_TEST
+
+START_TEST(test_values)
+{
+	struct bot_spank_args a;
+	char err[BOT_SPANK_ERR_MAX], buf[256];
+
+	OK("enable=default", "mode=on", "policy=frozen", "policies=ucb1,thompson",
+	   "partitions=gpu,debug", "accounts=a1", "exclude_accounts=bad", "min_bytes=3MiB",
+	   "state_dir=/s/%n", "outbox_dir=/o", "spool_dir=/run/nb/%n", "lib_prefix=/l",
+	   "fabric_map=/etc/nb/map", "report_dir=/r", "kill_switch=/etc/nb/off",
+	   "require_gpus=1", "config=/etc/nb/site.yaml", "fabric=ndr.a", "timeout_ms=500");
+	ck_assert_int_eq(a.enable, BOT_SPANK_ENABLE_DEFAULT);
+	ck_assert_int_eq(a.mode, BOT_SPANK_MODE_ON);
+	ck_assert_int_eq(a.policy, BOT_POLICY_FROZEN);
+	ck_assert_int_eq(a.min_bytes_log2, 22);		/* 3 MiB rounded up to 4 MiB */
+	ck_assert_str_eq(a.state_dir, "/s/n1");
+	ck_assert_str_eq(a.spool_dir, "/run/nb/n1");
+	ck_assert_str_eq(a.fabric, "ndr.a");
+	ck_assert_int_eq(a.require_gpus, 1);
+	ck_assert_int_eq((int)a.timeout_ms, 500);
+	ck_assert(bot_spank_list_has(a.partitions, "debug"));
+	ck_assert(!bot_spank_list_has(a.partitions, "debu"));
+	ck_assert(!bot_spank_list_has(a.partitions, "gpu,debug"));
+	ck_assert(bot_spank_policy_allowed(&a, BOT_POLICY_UCB1));
+	ck_assert(bot_spank_policy_allowed(&a, BOT_POLICY_FROZEN));	/* policy= is in */
+	ck_assert(!bot_spank_policy_allowed(&a, BOT_POLICY_SWEEP));
+	bot_spank_policies_str(&a, buf, sizeof(buf));
+	ck_assert_str_eq(buf, "ucb1,thompson,frozen");
+}
+END_TEST
+
+START_TEST(test_errors_name_the_argument)
+{
+	struct bot_spank_args a;
+	char err[BOT_SPANK_ERR_MAX];
+
+	BAD("enable=on: want off, opt-in or default", "enable=on");
+	BAD("mode=x: want shadow or on", "mode=x");
+	BAD("policy=bogus", "policy=bogus");
+	BAD("policies=ucb1,,x: an empty item", "policies=ucb1,,x");
+	BAD("policies=ucb1,nope", "policies=ucb1,nope");
+	BAD("min_bytes=010", "min_bytes=010");		/* no octal: settings grammar */
+	BAD("min_bytes=-1", "min_bytes=-1");
+	BAD("min_bytes=1 MiB", "min_bytes=1 MiB");
+	BAD("require_gpus=2: want 0 or 1", "require_gpus=2");
+	BAD("state_dir=rel: not an absolute path", "state_dir=rel");
+	BAD("state_dir=/a/%x", "state_dir=/a/%x");
+	BAD("partitions=a b", "partitions=a b");
+	BAD("accounts=: an empty value", "accounts=");
+	BAD("fabric=Bad", "fabric=Bad");
+	BAD("timeout_ms=0", "timeout_ms=0");
+	BAD("'bogus': unknown", "bogus=1");
+	BAD("'plain': want KEY=VALUE", "plain");
+	BAD("enable= given twice", "enable=off", "enable=default");
+	/* %n without a node name */
+	ck_assert_int_eq(parse(&a, NULL, err, sizeof(err), "spool_dir=/x/%n", NULL), -1);
+	ck_assert_msg(strstr(err, "spool_dir=/x/%n: %n: the node name is not known"), "%s", err);
+	ck_assert_int_eq(parse(&a, NULL, err, sizeof(err), "spool_dir=/x/%%n", NULL), 0);
+	ck_assert_str_eq(a.spool_dir, "/x/%n");
+	ck_assert_int_eq(parse(&a, "a/b", err, sizeof(err), "spool_dir=/x/%n", NULL), -1);
+}
+END_TEST
+
+START_TEST(test_option)
+{
+	struct bot_spank_args a;
+	char err[BOT_SPANK_ERR_MAX];
+	int kind, pol;
+
+	OK("policies=ucb1");
+	ck_assert_int_eq(bot_spank_opt_parse(NULL, &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(kind, BOT_SPANK_OPT_BARE);
+	ck_assert_int_eq(bot_spank_opt_parse("(null)", &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(kind, BOT_SPANK_OPT_BARE);
+	ck_assert_int_eq(bot_spank_opt_parse("", &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(kind, BOT_SPANK_OPT_BARE);
+	ck_assert_int_eq(bot_spank_opt_parse("off", &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(kind, BOT_SPANK_OPT_OFF);
+	ck_assert_int_eq(bot_spank_opt_parse("ucb1", &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol, BOT_POLICY_UCB1);
+	ck_assert_int_eq(bot_spank_opt_parse("shadow", &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(pol, BOT_POLICY_SHADOW);
+	ck_assert_int_eq(bot_spank_opt_parse("sweep", &a, &kind, &pol, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "does not let users pick") && strstr(err, "allowed: greedy,ucb1"),
+		      "%s", err);
+	ck_assert_int_eq(bot_spank_opt_parse("bogus", &a, &kind, &pol, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "--nccl-bot=bogus: not a policy"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_gate)
+{
+	struct bot_spank_args a;
+	struct bot_spank_step s;
+	struct bot_spank_gate g;
+	char err[BOT_SPANK_ERR_MAX];
+
+	memset(&s, 0, sizeof(s));
+	OK("enable=opt-in", "mode=on");
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used);				/* opt-in, not asked */
+	s.opt = BOT_SPANK_OPT_BARE;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used && g.explicit_ && g.policy == BOT_POLICY_GREEDY);
+	s.opt = BOT_SPANK_OPT_POLICY;
+	s.opt_policy = BOT_POLICY_UCB1;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used && g.policy == BOT_POLICY_UCB1);
+	s.kill_switch = 1;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && g.tell && strstr(g.reason, "kill switch"));
+	s.kill_switch = 0;
+
+	OK("enable=default", "mode=on", "partitions=gpu", "exclude_accounts=x", "require_gpus=1");
+	s.opt = BOT_SPANK_OPT_NONE;
+	s.partition = "gpu";
+	s.has_gpus = 1;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used && !g.explicit_);
+	s.opt = BOT_SPANK_OPT_OFF;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used);
+	s.opt = BOT_SPANK_OPT_NONE;
+	s.partition = "cpu";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "partition cpu"));
+	s.partition = NULL;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used);				/* unknown partition: not enabled */
+	s.partition = "gpu";
+	s.account = "x";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "account x"));
+	s.account = "y";
+	s.has_gpus = 0;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "require_gpus"));
+
+	OK("enable=default");				/* mode=shadow by default */
+	s.has_gpus = 0;
+	s.opt = BOT_SPANK_OPT_POLICY;
+	s.opt_policy = BOT_POLICY_GREEDY;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used && g.policy == BOT_POLICY_SHADOW && g.tell);
+
+	OK("enable=off");
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && g.tell && strstr(g.reason, "enable=off"));
+}
+END_TEST
+
+static const char *gpu_env;
+static const char *gpu_get(const char *name)
+{
+	return !strcmp(name, "SLURM_TRES_PER_TASK") || !strcmp(name, "SLURM_GPUS") ? gpu_env : NULL;
+}
+
+START_TEST(test_gpus)
+{
+	gpu_env = NULL;
+	ck_assert(!bot_spank_env_has_gpus(gpu_get));
+	gpu_env = "0";
+	ck_assert(!bot_spank_env_has_gpus(gpu_get));
+	gpu_env = "a100:0";
+	ck_assert(!bot_spank_env_has_gpus(gpu_get));
+	gpu_env = "2";
+	ck_assert(bot_spank_env_has_gpus(gpu_get));
+	gpu_env = "cpu=4";
+	ck_assert(bot_spank_env_has_gpus(gpu_get));	/* SLURM_GPUS=cpu=4: some value */
+}
+END_TEST
+
+static int nlog;
+static char lastlog[1024];
+static void count_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	snprintf(lastlog, sizeof(lastlog), "%s", msg);
+	nlog++;
+}
+
+static void stall(void)
+{
+	pause();	/* a state read that never returns (a hung filesystem) */
+}
+
+START_TEST(test_build)
+{
+	struct bot_spank_args a;
+	struct bot_spank_gate g;
+	struct bot_spank_decision d;
+	struct bot_log log = { count_log, NULL };
+	char err[BOT_SPANK_ERR_MAX], lp[600], sd[600];
+	static char dir[128];
+
+	bot_test_mkdtemp(dir, sizeof(dir), "spank");
+	snprintf(lp, sizeof(lp), "lib_prefix=%s", BOT_TUNER_SO_DIR);
+	snprintf(sd, sizeof(sd), "state_dir=%s", dir);
+	OK(lp, "mode=on");
+	memset(&g, 0, sizeof(g));
+	g.used = 1;
+	g.explicit_ = 1;
+	g.policy = BOT_POLICY_UCB1;
+	/* the prior: all three variables, the user's tuner replaced */
+	ck_assert_int_eq(bot_spank_build(&a, &g, 7, "theirs.so", NULL, &d, &log), 0);
+	ck_assert(d.used);
+	ck_assert_int_eq((int)d.nvars, 3);
+	ck_assert_str_eq(d.name[0], "NCCL_TUNER_PLUGIN");
+	ck_assert(strstr(d.value[0], "/libnccl-tuner-bot.so"));
+	ck_assert_str_eq(d.name[2], BOT_ENV_TABLE);
+	ck_assert_str_eq(d.source, "prior");
+	bot_spank_decision_free(&d);
+	/* an admin default keeps the user's tuner: nothing to set */
+	g.explicit_ = 0;
+	ck_assert_int_eq(bot_spank_build(&a, &g, 7, "theirs.so", NULL, &d, &log), 0);
+	ck_assert(!d.used && strstr(d.note, "theirs.so"));
+	bot_spank_decision_free(&d);
+	/* a fabric without state yet, read in the bounded child */
+	OK(lp, sd, "fabric=f1", "mode=on");
+	ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), 0);
+	ck_assert_msg(d.used && d.nvars == 3 && strstr(d.source, "fabric f1"), "%s", d.source);
+	bot_spank_decision_free(&d);
+	/* an unreadable state: the prior, said why */
+	OK(lp, "state_dir=/nonexistent/nb", "fabric=f1", "mode=on");
+	nlog = 0;
+	ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), 0);
+	ck_assert_msg(d.used && !strncmp(d.source, "prior", 5), "%s", d.source);
+	ck_assert(nlog > 0);
+	bot_spank_decision_free(&d);
+	/* a state read that hangs: the prior after timeout_ms, said why */
+	OK(lp, sd, "fabric=f1", "mode=on", "timeout_ms=200");
+	bot_spank_test_child_hook = stall;
+	{
+		struct timespec t0, t1;
+		long ms;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		ck_assert_msg(ms >= 200 && ms < 2000, "took %ld ms", ms);
+	}
+	bot_spank_test_child_hook = NULL;
+	ck_assert_msg(d.used && !strncmp(d.source, "prior (reading the state took over 200 ms",
+					 41), "%s", d.source);
+	ck_assert_msg(strstr(lastlog, "took over 200 ms"), "%s", lastlog);
+	bot_spank_decision_free(&d);
+	/* no rank library: -1 */
+	OK("lib_prefix=/nonexistent", "mode=on");
+	ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), -1);
+	bot_test_rmtree(dir);
+}
+END_TEST
+
+START_TEST(test_fabricmap)
+{
+	static const char good[] = "# node fabric\n\nn3 b\n n1\ta  # leaf1\nn2 a\nn4 b";
+	struct bot_fabricmap m;
+	struct bot_fabricmap_step st;
+	char err[512];
+
+	ck_assert_msg(bot_fabricmap_parse("map", good, strlen(good), &m, err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_int_eq((int)m.n, 4);
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n1"), "a");
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n4"), "b");
+	ck_assert(bot_fabricmap_lookup(&m, "n5") == NULL);
+	memset(&st, 0, sizeof(st));
+	bot_fabricmap_step_add(&m, &st, "n1");
+	bot_fabricmap_step_add(&m, &st, "n2");
+	ck_assert(st.state == 1 && !strcmp(st.fabric, "a"));
+	bot_fabricmap_step_add(&m, &st, "n3");
+	ck_assert(st.state == -1 && !st.fabric[0]);
+	ck_assert_str_eq(st.why, "the step's nodes span fabrics a and b");
+	memset(&st, 0, sizeof(st));
+	bot_fabricmap_step_add(&m, &st, "n1");
+	bot_fabricmap_step_add(&m, &st, "n9");
+	ck_assert_str_eq(st.why, "node n9 is not in the fabric map");
+	bot_fabricmap_free(&m);
+
+#define MAPBAD(text, want) do { \
+	ck_assert_int_eq(bot_fabricmap_parse("map", text, strlen(text), &m, err, sizeof(err)), -1); \
+	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want); \
+	ck_assert(m.e == NULL && m.n == 0); \
+} while (0)
+	MAPBAD("n1 a\nn1 b\n", "map: node n1 is named twice");
+	MAPBAD("n1 a\nn2\n", "map:2: node n2 without a fabric");
+	MAPBAD("n1 A\n", "map:1: not a fabric name");
+	MAPBAD("n1 a b\n", "map:1: more than NODE FABRIC");
+	MAPBAD("n/1 a\n", "map:1: not a node name");
+	MAPBAD("n1 a\r\n", "map:1:");
+	MAPBAD("n1 a\nx\0 b\n", "map:2:");
+}
+END_TEST
+
+static Suite *spank_suite(void)
+{
+	Suite *s = suite_create("spank_args");
+	TCase *tc = tcase_create("args");
+
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_values);
+	tcase_add_test(tc, test_errors_name_the_argument);
+	tcase_add_test(tc, test_option);
+	tcase_add_test(tc, test_gate);
+	tcase_add_test(tc, test_gpus);
+	tcase_add_test(tc, test_build);
+	tcase_add_test(tc, test_fabricmap);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BOT_TEST_MAIN(spank_suite)
