@@ -131,6 +131,10 @@ int bot_open_at(int dirfd, const char *name, const char *path, const struct bot_
 		bot_errf(err, errlen, "%s: %s", path, strerror(e));
 		return e == ENOENT ? -BOT_OPEN_GONE : -BOT_OPEN_ERRNO;
 	}
+	if (st->st_nlink == 0) {	/* being removed as we look (an unlink racing us) */
+		bot_errf(err, errlen, "%s: removed while being looked at", path);
+		return -BOT_OPEN_GONE;
+	}
 	if ((rc = check_rules(st, path, r, err, errlen)) < 0)
 		return rc;
 	fd = openat(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);

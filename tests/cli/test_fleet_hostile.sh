@@ -186,8 +186,10 @@ quarantined c.22.0.0.n1.nbd "a FIFO, not a delta"
 [ -p "$q/c.22.0.0.n1.nbd" ] && ok "the FIFO itself moved to quarantine/" || bad "FIFO not in quarantine/"
 
 # quarantined links and FIFOs are listed for the admin too
-expect "quarantine list shows links and FIFOs" 0 "c.22.0.0.n1.nbd, reason: .*a FIFO" -- \
-	"$bot" state quarantine --state "$st" list
+# (YAML folds a long reason over lines: the path of $TMPDIR decides where)
+expect "quarantine list shows links and FIFOs" 0 "" -- "$bot" state quarantine --state "$st" list
+tr '\n' ' ' <"$tmp/out" | tr -s ' ' | grep -Eq "c.22.0.0.n1.nbd, reason: '[^']*a FIFO" &&
+	ok "quarantine list gives the FIFO's reason" || bad "quarantine list lacks the FIFO's reason"
 for n in c.18.0.0.n1.nbd c.19.0.0.n1.nbd c.21.0.0.n1.nbd c.11.0.0.n1.nbd; do
 	grep -q "name: $n," "$tmp/out" || bad "quarantine list lacks $n"
 done
