@@ -5,8 +5,8 @@
 #   tests/fuzz/run-libfuzzer.sh [SECONDS] [libFuzzer options...]
 #
 # Run from the top source or build directory (make fuzz does). Environment:
-# FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, ledger, siteconf or
-# stateyaml; default sweep), CC (default
+# FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, ledger, siteconf,
+# stateyaml or harvest; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -44,8 +44,12 @@ siteconf|stateyaml)
 		$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool_codec.c
 		$srcdir/common/spool_read.c $p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
 	corpus=corpus-$target; maxlen=16384; libs=-lyaml ;;
+harvest)	src="$srcdir/learn/harvest.c $srcdir/learn/log.c $srcdir/common/delta.c $srcdir/common/state.c
+		$srcdir/common/readall.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
+		$srcdir/common/dirscan.c $srcdir/common/writeall.c $p/context.c $p/kb.c $p/stats.c"
+	corpus=corpus-harvest; maxlen=8192 ;;
 *)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, elf," \
-		"delta, ledger, siteconf or stateyaml" >&2
+		"delta, ledger, siteconf, stateyaml or harvest" >&2
 	exit 2 ;;
 esac
 for f in $src; do
