@@ -36,7 +36,8 @@ delta)	src="$srcdir/common/delta.c $srcdir/common/state.c $srcdir/common/readall
 	corpus=corpus-delta ;;
 elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
 ledger)	src="$srcdir/learn/ledger.c $srcdir/learn/log.c $srcdir/common/state.c $srcdir/common/readall.c
-		$srcdir/common/spool_codec.c $p/context.c $p/kb.c $p/stats.c"
+		$srcdir/common/spool_codec.c $srcdir/common/writeall.c $srcdir/common/dirscan.c
+		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-ledger ;;
 siteconf|stateyaml)
 	src="$srcdir/learn/yamlin.c $srcdir/learn/yamlout.c $srcdir/learn/siteconf.c
