@@ -216,10 +216,13 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 	size_t n = bot_kb_count(kb), m = 0;
 	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
 	struct bot_shape shape = { o->seed, o->ncomms, o->calls, rep->round };
+	struct bot_plan_memo *memo = bot_plan_memo_new(kb);
 	size_t i, k = 0;
 	int dropped;
 
-	if (!r) {
+	if (!r || !memo) {
+		free(r);
+		bot_plan_memo_free(memo);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -231,7 +234,7 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		if (!c->has_prior || bot_bucket_lo(b) < (1ULL << o->min_bytes_log2))
 			continue;
 		rep->contexts++;
-		if (bot_policy_plan(&o->policy, kb, c->key, &shape, &plan) < 0)
+		if (bot_policy_plan_memo(&o->policy, kb, memo, c->key, &shape, &plan) < 0)
 			continue;
 		/* Nothing to say beyond "leave it to AUTO". */
 		if (!plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
@@ -244,6 +247,7 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		r[m].key = c->key;
 		m++;
 	}
+	bot_plan_memo_free(memo);
 	if (m)
 		qsort(r, m, sizeof(*r), cmp_ranked);
 	/* Shapes in ranked order too: past 256 shapes, the least-called
