@@ -113,7 +113,8 @@ int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count)
 		return -1;
 	if (count == 0)
 		return 0;
-	i = find_bin(s, q);
+	/* bins arrive in ascending order when a histogram is read back */
+	i = s->nbins && s->bins[s->nbins - 1].bin < q ? s->nbins : find_bin(s, q);
 	if (i < s->nbins && s->bins[i].bin == q) {
 		if (s->bins[i].count > UINT32_MAX - count)
 			return -1;
