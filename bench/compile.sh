@@ -5,7 +5,8 @@
 # through bot_state_encode, then timed side by side in one run: reading its
 # bytes (the floor), read + parse + plan + encode in-process (median of 21),
 # and the whole `nccl-bot env --state FILE --policy thompson` command (median of 11; adds the
-# process start and the rank library check). Prints the absolute times, the
+# process start and the rank library check), and `nccl-bot --help` alone (median of 11: the
+# process start, dynamic linking included). Prints the absolute times, the
 # ratio to reading the bytes and the target: compile <= 20 ms.
 #
 # usage: bench/compile.sh [path/to/nccl-bot] [path/to/libnccl-tuner-bot.so]
@@ -39,9 +40,21 @@ while [ $i -lt 11 ]; do
 	i=$((i + 1))
 done
 cmd_ms=$(sort -n "$tmp/cmd" | sed -n 6p | awk '{ printf "%.3f", $1 / 1000 }')
-awk -v r="$read_ms" -v c="$compile_ms" -v m="$cmd_ms" -v e="$entries" 'BEGIN {
+# the process start alone (dynamic linking included): what the command adds
+i=0
+: >"$tmp/start"
+while [ $i -lt 11 ]; do
+	t0=$(date +%s%N)
+	"$bot" --help >/dev/null 2>&1
+	t1=$(date +%s%N)
+	echo $(( (t1 - t0) / 1000 )) >>"$tmp/start"
+	i=$((i + 1))
+done
+start_ms=$(sort -n "$tmp/start" | sed -n 6p | awk '{ printf "%.3f", $1 / 1000 }')
+awk -v r="$read_ms" -v c="$compile_ms" -v m="$cmd_ms" -v s="$start_ms" -v e="$entries" 'BEGIN {
 	printf "read the snapshot bytes     %8.3f ms\n", r
 	printf "compile (parse+plan+encode) %8.3f ms = %.0fx reading the bytes (%d table entries)\n", c, c / r, e
 	printf "nccl-bot env --state (thompson) %4.3f ms = %.0fx reading the bytes\n", m, m / r
+	printf "nccl-bot --help (process start) %4.3f ms\n", s
 	printf "target: compile <= 20 ms: %s (%.2fx the target)\n", c <= 20 ? "ok" : "MISS", c / 20
 }'

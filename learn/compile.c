@@ -216,10 +216,13 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 	size_t n = bot_kb_count(kb), m = 0;
 	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
 	struct bot_shape shape = { o->seed, o->ncomms, o->calls, rep->round };
+	struct bot_plan_memo *memo = bot_plan_memo_new(kb);
 	size_t i, k = 0;
 	int dropped;
 
-	if (!r) {
+	if (!r || !memo) {
+		free(r);
+		bot_plan_memo_free(memo);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -231,7 +234,7 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		if (!c->has_prior || bot_bucket_lo(b) < (1ULL << o->min_bytes_log2))
 			continue;
 		rep->contexts++;
-		if (bot_policy_plan(&o->policy, kb, c->key, &shape, &plan) < 0)
+		if (bot_policy_plan_memo(&o->policy, kb, memo, c->key, &shape, &plan) < 0)
 			continue;
 		/* Nothing to say beyond "leave it to AUTO". */
 		if (!plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
@@ -244,6 +247,7 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		r[m].key = c->key;
 		m++;
 	}
+	bot_plan_memo_free(memo);
 	if (m)
 		qsort(r, m, sizeof(*r), cmp_ranked);
 	/* Shapes in ranked order too: past 256 shapes, the least-called
@@ -512,10 +516,24 @@ out:
 	return rc;
 }
 
+/* Contexts already in ascending key order (a snapshot is written so)? Then
+ * planning from kb itself is planning from bot_kb_sorted(kb): the same
+ * contexts in the same order, and the same scale-peer chains, which
+ * follow insertion order. */
+static int in_key_order(const struct bot_kb *kb)
+{
+	size_t n = bot_kb_count(kb);
+
+	for (size_t i = 1; i < n; i++)
+		if (bot_kb_at(kb, i - 1)->key >= bot_kb_at(kb, i)->key)
+			return 0;
+	return 1;
+}
+
 int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, uint64_t round,
 		     struct bot_table *t, struct bot_compile_report *rep, char *err, size_t errlen)
 {
-	struct bot_kb *sorted = bot_kb_sorted(kb);
+	struct bot_kb *sorted = NULL;
 	int rc;
 
 	bot_table_init(t, o->policy.id, o->seed);
@@ -524,13 +542,13 @@ int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, 
 	t->flags |= BOT_TABLE_F_MEASURE;
 	if (o->policy.id == BOT_POLICY_SHADOW)
 		t->flags |= BOT_TABLE_F_SHADOW;
-	if (!sorted) {
+	if (!in_key_order(kb) && !(sorted = bot_kb_sorted(kb))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	rep->round = round;
 	rep->contexts = rep->entries = rep->dropped = 0;
-	rc = plan_all(sorted, o, t, rep, err, errlen);
+	rc = plan_all(sorted ? sorted : kb, o, t, rep, err, errlen);
 	bot_kb_free(sorted);
 	return rc;
 }

@@ -201,6 +201,16 @@ const struct bot_kb_ctx *bot_kb_find(const struct bot_kb *kb, uint64_t key)
 	return i == NONE ? NULL : kb->ctx[i];
 }
 
+size_t bot_kb_index(const struct bot_kb *kb, uint64_t key)
+{
+	uint32_t i;
+
+	if (!kb)
+		return BOT_KB_NONE;
+	i = map_get(&kb->index, key);
+	return i == NONE ? BOT_KB_NONE : i;
+}
+
 struct bot_kb_ctx *bot_kb_get(struct bot_kb *kb, uint64_t key)
 {
 	struct bot_kb_ctx *c;

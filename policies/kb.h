@@ -19,6 +19,8 @@
 
 struct bot_kb;
 
+#define BOT_KB_NONE ((size_t)-1)
+
 struct bot_kb_ctx {
 	uint64_t key;
 	int has_prior;
@@ -38,6 +40,8 @@ struct bot_kb *bot_kb_clone(const struct bot_kb *kb);
 /* Find or create the context. NULL on allocation failure (find: not found). */
 struct bot_kb_ctx *bot_kb_get(struct bot_kb *kb, uint64_t key);
 const struct bot_kb_ctx *bot_kb_find(const struct bot_kb *kb, uint64_t key);
+/* The bot_kb_at() index of the context, or BOT_KB_NONE when absent. */
+size_t bot_kb_index(const struct bot_kb *kb, uint64_t key);
 
 int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
 /* Offer a prior row: taken when the context has none; when it has another,
@@ -74,7 +78,6 @@ const struct bot_kb_ctx *bot_kb_at(const struct bot_kb *kb, size_t i);
  * chain of bot_kb_at() indices, newest first:
  *   for (i = bot_kb_peer_first(kb, k); i != BOT_KB_NONE; i = bot_kb_peer_next(kb, i))
  * Cost is the chain length; no scan of the kb. */
-#define BOT_KB_NONE ((size_t)-1)
 size_t bot_kb_peer_first(const struct bot_kb *kb, uint64_t key);
 size_t bot_kb_peer_next(const struct bot_kb *kb, size_t i);
 /* Bytes-per-rank bucket of a key: the size bucket itself, except for

@@ -29,6 +29,7 @@
  * so a plan is a pure function of its inputs. No allocation, no I/O.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "policy.h"
@@ -246,8 +247,27 @@ struct belief {
 	double sd;	/* posterior sd */
 };
 
+/* What the planner reads of one arm of one context: its robust summary
+ * and the q of its prior entry. */
+struct arm_sum {
+	double loc, sd;	/* bot_stats_robust */
+	uint64_t used;
+	double pq;	/* prior_q(prior[arm]) */
+};
+
+/* Summaries computed once per (context, arm) while a kb stays unchanged:
+ * a compile plans every context and each is borrowed from by up to ten
+ * neighbours and its scale peers. Indexed by bot_kb_at() index. */
+struct bot_plan_memo {
+	const struct bot_kb *kb;
+	size_t n;
+	unsigned char *done;	/* n * BOT_NARMS */
+	struct arm_sum *sum;	/* n * BOT_NARMS */
+};
+
 struct view {
 	const struct bot_kb_ctx *ctx;
+	size_t idx;		/* ctx's bot_kb_at() index */
 	int auto_arm;
 	int nb;			/* supported arms */
 	struct belief b[BOT_NARMS];
@@ -258,6 +278,52 @@ static double prior_q(float us)
 	double ns = (double)us * 1000.0;
 
 	return 64.0 * log2(ns > 1.0 ? ns : 1.0);
+}
+
+struct bot_plan_memo *bot_plan_memo_new(const struct bot_kb *kb)
+{
+	struct bot_plan_memo *m = calloc(1, sizeof(*m));
+	size_t n = bot_kb_count(kb);
+
+	if (!m)
+		return NULL;
+	m->kb = kb;
+	m->n = n;
+	if (n) {
+		m->done = calloc(n * BOT_NARMS, sizeof(*m->done));
+		m->sum = malloc(n * BOT_NARMS * sizeof(*m->sum));
+		if (!m->done || !m->sum) {
+			bot_plan_memo_free(m);
+			return NULL;
+		}
+	}
+	return m;
+}
+
+void bot_plan_memo_free(struct bot_plan_memo *m)
+{
+	if (!m)
+		return;
+	free(m->done);
+	free(m->sum);
+	free(m);
+}
+
+/* Arm a of context c (index idx): from the memo when there is one. */
+static const struct arm_sum *arm_summary(struct bot_plan_memo *memo, const struct bot_kb_ctx *c,
+					 size_t idx, int a, struct arm_sum *tmp)
+{
+	struct arm_sum *s = tmp;
+
+	if (memo && idx < memo->n) {
+		s = &memo->sum[idx * BOT_NARMS + (size_t)a];
+		if (memo->done[idx * BOT_NARMS + (size_t)a])
+			return s;
+		memo->done[idx * BOT_NARMS + (size_t)a] = 1;
+	}
+	bot_stats_robust(&c->arm[a], &s->loc, &s->sd, &s->used);
+	s->pq = prior_q(c->prior[a]);
+	return s;
 }
 
 /* A single sample has no median to be trimmed against: one more than 4x
@@ -271,30 +337,36 @@ static int lone_outlier(uint64_t n, double loc, double m0)
 
 /* Accumulate AUTO's error seen in context c (weight w per unit of evidence)
  * into sum/wsum for every arm that is supported here. */
-static void borrow(const struct bot_kb_ctx *c, const struct view *v, double w,
-		   double sum[BOT_NARMS], double wsum[BOT_NARMS])
+static void borrow(const struct bot_kb *kb, struct bot_plan_memo *memo, size_t idx,
+		   const struct view *v, double w, double sum[BOT_NARMS], double wsum[BOT_NARMS])
 {
+	const struct bot_kb_ctx *c = bot_kb_at(kb, idx);
+
 	if (!c || !c->has_prior)
 		return;
 	for (int i = 0; i < v->nb; i++) {
 		int a = v->b[i].arm;
+		const struct arm_sum *as;
+		struct arm_sum tmp;
 		uint64_t n = c->arm[a].n;
-		double loc, e;
+		double e;
 
 		if (!n || c->prior[a] < 0)
 			continue;
-		bot_stats_robust(&c->arm[a], &loc, NULL, &n);
-		if (!n || lone_outlier(n, loc, prior_q(c->prior[a])))
+		as = arm_summary(memo, c, idx, a, &tmp);
+		n = as->used;
+		if (!n || lone_outlier(n, as->loc, as->pq))
 			continue;
 		e = w * (double)n / (double)(n + 1);
-		sum[a] += e * (loc - prior_q(c->prior[a]));
+		sum[a] += e * (as->loc - as->pq);
 		wsum[a] += e;
 	}
 }
 
 /* Corrections of the prior from neighbouring contexts; see the file comment. */
-static void corrections(const struct bot_kb *kb, uint64_t key, const struct view *v,
-			double share, double corr[BOT_NARMS], double wsum[BOT_NARMS])
+static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uint64_t key,
+			const struct view *v, double share, double corr[BOT_NARMS],
+			double wsum[BOT_NARMS])
 {
 	static const int delta[] = { -8, -4, -3, -2, -1, 1, 2, 3, 4, 8 };
 	static const double dw[] = { 0.37, 0.61, 0.69, 0.78, 0.88, 0.88, 0.78, 0.69, 0.61, 0.37 };
@@ -310,7 +382,8 @@ static void corrections(const struct bot_kb *kb, uint64_t key, const struct view
 
 		if (nbk < 0 || nbk >= BOT_NBUCKETS)
 			continue;
-		borrow(bot_kb_find(kb, bot_ctx_key(coll, (unsigned)nbk, nr, nn)), v, dw[i], sum, wsum);
+		borrow(kb, memo, bot_kb_index(kb, bot_ctx_key(coll, (unsigned)nbk, nr, nn)), v, dw[i],
+		       sum, wsum);
 	}
 	/* Other scales at the same bytes per rank. */
 	for (size_t i = bot_kb_peer_first(kb, key); i != BOT_KB_NONE; i = bot_kb_peer_next(kb, i)) {
@@ -321,7 +394,7 @@ static void corrections(const struct bot_kb *kb, uint64_t key, const struct view
 			continue;
 		d = fabs(log2((double)(bot_key_nnodes(c->key) ? bot_key_nnodes(c->key) : 1) /
 			      (double)(nn ? nn : 1)));
-		borrow(c, v, 0.6 * exp(-0.35 * d), sum, wsum);
+		borrow(kb, memo, i, v, 0.6 * exp(-0.35 * d), sum, wsum);
 	}
 	/* This context's own measured arms: a shared offset of AUTO here. */
 	for (int i = 0; i < v->nb; i++) {
@@ -356,11 +429,12 @@ static void corrections(const struct bot_kb *kb, uint64_t key, const struct view
 }
 
 /* Fill v for the policy; 0, or -1 when the plan must be "leave it to AUTO". */
-static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
-		      int cold, struct view *v)
+static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
+		      struct bot_plan_memo *memo, uint64_t key, int cold, struct view *v)
 {
 	const struct bot_policy_params *par = &p->par;
-	const struct bot_kb_ctx *c = bot_kb_find(kb, key);
+	size_t idx = bot_kb_index(kb, key);
+	const struct bot_kb_ctx *c = bot_kb_at(kb, idx);
 	double corr[BOT_NARMS], wsum[BOT_NARMS];
 	double best0 = INFINITY, bestmu = INFINITY, ref = INFINITY, win;
 	double tau = par->prior_sd * BOT_Q_PER_OCTAVE;
@@ -369,30 +443,34 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb, uint6
 	if (!c || !c->has_prior)
 		return -1;
 	v->ctx = c;
+	v->idx = idx;
 	v->auto_arm = bot_prior_argmin(c->prior);
 	if (v->auto_arm < 0)
 		return -1;
 	v->nb = 0;
 	for (int a = 0; a < BOT_NARMS; a++) {
+		const struct arm_sum *as;
+		struct arm_sum tmp;
 		struct belief *x;
-		double sd;
 
 		if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v->auto_arm, p->allow))
 			continue;
+		as = arm_summary(memo, c, idx, a, &tmp);
 		x = &v->b[v->nb++];
 		x->arm = a;
 		x->plausible = 1;
-		x->m0 = prior_q(c->prior[a]);
-		bot_stats_robust(&c->arm[a], &x->r, &sd, &x->n);
+		x->m0 = as->pq;
+		x->r = as->loc;
+		x->n = as->used;
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;
 		}
 		/* sd is kept in mu temporarily */
-		x->mu = sd;
+		x->mu = as->sd;
 	}
 	if (!cold && par->share > 0) {
-		corrections(kb, key, v, par->share, corr, wsum);
+		corrections(kb, memo, key, v, par->share, corr, wsum);
 	} else {
 		memset(corr, 0, sizeof(corr));
 		memset(wsum, 0, sizeof(wsum));
@@ -799,11 +877,20 @@ static void plan_greedy_cold(const struct view *v, struct bot_plan *out)
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
 		    const struct bot_shape *shape, struct bot_plan *out)
 {
+	return bot_policy_plan_memo(p, kb, NULL, key, shape, out);
+}
+
+int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
+			 struct bot_plan_memo *memo, uint64_t key, const struct bot_shape *shape,
+			 struct bot_plan *out)
+{
 	struct view v;
 	int cold;
 
 	if (!out)
 		return -1;
+	if (memo && memo->kb != kb)
+		memo = NULL;
 	plan_auto(out);
 	if (!p || !shape || p->id < 0 || p->id >= BOT_NPOLICY)
 		return -1;
@@ -811,11 +898,13 @@ int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_
 	if (p->id == BOT_POLICY_AUTO || p->id == BOT_POLICY_SWEEP || p->id == BOT_POLICY_ETC ||
 	    p->id == BOT_POLICY_GREEDY_COLD) {
 		/* Schedules and AUTO need the arms, not the beliefs. */
-		const struct bot_kb_ctx *c = bot_kb_find(kb, key);
+		size_t idx = bot_kb_index(kb, key);
+		const struct bot_kb_ctx *c = bot_kb_at(kb, idx);
 
 		if (!c || !c->has_prior || (v.auto_arm = bot_prior_argmin(c->prior)) < 0)
 			return 0;
 		v.ctx = c;
+		v.idx = idx;
 		v.nb = 0;
 		for (int a = 0; a < BOT_NARMS; a++) {
 			struct belief *x;
@@ -826,10 +915,15 @@ int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_
 			memset(x, 0, sizeof(*x));
 			x->arm = a;
 			x->plausible = 1;
-			if (p->id != BOT_POLICY_AUTO && p->id != BOT_POLICY_SWEEP)
-				bot_stats_robust(&c->arm[a], &x->r, NULL, &x->n);
+			if (p->id != BOT_POLICY_AUTO && p->id != BOT_POLICY_SWEEP) {
+				struct arm_sum tmp;
+				const struct arm_sum *as = arm_summary(memo, c, idx, a, &tmp);
+
+				x->r = as->loc;
+				x->n = as->used;
+			}
 		}
-	} else if (build_view(p, kb, key, cold, &v) < 0) {
+	} else if (build_view(p, kb, memo, key, cold, &v) < 0) {
 		return 0;
 	}
 	switch (p->id) {

@@ -21,7 +21,8 @@
  * Cost: bot_policy_plan() needs no precomputation and no cache; it reads the
  * context, at most ten neighbouring sizes and the context's scale peers,
  * about 1-3 us with a populated kb, so calling it per call is fine. It
- * allocates nothing. The kb may change freely between calls.
+ * allocates nothing. The kb may change freely between calls. A caller that
+ * plans every context of an unchanging kb passes a bot_plan_memo.
  *
  * Shapes: ncomms <= 1 is per-call mode (round = call index; the caller
  * draws bot_probe_bucket per call, so probe widths are probabilities: for
@@ -89,6 +90,19 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out);
  * Returns 0 or -1 (bad arguments). */
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
 		    const struct bot_shape *shape, struct bot_plan *out);
+
+/* Planning many contexts of one kb (a compile): a memo of each arm's
+ * robust summary, computed the first time a plan reads it, so that the ten
+ * neighbours and the scale peers each context borrows from are summarised
+ * once instead of once per borrower. Plans are bit-identical to
+ * bot_policy_plan()'s. The kb must not change while the memo is used (a
+ * memo made for another kb is ignored). new: NULL on allocation failure. */
+struct bot_plan_memo;
+struct bot_plan_memo *bot_plan_memo_new(const struct bot_kb *kb);
+void bot_plan_memo_free(struct bot_plan_memo *m);
+int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
+			 struct bot_plan_memo *memo, uint64_t key, const struct bot_shape *shape,
+			 struct bot_plan *out);
 
 /* Apply the policy's discount to every count of kb (bot_kb_decay with
  * num/den = discount in 1/65536 units); nothing when discount >= 1. Callers

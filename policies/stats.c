@@ -113,7 +113,8 @@ int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count)
 		return -1;
 	if (count == 0)
 		return 0;
-	i = find_bin(s, q);
+	/* bins arrive in ascending order when a histogram is read back */
+	i = s->nbins && s->bins[s->nbins - 1].bin < q ? s->nbins : find_bin(s, q);
 	if (i < s->nbins && s->bins[i].bin == q) {
 		if (s->bins[i].count > UINT32_MAX - count)
 			return -1;
@@ -271,38 +272,60 @@ static const double exp2_64th[64] = {
 
 };
 
-/* 2^(d/64) for |d| <= 2 * BOT_MEAN_TRIM_Q, without libm on the hot loop. */
+/* 2^(d/64) for |d| <= 2 * BOT_MEAN_TRIM_Q, without libm on the hot loop:
+ * the octave's fraction times an exact power of two, which is what
+ * ldexp(exp2_64th[r], o) returns (no rounding: |o| <= 4, far from the
+ * subnormals), bit for bit. */
 static double ratio_q(int d)
 {
+	static const double pow2[9] = { 0.0625, 0.125, 0.25, 0.5, 1, 2, 4, 8, 16 };
 	int o = d >= 0 ? d / 64 : -((-d + 63) / 64);
 
-	return ldexp(exp2_64th[d - 64 * o], o);
+	return exp2_64th[d - 64 * o] * pow2[o + 4];
 }
 
-/* q of the arithmetic mean of the samples within the mean window. */
-static double mean_loc(const struct bot_stats *s, uint64_t *used)
+/* One pass over the mean window (+-BOT_MEAN_TRIM_Q bins around the lower
+ * median): *loc the q of the arithmetic mean of its samples (NaN when
+ * empty), *sd the sd of their q (0 below two samples), *used their count. */
+static void window_summary(const struct bot_stats *s, double *loc, double *sd, uint64_t *used)
 {
 	uint32_t lo, hi;
 	uint64_t c = 0;
-	double sum = 0;
+	int64_t sd1 = 0, sd2 = 0;
+	double sum = 0, v = 0;
 	int m;
 
-	if (used)
-		*used = 0;
+	*loc = NAN;
+	*sd = 0;
+	*used = 0;
 	if (window(s, BOT_MEAN_TRIM_Q, &m, &lo, &hi) < 0)
-		return NAN;
+		return;
 	for (uint32_t i = lo; i < hi; i++) {
-		c += s->bins[i].count;
-		sum += (double)s->bins[i].count * ratio_q((int)s->bins[i].bin - m);
+		int64_t d = (int64_t)s->bins[i].bin - m, k = s->bins[i].count;
+
+		c += (uint64_t)k;
+		sd1 += k * d;
+		sd2 += k * d * d;
+		sum += (double)s->bins[i].count * ratio_q((int)d);
 	}
-	if (used)
-		*used = c;
-	return c ? m + 64.0 * log2(sum / (double)c) : NAN;
+	if (c > 1) {
+		v = ((double)sd2 - (double)sd1 * (double)sd1 / (double)c) / (double)(c - 1);
+		*sd = v > 0 ? sqrt(v) : 0;
+	}
+	*used = c;
+	if (c)
+		*loc = m + 64.0 * log2(sum / (double)c);
 }
 
 double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used)
 {
-	return mean_loc(s, used);
+	double loc, sd;
+	uint64_t c;
+
+	window_summary(s, &loc, &sd, &c);
+	if (used)
+		*used = c;
+	return loc;
 }
 
 double bot_stats_robust_sd_q(const struct bot_stats *s)
@@ -322,30 +345,14 @@ double bot_stats_robust_us(const struct bot_stats *s)
 
 void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64_t *used)
 {
-	uint32_t lo, hi;
-	uint64_t c = 0, cm = 0;
-	int64_t sd1 = 0, sd2 = 0;
-	double l = NAN, v = 0;
-	int m;
+	double l, v;
+	uint64_t c;
 
-	if (window(s, BOT_MEAN_TRIM_Q, &m, &lo, &hi) == 0) {
-		for (uint32_t i = lo; i < hi; i++) {
-			int64_t d = (int64_t)s->bins[i].bin - m, k = s->bins[i].count;
-
-			c += (uint64_t)k;
-			sd1 += k * d;
-			sd2 += k * d * d;
-		}
-		if (c > 1) {
-			v = ((double)sd2 - (double)sd1 * (double)sd1 / (double)c) / (double)(c - 1);
-			v = v > 0 ? sqrt(v) : 0;
-		}
-		l = mean_loc(s, &cm);
-	}
+	window_summary(s, &l, &v, &c);
 	if (loc)
 		*loc = l;
 	if (sd)
 		*sd = v;
 	if (used)
-		*used = cm;
+		*used = c;
 }

@@ -365,6 +365,52 @@ START_TEST(test_stats_robust)
 }
 END_TEST
 
+/* The robust summary bit for bit against its definition computed the slow
+ * way (libm per bin, a second pass for the spread): the planner's numbers,
+ * and the replay's, must not move when the summary is made faster. */
+START_TEST(test_stats_robust_bits)
+{
+	uint64_t h = 99;
+
+	for (int t = 0; t < 300; t++) {
+		struct bot_stats s;
+		uint64_t used, c = 0;
+		double loc, sd, sum = 0, ref_loc = NAN, ref_sd = 0;
+		int64_t s1 = 0, s2 = 0;
+		int m;
+
+		bot_stats_init(&s);
+		for (int k = 0; k < 1 + t % 40; k++) {
+			h = bot_mix64(h + 1);
+			bot_stats_add_q(&s, 600 + (int)(h % 400), 1 + (uint32_t)(h >> 60));
+		}
+		m = bot_stats_median_q(&s);
+		for (uint32_t i = 0; i < s.nbins; i++) {
+			int64_t d = (int64_t)s.bins[i].bin - m, k = s.bins[i].count;
+
+			if (d < -BOT_MEAN_TRIM_Q || d > BOT_MEAN_TRIM_Q)
+				continue;
+			c += (uint64_t)k;
+			s1 += k * d;
+			s2 += k * d * d;
+			sum += (double)s.bins[i].count * exp2((double)d / 64.0);
+		}
+		if (c)
+			ref_loc = m + 64.0 * log2(sum / (double)c);
+		if (c > 1) {
+			double v = ((double)s2 - (double)s1 * (double)s1 / (double)c) / (double)(c - 1);
+
+			ref_sd = v > 0 ? sqrt(v) : 0;
+		}
+		bot_stats_robust(&s, &loc, &sd, &used);
+		ck_assert_uint_eq(used, c);
+		ck_assert_mem_eq(&loc, &ref_loc, sizeof(loc));
+		ck_assert_mem_eq(&sd, &ref_sd, sizeof(sd));
+		bot_stats_free(&s);
+	}
+}
+END_TEST
+
 /* ---- kb ----------------------------------------------------------------- */
 
 START_TEST(test_kb)
@@ -791,8 +837,11 @@ START_TEST(test_policy_random_kbs)
 {
 	struct bot_policy p;
 	uint64_t h = 0x1234 + (uint64_t)_i;
+	struct bot_kb *okb = make_kb();
+	struct bot_plan_memo *memo, *other = bot_plan_memo_new(okb);
 
 	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	ck_assert_ptr_nonnull(other);
 	for (int t = 0; t < 60; t++) {
 		struct bot_kb *kb = bot_kb_new();
 		float pr[BOT_NARMS];
@@ -810,16 +859,24 @@ START_TEST(test_policy_random_kbs)
 				bot_kb_add_us(kb, key, (int)(h % BOT_NARMS), 0.01 + (double)(h >> 40) / 1e5);
 			}
 		}
+		memo = bot_plan_memo_new(kb);
+		ck_assert_ptr_nonnull(memo);
 		for (int c = 0; c < 6; c++) {
 			uint64_t key = bot_ctx_key((unsigned)(c % 2) * 4, 76 + 4 * (unsigned)(c / 2), 16, 2);
 			const struct bot_kb_ctx *x = bot_kb_find(kb, key);
 
 			for (uint64_t r = 0; r < 8; r++) {
 				struct bot_shape s = { h, (uint32_t)(1u << r), r * 7, r };
-				struct bot_plan pl;
+				struct bot_plan pl, pm;
 
 				ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
 				ck_assert_int_eq(bot_plan_check(&pl), 0);
+				/* A memo (warm from earlier keys, and one made for
+				 * another kb, which is ignored) changes nothing. */
+				ck_assert_int_eq(bot_policy_plan_memo(&p, kb, memo, key, &s, &pm), 0);
+				ck_assert_mem_eq(&pm, &pl, sizeof(pl));
+				ck_assert_int_eq(bot_policy_plan_memo(&p, kb, other, key, &s, &pm), 0);
+				ck_assert_mem_eq(&pm, &pl, sizeof(pl));
 				if (pl.exploit != BOT_ARM_AUTO)
 					ck_assert(x->prior[pl.exploit] >= 0);
 				for (unsigned i = 0; i < pl.nprobe; i++)
@@ -828,8 +885,11 @@ START_TEST(test_policy_random_kbs)
 						  pl.probe[i].arm != pl.exploit);
 			}
 		}
+		bot_plan_memo_free(memo);
 		bot_kb_free(kb);
 	}
+	bot_plan_memo_free(other);
+	bot_kb_free(okb);
 }
 END_TEST
 
@@ -927,6 +987,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stats_merge);
 	tcase_add_test(tc, test_stats_decay);
 	tcase_add_test(tc, test_stats_robust);
+	tcase_add_test(tc, test_stats_robust_bits);
 	tcase_add_test(tc, test_kb);
 	suite_add_tcase(s, tc);
 
