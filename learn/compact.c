@@ -339,10 +339,12 @@ static int in_list(const char *s, const char *const *v, size_t n)
 
 /* Read every delta's header of one directory (the whole file is
  * validated), quarantine what the reader refuses; at most c->max_bytes of
- * deltas per run over both directories (by size, held/ first, then the
- * inbox, each by name; the rest wait for the next run). */
-static int list_dir(struct run *x, int dfd, const char *dpath, int held, uint64_t *bytes)
+ * deltas per run and directory (by size, the first by name, at least one;
+ * the rest wait for the next run): a full held/ never starves the inbox. */
+static int list_dir(struct run *x, int dfd, const char *dpath, int held)
 {
+	uint64_t bytes = 0;
+	size_t listed = 0;
 	char err[ERRMAX], **names;
 	uint64_t max_bytes = x->c->max_bytes ? x->c->max_bytes : BOT_COMPACT_MAX_BYTES;
 	struct item *nit;
@@ -377,14 +379,15 @@ static int list_dir(struct run *x, int dfd, const char *dpath, int held, uint64_
 		uint64_t size = fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				st.st_size > 0 ? (uint64_t)st.st_size : 0;
 
-		if (x->r->inbox + x->r->held_listed && *bytes + size > max_bytes) {
+		if (listed && bytes + size > max_bytes) {
 			bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %" PRIu64 " bytes of deltas; "
 				    "%zu wait for the next run", dpath, max_bytes, n - i);
 			for (size_t j = i; j < n; j++)
 				free(names[j]);
 			break;
 		}
-		*bytes += size;
+		bytes += size;
+		listed++;
 		memset(it, 0, sizeof(*it));
 		it->name = names[i];
 		it->held = held;
@@ -417,10 +420,7 @@ static int list_dir(struct run *x, int dfd, const char *dpath, int held, uint64_
 /* held/ and the inbox, sorted by job step */
 static int list_inbox(struct run *x)
 {
-	uint64_t bytes = 0;
-
-	if (list_dir(x, x->hfd, x->hpath, 1, &bytes) < 0 ||
-	    list_dir(x, x->infd, x->inpath, 0, &bytes) < 0)
+	if (list_dir(x, x->hfd, x->hpath, 1) < 0 || list_dir(x, x->infd, x->inpath, 0) < 0)
 		return -1;
 	if (x->nit > 1)
 		qsort(x->it, x->nit, sizeof(*x->it), cmp_item);
