@@ -7,6 +7,9 @@
  * the new identities, so the deltas still in the inbox merge again; a crash
  * after it leaves the new state, whose ledger holds them, so those still in
  * the inbox are duplicates. Either way every delta counts exactly once.
+ * held/ is a second inbox with the same rule: a held delta merged is in
+ * the ledger before it leaves held/; moves into held/ and out of it to the
+ * quarantine are single renames of a delta never counted.
  */
 #include <errno.h>
 #include <fcntl.h>

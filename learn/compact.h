@@ -14,16 +14,17 @@
  * (identities in the ledger), quarantine steps too old to dedup and steps
  * reporting contexts they could not have produced, set aside steps
  * contradicting the fabric (consensus), reduce the step's samples to the
- * minimum over ranks across its nodes (learn/compile.h), cap each principal's samples
- * and calls per (context, arm) in the window, and merge (a bin that would
- * pass 2^32-1 halves its arm). The steps set aside, with those held from
+ * minimum over ranks across its nodes (learn/compile.h), cap each
+ * principal's samples and calls per (context, arm) in the window, and
+ * merge (a bin that would pass 2^32-1 halves its arm). The steps set aside, with those held from
  * earlier runs (<state>/held/, listed with the inbox), are accepted and
  * merged when steps of consensus_users distinct uids contradict the fabric
  * in the same direction on a common (context, arm); the others are moved
  * to held/, or quarantined once held hold_windows windows. Then write the
  * ledger, publish the snapshot naming it, and only then remove the merged
- * deltas from the inbox (and held/) and append provenance lines (those of deltas quarantined before their fabric
- * was known, once the inbox is grouped, to <state>/.ledger/provenance.log).
+ * deltas from the inbox (and held/) and append provenance lines (those
+ * of deltas quarantined before their fabric was known, once the inbox is
+ * grouped, to <state>/.ledger/provenance.log).
  *
  * Every knob is a field of struct bot_compact_conf (defaults by
  * bot_compact_conf_default); the tool fills it from the site configuration
