@@ -7,6 +7,9 @@
  * the new identities, so the deltas still in the inbox merge again; a crash
  * after it leaves the new state, whose ledger holds them, so those still in
  * the inbox are duplicates. Either way every delta counts exactly once.
+ * held/ is a second inbox with the same rule: a held delta merged is in
+ * the ledger before it leaves held/; moves into held/ and out of it to the
+ * quarantine are single renames of a delta never counted.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +45,8 @@ void bot_compact_conf_default(struct bot_compact_conf *c)
 	c->settle = 300;
 	c->max_wait = 3600;
 	c->consensus_min = 4;
+	c->consensus_users = 3;
+	c->hold_windows = 0;	/* dedup_windows - 1 */
 	c->retention = 8;
 	c->now = -1;
 	c->max_bytes = BOT_COMPACT_MAX_BYTES;
@@ -100,6 +105,7 @@ struct item {
 	uint64_t identity;
 	int64_t mtime;
 	int done;			/* quarantined or removed */
+	int held;			/* it lies in held/, not in the inbox */
 };
 
 struct group {
@@ -111,8 +117,8 @@ struct run {
 	const struct bot_compact_conf *c;
 	struct bot_compact_result *r;
 	const struct bot_log *log;
-	int infd, qfd;
-	char inpath[4200], qpath[4200];
+	int infd, qfd, hfd;
+	char inpath[4200], qpath[4200], hpath[4200];
 	int64_t now;
 	uint64_t wnow;
 	struct item *it;
@@ -133,6 +139,32 @@ static const char *word(char *dst, size_t cap, const char *src)
 			 (src[i] >= '0' && src[i] <= '9') || strchr("._+-", src[i]) ? src[i] : '?';
 	dst[i] = 0;
 	return dst;
+}
+
+/* The directory a delta lies in: the inbox, or held/. */
+static int item_fd(const struct run *x, const struct item *it)
+{
+	return it->held ? x->hfd : x->infd;
+}
+
+static const char *item_dir(const struct run *x, const struct item *it)
+{
+	return it->held ? x->hpath : x->inpath;
+}
+
+/* Remove a delta that left (merged and published, or a duplicate), and a
+ * held one's .why: 0, or -1 with errno. */
+static int remove_item(struct run *x, struct item *it)
+{
+	char wname[512 + 8];
+
+	if (unlinkat(item_fd(x, it), it->name, 0) < 0 && errno != ENOENT)
+		return -1;
+	if (it->held) {
+		snprintf(wname, sizeof(wname), "%s.why", it->name);
+		unlinkat(x->hfd, wname, 0);
+	}
+	return 0;
 }
 
 /* ---- quarantine ------------------------------------------------------------ */
@@ -174,13 +206,18 @@ static int quarantine(struct run *x, struct item *it, int reason, const char *wh
 				    strerror(errno));
 		close(fd);
 	}
-	if (renameat(x->infd, it->name, x->qfd, target) < 0) {
-		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: cannot quarantine: %s", x->inpath,
+	if (renameat(item_fd(x, it), it->name, x->qfd, target) < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: cannot quarantine: %s", item_dir(x, it),
 			    it->name, strerror(errno));
 		return -1;
 	}
 	fsync(x->qfd);
-	fsync(x->infd);
+	fsync(item_fd(x, it));
+	if (it->held) {	/* its .why in held/ said why it was held */
+		snprintf(wname, sizeof(wname), "%s.why", it->name);
+		unlinkat(x->hfd, wname, 0);
+		it->held = 0;
+	}
 	it->done = 1;
 	x->r->quarantined++;
 	x->r->by_reason[reason]++;
@@ -209,6 +246,50 @@ static void quarantine_early(struct run *x, struct item *it, int reason, const c
 	else
 		text_add(&x->early, "%lld quarantined %s %s - - - -\n", (long long)x->now,
 			 bot_compact_reason_name(reason), name);
+}
+
+/*
+ * Move inbox/name to held/name (the same name: the next run lists held/
+ * as it lists the inbox) with name.why ("reason\n") written first, so a
+ * crash leaves at worst a .why without its delta (ignored). A name already
+ * held stays in the inbox (said). 0, or -1.
+ */
+static int hold(struct run *x, struct item *it, const char *why)
+{
+	char wname[512 + 8], line[ERRMAX + 2];
+	struct stat st;
+	int fd;
+
+	if (it->held)
+		return 0;
+	if (fstatat(x->hfd, it->name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: a delta of that name is held already; "
+			    "left in the inbox", x->hpath, it->name);
+		return -1;
+	}
+	snprintf(wname, sizeof(wname), "%s.why", it->name);
+	snprintf(line, sizeof(line) - 1, "%s", why);
+	bot_log_esc_inplace(line, sizeof(line) - 1);
+	strcat(line, "\n");
+	unlinkat(x->hfd, wname, 0);	/* a .why a crash left */
+	fd = openat(x->hfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd >= 0) {
+		if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
+			bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: %s", x->hpath, wname,
+				    strerror(errno));
+		close(fd);
+	}
+	if (renameat(x->infd, it->name, x->hfd, it->name) < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: cannot hold: %s", x->inpath, it->name,
+			    strerror(errno));
+		unlinkat(x->hfd, wname, 0);
+		return -1;
+	}
+	fsync(x->hfd);
+	fsync(x->infd);
+	it->held = 1;
+	bot_log_msg(x->log, BOT_LOG_INFO, "held %s: %s", it->name, why);
+	return 0;
 }
 
 /* Append the early quarantines' lines to <state>/.ledger/provenance.log
@@ -259,69 +340,91 @@ static int in_list(const char *s, const char *const *v, size_t n)
 	return 0;
 }
 
-/* Read every delta's header (the whole file is validated), quarantine what
- * the reader refuses; at most c->max_bytes of deltas per run (by inbox
- * size, the first by name; the rest wait for the next run). */
-static int list_inbox(struct run *x)
+/* Read every delta's header of one directory (the whole file is
+ * validated), quarantine what the reader refuses; at most c->max_bytes of
+ * deltas per run and directory (by size, the first by name, at least one;
+ * the rest wait for the next run): a full held/ never starves the inbox. */
+static int list_dir(struct run *x, int dfd, const char *dpath, int held)
 {
+	uint64_t bytes = 0;
+	size_t listed = 0;
 	char err[ERRMAX], **names;
-	uint64_t bytes = 0, max_bytes = x->c->max_bytes ? x->c->max_bytes : BOT_COMPACT_MAX_BYTES;
+	uint64_t max_bytes = x->c->max_bytes ? x->c->max_bytes : BOT_COMPACT_MAX_BYTES;
+	struct item *nit;
 	size_t n;
 	int more;
 
-	if (bot_ship_list(x->infd, x->inpath, BOT_COMPACT_MAX_INBOX, &names, &n, &more, err,
+	if (bot_ship_list(dfd, dpath, BOT_COMPACT_MAX_INBOX, &names, &n, &more, err,
 			  sizeof(err)) < 0) {
 		bot_log_msg(x->log, BOT_LOG_ERROR, "%s", err);
 		return -1;
 	}
-	x->r->unlisted = (size_t)more;
+	if (!held)
+		x->r->unlisted = (size_t)more;
 	if (more)
 		bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %u deltas; the rest wait for the "
-			    "next run", x->inpath, BOT_COMPACT_MAX_INBOX);
-	x->it = calloc(n ? n : 1, sizeof(*x->it));
-	if (!x->it) {
+			    "next run", dpath, BOT_COMPACT_MAX_INBOX);
+	nit = realloc(x->it, (x->nit + n + 1) * sizeof(*x->it));
+	if (!nit) {
 		for (size_t i = 0; i < n; i++)
 			free(names[i]);
 		free(names);
 		bot_log_msg(x->log, BOT_LOG_ERROR, "out of memory");
 		return -1;
 	}
+	x->it = nit;
+	memset(x->it + x->nit, 0, (n + 1) * sizeof(*x->it));
 	for (size_t i = 0; i < n; i++) {
 		struct item *it = &x->it[x->nit];
 		char path[4500];
 		struct bot_delta d;
 		struct stat st;
-		uint64_t size = fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		uint64_t size = fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 				st.st_size > 0 ? (uint64_t)st.st_size : 0;
 
-		if (x->r->inbox && bytes + size > max_bytes) {
+		if (listed && bytes + size > max_bytes) {
 			bot_log_msg(x->log, BOT_LOG_INFO, "%s: more than %" PRIu64 " bytes of deltas; "
-				    "%zu wait for the next run", x->inpath, max_bytes, n - i);
+				    "%zu wait for the next run", dpath, max_bytes, n - i);
 			for (size_t j = i; j < n; j++)
 				free(names[j]);
 			break;
 		}
 		bytes += size;
+		listed++;
+		memset(it, 0, sizeof(*it));
 		it->name = names[i];
-		x->r->inbox++;
-		snprintf(path, sizeof(path), "%s/%s", x->inpath, names[i]);
-		if (bot_delta_read_at(x->infd, names[i], path, &d, err, sizeof(err)) < 0) {
-			/* gone meanwhile (nobody else removes inbox files): nothing to do */
-			if (fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		it->held = held;
+		if (held)
+			x->r->held_listed++;
+		else
+			x->r->inbox++;
+		snprintf(path, sizeof(path), "%s/%s", dpath, names[i]);
+		if (bot_delta_read_at(dfd, names[i], path, &d, err, sizeof(err)) < 0) {
+			/* gone meanwhile (nobody else removes these files): nothing to do */
+			if (fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0) {
 				bot_log_esc_inplace(err, sizeof(err));
 				quarantine_early(x, it, BOT_Q_UNREADABLE, err, 0);
 			}
 			free(names[i]);
+			it->name = NULL;
 			continue;
 		}
 		it->h = d.hdr;
 		it->identity = d.identity;
 		bot_delta_free(&d);
-		it->mtime = fstatat(x->infd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ?
+		it->mtime = fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ?
 			    (int64_t)st.st_mtime : x->now;
 		x->nit++;
 	}
 	free(names);
+	return 0;
+}
+
+/* held/ and the inbox, sorted by job step */
+static int list_inbox(struct run *x)
+{
+	if (list_dir(x, x->hfd, x->hpath, 1) < 0 || list_dir(x, x->infd, x->inpath, 0) < 0)
+		return -1;
 	if (x->nit > 1)
 		qsort(x->it, x->nit, sizeof(*x->it), cmp_item);
 	return 0;
@@ -427,10 +530,32 @@ static const char *impossible(const struct bot_delta *d, size_t *at, char *why, 
 	return NULL;
 }
 
-/* Consensus (section 14): N contradicted of M comparable (context, arm). */
+/* A contradicted (context, arm) of a step set aside: the direction (+1:
+ * slower than the fabric, -1: faster), the step's uid and its index in
+ * the run's list of steps set aside (struct cand). */
+struct sig {
+	uint64_t key;
+	int arm, dir;
+	uint32_t uid;
+	size_t cand;
+};
+
+struct sigs {
+	struct sig *v;
+	size_t n, cap;
+};
+
+/*
+ * Consensus (section 14): N contradicted of M comparable (context, arm).
+ * With sg, each contradicted (context, arm) is appended there (when the
+ * step contradicts; dropped otherwise). -1: out of memory.
+ */
 static int contradicts(const struct run *x, const struct bot_kb *step, const struct bot_kb *fab,
-		       uint64_t *bad, uint64_t *comparable)
+		       uint64_t *bad, uint64_t *comparable, struct sigs *sg, uint32_t uid,
+		       size_t cand)
 {
+	size_t n0 = sg ? sg->n : 0;
+
 	*bad = *comparable = 0;
 	for (size_t i = 0; i < bot_kb_count(step); i++) {
 		const struct bot_kb_ctx *s = bot_kb_at(step, i), *f = bot_kb_find(fab, s->key);
@@ -447,11 +572,72 @@ static int contradicts(const struct run *x, const struct bot_kb *step, const str
 			if (isnan(qs) || isnan(qf))
 				continue;
 			(*comparable)++;
-			if (fabs(qs - qf) > BOT_Q_PER_OCTAVE)
-				(*bad)++;
+			if (fabs(qs - qf) <= BOT_Q_PER_OCTAVE)
+				continue;
+			(*bad)++;
+			if (!sg)
+				continue;
+			if (sg->n == sg->cap) {
+				size_t nc = sg->cap ? sg->cap * 2 : 64;
+				struct sig *nv = realloc(sg->v, nc * sizeof(*nv));
+
+				if (!nv)
+					return -1;
+				sg->v = nv;
+				sg->cap = nc;
+			}
+			sg->v[sg->n++] = (struct sig){ s->key, a, qs > qf ? 1 : -1, uid, cand };
 		}
 	}
-	return *bad >= x->c->consensus_min && 2 * *bad >= *comparable && *bad > 0;
+	if (*bad >= x->c->consensus_min && 2 * *bad >= *comparable && *bad > 0)
+		return 1;
+	if (sg)
+		sg->n = n0;
+	return 0;
+}
+
+static int cmp_sig(const void *pa, const void *pb)
+{
+	const struct sig *a = pa, *b = pb;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->arm != b->arm)
+		return a->arm < b->arm ? -1 : 1;
+	if (a->dir != b->dir)
+		return a->dir < b->dir ? -1 : 1;
+	return (a->uid > b->uid) - (a->uid < b->uid);
+}
+
+/* A step set aside because it contradicts the fabric: its deltas
+ * (cidx[first .. first+n)), its window, and the verdict. */
+struct cand {
+	size_t first, n;
+	uint64_t sw, bad, comparable;
+	int accepted;
+};
+
+/* Accept every step set aside that shares a contradicted (context, arm)
+ * and direction with steps of at least c->consensus_users distinct uids
+ * (sorting the signatures: n log n, whatever the inbox holds). */
+static void consensus_accept(const struct run *x, struct sigs *sg, struct cand *cd)
+{
+	if (sg->n > 1)
+		qsort(sg->v, sg->n, sizeof(*sg->v), cmp_sig);
+	for (size_t i = 0; i < sg->n;) {
+		size_t j = i + 1;
+		uint64_t users = 1;
+
+		while (j < sg->n && sg->v[j].key == sg->v[i].key && sg->v[j].arm == sg->v[i].arm &&
+		       sg->v[j].dir == sg->v[i].dir) {
+			users += sg->v[j].uid != sg->v[j - 1].uid;
+			j++;
+		}
+		if (users >= x->c->consensus_users)
+			for (size_t k = i; k < j; k++)
+				cd[sg->v[k].cand].accepted = 1;
+		i = j;
+	}
 }
 
 /* counts x num / den, rounded down, without overflow (count < 2^32). */
@@ -628,8 +814,8 @@ static int read_step(struct run *x, struct text *t, struct bot_compact_fabric *f
 		size_t at;
 		int rc;
 
-		snprintf(path, sizeof(path), "%s/%s", x->inpath, it->name);
-		if (bot_delta_read_at(x->infd, it->name, path, &d, err, sizeof(err)) < 0) {
+		snprintf(path, sizeof(path), "%s/%s", item_dir(x, it), it->name);
+		if (bot_delta_read_at(item_fd(x, it), it->name, path, &d, err, sizeof(err)) < 0) {
 			quarantine_prov(x, t, fr, it, BOT_Q_UNREADABLE, err);
 			bot_compile_batch_free(b);
 			return 1;	/* the rest of the step waits for the next run */
@@ -665,6 +851,53 @@ static int read_step(struct run *x, struct text *t, struct bot_compact_fabric *f
 	return 0;
 }
 
+/* Cap one step's samples (learn/ledger.h uses), merge them into fab, add
+ * its identities to the ledger and its deltas to rm[]; frees step. 0, or
+ * -1 with the reason in err. */
+static int merge_group(struct run *x, struct bot_compact_fabric *fr, struct text *t,
+		       struct bot_ledger *led, struct bot_kb *fab, const struct bot_delta_hdr *h,
+		       struct bot_kb *step, const size_t *idx, size_t n, uint64_t sw, uint64_t W,
+		       size_t *rm, size_t *nrm, char *err, size_t errlen)
+{
+	uint64_t off = 0, adm = 0;
+	int capped;
+
+	if (apply_caps(x, led, h, step, &off, &adm, &capped) < 0) {
+		bot_kb_free(step);
+		if (led->nuse >= BOT_LEDGER_MAX_USES)
+			snprintf(err, errlen, "the ledger's usage table is full (%u principal x "
+				 "context x arm entries this window); the fabric merges again next "
+				 "window", BOT_LEDGER_MAX_USES);
+		else
+			snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (merge_step(fab, step) < 0) {
+		bot_kb_free(step);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	bot_kb_free(step);
+	fr->offered += off;
+	fr->admitted += adm;
+	fr->capped_steps += (uint64_t)capped;
+	fr->steps++;
+	for (size_t k = 0; k < n; k++) {
+		if (bot_ledger_add_id(led, x->it[idx[k]].identity, sw < W ? sw : W) < 0) {
+			if (led->nids >= BOT_LEDGER_MAX_IDS)
+				snprintf(err, errlen, "the ledger is full (%u identities within the "
+					 "dedup horizon); lower dedup_windows", BOT_LEDGER_MAX_IDS);
+			else
+				snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		rm[(*nrm)++] = idx[k];
+		prov(x, t, &x->it[idx[k]], "merged", NULL);
+	}
+	fr->merged += n;
+	return 0;
+}
+
 static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const size_t *gi,
 			  size_t ngi)
 {
@@ -673,8 +906,11 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	struct bot_state cur = { 0 };
 	struct bot_ledger led = { 0 };
 	struct text t = { 0 };
-	size_t *rm = NULL, nrm = 0, *idx = NULL;
+	size_t *rm = NULL, nrm = 0, *idx = NULL, *cidx = NULL, ncidx = 0, ncd = 0;
+	struct cand *cd = NULL;
+	struct sigs sg = { NULL, 0, 0 };
 	uint64_t ledger_digest = 0, epoch = 0, W, horizon, digest;
+	uint64_t hold_w = c->hold_windows ? c->hold_windows : c->dedup_windows - 1;
 	int ldir = -1, lockfd = -1, rc = -1, loaded, pub;
 
 	ldir = bot_ledger_open_dir(c->state, fr->fabric, lpath, sizeof(lpath), err, sizeof(err));
@@ -720,7 +956,9 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		decay_windows(cur.kb, W - epoch);
 	rm = malloc((x->nit ? x->nit : 1) * sizeof(*rm));
 	idx = malloc((x->nit ? x->nit : 1) * sizeof(*idx));
-	if (!rm || !idx) {
+	cidx = malloc((x->nit ? x->nit : 1) * sizeof(*cidx));
+	cd = malloc((ngi ? ngi : 1) * sizeof(*cd));
+	if (!rm || !idx || !cidx || !cd) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}
@@ -728,10 +966,10 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		const struct group *gr = &x->g[gi[g]];
 		const struct bot_delta_hdr *h = &x->it[gr->first].h;
 		int64_t newest = INT64_MIN, oldest = INT64_MAX;
-		uint64_t t_end = 0, sw, off = 0, adm = 0, bad, comparable;
+		uint64_t t_end = 0, sw, bad, comparable;
 		struct bot_kb *step = NULL;
 		size_t n = 0, j;
-		int capped, r;
+		int r;
 
 		for (size_t k = gr->first; k < gr->first + gr->n; k++)
 			if (x->it[k].h.t_end > t_end)
@@ -743,7 +981,7 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 			if (it->done)
 				continue;
 			if (bot_ledger_has(&led, it->identity)) {
-				if (unlinkat(x->infd, it->name, 0) == 0 || errno == ENOENT) {
+				if (remove_item(x, it) == 0) {
 					it->done = 1;
 					fr->duplicate++;
 					prov(x, &t, it, "duplicate", NULL);
@@ -754,7 +992,7 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 				;
 			if (j < n) {
 				/* the same identity twice in one run counts once */
-				if (unlinkat(x->infd, it->name, 0) == 0 || errno == ENOENT) {
+				if (remove_item(x, it) == 0) {
 					it->done = 1;
 					fr->duplicate++;
 					prov(x, &t, it, "duplicate", NULL);
@@ -799,53 +1037,74 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 		}
 		if (r > 0)
 			continue;
-		if (contradicts(x, step, cur.kb, &bad, &comparable)) {
-			char why[256];
-
-			snprintf(why, sizeof(why), "contradicts the fabric on %" PRIu64 " of %" PRIu64
-				 " contexts", bad, comparable);
-			for (size_t k = 0; k < n; k++)
-				quarantine_prov(x, &t, fr, &x->it[idx[k]], BOT_Q_CONSENSUS, why);
+		r = contradicts(x, step, cur.kb, &bad, &comparable, &sg, h->uid, ncd);
+		if (r != 0) {
 			bot_kb_free(step);
-			continue;
-		}
-		if (apply_caps(x, &led, h, step, &off, &adm, &capped) < 0) {
-			bot_kb_free(step);
-			if (led.nuse >= BOT_LEDGER_MAX_USES)
-				snprintf(err, sizeof(err), "the ledger's usage table is full (%u "
-					 "principal x context x arm entries this window); the "
-					 "fabric merges again next window", BOT_LEDGER_MAX_USES);
-			else
+			if (r < 0) {
 				snprintf(err, sizeof(err), "out of memory");
-			goto fail;
-		}
-		if (merge_step(cur.kb, step) < 0) {
-			bot_kb_free(step);
-			snprintf(err, sizeof(err), "out of memory");
-			goto fail;
-		}
-		bot_kb_free(step);
-		fr->offered += off;
-		fr->admitted += adm;
-		fr->capped_steps += (uint64_t)capped;
-		fr->steps++;
-		for (size_t k = 0; k < n; k++) {
-			if (bot_ledger_add_id(&led, x->it[idx[k]].identity, sw < W ? sw : W) < 0) {
-				if (led.nids >= BOT_LEDGER_MAX_IDS)
-					snprintf(err, sizeof(err), "the ledger is full (%u identities "
-						 "within the dedup horizon); lower dedup_windows",
-						 BOT_LEDGER_MAX_IDS);
-				else
-					snprintf(err, sizeof(err), "out of memory");
 				goto fail;
 			}
-			rm[nrm++] = idx[k];
-			prov(x, &t, &x->it[idx[k]], "merged", NULL);
+			/* set aside: decided once every step of the run was seen */
+			cd[ncd++] = (struct cand){ ncidx, n, sw, bad, comparable, 0 };
+			memcpy(cidx + ncidx, idx, n * sizeof(*idx));
+			ncidx += n;
+			continue;
 		}
-		fr->merged += n;
+		if (merge_group(x, fr, &t, &led, cur.kb, h, step, idx, n, sw, W, rm, &nrm, err,
+				sizeof(err)) < 0)
+			goto fail;
 	}
-	if (fr->duplicate)
+	consensus_accept(x, &sg, cd);
+	for (size_t k = 0; k < ncd; k++) {
+		const struct cand *q = &cd[k];
+		const size_t *ci = cidx + q->first;
+		const struct bot_delta_hdr *h = &x->it[ci[0]].h;
+		struct bot_kb *step = NULL;
+		char why[256];
+		int r;
+
+		if (q->accepted) {
+			r = read_step(x, &t, fr, cidx + q->first, q->n, &step);
+			if (r < 0) {
+				snprintf(err, sizeof(err), "out of memory");
+				goto fail;
+			}
+			if (r > 0)
+				continue;
+			if (merge_group(x, fr, &t, &led, cur.kb, h, step, ci, q->n, q->sw, W, rm,
+					&nrm, err, sizeof(err)) < 0)
+				goto fail;
+			fr->accepted += q->n;
+		} else if (x->wnow > q->sw + hold_w) {
+			snprintf(why, sizeof(why), "contradicted the fabric on %" PRIu64 " of %" PRIu64
+				 " contexts and fewer than %" PRIu64 " users agreed within %" PRIu64
+				 " windows", q->bad, q->comparable, c->consensus_users, hold_w);
+			for (size_t j = 0; j < q->n; j++)
+				quarantine_prov(x, &t, fr, &x->it[ci[j]], BOT_Q_CONSENSUS, why);
+		} else {
+			snprintf(why, sizeof(why), "contradicts the fabric on %" PRIu64 " of %" PRIu64
+				 " contexts; held until %" PRIu64 " users agree, at most %" PRIu64
+				 " windows after the step's", q->bad, q->comparable, c->consensus_users,
+				 hold_w);
+			for (size_t j = 0; j < q->n; j++) {
+				struct item *it = &x->it[ci[j]];
+
+				if (it->held) {
+					fr->held++;
+				} else if (hold(x, it, why) == 0) {
+					fr->held++;
+					fr->held_new++;
+					prov(x, &t, it, "held", "consensus");
+				} else {
+					fr->waiting++;
+				}
+			}
+		}
+	}
+	if (fr->duplicate) {
 		fsync(x->infd);
+		fsync(x->hfd);
+	}
 	if (!fr->steps) {
 		rc = 0;
 		goto out;	/* nothing to publish; lines for duplicates and quarantines */
@@ -868,16 +1127,24 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	if (t.n && bot_ledger_provenance(ldir, lpath, t.p, t.n, err, sizeof(err)) < 0)
 		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
 	t.n = 0;
-	for (size_t k = 0; k < nrm; k++) {
-		if (unlinkat(x->infd, x->it[rm[k]].name, 0) < 0 && errno != ENOENT)
+	for (size_t k = 0, first_held = 1; k < nrm; k++) {
+		struct item *it = &x->it[rm[k]];
+
+		if (it->held && first_held) {
+			first_held = 0;
+			bot_crash_point("compact-before-held-cleanup");
+		}
+		if (remove_item(x, it) < 0)
 			bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: merged, but cannot remove it: %s "
-				    "(the next run drops it as a duplicate)", x->inpath,
-				    x->it[rm[k]].name, strerror(errno));
-		x->it[rm[k]].done = 1;
+				    "(the next run drops it as a duplicate)", item_dir(x, it),
+				    it->name, strerror(errno));
+		it->done = 1;
+		it->held = 0;
 		if (k == 0)
 			bot_crash_point("compact-mid-cleanup");
 	}
 	fsync(x->infd);
+	fsync(x->hfd);
 	rc = 0;
 	goto out;
 fail:
@@ -901,6 +1168,9 @@ out:
 	free(t.p);
 	free(rm);
 	free(idx);
+	free(cidx);
+	free(cd);
+	free(sg.v);
 	return rc;
 }
 
@@ -912,17 +1182,21 @@ static int open_dirs(struct run *x)
 
 	snprintf(x->inpath, sizeof(x->inpath), "%s/inbox", x->c->state);
 	snprintf(x->qpath, sizeof(x->qpath), "%s/quarantine", x->c->state);
+	snprintf(x->hpath, sizeof(x->hpath), "%s/held", x->c->state);
 	if (sfd < 0) {
 		bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s", x->c->state, strerror(errno));
 		return -1;
 	}
 	mkdirat(sfd, "inbox", 0750);
 	mkdirat(sfd, "quarantine", 0750);
+	mkdirat(sfd, "held", 0750);
 	x->infd = openat(sfd, "inbox", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	x->qfd = openat(sfd, "quarantine", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	x->hfd = openat(sfd, "held", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(sfd);
-	if (x->infd < 0 || x->qfd < 0) {
-		bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s", x->infd < 0 ? x->inpath : x->qpath,
+	if (x->infd < 0 || x->qfd < 0 || x->hfd < 0) {
+		bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s", x->infd < 0 ? x->inpath :
+			    x->qfd < 0 ? x->qpath : x->hpath,
 			    errno == ENOTDIR || errno == ELOOP ?
 			    "not a directory (or a symbolic link)" : strerror(errno));
 		return -1;
@@ -939,7 +1213,7 @@ static int cmp_fab(const void *a, const void *b)
 int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result *r,
 		    const struct bot_log *log)
 {
-	struct run x = { c, r, log, -1, -1, "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 } };
+	struct run x = { c, r, log, -1, -1, -1, "", "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 } };
 	struct bot_lease lease;
 	char err[ERRMAX];
 	size_t *gi = NULL;
@@ -954,6 +1228,13 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 	if (c->dedup_windows < 2) {
 		/* with 1, a step that ended in the previous window is already too old */
 		bot_log_msg(log, BOT_LOG_ERROR, "compact: dedup_windows must be at least 2");
+		r->failed = 1;
+		return -1;
+	}
+	if (c->hold_windows >= c->dedup_windows || !c->consensus_users) {
+		/* a held step must still dedup when it is accepted */
+		bot_log_msg(log, BOT_LOG_ERROR, "compact: hold_windows must be below dedup_windows "
+			    "and consensus_users at least 1");
 		r->failed = 1;
 		return -1;
 	}
@@ -1005,10 +1286,16 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 				gi[n++] = g;
 		if (process_fabric(&x, &r->fab[k], gi, n) < 0)
 			r->failed = 1;
+		r->held += r->fab[k].held;
 	}
 	for (size_t i = 0; i < x.nit; i++) {
 		if (x.it[i].done)
 			continue;
+		if (x.it[i].held) {	/* held for another fabric than --fabric asked */
+			if (c->nonly && !in_list(x.it[i].h.fabric, c->only, c->nonly))
+				r->held++;
+			continue;
+		}
 		if (c->nonly && !in_list(x.it[i].h.fabric, c->only, c->nonly))
 			r->skipped++;
 		if (x.now - x.it[i].mtime > (int64_t)r->oldest_s)
@@ -1026,6 +1313,8 @@ out:
 		close(x.infd);
 	if (x.qfd >= 0)
 		close(x.qfd);
+	if (x.hfd >= 0)
+		close(x.hfd);
 	return r->failed ? -1 : 0;
 }
 

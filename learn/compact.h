@@ -11,15 +11,20 @@
  * the fabric's writer lock (learn/lock.h, the lock `state add` takes):
  * load `current` and the ledger it names, decay the state when the window
  * advanced, and for each ready group in identity order: drop duplicates
- * (identities in the ledger), quarantine steps too old to dedup, steps
- * reporting contexts they could not have produced and steps contradicting
- * the fabric (consensus), reduce the step's samples to the minimum over
- * ranks across its nodes (learn/compile.h), cap each principal's samples
- * and calls per (context, arm) in the window, and merge (a bin that would
- * pass 2^32-1 halves its arm). Then write the ledger, publish the snapshot
- * naming it, and only then remove the merged deltas from the inbox and
- * append provenance lines (those of deltas quarantined before their fabric
- * was known, once the inbox is grouped, to <state>/.ledger/provenance.log).
+ * (identities in the ledger), quarantine steps too old to dedup and steps
+ * reporting contexts they could not have produced, set aside steps
+ * contradicting the fabric (consensus), reduce the step's samples to the
+ * minimum over ranks across its nodes (learn/compile.h), cap each
+ * principal's samples and calls per (context, arm) in the window, and
+ * merge (a bin that would pass 2^32-1 halves its arm). The steps set aside, with those held from
+ * earlier runs (<state>/held/, listed with the inbox), are accepted and
+ * merged when steps of consensus_users distinct uids contradict the fabric
+ * in the same direction on a common (context, arm); the others are moved
+ * to held/, or quarantined once held hold_windows windows. Then write the
+ * ledger, publish the snapshot naming it, and only then remove the merged
+ * deltas from the inbox (and held/) and append provenance lines (those
+ * of deltas quarantined before their fabric was known, once the inbox is
+ * grouped, to <state>/.ledger/provenance.log).
  *
  * Every knob is a field of struct bot_compact_conf (defaults by
  * bot_compact_conf_default); the tool fills it from the site configuration
@@ -47,7 +52,10 @@ struct bot_compact_conf {
 	uint64_t dedup_windows;		/* windows the ledger remembers identities (14) */
 	uint64_t settle;		/* seconds without a new delta of a step (300) */
 	uint64_t max_wait;		/* seconds after which a step merges as it is (3600) */
-	uint64_t consensus_min;		/* contradicted contexts that quarantine a step (4) */
+	uint64_t consensus_min;		/* contradicted contexts that hold a step (4) */
+	uint64_t consensus_users;	/* uids agreeing that accept held steps (3) */
+	uint64_t hold_windows;		/* windows a step stays held (0: dedup_windows - 1;
+					 * must be below dedup_windows) */
 	unsigned retention;		/* ledger files kept per fabric (8, >= 2) */
 	const char *const *fabrics;	/* the site's fabric list; NULL/0: any */
 	size_t nfabrics;
@@ -67,7 +75,8 @@ enum bot_compact_reason {
 	BOT_Q_FABRIC,			/* not in the site's fabric list */
 	BOT_Q_TOO_OLD,			/* step ended before the dedup horizon */
 	BOT_Q_IMPOSSIBLE,		/* a context the step could not have produced */
-	BOT_Q_CONSENSUS,		/* contradicts the fabric */
+	BOT_Q_CONSENSUS,		/* held hold_windows, and fewer than consensus_users
+					 * agreed */
 	BOT_Q_NREASONS
 };
 const char *bot_compact_reason_name(int reason);
@@ -79,6 +88,10 @@ struct bot_compact_fabric {
 	size_t duplicate;		/* deltas already in the ledger: removed */
 	size_t quarantined;		/* deltas quarantined in this fabric's pass */
 	size_t waiting;			/* deltas of steps not ready: left */
+	size_t held_new;		/* deltas moved from the inbox to held/ now */
+	size_t held;			/* deltas in held/ after the run (new or still) */
+	size_t accepted;		/* of the merged, deltas of contradicting steps that
+					 * consensus_users accepted (from held/ or new) */
 	uint64_t offered, admitted;	/* samples of the merged steps, before and after caps */
 	uint64_t capped_steps;		/* merged steps that a cap scaled */
 	char snapshot[BOT_STATE_NAME_MAX];	/* published now; "" when nothing was */
@@ -88,7 +101,9 @@ struct bot_compact_fabric {
 struct bot_compact_result {
 	int busy;			/* the lease was held by another compactor */
 	char holder[BOT_LEASE_HOLDER_MAX];
-	size_t inbox;			/* deltas listed */
+	size_t inbox;			/* deltas listed in the inbox */
+	size_t held_listed;		/* deltas listed in held/ */
+	size_t held;			/* deltas in held/ after the run, every fabric */
 	size_t quarantined;		/* all quarantined deltas, every reason */
 	size_t by_reason[BOT_Q_NREASONS];
 	size_t skipped;			/* left: another fabric than --fabric asked */

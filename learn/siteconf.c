@@ -54,6 +54,13 @@ static const struct keydef {
 					 offsetof(struct bot_siteconf, consensus_min), 1, 1u << 20,
 					 4, NULL },
 	[BOT_SITECONF_FABRICS] = { "fabrics", K_LIST, 0, 0, 0, 0, NULL },
+	[BOT_SITECONF_CONSENSUS_USERS] = { "consensus_users", K_NUM,
+					   offsetof(struct bot_siteconf, consensus_users), 1,
+					   1u << 20, 3, NULL },
+	/* default dedup_windows - 1 (derive) */
+	[BOT_SITECONF_HOLD_WINDOWS] = { "hold_windows", K_NUM,
+					offsetof(struct bot_siteconf, hold_windows), 1, 1023, 13,
+					NULL },
 };
 
 static const struct bot_yamlin_limits conf_limits = {
@@ -159,6 +166,8 @@ static void derive(struct bot_siteconf *c)
 {
 	if (!(c->set & (1u << BOT_SITECONF_ACCOUNT_CAP)))
 		c->account_cap = 4 * c->user_cap;
+	if (!(c->set & (1u << BOT_SITECONF_HOLD_WINDOWS)))
+		c->hold_windows = c->dedup_windows - 1;
 }
 
 /* The defaults that follow other keys, and the rules between keys. */
@@ -173,6 +182,13 @@ static int finalize(struct bot_siteconf *c, char *why, size_t wlen)
 	if (c->max_wait < c->settle) {
 		snprintf(why, wlen, "max_wait %llu is below settle %llu",
 			 (unsigned long long)c->max_wait, (unsigned long long)c->settle);
+		return -1;
+	}
+	if (c->hold_windows >= c->dedup_windows) {
+		/* a held step must still dedup when it is accepted (formats 14) */
+		snprintf(why, wlen, "hold_windows %llu is not below dedup_windows %llu",
+			 (unsigned long long)c->hold_windows,
+			 (unsigned long long)c->dedup_windows);
 		return -1;
 	}
 	return 0;

@@ -35,7 +35,8 @@ enum bot_siteconf_key {
 	BOT_SITECONF_METRICS_DIR, BOT_SITECONF_RETENTION, BOT_SITECONF_WINDOW,
 	BOT_SITECONF_USER_CAP, BOT_SITECONF_ACCOUNT_CAP, BOT_SITECONF_DEDUP_WINDOWS,
 	BOT_SITECONF_SETTLE, BOT_SITECONF_MAX_WAIT, BOT_SITECONF_CONSENSUS_MIN,
-	BOT_SITECONF_FABRICS, BOT_SITECONF_NKEYS
+	BOT_SITECONF_FABRICS, BOT_SITECONF_CONSENSUS_USERS, BOT_SITECONF_HOLD_WINDOWS,
+	BOT_SITECONF_NKEYS
 };
 
 struct bot_siteconf {
@@ -52,6 +53,8 @@ struct bot_siteconf {
 	uint64_t settle;		/* seconds, 0..2^31, default 300 */
 	uint64_t max_wait;		/* seconds, settle..2^31, default 3600 */
 	uint64_t consensus_min;		/* contexts, 1..2^20, default 4 */
+	uint64_t consensus_users;	/* uids that accept a held step, 1..2^20, default 3 */
+	uint64_t hold_windows;		/* windows a step is held, 1..dedup_windows-1 (default) */
 	size_t nfabrics;		/* 0: no list (every fabric accepted) */
 	char (*fabrics)[65];		/* malloc()ed, section 12's names, unique */
 	unsigned set;			/* bit per enum bot_siteconf_key */

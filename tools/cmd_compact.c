@@ -6,8 +6,8 @@
  *   nccl-bot compact [--state DIR] [--wait] [--fabric F]... [--now T]
  *                    [--window S] [--user-cap N] [--account-cap N]
  *                    [--dedup-windows N] [--settle S] [--max-wait S]
- *                    [--consensus-min N] [--retention N] [--metrics-dir DIR]
- *                    [--config FILE]
+ *                    [--consensus-min N] [--consensus-users N] [--hold-windows N]
+ *                    [--retention N] [--metrics-dir DIR] [--config FILE]
  *
  * The knobs come from the site configuration (learn/siteconf.h: --config,
  * NCCL_BOT_CONFIG, /etc/nccl-bot/site.yaml), each option overriding its
@@ -51,7 +51,10 @@ static void compact_usage(FILE *f)
 		"  --dedup-windows N    windows the ledger remembers merged deltas (14)\n"
 		"  --settle S           seconds without a new delta before a step merges (300)\n"
 		"  --max-wait S         seconds after which a step merges as it is (3600)\n"
-		"  --consensus-min N    contradicted contexts that quarantine a step (4)\n"
+		"  --consensus-min N    contradicted contexts that hold a step (4)\n"
+		"  --consensus-users N  uids whose held steps agree to merge them (3)\n"
+		"  --hold-windows N     windows a step is held before its quarantine, below\n"
+		"                       --dedup-windows (dedup-windows - 1)\n"
 		"  --retention N        ledger files kept per fabric, >= 2 (8)\n"
 		"  --metrics-dir DIR    write DIR/nccl-bot-compact.prom (Prometheus textfile)\n"
 		"  --now T              the time, unix seconds (tests)\n"
@@ -65,7 +68,7 @@ static int write_metrics(const char *dir, const char *state, int64_t now_opt,
 {
 	time_t now = now_opt >= 0 ? (time_t)now_opt : time(NULL);
 	char *text = NULL, err[768];
-	size_t len = 0, merged = 0, dup = 0;
+	size_t len = 0, merged = 0, dup = 0, held = 0;
 	FILE *m = open_memstream(&text, &len);
 	int rc;
 
@@ -74,21 +77,26 @@ static int write_metrics(const char *dir, const char *state, int64_t now_opt,
 	for (size_t i = 0; i < r->nfab; i++) {
 		merged += r->fab[i].merged;
 		dup += r->fab[i].duplicate;
+		held += r->fab[i].held_new;
 	}
 	fprintf(m, "# HELP nccl_bot_deltas_total Deltas a compact run handled.\n"
 		"# TYPE nccl_bot_deltas_total counter\n"
 		"nccl_bot_deltas_total{outcome=\"merged\",reason=\"\"} %zu\n"
-		"nccl_bot_deltas_total{outcome=\"duplicate\",reason=\"\"} %zu\n", merged, dup);
+		"nccl_bot_deltas_total{outcome=\"duplicate\",reason=\"\"} %zu\n"
+		"nccl_bot_deltas_total{outcome=\"held\",reason=\"consensus\"} %zu\n", merged, dup,
+		held);
 	for (int k = 0; k < BOT_Q_NREASONS; k++)
 		fprintf(m, "nccl_bot_deltas_total{outcome=\"quarantined\",reason=\"%s\"} %zu\n",
 			bot_compact_reason_name(k), r->by_reason[k]);
 	fprintf(m, "# HELP nccl_bot_inbox_backlog Deltas left in the inbox after the run.\n"
 		"# TYPE nccl_bot_inbox_backlog gauge\nnccl_bot_inbox_backlog %zu\n"
+		"# HELP nccl_bot_held Deltas held in STATE/held after the run (section 14).\n"
+		"# TYPE nccl_bot_held gauge\nnccl_bot_held %zu\n"
 		"# HELP nccl_bot_inbox_oldest_seconds Age of the oldest delta left in the inbox.\n"
 		"# TYPE nccl_bot_inbox_oldest_seconds gauge\nnccl_bot_inbox_oldest_seconds %"
 		PRIu64 "\n# HELP nccl_bot_snapshot_age_seconds Seconds since a fabric's current "
 		"snapshot was published.\n# TYPE nccl_bot_snapshot_age_seconds gauge\n", backlog,
-		r->oldest_s);
+		r->held, r->oldest_s);
 	for (size_t i = 0; i < r->nfab; i++) {
 		char cur[4200];
 		struct stat st;
@@ -132,6 +140,8 @@ static const struct { int opt; const char *key, *name; } conf_opts[] = {
 	{ 'S', "settle", "--settle" },
 	{ 'M', "max_wait", "--max-wait" },
 	{ 'c', "consensus_min", "--consensus-min" },
+	{ 'U', "consensus_users", "--consensus-users" },
+	{ 'H', "hold_windows", "--hold-windows" },
 	{ 'r', "retention", "--retention" },
 };
 #define NCONF_OPTS (sizeof(conf_opts) / sizeof(conf_opts[0]))
@@ -148,6 +158,8 @@ static int conf_from_site(struct bot_compact_conf *conf, const struct bot_siteco
 	conf->settle = sc->settle;
 	conf->max_wait = sc->max_wait;
 	conf->consensus_min = sc->consensus_min;
+	conf->consensus_users = sc->consensus_users;
+	conf->hold_windows = sc->hold_windows;
 	conf->retention = (unsigned)sc->retention;
 	*fabrics = calloc(sc->nfabrics + 1, sizeof(**fabrics));
 	if (!*fabrics)
@@ -173,6 +185,8 @@ int bot_cmd_compact(int argc, char **argv)
 		{ "settle", required_argument, NULL, 'S' },
 		{ "max-wait", required_argument, NULL, 'M' },
 		{ "consensus-min", required_argument, NULL, 'c' },
+		{ "consensus-users", required_argument, NULL, 'U' },
+		{ "hold-windows", required_argument, NULL, 'H' },
 		{ "retention", required_argument, NULL, 'r' },
 		{ "metrics-dir", required_argument, NULL, 'm' },
 		{ "config", required_argument, NULL, 'C' },
@@ -293,7 +307,8 @@ int bot_cmd_compact(int argc, char **argv)
 		free(only);
 		return 0;
 	}
-	backlog = r.inbox - r.quarantined + r.unlisted;	/* those not listed wait too */
+	/* those not listed wait too; held/ is listed with the inbox */
+	backlog = r.inbox + r.held_listed - r.quarantined - r.held + r.unlisted;
 	for (size_t i = 0; i < r.nfab; i++) {
 		const struct bot_compact_fabric *f = &r.fab[i];
 
@@ -305,8 +320,12 @@ int bot_cmd_compact(int argc, char **argv)
 		       f->failed ? "FAILED, nothing published" :
 		       f->snapshot[0] ? "published " : "nothing published", f->snapshot);
 	}
-	printf("compact: inbox: %zu delta(s) listed, %zu quarantined, %zu left\n", r.inbox,
+	printf("compact: inbox: %zu delta(s) listed, %zu quarantined, %zu left", r.inbox,
 	       r.quarantined, backlog);
+	if (r.held)	/* section 14, "Consensus" */
+		printf("; %zu held in %s/held (contradicting the fabric until %" PRIu64 " users "
+		       "agree)", r.held, conf.state, conf.consensus_users);
+	printf("\n");
 	if (metrics)
 		write_metrics(metrics, conf.state, conf.now, &r, (double)(t1.tv_sec - t0.tv_sec) +
 			      (t1.tv_nsec - t0.tv_nsec) / 1e9, backlog);

@@ -4,7 +4,7 @@
  * writer.
  *
  * Per fabric (every directory of DIR named by section 12's rule, but the
- * fleet's inbox/ and quarantine/; or the one --fabric names): `current` is
+ * fleet's inbox/, quarantine/ and held/; or the one --fabric names): `current` is
  * loaded by the store's own reader (learn/store.h, every rule of section
  * 12), then every snap-*.nbs kept is read (no link, no FIFO, one hard
  * link), its digest checked against its name, parsed, and its fabric
@@ -91,7 +91,8 @@ static int keep_fabric(const struct dirent *e, void *arg)
 {
 	(void)arg;
 	return bot_state_fabric_ok(e->d_name) && strcmp(e->d_name, "inbox") &&
-	       strcmp(e->d_name, "quarantine") && e->d_type != DT_REG;
+	       strcmp(e->d_name, "quarantine") && strcmp(e->d_name, "held") &&
+	       e->d_type != DT_REG;
 }
 
 /* The ledger `current` names (formats.md 14): present and sound, else the

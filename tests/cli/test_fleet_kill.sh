@@ -237,6 +237,8 @@ while [ $run -lt "$runs" ]; do
 			done
 		fi
 		[ -z "$(names "$W/st/quarantine")" ] || bad "a good delta was quarantined: $(names "$W/st/quarantine")"
+		# the same steps from one corpus never contradict the fabric: nothing held
+		[ -z "$(names "$W/st/held")" ] || bad "a good delta was held: $(names "$W/st/held")"
 		;;
 	esac
 done

@@ -99,7 +99,7 @@ mkdir "$tmp/v"
 "$bot" state add --state "$tmp/v" --fabric $F "$spool/valid-mixed" >/dev/null 2>&1
 "$bot" state add --state "$tmp/v" --fabric $F "$spool/valid-summary" >/dev/null 2>&1
 "$bot" state import --state "$tmp/v" --fabric roce --as roce "$tmp/two.yaml" >/dev/null 2>&1
-mkdir "$tmp/v/inbox" "$tmp/v/quarantine"
+mkdir "$tmp/v/inbox" "$tmp/v/quarantine" "$tmp/v/held"	# the fleet's, not fabrics
 n=$(ls "$tmp/v/$F" | grep -c '^snap-')
 [ "$n" -ge 2 ] && ok "two adds, $n snapshots" || bad "two adds left $n snapshots"
 expect "verify, sound" 0 "2 fabric\\(s\\), [0-9]+ snapshot\\(s\\), 0 problem\\(s\\)" -- \

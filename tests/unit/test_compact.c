@@ -42,7 +42,7 @@
 #define ARM_RING_LL 3		/* ring/ll */
 #define MIB (1u << 20)
 
-static char dir[64], state[128], outbox[128], inbox[160], quar[160];
+static char dir[64], state[128], outbox[128], inbox[160], quar[160], held[160];
 
 static void setup(void)
 {
@@ -51,6 +51,7 @@ static void setup(void)
 	snprintf(outbox, sizeof(outbox), "%s/outbox", dir);
 	snprintf(inbox, sizeof(inbox), "%s/inbox", state);
 	snprintf(quar, sizeof(quar), "%s/quarantine", state);
+	snprintf(held, sizeof(held), "%s/held", state);
 	ck_assert_int_eq(mkdir(state, 0755), 0);
 	ck_assert_int_eq(mkdir(outbox, 0755), 0);
 	ck_assert_int_eq(mkdir(inbox, 0750), 0);
@@ -347,6 +348,14 @@ static int why_has(const char *name, const char *needle)
 	return file_has(p, needle);
 }
 
+static int held_why_has(const char *name, const char *needle)
+{
+	char p[BOT_TEST_PATH_MAX + 8];
+
+	snprintf(p, sizeof(p), "%s/%s.why", held, name);
+	return file_has(p, needle);
+}
+
 
 /* max_wait: a step still receiving deltas merges once its oldest is old
  * enough; a step that ended before the dedup horizon is quarantined. */
@@ -594,11 +603,316 @@ START_TEST(t_consensus)
 			sample(&rec[n++], 3, MIB << k, 8, 1, 0, (uint64_t)i, ARM_RING_LL, 12000);
 	put_delta(inbox, &s, "n0", rec, n, NULL);
 	ck_assert_int_eq(compact(&c, &r), 0);
-	ck_assert_uint_eq(r.by_reason[BOT_Q_CONSENSUS], 1);
+	/* held, not quarantined (one user: nobody agrees yet) */
+	ck_assert_uint_eq(r.by_reason[BOT_Q_CONSENSUS], 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held_new, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held, 1);
+	ck_assert_uint_eq(r.held, 1);
 	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
 	bot_compact_result_free(&r);
-	ck_assert(why_has("c1.401.0.0.n0.nbd", "contradicts the fabric on 4 of 4 contexts"));
+	ck_assert(held_why_has("c1.401.0.0.n0.nbd", "contradicts the fabric on 4 of 4 contexts"));
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
 	ck_assert_int_eq(total(FABRIC), 512 + 32);
+	/* the next run lists it again and keeps it (no provenance line twice) */
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.held_listed, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held_new, 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 512 + 32);
+}
+END_TEST
+
+/* ---- consensus over users (section 14, "Consensus") -------------------------------- */
+
+/*
+ * A step of uid `uid` ending at t - 10 into the inbox: nsamp samples at ns
+ * of allreduce (MIB << k) on comm k + 1, for each of nctx contexts, arm
+ * ring/ll; its delta's name in name (may be NULL).
+ */
+static void ctx_step(int64_t t, const char *job, uint32_t uid, int nctx, int nsamp, uint64_t ns,
+		     char *name)
+{
+	struct bot_spool_rec *rec = calloc((size_t)(nctx * nsamp), sizeof(*rec));
+	struct step s = mkstep(job, 1, uid);
+	size_t n = 0;
+
+	ck_assert_ptr_nonnull(rec);
+	s.t_start = (uint64_t)t - 50;
+	s.t_end = (uint64_t)t - 10;
+	for (int k = 0; k < nctx; k++)
+		for (int i = 0; i < nsamp; i++)
+			sample(&rec[n++], 1 + (uint64_t)k, MIB << k, 8, 1, 0, (uint64_t)i,
+			       ARM_RING_LL, ns);
+	put_delta(inbox, &s, "n0", rec, n, name);
+	free(rec);
+}
+
+/* The robust latency (us) of ring/ll of context k (allreduce MIB << k, 8
+ * ranks, 1 node) in the fabric. */
+static double ctx_us(int k)
+{
+	struct bot_state st;
+	char err[BOT_STATE_ERR_MAX];
+	const struct bot_kb_ctx *c;
+	double us = NAN;
+
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	c = bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB << k), 8, 1));
+	if (c)
+		us = bot_stats_robust_us(&c->arm[ARM_RING_LL]);
+	bot_state_free(&st);
+	return us;
+}
+
+/*
+ * (a) The audit's case: 6 contexts, 1,024 samples per context per window
+ * from one step of one of 7 users (uid 1000 + w % 7), 60 windows at 10 us;
+ * then the hardware is 3x slower (30 us). The first two steps are held
+ * (one user, then two); the third window's step makes three users, and the
+ * three merge; once the fabric is within a factor 2 of 30 us, steps no
+ * longer contradict it and merge at once. The robust latency of every
+ * context crosses 20 us (halfway) within 16 windows.
+ */
+START_TEST(t_consensus_follows)
+{
+	enum { NCTX = 6, S = 1024, STEADY = 60, AFTER = 24 };
+	const int64_t base = 86400ll * 20000 + 43200;
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int crossed = -1;
+	double prev = 0;
+	char job[32];
+
+	conf_init(&c, base);
+	for (int w = 0; w < STEADY; w++) {
+		c.now = base + (int64_t)w * 86400;
+		snprintf(job, sizeof(job), "b%d", w);
+		ctx_step(c.now, job, 1000 + (uint32_t)(w % 7), NCTX, S, 10000, NULL);
+		ck_assert_int_eq(compact(&c, &r), 0);
+		ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+		bot_compact_result_free(&r);
+	}
+	for (int k = 0; k < NCTX; k++)
+		ck_assert_double_eq_tol(ctx_us(k), 10.0, 0.2);
+	printf("consensus: %d contexts x %d samples per window, 3x slower after window %d\n"
+	       "consensus:  k  held merged accepted  ring/ll us (6 contexts: min max)\n", NCTX, S,
+	       STEADY - 1);
+	for (int k = 1; k <= AFTER; k++) {
+		int w = STEADY - 1 + k;
+		const struct bot_compact_fabric *f;
+		double lo = INFINITY, hi = -INFINITY;
+
+		c.now = base + (int64_t)w * 86400;
+		snprintf(job, sizeof(job), "h%d", w);
+		ctx_step(c.now, job, 1000 + (uint32_t)(w % 7), NCTX, S, 30000, NULL);
+		ck_assert_int_eq(compact(&c, &r), 0);
+		f = fab(&r, FABRIC);
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(r.quarantined, 0);
+		for (int j = 0; j < NCTX; j++) {
+			double us = ctx_us(j);
+
+			lo = us < lo ? us : lo;
+			hi = us > hi ? us : hi;
+		}
+		printf("consensus: %2d  %4zu %6zu %8zu  %6.2f %6.2f\n", k, f->held, f->merged,
+		       f->accepted, lo, hi);
+		if (k <= 2) {	/* one user, then two: held */
+			ck_assert_uint_eq(f->held, (size_t)k);
+			ck_assert_uint_eq(f->merged, 0);
+			ck_assert_double_eq_tol(hi, 10.0, 0.2);
+		} else if (k == 3) {	/* three users: the three merge */
+			ck_assert_uint_eq(f->held, 0);
+			ck_assert_uint_eq(f->merged, 3);
+			ck_assert_uint_eq(f->accepted, 3);
+			ck_assert_double_gt(lo, 10.5);
+		} else {
+			/* held until a third user agrees (every third window), or merged
+			 * at once when the fabric no longer contradicts the step */
+			ck_assert_uint_le(f->held, 2);
+			ck_assert(f->merged == 0 || f->merged == 1 || f->merged == 3);
+			ck_assert_double_ge(lo, prev - 0.01);
+		}
+		prev = lo;
+		bot_compact_result_free(&r);
+		if (crossed < 0 && lo > 20.0)
+			crossed = k;
+	}
+	printf("consensus: every context past 20 us (halfway from 10 to 30) after %d window(s)\n",
+	       crossed);
+	ck_assert_int_gt(crossed, 3);
+	ck_assert_int_le(crossed, 16);
+	ck_assert_int_eq(count_dir(held, ".nbd"), 0);
+}
+END_TEST
+
+/*
+ * (b) One user's 1,000-job array reporting the best arm 100x slower (1 ms
+ * against 10 us, 4 contexts): held, never merged, quarantined once held
+ * hold_windows (3 here) windows; the fabric moves only with the honest
+ * step of each window (another user, 10 us).
+ */
+START_TEST(t_consensus_one_user)
+{
+	enum { NCTX = 4, JOBS = 1000 };
+	const int64_t base = 86400ll * 20000 + 43200;
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t t0, per_ctx = 128;	/* one bin per context: decays per bin, exactly */
+	char job[32];
+
+	conf_init(&c, base);
+	c.hold_windows = 3;
+	ctx_step(base, "100", 1000, NCTX, 128, 10000, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	t0 = total(FABRIC);
+	ck_assert_int_eq(t0, NCTX * 128);
+	c.now = base + 86400;
+	for (int j = 0; j < JOBS; j++) {
+		snprintf(job, sizeof(job), "%d", 7000 + j);
+		ctx_step(c.now, job, 6666, NCTX, 8, 1000000, NULL);
+	}
+	printf("one user: window  held  quarantined  merged  samples  ring/ll us\n");
+	for (int w = 1; w <= 5; w++) {
+		const struct bot_compact_fabric *f;
+		double us;
+
+		c.now = base + (int64_t)w * 86400;
+		if (w > 1) {	/* the honest traffic of the window */
+			snprintf(job, sizeof(job), "%d", 100 + w);
+			ctx_step(c.now, job, 1000 + (uint32_t)w, NCTX, 128, 10000, NULL);
+		}
+		ck_assert_int_eq(compact(&c, &r), 0);
+		f = fab(&r, FABRIC);
+		us = ctx_us(0);
+		printf("one user: %6d  %4zu  %11zu  %6zu  %7" PRId64 "  %6.2f\n", w, f->held,
+		       f->quarantined, f->merged, total(FABRIC), us);
+		ck_assert_uint_eq(f->accepted, 0);
+		ck_assert_uint_eq(f->merged, w > 1 ? 1 : 0);
+		if (w <= 4) {	/* window 1 + 3 */
+			ck_assert_uint_eq(f->held, JOBS);
+			ck_assert_uint_eq(r.by_reason[BOT_Q_CONSENSUS], 0);
+		} else {
+			ck_assert_uint_eq(f->held, 0);
+			ck_assert_uint_eq(r.by_reason[BOT_Q_CONSENSUS], JOBS);
+		}
+		bot_compact_result_free(&r);
+		if (w == 2)	/* nothing published in window 1: two windows of decay */
+			per_ctx = per_ctx * 15 / 16;
+		if (w > 1)
+			per_ctx = per_ctx * 15 / 16 + 128;
+		ck_assert_int_eq(total(FABRIC), NCTX * per_ctx);
+		ck_assert_double_eq_tol(us, 10.0, 0.2);
+	}
+	ck_assert_int_eq(count_dir(held, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(held, ".why"), 0);
+	ck_assert_int_eq(count_dir(quar, ".nbd"), JOBS);
+	ck_assert(why_has("c1.7000.0.0.n0.nbd", "contradicted the fabric on 4 of 4 contexts and "
+			  "fewer than 3 users agreed within 3 windows"));
+}
+END_TEST
+
+/*
+ * (c) Two users agreeing (below consensus_users = 3) do not merge, nor does
+ * a third user contradicting in the other direction (faster); (d) the third
+ * user slower, in a later run, merges the two held steps with it.
+ */
+START_TEST(t_consensus_users)
+{
+	const int64_t base = 86400ll * 20000 + 43200;
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	char n1[BOT_DELTA_NAME_MAX], n3[BOT_DELTA_NAME_MAX], prov[BOT_TEST_PATH_MAX], line[512];
+
+	conf_init(&c, base);
+	ctx_step(base, "200", 1000, 4, 128, 10000, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	c.now = base + 86400;
+	ctx_step(c.now, "201", 2001, 4, 8, 50000, n1);
+	ctx_step(c.now, "202", 2002, 4, 8, 50000, NULL);
+	ctx_step(c.now, "203", 2003, 4, 8, 2000, n3);	/* faster: another direction */
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held_new, 3);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 512);
+	ck_assert_int_eq(count_dir(held, ".nbd"), 3);
+
+	c.now = base + 2 * 86400;
+	ctx_step(c.now, "204", 2004, 4, 8, 40000, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.held_listed, 3);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 3);
+	ck_assert_uint_eq(fab(&r, FABRIC)->accepted, 3);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->held_new, 0);
+	bot_compact_result_free(&r);
+	/* two windows of decay per context (128 -> 120 -> 112), then 3 x 8 */
+	ck_assert_int_eq(total(FABRIC), 4 * (112 + 3 * 8));
+	ck_assert_int_eq(count_dir(held, ".nbd"), 1);
+	ck_assert_int_eq(count_dir(held, ".why"), 1);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	ck_assert(held_why_has(n3, "contradicts the fabric on 4 of 4 contexts"));
+	snprintf(prov, sizeof(prov), "%s/.ledger/%s/provenance.log", state, FABRIC);
+	snprintf(line, sizeof(line), " held consensus %s 2001 ", n1);
+	ck_assert(file_has(prov, line));
+	snprintf(line, sizeof(line), " merged - %s 2001 ", n1);
+	ck_assert(file_has(prov, line));
+}
+END_TEST
+
+/* (e) A crash after the publish, before the accepted held deltas leave
+ * held/: the rerun drops them as duplicates; every delta counts once. */
+START_TEST(t_crash_held)
+{
+	const int64_t base = 86400ll * 20000 + 43200;
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	int64_t old, mid;
+	int status;
+	pid_t pid;
+
+	conf_init(&c, base);
+	ctx_step(base, "300", 1000, 4, 128, 10000, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	old = total(FABRIC);
+	ck_assert_int_eq(old, 4 * 128);
+	c.now = base + 86400;
+	ctx_step(c.now, "301", 2001, 4, 8, 50000, NULL);
+	ctx_step(c.now, "302", 2002, 4, 8, 50000, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(count_dir(held, ".nbd"), 2);
+	ctx_step(c.now, "303", 2003, 4, 8, 50000, NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		setenv(BOT_CRASH_ENV, "compact-before-held-cleanup", 1);
+		(void)compact(&c, &r);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d, want the "
+		      "crash's SIGKILL", status);
+	mid = total(FABRIC);
+	ck_assert_int_eq(mid, 4 * (120 + 3 * 8));	/* published */
+	ck_assert_int_eq(count_dir(held, ".nbd"), 2);	/* not yet removed */
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->duplicate + fab(&r, FABRIC)->merged, 2 + 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 4 * (120 + 3 * 8));
+	ck_assert_int_eq(count_dir(held, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(held, ".why"), 0);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	ck_assert_int_eq(count_dir(quar, ".nbd"), 0);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(total(FABRIC), 4 * (120 + 3 * 8));
 }
 END_TEST
 
@@ -1862,6 +2176,10 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_dedup);
 	tcase_add_test(tc, t_impossible);
 	tcase_add_test(tc, t_consensus);
+	tcase_add_test(tc, t_consensus_follows);
+	tcase_add_test(tc, t_consensus_one_user);
+	tcase_add_test(tc, t_consensus_users);
+	tcase_add_test(tc, t_crash_held);
 	tcase_add_test(tc, t_prior_fabrics);
 	tcase_add_test(tc, t_user_cap);
 	tcase_add_test(tc, t_account_cap);

@@ -162,6 +162,7 @@ static const char full_conf[] =
 	"settle: 60\n"
 	"max_wait: 600\n"
 	"consensus_min: 2\n"
+	"consensus_users: 5\n"
 	"fabrics: [a, b.c]\n";
 
 static void conf_refused(const char *text, const char *want)
@@ -194,6 +195,8 @@ START_TEST(siteconf_keys)
 	ck_assert_uint_eq(c.user_cap, 100);
 	ck_assert_uint_eq(c.account_cap, 400);	/* 4 x user_cap when not given */
 	ck_assert_uint_eq(c.max_wait, 600);
+	ck_assert_uint_eq(c.consensus_users, 5);
+	ck_assert_uint_eq(c.hold_windows, 6);	/* dedup_windows - 1 when not given */
 	ck_assert_uint_eq(c.nfabrics, 2);
 	ck_assert_str_eq(c.fabrics[1], "b.c");
 	ck_assert(bot_siteconf_fabric_ok(&c, "a") && !bot_siteconf_fabric_ok(&c, "z"));
@@ -229,6 +232,9 @@ START_TEST(siteconf_keys)
 	conf_refused("version: 1\nfabric_map: {}\n", "fabric_map: reserved");
 	conf_refused("version: 1\nsettle: 900\nmax_wait: 600\n", "max_wait 600 is below settle 900");
 	conf_refused("version: 1\nstate_dir: [a]\n", "state_dir: want a string");
+	conf_refused("version: 1\ndedup_windows: 4\nhold_windows: 4\n",
+		     "hold_windows 4 is not below dedup_windows 4");
+	conf_refused("version: 1\nconsensus_users: 0\n", "consensus_users: '0' is not a number");
 	conf_refused("version: 1\nversion: 1\n", "site.yaml:2:1: duplicate key 'version'");
 	conf_refused("- version: 1\n", "not a site configuration");
 	conf_refused("", "not a site configuration");
