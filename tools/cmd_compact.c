@@ -75,12 +75,15 @@ static int write_metrics(const char *dir, const char *state, int64_t now_opt,
 		merged += r->fab[i].merged;
 		dup += r->fab[i].duplicate;
 	}
-	fprintf(m, "# HELP nccl_bot_deltas_total Deltas a compact run handled.\n"
-		"# TYPE nccl_bot_deltas_total counter\n"
-		"nccl_bot_deltas_total{outcome=\"merged\",reason=\"\"} %zu\n"
-		"nccl_bot_deltas_total{outcome=\"duplicate\",reason=\"\"} %zu\n", merged, dup);
+	fprintf(m, "# HELP nccl_bot_compact_last_run_deltas Deltas the last compact run handled, "
+		"by outcome and reason (this run's counts, not cumulative).\n"
+		"# TYPE nccl_bot_compact_last_run_deltas gauge\n"
+		"nccl_bot_compact_last_run_deltas{outcome=\"merged\",reason=\"\"} %zu\n"
+		"nccl_bot_compact_last_run_deltas{outcome=\"duplicate\",reason=\"\"} %zu\n",
+		merged, dup);
 	for (int k = 0; k < BOT_Q_NREASONS; k++)
-		fprintf(m, "nccl_bot_deltas_total{outcome=\"quarantined\",reason=\"%s\"} %zu\n",
+		fprintf(m, "nccl_bot_compact_last_run_deltas{outcome=\"quarantined\","
+			"reason=\"%s\"} %zu\n",
 			bot_compact_reason_name(k), r->by_reason[k]);
 	fprintf(m, "# HELP nccl_bot_inbox_backlog Deltas left in the inbox after the run.\n"
 		"# TYPE nccl_bot_inbox_backlog gauge\nnccl_bot_inbox_backlog %zu\n"
