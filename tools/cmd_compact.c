@@ -52,7 +52,7 @@ static void compact_usage(FILE *f)
 		"  --settle S           seconds without a new delta before a step merges (300)\n"
 		"  --max-wait S         seconds after which a step merges as it is (3600)\n"
 		"  --consensus-min N    contradicted contexts that quarantine a step (4)\n"
-		"  --retention N        ledger files kept per fabric, >= 2 (8)\n"
+		"  --retention N        snapshots and ledger files kept per fabric, >= 2 (8)\n"
 		"  --metrics-dir DIR    write DIR/nccl-bot-compact.prom (Prometheus textfile)\n"
 		"  --now T              the time, unix seconds (tests)\n"
 		"  --config FILE        the site configuration (default $NCCL_BOT_CONFIG, else\n"
