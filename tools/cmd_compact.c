@@ -300,13 +300,21 @@ int bot_cmd_compact(int argc, char **argv)
 	for (size_t i = 0; i < r.nfab; i++) {
 		const struct bot_compact_fabric *f = &r.fab[i];
 
+		char why[160] = "";
+
 		backlog -= f->merged + f->duplicate;
+		/* what the waiting deltas wait for (the result does not say which
+		 * of the two each step waits for: both are named) */
+		if (f->waiting)
+			snprintf(why, sizeof(why), " (%zu waiting for more nodes or the settle time, "
+				 "%" PRIu64 " s; a step merges as it is after %" PRIu64 " s)",
+				 f->waiting, conf.settle, conf.max_wait);
 		printf("compact: %s: merged %zu delta(s) of %zu job step(s), %zu duplicate(s), %zu "
 		       "quarantined, %zu waiting; samples admitted %" PRIu64 " of %" PRIu64
-		       " offered; %s%s\n", f->fabric, f->merged, f->steps, f->duplicate,
+		       " offered; %s%s%s\n", f->fabric, f->merged, f->steps, f->duplicate,
 		       f->quarantined, f->waiting, f->admitted, f->offered,
 		       f->failed ? "FAILED, nothing published" :
-		       f->snapshot[0] ? "published " : "nothing published", f->snapshot);
+		       f->snapshot[0] ? "published " : "nothing published", f->snapshot, why);
 	}
 	printf("compact: inbox: %zu delta(s) listed, %zu quarantined, %zu left\n", r.inbox,
 	       r.quarantined, backlog);
