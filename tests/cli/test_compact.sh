@@ -111,6 +111,16 @@ grep -q '^# TYPE nccl_bot_ship_last_run_deltas gauge$' "$tmp/metrics/nccl-bot-sh
 	! grep -q ' counter$' "$tmp/metrics/nccl-bot-ship.prom" && ok "ship metrics are gauges" ||
 	bad "ship metrics are gauges"
 
+# a conflict: the inbox holds another file of the name; kept, exit 1, and the
+# message says what clears it and what to do otherwise
+printf 'mine' >"$ob/c.9.0.0.n0.nbd"
+printf 'theirs' >"$st/inbox/c.9.0.0.n0.nbd"
+expect "ship conflict" 1 "c.9.0.0.n0.nbd: the inbox holds another file of that name .*kept in the outbox, never overwritten\\. The same step harvested again clears itself.* compare the two \\(cmp\\) and remove the one that is wrong" -- \
+	"$bot" ship --outbox "$ob" --state "$st"
+[ "$(cat "$ob/c.9.0.0.n0.nbd")" = mine ] && [ "$(cat "$st/inbox/c.9.0.0.n0.nbd")" = theirs ] &&
+	ok "ship conflict: both files as they were" || bad "ship conflict: a file changed"
+rm -f "$ob/c.9.0.0.n0.nbd" "$st/inbox/c.9.0.0.n0.nbd"
+
 # no quarantine yet, a state path YAML must quote: the empty list through
 # the emitter, never printf (a plain `r: #y` would read as a mapping and a comment)
 mkdir -p "$tmp/r: #y"
