@@ -49,9 +49,12 @@
 #define U BOT_HARVEST_UNIT
 #define NAME_OFF 56
 #define NAME_LEN (U - NAME_OFF)
-/* The largest spool file (common/spool.h). */
+/* The largest spool file a harvest reads: what the writer can write
+ * (learn/harvest.h), well under what the format allows (common/spool.h). */
 #define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
-			(size_t)BOT_SPOOL_MAX_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
+			(size_t)BOT_HARVEST_FILE_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
+_Static_assert(SPOOL_MAX_FILE == BOT_HARVEST_FILE_MAX, "harvest.h's size of the largest file");
+_Static_assert(BOT_HARVEST_FILE_RECORDS <= BOT_SPOOL_MAX_RECORDS, "within the format's limit");
 
 enum { ERR_DIR = 1, ERR_FILES = 2, ERR_SETUP = 3 };
 
@@ -436,9 +439,9 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 	uint8_t u[U];
 
 	file_path(c, fu, path, sizeof(path));
-	if (n > BOT_SPOOL_MAX_RECORDS)
+	if (n > BOT_HARVEST_FILE_RECORDS)
 		return bot_log_errf(err, errlen, "%s: the child claims %llu records, over a spool "
-				    "file's %u", path, (unsigned long long)n, BOT_SPOOL_MAX_RECORDS);
+				    "file's %u", path, (unsigned long long)n, BOT_HARVEST_FILE_RECORDS);
 	for (uint64_t i = 0; i < n; i++) {
 		struct bot_spool_rec r;
 		int rc = next_unit(s, u, err, errlen);

@@ -34,8 +34,8 @@
  * plugin drops privileges and sets rlimits), collects, and kills the child
  * past the timeout: a harvest never hangs.
  *
- * Costs: the child holds one spool file at a time (at most section 9's
- * largest, about 160 MiB: mind RLIMIT_AS); the parent holds the records of
+ * Costs: the child holds one spool file at a time (at most
+ * BOT_HARVEST_FILE_MAX, about 20 MiB: mind RLIMIT_AS); the parent holds the records of
  * the files read (at most max_bytes of them) until the delta is written.
  * The hook runs after fork() in the caller's process image: it should also
  * close descriptors the user must not inherit.
@@ -58,7 +58,14 @@
 #include "learn/log.h"
 
 #define BOT_HARVEST_MAX_FILES 4096u		/* spool files per harvest (one node's step) */
-#define BOT_HARVEST_MAX_BYTES (256ull << 20)	/* spool bytes read per harvest */
+/* The most records the rank-side writer puts in one spool file: 65,536
+ * samples and 65,536 summaries per process (doc/formats.md section 9; the
+ * reader's 2^20 is the format's limit, not the writer's). A bigger file is
+ * refused unread. */
+#define BOT_HARVEST_FILE_RECORDS (2u * 65536u)
+#define BOT_HARVEST_FILE_MAX (64ull + (uint64_t)BOT_HARVEST_FILE_RECORDS * 160u + 8u)
+#define BOT_HARVEST_MAX_BYTES (96ull << 20)	/* spool bytes read per harvest (formats.md
+						 * section 13: sized to 100 ms of CPU) */
 #define BOT_HARVEST_TIMEOUT_MS 10000u		/* the reading child's wall-clock bound */
 #define BOT_HARVEST_UNIT 160			/* the stream's unit, a spool record's size */
 #define BOT_HARVEST_PATH_MAX 4096

@@ -33,17 +33,19 @@ static int job_whole(const struct bot_merge_req *req, const struct bot_merge_res
 		if (res->merged_before)
 			snprintf(before, sizeof(before), " (%zu merged before)", res->merged_before);
 		bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
-			    "validation and none is new%s; nothing merged: fix or remove the bad "
-			    "files (named above)", req->fabric, res->files, res->rejected, before);
+			    "validation (rejected, named above) and none is new%s; nothing merged: "
+			    "fix or remove the rejected files", req->fabric, res->files, res->rejected,
+			    before);
 		return 0;
 	}
 	if (!res->merged || (!res->rejected && !res->merged_before))
 		return 1;
 	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
-		    "validation and %zu were merged before; nothing merged: a job is merged "
-		    "whole, once. Fix or remove the bad files, or merge the %zu other file(s) "
-		    "alone (a partial merge)", req->fabric, res->files, res->rejected,
-		    res->merged_before, res->merged);
+		    "validation (rejected, named above) and %zu were merged before; nothing "
+		    "merged, not even the %zu valid new file(s): a job is merged whole, once. Fix "
+		    "or remove the rejected files, or merge the valid new ones alone (a partial "
+		    "merge)", req->fabric, res->files, res->rejected, res->merged_before,
+		    res->merged);
 	return 0;
 }
 

@@ -312,8 +312,11 @@ static void copy_one(struct ship *s, const char *name)
 		} else {
 			s->r->conflict++;
 			bot_log_msg(s->log, BOT_LOG_WARN, "%s: the inbox holds another file of that "
-				    "name (%s/%s); kept in the outbox, never overwritten", opath,
-				    s->inpath, name);
+				    "name (%s/%s); kept in the outbox, never overwritten. The same "
+				    "step harvested again clears itself: once the compactor has "
+				    "taken the inbox's, the next run ships this one and the ledger "
+				    "drops it as a duplicate. Otherwise compare the two (cmp) and "
+				    "remove the one that is wrong", opath, s->inpath, name);
 		}
 		goto out;
 	}

@@ -550,13 +550,20 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 			return -1;
 		}
 		if (n < (size_t)steps + 1 || !v[steps].present) {
-			size_t back = n && !v[n - 1].present ? n - 2 : n - 1;
+			int pruned = n && !v[n - 1].present;
+			size_t back = pruned ? n - 2 : n - 1;
 
-			bot_log_errf(err, errlen, "%s: %u steps back from %s: the chain %s after "
-				     "%zu step(s)%s%s", fdir, steps, cur,
-				     n && !v[n - 1].present ? "was pruned" : "begins", back,
-				     n && !v[n - 1].present ? " at " : "",
-				     n && !v[n - 1].present ? v[n - 1].name : "");
+			if (pruned)
+				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: only %zu older "
+					     "snapshot(s) kept (the chain was pruned at %s)", fdir,
+					     steps, cur, back, v[n - 1].name);
+			else if (back == 0)
+				bot_log_errf(err, errlen, "%s: %s has no parent: nothing to roll "
+					     "back to", fdir, cur);
+			else
+				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: only %zu "
+					     "older snapshot(s) (the chain begins at %s)", fdir, steps,
+					     cur, back, v[n - 1].name);
 			free(v);
 			return -1;
 		}

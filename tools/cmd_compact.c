@@ -55,7 +55,7 @@ static void compact_usage(FILE *f)
 		"  --consensus-users N  uids whose held steps agree to merge them (3)\n"
 		"  --hold-windows N     windows a step is held before its quarantine, below\n"
 		"                       --dedup-windows (dedup-windows - 1)\n"
-		"  --retention N        ledger files kept per fabric, >= 2 (8)\n"
+		"  --retention N        snapshots and ledger files kept per fabric, >= 2 (8)\n"
 		"  --metrics-dir DIR    write DIR/nccl-bot-compact.prom (Prometheus textfile)\n"
 		"  --now T              the time, unix seconds (tests)\n"
 		"  --config FILE        the site configuration (default $NCCL_BOT_CONFIG, else\n"
@@ -79,14 +79,16 @@ static int write_metrics(const char *dir, const char *state, int64_t now_opt,
 		dup += r->fab[i].duplicate;
 		held += r->fab[i].held_new;
 	}
-	fprintf(m, "# HELP nccl_bot_deltas_total Deltas a compact run handled.\n"
-		"# TYPE nccl_bot_deltas_total counter\n"
-		"nccl_bot_deltas_total{outcome=\"merged\",reason=\"\"} %zu\n"
-		"nccl_bot_deltas_total{outcome=\"duplicate\",reason=\"\"} %zu\n"
-		"nccl_bot_deltas_total{outcome=\"held\",reason=\"consensus\"} %zu\n", merged, dup,
-		held);
+	fprintf(m, "# HELP nccl_bot_compact_last_run_deltas Deltas the last compact run handled, "
+		"by outcome and reason (this run's counts, not cumulative).\n"
+		"# TYPE nccl_bot_compact_last_run_deltas gauge\n"
+		"nccl_bot_compact_last_run_deltas{outcome=\"merged\",reason=\"\"} %zu\n"
+		"nccl_bot_compact_last_run_deltas{outcome=\"duplicate\",reason=\"\"} %zu\n"
+		"nccl_bot_compact_last_run_deltas{outcome=\"held\",reason=\"consensus\"} %zu\n",
+		merged, dup, held);
 	for (int k = 0; k < BOT_Q_NREASONS; k++)
-		fprintf(m, "nccl_bot_deltas_total{outcome=\"quarantined\",reason=\"%s\"} %zu\n",
+		fprintf(m, "nccl_bot_compact_last_run_deltas{outcome=\"quarantined\","
+			"reason=\"%s\"} %zu\n",
 			bot_compact_reason_name(k), r->by_reason[k]);
 	fprintf(m, "# HELP nccl_bot_inbox_backlog Deltas left in the inbox after the run.\n"
 		"# TYPE nccl_bot_inbox_backlog gauge\nnccl_bot_inbox_backlog %zu\n"
@@ -312,13 +314,21 @@ int bot_cmd_compact(int argc, char **argv)
 	for (size_t i = 0; i < r.nfab; i++) {
 		const struct bot_compact_fabric *f = &r.fab[i];
 
+		char why[160] = "";
+
 		backlog -= f->merged + f->duplicate;
+		/* what the waiting deltas wait for (the result does not say which
+		 * of the two each step waits for: both are named) */
+		if (f->waiting)
+			snprintf(why, sizeof(why), " (%zu waiting for more nodes or the settle time, "
+				 "%" PRIu64 " s; a step merges as it is after %" PRIu64 " s)",
+				 f->waiting, conf.settle, conf.max_wait);
 		printf("compact: %s: merged %zu delta(s) of %zu job step(s), %zu duplicate(s), %zu "
 		       "quarantined, %zu waiting; samples admitted %" PRIu64 " of %" PRIu64
-		       " offered; %s%s\n", f->fabric, f->merged, f->steps, f->duplicate,
+		       " offered; %s%s%s\n", f->fabric, f->merged, f->steps, f->duplicate,
 		       f->quarantined, f->waiting, f->admitted, f->offered,
 		       f->failed ? "FAILED, nothing published" :
-		       f->snapshot[0] ? "published " : "nothing published", f->snapshot);
+		       f->snapshot[0] ? "published " : "nothing published", f->snapshot, why);
 	}
 	printf("compact: inbox: %zu delta(s) listed, %zu quarantined, %zu left", r.inbox,
 	       r.quarantined, backlog);

@@ -54,15 +54,16 @@ static int write_metrics(const char *dir, const struct bot_ship_result *r)
 {
 	char text[2048], err[768];
 	int n = snprintf(text, sizeof(text),
-			 "# HELP nccl_bot_ship_total Deltas a ship run handled, by outcome.\n"
-			 "# TYPE nccl_bot_ship_total counter\n"
-			 "nccl_bot_ship_total{outcome=\"shipped\"} %zu\n"
-			 "nccl_bot_ship_total{outcome=\"duplicate\"} %zu\n"
-			 "nccl_bot_ship_total{outcome=\"conflict\"} %zu\n"
-			 "nccl_bot_ship_total{outcome=\"busy\"} %zu\n"
-			 "nccl_bot_ship_total{outcome=\"refused\"} %zu\n"
-			 "nccl_bot_ship_total{outcome=\"failed\"} %zu\n"
-			 "nccl_bot_ship_total{outcome=\"left\"} %zu\n",
+			 "# HELP nccl_bot_ship_last_run_deltas Deltas the last ship run handled, by "
+			 "outcome (this run's counts, not cumulative).\n"
+			 "# TYPE nccl_bot_ship_last_run_deltas gauge\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"shipped\"} %zu\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"duplicate\"} %zu\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"conflict\"} %zu\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"busy\"} %zu\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"refused\"} %zu\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"failed\"} %zu\n"
+			 "nccl_bot_ship_last_run_deltas{outcome=\"left\"} %zu\n",
 			 r->shipped, r->duplicate, r->conflict, r->busy, r->refused, r->failed,
 			 r->left);
 

@@ -104,10 +104,16 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 			res.snapshot[0] ? " unchanged" : "");
 		return res.rejected ? 1 : 0;
 	case BOT_MERGE_REFUSED:
-		/* the hint only where there are valid new files to merge */
-		if (res.files > res.rejected + res.merged_before)
-			fprintf(stderr, "nccl-bot: state add: pass --partial to merge the valid new "
-				"files alone\n");
+		/* what happened to the valid files (none merged) and the remedy,
+		 * only where there are valid new files to merge */
+		if (res.files > res.rejected + res.merged_before && res.rejected)
+			fprintf(stderr, "nccl-bot: state add: %s: nothing merged: %zu file(s) "
+				"rejected; --partial merges the %zu valid new one(s)\n", fabric,
+				res.rejected, res.files - res.rejected - res.merged_before);
+		else if (res.files > res.rejected + res.merged_before)
+			fprintf(stderr, "nccl-bot: state add: %s: nothing merged: %zu file(s) "
+				"merged before; --partial merges the %zu new one(s)\n", fabric,
+				res.merged_before, res.files - res.rejected - res.merged_before);
 		return 1;
 	case BOT_MERGE_FAILED:
 		break;

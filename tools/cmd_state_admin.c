@@ -233,6 +233,26 @@ static int q_list(int qfd, const char *qpath)
 	return rc;
 }
 
+/* No quarantine directory yet: the list's document with no delta, through
+ * the emitter like any other (the path may need quoting). */
+static int q_list_empty(const char *qpath)
+{
+	struct bot_yamlout *y = bot_yamlout_new();
+
+	if (!y) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s: out of memory\n", qpath);
+		return 1;
+	}
+	bot_yamlout_map(y, 0);
+	bot_yamlout_str(y, "quarantine");
+	bot_yamlout_str(y, qpath);
+	bot_yamlout_str(y, "deltas");
+	bot_yamlout_seq(y, 1);
+	bot_yamlout_end(y);
+	bot_yamlout_end(y);
+	return emit_print(y);
+}
+
 /* The delta's header into the open map y (common/delta.h's reader, so what
  * it refuses is said: "header: null" and the reason). */
 static void q_header(struct bot_yamlout *y, int qfd, const char *qpath, const char *name)
@@ -355,12 +375,33 @@ static int fsync_fd(int fd)
 	return fsync(fd);
 }
 
+/* What a non-regular file is, for a message. */
+static const char *kind_name(mode_t m)
+{
+	return S_ISLNK(m) ? "a symbolic link" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" :
+	       S_ISDIR(m) ? "a directory" : S_ISCHR(m) || S_ISBLK(m) ? "a device" :
+	       "not a regular file";
+}
+
 static int q_release(int qfd, const char *qpath, const char *dir, const char *name)
 {
 	char ipath[4200], wname[330], dname[330];
-	int ifd = open_sub(dir, "inbox", ipath, sizeof(ipath), 0), rc;
+	struct stat st;
+	int ifd, rc;
 
-	if (ifd < 0)
+	/* only a regular file can be a delta: a FIFO or a link goes back to no inbox */
+	if (fstatat(qfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, name,
+			strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s, not a delta: not released "
+			"(`nccl-bot state quarantine drop %s` removes it)\n", qpath, name,
+			kind_name(st.st_mode), name);
+		return 1;
+	}
+	if ((ifd = open_sub(dir, "inbox", ipath, sizeof(ipath), 0)) < 0)
 		return 1;
 	/* a copy X.nbd.N goes back as X.nbd, the name the delta reader wants */
 	snprintf(dname, sizeof(dname), "%.*s", (int)qname_base(name), name);
@@ -402,9 +443,16 @@ static int q_drop(int qfd, const char *qpath, const char *name)
 			strerror(errno));
 		return 1;
 	}
-	if (!S_ISREG(st.st_mode) || unlinkat(qfd, name, 0) < 0) {
+	/* whatever the compactor renamed here (a FIFO, a symbolic link, ...)
+	 * goes by its name, never opened; only a directory is left alone */
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: a directory, not something "
+			"the compactor quarantines (left as it is)\n", qpath, name);
+		return 1;
+	}
+	if (unlinkat(qfd, name, 0) < 0) {
 		fprintf(stderr, "nccl-bot: state quarantine: %s/%s: %s\n", qpath, name,
-			S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+			strerror(errno));
 		return 1;
 	}
 	snprintf(wname, sizeof(wname), "%s.why", name);
@@ -442,10 +490,8 @@ int bot_state_quarantine(const struct bot_state_opts *o)
 		return 2;
 	}
 	qfd = open_sub(o->dir, "quarantine", qpath, sizeof(qpath), !need);
-	if (qfd < 0 && !need && errno == ENOENT) {
-		printf("quarantine: %s\ndeltas: []\n", qpath);
-		return 0;
-	}
+	if (qfd < 0 && !need && errno == ENOENT)
+		return q_list_empty(qpath);
 	if (qfd < 0)
 		return 1;
 	if (!strcmp(act, "list"))

@@ -116,13 +116,22 @@ mkdir "$tmp/badspool"
 echo "not a spool file" >"$tmp/badspool/nb-x-1.spool"
 expect "state add, bad spool file" 1 "nb-x-1.spool: truncated" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/badspool"
-if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && grep -q "1 failed validation and none is new" "$tmp/out" &&
+if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && grep -q "1 failed validation (rejected, named above) and none is new" "$tmp/out" &&
 	! grep -q -- "--partial" "$tmp/out"; then
 	ok "state add refuses a job whose every file is bad, publishes nothing"
 else
 	bad "state add published a snapshot from bad files, or took them for nothing new"
 	sed 's/^/    /' "$tmp/out" | head -n 5
 fi
+# a good file and a bad one, no --partial: nothing merged, said so with the remedy
+mkdir "$tmp/mixedjob"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/mixedjob/nb-a-1.spool"
+echo "not a spool file" >"$tmp/mixedjob/nb-x-2.spool"
+expect "state add, a good and a bad file" 1 \
+	"h100-ib-ndr: nothing merged: 1 file\(s\) rejected; --partial merges the 1 valid new one\(s\)" -- \
+	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/mixedjob"
+[ ! -e "$tmp/st/h100-ib-ndr/current" ] && ok "state add, a good and a bad file: nothing published" ||
+	bad "state add, a good and a bad file: published"
 mkdir "$tmp/emptyjob"
 expect "state add, no spool files" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/emptyjob"

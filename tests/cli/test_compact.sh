@@ -56,8 +56,12 @@ mkdir -p "$tmp/metrics"
 expect "compact quarantines" 0 "1 quarantined" -- "$bot" compact --state "$st" --metrics-dir "$tmp/metrics"
 grep -q "truncated" "$st/quarantine/c.1.0.0.n0.nbd.why" 2>/dev/null && ok "reason in .why" ||
 	bad "reason in .why"
-grep -q 'nccl_bot_deltas_total{outcome="quarantined",reason="unreadable"} 1' \
+grep -q 'nccl_bot_compact_last_run_deltas{outcome="quarantined",reason="unreadable"} 1' \
 	"$tmp/metrics/nccl-bot-compact.prom" 2>/dev/null && ok "metrics textfile" || bad "metrics textfile"
+# this run's counts are gauges (they reset every run: a counter would lie to rate())
+grep -q '^# TYPE nccl_bot_compact_last_run_deltas gauge$' "$tmp/metrics/nccl-bot-compact.prom" &&
+	! grep -q ' counter$' "$tmp/metrics/nccl-bot-compact.prom" && ok "compact metrics are gauges" ||
+	bad "compact metrics are gauges"
 
 # the same name quarantined again: a copy .nbd.1 that the quarantine
 # commands see, show, release (to its delta name) and drop (review 1, 6)
@@ -101,8 +105,28 @@ fi
 printf 'x' >"$ob/c.2.0.0.n0.nbd"
 expect "ship command fails" 1 "exit status 1" -- "$bot" ship --outbox "$ob" --ship-command false
 expect "ship command" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --ship-command "test -s" --metrics-dir "$tmp/metrics"
-grep -q 'nccl_bot_ship_total{outcome="shipped"} 1' "$tmp/metrics/nccl-bot-ship.prom" &&
+grep -q 'nccl_bot_ship_last_run_deltas{outcome="shipped"} 1' "$tmp/metrics/nccl-bot-ship.prom" &&
 	ok "ship metrics" || bad "ship metrics"
+grep -q '^# TYPE nccl_bot_ship_last_run_deltas gauge$' "$tmp/metrics/nccl-bot-ship.prom" &&
+	! grep -q ' counter$' "$tmp/metrics/nccl-bot-ship.prom" && ok "ship metrics are gauges" ||
+	bad "ship metrics are gauges"
+
+# a conflict: the inbox holds another file of the name; kept, exit 1, and the
+# message says what clears it and what to do otherwise
+printf 'mine' >"$ob/c.9.0.0.n0.nbd"
+printf 'theirs' >"$st/inbox/c.9.0.0.n0.nbd"
+expect "ship conflict" 1 "c.9.0.0.n0.nbd: the inbox holds another file of that name .*kept in the outbox, never overwritten\\. The same step harvested again clears itself.* compare the two \\(cmp\\) and remove the one that is wrong" -- \
+	"$bot" ship --outbox "$ob" --state "$st"
+[ "$(cat "$ob/c.9.0.0.n0.nbd")" = mine ] && [ "$(cat "$st/inbox/c.9.0.0.n0.nbd")" = theirs ] &&
+	ok "ship conflict: both files as they were" || bad "ship conflict: a file changed"
+rm -f "$ob/c.9.0.0.n0.nbd" "$st/inbox/c.9.0.0.n0.nbd"
+
+# no quarantine yet, a state path YAML must quote: the empty list through
+# the emitter, never printf (a plain `r: #y` would read as a mapping and a comment)
+mkdir -p "$tmp/r: #y"
+expect "quarantine list, none yet" 0 "" -- "$bot" state quarantine --state "$tmp/r: #y" list
+grep -qxF "quarantine: '$tmp/r: #y/quarantine'" "$tmp/out" && grep -qx 'deltas: \[\]' "$tmp/out" &&
+	ok "empty quarantine list: the path quoted" || bad "empty quarantine list: the path not quoted"
 
 # the crash test hook: the process dies as kill -9 would, at the named point
 printf 'y' >"$ob/c.3.0.0.n0.nbd"

@@ -198,6 +198,22 @@ done
 grep -q 'x0a' "$tmp/out" && bad "quarantine list: a reason ends in a literal \\x0a" ||
 	ok "quarantine list: reasons without a stray \\x0a"
 
+# a quarantined FIFO or link is not a delta: release refuses it, drop removes
+# it by name (never opened: a FIFO's open would block; timeout 20 would fail)
+expect "quarantine release of a FIFO refused" 1 "c.22.0.0.n1.nbd: a FIFO, not a delta: not released" -- \
+	"$bot" state quarantine --state "$st" release c.22.0.0.n1.nbd
+expect "quarantine release of a link refused" 1 "c.18.0.0.n1.nbd: a symbolic link, not a delta: not released" -- \
+	"$bot" state quarantine --state "$st" release c.18.0.0.n1.nbd
+[ -p "$q/c.22.0.0.n1.nbd" ] && [ -L "$q/c.18.0.0.n1.nbd" ] && [ ! -e "$in/c.22.0.0.n1.nbd" ] &&
+	ok "refused releases leave the quarantine as it was" || bad "a refused release moved something"
+expect "quarantine drop of a FIFO" 0 "dropped c.22.0.0.n1.nbd" -- \
+	"$bot" state quarantine --state "$st" drop c.22.0.0.n1.nbd
+expect "quarantine drop of a link" 0 "dropped c.18.0.0.n1.nbd" -- \
+	"$bot" state quarantine --state "$st" drop c.18.0.0.n1.nbd
+[ ! -e "$q/c.22.0.0.n1.nbd" ] && [ ! -L "$q/c.18.0.0.n1.nbd" ] && [ ! -e "$q/c.22.0.0.n1.nbd.why" ] &&
+	cmp -s "$gd" "$tmp/good.copy" && ok "the FIFO and the link dropped with their .why, the target untouched" ||
+	bad "drop of a FIFO or link"
+
 # another owner. The compactor does not check a delta's owner (formats.md 13,
 # "Trust": the inbox's permissions are the boundary): a corrupt one is
 # quarantined for its content; a valid one is taken as any other.

@@ -78,7 +78,7 @@ expect "ship: --ship-command with a control character" 2 \
 # compact: state_dir from the file, the fabric list, and an option over a key
 t0=$(date +%s)
 touch -d "@$t0" "$st/inbox/local.5.0.0.n1.nbd"
-expect "compact: state_dir from the file (1 of 2 nodes: waits)" 0 "f1: .* 1 waiting" -- \
+expect "compact: state_dir from the file (1 of 2 nodes: waits)" 0 "f1: .* 1 waiting; .*nothing published \\(1 waiting for more nodes or the settle time, [0-9]+ s; a step merges as it is after [0-9]+ s\\)" -- \
 	"$bot" compact --config "$tmp/site.yaml" --now $((t0 + 100))
 expect "compact: --settle overrides the file's settle" 0 "f1: merged 1 delta" -- \
 	"$bot" compact --config "$tmp/site.yaml" --now $((t0 + 100)) --settle 60

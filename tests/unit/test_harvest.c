@@ -8,7 +8,10 @@
  * good file, two hard links, a FIFO, a 10 GB sparse file, /dev/zero
  * through a link, a directory, another owner) rejected with its name and
  * reason, cheaply (wall and CPU time printed, asserted under 1 s), while
- * the good file still makes a delta; 10^5 files refused whole and fast at
+ * the good file still makes a delta; a file of the largest size with a bad
+ * CRC, and such files up to the byte bound, in at most 100 ms of CPU
+ * (parent and child; 1 s under a sanitizer), a record more refused
+ * unread; 10^5 files refused whole and fast at
  * the file bound; the byte bound; the same spools twice give the same
  * identity and bytes (but the harvest time), and the second write never
  * replaces the first; nothing valid writes nothing; a child that hangs is
@@ -417,6 +420,120 @@ START_TEST(test_hostile_all)
 }
 END_TEST
 
+/* The CPU a hostile harvest may cost (formats.md section 13): 100 ms, or
+ * ten times that under a sanitizer (ASan's checked loads). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HOSTILE_CPU_US 1000000
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define HOSTILE_CPU_US 1000000
+#endif
+#endif
+#ifndef HOSTILE_CPU_US
+#define HOSTILE_CPU_US 100000
+#endif
+
+/* Harvest sp (a fresh job id each time) and the CPU it took, parent and
+ * child: the least of up to 3 tries, stopping at one under HOSTILE_CPU_US
+ * (the cost of the work, not of whatever else this shared machine runs). */
+static int64_t harvest_cpu(const char *what)
+{
+	int64_t best = INT64_MAX;
+
+	for (int t = 0; t < 3 && best >= HOSTILE_CPU_US; t++) {
+		int64_t t0 = now_us(), c0 = cpu_us(), wall, cpu;
+
+		snprintf(req.id.job, sizeof(req.id.job), "cost%d", t);
+		logged[0] = 0;
+		ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+		wall = now_us() - t0;
+		cpu = cpu_us() - c0;
+		printf("%s: rejected in %.1f ms wall, %.1f ms CPU (parent and child; try %d)\n",
+		       what, wall / 1000.0, cpu / 1000.0, t + 1);
+		best = cpu < best ? cpu : best;
+	}
+	return best;
+}
+
+/* n spool files of the largest size a harvest reads, each with a bad CRC,
+ * named nb-big-K.spool (one image, written n times). */
+static void write_big_bad(const char *dir, size_t n, size_t extra)
+{
+	size_t len = BOT_HARVEST_FILE_MAX + extra, nrec = BOT_HARVEST_FILE_RECORDS;
+	struct bot_spool_rec r = sample(11, 1, 0, 5000, 0);
+	uint8_t *b = spool_image(&r, 1, 0, 0, &(size_t){ 0 });
+	uint8_t *big = calloc(1, len);
+	char name[64];
+
+	ck_assert_ptr_nonnull(big);
+	/* a header claiming every record, the first record repeated, a bad CRC */
+	memcpy(big, b, BOT_SPOOL_HDR_SIZE);
+	bot_le_put64(big + 16, nrec + extra / BOT_SPOOL_REC_SIZE);
+	for (size_t i = 0; i < nrec; i++)
+		memcpy(big + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, b + BOT_SPOOL_HDR_SIZE,
+		       BOT_SPOOL_REC_SIZE);
+	bot_le_put32(big + len - 8, bot_spool_crc32c(0, big, len - 8) ^ 1);
+	for (size_t k = 0; k < n; k++) {
+		snprintf(name, sizeof(name), "nb-big-%zu.spool", k);
+		bot_test_write(dir, name, big, len);
+	}
+	free(big);
+	free(b);
+}
+
+/* One file of the largest size with a bad CRC: rejected for its content in
+ * at most 100 ms of CPU (parent and child); one byte more: refused unread. */
+START_TEST(test_hostile_largest)
+{
+	char what[160];
+	int64_t cpu;
+
+	write_good(sp);
+	write_big_bad(sp, 1, 0);
+	snprintf(what, sizeof(what), "a %llu-byte spool file with a bad CRC",
+		 (unsigned long long)BOT_HARVEST_FILE_MAX);
+	cpu = harvest_cpu(what);
+	ck_assert_msg(strstr(logged, "CRC-32C mismatch"), "%s", logged);
+	ck_assert_uint_eq(res.rejected_by[BOT_HARVEST_WHY_INVALID], 1);
+	ck_assert_uint_eq(res.files_read, 1);
+	ck_assert_msg(cpu < HOSTILE_CPU_US, "%lld us CPU, over %d", (long long)cpu, HOSTILE_CPU_US);
+	/* a record more than the writer writes: over the largest file */
+	bot_test_rmtree(sp);
+	ck_assert_int_eq(mkdir(sp, 0700), 0);
+	write_good(sp);
+	write_big_bad(sp, 1, BOT_SPOOL_REC_SIZE);
+	logged[0] = 0;
+	snprintf(req.id.job, sizeof(req.id.job), "big2");
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_SIZE] == 1, "%s", logged);
+	ck_assert_msg(strstr(logged, "over the largest spool file"), "%s", logged);
+}
+END_TEST
+
+/* The worst a harvest meets: files of the largest size with bad CRCs up to
+ * the byte bound, and one more (refused unread, the bound named): at most
+ * 100 ms of CPU, parent and child together. */
+START_TEST(test_hostile_worst)
+{
+	size_t fit = BOT_HARVEST_MAX_BYTES / BOT_HARVEST_FILE_MAX;
+	char what[160];
+	int64_t cpu;
+
+	write_good(sp);
+	write_big_bad(sp, fit + 1, 0);
+	snprintf(what, sizeof(what), "%zu spool files of %llu bytes with bad CRCs (bound %llu "
+		 "bytes)", fit + 1, (unsigned long long)BOT_HARVEST_FILE_MAX,
+		 (unsigned long long)BOT_HARVEST_MAX_BYTES);
+	cpu = harvest_cpu(what);
+	ck_assert_uint_eq(res.files_read, 1);
+	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_INVALID] == fit, "%s", logged);
+	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_BYTES] == 1, "%s", logged);
+	ck_assert_msg(strstr(logged, "over what is left of the harvest's"), "%s", logged);
+	ck_assert_msg(cpu < HOSTILE_CPU_US, "%lld us CPU, over %d", (long long)cpu, HOSTILE_CPU_US);
+}
+END_TEST
+
 START_TEST(test_many_files)
 {
 	char path[BOT_TEST_PATH_MAX], name[32];
@@ -724,9 +841,9 @@ START_TEST(test_stream_malformed)
 	ck_assert_msg(strstr(logged, "a file unit out of range"), "%s", logged);
 	/* more records than a spool file holds */
 	stream_open();
-	unit_file(0, 0, BOT_SPOOL_MAX_RECORDS + 1ull, "nb-a.spool", 0);
+	unit_file(0, 0, BOT_HARVEST_FILE_RECORDS + 1ull, "nb-a.spool", 0);
 	ck_assert_int_eq(stream_collect(), -1);
-	ck_assert_msg(strstr(logged, "claims 1048577 records"), "%s", logged);
+	ck_assert_msg(strstr(logged, "claims 131073 records"), "%s", logged);
 	/* a rejection without its reason */
 	stream_open();
 	unit_file(1, BOT_HARVEST_WHY_KIND, 0, "nb-a.spool", 0);
@@ -944,18 +1061,22 @@ START_TEST(test_cap)
 	struct bot_delta d;
 
 	stream_open();
-	unit_file(0, 0, nsmp + nsum, "nb-a.spool", 0);
+	/* three files (a file holds at most BOT_HARVEST_FILE_RECORDS) */
+	unit_file(0, 0, nsmp / 2, "nb-a.spool", 0);
 	for (size_t i = 0; i < nsmp; i++) {
 		struct bot_spool_rec r = sample(7, i + 1, 0, 5000, 0);
 
+		if (i == nsmp / 2)
+			unit_file(0, 0, nsmp - nsmp / 2, "nb-b.spool", 0);
 		unit_rec(&r);
 	}
+	unit_file(0, 0, nsum, "nb-c.spool", 0);
 	for (size_t i = 0; i < nsum; i++) {
 		struct bot_spool_rec r = summary(100 + i, 0);
 
 		unit_rec(&r);
 	}
-	unit_end(1);
+	unit_end(3);
 	ck_assert_msg(stream_collect() == 0, "%s", logged);
 	ck_assert_uint_eq(res.records, BOT_DELTA_MAX_RECORDS);
 	ck_assert_uint_eq(res.flags, BOT_DELTA_F_DROPPED);
@@ -979,6 +1100,8 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_reduce_and_read_back);
 	tcase_add_test(tc, test_hostile_each);
 	tcase_add_test(tc, test_hostile_all);
+	tcase_add_test(tc, test_hostile_largest);
+	tcase_add_test(tc, test_hostile_worst);
 	tcase_add_test(tc, test_many_files);
 	tcase_add_test(tc, test_byte_bound);
 	tcase_add_test(tc, test_twice);

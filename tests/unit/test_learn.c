@@ -1123,7 +1123,7 @@ START_TEST(test_merge_all_rejected_refused)
 	ck_assert_uint_eq(res.files, 1);
 	ck_assert_uint_eq(res.rejected, 1);
 	ck_assert_msg(strstr(logged, "error: " FABRIC ": of this job's 1 spool file(s), 1 failed "
-			     "validation and none is new; nothing merged"), "%s", logged);
+			     "validation (rejected, named above) and none is new; nothing merged"), "%s", logged);
 	ck_assert_int_eq(merge(1, 1, NULL, &res), 0);
 	ck_assert_int_eq(res.outcome, BOT_MERGE_NOTHING_NEW);
 	current(cur);

@@ -884,6 +884,7 @@ START_TEST(test_rollback)
 	struct bot_state a, l, o;
 	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", names[4][BOT_STATE_NAME_MAX];
 	char got[BOT_STATE_NAME_MAX], path[512], other[BOT_STATE_NAME_MAX];
+	char want[3 * BOT_STATE_NAME_MAX + 128];
 
 	fill(&a, 0);
 	for (int i = 0; i < 4; i++) {
@@ -900,12 +901,18 @@ START_TEST(test_rollback)
 	ck_assert_str_eq(got, names[0]);
 	/* past the first snapshot */
 	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 1, NULL, got, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "the chain begins after 0 step(s)"), "%s", err);
+	snprintf(want, sizeof(want), "%s has no parent: nothing to roll back to", names[0]);
+	ck_assert_msg(strstr(err, want), "%s", err);
 	ck_assert_str_eq(got, "");
 	/* by name, forward again (nothing was removed) */
 	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", names[3], 0, NULL, got, err, sizeof(err)), 0);
 	ck_assert_str_eq(got, names[3]);
 	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", names[3], 0, NULL, got, err, sizeof(err)), 0);
+	/* more steps than the chain holds: how many it does, where it begins */
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 5, NULL, got, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "5 step(s) back from %s: only 3 older snapshot(s) (the chain "
+		 "begins at %s)", names[3], names[0]);
+	ck_assert_msg(strstr(err, want), "%s", err);
 	/* not there, not a name, not this fabric's */
 	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", "snap-0000000000000001.nbs", 0, NULL, got,
 					    err, sizeof(err)), -1);
@@ -957,6 +964,13 @@ START_TEST(test_rollback)
 		ck_assert_str_eq(got, names[1]);
 		bot_lock_release(fd);
 	}
+	/* the parent pruned (retention): said so, with where */
+	snprintf(path, sizeof(path), "%s/h100-ib/%s", dir, names[0]);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(bot_store_rollback(dir, "h100-ib", NULL, 1, NULL, got, err, sizeof(err)), -1);
+	snprintf(want, sizeof(want), "1 step(s) back from %s: only 0 older snapshot(s) kept (the "
+		 "chain was pruned at %s)", names[1], names[0]);
+	ck_assert_msg(strstr(err, want), "%s", err);
 	bot_state_free(&a);
 }
 END_TEST
