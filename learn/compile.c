@@ -441,7 +441,7 @@ static int read_one(struct read_ctx *x, const struct bot_compile_paths *list, si
 	x->rep->files++;
 	if (bot_compile_read_file(list, i, &f, why, sizeof(why)) < 0) {
 		x->rep->files_rejected++;
-		bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s", why);
+		bot_log_msg(x->log, BOT_LOG_WARN, "rejected %s", why);
 		return 0;
 	}
 	if (skip_file(x, path, &f)) {

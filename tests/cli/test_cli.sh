@@ -226,7 +226,7 @@ for h in fifo shadow zero sparse dir; do
 		timeout 10 "$bot" state add --state "$tmp/st2" --fabric f "$tmp/hz-$h"
 	expect "spool show, $h named x.spool" 1 "hz-$h/x.spool: $why" -- \
 		timeout 10 "$bot" spool show "$tmp/hz-$h"
-	expect "env --spool, $h named x.spool" 0 "skipping .*hz-$h/x.spool: $why" -- \
+	expect "env --spool, $h named x.spool" 0 "rejected .*hz-$h/x.spool: $why" -- \
 		timeout 10 "$bot" env --spool "$tmp/hz-$h" --lib "$lib"
 	if [ "$h" != dir ]; then	# named alone (a directory named alone is a job directory)
 		expect "spool show $h x.spool named alone" 1 "hz-$h/x.spool: $why" -- \

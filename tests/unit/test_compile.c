@@ -257,7 +257,7 @@ START_TEST(test_bad_inputs_teach_nothing)
 	ck_assert_uint_eq(rep.files, 3);
 	ck_assert_uint_eq(rep.files_rejected, 2);
 	/* each skipped file named on the log, as a warning, with its reason */
-	ck_assert_msg(strstr(logged, "1 skipping ") && strstr(logged, "nb-c-3.spool: ") &&
+	ck_assert_msg(strstr(logged, "1 rejected ") && strstr(logged, "nb-c-3.spool: ") &&
 		      strstr(logged, "nb-e-5.spool: "), "%s", logged);
 	ck_assert_msg(!strstr(logged, "nb-d-4") && !strstr(logged, "notes.txt"), "%s", logged);
 	ck_assert_uint_eq(rep.samples, 20);

@@ -334,7 +334,7 @@ START_TEST(test_merge_job_whole_or_partial)
 	ck_assert_uint_eq(res.files, 3);
 	ck_assert_uint_eq(res.rejected, 1);
 	ck_assert_uint_eq(res.merged, 0);
-	ck_assert_msg(strstr(logged, "warning: skipping ") && strstr(logged, "nb-1-9.spool: "),
+	ck_assert_msg(strstr(logged, "warning: rejected ") && strstr(logged, "nb-1-9.spool: "),
 		      "%s", logged);
 	ck_assert_msg(strstr(logged, "error: " FABRIC ": of this job's 3 spool file(s), 1 failed "
 			     "validation"), "%s", logged);
