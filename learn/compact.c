@@ -640,36 +640,6 @@ static void consensus_accept(const struct run *x, struct sigs *sg, struct cand *
 	}
 }
 
-/* counts x num / den, rounded down, without overflow (count < 2^32). */
-static uint32_t scale_count(uint32_t count, uint64_t num, uint64_t den)
-{
-	return (uint32_t)((unsigned __int128)count * num / den);
-}
-
-static void scale_stats(struct bot_stats *s, uint64_t num, uint64_t den)
-{
-	uint32_t k = 0;
-
-	for (uint32_t i = 0; i < s->nbins; i++) {
-		uint32_t c = scale_count(s->bins[i].count, num, den);
-
-		if (c) {
-			s->bins[k].bin = s->bins[i].bin;
-			s->bins[k++].count = c;
-		}
-	}
-	s->nbins = k;
-	/* recompute n and the sums the way stats.c does */
-	s->n = s->sum_q = s->sumsq_q = 0;
-	for (uint32_t i = 0; i < s->nbins; i++) {
-		uint64_t c = s->bins[i].count, q = s->bins[i].bin;
-
-		s->n += c;
-		s->sum_q += c * q;
-		s->sumsq_q += c * q * q;
-	}
-}
-
 struct principal {
 	int kind;
 	uint64_t id;
@@ -710,7 +680,7 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 					allow = left;
 			}
 			if (s->n > allow) {
-				scale_stats(s, allow, s->n);
+				bot_stats_decay(s, allow, s->n);	/* counts x allow / n */
 				*capped = 1;
 			}
 			*admitted += s->n;

@@ -188,14 +188,15 @@ int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src)
 	return shift ? 1 : 0;
 }
 
-void bot_stats_decay(struct bot_stats *s, uint32_t num, uint32_t den)
+void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den)
 {
 	uint32_t k = 0;
 
 	if (den == 0 || num >= den)
 		return;
 	for (uint32_t i = 0; i < s->nbins; i++) {
-		uint64_t c = (uint64_t)s->bins[i].count * num / den;
+		/* a count < 2^32 times num < 2^64 fits in 128 bits: never overflows */
+		uint64_t c = (uint64_t)((unsigned __int128)s->bins[i].count * num / den);
 
 		if (c) {
 			s->bins[k].bin = s->bins[i].bin;

@@ -51,7 +51,7 @@ int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count);
  * it halved, or -1 on allocation failure (dst unchanged). */
 int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src);
 /* Multiply counts by num/den (rounded down), drop empty bins, recompute. */
-void bot_stats_decay(struct bot_stats *s, uint32_t num, uint32_t den);
+void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den);
 int bot_stats_copy(struct bot_stats *dst, const struct bot_stats *src);
 
 /* Median bin (lower median); -1 when empty. */
