@@ -160,6 +160,7 @@ static void req_for(const struct bot_spank_args *a, const struct bot_spank_gate 
 static int take(struct bot_spank_decision *d, const struct bot_stepenv *env)
 {
 	d->used = env->used;
+	d->measured = env->measured;
 	snprintf(d->note, sizeof(d->note), "%s", env->note);
 	for (size_t i = 0; i < env->nvars && i < BOT_SPANK_MAX_VARS; i++) {
 		d->name[i] = strdup(env->var[i].name);
@@ -208,6 +209,7 @@ static void child(int fd, const struct bot_stepenv_req *r)
 	put(fd, 'S', src, strlen(src));
 	put(fd, 'N', env.note, strlen(env.note));
 	put(fd, 'U', env.used ? "1" : "0", 1);
+	put(fd, 'M', env.measured ? "1" : "0", 1);
 	for (size_t i = 0; i < env.nvars; i++) {
 		put(fd, 'K', env.var[i].name, strlen(env.var[i].name));
 		put(fd, 'V', env.var[i].value, strlen(env.var[i].value));
@@ -246,6 +248,8 @@ static int parse_child(char *buf, size_t n, struct bot_spank_decision *d, const 
 			snprintf(d->note, sizeof(d->note), "%s", s);
 		else if (tag == 'U')
 			d->used = s[0] == '1';
+		else if (tag == 'M')
+			d->measured = s[0] == '1';
 		else if (tag == 'K' && d->nvars < BOT_SPANK_MAX_VARS) {
 			d->name[d->nvars] = strdup(s);
 			d->value[d->nvars] = NULL;
