@@ -67,11 +67,17 @@ undrained() {
 # the slurmd logs' harvest lines of a job
 harvest_log() { grep -h "nccl-bot: step $1\." "$D"/log/slurmd-n*.log; }
 deltas() { find "$OUTBOX" -name "*.$1.*.nbd" | sort; }
+# ended JOB NODES: srun returns when the tasks have ended, the harvest runs
+# after that in slurmstepd's exit; a job on the same nodes that starts after
+# JOB starts only once JOB's slurmstepd have ended and its epilog has run
+# (slurmd waits for both; a completing node takes no job): no waiting here
+ended() { timeout 60 srun -N"$(echo "$2" | tr ',' '\n' | wc -l)" -w "$2" --dependency=afterany:"$1" true >/dev/null 2>&1; }
 
 # ---- the spool directory ------------------------------------------------------
 SHOWSP='echo "$SLURMD_NODENAME $SLURM_JOB_ID spool=${NCCL_BOT_SPOOL-}"; stat -c "%U %a %F" "$NCCL_BOT_SPOOL"'
 run srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$SHOWSP"
 job=$(awk 'NR == 1 { print $2 }' "$OUT")
+ended "$job" n1,n2
 check "a measuring step: NCCL_BOT_SPOOL is the node's spool directory" \
 	test "$(grep -c "spool=$SPOOL/$job\.0\.0\.n[12]\$" "$OUT")" -eq 2
 check "  ... n1 and n2 each their own" test "$(grep -o 'spool=.*' "$OUT" | sort -u | wc -l)" -eq 2
@@ -90,6 +96,7 @@ EMUCMD="\"$EMU\" --suite consistency --scenario base --policy ucb1 --procs 2 --c
 export NCCL_BOT_WINDOW=16
 run srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
 job=$(tail -n 1 "$OUT")
+ended "$job" n1,n2
 check "emulator ranks measured on n1 and n2" test "$(grep -c '^PASS consistency/ucb1/base' "$OUT")" -eq 2
 check "  ... each node's delta is in its outbox" \
 	test "$(deltas "$job" | sed 's|.*/outbox/||' | tr '\n' ' ')" = "n1/nbtest.$job.0.0.n1.nbd n2/nbtest.$job.0.0.n2.nbd "
@@ -102,6 +109,37 @@ check "  ... the spool directories are gone" test -z "$(ls -A "$SPOOL")"
 check "  ... harvested within the bound" sh -c "harvest_log() { grep -h 'nccl-bot: step $job\.' \"$D\"/log/slurmd-n*.log; }; harvest_log | grep -q 'records: '"
 harvest_log "$job" | sed 's/^/  # /'
 
+# ---- the learning loop: job 2 runs on what job 1 measured ------------------------
+# job 1's nodes harvest into their outboxes; ship moves the deltas into the
+# state directory's inbox, compact merges them into fabric a's state (--now
+# past the settle time: both nodes' deltas are in), and job 2's srun
+# compiles its table from fabric a's new snapshot.
+STATE=$D/nbstate
+mkdir -p "$STATE"
+cluster_plugstack enable=opt-in mode=on state_dir=$STATE $ARGS
+EMUT="$EMUCMD; echo \"table=\$NCCL_BOT_TABLE\""
+run srun -v -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUT"
+job1=$(grep -v '^table=' "$OUT" | tail -n 1)
+ended "$job1" n1,n2
+t1=$(sed -n 's/^table=//p' "$OUT" | sort -u)
+err_has() { grep -q -- "$1" "$ERR" || { echo "  stderr lacks '$1':"; cat "$ERR"; return 1; }; }
+check "loop job 1: planned from fabric a with no learned state yet" err_has "table from the fabric a (no learned state yet)"
+check "  ... its two nodes' deltas are in the outboxes" test "$(deltas "$job1" | wc -l)" -eq 2
+for n in n1 n2; do
+	NCCL_BOT_CONFIG=none "$BOT" ship --outbox "$OUTBOX/$n" --state "$STATE" >>"$D/ship.out" 2>&1
+done
+check "  ... shipped into the state's inbox" test "$(ls "$STATE/inbox" | grep -c "\.$job1\.")" -eq 2
+NCCL_BOT_CONFIG=none "$BOT" compact --state "$STATE" --now $(($(date +%s) + 3600)) >"$D/compact.out" 2>&1
+check "  ... compact merges them into fabric a" test $? -eq 0
+run srun -v -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c 'echo "table=$NCCL_BOT_TABLE"'
+t2=$(sed -n 's/^table=//p' "$OUT" | sort -u)
+check "loop job 2: planned from fabric a's snapshot" err_has "table from the fabric a snapshot"
+# a table's payload grows by one entry per learned context: job 1's (the
+# prior, no entry) and job 2's differ in length only if something was learned
+check "  ... every task has the same table, with learned entries job 1's had not" \
+	test -n "$t2" -a "$(echo "$t2" | wc -l)" -eq 1 -a "${#t2}" -gt "${#t1}"
+cluster_plugstack enable=opt-in mode=on $ARGS
+
 # ---- hostile spool entries ------------------------------------------------------
 : >"$D/rootfile"
 chmod 600 "$D/rootfile"
@@ -109,8 +147,9 @@ echo secret >"$D/rootfile"
 HOSTILE='cd "$NCCL_BOT_SPOOL" && ln -s /etc/shadow a.spool && ln "'$D'/rootfile" b.spool && mkfifo c.spool && truncate -s 1T d.spool && echo x >e.spool && chown nobody e.spool; '"$EMUCMD"
 t_h0=$(date +%s%N)
 run srun -N1 -n1 -w n3 --nccl-bot=ucb1 sh -c "$HOSTILE"
-t_h1=$(date +%s%N)
 job=$(tail -n 1 "$OUT")
+ended "$job" n3
+t_h1=$(date +%s%N)
 check "hostile entries beside real spool files: the step succeeded" grep -q '^PASS consistency/ucb1/base' "$OUT"
 check "  ... a delta of the real files was written" test -n "$(deltas "$job")"
 for why in "a symbolic link" "2 hard links" "a FIFO" "over the largest spool file" "owned by uid 65534"; do
@@ -118,7 +157,7 @@ for why in "a symbolic link" "2 hard links" "a FIFO" "over the largest spool fil
 done
 check "  ... the targets are untouched" test "$(cat "$D/rootfile")" = secret -a "$(stat -c %U "$D/rootfile")" = root
 check "  ... the spool directory is gone" test -z "$(ls -A "$SPOOL")"
-check "  ... the step took under 20 s" test $(((t_h1 - t_h0) / 1000000)) -lt 20000
+check "  ... the step and its harvest took under 20 s" test $(((t_h1 - t_h0) / 1000000)) -lt 20000
 harvest_log "$job" | sed 's/^/  # /'
 check "  ... no node drained" undrained
 
@@ -138,7 +177,7 @@ fi
 # planted while the job is held; the srun after it starts on n4 only once
 # the job has ended and its epilog there is done (a node still completing
 # a job takes no other: Slurm orders it, no waiting here)
-run sbatch -N1 -w n4 -H --wrap true
+run sbatch -N1 -w n4 -H -o /dev/null --wrap true
 job=$(sed -n 's/^Submitted batch job //p' "$OUT")
 mkdir -m 700 "$SPOOL/$job.0.0.n4" "$SPOOL/$job.0.1.n3"
 ln -s /etc "$SPOOL/$job.0.0.n4/link"
