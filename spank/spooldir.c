@@ -92,8 +92,11 @@ int bot_spank_spool_base(const char *base, int create, char *err, size_t errlen)
 	if (fd < 0) {
 		int e = errno;
 
-		bot_log_errf(err, errlen, "spool_dir %s: %s", base, e == ELOOP ?
-			     "a symbolic link" : strerror(e));
+		if ((e == ELOOP || e == ENOTDIR) && lstat(base, &st) == 0)
+			bot_log_errf(err, errlen, "spool_dir %s: %s", base, S_ISLNK(st.st_mode) ?
+				     "a symbolic link (refused)" : "not a directory");
+		else
+			bot_log_errf(err, errlen, "spool_dir %s: %s", base, strerror(e));
 		errno = e;
 		return -1;
 	}
