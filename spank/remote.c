@@ -81,16 +81,27 @@ struct step_facts {
 
 static int facts(spank_t sp, struct step_facts *f)
 {
+	char v[16];
+
 	memset(f, 0, sizeof(*f));
 	if (spank_get_item(sp, S_JOB_UID, &f->uid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_GID, &f->gid) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_ID, &f->job) != ESPANK_SUCCESS ||
 	    spank_get_item(sp, S_JOB_STEPID, &f->step) != ESPANK_SUCCESS)
 		return -1;
-	/* 22.05 has the item; a Slurm without it (or where it fails) is
-	 * restart 0: documented */
+	/* S_SLURM_RESTART_COUNT is the batch step's (22.05: 0 in an srun step
+	 * of a requeued job, observed); else the step's SLURM_RESTART_COUNT,
+	 * which slurmctld sets but a user could change in an srun step: it
+	 * only names the user's own step (doc/security.md) */
 	if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &f->restart) != ESPANK_SUCCESS)
 		f->restart = 0;
+	if (!f->restart && get(sp, "SLURM_RESTART_COUNT", v, sizeof(v))) {
+		char *end;
+		unsigned long r = strtoul(v, &end, 10);
+
+		if (v[0] >= '0' && v[0] <= '9' && !*end && r < 0xfffffff0ul)
+			f->restart = (uint32_t)r;
+	}
 	if (spank_get_item(sp, S_JOB_NNODES, &f->nnodes) != ESPANK_SUCCESS || !f->nnodes)
 		f->nnodes = 1;	/* the batch step says 0: it runs on one node */
 	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &f->ntasks) != ESPANK_SUCCESS)

@@ -140,6 +140,19 @@ check "  ... every task has the same table, with learned entries job 1's had not
 	test -n "$t2" -a "$(echo "$t2" | wc -l)" -eq 1 -a "${#t2}" -gt "${#t1}"
 cluster_plugstack enable=opt-in mode=on $ARGS
 
+# ---- a requeued job: its restart count in the spool directory and delta ---------
+printf '#!/bin/sh\nsrun -N1 -n1 --nccl-bot=ucb1 sh -c %s\n' "'$EMUCMD'" >"$D/requeue.sh"
+run sbatch -W -N1 -w n2 --requeue -o /dev/null "$D/requeue.sh"
+job=$(sed -n 's/^Submitted batch job //p' "$OUT")
+ended "$job" n2
+# a requeued job waits 2 minutes (its EligibleTime); now, for the test
+scontrol requeue "$job" >"$D/requeue.out" 2>&1 && scontrol update jobid="$job" StartTime=now
+ended "$job" n2
+check "a requeued job: restart 0's delta and restart 1's, named by the count" \
+	test "$(deltas "$job" | sed 's|.*/||' | tr '\n' ' ')" = "nbtest.$job.0.0.n2.nbd nbtest.$job.1.0.n2.nbd "
+d1=$(deltas "$job" | tail -n 1)
+check "  ... the second's header says restart 1" test "$(u32 restart 280)" = 1
+
 # ---- hostile spool entries ------------------------------------------------------
 : >"$D/rootfile"
 chmod 600 "$D/rootfile"
