@@ -315,8 +315,6 @@ static int add_features(void *arg, const char *name)
 	return 0;
 }
 
-static char default_features[BOT_FABRICGEN_FEATURES];
-
 static int conf_line(struct bot_fabricgen *g, struct line *l, char *err, size_t errlen)
 {
 	const char *nodes = word(l, "NodeName"), *f;
@@ -331,17 +329,17 @@ static int conf_line(struct bot_fabricgen *g, struct line *l, char *err, size_t 
 		return bot_log_errf(err, errlen, "Features= longer than %d bytes",
 				    BOT_FABRICGEN_FEATURES - 1);
 	if (!strcasecmp(nodes, "DEFAULT")) {
-		snprintf(default_features, sizeof(default_features), "%s", f ? f : "");
+		snprintf(g->default_features, sizeof(g->default_features), "%s", f ? f : "");
 		return 0;
 	}
-	a.features = f ? f : default_features;
+	a.features = f ? f : g->default_features;
 	return bot_hostlist_expand(nodes, add_features, &a, err, errlen) ? -1 : 0;
 }
 
 int bot_fabricgen_slurmconf(struct bot_fabricgen *g, const char *name, const char *buf,
 			    size_t len, char *err, size_t errlen)
 {
-	default_features[0] = 0;
+	g->default_features[0] = 0;
 	return each_line(name, buf, len, conf_line, g, err, errlen);
 }
 

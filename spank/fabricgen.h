@@ -49,6 +49,7 @@ struct bot_fabricgen {
 	struct bot_fabricgen_node *node;	/* sorted by name after each read */
 	size_t nsw, swcap;
 	struct bot_fabricgen_switch *sw;
+	char default_features[BOT_FABRICGEN_FEATURES];	/* slurm.conf's NodeName=DEFAULT */
 };
 
 /* Expand a Slurm host list, calling cb for each name in order (a non-zero
