@@ -46,6 +46,7 @@
 #include "learn/ranklib.h"
 #include "spank/context.h"
 #include "spank/decide.h"
+#include "spank/fabricgen.h"
 #include "spank/fabricmap.h"
 #include "spank/spooldir.h"
 
@@ -126,7 +127,10 @@ int bot_spank_remote_post_opt(spank_t sp)
 
 	spool_path[0] = 0;
 	step_start = (uint64_t)time(NULL);
-	if (!bot_spank.args_ok || !get(sp, BOT_SPANK_MEASURE_VAR, v, sizeof(v)) || strcmp(v, "1"))
+	/* enable=off: nothing of ours runs, even where a user set the
+	 * variable by hand (doc/security.md) */
+	if (!bot_spank.args_ok || bot_spank.args.enable == BOT_SPANK_ENABLE_OFF ||
+	    !get(sp, BOT_SPANK_MEASURE_VAR, v, sizeof(v)) || strcmp(v, "1"))
 		return 0;
 	if (facts(sp, &f) < 0) {
 		slurm_error("nccl-bot: no spool directory: the step's ids or node name (%s) are "
@@ -216,20 +220,27 @@ int bot_spank_remote_task_init(spank_t sp)
 
 /* ---- the harvest at the step's end ------------------------------------------ */
 
+/* The slurm.conf this slurmstepd runs with (its own environment's
+ * SLURM_CONF, a daemon's, else the default). */
+static const char *slurm_conf_path(void)
+{
+	const char *conf = getenv("SLURM_CONF");
+
+	return conf && conf[0] == '/' ? conf : "/etc/slurm/slurm.conf";
+}
+
 /* ClusterName= of slurm.conf (SLURM_CONF of this slurmstepd, a daemon's
  * environment, else /etc/slurm/slurm.conf), read once: the cluster the
  * deltas name. "local" when it cannot be read. */
 static void cluster_name(char *out, size_t len)
 {
 	const struct bot_open_rule rule = { .what = "slurm.conf", .max = 4u << 20 };
-	const char *conf = getenv("SLURM_CONF");
+	const char *conf = slurm_conf_path();
 	uint8_t *buf = NULL;
 	size_t n = 0;
 	char err[256];
 
 	snprintf(out, len, "local");
-	if (!conf || conf[0] != '/')
-		conf = "/etc/slurm/slurm.conf";
 	if (bot_read_at(AT_FDCWD, conf, conf, &rule, &buf, &n, err, sizeof(err)) < 0) {
 		slurm_info("nccl-bot: %s; deltas name the cluster 'local'", err);
 		return;
@@ -255,6 +266,73 @@ static void cluster_name(char *out, size_t len)
 	free(buf);
 	if (!out[0] || strlen(out) >= BOT_DELTA_STR)
 		snprintf(out, len, "local");
+}
+
+struct leaf_count {
+	const struct bot_fabricgen *g;
+	unsigned char *seen;	/* per switch */
+	uint32_t n;
+	int unknown;		/* a node under no leaf */
+};
+
+static int count_leaf(void *arg, const char *name)
+{
+	struct leaf_count *c = arg;
+	const struct bot_fabricgen_node *n = bot_fabricgen_find(c->g, name);
+
+	if (!n || n->leaf < 0) {
+		c->unknown = 1;
+		return 1;
+	}
+	if (!c->seen[n->leaf]) {
+		c->seen[n->leaf] = 1;
+		c->n++;
+	}
+	return 0;
+}
+
+/* How many leaf switches of topology.conf (beside slurm.conf) the step's
+ * nodes span: 0 when unknown (no topology.conf, a node under no leaf). The
+ * node list is the step's SLURM_STEP_NODELIST, which the user could change
+ * in an srun step: it is informational only (doc/security.md). */
+static uint32_t leaf_switches(spank_t sp)
+{
+	const struct bot_open_rule rule = { .what = "topology.conf",
+					    .max = BOT_FABRICGEN_MAX_BYTES };
+	const char *conf = slurm_conf_path(), *slash = strrchr(conf, '/');
+	char path[PATH_MAX], err[PATH_MAX + 256], *nodes;
+	struct bot_fabricgen g;
+	struct leaf_count c;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint32_t n = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%.*stopology.conf", (int)(slash - conf + 1),
+			     conf) >= sizeof(path) || access(path, F_OK) < 0)
+		return 0;
+	nodes = malloc(65536);
+	if (!nodes)
+		return 0;
+	if (!get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
+		snprintf(nodes, 65536, "%s", bot_spank.node);
+	memset(&g, 0, sizeof(g));
+	if (bot_read_at(AT_FDCWD, path, path, &rule, &buf, &len, err, sizeof(err)) < 0 ||
+	    bot_fabricgen_topology(&g, path, (const char *)buf, len, err, sizeof(err)) < 0) {
+		slurm_info("nccl-bot: %s; deltas say 0 leaf switches (unknown)", err);
+		goto out;
+	}
+	memset(&c, 0, sizeof(c));
+	c.g = &g;
+	c.seen = calloc(g.nsw ? g.nsw : 1, 1);
+	if (c.seen && bot_hostlist_expand(nodes, count_leaf, &c, err, sizeof(err)) == 0 &&
+	    !c.unknown)
+		n = c.n;
+	free(c.seen);
+out:
+	bot_fabricgen_free(&g);
+	free(buf);
+	free(nodes);
+	return n;
 }
 
 /* This node's fabric: fabric= or the fabric map's; "" when neither says. */
@@ -441,7 +519,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	req.id.het_comp = BOT_DELTA_NONE;
 	req.id.step_nodes = f->nnodes;
 	req.id.step_tasks = f->ntasks;
-	req.id.leaf_switches = 0;	/* not known on the node: 0 is "unknown" */
+	req.id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
 	req.id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);

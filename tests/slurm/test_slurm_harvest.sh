@@ -87,6 +87,17 @@ check "  ... removed when the step ended (nothing measured: no delta)" \
 	test -z "$(ls -A "$SPOOL")" -a -z "$(deltas "$job")"
 run srun -N1 -n1 -w n1 sh -c "$SHOWSP"
 check "a step without nccl-bot: no NCCL_BOT_SPOOL" grep -q 'spool=$' "$OUT"
+# a user who sets the decision by hand and runs srun without the plugin
+# (a slurm.conf of their own naming no plugstack.conf): the nodes' own
+# plugstack.conf says what happens
+sed 's|^PlugStackConfig=.*|PlugStackConfig=/dev/null|' "$SLURM_CONF" >"$D/noplug.conf"
+FORGE='echo "spool=${NCCL_BOT_SPOOL-}"'
+run env SLURM_CONF="$D/noplug.conf" SLURM_NCCL_BOT_MEASURE=1 SLURM_NCCL_BOT_PIN_NCCL_BOT_TABLE=forged srun -N1 -n1 -w n1 sh -c "$FORGE"
+check "the decision forged past srun: enable=opt-in nodes make the spool directory (the user's own)" \
+	grep -q "^spool=$SPOOL/" "$OUT"
+cluster_plugstack enable=off $ARGS
+run env SLURM_CONF="$D/noplug.conf" SLURM_NCCL_BOT_MEASURE=1 SLURM_NCCL_BOT_PIN_NCCL_BOT_TABLE=forged srun -N1 -n1 -w n1 sh -c "$FORGE"
+check "  ... enable=off nodes make none" grep -qx 'spool=' "$OUT"
 cluster_plugstack enable=opt-in mode=on $ARGS
 run srun -N1 -n1 -w n1 --nccl-bot=off sh -c 'echo "spool=${NCCL_BOT_SPOOL-}"'
 check "--nccl-bot=off: no NCCL_BOT_SPOOL" grep -qx 'spool=' "$OUT"
@@ -105,9 +116,16 @@ d1=$(deltas "$job" | head -n 1)
 u32() { od -An -tu4 -j "$2" -N4 "$d1" | tr -d ' '; }
 check "  ... stamped from Slurm: flag bit3, uid 0, step 0, 2 step nodes, fabric a" \
 	test "$(($(u32 flags 12) & 8)):$(u32 uid 272):$(u32 step 284):$(u32 nodes 328):$(dd if="$d1" bs=1 skip=144 count=1 2>/dev/null)" = "8:0:0:2:a"
+check "  ... n1 and n2 sit under one leaf switch (topology.conf)" test "$(u32 leaves 340)" = 1
 check "  ... the spool directories are gone" test -z "$(ls -A "$SPOOL")"
 check "  ... harvested within the bound" sh -c "harvest_log() { grep -h 'nccl-bot: step $job\.' \"$D\"/log/slurmd-n*.log; }; harvest_log | grep -q 'records: '"
 harvest_log "$job" | sed 's/^/  # /'
+
+run srun -N2 -n2 -w n2,n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+ended "$job" n2,n3
+d1=$(deltas "$job" | head -n 1)
+check "a step on n2 and n3 spans two leaf switches" test -n "$d1" -a "$(u32 leaves 340)" = 2
 
 # ---- the learning loop: job 2 runs on what job 1 measured ------------------------
 # job 1's nodes harvest into their outboxes; ship moves the deltas into the
