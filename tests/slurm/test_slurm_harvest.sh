@@ -192,6 +192,24 @@ check "  ... the step and its harvest took under 20 s" test $(((t_h1 - t_h0) / 1
 harvest_log "$job" | sed 's/^/  # /'
 check "  ... no node drained" undrained
 
+# a spool of 25,000 entries: the reading half refuses it whole (over 4,096
+# files), the exit removes 20,000 and leaves the rest (its bound), the job's
+# epilog removes the rest; the node is never held up
+MANY='cd "$NCCL_BOT_SPOOL" && seq 1 25000 | sed "s/\$/.spool/" | xargs touch && ls | wc -l; echo $SLURM_JOB_ID'
+t_m0=$(date +%s%N)
+run srun -N1 -n1 -w n4 --nccl-bot=ucb1 sh -c "$MANY"
+job=$(tail -n 1 "$OUT")
+ended "$job" n4
+t_m1=$(date +%s%N)
+check "25,000 spool entries: made by the step" test "$(head -n 1 "$OUT")" -eq 25000
+check "  ... no delta (over the file bound)" test -z "$(deltas "$job")"
+check "  ... the exit left what its bound did not reach; the epilog removed the rest" \
+	test -z "$(ls -A "$SPOOL")"
+check "  ... both logged" sh -c "grep -q 'over 20000 entries: left' '$D/log/slurmd-n4.log' && grep -q 'epilog of job $job: removed 1 spool directory' '$D/log/slurmd-n4.log'"
+echo "  # step with 25,000 entries, its exit and epilog: $(((t_m1 - t_m0) / 1000000)) ms"
+grep -h "nccl-bot: step $job\." "$D/log/slurmd-n4.log" | sed 's/^/  # /'
+check "  ... no node drained" undrained
+
 # ---- other users ---------------------------------------------------------------
 if [ -n "$NOBODY" ]; then
 	ISO='runuser -u nobody -- ls "$NCCL_BOT_SPOOL" >/dev/null 2>&1 && echo read-step; runuser -u nobody -- ls "'$SPOOL'" >/dev/null 2>&1 && echo listed; echo done'
