@@ -43,7 +43,8 @@ int bot_spank_alloc_post_opt(spank_t sp);
 int bot_spank_remote_user_init(spank_t sp);
 int bot_spank_remote_task_init(spank_t sp);
 int bot_spank_remote_post_opt(spank_t sp);	/* the step's spool directory */
-int bot_spank_remote_exit(spank_t sp);		/* its harvest */
+int bot_spank_remote_task_exit(spank_t sp);	/* its harvest after the last task */
+int bot_spank_remote_exit(spank_t sp);		/* ... or at the step's end */
 
 /* spank/job_script.c: the job's prolog and epilog on each node */
 int bot_spank_job_epilog(spank_t sp);

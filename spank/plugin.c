@@ -171,6 +171,15 @@ int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		return bot_spank_remote_task_exit(sp);
+	return 0;
+}
+
 int slurm_spank_exit(spank_t sp, int ac, char **av)
 {
 	(void)ac;

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -444,20 +445,31 @@ static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *di
 	return pid;
 }
 
-/* Reap the helper: it is done, or killed now (never waited for long). */
-static void reap(pid_t pid)
+/* Reap the helper: it is done, or killed now (never waited for long).
+ * slurmstepd may reap children itself (waitpid says ECHILD), so the kill
+ * goes through a pidfd taken right after the spawn (never another
+ * process that reused the pid), or the pid where there is none. */
+static void reap(pid_t pid, int pidfd)
 {
 	struct timespec ts = { 0, 1000000 };
 	int status;
 
-	if (waitpid(pid, &status, WNOHANG) != 0)
-		return;
-	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, WNOHANG) == pid)
+		goto out;
+	if (pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	else
+		kill(pid, SIGKILL);
 	for (int i = 0; i < 100; i++) {
-		if (waitpid(pid, &status, WNOHANG) != 0)
-			return;
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			break;
 		nanosleep(&ts, NULL);
 	}
+out:
+	if (pidfd >= 0)
+		close(pidfd);
 }
 
 /* One step's spool directory on this node into a delta, then removed.
@@ -469,7 +481,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
-	int fd = -1, n, rc;
+	int fd = -1, pidfd, n, rc;
 	long left;
 	pid_t pid;
 
@@ -492,6 +504,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
 	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
 	memset(&req, 0, sizeof(req));
 	src.dir = dir;
 	src.name = NULL;
@@ -523,7 +536,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	req.id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
-	reap(pid);
+	reap(pid, pidfd);
 	if (rc == 0)
 		slurm_info("nccl-bot: step %u.%u: %zu spool files read, %zu rejected, %llu "
 			   "records: %s (%ld ms)", f->job, f->step, res.files_read,
@@ -537,19 +550,26 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	(void)base;
 }
 
-int bot_spank_remote_exit(spank_t sp)
+/* Harvest this node's spool of the step and remove it, once per
+ * slurmstepd (the last task's exit, else the step's exit). */
+static int harvested;
+
+static void harvest_step(spank_t sp)
 {
 	char err[PATH_MAX + 256], cluster[BOT_DELTA_STR], fabric[BOT_SPANK_FABRIC_MAX];
 	struct timespec t0;
 	struct step_facts f;
 	int base, dfd;
 
+	if (harvested)
+		return;
+	harvested = 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!bot_spank.args_ok || facts(sp, &f) < 0)
-		return 0;
+		return;
 	base = bot_spank_spool_base(bot_spank.args.spool_dir, 0, err, sizeof(err));
 	if (base < 0)
-		return 0;	/* no spool_dir: nothing ever measured here */
+		return;	/* no spool_dir: nothing ever measured here */
 	dfd = bot_spank_spool_open(base, f.name, f.uid, err, sizeof(err));
 	if (dfd < 0) {
 		if (errno != ENOENT)
@@ -557,7 +577,7 @@ int bot_spank_remote_exit(spank_t sp)
 				    bot_spank.args.spool_dir, err);
 		else {
 			close(base);
-			return 0;
+			return;
 		}
 	} else {
 		close(dfd);
@@ -568,5 +588,33 @@ int bot_spank_remote_exit(spank_t sp)
 	if (bot_spank_spool_remove(base, f.name, err, sizeof(err)) < 0)
 		slurm_error("nccl-bot: spool_dir %s: %s", bot_spank.args.spool_dir, err);
 	close(base);
+}
+
+/*
+ * The harvest runs when the node's last task has exited, before slurmstepd
+ * tells srun so: once srun has every task's exit, the step's end reaches
+ * slurmctld, whose kill of the step's processes (proctrack: every
+ * descendant of this slurmstepd, the helper too) can arrive while
+ * slurm_spank_exit is still harvesting (observed: a helper that takes a
+ * few hundred ms is killed). Here srun still waits for this node's last
+ * task, so the step's end waits for the harvest's bound at most.
+ */
+int bot_spank_remote_task_exit(spank_t sp)
+{
+	static uint32_t exited;
+	uint32_t local = 0;
+
+	if (!spool_path[0] || harvested)
+		return 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS || !local)
+		return 0;	/* the step's exit harvests */
+	if (++exited >= local)
+		harvest_step(sp);
+	return 0;
+}
+
+int bot_spank_remote_exit(spank_t sp)
+{
+	harvest_step(sp);
 	return 0;
 }

@@ -210,6 +210,28 @@ echo "  # step with 25,000 entries, its exit and epilog: $(((t_m1 - t_m0) / 1000
 grep -h "nccl-bot: step $job\." "$D/log/slurmd-n4.log" | sed 's/^/  # /'
 check "  ... no node drained" undrained
 
+# a harvest that stalls (a helper that never answers, as on a hung
+# filesystem) with PrologEpilogTimeout=5 (cluster.sh): the harvest gives up
+# at its 2 s deadline and kills the helper, the spool is removed, nothing
+# drains. (Harvested in slurm_spank_exit, after srun had every exit, this
+# helper was killed by the step's own cleanup within 10 ms: the harvest
+# runs at the last task's exit for that reason, spank/remote.c.)
+printf '#!/bin/sh\nexec sleep 1000\n' >"$D/stall.sh"
+chmod 755 "$D/stall.sh"
+cluster_plugstack enable=opt-in mode=on lib_prefix=$LIB policies=ucb1 spool_dir=$SPOOL outbox_dir=$OUTBOX/%n fabric_map=$D/fabric.map harvest_helper=$D/stall.sh
+t_s0=$(date +%s%N)
+run srun -N1 -n1 -w n4 --nccl-bot=ucb1 sh -c 'touch "$NCCL_BOT_SPOOL/x.spool"; echo $SLURM_JOB_ID'
+job=$(tail -n 1 "$OUT")
+ended "$job" n4
+t_s1=$(date +%s%N)
+check "a stalled harvest: no delta, given up at the deadline" sh -c "grep -h 'nccl-bot: step $job\\.' '$D/log/slurmd-n4.log' | grep -q 'no delta (failed' && grep -q 'did not finish in time' '$D/log/slurmd-n4.log'"
+grep -h "nccl-bot: step $job\." "$D/log/slurmd-n4.log" | sed 's/^/  # /'
+check "  ... the helper was killed" test -z "$(pgrep -x -f 'sleep 1000' 2>/dev/null)"
+check "  ... the spool is removed" test -z "$(ls -A "$SPOOL")"
+check "  ... the step and its end took under 10 s ($(((t_s1 - t_s0) / 1000000)) ms)" test $(((t_s1 - t_s0) / 1000000)) -lt 10000
+check "  ... no node drained (PrologEpilogTimeout=5)" undrained
+cluster_plugstack enable=opt-in mode=on $ARGS
+
 # ---- other users ---------------------------------------------------------------
 if [ -n "$NOBODY" ]; then
 	ISO='runuser -u nobody -- ls "$NCCL_BOT_SPOOL" >/dev/null 2>&1 && echo read-step; runuser -u nobody -- ls "'$SPOOL'" >/dev/null 2>&1 && echo listed; echo done'
