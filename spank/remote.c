@@ -20,8 +20,8 @@
  * "Measurements: spool and harvest"): when srun's decision says the step
  * measures (BOT_SPANK_MEASURE_VAR), init_post_opt (root) makes this node's
  * spool directory (spank/spooldir.h) and user_init points NCCL_BOT_SPOOL at
- * it; slurm_spank_exit (root, after the step's tasks) spawns
- * nccl-bot-harvest-read, which reads the spool as the job's user, and
+ * it; when the node's last task has exited (slurm_spank_task_exit, root;
+ * else slurm_spank_exit) the plugin spawns nccl-bot-harvest-read, which reads the spool as the job's user, and
  * validates its stream here (learn/harvest.h's bot_harvest_collect) into a
  * delta in outbox_dir= stamped with root-side facts only, then removes the
  * directory. A node that cannot make its spool directory only measures

@@ -127,6 +127,14 @@ ended "$job" n2,n3
 d1=$(deltas "$job" | head -n 1)
 check "a step on n2 and n3 spans two leaf switches" test -n "$d1" -a "$(u32 leaves 340)" = 2
 
+# two tasks on one node: one harvest, after both (each task's ranks wrote
+# their own spool files)
+run srun -N1 -n2 -w n1 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+ended "$job" n1
+check "two tasks on one node: one delta with both tasks' spool files" \
+	sh -c "test \"\$(ls '$OUTBOX/n1' | grep -c '\.$job\.')\" = 1 && grep -h 'nccl-bot: step $job\\.' '$D/log/slurmd-n1.log' | grep -q ': 4 spool files read'"
+
 # ---- the learning loop: job 2 runs on what job 1 measured ------------------------
 # job 1's nodes harvest into their outboxes; ship moves the deltas into the
 # state directory's inbox, compact merges them into fabric a's state (--now
