@@ -222,8 +222,13 @@ static long ms_left(const struct timespec *end)
 {
 	struct timespec now;
 
+	long long ns;
+
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (end->tv_sec - now.tv_sec) * 1000 + (end->tv_nsec - now.tv_nsec) / 1000000;
+	ns = (long long)(end->tv_sec - now.tv_sec) * 1000000000LL + (end->tv_nsec - now.tv_nsec);
+	/* rounded up: 0 only once the end has passed (a bound of 200 ms that
+	 * gave up after 199.6 ms failed the unit test under load) */
+	return ns <= 0 ? 0 : (long)((ns + 999999) / 1000000);
 }
 
 /* Parse the child's records; 0 when complete ('E' seen). */
