@@ -128,12 +128,17 @@ d1=$(deltas "$job" | head -n 1)
 check "a step on n2 and n3 spans two leaf switches" test -n "$d1" -a "$(u32 leaves 340)" = 2
 
 # two tasks on one node: one harvest, after both (each task's ranks wrote
-# their own spool files)
-run srun -N1 -n2 -w n1 --nccl-bot=ucb1 sh -c "$EMUCMD"
+# their own spool files; seeds of their own, so no file duplicates another)
+EMU2="\"$EMU\" --suite consistency --scenario base --policy ucb1 --procs 2 --calls-each 4000 --plugin \"\$NCCL_TUNER_PLUGIN\" --table \"\$NCCL_BOT_TABLE\" --spool \"\$NCCL_BOT_SPOOL\" --measured sim --seed \$((SLURM_PROCID + 11)); echo \$SLURM_JOB_ID"
+run srun -N1 -n2 -w n1 --nccl-bot=ucb1 sh -c "$EMU2"
 job=$(tail -n 1 "$OUT")
 ended "$job" n1
-check "two tasks on one node: one delta with both tasks' spool files" \
-	sh -c "test \"\$(ls '$OUTBOX/n1' | grep -c '\.$job\.')\" = 1 && grep -h 'nccl-bot: step $job\\.' '$D/log/slurmd-n1.log' | grep -q ': 4 spool files read'"
+two_tasks() {
+	[ "$(ls "$OUTBOX/n1" | grep -c "^nbtest\.$job\.")" = 1 ] &&
+		harvest_log "$job" | grep -q ': 4 spool files read' ||
+		{ harvest_log "$job"; return 1; }
+}
+check "two tasks on one node: one delta with both tasks' spool files" two_tasks
 
 # ---- the learning loop: job 2 runs on what job 1 measured ------------------------
 # job 1's nodes harvest into their outboxes; ship moves the deltas into the
