@@ -42,6 +42,7 @@ static const struct {
 	[BOT_SPANK_A_CONFIG] = { "config", K_PATH },
 	[BOT_SPANK_A_FABRIC] = { "fabric", K_FABRIC },
 	[BOT_SPANK_A_TIMEOUT_MS] = { "timeout_ms", K_MS },
+	[BOT_SPANK_A_HARVEST_HELPER] = { "harvest_helper", K_PATH },
 };
 
 const char *bot_spank_arg_name(enum bot_spank_arg a)
@@ -57,6 +58,7 @@ void bot_spank_args_defaults(struct bot_spank_args *a, const char *default_lib_p
 	a->policy = BOT_POLICY_GREEDY;
 	a->min_bytes_log2 = BOT_SET_MIN_BYTES_LOG2_DEFAULT;
 	a->timeout_ms = 2000;
+	strcpy(a->spool_dir, "/dev/shm/nccl-bot");	/* spank/spooldir.h's default */
 	if (default_lib_prefix && strlen(default_lib_prefix) < sizeof(a->lib_prefix))
 		strcpy(a->lib_prefix, default_lib_prefix);
 }
@@ -257,6 +259,7 @@ static int parse_one(struct bot_spank_args *a, enum bot_spank_arg id, const char
 		case BOT_SPANK_A_STATE_DIR: path = a->state_dir; break;
 		case BOT_SPANK_A_OUTBOX_DIR: path = a->outbox_dir; break;
 		case BOT_SPANK_A_SPOOL_DIR: path = a->spool_dir; break;
+		case BOT_SPANK_A_HARVEST_HELPER: path = a->harvest_helper; break;
 		case BOT_SPANK_A_LIB_PREFIX: path = a->lib_prefix; break;
 		case BOT_SPANK_A_FABRIC_MAP: path = a->fabric_map; break;
 		case BOT_SPANK_A_REPORT_DIR: path = a->report_dir; break;

@@ -49,6 +49,7 @@ struct bot_spank_args {
 	char report_dir[PATH_MAX];
 	char kill_switch[PATH_MAX];	/* "" = none */
 	char config[PATH_MAX];		/* the site YAML (learn/siteconf.h); "" = none read */
+	char harvest_helper[PATH_MAX];	/* nccl-bot-harvest-read (spank/remote.c) */
 	char fabric[BOT_SPANK_FABRIC_MAX];	/* the fabric of every node; "" = unknown */
 	char fabric_why[256];		/* not an argument: why the step has no fabric
 					 * (set where the step's nodes were resolved) */
@@ -64,7 +65,8 @@ enum bot_spank_arg {
 	BOT_SPANK_A_MIN_BYTES, BOT_SPANK_A_STATE_DIR, BOT_SPANK_A_OUTBOX_DIR,
 	BOT_SPANK_A_SPOOL_DIR, BOT_SPANK_A_LIB_PREFIX, BOT_SPANK_A_FABRIC_MAP,
 	BOT_SPANK_A_REPORT_DIR, BOT_SPANK_A_KILL_SWITCH, BOT_SPANK_A_REQUIRE_GPUS,
-	BOT_SPANK_A_CONFIG, BOT_SPANK_A_FABRIC, BOT_SPANK_A_TIMEOUT_MS, BOT_SPANK_A_COUNT
+	BOT_SPANK_A_CONFIG, BOT_SPANK_A_FABRIC, BOT_SPANK_A_TIMEOUT_MS,
+	BOT_SPANK_A_HARVEST_HELPER, BOT_SPANK_A_COUNT
 };
 
 /* The argument's name ("enable"). */

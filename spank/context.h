@@ -20,6 +20,8 @@ struct bot_spank_plugin {
 	int opt_seen;				/* --nccl-bot reached this process */
 	char opt_value[128];			/* its value ("" for a bare option) */
 	int opt_null;				/* NULL, "" or "(null)": a bare option */
+	int setup_done;				/* the arguments were parsed in this process */
+	char node[256];				/* this node's name (%n), "" not known */
 };
 
 extern struct bot_spank_plugin bot_spank;
@@ -40,6 +42,9 @@ int bot_spank_alloc_post_opt(spank_t sp);
 /* spank/remote.c: slurmstepd */
 int bot_spank_remote_user_init(spank_t sp);
 int bot_spank_remote_task_init(spank_t sp);
+int bot_spank_remote_post_opt(spank_t sp);	/* the step's spool directory */
+int bot_spank_remote_task_exit(spank_t sp);	/* its harvest after the last task */
+int bot_spank_remote_exit(spank_t sp);		/* ... or at the step's end */
 
 /* spank/job_script.c: the job's prolog and epilog on each node */
 int bot_spank_job_epilog(spank_t sp);

@@ -160,6 +160,7 @@ static void req_for(const struct bot_spank_args *a, const struct bot_spank_gate 
 static int take(struct bot_spank_decision *d, const struct bot_stepenv *env)
 {
 	d->used = env->used;
+	d->measured = env->measured;
 	snprintf(d->note, sizeof(d->note), "%s", env->note);
 	for (size_t i = 0; i < env->nvars && i < BOT_SPANK_MAX_VARS; i++) {
 		d->name[i] = strdup(env->var[i].name);
@@ -208,6 +209,7 @@ static void child(int fd, const struct bot_stepenv_req *r)
 	put(fd, 'S', src, strlen(src));
 	put(fd, 'N', env.note, strlen(env.note));
 	put(fd, 'U', env.used ? "1" : "0", 1);
+	put(fd, 'M', env.measured ? "1" : "0", 1);
 	for (size_t i = 0; i < env.nvars; i++) {
 		put(fd, 'K', env.var[i].name, strlen(env.var[i].name));
 		put(fd, 'V', env.var[i].value, strlen(env.var[i].value));
@@ -220,8 +222,13 @@ static long ms_left(const struct timespec *end)
 {
 	struct timespec now;
 
+	long long ns;
+
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (end->tv_sec - now.tv_sec) * 1000 + (end->tv_nsec - now.tv_nsec) / 1000000;
+	ns = (long long)(end->tv_sec - now.tv_sec) * 1000000000LL + (end->tv_nsec - now.tv_nsec);
+	/* rounded up: 0 only once the end has passed (a bound of 200 ms that
+	 * gave up after 199.6 ms failed the unit test under load) */
+	return ns <= 0 ? 0 : (long)((ns + 999999) / 1000000);
 }
 
 /* Parse the child's records; 0 when complete ('E' seen). */
@@ -246,6 +253,8 @@ static int parse_child(char *buf, size_t n, struct bot_spank_decision *d, const 
 			snprintf(d->note, sizeof(d->note), "%s", s);
 		else if (tag == 'U')
 			d->used = s[0] == '1';
+		else if (tag == 'M')
+			d->measured = s[0] == '1';
 		else if (tag == 'K' && d->nvars < BOT_SPANK_MAX_VARS) {
 			d->name[d->nvars] = strdup(s);
 			d->value[d->nvars] = NULL;

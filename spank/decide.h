@@ -75,6 +75,7 @@ int bot_spank_env_has_gpus(const char *(*get)(const char *name));
 
 struct bot_spank_decision {
 	int used;			/* variables to set (0: nccl-bot not used) */
+	int measured;			/* the table lets ranks measure: a spool dir per node */
 	size_t nvars;
 	char *name[BOT_SPANK_MAX_VARS];	/* malloc()ed */
 	char *value[BOT_SPANK_MAX_VARS];
@@ -108,5 +109,13 @@ extern void (*bot_spank_test_child_hook)(void);
  */
 #define BOT_SPANK_PIN_PREFIX "SLURM_NCCL_BOT_PIN_"
 extern const char *const bot_spank_pinned[BOT_SPANK_MAX_VARS + 1];	/* NULL-ended */
+
+/*
+ * "1" when the step's ranks measure (the decision's measured): the remote
+ * context then makes each node's spool directory and sets NCCL_BOT_SPOOL
+ * to it (spank/spooldir.h: a path every node computes from its own facts,
+ * so it needs no deciding there). Set with the pins, taken out with them.
+ */
+#define BOT_SPANK_MEASURE_VAR "SLURM_NCCL_BOT_MEASURE"
 
 #endif

@@ -76,6 +76,7 @@ static void unpin(void)
 			unsetenv(bot_spank_pinned[i]);
 		unsetenv(var);
 	}
+	unsetenv(BOT_SPANK_MEASURE_VAR);
 }
 
 /* Our own earlier pin in NCCL_TUNER_PLUGIN etc. is not the user's. */
@@ -257,6 +258,9 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 			return 0;
 		}
 	}
+	if (d.measured && setenv(BOT_SPANK_MEASURE_VAR, "1", 1) < 0)
+		slurm_spank_log("nccl-bot: warning: cannot set %s: the %s measures nothing",
+				BOT_SPANK_MEASURE_VAR, what);
 	slurm_verbose("nccl-bot: %s: policy %s, table from the %s%s%s", what,
 		    bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
 	bot_spank_decision_free(&d);

@@ -19,6 +19,10 @@
 #include "spank/context.h"
 #include "spank/option.h"
 
+#ifndef BOT_HARVEST_HELPER
+#define BOT_HARVEST_HELPER "/usr/libexec/nccl-bot/nccl-bot-harvest-read"
+#endif
+
 #ifndef BOT_RANK_LIBDIR
 #define BOT_RANK_LIBDIR "/opt/nccl-bot/" PACKAGE_VERSION "/lib"
 #endif
@@ -70,15 +74,20 @@ static const char *node_name(spank_t sp, char *buf, size_t len)
 	return buf;
 }
 
-int slurm_spank_init(spank_t sp, int ac, char **av)
+/* The plugin's arguments into bot_spank: once per process (slurm_spank_init,
+ * or job_prolog/job_epilog, which Slurm calls without slurm_spank_init). */
+static void setup(spank_t sp, spank_context_t ctx, int ac, char **av)
 {
-	spank_context_t ctx = spank_context();
-	char node[256];
+	const char *node;
 
 	memset(&bot_spank, 0, sizeof(bot_spank));
 	bot_spank_args_defaults(&bot_spank.args, BOT_RANK_LIBDIR);
-	bot_spank.args_ok = bot_spank_args_parse(&bot_spank.args, ac, av,
-						 node_name(sp, node, sizeof(node)),
+	snprintf(bot_spank.args.harvest_helper, sizeof(bot_spank.args.harvest_helper), "%s",
+		 BOT_HARVEST_HELPER);
+	node = node_name(sp, bot_spank.node, sizeof(bot_spank.node));
+	if (!node)
+		bot_spank.node[0] = 0;
+	bot_spank.args_ok = bot_spank_args_parse(&bot_spank.args, ac, av, node,
 						 bot_spank.args_err,
 						 sizeof(bot_spank.args_err)) == 0;
 	if (!bot_spank.args_ok) {
@@ -89,6 +98,14 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 		else
 			slurm_debug("nccl-bot: %s; nccl-bot is off", bot_spank.args_err);
 	}
+	bot_spank.setup_done = 1;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	setup(sp, ctx, ac, av);
 	switch (ctx) {
 	case S_CTX_LOCAL:
 	case S_CTX_ALLOCATOR:
@@ -110,6 +127,8 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 		return bot_spank_local_post_opt(sp);
 	case S_CTX_ALLOCATOR:
 		return bot_spank_alloc_post_opt(sp);
+	case S_CTX_REMOTE:
+		return bot_spank_remote_post_opt(sp);
 	default:
 		return 0;
 	}
@@ -144,9 +163,28 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	if (!bot_spank.setup_done)
+		setup(sp, S_CTX_JOB_SCRIPT, ac, av);
+	return bot_spank_job_epilog(sp);
+	return 0;
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
 	(void)ac;
 	(void)av;
-	if (spank_context() == S_CTX_JOB_SCRIPT)
-		return bot_spank_job_epilog(sp);
+	if (spank_context() == S_CTX_REMOTE)
+		return bot_spank_remote_task_exit(sp);
+	return 0;
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+	(void)ac;
+	(void)av;
+	if (spank_context() == S_CTX_REMOTE)
+		return bot_spank_remote_exit(sp);
 	return 0;
 }

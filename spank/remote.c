@@ -15,15 +15,46 @@
  * naming the node on the user's terminal (task_init runs in the task, as
  * the user, its output already the task's). user_init cannot stop the
  * step itself: an optional plugin's failing callback is only logged.
+ *
+ * Also the step's spool directory and its harvest (doc/slurm.md,
+ * "Measurements: spool and harvest"): when srun's decision says the step
+ * measures (BOT_SPANK_MEASURE_VAR), init_post_opt (root) makes this node's
+ * spool directory (spank/spooldir.h) and user_init points NCCL_BOT_SPOOL at
+ * it; when the node's last task has exited (slurm_spank_task_exit, root;
+ * else slurm_spank_exit) the plugin spawns nccl-bot-harvest-read, which reads the spool as the job's user, and
+ * validates its stream here (learn/harvest.h's bot_harvest_collect) into a
+ * delta in outbox_dir= stamped with root-side facts only, then removes the
+ * directory. A node that cannot make its spool directory only measures
+ * nothing: the table, not the spool, decides the algorithms.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/delta.h"
+#include "common/readall.h"
+#include "common/settings.h"
+#include "learn/harvest.h"
 #include "learn/ranklib.h"
 #include "spank/context.h"
 #include "spank/decide.h"
+#include "spank/fabricgen.h"
+#include "spank/fabricmap.h"
+#include "spank/spooldir.h"
+
+/* The harvest's bound in slurm_spank_exit: the helper's stream must be in
+ * within this (slurmstepd waits for the callback; PrologEpilogTimeout and
+ * the step's end are not to be held up). */
+#define REMOTE_HARVEST_MS 2000u
 
 /* Set in user_init, read in each task's task_init (a child of this
  * slurmstepd): why this node cannot run the step's tasks. */
@@ -34,6 +65,98 @@ static char node_failure[PATH_MAX + 512];
 static int get(spank_t sp, const char *name, char *buf, int len)
 {
 	return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS;
+}
+
+/* Set in init_post_opt when this node's spool directory was made: its
+ * path, for NCCL_BOT_SPOOL in user_init. */
+static char spool_path[PATH_MAX];
+/* When init_post_opt saw the step start (unix seconds): the delta's start. */
+static uint64_t step_start;
+
+/* The step's facts from Slurm (root-side: never the job's environment). */
+struct step_facts {
+	uid_t uid;
+	gid_t gid;
+	uint32_t job, step, restart, nnodes, ntasks, array_job, array_task;
+	char name[BOT_SPANK_SPOOL_NAME_MAX];	/* the spool directory's */
+};
+
+static int facts(spank_t sp, struct step_facts *f)
+{
+	char v[16];
+
+	memset(f, 0, sizeof(*f));
+	if (spank_get_item(sp, S_JOB_UID, &f->uid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_GID, &f->gid) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ID, &f->job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_STEPID, &f->step) != ESPANK_SUCCESS)
+		return -1;
+	/* S_SLURM_RESTART_COUNT is the batch step's (22.05: 0 in an srun step
+	 * of a requeued job, observed); else the step's SLURM_RESTART_COUNT,
+	 * which slurmctld sets but a user could change in an srun step: it
+	 * only names the user's own step (doc/security.md) */
+	if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &f->restart) != ESPANK_SUCCESS)
+		f->restart = 0;
+	if (!f->restart && get(sp, "SLURM_RESTART_COUNT", v, sizeof(v))) {
+		char *end;
+		unsigned long r = strtoul(v, &end, 10);
+
+		if (v[0] >= '0' && v[0] <= '9' && !*end && r < 0xfffffff0ul)
+			f->restart = (uint32_t)r;
+	}
+	if (spank_get_item(sp, S_JOB_NNODES, &f->nnodes) != ESPANK_SUCCESS || !f->nnodes)
+		f->nnodes = 1;	/* the batch step says 0: it runs on one node */
+	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &f->ntasks) != ESPANK_SUCCESS)
+		f->ntasks = 0;
+	/* an array task has both ids; any other job says an array id (its own
+	 * job id in 22.05) with task NO_VAL */
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &f->array_job) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &f->array_task) != ESPANK_SUCCESS ||
+	    !f->array_job || f->array_task >= 0xfffffff0u) {
+		f->array_job = 0;	/* formats.md section 13: 0 none */
+		f->array_task = BOT_DELTA_NONE;
+	}
+	return bot_spank_spool_name(f->job, f->restart, f->step, bot_spank.node, f->name,
+				    sizeof(f->name));
+}
+
+int bot_spank_remote_post_opt(spank_t sp)
+{
+	char v[16], err[PATH_MAX + 256];
+	struct step_facts f;
+	int base, rc;
+
+	spool_path[0] = 0;
+	step_start = (uint64_t)time(NULL);
+	/* enable=off: nothing of ours runs, even where a user set the
+	 * variable by hand (doc/security.md) */
+	if (!bot_spank.args_ok || bot_spank.args.enable == BOT_SPANK_ENABLE_OFF ||
+	    !get(sp, BOT_SPANK_MEASURE_VAR, v, sizeof(v)) || strcmp(v, "1"))
+		return 0;
+	if (facts(sp, &f) < 0) {
+		slurm_error("nccl-bot: no spool directory: the step's ids or node name (%s) are "
+			    "not known here", bot_spank.node);
+		return 0;
+	}
+	if (f.step == BOT_DELTA_STEP_EXTERN || f.step == BOT_DELTA_STEP_INTERACTIVE)
+		return 0;
+	base = bot_spank_spool_base(bot_spank.args.spool_dir, 1, err, sizeof(err));
+	if (base < 0) {
+		slurm_error("nccl-bot: %s; step %u.%u measures nothing on this node", err, f.job,
+			    f.step);
+		return 0;
+	}
+	rc = bot_spank_spool_make(base, f.name, f.uid, f.gid, err, sizeof(err));
+	close(base);
+	if (rc < 0) {
+		slurm_error("nccl-bot: spool_dir %s: %s; step %u.%u measures nothing on this node",
+			    bot_spank.args.spool_dir, err, f.job, f.step);
+		return 0;
+	}
+	if ((size_t)snprintf(spool_path, sizeof(spool_path), "%s/%.*s", bot_spank.args.spool_dir,
+			     (int)(sizeof(f.name) - 1), f.name) >= sizeof(spool_path))
+		spool_path[0] = 0;
+	return 0;
 }
 
 int bot_spank_remote_user_init(spank_t sp)
@@ -61,6 +184,8 @@ int bot_spank_remote_user_init(spank_t sp)
 		free(buf);
 		return 0;
 	}
+	if (spool_path[0] && spank_setenv(sp, BOT_ENV_SPOOL, spool_path, 1) != ESPANK_SUCCESS)
+		slurm_error("nccl-bot: cannot set %s", BOT_ENV_SPOOL);
 	snprintf(var, sizeof(var), "%sNCCL_TUNER_PLUGIN", BOT_SPANK_PIN_PREFIX);
 	if (get(sp, var, buf, PIN_MAX) && bot_ranklib_check(buf, &lib, err, sizeof(err)) < 0) {
 		uint32_t nodeid = 0;
@@ -92,4 +217,404 @@ int bot_spank_remote_task_init(spank_t sp)
 		"this node only)\n", node, node_failure, node);
 	fflush(stderr);
 	_exit(126);
+}
+
+/* ---- the harvest at the step's end ------------------------------------------ */
+
+/* The slurm.conf this slurmstepd runs with (its own environment's
+ * SLURM_CONF, a daemon's, else the default). */
+static const char *slurm_conf_path(void)
+{
+	const char *conf = getenv("SLURM_CONF");
+
+	return conf && conf[0] == '/' ? conf : "/etc/slurm/slurm.conf";
+}
+
+/* ClusterName= of slurm.conf (SLURM_CONF of this slurmstepd, a daemon's
+ * environment, else /etc/slurm/slurm.conf), read once: the cluster the
+ * deltas name. "local" when it cannot be read. */
+static void cluster_name(char *out, size_t len)
+{
+	const struct bot_open_rule rule = { .what = "slurm.conf", .max = 4u << 20 };
+	const char *conf = slurm_conf_path();
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	char err[256];
+
+	snprintf(out, len, "local");
+	if (bot_read_at(AT_FDCWD, conf, conf, &rule, &buf, &n, err, sizeof(err)) < 0) {
+		slurm_info("nccl-bot: %s; deltas name the cluster 'local'", err);
+		return;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t e = i;
+
+		while (e < n && buf[e] != '\n')
+			e++;
+		while (i < e && (buf[i] == ' ' || buf[i] == '\t'))
+			i++;
+		if (e - i > 12 && !strncasecmp((const char *)buf + i, "ClusterName=", 12)) {
+			size_t k = 0;
+
+			for (i += 12; i < e && k + 1 < len && buf[i] != ' ' && buf[i] != '\t' &&
+			     buf[i] != '#' && buf[i] != '\r'; i++)
+				out[k++] = (char)buf[i];
+			out[k] = 0;
+			break;
+		}
+		i = e + 1;
+	}
+	free(buf);
+	if (!out[0] || strlen(out) >= BOT_DELTA_STR)
+		snprintf(out, len, "local");
+}
+
+struct leaf_count {
+	const struct bot_fabricgen *g;
+	unsigned char *seen;	/* per switch */
+	uint32_t n;
+	int unknown;		/* a node under no leaf */
+};
+
+static int count_leaf(void *arg, const char *name)
+{
+	struct leaf_count *c = arg;
+	const struct bot_fabricgen_node *n = bot_fabricgen_find(c->g, name);
+
+	if (!n || n->leaf < 0) {
+		c->unknown = 1;
+		return 1;
+	}
+	if (!c->seen[n->leaf]) {
+		c->seen[n->leaf] = 1;
+		c->n++;
+	}
+	return 0;
+}
+
+/* How many leaf switches of topology.conf (beside slurm.conf) the step's
+ * nodes span: 0 when unknown (no topology.conf, a node under no leaf). The
+ * node list is the step's SLURM_STEP_NODELIST, which the user could change
+ * in an srun step: it is informational only (doc/security.md). */
+static uint32_t leaf_switches(spank_t sp)
+{
+	const struct bot_open_rule rule = { .what = "topology.conf",
+					    .max = BOT_FABRICGEN_MAX_BYTES };
+	const char *conf = slurm_conf_path(), *slash = strrchr(conf, '/');
+	char path[PATH_MAX], err[PATH_MAX + 256], *nodes;
+	struct bot_fabricgen g;
+	struct leaf_count c;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	uint32_t n = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%.*stopology.conf", (int)(slash - conf + 1),
+			     conf) >= sizeof(path) || access(path, F_OK) < 0)
+		return 0;
+	nodes = malloc(65536);
+	if (!nodes)
+		return 0;
+	if (!get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
+		snprintf(nodes, 65536, "%s", bot_spank.node);
+	memset(&g, 0, sizeof(g));
+	if (bot_read_at(AT_FDCWD, path, path, &rule, &buf, &len, err, sizeof(err)) < 0 ||
+	    bot_fabricgen_topology(&g, path, (const char *)buf, len, err, sizeof(err)) < 0) {
+		slurm_info("nccl-bot: %s; deltas say 0 leaf switches (unknown)", err);
+		goto out;
+	}
+	memset(&c, 0, sizeof(c));
+	c.g = &g;
+	c.seen = calloc(g.nsw ? g.nsw : 1, 1);
+	if (c.seen && bot_hostlist_expand(nodes, count_leaf, &c, err, sizeof(err)) == 0 &&
+	    !c.unknown)
+		n = c.n;
+	free(c.seen);
+out:
+	bot_fabricgen_free(&g);
+	free(buf);
+	free(nodes);
+	return n;
+}
+
+/* This node's fabric: fabric= or the fabric map's; "" when neither says. */
+static void node_fabric(char *out, size_t len)
+{
+	struct bot_fabricmap m;
+	const char *f;
+	char err[PATH_MAX + 256];
+
+	out[0] = 0;
+	if (bot_spank.args.fabric[0]) {
+		snprintf(out, len, "%s", bot_spank.args.fabric);
+		return;
+	}
+	if (!bot_spank.args.fabric_map[0])
+		return;
+	if (bot_fabricmap_load(bot_spank.args.fabric_map, &m, err, sizeof(err)) < 0) {
+		slurm_error("nccl-bot: %s", err);
+		return;
+	}
+	f = bot_fabricmap_lookup(&m, bot_spank.node);
+	if (f)
+		snprintf(out, len, "%s", f);
+	bot_fabricmap_free(&m);
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* The helper must be root's and writable by root alone: it starts as root. */
+static int helper_ok(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return bot_log_errf(err, errlen, "harvest_helper %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) || !(st.st_mode & 0100))
+		return bot_log_errf(err, errlen, "harvest_helper %s: not an executable of root's "
+				    "that only root can write", path);
+	return 0;
+}
+
+/* Spawn the helper as the reading half on a pipe: its pid, *fd the read end. */
+static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *dir, int *fd,
+			  char *err, size_t errlen)
+{
+	char uid[16], gid[16], *groups, *argv[6];
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	gid_t *gids = NULL;
+	int ngids = 0, p[2], rc;
+	size_t cap, k = 0;
+	sigset_t all, none;
+	pid_t pid = -1;
+
+	if (helper_ok(bot_spank.args.harvest_helper, err, errlen) < 0)
+		return -1;
+	if (spank_get_item(sp, S_JOB_SUPPLEMENTARY_GIDS, &gids, &ngids) != ESPANK_SUCCESS ||
+	    ngids < 0) {
+		gids = NULL;
+		ngids = 0;
+	}
+	cap = 16 * (size_t)(ngids + 1) + 2;
+	groups = malloc(cap);
+	if (!groups)
+		return bot_log_errf(err, errlen, "out of memory");
+	/* the job's groups as Slurm resolved them; "-": the user database's */
+	k = (size_t)snprintf(groups, cap, "%s", ngids ? "" : "-");
+	for (int i = 0; i < ngids; i++)
+		k += (size_t)snprintf(groups + k, cap - k, "%s%u", i ? "," : "", (unsigned)gids[i]);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)f->uid);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)f->gid);
+	argv[0] = bot_spank.args.harvest_helper;
+	argv[1] = uid;
+	argv[2] = gid;
+	argv[3] = groups;
+	argv[4] = (char *)dir;
+	argv[5] = NULL;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		free(groups);
+		return bot_log_errf(err, errlen, "pipe: %s", strerror(errno));
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawnattr_init(&at);
+	sigfillset(&all);
+	sigemptyset(&none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	rc = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free(groups);
+	close(p[1]);
+	if (rc) {
+		close(p[0]);
+		return bot_log_errf(err, errlen, "cannot start %s: %s", argv[0], strerror(rc));
+	}
+	*fd = p[0];
+	return pid;
+}
+
+/* Reap the helper: it is done, or killed now (never waited for long).
+ * slurmstepd may reap children itself (waitpid says ECHILD), so the kill
+ * goes through a pidfd taken right after the spawn (never another
+ * process that reused the pid), or the pid where there is none. */
+static void reap(pid_t pid, int pidfd)
+{
+	struct timespec ts = { 0, 1000000 };
+	int status;
+
+	if (waitpid(pid, &status, WNOHANG) == pid)
+		goto out;
+	if (pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	else
+		kill(pid, SIGKILL);
+	for (int i = 0; i < 100; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			break;
+		nanosleep(&ts, NULL);
+	}
+out:
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+/* One step's spool directory on this node into a delta, then removed.
+ * Logs; never fails the caller. */
+static void harvest_one(spank_t sp, const struct step_facts *f, int base, const char *cluster,
+			const char *fabric, const struct timespec *t0)
+{
+	char err[PATH_MAX + 512], dir[PATH_MAX];
+	struct bot_harvest_src src;
+	struct bot_harvest_req req;
+	struct bot_harvest_result res;
+	int fd = -1, pidfd, n, rc;
+	long left;
+	pid_t pid;
+
+	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, f->name);
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return;
+	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
+		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
+			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
+			   : "no outbox_dir=");
+		return;
+	}
+	left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+	if (left < 100) {
+		slurm_error("nccl-bot: %s: no time left to harvest it; removed", dir);
+		return;
+	}
+	pid = spawn_reader(sp, f, dir, &fd, err, sizeof(err));
+	if (pid < 0) {
+		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
+		return;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
+	memset(&req, 0, sizeof(req));
+	src.dir = dir;
+	src.name = NULL;
+	req.src = &src;
+	req.nsrc = 1;
+	req.owner = f->uid;
+	req.timeout_ms = (unsigned)left;
+	req.outbox = bot_spank.args.outbox_dir;
+	req.id.flags = BOT_DELTA_F_SLURM;
+	snprintf(req.id.cluster, sizeof(req.id.cluster), "%s", cluster);
+	if (f->array_job && f->array_task != BOT_DELTA_NONE)
+		snprintf(req.id.job, sizeof(req.id.job), "%u_%u", (unsigned)f->array_job,
+			 (unsigned)f->array_task);
+	else
+		snprintf(req.id.job, sizeof(req.id.job), "%u", (unsigned)f->job);
+	snprintf(req.id.fabric, sizeof(req.id.fabric), "%s", fabric);
+	snprintf(req.id.node, sizeof(req.id.node), "%.*s", BOT_DELTA_STR - 1, bot_spank.node);
+	req.id.uid = f->uid;
+	req.id.gid = f->gid;
+	req.id.restart = f->restart;
+	req.id.step = f->step;
+	req.id.array_job = f->array_job;
+	req.id.array_task = f->array_task;
+	req.id.het_job = 0;	/* het steps run without nccl-bot (spank/local.c) */
+	req.id.het_comp = BOT_DELTA_NONE;
+	req.id.step_nodes = f->nnodes;
+	req.id.step_tasks = f->ntasks;
+	req.id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
+	req.id.t_start = step_start ? step_start : (uint64_t)time(NULL);
+	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
+	close(fd);
+	reap(pid, pidfd);
+	if (rc == 0)
+		slurm_info("nccl-bot: step %u.%u: %zu spool files read, %zu rejected, %llu "
+			   "records: %s (%ld ms)", f->job, f->step, res.files_read,
+			   res.files_rejected, (unsigned long long)res.records, res.path,
+			   ms_since(t0));
+	else
+		slurm_info("nccl-bot: step %u.%u: no delta (%s; %zu files, %zu rejected; %ld ms)",
+			   f->job, f->step, res.outcome == BOT_HARVEST_EXISTS ? "already there" :
+			   res.outcome == BOT_HARVEST_NOTHING ? "nothing to harvest" : "failed",
+			   res.files, res.files_rejected, ms_since(t0));
+	(void)base;
+}
+
+/* Harvest this node's spool of the step and remove it, once per
+ * slurmstepd (the last task's exit, else the step's exit). */
+static int harvested;
+
+static void harvest_step(spank_t sp)
+{
+	char err[PATH_MAX + 256], cluster[BOT_DELTA_STR], fabric[BOT_SPANK_FABRIC_MAX];
+	struct timespec t0;
+	struct step_facts f;
+	int base, dfd;
+
+	if (harvested)
+		return;
+	harvested = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!bot_spank.args_ok || facts(sp, &f) < 0)
+		return;
+	base = bot_spank_spool_base(bot_spank.args.spool_dir, 0, err, sizeof(err));
+	if (base < 0)
+		return;	/* no spool_dir: nothing ever measured here */
+	dfd = bot_spank_spool_open(base, f.name, f.uid, err, sizeof(err));
+	if (dfd < 0) {
+		if (errno != ENOENT)
+			slurm_error("nccl-bot: spool_dir %s: %s; removing it",
+				    bot_spank.args.spool_dir, err);
+		else {
+			close(base);
+			return;
+		}
+	} else {
+		close(dfd);
+		cluster_name(cluster, sizeof(cluster));
+		node_fabric(fabric, sizeof(fabric));
+		harvest_one(sp, &f, base, cluster, fabric, &t0);
+	}
+	if (bot_spank_spool_remove(base, f.name, err, sizeof(err)) < 0)
+		slurm_error("nccl-bot: spool_dir %s: %s", bot_spank.args.spool_dir, err);
+	close(base);
+}
+
+/*
+ * The harvest runs when the node's last task has exited, before slurmstepd
+ * tells srun so: once srun has every task's exit, the step's end reaches
+ * slurmctld, whose kill of the step's processes (proctrack: every
+ * descendant of this slurmstepd, the helper too) can arrive while
+ * slurm_spank_exit is still harvesting (observed: a helper that takes a
+ * few hundred ms is killed). Here srun still waits for this node's last
+ * task, so the step's end waits for the harvest's bound at most.
+ */
+int bot_spank_remote_task_exit(spank_t sp)
+{
+	static uint32_t exited;
+	uint32_t local = 0;
+
+	if (!spool_path[0] || harvested)
+		return 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS || !local)
+		return 0;	/* the step's exit harvests */
+	if (++exited >= local)
+		harvest_step(sp);
+	return 0;
+}
+
+int bot_spank_remote_exit(spank_t sp)
+{
+	harvest_step(sp);
+	return 0;
 }

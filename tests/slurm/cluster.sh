@@ -63,6 +63,7 @@ JobCompType=jobcomp/none
 MailProg=/bin/true
 ReturnToService=2
 PrologFlags=Alloc
+PrologEpilogTimeout=5
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))
 StateSaveLocation=$D/state

@@ -1,0 +1,504 @@
+/*
+ * fabricgen.c - the fabric map from slurm.conf and topology.conf
+ * (spank/fabricgen.h).
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/state.h"
+#include "learn/log.h"
+#include "spank/fabricgen.h"
+
+static int name_ok(const char *s)
+{
+	if (!*s || strlen(s) >= BOT_FABRICGEN_NAME)
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '.' && *s != '_' && *s != '-')
+			return 0;
+	return 1;
+}
+
+/* ---- host lists --------------------------------------------------------- */
+
+/* One name of the list (no top-level comma): "pre[ranges]post" or plain. */
+static int expand_one(const char *s, size_t len, int (*cb)(void *, const char *), void *arg,
+		      size_t *count, char *err, size_t errlen)
+{
+	char buf[BOT_FABRICGEN_NAME * 2];
+	const char *lb = memchr(s, '[', len), *rb;
+	size_t pre, post;
+
+	if (!lb) {
+		if (len >= BOT_FABRICGEN_NAME)
+			return bot_log_errf(err, errlen, "a name longer than %d bytes",
+					    BOT_FABRICGEN_NAME - 1);
+		memcpy(buf, s, len);
+		buf[len] = 0;
+		if (!name_ok(buf))
+			return bot_log_errf(err, errlen, "'%s': not a name", buf);
+		if (++*count > BOT_FABRICGEN_MAX_NODES)
+			return bot_log_errf(err, errlen, "over %u names", BOT_FABRICGEN_MAX_NODES);
+		return cb(arg, buf);
+	}
+	rb = memchr(lb, ']', len - (size_t)(lb - s));
+	if (!rb || memchr(rb + 1, '[', len - (size_t)(rb + 1 - s)))
+		return bot_log_errf(err, errlen, "'%.*s': one [...] per name", (int)len, s);
+	pre = (size_t)(lb - s);
+	post = len - (size_t)(rb + 1 - s);
+	if (pre + post >= BOT_FABRICGEN_NAME)
+		return bot_log_errf(err, errlen, "'%.*s': too long", (int)len, s);
+	for (const char *p = lb + 1; p < rb;) {
+		const char *e = memchr(p, ',', (size_t)(rb - p));
+		const char *dash;
+		unsigned long lo, hi;
+		size_t width;
+		char *end;
+
+		if (!e)
+			e = rb;
+		dash = memchr(p, '-', (size_t)(e - p));
+		if (p == e || !isdigit((unsigned char)*p))
+			return bot_log_errf(err, errlen, "'%.*s': a range is N or N-M", (int)len, s);
+		width = (size_t)((dash ? dash : e) - p);
+		lo = strtoul(p, &end, 10);
+		if (end != (dash ? dash : e) || width > 9)
+			return bot_log_errf(err, errlen, "'%.*s': a range is N or N-M", (int)len, s);
+		hi = lo;
+		if (dash) {
+			if (!isdigit((unsigned char)dash[1]) || e - dash - 1 > 9)
+				return bot_log_errf(err, errlen, "'%.*s': a range is N or N-M",
+						    (int)len, s);
+			hi = strtoul(dash + 1, &end, 10);
+			if (end != e || hi < lo)
+				return bot_log_errf(err, errlen, "'%.*s': a range is N or N-M "
+						    "with N <= M", (int)len, s);
+		}
+		if (hi - lo >= BOT_FABRICGEN_MAX_NODES)
+			return bot_log_errf(err, errlen, "over %u names", BOT_FABRICGEN_MAX_NODES);
+		for (unsigned long v = lo; v <= hi; v++) {
+			int n = snprintf(buf, sizeof(buf), "%.*s%0*lu%.*s", (int)pre, s, (int)width,
+					 v, (int)post, rb + 1);
+			int rc;
+
+			if (n < 0 || n >= BOT_FABRICGEN_NAME)
+				return bot_log_errf(err, errlen, "a name longer than %d bytes",
+						    BOT_FABRICGEN_NAME - 1);
+			if (!name_ok(buf))
+				return bot_log_errf(err, errlen, "'%s': not a name", buf);
+			if (++*count > BOT_FABRICGEN_MAX_NODES)
+				return bot_log_errf(err, errlen, "over %u names",
+						    BOT_FABRICGEN_MAX_NODES);
+			if ((rc = cb(arg, buf)))
+				return rc;
+		}
+		p = e < rb ? e + 1 : rb;
+		if (e < rb && p == rb)
+			return bot_log_errf(err, errlen, "'%.*s': an empty range", (int)len, s);
+	}
+	return 0;
+}
+
+int bot_hostlist_expand(const char *expr, int (*cb)(void *arg, const char *name), void *arg,
+			char *err, size_t errlen)
+{
+	size_t count = 0;
+	const char *p = expr;
+
+	if (!*p)
+		return bot_log_errf(err, errlen, "an empty host list");
+	while (*p) {
+		const char *q = p;
+		int depth = 0, rc;
+
+		while (*q && (depth || *q != ',')) {
+			if (*q == '[' && depth++)
+				return bot_log_errf(err, errlen, "nested [");
+			if (*q == ']' && !depth--)
+				return bot_log_errf(err, errlen, "a ] without [");
+			q++;
+		}
+		if (depth)
+			return bot_log_errf(err, errlen, "a [ without ]");
+		if (q == p)
+			return bot_log_errf(err, errlen, "an empty name in '%s'", expr);
+		if ((rc = expand_one(p, (size_t)(q - p), cb, arg, &count, err, errlen)))
+			return rc;
+		p = *q ? q + 1 : q;
+		if (*q && !*p)
+			return bot_log_errf(err, errlen, "a list ending in ','");
+	}
+	return 0;
+}
+
+/* ---- nodes and switches -------------------------------------------------- */
+
+static int node_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct bot_fabricgen_node *)a)->name,
+		      ((const struct bot_fabricgen_node *)b)->name);
+}
+
+const struct bot_fabricgen_node *bot_fabricgen_find(const struct bot_fabricgen *g,
+						    const char *name)
+{
+	struct bot_fabricgen_node key;
+
+	if (strlen(name) >= sizeof(key.name) || !g->n)
+		return NULL;
+	strcpy(key.name, name);
+	return bsearch(&key, g->node, g->n, sizeof(*g->node), node_cmp);
+}
+
+/* The node (kept sorted: an insertion), made when missing; NULL out of
+ * memory or over the bound. */
+static struct bot_fabricgen_node *node_get(struct bot_fabricgen *g, const char *name)
+{
+	struct bot_fabricgen_node *n = (struct bot_fabricgen_node *)bot_fabricgen_find(g, name);
+	size_t lo = 0, hi = g->n;
+
+	if (n)
+		return n;
+	if (g->n >= BOT_FABRICGEN_MAX_NODES)
+		return NULL;
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 64;
+		void *v = realloc(g->node, cap * sizeof(*g->node));
+
+		if (!v)
+			return NULL;
+		g->node = v;
+		g->cap = cap;
+	}
+	/* names mostly come in order: look at the end first */
+	if (g->n && strcmp(g->node[g->n - 1].name, name) < 0)
+		lo = g->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (strcmp(g->node[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(g->node + lo + 1, g->node + lo, (g->n - lo) * sizeof(*g->node));
+	n = g->node + lo;
+	memset(n, 0, sizeof(*n));
+	strcpy(n->name, name);
+	n->leaf = -1;
+	g->n++;
+	return n;
+}
+
+static int switch_get(struct bot_fabricgen *g, const char *name)
+{
+	for (size_t i = 0; i < g->nsw; i++)
+		if (!strcmp(g->sw[i].name, name))
+			return (int)i;
+	if (g->nsw >= BOT_FABRICGEN_MAX_SWITCHES)
+		return -1;
+	if (g->nsw == g->swcap) {
+		size_t cap = g->swcap ? g->swcap * 2 : 16;
+		void *v = realloc(g->sw, cap * sizeof(*g->sw));
+
+		if (!v)
+			return -1;
+		g->sw = v;
+		g->swcap = cap;
+	}
+	memset(&g->sw[g->nsw], 0, sizeof(g->sw[0]));
+	strcpy(g->sw[g->nsw].name, name);
+	g->sw[g->nsw].parent = -1;
+	return (int)g->nsw++;
+}
+
+void bot_fabricgen_free(struct bot_fabricgen *g)
+{
+	free(g->node);
+	free(g->sw);
+	memset(g, 0, sizeof(*g));
+}
+
+/* ---- the line reader ------------------------------------------------------ */
+
+#define MAX_WORDS 64
+
+struct line {
+	char *key[MAX_WORDS], *val[MAX_WORDS];
+	int n;
+};
+
+/* Split a line (comment cut) into KEY=VALUE words. 0, or -1 (why in err). */
+static int split(char *s, struct line *l, char *err, size_t errlen)
+{
+	char *h = strchr(s, '#');
+
+	if (h)
+		*h = 0;
+	l->n = 0;
+	for (char *w = strtok(s, " \t\r"); w; w = strtok(NULL, " \t\r")) {
+		char *eq = strchr(w, '=');
+
+		if (l->n == MAX_WORDS)
+			return bot_log_errf(err, errlen, "over %d words", MAX_WORDS);
+		if (!eq || eq == w)
+			return bot_log_errf(err, errlen, "'%s': not KEY=VALUE", w);
+		*eq = 0;
+		l->key[l->n] = w;
+		l->val[l->n++] = eq + 1;
+	}
+	return 0;
+}
+
+static const char *word(const struct line *l, const char *key)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcasecmp(l->key[i], key))
+			return l->val[i];
+	return NULL;
+}
+
+/* Each line of buf to fn; errors as "NAME:LINE: reason". */
+static int each_line(const char *name, const char *buf, size_t len,
+		     int (*fn)(struct bot_fabricgen *, struct line *, char *, size_t),
+		     struct bot_fabricgen *g, char *err, size_t errlen)
+{
+	char *copy, *p, msg[512];
+	unsigned lineno = 0;
+	int rc = 0;
+
+	if (len > BOT_FABRICGEN_MAX_BYTES)
+		return bot_log_errf(err, errlen, "%s: over %zu bytes", name, BOT_FABRICGEN_MAX_BYTES);
+	if (memchr(buf, 0, len))
+		return bot_log_errf(err, errlen, "%s: a NUL byte: not a text file", name);
+	if (!(copy = malloc(len + 1)))
+		return bot_log_errf(err, errlen, "%s: out of memory", name);
+	memcpy(copy, buf, len);
+	copy[len] = 0;
+	for (p = copy; p && *p && !rc;) {
+		char *nl = strchr(p, '\n');
+		struct line l;
+
+		if (nl)
+			*nl = 0;
+		lineno++;
+		msg[0] = 0;
+		if (split(p, &l, msg, sizeof(msg)) < 0 || (l.n && fn(g, &l, msg, sizeof(msg)) < 0))
+			rc = bot_log_errf(err, errlen, "%s:%u: %s", name, lineno, msg);
+		p = nl ? nl + 1 : NULL;
+	}
+	free(copy);
+	return rc;
+}
+
+/* ---- slurm.conf ------------------------------------------------------------- */
+
+struct feat_arg {
+	struct bot_fabricgen *g;
+	const char *features;
+	char *err;
+	size_t errlen;
+};
+
+static int add_features(void *arg, const char *name)
+{
+	struct feat_arg *a = arg;
+	struct bot_fabricgen_node *n = node_get(a->g, name);
+
+	if (!n)
+		return bot_log_errf(a->err, a->errlen, "out of memory or over %u nodes",
+				    BOT_FABRICGEN_MAX_NODES);
+	snprintf(n->features, sizeof(n->features), "%s", a->features);
+	return 0;
+}
+
+static int conf_line(struct bot_fabricgen *g, struct line *l, char *err, size_t errlen)
+{
+	const char *nodes = word(l, "NodeName"), *f;
+	struct feat_arg a = { g, NULL, err, errlen };
+
+	if (!nodes || strcasecmp(l->key[0], "NodeName"))
+		return 0;	/* another line of slurm.conf */
+	f = word(l, "Features");
+	if (!f)
+		f = word(l, "Feature");
+	if (f && strlen(f) >= BOT_FABRICGEN_FEATURES)
+		return bot_log_errf(err, errlen, "Features= longer than %d bytes",
+				    BOT_FABRICGEN_FEATURES - 1);
+	if (!strcasecmp(nodes, "DEFAULT")) {
+		snprintf(g->default_features, sizeof(g->default_features), "%s", f ? f : "");
+		return 0;
+	}
+	a.features = f ? f : g->default_features;
+	return bot_hostlist_expand(nodes, add_features, &a, err, errlen) ? -1 : 0;
+}
+
+int bot_fabricgen_slurmconf(struct bot_fabricgen *g, const char *name, const char *buf,
+			    size_t len, char *err, size_t errlen)
+{
+	g->default_features[0] = 0;
+	return each_line(name, buf, len, conf_line, g, err, errlen);
+}
+
+/* ---- topology.conf ----------------------------------------------------------- */
+
+struct leaf_arg {
+	struct bot_fabricgen *g;
+	int sw;
+	char *err;
+	size_t errlen;
+};
+
+static int add_leaf(void *arg, const char *name)
+{
+	struct leaf_arg *a = arg;
+	struct bot_fabricgen_node *n = node_get(a->g, name);
+
+	if (!n)
+		return bot_log_errf(a->err, a->errlen, "out of memory or over %u nodes",
+				    BOT_FABRICGEN_MAX_NODES);
+	if (n->leaf >= 0 && n->leaf != a->sw)
+		return bot_log_errf(a->err, a->errlen, "node %s under two switches, %s and %s",
+				    name, a->g->sw[n->leaf].name, a->g->sw[a->sw].name);
+	n->leaf = a->sw;
+	return 0;
+}
+
+static int add_child(void *arg, const char *name)
+{
+	struct leaf_arg *a = arg;
+	int c = switch_get(a->g, name);
+
+	if (c < 0)
+		return bot_log_errf(a->err, a->errlen, "out of memory or over %u switches",
+				    BOT_FABRICGEN_MAX_SWITCHES);
+	if (c == a->sw)
+		return bot_log_errf(a->err, a->errlen, "switch %s under itself", name);
+	if (a->g->sw[c].parent >= 0 && a->g->sw[c].parent != a->sw)
+		return bot_log_errf(a->err, a->errlen, "switch %s under two switches, %s and %s",
+				    name, a->g->sw[a->g->sw[c].parent].name, a->g->sw[a->sw].name);
+	a->g->sw[c].parent = a->sw;
+	return 0;
+}
+
+static int topo_line(struct bot_fabricgen *g, struct line *l, char *err, size_t errlen)
+{
+	const char *sw = word(l, "SwitchName"), *nodes = word(l, "Nodes"),
+		   *kids = word(l, "Switches");
+	struct leaf_arg a = { g, -1, err, errlen };
+
+	if (!sw || strcasecmp(l->key[0], "SwitchName"))
+		return bot_log_errf(err, errlen, "not a SwitchName= line");
+	if (!name_ok(sw))
+		return bot_log_errf(err, errlen, "SwitchName=%s: not a name", sw);
+	if ((a.sw = switch_get(g, sw)) < 0)
+		return bot_log_errf(err, errlen, "out of memory or over %u switches",
+				    BOT_FABRICGEN_MAX_SWITCHES);
+	if (nodes) {
+		g->sw[a.sw].leaf = 1;
+		if (bot_hostlist_expand(nodes, add_leaf, &a, err, errlen))
+			return -1;
+	}
+	if (kids && bot_hostlist_expand(kids, add_child, &a, err, errlen))
+		return -1;
+	return 0;
+}
+
+int bot_fabricgen_topology(struct bot_fabricgen *g, const char *name, const char *buf,
+			   size_t len, char *err, size_t errlen)
+{
+	if (each_line(name, buf, len, topo_line, g, err, errlen) < 0)
+		return -1;
+	/* no loops: every chain of parents ends within the switch count */
+	for (size_t i = 0; i < g->nsw; i++) {
+		int s = (int)i;
+
+		for (size_t k = 0; s >= 0; k++, s = g->sw[s].parent)
+			if (k > g->nsw)
+				return bot_log_errf(err, errlen, "%s: switch %s is in a loop of "
+						    "switches", name, g->sw[i].name);
+	}
+	return 0;
+}
+
+/* ---- the rule ------------------------------------------------------------------ */
+
+int bot_fabricgen_rule_ok(const char *rule)
+{
+	return !strcmp(rule, "features") || !strcmp(rule, "top-switch") ||
+	       (!strncmp(rule, "feature:", 8) && rule[8]);
+}
+
+static int feature_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int bot_fabricgen_fabric(const struct bot_fabricgen *g, const struct bot_fabricgen_node *n,
+			 const char *rule, char *out, size_t len, char *why, size_t whylen)
+{
+	char tmp[BOT_FABRICGEN_FEATURES], f[BOT_FABRICGEN_FEATURES], *list[BOT_FABRICGEN_FEATURES];
+	size_t nf = 0, k = 0;
+
+	out[0] = 0;
+	f[0] = 0;
+	if (!strcmp(rule, "top-switch")) {
+		int s = n->leaf;
+
+		if (s < 0) {
+			bot_log_errf(why, whylen, "node %s is under no switch of topology.conf",
+				     n->name);
+			return 1;
+		}
+		while (g->sw[s].parent >= 0)
+			s = g->sw[s].parent;
+		snprintf(f, sizeof(f), "%s", g->sw[s].name);
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s", n->features);
+		for (char *w = strtok(tmp, ","); w; w = strtok(NULL, ","))
+			list[nf++] = w;
+		if (!strcmp(rule, "features")) {
+			qsort(list, nf, sizeof(*list), feature_cmp);
+			for (size_t i = 0; i < nf; i++)
+				k += (size_t)snprintf(f + k, sizeof(f) - k, "%s%s", i ? "-" : "",
+						      list[i]);
+			if (!nf) {
+				bot_log_errf(why, whylen, "node %s has no features", n->name);
+				return 1;
+			}
+		} else if (!bot_fabricgen_rule_ok(rule)) {
+			return bot_log_errf(why, whylen, "'%s': not a rule (feature:PREFIX, "
+					    "features, top-switch)", rule);
+		} else {
+			const char *pre = rule + 8;
+			size_t pl = strlen(pre);
+
+			for (size_t i = 0; i < nf; i++) {
+				if (strncmp(list[i], pre, pl) || !list[i][pl])
+					continue;
+				if (f[0])
+					return bot_log_errf(why, whylen, "node %s has two features "
+							    "starting with %s: %s%s and %s",
+							    n->name, pre, pre, f, list[i]);
+				snprintf(f, sizeof(f), "%s", list[i] + pl);
+			}
+			if (!f[0]) {
+				bot_log_errf(why, whylen, "node %s has no feature starting with %s",
+					     n->name, pre);
+				return 1;
+			}
+		}
+	}
+	for (char *p = f; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	if (!bot_state_fabric_ok(f) || strlen(f) >= len) {
+		bot_log_errf(why, whylen, "node %s: '%s' is not a fabric name "
+			     "([a-z0-9][a-z0-9._-]{0,63})", n->name, f);
+		return 1;
+	}
+	strcpy(out, f);
+	return 0;
+}

@@ -1,0 +1,85 @@
+#!/bin/sh
+# tests/cli/test_fabric.sh - `nccl-bot fabric` as an administrator meets it:
+# generate a fabric map from a slurm.conf and topology.conf like the test
+# cluster's (two fabrics by feature, one network by top switch), written
+# atomically with -o and read back by `nccl-bot fabric NODELIST`, which says
+# what a step there plans from (one fabric, or the prior and why); usage
+# errors exit 2, an unreadable or bad file exits 1 naming it.
+set -u
+bot=${NCCL_BOT:-./nccl-bot}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+# expect NAME WANT_RC GREP_PATTERN -- CMD...: exit status and a line of its output
+expect() {
+	tname=$1 want=$2 pat=$3
+	shift 4
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		bad "$tname: exit $got, want $want"; sed "s/^/    /" "$tmp/out" | head -n 8; return
+	fi
+	if [ -n "$pat" ] && ! grep -q -- "$pat" "$tmp/out"; then
+		bad "$tname: no '$pat' in:"; sed "s/^/    /" "$tmp/out" | head -n 8; return
+	fi
+	ok "$tname"
+}
+
+cat >"$tmp/slurm.conf" <<'CONF'
+ClusterName=nbtest
+NodeName=n[1-2] NodeHostname=h Port=[7001-7002] CPUs=2 Features=fabric_a State=UNKNOWN
+NodeName=n[3-4] NodeHostname=h Port=[7003-7004] CPUs=2 Features=fabric_b State=UNKNOWN
+NodeName=cpu1 CPUs=8
+PartitionName=debug Nodes=n[1-4] Default=YES
+CONF
+cat >"$tmp/topology.conf" <<'CONF'
+SwitchName=leaf1 Nodes=n[1-2]
+SwitchName=leaf2 Nodes=n[3-4]
+SwitchName=spine Switches=leaf[1-2]
+CONF
+
+expect "generate: one line per node with a fabric feature, sorted" 0 "" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf"
+if [ "$(grep -v '^#' "$tmp/out" | grep -v '^nccl-bot:')" = "n1 a
+n2 a
+n3 b
+n4 b" ]; then ok "  ... n1 n2 in a, n3 n4 in b"; else bad "  ... map:"; cat "$tmp/out"; fi
+expect "  ... a node without one is a comment saying why" 0 "# node cpu1 has no feature starting with fabric_" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf"
+expect "  ... and the count goes to stderr" 0 "4 node(s) mapped, 1 without a fabric" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf"
+expect "generate --by top-switch -o: topology.conf beside slurm.conf is found" 0 "4 node(s) mapped" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --by top-switch -o "$tmp/top.map"
+expect "  ... the map names the spine" 0 "^n3 spine$" -- cat "$tmp/top.map"
+expect "  ... no temporary left" 0 "" -- test -z "$(ls -A "$tmp" | grep tmp)"
+"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" -o "$tmp/fabric.map" 2>/dev/null
+expect "fabric NODELIST: one fabric" 0 "^step: fabric a " -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-2]'
+expect "  ... each node's line" 0 "^n2 a$" -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-2]'
+expect "fabric NODELIST: two fabrics: the prior, and why" 0 "^step: the prior (the step's nodes span fabrics a and b)" -- \
+	"$bot" fabric --map "$tmp/fabric.map" 'n[2-3]'
+expect "fabric NODELIST: a node not in the map" 0 "^step: the prior (node cpu1 is not in the fabric map)" -- \
+	"$bot" fabric --map "$tmp/fabric.map" cpu1
+expect "  ... shown as -" 0 "^cpu1 -$" -- "$bot" fabric --map "$tmp/fabric.map" cpu1
+expect "a bad host list: usage, exit 2" 2 "n\[1-: a \[ without \]" -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-'
+expect "no --map: usage, exit 2" 2 "usage" -- "$bot" fabric n1
+expect "--by bogus: exit 2" 2 "want feature:PREFIX, features or top-switch" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --by bogus
+mkdir "$tmp/notopo" && cp "$tmp/slurm.conf" "$tmp/notopo/"
+expect "--by top-switch without topology.conf: exit 1" 1 "needs topology.conf" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/notopo/slurm.conf" --by top-switch
+expect "topology.conf that is not one: exit 1, naming the line" 1 "slurm.conf:1: not a SwitchName= line" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --topology "$tmp/slurm.conf"
+printf 'SwitchName=a Switches=b\nSwitchName=b Switches=a\n' >"$tmp/loop.conf"
+expect "a loop of switches: exit 1, naming the file" 1 "loop.conf: switch a is in a loop" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --topology "$tmp/loop.conf"
+expect "a missing slurm.conf: exit 1, naming it" 1 "missing.conf" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/missing.conf"
+ln -s "$tmp/slurm.conf" "$tmp/link.conf"
+expect "slurm.conf through a link: refused" 1 "link.conf" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/link.conf"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
