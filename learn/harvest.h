@@ -40,12 +40,13 @@
  * The hook runs after fork() in the caller's process image: it should also
  * close descriptors the user must not inherit.
  *
- * Design risk (for the SPANK issue, not fixed): bot_harvest_run forks
+ * Not for multi-threaded callers: bot_harvest_run forks
  * without exec. In a multi-threaded caller (slurmstepd) the child may
  * inherit a lock another thread held (malloc's, stdio's) and hang in
  * malloc until killed at the timeout, losing the step's delta. The SPANK
- * plugin must run the reading half in an exec'd helper (posix_spawn)
- * that calls bot_harvest_read; formats.md section 13, "Design risk".
+ * plugin therefore posix_spawn()s a helper (tools/harvest_read.c) that
+ * calls bot_harvest_read, and collects with bot_harvest_collect
+ * (formats.md section 13).
  */
 #ifndef BOT_LEARN_HARVEST_H
 #define BOT_LEARN_HARVEST_H
