@@ -169,15 +169,36 @@ static int remove_item(struct run *x, struct item *it)
 
 /* ---- quarantine ------------------------------------------------------------ */
 
+
+/* The reason next to a quarantined or held delta: dirfd/wname created
+ * O_EXCL, "reason\n" with the reason escaped first (a newline in it becomes
+ * \x0a, the line's own end stays a newline), fsynced. A failure only costs
+ * the reason: it is warned about, the move goes on. */
+static void write_why(struct run *x, int dirfd, const char *dirpath, const char *wname,
+		      const char *why)
+{
+	char line[ERRMAX + 2];
+	int fd;
+
+	snprintf(line, sizeof(line) - 1, "%s", why);
+	bot_log_esc_inplace(line, sizeof(line) - 1);
+	strcat(line, "\n");
+	fd = openat(dirfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return;
+	if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
+		bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: %s", dirpath, wname, strerror(errno));
+	close(fd);
+}
 /* Move inbox/name to quarantine/ with name.why ("reason\n"), never over an
  * existing file: name, name.1, name.2, ...; a byte of the name outside
  * [A-Za-z0-9._+-] becomes '?' there (as in the provenance lines), so what
  * is quarantined can be listed and dropped. */
 static int quarantine(struct run *x, struct item *it, int reason, const char *why)
 {
-	char base[512], target[512 + 16], wname[512 + 24], line[ERRMAX + 2];
+	char base[512], target[512 + 16], wname[512 + 24];
 	struct stat st;
-	int fd, k;
+	int k;
 
 	word(base, sizeof(base), it->name);
 	for (k = 0; k < 1000; k++) {
@@ -195,17 +216,7 @@ static int quarantine(struct run *x, struct item *it, int reason, const char *wh
 			    "left in the inbox", x->qpath, it->name);
 		return -1;
 	}
-	/* escape first (a newline in the reason becomes \x0a), then end the line */
-	snprintf(line, sizeof(line) - 1, "%s", why);
-	bot_log_esc_inplace(line, sizeof(line) - 1);
-	strcat(line, "\n");
-	fd = openat(x->qfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd >= 0) {
-		if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
-			bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: %s", x->qpath, wname,
-				    strerror(errno));
-		close(fd);
-	}
+	write_why(x, x->qfd, x->qpath, wname, why);
 	if (renameat(item_fd(x, it), it->name, x->qfd, target) < 0) {
 		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: cannot quarantine: %s", item_dir(x, it),
 			    it->name, strerror(errno));
@@ -256,9 +267,8 @@ static void quarantine_early(struct run *x, struct item *it, int reason, const c
  */
 static int hold(struct run *x, struct item *it, const char *why)
 {
-	char wname[512 + 8], line[ERRMAX + 2];
+	char wname[512 + 8];
 	struct stat st;
-	int fd;
 
 	if (it->held)
 		return 0;
@@ -268,17 +278,8 @@ static int hold(struct run *x, struct item *it, const char *why)
 		return -1;
 	}
 	snprintf(wname, sizeof(wname), "%s.why", it->name);
-	snprintf(line, sizeof(line) - 1, "%s", why);
-	bot_log_esc_inplace(line, sizeof(line) - 1);
-	strcat(line, "\n");
 	unlinkat(x->hfd, wname, 0);	/* a .why a crash left */
-	fd = openat(x->hfd, wname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd >= 0) {
-		if (write(fd, line, strlen(line)) < 0 || fsync(fd) < 0)
-			bot_log_msg(x->log, BOT_LOG_WARN, "%s/%s: %s", x->hpath, wname,
-				    strerror(errno));
-		close(fd);
-	}
+	write_why(x, x->hfd, x->hpath, wname, why);
 	if (renameat(x->infd, it->name, x->hfd, it->name) < 0) {
 		bot_log_msg(x->log, BOT_LOG_ERROR, "%s/%s: cannot hold: %s", x->inpath, it->name,
 			    strerror(errno));

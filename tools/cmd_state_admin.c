@@ -288,6 +288,9 @@ static void q_header(struct bot_yamlout *y, int qfd, const char *qpath, const ch
 	bot_yamlout_map(y, 0);
 #define KSTR(k, v) (bot_yamlout_str(y, k), bot_yamlout_quoted(y, v))
 #define KNUM(k, v) (bot_yamlout_str(y, k), bot_yamlout_u64(y, v))
+/* an id that may be absent (BOT_DELTA_NONE): null then */
+#define KOPT(k, v) (bot_yamlout_str(y, k), (v) == BOT_DELTA_NONE ? bot_yamlout_null(y) : \
+		    bot_yamlout_u64(y, v))
 	bot_yamlout_str(y, "identity");
 	bot_yamlout_hex64(y, d.identity, 1);
 	if (bot_delta_name(h, canon) == 0)
@@ -307,17 +310,9 @@ static void q_header(struct bot_yamlout *y, int qfd, const char *qpath, const ch
 	else
 		bot_yamlout_u64(y, h->step);
 	KNUM("array_job", h->array_job);
-	bot_yamlout_str(y, "array_task");
-	if (h->array_task == BOT_DELTA_NONE)
-		bot_yamlout_null(y);
-	else
-		bot_yamlout_u64(y, h->array_task);
+	KOPT("array_task", h->array_task);
 	KNUM("het_job", h->het_job);
-	bot_yamlout_str(y, "het_comp");
-	if (h->het_comp == BOT_DELTA_NONE)
-		bot_yamlout_null(y);
-	else
-		bot_yamlout_u64(y, h->het_comp);
+	KOPT("het_comp", h->het_comp);
 	KSTR("account", h->account);
 	KNUM("step_nodes", h->step_nodes);
 	KNUM("step_tasks", h->step_tasks);
@@ -340,6 +335,7 @@ static void q_header(struct bot_yamlout *y, int qfd, const char *qpath, const ch
 	bot_yamlout_end(y);
 #undef KSTR
 #undef KNUM
+#undef KOPT
 	bot_yamlout_end(y);
 	bot_delta_free(&d);
 }
