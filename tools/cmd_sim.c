@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common/settings.h"
 #include "sim/sim_int.h"
+#include "tools/progress.h"
 
 #define MAX_FABRICS 16
 #define MAX_NODES 64
@@ -224,6 +226,7 @@ static int auto_report(void)
 
 static int write_sweep(const char *path, const struct bot_sweep *sw)
 {
+	struct bot_progress pr;
 	FILE *o = stdout;
 	size_t i;
 	int rc = 0;
@@ -236,11 +239,18 @@ static int write_sweep(const char *path, const struct bot_sweep *sw)
 			return 1;
 		}
 	}
+	bot_progress_start(&pr, "sim: rows written", sw->nrows);
+	if (o == stdout && isatty(STDOUT_FILENO))
+		pr.on = 0;	/* the rows themselves are on the terminal */
 	if (bot_sweep_write_header(o))
 		rc = 1;
-	for (i = 0; !rc && i < sw->nrows; i++)
+	for (i = 0; !rc && i < sw->nrows; i++) {
 		if (bot_sweep_write_row(o, sw, &sw->rows[i]))
 			rc = 1;
+		if ((i & 1023) == 0 || i + 1 == sw->nrows)
+			bot_progress_update(&pr, i + 1);
+	}
+	bot_progress_end(&pr);
 	if (fflush(o))
 		rc = 1;
 	if (o != stdout && fclose(o))
@@ -259,6 +269,7 @@ int bot_cmd_sim(int argc, char **argv)
 	const char *output = NULL, *data = "data/external/sweep";
 	int do_list = 0, do_cal = 0, do_rep = 0, ai, rc = 0;
 	struct bot_sweep sw;
+	struct bot_progress pr;
 
 	memset(&o, 0, sizeof(o));
 	o.samples = 16;
@@ -360,14 +371,19 @@ int bot_cmd_sim(int argc, char **argv)
 		return rc;
 
 	bot_sweep_init(&sw);
+	bot_progress_start(&pr, "sim: fabrics simulated", nfab ? nfab : 1);
+	bot_progress_update(&pr, 0);
 	if (!nfab) {
 		o.only = NULL;
 		rc = bot_sim_generate(&o, &sw);
+		bot_progress_update(&pr, 1);
 	}
 	for (i = 0; !rc && i < nfab; i++) {
 		o.only = fab[i];
 		rc = bot_sim_generate(&o, &sw);
+		bot_progress_update(&pr, i + 1);
 	}
+	bot_progress_end(&pr);
 	if (rc) {
 		fprintf(stderr, "nccl-bot: sim: out of memory generating the sweep\n");
 		bot_sweep_free(&sw);
