@@ -169,7 +169,7 @@ const char *bot_svg_bytes(char *buf, size_t len, double bytes)
 
 static int point_ok(const struct bot_svg_series *s, size_t i)
 {
-	return isfinite(s->x[i]) && s->x[i] > 0 && isfinite(s->y[i]);
+	return s->x[i] >= 1 && s->x[i] <= BOT_SVG_MAX_X && isfinite(s->y[i]);
 }
 
 static double clamp_y(double y)

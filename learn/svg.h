@@ -13,7 +13,8 @@
  * is escaped for XML (& < > " ' as entities; control characters, bytes
  * that are not UTF-8 and code points XML forbids as the text "\xNN"), and
  * cut at BOT_SVG_MAX_TEXT bytes. Every number written is finite: a point
- * whose x is not finite or not > 0, or whose y is not finite, is left out
+ * whose x is not a size from 1 byte to BOT_SVG_MAX_X (NaN is not), or whose
+ * y is not finite, is left out
  * (the line is broken there), y values are clamped to +-BOT_SVG_MAX_ABS, and
  * the number formatter refuses a value that is not finite, so a bug cannot
  * write "nan" into the picture. No I/O: the document is returned in memory.
@@ -25,6 +26,7 @@
 
 #define BOT_SVG_MAX_TEXT 200		/* bytes of one string kept */
 #define BOT_SVG_MAX_ABS 1e12		/* |y| clamped to this */
+#define BOT_SVG_MAX_X 1152921504606846976.0	/* 2^60 bytes: the largest x drawn */
 #define BOT_SVG_MAX_POINTS (1u << 20)	/* points in one document */
 #define BOT_SVG_MAX_SERIES 64		/* series in one chart */
 
@@ -40,7 +42,7 @@ enum bot_svg_line {
 
 struct bot_svg_series {
 	const char *name;	/* legend text (escaped); NULL reads "" */
-	const double *x;	/* sizes in bytes, ascending; points with x <= 0 are left out */
+	const double *x;	/* sizes in bytes, ascending; x < 1 or > 2^60: left out */
 	const double *y;
 	size_t n;		/* 0: an entry in the legend, no line */
 	enum bot_svg_line line;

@@ -133,9 +133,9 @@ END_TEST
 
 START_TEST(not_finite_never_written)
 {
-	double x[] = { 1024, NAN, 4096, INFINITY, 16384, 0, -5, 65536, 131072 };
-	double y[] = { 1, 2, NAN, 4, INFINITY, 6, 7, -INFINITY, 1e300 };
-	struct bot_svg_series s = { "bad", x, y, 9, BOT_SVG_POLYLINE };
+	double x[] = { 1024, NAN, 4096, INFINITY, 16384, 0, -5, 65536, 131072, 1e308, 1e-300, 0.5 };
+	double y[] = { 1, 2, NAN, 4, INFINITY, 6, 7, -INFINITY, 1e300, 1, 1, 1 };
+	struct bot_svg_series s = { "bad", x, y, 12, BOT_SVG_POLYLINE };
 	struct bot_svg_chart c = { "t", "y", BOT_SVG_Y_LINEAR, &s, 1 };
 	char *t, err[256];
 	size_t len;
@@ -148,6 +148,10 @@ START_TEST(not_finite_never_written)
 	ck_assert_int_eq(count(t, "<polyline"), 0);
 	ck_assert_int_eq(count(t, "<circle"), 3);
 	ck_assert(strstr(t, ">1000000000000</text>"));	/* the clamped top tick */
+	ck_assert(strstr(t, ">1K</text>"));	/* x from 1K to 128K: no tiny or huge sizes */
+	ck_assert(strstr(t, ">128K</text>"));
+	ck_assert(!strstr(t, ">256K</text>"));
+	ck_assert(!strstr(t, ">512</text>"));
 	free(t);
 }
 END_TEST
