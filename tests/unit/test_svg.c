@@ -8,7 +8,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "learn/statesvg.h"
 #include "learn/svg.h"
+#include "policies/context.h"
+#include "policies/kb.h"
 #include "testutil.h"
 
 static char dir[64];
@@ -230,6 +233,67 @@ START_TEST(hostile_wellformed)
 }
 END_TEST
 
+/* A context of coll at bucket b, nodes n: AUTO's arm (ring/ll, the prior's
+ * argmin) at q + d, ring/simple at q (d = 64: AUTO twice as slow). */
+static void add_ctx(struct bot_kb *kb, unsigned coll, unsigned b, unsigned n, int d)
+{
+	float prior[BOT_NARMS];
+	struct bot_kb_ctx *c = bot_kb_get(kb, bot_ctx_key(coll, b, n * 8, n));
+	int ll = bot_arm(BOT_ALGO_RING, BOT_PROTO_LL), simple = bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
+
+	ck_assert_ptr_nonnull(c);
+	for (int a = 0; a < BOT_NARMS; a++)
+		prior[a] = -1;
+	prior[ll] = 10;
+	prior[simple] = 20;
+	ck_assert_int_eq(bot_kb_set_prior(kb, c->key, prior), 0);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[ll], 1000 + d, 20), 0);
+	ck_assert_int_eq(bot_stats_add_q(&c->arm[simple], 1000, 20), 0);
+}
+
+/* The state drawn (learn/statesvg.h): charts per collective, lines per
+ * scale, a 0-byte bucket left out, more lines than a chart holds dropped. */
+START_TEST(state_drawn)
+{
+	struct bot_state st;
+	struct bot_statesvg_info in;
+	char *t, err[256];
+	size_t len;
+
+	ck_assert_int_eq(bot_state_init(&st, "f1"), 0);
+	strcpy(st.fabric, "f<1>");	/* readers refuse such a name; escaped all the same */
+	for (unsigned n = 1; n <= BOT_SVG_MAX_SERIES + 2; n++)
+		for (unsigned b = 40; b < 48; b += 4)
+			add_ctx(st.kb, BOT_COLL_ALLREDUCE, b, n, 64);
+	add_ctx(st.kb, BOT_COLL_BROADCAST, 0, 2, 64);	/* 0 bytes: no place on log2 */
+	add_ctx(st.kb, BOT_COLL_BROADCAST, 44, 2, 64);
+	ck_assert_int_eq(bot_statesvg_loss(&st, "snap-x.nbs", NULL, &t, &len, &in, err,
+					   sizeof(err)), 0);
+	ck_assert_uint_eq(in.charts, 2);
+	ck_assert_uint_eq(in.lines, 1 + BOT_SVG_MAX_SERIES);
+	ck_assert_uint_eq(in.dropped, 2);
+	ck_assert_uint_eq(in.points, 1 + 2 * BOT_SVG_MAX_SERIES);
+	assert_document(t, len);
+	assert_finite(t);
+	ck_assert(strstr(t, "<title>nccl-bot: fabric f&lt;1&gt;, snapshot snap-x.nbs</title>"));
+	ck_assert(strstr(t, ">broadcast: AUTO&#39;s estimated loss"));
+	ck_assert(strstr(t, ">1 node, 8 ranks<"));
+	ck_assert(strstr(t, ">64 nodes, 512 ranks<"));
+	ck_assert(!strstr(t, ">65 nodes"));
+	ck_assert(strstr(t, ">100%</text>"));	/* twice as slow: 100% lost */
+	free(t);
+	bot_state_free(&st);
+
+	ck_assert_int_eq(bot_state_init(&st, "e"), 0);
+	ck_assert_int_eq(bot_statesvg_loss(&st, NULL, "e.nbs", &t, &len, &in, err, sizeof(err)), 0);
+	ck_assert_uint_eq(in.charts, 0);
+	ck_assert(strstr(t, "no context learned yet"));
+	ck_assert(strstr(t, "<title>nccl-bot: fabric e, e.nbs</title>"));
+	free(t);
+	bot_state_free(&st);
+}
+END_TEST
+
 static Suite *svg_suite(void)
 {
 	Suite *s = suite_create("svg");
@@ -243,6 +307,7 @@ static Suite *svg_suite(void)
 	tcase_add_test(tc, empty_charts);
 	tcase_add_test(tc, bounds);
 	tcase_add_test(tc, hostile_wellformed);
+	tcase_add_test(tc, state_drawn);
 	suite_add_tcase(s, tc);
 	return s;
 }
