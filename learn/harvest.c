@@ -53,7 +53,8 @@
 /* The largest spool file a harvest reads: what the writer can write
  * (learn/harvest.h), well under what the format allows (common/spool.h). */
 #define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
-			(size_t)BOT_HARVEST_FILE_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
+			((size_t)BOT_HARVEST_FILE_RECORDS + 1) * BOT_SPOOL_REC_SIZE + \
+			BOT_SPOOL_TRAILER_SIZE)
 _Static_assert(SPOOL_MAX_FILE == BOT_HARVEST_FILE_MAX, "harvest.h's size of the largest file");
 _Static_assert(BOT_HARVEST_FILE_RECORDS <= BOT_SPOOL_MAX_RECORDS, "within the format's limit");
 
@@ -253,6 +254,15 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	for (proc = 0; proc < f.hdr.nrecords; proc++)
 		if (f.recs[proc].kind == BOT_SPOOL_PROC)
 			break;
+	if (f.hdr.nrecords - (proc < f.hdr.nrecords) > BOT_HARVEST_FILE_RECORDS) {
+		snprintf(err, sizeof(err), "%llu samples and summaries, more than the writer "
+			 "writes (%u)", (unsigned long long)(f.hdr.nrecords -
+							     (proc < f.hdr.nrecords)),
+			 BOT_HARVEST_FILE_RECORDS);
+		bot_spool_free(&f);
+		free(buf);
+		return put_rejected(fd, e, BOT_HARVEST_WHY_INVALID, 0, &st, err);
+	}
 	bot_le_put64(u + 8, f.hdr.nrecords - (proc < f.hdr.nrecords));
 	bot_le_put64(u + 16, f.hdr.table_digest);
 	bot_le_put64(u + 24, f.digest);

@@ -94,7 +94,7 @@ job() {
 		>"$dir/harvest" 2>&1
 	hrc=$?
 	ndelta=$(find "$dir/outbox" -name '*.nbd' | wc -l)
-	if grep -q 'skipped\|rejected' "$dir/harvest"; then
+	if grep -q 'skipped\|: rejected: ' "$dir/harvest"; then
 		bad "$name/h-harvest: a file was skipped as a copy, or rejected"
 		head -n 3 "$dir/harvest"
 	elif [ "$meas" = 1 ] && [ "$hrc" -eq 0 ] && [ "$ndelta" -eq 1 ]; then

@@ -537,7 +537,7 @@ static int64_t harvest_cpu(const char *what)
  * named nb-big-K.spool (one image, written n times). */
 static void write_big_bad(const char *dir, size_t n, size_t extra)
 {
-	size_t len = BOT_HARVEST_FILE_MAX + extra, nrec = BOT_HARVEST_FILE_RECORDS;
+	size_t len = BOT_HARVEST_FILE_MAX + extra, nrec = BOT_HARVEST_FILE_RECORDS + 1;
 	struct bot_spool_rec r = sample(11, 1, 0, 5000, 0);
 	uint8_t *b = spool_image(&r, 1, 0, 0, &(size_t){ 0 });
 	uint8_t *big = calloc(1, len);
@@ -585,6 +585,38 @@ START_TEST(test_hostile_largest)
 	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
 	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_SIZE] == 1, "%s", logged);
 	ck_assert_msg(strstr(logged, "over the largest spool file"), "%s", logged);
+}
+END_TEST
+
+/* The largest file the writer writes (both caps and the process record)
+ * is read; a valid file as large with one measurement more than the writer
+ * writes is rejected for its content, never a stream error. */
+START_TEST(test_largest_valid)
+{
+	size_t n = BOT_HARVEST_FILE_RECORDS + 1, len;
+	struct bot_spool_rec *r = calloc(n, sizeof(*r));
+	uint8_t *b;
+
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i + 1 < n; i++)
+		r[i] = sample(11, i, 0, 5000, 0);
+	r[n - 1] = proc_rec(1);
+	b = spool_image(r, n, 0, 0, &len);
+	ck_assert_uint_eq(len, BOT_HARVEST_FILE_MAX);
+	bot_test_write(sp, "nb-full.spool", b, len);
+	free(b);
+	r[n - 1] = sample(11, n, 0, 5000, 0);
+	b = spool_image(r, n, 0, 0, &len);
+	bot_test_write(sp, "nb-over.spool", b, len);
+	free(b);
+	free(r);
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_uint_eq(res.files_read, 1);
+	ck_assert_uint_eq(res.files_rejected, 1);
+	ck_assert_uint_eq(res.records_in, BOT_HARVEST_FILE_RECORDS);
+	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_INVALID] == 1, "%s", logged);
+	ck_assert_msg(strstr(logged, "nb-over.spool: rejected: 131073 samples and summaries, more "
+			     "than the writer writes (131072)"), "%s", logged);
 }
 END_TEST
 
@@ -1177,6 +1209,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_reduce_and_read_back);
 	tcase_add_test(tc, test_process_records);
 	tcase_add_test(tc, test_process_records_alone);
+	tcase_add_test(tc, test_largest_valid);
 	tcase_add_test(tc, test_hostile_each);
 	tcase_add_test(tc, test_hostile_all);
 	tcase_add_test(tc, test_hostile_largest);
