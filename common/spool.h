@@ -38,6 +38,12 @@
 /* Record kinds. */
 #define BOT_SPOOL_SAMPLE 1
 #define BOT_SPOOL_SUMMARY 2
+#define BOT_SPOOL_PROC 3	/* a process record, spool v2 (formats.md section 9) */
+
+/* A process record's proc_flags (kind 3). */
+#define BOT_SPOOL_PF_TABLE 0x1		/* a step table was loaded and used */
+#define BOT_SPOOL_PF_MEASURED 0x2	/* the profiler measured (windows armed at least once) */
+#define BOT_SPOOL_PF_PRIOR 0x4		/* the process fell back to the prior */
 
 /* Record flags (labels). A sample with none of bits 0-4 set is clean. */
 #define BOT_SPOOL_F_AGGREGATE 0x01	/* its group held >1 Coll of the same func/algo/proto */
@@ -81,6 +87,12 @@ struct bot_spool_rec {
 	uint64_t calls;		/* summary: calls of the context on this rank */
 	uint64_t captured_calls;	/* summary: captured calls seen by the profiler */
 	float cost[BOT_SPOOL_NCOST];	/* NCCL's cost-table row (us), -1 unsupported */
+	/* kind 3 (BOT_SPOOL_PROC) only; 0 for kinds 1 and 2 */
+	uint32_t nccl_version;	/* ncclGetVersion code (22809), 0 unknown */
+	uint32_t tuner_abi;	/* the tuner struct version NCCL initialised (2..6) */
+	uint32_t profiler_abi;	/* 4..6 our profiler initialised, 0 none */
+	uint32_t comms;		/* communicators our tuner initialised */
+	uint32_t proc_flags;	/* BOT_SPOOL_PF_* */
 };
 
 struct bot_spool_file {
