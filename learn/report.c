@@ -933,6 +933,88 @@ bad:
 	return bot_errf(err, errlen, "%s:%d: %s", name, lineno, whycopy);
 }
 
+int bot_report_dir_expand(const char *tmpl, const char *job, const char *user, char *out,
+			  size_t outlen, char *err, size_t errlen)
+{
+	size_t n = 0;
+
+	if (!outlen)
+		return -1;
+	for (const char *p = tmpl; *p; p++) {
+		const char *add = p;
+		size_t len = 1;
+
+		if (*p == '%') {
+			if (p[1] == 'j' || p[1] == 'u') {
+				add = p[1] == 'j' ? job : user;
+				if (!add || !*add || strchr(add, '/'))
+					return bot_errf(err, errlen, "report directory %s: %%%c is not "
+							"known here", tmpl, p[1]);
+				len = strlen(add);
+			} else if (p[1] != '%') {
+				return bot_errf(err, errlen, "report directory %s: '%%%c' is not %%j, "
+						"%%u or %%%%", tmpl, p[1] ? p[1] : ' ');
+			}
+			p++;
+		}
+		if (n + len >= outlen)
+			return bot_errf(err, errlen, "report directory %s: too long", tmpl);
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+int bot_report_part_info(struct bot_report_part *p, const char *info)
+{
+	char mode[16], plugin[16];
+	const char *src;
+	int k;
+
+	if (!info || sscanf(info, "%15s %15s", mode, plugin) != 2)
+		return -1;
+	src = strchr(info, ' ');
+	src = src ? strchr(src + 1, ' ') : NULL;
+	if (strcmp(mode, "on") && strcmp(mode, "shadow"))
+		return -1;
+	for (k = 0; k < 3 && strcmp(plugin, plugin_words[k]); k++)
+		;
+	if (k == 3)
+		return -1;
+	p->shadow = !strcmp(mode, "shadow");
+	p->user_plugin = k;
+	snprintf(p->fabric, sizeof(p->fabric), "prior");
+	p->fabric_why[0] = 0;
+	if (!src)
+		return 0;
+	src++;
+	if (!strncmp(src, "fabric ", 7)) {
+		char f[BOT_REPORT_TOKEN_MAX];
+		size_t n = strcspn(src + 7, " ");
+
+		snprintf(f, sizeof(f), "%.*s", (int)(n < sizeof(f) ? n : sizeof(f) - 1), src + 7);
+		if (is_token(f))
+			snprintf(p->fabric, sizeof(p->fabric), "%s", f);
+	} else {
+		const char *o = strchr(src, '('), *c = strrchr(src, ')');
+
+		if (o && c && c > o + 1) {
+			size_t n = (size_t)(c - o - 1);
+
+			if (n >= sizeof(p->fabric_why))
+				n = sizeof(p->fabric_why) - 1;
+			memcpy(p->fabric_why, o + 1, n);
+			p->fabric_why[n] = 0;
+			for (size_t i = 0; i < n; i++)
+				if ((unsigned char)p->fabric_why[i] < 0x20 ||
+				    (unsigned char)p->fabric_why[i] >= 0x7f)
+					p->fabric_why[i] = '?';
+		}
+	}
+	return 0;
+}
+
 /* ---- files ---------------------------------------------------------------- */
 
 int bot_report_mkdir(const char *dir, char *err, size_t errlen)

@@ -122,6 +122,18 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			  struct bot_report_part *out, char *err, size_t errlen);
 
+/*
+ * A report directory's template (formats.md section 17): %j the job, %u
+ * the user, %% a '%'; any other '%' is refused. 0 with out filled, or -1
+ * with the reason in err.
+ */
+int bot_report_dir_expand(const char *tmpl, const char *job, const char *user, char *out,
+			  size_t outlen, char *err, size_t errlen);
+/* The pinned decision's facts, "MODE PLUGIN SOURCE..." (formats.md 17),
+ * into p (mode, user_plugin, fabric, fabric_why). 0, or -1 when it does
+ * not read (p keeps its defaults: on, none, prior). */
+int bot_report_part_info(struct bot_report_part *p, const char *info);
+
 /* ---- files ------------------------------------------------------------ */
 
 /* Make dir (and missing parents), mode 0700, as the caller: 0, or -1 with
