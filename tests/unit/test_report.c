@@ -427,6 +427,34 @@ START_TEST(test_files_refused)
 }
 END_TEST
 
+START_TEST(test_expand_and_info)
+{
+	struct bot_report_part p;
+	char out[256], err[400];
+
+	ck_assert_int_eq(bot_report_dir_expand("/r/%u/%j/100%%", "12", "ann", out, sizeof(out), err,
+					       sizeof(err)), 0);
+	ck_assert_str_eq(out, "/r/ann/12/100%");
+	ck_assert_int_lt(bot_report_dir_expand("/r/%n", "12", "ann", out, sizeof(out), err,
+					       sizeof(err)), 0);
+	ck_assert_int_lt(bot_report_dir_expand("/r/%u", "12", "a/b", out, sizeof(out), err,
+					       sizeof(err)), 0);
+	ck_assert_int_lt(bot_report_dir_expand("/r/%j", "12", "a", out, 5, err, sizeof(err)), 0);
+	bot_report_part_init(&p);
+	ck_assert_int_eq(bot_report_part_info(&p, "shadow replaced prior (the map has no n9)"), 0);
+	ck_assert(p.shadow);
+	ck_assert_int_eq(p.user_plugin, BOT_REPORT_PLUGIN_REPLACED);
+	ck_assert_str_eq(p.fabric, "prior");
+	ck_assert_str_eq(p.fabric_why, "the map has no n9");
+	ck_assert_int_eq(bot_report_part_info(&p, "on kept fabric a (no learned state yet)"), 0);
+	ck_assert(!p.shadow);
+	ck_assert_str_eq(p.fabric, "a");
+	ck_assert_str_eq(p.fabric_why, "");
+	ck_assert_int_lt(bot_report_part_info(&p, "off none prior"), 0);
+	ck_assert_int_lt(bot_report_part_info(&p, NULL), 0);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -438,6 +466,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_files_refused);
+	tcase_add_test(tc, test_expand_and_info);
 	suite_add_tcase(s, tc);
 	return s;
 }
