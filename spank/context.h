@@ -43,6 +43,7 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 			  const char *source);
 void bot_spank_report_unpin(void);
 int bot_spank_local_exit(spank_t sp);
+void bot_spank_report_step(spank_t sp);	/* at local_user_init: the step's size */
 
 /* spank/allocator.c: sbatch and salloc */
 int bot_spank_alloc_post_opt(spank_t sp);

@@ -285,5 +285,6 @@ int bot_spank_local_user_init(spank_t sp)
 
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
+	bot_spank_report_step(sp);
 	return bot_spank_decide_here((uint64_t)job << 32 | step, "step");
 }

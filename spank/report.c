@@ -92,6 +92,18 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 		bot_spank_report_unpin();
 }
 
+/* What srun knew of the step at local_user_init (at its exit Slurm 22.05
+ * answers ESPANK_NOT_AVAIL): its nodes and tasks, 0 unknown. */
+static uint32_t step_nodes, step_tasks;
+
+void bot_spank_report_step(spank_t sp)
+{
+	if (spank_get_item(sp, S_JOB_NNODES, &step_nodes) != ESPANK_SUCCESS)
+		step_nodes = 0;
+	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &step_tasks) != ESPANK_SUCCESS)
+		step_tasks = 0;
+}
+
 static long ms_now(void)
 {
 	struct timespec t;
@@ -146,9 +158,9 @@ int bot_spank_local_exit(spank_t sp)
 	if (!job)
 		return 0;
 	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
-		nnodes = env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
+		nnodes = step_nodes ? step_nodes : env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
 	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
-		ntasks = env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
+		ntasks = step_tasks ? step_tasks : env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
 	snprintf(jobs, sizeof(jobs), "%u", job);
 	snprintf(steps, sizeof(steps), "%u", step);
 	snprintf(name, sizeof(name), "%u.%u", job, step);

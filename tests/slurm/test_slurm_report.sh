@@ -110,6 +110,14 @@ check "a step that measured nothing: a line saying 0 calls decided" \
 	sh -c "grep -q 'nccl-bot: step $job0.0: 0 calls decided' '$ERR'"
 check "  ... and its part" test -f "nccl-bot-$job0/$job0.0.n3.part"
 
+# a one-node step in a two-node allocation: srun stops waiting once its one
+# node's part is there (the step's size from local_user_init, not the job's)
+run salloc -N2 -w n3,n4 sh -c 'a=$(date +%s%N); srun -N1 -n1 -w n3 --nccl-bot=ucb1 true; echo "ms $(( ($(date +%s%N) - a) / 1000000 ))"'
+ms=$(sed -n 's/^ms //p' "$OUT")
+check "a 1-node step in a 2-node allocation: srun waits for one part only (${ms:-?} ms < 2500)" \
+	test "${ms:-9999}" -lt 2500
+check "  ... its line counts the step's one rank" grep -q 'tuner loaded on [0-9]* of 1 ranks' "$ERR"
+
 # shadow mode: the line says shadow and claims nothing
 cluster_plugstack enable=opt-in mode=shadow $ARGS
 run srun -N1 -n1 -w n1 --nccl-bot sh -c "$EMUCMD"
