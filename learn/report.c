@@ -925,6 +925,15 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 	if (!out->step_nodes)
 		out->step_nodes = 1;
 	out->nparts = 1;
+	/* what the contexts need, not the format's 4096 (a directory of
+	 * parts is held whole) */
+	{
+		struct bot_report_ctx *v = realloc(out->ctx, (out->nctx ? out->nctx : 1) *
+						   sizeof(*out->ctx));
+
+		if (v)
+			out->ctx = v;
+	}
 	return 0;
 bad:
 	snprintf(whycopy, sizeof(whycopy), "%s", why ? why : "invalid");
@@ -1179,7 +1188,7 @@ int bot_report_dir_read(const char *dir, const char *job, const char *step,
 	char err[BOT_REPORT_ERR_MAX + PATH_MAX], path[PATH_MAX + 256];
 	struct want w;
 	char **names = NULL;
-	size_t n = 0;
+	size_t n = 0, total = 0;
 	int fd;
 
 	memset(set, 0, sizeof(*set));
@@ -1210,6 +1219,13 @@ int bot_report_dir_read(const char *dir, const char *job, const char *step,
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
+		if (total > BOT_REPORT_MAX_SET_CTX) {
+			bot_log_msg(log, BOT_LOG_WARN, "%s: over %u contexts in its parts: %s and "
+				    "the %zu after it not read", dir, BOT_REPORT_MAX_SET_CTX, names[i],
+				    n - i - 1);
+			set->refused += n - i;
+			break;
+		}
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (bot_report_part_read_at(fd, names[i], path, 0, 0, &set->v[set->n], err,
 					    sizeof(err)) < 0) {
@@ -1217,6 +1233,7 @@ int bot_report_dir_read(const char *dir, const char *job, const char *step,
 			set->refused++;
 			continue;
 		}
+		total += set->v[set->n].nctx;
 		set->n++;
 	}
 	free_names(names, n);

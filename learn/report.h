@@ -32,6 +32,7 @@
 #define BOT_REPORT_MAX_VERS 8
 #define BOT_REPORT_MAX_SAMPLES (1u << 20)	/* clean samples one part counts */
 #define BOT_REPORT_MAX_PARTS 4096u		/* parts one directory read takes */
+#define BOT_REPORT_MAX_SET_CTX (1u << 18)	/* contexts over the parts one read holds */
 #define BOT_REPORT_TOKEN_MAX 65			/* job, step, node, fabric; NUL included */
 #define BOT_REPORT_WHY_MAX 256
 #define BOT_REPORT_ERR_MAX 512
@@ -159,7 +160,8 @@ struct bot_report_set {
 
 /* Read every *.part of dir whose job (and step, unless NULL) match (job
  * NULL: every job), sorted by job, step, node. Refused parts are logged
- * and counted. 0, or -1 when the directory cannot be read (log). */
+ * and counted; past BOT_REPORT_MAX_SET_CTX contexts the rest is not read
+ * (logged, counted as refused). 0, or -1 when the directory cannot be read (log). */
 int bot_report_dir_read(const char *dir, const char *job, const char *step,
 			struct bot_report_set *set, const struct bot_log *log);
 /* How many parts of job.step are in dir (a cheap count for srun's wait:
