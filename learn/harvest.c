@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -232,6 +233,8 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 
 	snprintf(path, sizeof(path), "%s/%s", dir, e->name);
 	sfd = bot_open_at(dirfd, e->name, path, &rule, &st, err, sizeof(err));
+	if (sfd < 0 && req->on_file)
+		req->on_file(req->on_file_arg, NULL);
 	if (sfd < 0)
 		return put_rejected(fd, e, -sfd, 0, -sfd == BOT_OPEN_ERRNO ? NULL : &st,
 				    strip_path(err, path));
@@ -247,6 +250,8 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	*budget -= len;
 	if (bot_spool_parse(path, buf, len, &f, err, sizeof(err)) < 0) {
 		free(buf);
+		if (req->on_file)
+			req->on_file(req->on_file_arg, NULL);
 		return put_rejected(fd, e, BOT_HARVEST_WHY_INVALID, 0, &st, strip_path(err, path));
 	}
 	/* the process record (kind 3, at most one) stays here: it teaches
@@ -261,8 +266,12 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 			 BOT_HARVEST_FILE_RECORDS);
 		bot_spool_free(&f);
 		free(buf);
+		if (req->on_file)
+			req->on_file(req->on_file_arg, NULL);
 		return put_rejected(fd, e, BOT_HARVEST_WHY_INVALID, 0, &st, err);
 	}
+	if (req->on_file)
+		req->on_file(req->on_file_arg, &f);
 	bot_le_put64(u + 8, f.hdr.nrecords - (proc < f.hdr.nrecords));
 	bot_le_put64(u + 16, f.hdr.table_digest);
 	bot_le_put64(u + 24, f.digest);
@@ -912,6 +921,37 @@ int bot_harvest_collect(int fd, const struct bot_harvest_req *req, struct bot_ha
 						  BOT_HARVEST_TIMEOUT_MS), res, log, &timed_out);
 }
 
+/* Wait for the child's exit until deadline (a pidfd where there is one;
+ * else a short poll of waitpid): 1 exited, 0 not. The child is not reaped
+ * here. */
+static int wait_exit(pid_t pid, int64_t deadline)
+{
+	struct timespec ms = { 0, 1000000 };
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (pfd >= 0) {
+		struct pollfd q = { pfd, POLLIN, 0 };
+		int64_t left;
+		int r;
+
+		do {
+			left = deadline - now_ms();
+			r = poll(&q, 1, left > 0 ? (int)left : 0);
+		} while (r < 0 && errno == EINTR);
+		close(pfd);
+		return r > 0;
+	}
+	while (now_ms() < deadline) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
 /* Reap the child, killed first: never waits more than about a second (a
  * child stuck in the kernel is left behind, said on the log). */
 static void reap(pid_t pid, const struct bot_log *log)
@@ -958,7 +998,11 @@ int bot_harvest_run(const struct bot_harvest_req *req, struct bot_harvest_result
 			put_error(p[1], ERR_SETUP, errno, 0, 0);
 			_exit(1);
 		}
-		_exit(bot_harvest_read(req, p[1]) < 0 ? 1 : 0);
+		rc = bot_harvest_read(req, p[1]) < 0 ? 1 : 0;
+		close(p[1]);
+		if (!rc && req->child_done)
+			req->child_done(req->child_arg);
+		_exit(rc);
 	}
 	close(p[1]);
 	rc = collect_until(p[0], req, deadline, res, log, &timed_out);
@@ -966,6 +1010,9 @@ int bot_harvest_run(const struct bot_harvest_req *req, struct bot_harvest_result
 	if (timed_out)
 		bot_log_msg(log, BOT_LOG_ERROR, "harvest: the reading child ran past %u ms: killed",
 			    ms);
+	else if (req->child_done && !wait_exit(pid, deadline))
+		bot_log_msg(log, BOT_LOG_WARN, "harvest: the reading child did not finish its "
+			    "report within %u ms: killed", ms);
 	reap(pid, log);
 	return rc;
 }

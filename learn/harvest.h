@@ -56,6 +56,7 @@
 #include <sys/types.h>
 
 #include "common/delta.h"
+#include "common/spool.h"
 #include "learn/log.h"
 
 #define BOT_HARVEST_MAX_FILES 4096u		/* spool files per harvest (one node's step) */
@@ -93,6 +94,17 @@ struct bot_harvest_req {
 	int (*child_setup)(void *arg);
 	void *child_arg;
 	unsigned timeout_ms;		/* 0: BOT_HARVEST_TIMEOUT_MS */
+	/*
+	 * The report (learn/report.h): in the reading process, on_file is
+	 * called with each spool file read and validated (f), or with NULL for
+	 * each file rejected there. bot_harvest_run: child_done runs in the
+	 * child after the stream was written whole and its pipe closed (the
+	 * user's report part is written there); the parent waits for the
+	 * child's exit until the timeout, then kills it. NULL: none.
+	 */
+	void (*on_file)(void *arg, const struct bot_spool_file *f);
+	void *on_file_arg;
+	void (*child_done)(void *arg);
 	/*
 	 * The validating half: the trusted identity (cluster, job, fabric, node,
 	 * uid, gid, restart, step, array and het ids, step nodes/tasks, job

@@ -36,6 +36,15 @@ extern const struct bot_log bot_spank_daemon_log;
 int bot_spank_local_post_opt(spank_t sp);
 int bot_spank_local_user_init(spank_t sp);
 
+/* spank/report.c: the report directory pinned with the decision (plugin:
+ * learn/report.h's enum bot_report_plugin; source: the decision's), taken
+ * out with the pins; srun's one-line summary at the step's end */
+void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin,
+			  const char *source);
+void bot_spank_report_unpin(void);
+int bot_spank_local_exit(spank_t sp);
+void bot_spank_report_step(spank_t sp);	/* at local_user_init: the step's size */
+
 /* spank/allocator.c: sbatch and salloc */
 int bot_spank_alloc_post_opt(spank_t sp);
 

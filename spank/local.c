@@ -77,6 +77,7 @@ static void unpin(void)
 		unsetenv(var);
 	}
 	unsetenv(BOT_SPANK_MEASURE_VAR);
+	bot_spank_report_unpin();
 }
 
 /* Our own earlier pin in NCCL_TUNER_PLUGIN etc. is not the user's. */
@@ -258,6 +259,9 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 			return 0;
 		}
 	}
+	bot_spank_report_pin(a, g.policy == BOT_POLICY_SHADOW,
+			     !user_var("NCCL_TUNER_PLUGIN") && !user_var("NCCL_PROFILER_PLUGIN") ?
+			     0 : g.explicit_ ? 2 : 1, d.source);
 	if (d.measured && setenv(BOT_SPANK_MEASURE_VAR, "1", 1) < 0)
 		slurm_spank_log("nccl-bot: warning: cannot set %s: the %s measures nothing",
 				BOT_SPANK_MEASURE_VAR, what);
@@ -281,5 +285,6 @@ int bot_spank_local_user_init(spank_t sp)
 
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
+	bot_spank_report_step(sp);
 	return bot_spank_decide_here((uint64_t)job << 32 | step, "step");
 }

@@ -186,5 +186,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE)
 		return bot_spank_remote_exit(sp);
+	if (spank_context() == S_CTX_LOCAL)
+		return bot_spank_local_exit(sp);
 	return 0;
 }

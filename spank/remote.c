@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@
 
 #include "common/delta.h"
 #include "common/readall.h"
+#include "common/writeall.h"
 #include "common/settings.h"
 #include "learn/harvest.h"
 #include "learn/ranklib.h"
@@ -55,6 +57,8 @@
  * within this (slurmstepd waits for the callback; PrologEpilogTimeout and
  * the step's end are not to be held up). */
 #define REMOTE_HARVEST_MS 2000u
+/* Arguments after DIR for the helper's report half (report_args). */
+#define REPORT_ARGS 9
 
 /* Set in user_init, read in each task's task_init (a child of this
  * slurmstepd): why this node cannot run the step's tasks. */
@@ -200,12 +204,40 @@ int bot_spank_remote_user_init(spank_t sp)
 	return 0;
 }
 
+/* The batch step's output file (formats.md section 17): each task of the
+ * batch step (as the user, its stdout already the script's output)
+ * records where its stdout goes into the step's spool directory, where the
+ * harvest reader appends the step's summary line at the end. */
+static void record_stdout(spank_t sp)
+{
+	const struct bot_write_rule rule = { .mode = 0600, .chmod = 1, .clear_stale = 1 };
+	char target[4097], err[PATH_MAX + 256];
+	uint32_t step = 0;
+	ssize_t n;
+	int dfd;
+
+	if (!spool_path[0] || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step != BOT_DELTA_STEP_BATCH)
+		return;
+	n = readlink("/proc/self/fd/1", target, sizeof(target) - 1);
+	if (n <= 0 || target[0] != '/')
+		return;
+	dfd = open(spool_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	(void)bot_write_whole_at(dfd, NULL, "stdout.path", target, (size_t)n, &rule, err,
+				 sizeof(err));
+	close(dfd);
+}
+
 int bot_spank_remote_task_init(spank_t sp)
 {
 	char node[256];
 
-	if (!node_failure[0])
+	if (!node_failure[0]) {
+		record_stdout(sp);
 		return 0;
+	}
 	/* the task's environment names the node (slurmstepd's own does not) */
 	if (!get(sp, "SLURMD_NODENAME", node, sizeof(node)) && gethostname(node, sizeof(node)) < 0)
 		strcpy(node, "?");
@@ -382,10 +414,10 @@ static int helper_ok(const char *path, char *err, size_t errlen)
 }
 
 /* Spawn the helper as the reading half on a pipe: its pid, *fd the read end. */
-static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *dir, int *fd,
-			  char *err, size_t errlen)
+static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *dir,
+			  char *const *extra, int *fd, char *err, size_t errlen)
 {
-	char uid[16], gid[16], *groups, *argv[6];
+	char uid[16], gid[16], *groups, *argv[6 + REPORT_ARGS];
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -418,6 +450,10 @@ static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *di
 	argv[3] = groups;
 	argv[4] = (char *)dir;
 	argv[5] = NULL;
+	for (int i = 0; extra && extra[i] && i < REPORT_ARGS; i++) {
+		argv[5 + i] = extra[i];
+		argv[6 + i] = NULL;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		free(groups);
 		return bot_log_errf(err, errlen, "pipe: %s", strerror(errno));
@@ -443,6 +479,77 @@ static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *di
 	}
 	*fd = p[0];
 	return pid;
+}
+
+/* The helper's report half (tools/harvest_read.c): the step's facts
+ * after DIR, when the decision pinned a report directory. */
+
+struct report_args {
+	char v[REPORT_ARGS][PATH_MAX + 16];
+	char *argv[REPORT_ARGS + 1];
+};
+
+static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t leaves,
+				struct report_args *r)
+{
+	char tmpl[PATH_MAX], info[PATH_MAX];
+	uint32_t local = 0;
+	int k = 0;
+
+	if (!get(sp, BOT_SPANK_REPORT_VAR, tmpl, sizeof(tmpl)) || tmpl[0] != '/')
+		return NULL;
+	if (!get(sp, BOT_SPANK_REPORT_INFO_VAR, info, sizeof(info)))
+		info[0] = 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS)
+		local = 0;
+	snprintf(r->v[k++], sizeof(r->v[0]), "report=%s", tmpl);
+	snprintf(r->v[k++], sizeof(r->v[0]), "info=%s", info);
+	snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	if (f->step == BOT_DELTA_STEP_BATCH)
+		snprintf(r->v[k++], sizeof(r->v[0]), "step=batch");
+	else
+		snprintf(r->v[k++], sizeof(r->v[0]), "step=%u", (unsigned)f->step);
+	snprintf(r->v[k++], sizeof(r->v[0]), "node=%.255s", bot_spank.node);
+	snprintf(r->v[k++], sizeof(r->v[0]), "restart=%u", (unsigned)f->restart);
+	snprintf(r->v[k++], sizeof(r->v[0]), "nodes=%u", (unsigned)f->nnodes);
+	snprintf(r->v[k++], sizeof(r->v[0]), "tasks=%u", (unsigned)local);
+	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)leaves);
+	for (int i = 0; i < k; i++)
+		r->argv[i] = r->v[i];
+	r->argv[k] = NULL;
+	return r->argv;
+}
+
+/* The helper writes the report part after its stream: wait for its exit
+ * until the harvest's bound (the pidfd is readable once it has exited),
+ * never longer; reap() kills what is left. */
+static void wait_helper(int pidfd, const struct timespec *t0)
+{
+	struct pollfd q = { pidfd, POLLIN, 0 };
+	long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+
+	if (pidfd < 0 || left <= 0)
+		return;
+	while (poll(&q, 1, (int)left) < 0 && errno == EINTR) {
+		left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+		if (left <= 0)
+			break;
+	}
+}
+
+/* No delta (no outbox or fabric) but a report: the stream is read and
+ * dropped until EOF, within the bound. */
+static void drain(int fd, const struct timespec *t0)
+{
+	char buf[4096];
+	struct pollfd q = { fd, POLLIN, 0 };
+
+	for (;;) {
+		long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+
+		if (left <= 0 || poll(&q, 1, (int)left) <= 0 || read(fd, buf, sizeof(buf)) <= 0)
+			break;
+	}
 }
 
 /* Reap the helper: it is done, or killed now (never waited for long).
@@ -481,30 +588,45 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
+	static struct report_args rargs_s;
+	struct report_args *rargs = &rargs_s;
+	char *const *extra;
 	int fd = -1, pidfd, n, rc;
+	uint32_t leaves;
 	long left;
 	pid_t pid;
 
 	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, f->name);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
+	leaves = leaf_switches(sp);	/* 0: unknown */
+	extra = report_args(sp, f, leaves, rargs);
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
 		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
 			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
 			   : "no outbox_dir=");
-		return;
+		if (!extra || helper_ok(bot_spank.args.harvest_helper, err, sizeof(err)) < 0)
+			return;	/* no part without a helper: srun's line says so */
 	}
 	left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 	if (left < 100) {
 		slurm_error("nccl-bot: %s: no time left to harvest it; removed", dir);
 		return;
 	}
-	pid = spawn_reader(sp, f, dir, &fd, err, sizeof(err));
+	pid = spawn_reader(sp, f, dir, extra, &fd, err, sizeof(err));
 	if (pid < 0) {
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
+	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
+		/* the report only */
+		drain(fd, t0);
+		close(fd);
+		wait_helper(pidfd, t0);
+		reap(pid, pidfd);
+		return;
+	}
 	memset(&req, 0, sizeof(req));
 	src.dir = dir;
 	src.name = NULL;
@@ -532,10 +654,12 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	req.id.het_comp = BOT_DELTA_NONE;
 	req.id.step_nodes = f->nnodes;
 	req.id.step_tasks = f->ntasks;
-	req.id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
+	req.id.leaf_switches = leaves;
 	req.id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
+	if (extra)
+		wait_helper(pidfd, t0);
 	reap(pid, pidfd);
 	if (rc == 0)
 		slurm_info("nccl-bot: step %u.%u: %zu spool files read, %zu rejected, %llu "

@@ -814,6 +814,51 @@ START_TEST(test_child_hook_and_timeout)
 }
 END_TEST
 
+/* The report's hooks: on_file sees each file in the reading child;
+ * child_done runs there after the stream, and one that hangs (a report
+ * directory on a hung filesystem) costs neither the delta nor more than
+ * the timeout. */
+static int files_seen;
+
+static void count_file(void *arg, const struct bot_spool_file *f)
+{
+	(void)arg;
+	files_seen += f ? 1 : 100;
+}
+
+static void hang_done(void *arg)
+{
+	/* the child's count, visible only here: its exit status says it */
+	(void)arg;
+	if (files_seen != 1)
+		_exit(7);
+	for (;;)
+		pause();
+}
+
+START_TEST(test_report_hooks)
+{
+	int64_t t0;
+
+	write_good(sp);
+	files_seen = 0;
+	req.on_file = count_file;
+	req.child_done = hang_done;
+	req.timeout_ms = 400;
+	logged[0] = 0;
+	t0 = now_us();
+	ck_assert_int_eq(bot_harvest_run(&req, &res, &tlog), 0);
+	printf("a report that hangs: the delta written, the child killed after %.0f ms\n",
+	       (now_us() - t0) / 1000.0);
+	ck_assert_int_lt(now_us() - t0, 3000000);
+	ck_assert_int_ge(now_us() - t0, 300000);	/* it was waited for, up to the bound */
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_WRITTEN);
+	ck_assert_uint_eq(count_entries(out), 1);
+	ck_assert_msg(strstr(logged, "did not finish its report within 400 ms"), "%s", logged);
+	ck_assert_int_eq(files_seen, 0);	/* the parent's own count: never called here */
+}
+END_TEST
+
 /* ---- streams a hostile child could send ---------------------------------- */
 
 static int sfd;
@@ -1219,6 +1264,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_twice);
 	tcase_add_test(tc, test_nothing_valid);
 	tcase_add_test(tc, test_child_hook_and_timeout);
+	tcase_add_test(tc, test_report_hooks);
 	tcase_add_test(tc, test_stream_revalidated);
 	tcase_add_test(tc, test_stream_malformed);
 	tcase_add_test(tc, test_cap);

@@ -78,6 +78,13 @@ START_TEST(test_values)
 	ck_assert(!bot_spank_policy_allowed(&a, BOT_POLICY_SWEEP));
 	bot_spank_policies_str(&a, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "ucb1,thompson,frozen");
+	/* report_dir= keeps %u and %j (and %%) for the node's expansion */
+	OK("report_dir=/r/%u/%j/%n/%%");
+	ck_assert_str_eq(a.report_dir, "/r/%u/%j/n1/%%");
+	OK("state_dir=/s/%%");
+	ck_assert_str_eq(a.state_dir, "/s/%");
+	ck_assert_int_lt(bot_spank_args_parse(&a, 1, (char *[]){ "state_dir=/s/%j" }, "n1", err,
+					      sizeof(err)), 0);
 }
 END_TEST
 
