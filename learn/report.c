@@ -1450,8 +1450,16 @@ void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals
 			t->worst_excess = r.loss_ours - r.loss_auto;
 		any = 1;
 	}
+	/* Slurm's task count is not the rank count when a launcher (torchrun)
+	 * starts the ranks as a task's children: the largest communicator seen
+	 * tells more, and a rank that loaded the tuner exists by definition. */
 	t->ranks_loaded = p->procs_loaded;
 	t->ranks_expected = p->expected_ranks;
+	for (size_t i = 0; i < p->nctx; i++)
+		if (p->ctx[i].nranks > t->ranks_expected)
+			t->ranks_expected = p->ctx[i].nranks;
+	if (t->ranks_loaded > t->ranks_expected)
+		t->ranks_expected = t->ranks_loaded;
 }
 
 void bot_report_versions(const struct bot_report_ver *v, size_t n, int kind, char *buf,

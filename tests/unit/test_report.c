@@ -306,6 +306,8 @@ START_TEST(test_numbers)
 	ck_assert_uint_eq(t.over10, 1);
 	ck_assert_uint_eq(t.harmed, 1);
 	ck_assert(fabs(t.worst_excess - 0.25) < 1e-12);
+	/* expected ranks: the largest communicator (8) beats the 4 tasks Slurm
+	 * started (a launcher starting ranks as a task's children) */
 	p.procs_loaded = 3;
 	p.nccl[0] = (struct bot_report_ver){ 22809, 3 };
 	p.nnccl = 1;
@@ -313,7 +315,7 @@ START_TEST(test_numbers)
 	p.ntuner = 1;
 	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
 	ck_assert_msg(!strcmp(line, "nccl-bot: step 77.0: 1500 calls decided, est. saved ~8 ms vs "
-			      "AUTO, 1 contexts lost >10%, tuner loaded on 3 of 4 ranks, NCCL "
+			      "AUTO, 1 contexts lost >10%, tuner loaded on 3 of 8 ranks, NCCL "
 			      "2.28.9, tuner v5, profiler n/a; report: /r"), "%s", line);
 	/* shadow: NCCL's choice stands, nothing claimed */
 	p.shadow = 1;
