@@ -609,6 +609,10 @@ static void check_enroot(struct doc *d, const char *lib, const char *spool)
 	}
 	snprintf(pat, sizeof(pat), "%s/mounts.d", dir);
 	report_cover(d, "enroot", pat, got, lib, spool);
+	if ((got & 2) && access(spool, F_OK) < 0)
+		say(d, "enroot", BOT_DOCTOR_PROBLEM, "spool_dir=%s does not exist: enroot refuses "
+		    "to start a container whose mount source is missing (make it at boot: "
+		    "contrib/tmpfiles.d)", spool);
 	snprintf(pat, sizeof(pat), "%s/hooks.d/*nccl-bot*.sh", dir);
 	if (glob(pat, 0, NULL, &g) == 0) {
 		for (size_t i = 0; i < g.gl_pathc; i++)
