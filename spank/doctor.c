@@ -46,6 +46,7 @@ struct doc {
 	void *arg;
 	int problems;
 	int soft;		/* enable=off: problems are reported as warnings */
+	int follow;		/* include lines are read (not in bot_doctor_scan) */
 	struct line lines[8];	/* our plugin's lines (more are counted, not kept) */
 	int nlines;
 	int nfiles;
@@ -171,13 +172,14 @@ static void include(struct doc *d, const char *where, const char *pattern, int d
 	globfree(&g);
 }
 
+static void scan_plugstack(struct doc *d, const char *path, char *text, int depth);
+
 /* One plugstack.conf (or a file it includes): our lines into d->lines. */
 static void read_plugstack(struct doc *d, const char *path, int depth)
 {
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	char err[PATH_MAX + 256], *line, *next;
-	unsigned lineno = 0;
+	char err[PATH_MAX + 256];
 
 	if (depth > CONF_DEPTH_MAX || d->nfiles >= CONF_FILES_MAX) {
 		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: more than %d files or %d levels of "
@@ -198,7 +200,16 @@ static void read_plugstack(struct doc *d, const char *path, int depth)
 		free(buf);
 		return;
 	}
-	for (line = (char *)buf; line; line = next) {
+	scan_plugstack(d, path, (char *)buf, depth);
+	free(buf);
+}
+
+/* The lines of one plugstack.conf's text (NUL-terminated, cut up here). */
+static void scan_plugstack(struct doc *d, const char *path, char *text, int depth)
+{
+	unsigned lineno = 0;
+
+	for (char *line = text, *next; line; line = next) {
 		char *w[BOT_DOCTOR_ARGS_MAX + 2], where[PATH_MAX + 32];
 		int n;
 
@@ -212,8 +223,11 @@ static void read_plugstack(struct doc *d, const char *path, int depth)
 			continue;
 		snprintf(where, sizeof(where), "%s:%u", path, lineno);
 		if (!strcmp(w[0], "include")) {
-			if (n == 2)
+			if (n == 2 && d->follow)
 				include(d, where, w[1], depth);
+			else if (n == 2)
+				say(d, "plugstack", BOT_DOCTOR_SKIP, "%s: include %s not followed",
+				    where, w[1]);
 			else
 				say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: include wants one "
 				    "pattern", where);
@@ -239,7 +253,6 @@ static void read_plugstack(struct doc *d, const char *path, int depth)
 		}
 		d->nlines++;
 	}
-	free(buf);
 }
 
 /* plugstack.conf.d/NAME.conf beside plugstack.conf that name the plugin but
@@ -654,25 +667,38 @@ static void check_apptainer(struct doc *d, const char *lib, const char *spool)
 
 /* ---- the whole -------------------------------------------------------------- */
 
-static void check_line(struct doc *d, const struct line *l)
+/* The line's arguments through the plugin's parser into *a (NULL: a
+ * local): 0, or -1 (reported). */
+static int parse_line(struct doc *d, const struct line *l, struct bot_spank_args *a)
 {
-	struct bot_spank_args a;
+	struct bot_spank_args local;
 	char err[BOT_SPANK_ERR_MAX];
 
-	check_plugin(d, l);
-	bot_spank_args_defaults(&a, d->o->default_lib_prefix);
+	if (!a)
+		a = &local;
+	bot_spank_args_defaults(a, d->o->default_lib_prefix);
 	if (d->o->default_helper)
-		snprintf(a.harvest_helper, sizeof(a.harvest_helper), "%s", d->o->default_helper);
-	if (bot_spank_args_parse(&a, l->nwords, l->words, d->o->node, err, sizeof(err)) < 0) {
+		snprintf(a->harvest_helper, sizeof(a->harvest_helper), "%s", d->o->default_helper);
+	if (bot_spank_args_parse(a, l->nwords, l->words, d->o->node, err, sizeof(err)) < 0) {
 		say(d, "arguments", BOT_DOCTOR_PROBLEM, "%s: %s", l->where, err);
-		return;
+		return -1;
 	}
 	say(d, "arguments", BOT_DOCTOR_OK, "%s: %d arguments parse", l->where, l->nwords);
-	if (a.enable == BOT_SPANK_ENABLE_OFF) {
+	if (a->enable == BOT_SPANK_ENABLE_OFF) {
 		say(d, "arguments", BOT_DOCTOR_WARN, "%s: enable=off: nccl-bot is off; what follows "
 		    "is reported, never a problem", l->where);
 		d->soft = 1;
 	}
+	return 0;
+}
+
+static void check_line(struct doc *d, const struct line *l)
+{
+	struct bot_spank_args a;
+
+	check_plugin(d, l);
+	if (parse_line(d, l, &a) < 0)
+		return;
 	check_ranklib(d, &a);
 	check_spool(d, a.spool_dir);
 	if (a.outbox_dir[0]) {
@@ -687,10 +713,11 @@ static void check_line(struct doc *d, const struct line *l)
 	check_apptainer(d, a.lib_prefix, a.spool_dir);
 }
 
+static int finish(struct doc *d, const char *plugstack, int files);
+
 int bot_doctor_run(const struct bot_doctor_opts *o, bot_doctor_report_fn fn, void *arg)
 {
 	struct doc *d = calloc(1, sizeof(*d));
-	int problems;
 
 	if (!d) {
 		fn(arg, "doctor", BOT_DOCTOR_PROBLEM, "out of memory");
@@ -699,6 +726,7 @@ int bot_doctor_run(const struct bot_doctor_opts *o, bot_doctor_report_fn fn, voi
 	d->o = o;
 	d->fn = fn;
 	d->arg = arg;
+	d->follow = 1;
 	if (!o->plugstack || o->plugstack[0] != '/')
 		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: not an absolute path",
 		    o->plugstack ? o->plugstack : "(none)");
@@ -706,9 +734,66 @@ int bot_doctor_run(const struct bot_doctor_opts *o, bot_doctor_report_fn fn, voi
 		read_plugstack(d, o->plugstack, 0);
 	if (o->plugstack && o->plugstack[0] == '/')
 		unread_dropins(d);
+	return finish(d, o->plugstack, 1);
+}
+
+int bot_doctor_scan(const char *name, const char *text, size_t len, const char *node,
+		    bot_doctor_report_fn fn, void *arg)
+{
+	struct bot_doctor_opts o;
+	struct doc *d = calloc(1, sizeof(*d));
+	char *copy = malloc(len + 1);
+
+	memset(&o, 0, sizeof(o));
+	o.plugstack = name;
+	o.node = node;
+	o.default_lib_prefix = "/opt/nccl-bot/lib";
+	if (!d || !copy) {
+		free(d);
+		free(copy);
+		fn(arg, "doctor", BOT_DOCTOR_PROBLEM, "out of memory");
+		return 1;
+	}
+	d->o = &o;
+	d->fn = fn;
+	d->arg = arg;
+	d->nfiles = 1;
+	if (memchr(text, 0, len)) {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: holds a NUL byte: not a text file",
+		    name);
+	} else {
+		memcpy(copy, text, len);
+		copy[len] = 0;
+		scan_plugstack(d, name, copy, 0);
+	}
+	free(copy);
+	return finish(d, name, 0);
+}
+
+unsigned bot_doctor_binds(const char *text, size_t len, int apptainer, const char *lib,
+			  const char *spool)
+{
+	char *copy = malloc(len + 1);
+	unsigned got;
+
+	if (!copy)
+		return 0;
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	got = mounts_cover(copy, apptainer, lib, spool);
+	free(copy);
+	return got;
+}
+
+/* The verdict on the lines found; with files, the checks of the one line.
+ * Frees d; the number of problems. */
+static int finish(struct doc *d, const char *plugstack, int files)
+{
+	int problems;
+
 	if (d->nlines == 0 && d->nfiles > 0 && !d->problems)
 		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s (and what it includes) names no %s: "
-		    "nccl-bot is not installed in Slurm here", o->plugstack, PLUGIN_SO);
+		    "nccl-bot is not installed in Slurm here", plugstack, PLUGIN_SO);
 	else if (d->nlines > 1)
 		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s is named %d times (%s and %s): Slurm "
 		    "would load it more than once", PLUGIN_SO, d->nlines, d->lines[0].where,
@@ -716,8 +801,10 @@ int bot_doctor_run(const struct bot_doctor_opts *o, bot_doctor_report_fn fn, voi
 	else if (d->nlines == 1)
 		say(d, "plugstack", BOT_DOCTOR_OK, "%s: %s %s", d->lines[0].where, d->lines[0].mode,
 		    d->lines[0].path);
-	if (d->nlines == 1)
+	if (d->nlines == 1 && files)
 		check_line(d, &d->lines[0]);
+	else if (d->nlines == 1)
+		parse_line(d, &d->lines[0], NULL);
 	for (int i = 0; i < d->nlines && i < (int)(sizeof(d->lines) / sizeof(d->lines[0])); i++)
 		for (int j = 0; j < d->lines[i].nwords; j++)
 			free(d->lines[i].words[j]);

@@ -18,6 +18,7 @@
 #ifndef BOT_SPANK_DOCTOR_H
 #define BOT_SPANK_DOCTOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum bot_doctor_status {
@@ -49,6 +50,25 @@ typedef void (*bot_doctor_report_fn)(void *arg, const char *check, enum bot_doct
  * number of problems (BOT_DOCTOR_PROBLEM). Messages hold file contents
  * only escaped (learn/log.h's bot_log_esc_inplace). */
 int bot_doctor_run(const struct bot_doctor_opts *o, bot_doctor_report_fn fn, void *arg);
+
+/*
+ * The text of a plugstack.conf (len bytes, any bytes) named name in
+ * messages, without the files: include lines are not followed, the
+ * plugin's line must be there once, and its arguments parse (node for %n).
+ * Reported through fn like bot_doctor_run; the number of problems. For
+ * the fuzz target.
+ */
+int bot_doctor_scan(const char *name, const char *text, size_t len, const char *node,
+		    bot_doctor_report_fn fn, void *arg);
+
+/*
+ * What the mount sources in text cover of lib and spool: bit 0 lib, bit 1
+ * spool (a source covers a path when it is the path or a directory above
+ * it). apptainer 0: enroot fstab lines (the first word); 1: apptainer.conf
+ * ("bind path = SRC[:DST]"). Comments (#) and other lines are skipped.
+ */
+unsigned bot_doctor_binds(const char *text, size_t len, int apptainer, const char *lib,
+			  const char *spool);
 
 /* "22.05.8" into *v (SLURM_VERSION_NUM layout) from the first word of s
  * that starts with a digit ("slurm 22.05.8", "slurm-wlm 24.11.5"): 0, or
