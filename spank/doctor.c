@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/vfs.h>
@@ -286,10 +287,42 @@ static void unread_dropins(struct doc *d)
 
 /* ---- the plugin file ------------------------------------------------- */
 
-/* A relative plugin path as Slurm finds it: in PluginDir's directories. */
+/* PluginDir= of the slurm.conf beside plugstack.conf into out ("" when
+ * there is none, or no such line). */
+static void slurm_plugin_dir(const char *plugstack, char *out, size_t len)
+{
+	char conf[PATH_MAX], err[64];
+	const char *slash = strrchr(plugstack, '/');
+	uint8_t *buf = NULL;
+	size_t n = 0;
+
+	out[0] = 0;
+	if (!slash || snprintf(conf, sizeof(conf), "%.*s/slurm.conf", (int)(slash - plugstack),
+			       plugstack) >= (int)sizeof(conf) ||
+	    read_conf(conf, &buf, &n, err, sizeof(err)) < 0)
+		return;
+	for (char *line = (char *)buf, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		line += strspn(line, " \t");
+		if (!strncasecmp(line, "PluginDir=", 10))
+			snprintf(out, len, "%.*s", (int)strcspn(line + 10, " \t\r#"), line + 10);
+	}
+	free(buf);
+}
+
+/* A relative plugin path as Slurm finds it: in PluginDir's directories
+ * (--plugin-dir, else slurm.conf's PluginDir=, else the usual places). */
 static int find_plugin(const struct doc *d, const char *name, char *out, size_t len)
 {
+	char dirs[PATH_MAX];
 	const char *p = d->o->plugin_dir;
+
+	if (!p && name[0] != '/') {
+		slurm_plugin_dir(d->o->plugstack, dirs, sizeof(dirs));
+		p = dirs[0] ? dirs : d->o->plugin_dir_default;
+	}
 
 	if (name[0] == '/')
 		return snprintf(out, len, "%s", name) < (int)len ? 0 : -1;
@@ -324,7 +357,8 @@ static void check_plugin(struct doc *d, const struct line *l)
 		    l->where, l->mode);
 	if (find_plugin(d, l->path, path, sizeof(path)) < 0) {
 		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: %s: not found in PluginDir (%s)",
-		    l->where, l->path, d->o->plugin_dir ? d->o->plugin_dir : "none given");
+		    l->where, l->path, d->o->plugin_dir ? d->o->plugin_dir : "slurm.conf's, or "
+		    "the usual places");
 		return;
 	}
 	if (!realpath(path, real)) {

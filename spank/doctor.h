@@ -31,7 +31,10 @@ enum bot_doctor_status {
 /* What the caller found out and what the command line said. */
 struct bot_doctor_opts {
 	const char *plugstack;		/* plugstack.conf */
-	const char *plugin_dir;		/* ':'-separated, for a relative plugin path */
+	const char *plugin_dir;		/* ':'-separated, for a relative plugin path;
+					 * NULL: slurm.conf's PluginDir= beside
+					 * plugstack, else plugin_dir_default */
+	const char *plugin_dir_default;
 	const char *node;		/* the name %n stands for; NULL: a path with %n is refused */
 	int node_only;			/* --node: only what a compute node needs */
 	uint32_t slurm_version;		/* SLURM_VERSION_NUMBER layout; 0: not known */

@@ -61,7 +61,8 @@ static void doctor_usage(FILE *f)
 		"  --slurm-version X.Y[.Z]  this Slurm's version (default: slurmd -V, else\n"
 		"                         srun --version)\n"
 		"  --plugin-dir DIRS      ':'-separated, for a plugin named without a path\n"
-		"                         (default %s)\n"
+		"                         (default PluginDir= of slurm.conf beside\n"
+		"                         plugstack.conf, else %s)\n"
 		"  --node-name NAME       what %%n stands for (default $SLURMD_NODENAME, else the\n"
 		"                         host's short name)\n"
 		"  --enroot-dir DIR       enroot's configuration (default /etc/enroot)\n"
@@ -184,7 +185,7 @@ int bot_cmd_doctor(int argc, char **argv)
 	int c, problems;
 
 	memset(&o, 0, sizeof(o));
-	o.plugin_dir = DEFAULT_PLUGIN_DIR;
+	o.plugin_dir_default = DEFAULT_PLUGIN_DIR;
 	o.default_lib_prefix = BOT_RANK_LIBDIR;
 	o.default_helper = BOT_HARVEST_HELPER;
 	optind = 1;

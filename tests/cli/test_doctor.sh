@@ -87,6 +87,9 @@ echo "optional spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf"
 expect "a plugin named without a path is found in --plugin-dir" 0 "" -- doc --plugin-dir "$tmp/nolib:$tmp/plugins"
 expect "  ... and not found elsewhere: exit 1" 1 "^problem: plugin: .*not found in PluginDir ($tmp/nolib)" -- \
 	doc --plugin-dir "$tmp/nolib"
+printf 'ClusterName=x\n  pluginDir=%s:%s # the plugins\n' "$tmp/nolib" "$tmp/plugins" >"$tmp/etc/slurm.conf"
+expect "  ... else in slurm.conf's PluginDir= beside plugstack.conf" 0 "ok: plugin version: $tmp/plugins/spank_nccl_bot.so" -- doc -v
+rm "$tmp/etc/slurm.conf"
 echo "optional $tmp/nolib/spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf"
 expect "a missing plugin file: exit 1" 1 "^problem: plugin: $tmp/nolib/spank_nccl_bot.so: No such file" -- doc
 cp "$lib/libnccl-tuner-bot.so" "$tmp/nolib/spank_nccl_bot.so"
