@@ -222,12 +222,21 @@ int bot_cmd_doctor(int argc, char **argv)
 			return 2;
 		}
 		o.slurm_version_from = "--slurm-version";
-	} else if (run_version("slurmd", "-V", ver, sizeof(ver)) == 0 &&
-		   bot_doctor_parse_version(ver, &o.slurm_version) == 0) {
-		o.slurm_version_from = "slurmd -V";
-	} else if (run_version("srun", "--version", ver, sizeof(ver)) == 0 &&
-		   bot_doctor_parse_version(ver, &o.slurm_version) == 0) {
-		o.slurm_version_from = "srun --version";
+	} else {
+		/* A health check runs without PATH (slurmd's HealthCheckProgram
+		 * does): the usual places after PATH's. */
+		static const char *const prog[][2] = {
+			{ "slurmd", "-V" }, { "/usr/sbin/slurmd", "-V" },
+			{ "/usr/local/sbin/slurmd", "-V" }, { "srun", "--version" },
+			{ "/usr/bin/srun", "--version" }, { "/usr/local/bin/srun", "--version" },
+		};
+
+		for (size_t i = 0; i < sizeof(prog) / sizeof(prog[0]); i++)
+			if (run_version(prog[i][0], prog[i][1], ver, sizeof(ver)) == 0 &&
+			    bot_doctor_parse_version(ver, &o.slurm_version) == 0) {
+				o.slurm_version_from = i < 3 ? "slurmd -V" : "srun --version";
+				break;
+			}
 	}
 	if (!o.plugstack) {
 		conf = getenv("SLURM_CONF");

@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_slurm_doctor.sh - `nccl-bot doctor` against the test cluster
 # (tests/slurm/cluster.sh): the real plugin built here, the real Slurm's
-# version (slurmd -V), the cluster's own plugstack.conf. Run on the host for
+# version (slurmd -V), the cluster's own plugstack.conf. Run as each
+# slurmd's HealthCheckProgram (at its start), on the host for
 # every node name and as a job step on every node (where %n is the node
 # the task runs on, as a health check sees it): healthy; then one node's
 # outbox removed: that node alone reports it, exit 1 naming the node's
@@ -50,6 +51,17 @@ OUTBOX=$D/outbox
 mkdir -p "$OUTBOX/n1" "$OUTBOX/n2" "$OUTBOX/n3" "$OUTBOX/n4"
 ARGS="enable=opt-in mode=shadow lib_prefix=$LIB spool_dir=$SPOOL-%n outbox_dir=$OUTBOX/%n harvest_helper=$HELPER state_dir=$D/state"
 cluster_plugstack $ARGS
+# the node health check: slurmd runs it at its start (and every
+# HealthCheckInterval); it records what doctor said, per node
+cat >"$D/healthcheck.sh" <<HC
+#!/bin/sh
+"$BOT" doctor --node --plugstack "$D/etc/plugstack.conf" >"$D/hc-\$SLURMD_NODENAME.out.tmp" 2>&1
+echo "rc=\$?" >>"$D/hc-\$SLURMD_NODENAME.out.tmp"
+mv "$D/hc-\$SLURMD_NODENAME.out.tmp" "$D/hc-\$SLURMD_NODENAME.out"
+HC
+chmod 755 "$D/healthcheck.sh"
+printf 'HealthCheckProgram=%s\nHealthCheckInterval=3600\nHealthCheckNodeState=ANY\n' \
+	"$D/healthcheck.sh" >>"$D/etc/slurm.conf"
 cluster_up || exit 99
 OUT=$D/out
 PS=$D/etc/plugstack.conf
@@ -58,6 +70,15 @@ undrained() {
 	case $st in *drain*|*drng*|*down*|*fail*) echo "  node states: $st"; return 1 ;; esac
 }
 
+# slurmd ran the health check before the node went idle (cluster_up waits
+# for idle); bounded poll for its file all the same (renamed when done)
+i=0
+while [ "$(ls "$D"/hc-n[1-4].out 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 100 ]; do
+	i=$((i + 1)); sleep 0.1
+done
+cat "$D"/hc-n[1-4].out >"$OUT" 2>/dev/null
+check "as slurmd's HealthCheckProgram on n1..n4: exit 0, nothing printed" \
+	test "$(grep -c '^rc=0$' "$OUT")" -eq 4 -a "$(wc -l <"$OUT")" -eq 4
 timeout 30 "$BOT" doctor -v --plugstack "$PS" --node-name n1 >"$OUT" 2>&1
 check "on the host: the cluster's plugstack.conf is healthy (exit 0)" test $? -eq 0
 check "  ... the plugin's version against slurmd -V" \
