@@ -30,6 +30,7 @@ static const struct subcommand subcommands[] = {
 	{ "ship", bot_cmd_ship, "move a node's outbox deltas into the state directory's inbox" },
 	{ "compact", bot_cmd_compact, "merge the inbox's deltas into each fabric's state" },
 	{ "report", bot_cmd_report, "a job's report from its steps' parts: per context, saved and lost vs AUTO" },
+	{ "doctor", bot_cmd_doctor, "is this host set up for the SPANK plugin? (a node health check)" },
 	{ "fabric", bot_cmd_fabric, "the fabric map from slurm.conf and topology.conf; a node list's fabric" },
 };
 
