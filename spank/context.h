@@ -46,7 +46,22 @@ int bot_spank_remote_post_opt(spank_t sp);	/* the step's spool directory */
 int bot_spank_remote_task_exit(spank_t sp);	/* its harvest after the last task */
 int bot_spank_remote_exit(spank_t sp);		/* ... or at the step's end */
 
+/* spank/remote.c, used by job_script.c too: the job's facts the prolog
+ * recorded (spank/jobfacts.h) into a delta's identity (account and bit4,
+ * GPUs when nnodes is 1, het ids, the job string; 0, or -1 when there are
+ * none), and the harvest of one spool directory of basefd into a delta
+ * stamped with id (cluster, when empty, fabric and node filled here),
+ * bounded by left ms. */
+struct bot_delta_hdr;
+struct bot_spank_jobfacts;
+struct timespec;
+int bot_spank_job_facts(int base, uint32_t job, uint32_t nnodes, struct bot_delta_hdr *id,
+			struct bot_spank_jobfacts *jf);
+void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
+			   const char *what, const struct timespec *t0);
+
 /* spank/job_script.c: the job's prolog and epilog on each node */
+int bot_spank_job_prolog(spank_t sp);	/* the job's facts (spank/jobfacts.h) */
 int bot_spank_job_epilog(spank_t sp);
 
 /* spank/local.c, used by allocator.c too: decide for a step launched from
