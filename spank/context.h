@@ -66,7 +66,10 @@ int bot_spank_job_epilog(spank_t sp);
 
 /* spank/local.c, used by allocator.c too: decide for a step launched from
  * this process and put the decision into its environment (setenv). seed:
- * the step's. what: "step" or "batch step" for messages. */
-int bot_spank_decide_here(uint64_t seed, const char *what);
+ * the step's. what: "step" or "batch step" for messages. submit: NULL
+ * for srun (the fabric from the job's nodes); at submission (sbatch,
+ * salloc) the requested partitions ("" none known), whose fabric the map
+ * gives. */
+int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit);
 
 #endif

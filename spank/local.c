@@ -159,7 +159,7 @@ static int het_nodes(BOT_SLURM_HOSTLIST *out)
  * used. The node list is expanded by Slurm's own hostlist code (the
  * process that loaded the plugin has it; spank/compat.h).
  */
-static void resolve_fabric(struct bot_spank_args *a, int asked)
+static void resolve_fabric(struct bot_spank_args *a, int asked, const char *submit)
 {
 	struct bot_fabricmap m;
 	struct bot_fabricmap_step st;
@@ -176,6 +176,21 @@ static void resolve_fabric(struct bot_spank_args *a, int asked)
 			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);
 		else
 			slurm_debug("nccl-bot: %s; the step runs on the prior", err);
+		return;
+	}
+	if (submit) {
+		/* at submission: no nodes yet, the partitions' fabric */
+		if (!*submit)
+			snprintf(a->fabric_why, sizeof(a->fabric_why), "the partition is not known "
+				 "at submission");
+		else {
+			bot_fabricmap_partitions(&m, submit, &st);
+			if (st.state == 1)
+				snprintf(a->fabric, sizeof(a->fabric), "%s", st.fabric);
+			else
+				snprintf(a->fabric_why, sizeof(a->fabric_why), "%s", st.why);
+		}
+		bot_fabricmap_free(&m);
 		return;
 	}
 	nodes = first_env("SLURM_JOB_NODELIST", "SLURM_NODELIST");
@@ -201,7 +216,7 @@ static void resolve_fabric(struct bot_spank_args *a, int asked)
 			 "the step has no nodes");
 }
 
-int bot_spank_decide_here(uint64_t seed, const char *what)
+int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 {
 	static struct bot_spank_args eff;
 	const struct bot_spank_args *a = &eff;
@@ -230,9 +245,10 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 		unpin();
 		return -1;
 	}
-	s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
-	if (!s.partition)
-		s.partition = first_env("SBATCH_PARTITION", "SALLOC_PARTITION");
+	if (submit)
+		s.partition = *submit ? submit : NULL;
+	else
+		s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
 	s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
 	if (!s.account)
 		s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
@@ -242,7 +258,7 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	bot_spank_gate(a, &s, &g);
 	asked = g.explicit_;
 	if (g.used) {
-		resolve_fabric(&eff, asked);
+		resolve_fabric(&eff, asked, submit);
 		apply_siteconf(&eff, asked);
 	}
 	if (g.tell)
@@ -307,7 +323,7 @@ int bot_spank_local_post_opt(spank_t sp)
 		const char *j = first_env("SLURM_JOB_ID", NULL);
 		uint64_t seed = j ? strtoull(j, NULL, 10) << 32 : 0;
 
-		return bot_spank_decide_here(seed, "heterogeneous step");
+		return bot_spank_decide_here(seed, "heterogeneous step", NULL);
 	}
 }
 
@@ -323,5 +339,5 @@ int bot_spank_local_user_init(spank_t sp)
 	}
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	return bot_spank_decide_here((uint64_t)job << 32 | step, "step");
+	return bot_spank_decide_here((uint64_t)job << 32 | step, "step", NULL);
 }

@@ -193,6 +193,52 @@ ms=$(grep -h "nccl-bot: epilog of job $job: removed" "$D/log/slurmd-n2.log" | se
 check "  ... within the epilog's budget (${ms:-?} ms < 2500)" test -n "$ms" -a "${ms:-9999}" -lt 2500
 check "  ... /etc/shadow untouched" test "$(stat -c '%s %Y' /etc/shadow 2>/dev/null)" = "$shadow"
 
+# ---- the batch step's table at submission: the partition's fabric ----------------------
+# fabric a has a snapshot (emulator ranks' spool added with nccl-bot state
+# add); the map gives partition debug fabric a, other fabric b (no state)
+STATE=$D/nbstate
+mkdir -p "$STATE" "$D/emuspool"
+"$EMU" --suite consistency --scenario base --policy ucb1 --procs 2 --calls-each 4000 \
+	--plugin "$LIB/libnccl-tuner-bot.so" --spool "$D/emuspool" --measured sim >/dev/null 2>&1
+NCCL_BOT_CONFIG=none "$BOT" state add --state "$STATE" --fabric a "$D"/emuspool/*.spool >"$D/add.out" 2>&1
+check "a snapshot of fabric a to plan from" test $? -eq 0 -a -n "$(ls "$D"/emuspool/*.spool 2>/dev/null)" ||
+	sed 's/^/  # /' "$D/add.out"
+printf 'n1 a\nn2 a\nn3 b\nn4 b\npartition:debug a\npartition:other b\n' >"$D/fabric2.map"
+cluster_plugstack enable=opt-in mode=on state_dir=$STATE \
+	${ARGS/fabric_map=$D\/fabric.map/fabric_map=$D\/fabric2.map}
+BATCHSHOW='echo "table=${NCCL_BOT_TABLE-}"'
+# submit PARTITION_ARGS...: sbatch -v with them; the verbose line into $ERR,
+# the batch step's table into $D/batch.out
+submit() {
+	job=$(timeout 60 sbatch -v --parsable -N1 -w n1 --nccl-bot=ucb1 -o "$D/batch.out" "$@" \
+		--wrap "$BATCHSHOW" 2>"$ERR")
+	ended "$job" n1
+}
+submit -p debug
+check "sbatch -p debug (fabric a): the batch step's table from fabric a's snapshot" \
+	grep -q 'nccl-bot: batch step: policy ucb1, table from the fabric a snapshot' "$ERR" ||
+	grep nccl-bot "$ERR"
+ta=$(sed -n 's/^table=//p' "$D/batch.out")
+submit --partition=other
+check "sbatch --partition=other (fabric b): fabric b, which has no learned state yet" \
+	grep -q "table from the fabric b (no learned state yet)" "$ERR" || grep nccl-bot "$ERR"
+tb=$(sed -n 's/^table=//p' "$D/batch.out")
+check "  ... the two batch steps' tables differ (fabric a's has learned entries)" \
+	test -n "$ta" -a -n "$tb" -a "$ta" != "$tb"
+SBATCH_PARTITION=debug submit
+check "SBATCH_PARTITION=debug: fabric a's snapshot" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+submit -p debug,other
+check "sbatch -p debug,other: the prior (the partitions span fabrics a and b)" \
+	grep -q 'table from the prior (the partitions span fabrics a and b)' "$ERR" ||
+	grep nccl-bot "$ERR"
+submit
+check "sbatch without a partition: the prior (the partition is not known at submission)" \
+	grep -q 'table from the prior (the partition is not known at submission)' "$ERR" ||
+	grep nccl-bot "$ERR"
+check "  ... the batch step still got a table" grep -q '^table=NBT1\.' "$D/batch.out"
+cluster_plugstack enable=opt-in mode=on $ARGS
+
 check "no node drained" undrained
 t1=$(date +%s%N)
 echo "# cluster up in $(((t_up - t0) / 1000000)) ms, whole test $(((t1 - t0) / 1000000)) ms"
