@@ -129,6 +129,12 @@ static void leftover_facts(spank_t sp, int base, uint32_t job, struct leftover_c
 	c->proto.gid = gid;
 	c->proto.step_nodes = nnodes;	/* the job's: at least the step's */
 	c->proto.array_task = BOT_DELTA_NONE;
+	/* an array task: both ids, as the step's harvest names it */
+	if (env_u32("SLURM_ARRAY_JOB_ID", &c->proto.array_job) < 0 ||
+	    env_u32("SLURM_ARRAY_TASK_ID", &c->proto.array_task) < 0 || !c->proto.array_job) {
+		c->proto.array_job = 0;
+		c->proto.array_task = BOT_DELTA_NONE;
+	}
 	if (bot_spank_job_facts(base, job, nnodes, &c->proto, &jf) < 0 || !jf.start ||
 	    jf.start > (uint64_t)time(NULL)) {
 		snprintf(c->why, sizeof(c->why), "the job's start is not known (no facts from "
