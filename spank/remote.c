@@ -51,6 +51,7 @@
 #include "spank/decide.h"
 #include "spank/fabricgen.h"
 #include "spank/fabricmap.h"
+#include "spank/jobfacts.h"
 #include "spank/spooldir.h"
 
 /* The harvest's bound in slurm_spank_exit: the helper's stream must be in
@@ -414,7 +415,7 @@ static int helper_ok(const char *path, char *err, size_t errlen)
 }
 
 /* Spawn the helper as the reading half on a pipe: its pid, *fd the read end. */
-static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *dir,
+static pid_t spawn_reader(spank_t sp, uid_t uid_, gid_t gid_, const char *dir,
 			  char *const *extra, int *fd, char *err, size_t errlen)
 {
 	char uid[16], gid[16], *groups, *argv[6 + REPORT_ARGS];
@@ -442,8 +443,8 @@ static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *di
 	k = (size_t)snprintf(groups, cap, "%s", ngids ? "" : "-");
 	for (int i = 0; i < ngids; i++)
 		k += (size_t)snprintf(groups + k, cap - k, "%s%u", i ? "," : "", (unsigned)gids[i]);
-	snprintf(uid, sizeof(uid), "%u", (unsigned)f->uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)f->gid);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)uid_);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)gid_);
 	argv[0] = bot_spank.args.harvest_helper;
 	argv[1] = uid;
 	argv[2] = gid;
@@ -579,28 +580,77 @@ out:
 		close(pidfd);
 }
 
-/* One step's spool directory on this node into a delta, then removed.
- * Logs; never fails the caller. */
-static void harvest_one(spank_t sp, const struct step_facts *f, int base, const char *cluster,
-			const char *fabric, const struct timespec *t0)
+/*
+ * What the job's prolog recorded on this node (spank/jobfacts.h: root-side
+ * facts slurmstepd has no other way to learn without an RPC): the account,
+ * trusted (bit4) because it came from slurmd, never the user; the job's
+ * GPUs on this node, stamped only for a step on this node alone (the
+ * compactor bounds a step's ranks by them, and a node knows only its own
+ * share); the heterogeneous job id, whose component is this job's offset
+ * from it (Slurm numbers a heterogeneous job's components from its
+ * leader's id: observed, 22.05). No file (a plugin added after slurmd
+ * started, a prolog that failed): none of them, and the log says why.
+ * Fills id's job string too. -1 when there are no facts (*jf zeroed).
+ */
+int bot_spank_job_facts(int base, uint32_t job, uint32_t nnodes, struct bot_delta_hdr *id,
+			struct bot_spank_jobfacts *jf)
 {
-	char err[PATH_MAX + 512], dir[PATH_MAX];
+	char name[BOT_SPANK_SPOOL_NAME_MAX], err[PATH_MAX + 256];
+	int rc = -1;
+
+	id->het_job = 0;
+	id->het_comp = BOT_DELTA_NONE;
+	memset(jf, 0, sizeof(*jf));
+	if (bot_spank_jobfacts_name(job, bot_spank.node, name, sizeof(name)) < 0)
+		goto out;
+	if (bot_spank_jobfacts_read(base, name, jf, err, sizeof(err)) < 0) {
+		slurm_info("nccl-bot: job %u: %s; its delta carries no account", job,
+			   errno == ENOENT ? "the job's prolog recorded no facts here" : err);
+		goto out;
+	}
+	rc = 0;
+	if (jf->account[0]) {
+		snprintf(id->account, sizeof(id->account), "%s", jf->account);
+		id->flags |= BOT_DELTA_F_ACCOUNT;
+	}
+	if (nnodes == 1)
+		id->job_gpus = jf->gpus;
+	if (jf->het_job && jf->het_job <= job && job - jf->het_job < 4096) {
+		id->het_job = jf->het_job;
+		id->het_comp = job - jf->het_job;
+	}
+out:
+	if (id->array_job && id->array_task != BOT_DELTA_NONE)
+		snprintf(id->job, sizeof(id->job), "%u_%u", (unsigned)id->array_job,
+			 (unsigned)id->array_task);
+	else if (id->het_job)
+		snprintf(id->job, sizeof(id->job), "%u+%u", (unsigned)id->het_job,
+			 (unsigned)id->het_comp);
+	else
+		snprintf(id->job, sizeof(id->job), "%u", (unsigned)job);
+	return rc;
+}
+
+/*
+ * basefd/name, a spool directory of id->uid, into a delta stamped with id
+ * (everything but cluster, fabric and node, which this fills), read by the
+ * helper as id->uid within left ms. Logs (what: "step 5.0"); never fails
+ * the caller. The caller removes the directory.
+ */
+void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
+			   char *const *extra, const char *what, const struct timespec *t0)
+{
+	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX];
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
-	static struct report_args rargs_s;
-	struct report_args *rargs = &rargs_s;
-	char *const *extra;
 	int fd = -1, pidfd, n, rc;
-	uint32_t leaves;
-	long left;
 	pid_t pid;
 
-	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, f->name);
+	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
-	leaves = leaf_switches(sp);	/* 0: unknown */
-	extra = report_args(sp, f, leaves, rargs);
+	node_fabric(fabric, sizeof(fabric));
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
 		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
 			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
@@ -608,12 +658,11 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 		if (!extra || helper_ok(bot_spank.args.harvest_helper, err, sizeof(err)) < 0)
 			return;	/* no part without a helper: srun's line says so */
 	}
-	left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 	if (left < 100) {
 		slurm_error("nccl-bot: %s: no time left to harvest it; removed", dir);
 		return;
 	}
-	pid = spawn_reader(sp, f, dir, extra, &fd, err, sizeof(err));
+	pid = spawn_reader(sp, id->uid, id->gid, dir, extra, &fd, err, sizeof(err));
 	if (pid < 0) {
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
@@ -632,46 +681,58 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base, const 
 	src.name = NULL;
 	req.src = &src;
 	req.nsrc = 1;
-	req.owner = f->uid;
+	req.owner = id->uid;
 	req.timeout_ms = (unsigned)left;
 	req.outbox = bot_spank.args.outbox_dir;
-	req.id.flags = BOT_DELTA_F_SLURM;
-	snprintf(req.id.cluster, sizeof(req.id.cluster), "%s", cluster);
-	if (f->array_job && f->array_task != BOT_DELTA_NONE)
-		snprintf(req.id.job, sizeof(req.id.job), "%u_%u", (unsigned)f->array_job,
-			 (unsigned)f->array_task);
-	else
-		snprintf(req.id.job, sizeof(req.id.job), "%u", (unsigned)f->job);
+	req.id = *id;
+	req.id.flags |= BOT_DELTA_F_SLURM;
+	if (!req.id.cluster[0])
+		cluster_name(req.id.cluster, sizeof(req.id.cluster));
 	snprintf(req.id.fabric, sizeof(req.id.fabric), "%s", fabric);
 	snprintf(req.id.node, sizeof(req.id.node), "%.*s", BOT_DELTA_STR - 1, bot_spank.node);
-	req.id.uid = f->uid;
-	req.id.gid = f->gid;
-	req.id.restart = f->restart;
-	req.id.step = f->step;
-	req.id.array_job = f->array_job;
-	req.id.array_task = f->array_task;
-	req.id.het_job = 0;	/* het steps run without nccl-bot (spank/local.c) */
-	req.id.het_comp = BOT_DELTA_NONE;
-	req.id.step_nodes = f->nnodes;
-	req.id.step_tasks = f->ntasks;
-	req.id.leaf_switches = leaves;
-	req.id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
 	if (extra)
 		wait_helper(pidfd, t0);
 	reap(pid, pidfd);
 	if (rc == 0)
-		slurm_info("nccl-bot: step %u.%u: %zu spool files read, %zu rejected, %llu "
-			   "records: %s (%ld ms)", f->job, f->step, res.files_read,
-			   res.files_rejected, (unsigned long long)res.records, res.path,
-			   ms_since(t0));
+		slurm_info("nccl-bot: %s: %zu spool files read, %zu rejected, %llu records: %s "
+			   "(%ld ms)", what, res.files_read, res.files_rejected,
+			   (unsigned long long)res.records, res.path, ms_since(t0));
 	else
-		slurm_info("nccl-bot: step %u.%u: no delta (%s; %zu files, %zu rejected; %ld ms)",
-			   f->job, f->step, res.outcome == BOT_HARVEST_EXISTS ? "already there" :
+		slurm_info("nccl-bot: %s: no delta (%s; %zu files, %zu rejected; %ld ms)", what,
+			   res.outcome == BOT_HARVEST_EXISTS ? "already there" :
 			   res.outcome == BOT_HARVEST_NOTHING ? "nothing to harvest" : "failed",
 			   res.files, res.files_rejected, ms_since(t0));
-	(void)base;
+}
+
+/* One step's spool directory on this node into a delta (the caller
+ * removes it). Logs; never fails the caller. */
+static void harvest_one(spank_t sp, const struct step_facts *f, int base,
+			const struct timespec *t0)
+{
+	static struct report_args rargs;
+	struct bot_spank_jobfacts jf;
+	struct bot_delta_hdr id;
+	char *const *extra;
+	char what[64];
+
+	memset(&id, 0, sizeof(id));
+	id.uid = f->uid;
+	id.gid = f->gid;
+	id.restart = f->restart;
+	id.step = f->step;
+	id.array_job = f->array_job;
+	id.array_task = f->array_task;
+	id.step_nodes = f->nnodes;
+	id.step_tasks = f->ntasks;
+	id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
+	id.t_start = step_start ? step_start : (uint64_t)time(NULL);
+	bot_spank_job_facts(base, f->job, f->nnodes, &id, &jf);
+	extra = report_args(sp, f, id.leaf_switches, &rargs);
+	snprintf(what, sizeof(what), "step %u.%u", f->job, f->step);
+	bot_spank_harvest_dir(sp, f->name, &id, (long)REMOTE_HARVEST_MS - ms_since(t0), extra,
+			      what, t0);
 }
 
 /* Harvest this node's spool of the step and remove it, once per
@@ -680,7 +741,7 @@ static int harvested;
 
 static void harvest_step(spank_t sp)
 {
-	char err[PATH_MAX + 256], cluster[BOT_DELTA_STR], fabric[BOT_SPANK_FABRIC_MAX];
+	char err[PATH_MAX + 256];
 	struct timespec t0;
 	struct step_facts f;
 	int base, dfd;
@@ -705,9 +766,7 @@ static void harvest_step(spank_t sp)
 		}
 	} else {
 		close(dfd);
-		cluster_name(cluster, sizeof(cluster));
-		node_fabric(fabric, sizeof(fabric));
-		harvest_one(sp, &f, base, cluster, fabric, &t0);
+		harvest_one(sp, &f, base, &t0);
 	}
 	if (bot_spank_spool_remove(base, f.name, err, sizeof(err)) < 0)
 		slurm_error("nccl-bot: spool_dir %s: %s", bot_spank.args.spool_dir, err);

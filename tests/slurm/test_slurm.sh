@@ -188,15 +188,13 @@ grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
 check "salloc --nccl-bot=ucb1 + srun: every task gets ucb1" alike_ours 2
 check "  ... with ucb1's table" policy_is 4
 
-# a heterogeneous step: srun's decision would reach its first component
-# only, so none gets nccl-bot, also when an enclosing salloc pinned it
+# a heterogeneous step: one decision for all its components (made in
+# srun's second init_post_opt; tests/slurm/test_slurm_misc.sh has more)
 run srun -N1 -n1 --nccl-bot=ucb1 sh -c "$SHOW" : -N1 -n1 sh -c "$SHOW"
-check "a heterogeneous step: no component gets nccl-bot" none_ours
-check "  ... both ran" test "$(grep -c ' tuner=' "$OUT")" -eq 2
-check "  ... and the user is told" err_has "a heterogeneous step runs without nccl-bot"
+check "a heterogeneous step: both components get the same nccl-bot variables" alike_ours 2
+check "  ... with ucb1's table" policy_is 4
 run salloc -N2 --nccl-bot=ucb1 srun -N1 -n1 sh -c "$SHOW" : -N1 -n1 sh -c "$SHOW"
-check "a heterogeneous step inside salloc --nccl-bot=ucb1: no component gets nccl-bot" none_ours
-check "  ... both ran" test "$(grep -c ' tuner=' "$OUT")" -eq 2
+check "a heterogeneous step inside salloc --nccl-bot=ucb1: both components alike" alike_ours 2
 
 # ---- rollout controls ---------------------------------------------------------
 cluster_plugstack enable=opt-in mode=shadow $BASE
