@@ -75,8 +75,8 @@ run srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
 job=$(tail -n 1 "$OUT")
 summary "$job.0" | sed 's/^/  # /'
 check "srun: one summary line of the step on srun's terminal" test "$(summary "$job.0" | wc -l)" -eq 1
-check "  ... calls decided, saved or lost vs AUTO, contexts over 10%, ranks, versions, where" \
-	sh -c "grep 'nccl-bot: step $job.0: ' '$ERR' | grep -Eq '[0-9]+ calls decided, est\. (saved|lost) ~?[0-9.]+ (s|ms|us) vs AUTO, [0-9]+ contexts lost >10%, tuner loaded on [0-9]+ of 2 ranks, NCCL [^,]+, tuner [^,]+, profiler [^;]+; report: $D/work/nccl-bot-$job\$'"
+check "  ... calls decided, saved or lost vs AUTO, contexts over 10%, ranks (the emulator runs 2 per task: 4 ranks of 2 tasks), versions, where" \
+	sh -c "grep 'nccl-bot: step $job.0: ' '$ERR' | grep -Eq '[0-9]+ calls decided, est\. (saved|lost) ~?[0-9.]+ (s|ms|us) vs AUTO, [0-9]+ contexts lost >10%, tuner loaded on 4 of 4 ranks, NCCL [^,]+, tuner [^,]+, profiler [^;]+; report: $D/work/nccl-bot-$job\$'"
 check "  ... a part per node in nccl-bot-<jobid>/ of the submit directory" \
 	test -f "nccl-bot-$job/$job.0.n1.part" -a -f "nccl-bot-$job/$job.0.n2.part"
 check "  ... the directory 0700, the parts 0600" \
@@ -157,7 +157,7 @@ run sbatch -W -N1 -w n4 -o "$D/work/batch-%j.out" "$D/work/batch.sh"
 job=$(sed -n 's/^Submitted batch job //p' "$OUT")
 sed 's/^/  # /' "$D/work/batch-$job.out"
 check "sbatch: the batch step's summary line is in the output file" \
-	sh -c "grep -Eq '^nccl-bot: step $job\.batch: [0-9]+ calls decided, .* tuner loaded on [0-9]+ of 1 ranks, .*; report: $D/work/nccl-bot-$job\$' '$D/work/batch-$job.out'"
+	sh -c "grep -Eq '^nccl-bot: step $job\.batch: [0-9]+ calls decided, .* tuner loaded on 2 of 2 ranks, .*; report: $D/work/nccl-bot-$job\$' '$D/work/batch-$job.out'"
 check "  ... once" test "$(grep -c "nccl-bot: step $job\.batch: " "$D/work/batch-$job.out")" -eq 1
 check "  ... and the inner srun's own line" grep -q "nccl-bot: step $job\.0: " "$D/work/batch-$job.out"
 check "  ... the batch step's part beside the inner step's" \
