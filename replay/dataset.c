@@ -315,6 +315,22 @@ out:
 	return 1;
 }
 
+/* A time the replay can compute with: losses are ratios of means and the
+ * saved/lost totals products with call counts, so values that the sweep
+ * format accepts but that overflow or underflow those (1e308, 1e-300) are
+ * refused with the row named instead of printing inf% or nan. */
+static int check_us(struct build *b, size_t r, const struct bot_ds_ctx *c, const char *col,
+		    double us, double lo)
+{
+	char v[64], range[96];
+
+	if (isnan(us) || (us >= lo && us <= BOT_DS_US_MAX))
+		return 0;
+	snprintf(v, sizeof(v), "%s %g", col, us);
+	snprintf(range, sizeof(range), "%g..%g us", lo, BOT_DS_US_MAX);
+	return fail(b, r, c, "%s is out of the range the replay computes with (%s)", v, range);
+}
+
 static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c, size_t r,
 		   const size_t *first_of_arm)
 {
@@ -323,6 +339,9 @@ static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c
 	int arm;
 
 	ds->rows++;
+	if (check_us(b, r, c, "measured_us", w->measured_us, BOT_DS_US_MIN) ||
+	    (w->auto_us != -1 && check_us(b, r, c, "auto_us", w->auto_us, 0)))
+		return -1;
 	if (w->algo < 0 && w->proto < 0) {
 		if (isnan(w->measured_us))
 			return 0;
@@ -480,4 +499,11 @@ int bot_ds_effective_arm(const struct bot_ds_ctx *c, int arm)
 	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
 		return arm;
 	return c->auto_arm;
+}
+
+double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm)
+{
+	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
+		return c->arm[arm].mean;
+	return c->auto_mean;
 }

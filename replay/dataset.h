@@ -21,6 +21,11 @@
 
 #define BOT_DS_ERR_MAX 512
 
+/* The times (us) a row may carry: 1 ns to about 2.8 hours per call
+ * (measured_us; auto_us from 0). Outside, the row is an error. */
+#define BOT_DS_US_MIN 1e-3
+#define BOT_DS_US_MAX 1e10
+
 /* Where the policies' prior comes from (doc/replay.md). */
 enum bot_prior_src {
 	BOT_PRIOR_DATA = 0,	/* auto_us of the rows; the simulator's cost model when unknown */
@@ -105,5 +110,8 @@ double bot_ds_arm_loss(const struct bot_ds_ctx *c, int arm);
 /* The arm that really runs when a plan says `arm`: itself when usable, else
  * AUTO's arm (-1 when AUTO is known only from auto,auto rows). */
 int bot_ds_effective_arm(const struct bot_ds_ctx *c, int arm);
+/* Latency (us) of a call planned on `arm`: the arm's mean when usable,
+ * else what a call left to AUTO costs (auto_mean). */
+double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm);
 
 #endif

@@ -87,6 +87,32 @@ static size_t tune_subset(const struct bot_eval *ev, size_t *out)
 	return want;
 }
 
+static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr);
+
+/* Progress: every run reports the contexts it planned per round; the
+ * evaluation adds them up against the total it announced. */
+static void progress_add(void *arg, uint64_t contexts)
+{
+	struct bot_eval *ev = arg;
+	double frac;
+
+	pthread_mutex_lock(&ev->progress_lock);
+	ev->progress_done += contexts;
+	frac = ev->progress_total ? (double)ev->progress_done / (double)ev->progress_total : 1.0;
+	ev->opts.progress(ev->opts.progress_arg, frac > 1 ? 1 : frac);
+	pthread_mutex_unlock(&ev->progress_lock);
+}
+
+/* The run options of a task: progress routed through the evaluation. */
+static struct bot_replay_opts task_opts(struct bot_eval *ev)
+{
+	struct bot_replay_opts ro = ev->opts.run;
+
+	ro.progress = ev->opts.progress ? progress_add : NULL;
+	ro.progress_arg = ev;
+	return ro;
+}
+
 static void run_task(struct bot_eval *ev, struct task *t)
 {
 	const struct bot_dataset *ds = ev->ds;
@@ -108,8 +134,10 @@ static void run_task(struct bot_eval *ev, struct task *t)
 			free(l);
 			goto oom;
 		}
+		struct bot_replay_opts ro = task_opts(ev);
+
 		n = tune_subset(ev, sub);
-		t->rc = bot_replay_run(ds, sub, n, &t->policy, &ev->opts.run, kbs, res, t->err, sizeof(t->err));
+		t->rc = bot_replay_run(ds, sub, n, &t->policy, &ro, kbs, res, t->err, sizeof(t->err));
 		for (size_t i = 0; i < n; i++)
 			l[i] = res[i].run_loss;
 		bot_summarize(l, NULL, n, &s);
@@ -119,21 +147,24 @@ static void run_task(struct bot_eval *ev, struct task *t)
 		free(l);
 	} else {
 		struct bot_policy_result *pr = &ev->pol[t->pol];
-		struct bot_replay_opts ro;
+		struct bot_replay_opts ro = task_opts(ev);
 
 		if (ev->opts.history && ev->ntrain) {
 			res = calloc(ev->ntrain, sizeof(*res));
 			if (!res)
 				goto oom;
-			t->rc = bot_replay_run(ds, ev->train, ev->ntrain, &pr->pol, &ev->opts.run, kbs, res,
+			t->rc = bot_replay_run(ds, ev->train, ev->ntrain, &pr->pol, &ro, kbs, res,
 					       t->err, sizeof(t->err));
 			if (t->rc)
 				goto out;
 		}
-		ro = ev->opts.run;
 		ro.frozen = pr->pol.id == BOT_POLICY_FROZEN;
 		t->rc = bot_replay_run(ds, ev->test, ev->ntest, &pr->pol, &ro, kbs, pr->res,
 				       t->err, sizeof(t->err));
+		/* The summary and its permutation tests belong to this task too,
+		 * so that they run on the pool's threads. */
+		if (!t->rc && summarize_policy(ev, pr))
+			goto oom;
 	}
 	goto out;
 oom:
@@ -233,6 +264,12 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	}
 	if (!nt)
 		return 0;
+	{
+		size_t sub = ev->opts.tune_contexts && ev->opts.tune_contexts < ev->ntrain ?
+			     ev->opts.tune_contexts : ev->ntrain;
+
+		ev->progress_total += (uint64_t)nt * sub * bot_replay_rounds(&ev->opts.run);
+	}
 	run_pool(ev, t, nt);
 	rc = first_error(t, nt, err, errlen);
 	for (size_t i = 0; i < nt && !rc; i++) {
@@ -309,18 +346,23 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 	double *run = malloc((n ? n : 1) * sizeof(*run)), *fin = malloc((n ? n : 1) * sizeof(*fin));
 	double *d = malloc((n ? n : 1) * sizeof(*d)), *e = malloc((n ? n : 1) * sizeof(*e));
 	double *p = calloc(ev->nscen ? ev->nscen : 1, sizeof(*p));
+	double *al = malloc((n ? n : 1) * sizeof(*al)), *fal = malloc((n ? n : 1) * sizeof(*fal));
+	struct bot_ctx_result *fres = malloc((n ? n : 1) * sizeof(*fres));
 	int rc = -1;
 
 	pr->fabric = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*pr->fabric));
 	pr->p_adj = calloc(ev->nscen ? ev->nscen : 1, sizeof(*pr->p_adj));
 	pr->direction = calloc(ev->nscen ? ev->nscen : 1, sizeof(*pr->direction));
-	if (!run || !fin || !d || !e || !p || !pr->fabric || !pr->p_adj || !pr->direction)
+	if (!run || !fin || !d || !e || !p || !al || !fal || !fres || !pr->fabric || !pr->p_adj ||
+	    !pr->direction)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		run[i] = pr->res[i].run_loss;
 		fin[i] = pr->res[i].final_loss;
+		al[i] = ds->ctx[ev->test[i]].auto_loss;
 	}
 	bot_summarize(run, fin, n, &pr->all);
+	bot_summarize_harm(pr->res, al, n, &pr->all);
 	for (size_t f = 0; f < ds->nfabrics; f++) {
 		size_t m = 0;
 
@@ -329,9 +371,12 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 				continue;
 			d[m] = run[i];
 			e[m] = fin[i];
+			fres[m] = pr->res[i];
+			fal[m] = al[i];
 			m++;
 		}
 		bot_summarize(d, e, m, &pr->fabric[f]);
+		bot_summarize_harm(fres, fal, m, &pr->fabric[f]);
 	}
 	for (size_t s = 0; s < ev->nscen; s++) {
 		const struct bot_scenario *sc = &ev->scen[s];
@@ -341,7 +386,8 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 
 			d[i] = run[sc->first + i] - c->auto_loss;
 		}
-		p[s] = bot_signflip(d, sc->n, bot_mix64(ev->opts.run.seed ^ s), &pr->direction[s]);
+		p[s] = (ev->opts.run.reference ? bot_signflip_reference : bot_signflip)(
+			d, sc->n, bot_mix64(ev->opts.run.seed ^ s), &pr->direction[s]);
 	}
 	bot_holm(p, ev->nscen, pr->p_adj);
 	pr->better = pr->worse = 0;
@@ -360,6 +406,9 @@ out:
 	free(d);
 	free(e);
 	free(p);
+	free(al);
+	free(fal);
+	free(fres);
 	return rc;
 }
 
@@ -399,6 +448,7 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(ev, 0, sizeof(*ev));
+	pthread_mutex_init(&ev->progress_lock, NULL);
 	ev->ds = ds;
 	ev->opts = *o;
 	ev->test = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->test));
@@ -439,6 +489,9 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 		if (!pr->res)
 			goto oom;
 	}
+	/* Progress counts context-rounds: tuning's are added by tune(). */
+	ev->progress_total = (uint64_t)ev->npol * ((o->history ? ev->ntrain : 0) + ev->ntest) *
+			     bot_replay_rounds(&o->run);
 	if (tune(ev, err, errlen))
 		return -1;
 
@@ -455,9 +508,6 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 		return -1;
 	}
 	free(t);
-	for (size_t k = 0; k < ev->npol; k++)
-		if (summarize_policy(ev, &ev->pol[k]))
-			goto oom;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ev->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	return 0;
@@ -480,5 +530,6 @@ void bot_eval_free(struct bot_eval *ev)
 	free(ev->auto_fabric);
 	free(ev->fabric_contexts);
 	free(ev->scen);
+	pthread_mutex_destroy(&ev->progress_lock);
 	memset(ev, 0, sizeof(*ev));
 }

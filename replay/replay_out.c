@@ -55,6 +55,19 @@ static void pct(FILE *f, double x)
 		fprintf(f, " %7.2f%%", 100 * x);
 }
 
+/* Seconds with a unit that keeps a few digits. */
+static void secs(FILE *f, double x)
+{
+	if (isnan(x))
+		fprintf(f, " %9s", "-");
+	else if (x >= 100 || x == 0)
+		fprintf(f, " %8.0fs", x);
+	else if (x >= 0.1)
+		fprintf(f, " %8.2fs", x);
+	else
+		fprintf(f, " %7.1fms", x * 1e3);
+}
+
 static void table_row(FILE *f, const char *name, const struct bot_summary *s, const char *tail)
 {
 	fprintf(f, "  %-14s %8zu %6zu", name, s->contexts, s->over_10pct);
@@ -64,13 +77,18 @@ static void table_row(FILE *f, const char *name, const struct bot_summary *s, co
 	pct(f, s->p99);
 	pct(f, s->max);
 	pct(f, s->final_mean);
+	fprintf(f, " %6zu", s->harmed);
+	pct(f, s->worst_excess);
+	secs(f, s->saved);
+	secs(f, s->lost);
 	fprintf(f, "%s\n", tail ? tail : "");
 }
 
 static void table_head(FILE *f, int tests)
 {
-	fprintf(f, "  %-14s %8s %6s %9s %9s %9s %9s %9s %9s%s\n", "policy", "contexts", ">10%",
-		"mean", "p50", "p90", "p99", "max", "final", tests ? "  mean/AUTO  vs AUTO (better/worse of scenarios)" : "");
+	fprintf(f, "  %-14s %8s %6s %9s %9s %9s %9s %9s %9s %6s %9s %9s %9s%s\n", "policy", "contexts",
+		">10%", "mean", "p50", "p90", "p99", "max", "final", "harmed", "worst+", "saved", "lost",
+		tests ? "  mean/AUTO  vs AUTO (better/worse of scenarios)" : "");
 }
 
 static void table_block(FILE *f, const struct bot_eval *ev, long fab)
@@ -227,6 +245,12 @@ static void jsummary(FILE *f, const struct bot_summary *s)
 	jnum(f, s->max);
 	fprintf(f, ", \"final_mean\": ");
 	jnum(f, s->final_mean);
+	fprintf(f, ", \"harmed\": %zu, \"worst_excess\": ", s->harmed);
+	jnum(f, s->worst_excess);
+	fprintf(f, ", \"saved\": ");
+	jnum(f, s->saved);
+	fprintf(f, ", \"lost\": ");
+	jnum(f, s->lost);
 }
 
 static void jfabrics(FILE *f, const struct bot_eval *ev, const struct bot_summary *per)
@@ -306,16 +330,18 @@ static void csv_row(FILE *f, const char *mode, const char *pol, const char *fab,
 	fprintf(f, "%s,%s,%s,%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", mode, pol, fab, s->contexts,
 		s->over_10pct, s->mean, s->p50, s->p90, s->p99, s->max, s->final_mean);
 	if (better >= 0)
-		fprintf(f, "%ld,%ld,%zu,%s\n", better, worse, nscen, par);
+		fprintf(f, "%ld,%ld,%zu,%s,", better, worse, nscen, par);
 	else
-		fprintf(f, ",,,\n");
+		fprintf(f, ",,,,");
+	fprintf(f, "%zu,%.6g,%.6g,%.6g\n", s->harmed, s->worst_excess, s->saved, s->lost);
 }
 
 static void print_csv(FILE *f, const struct bot_eval *const *ev, size_t n)
 {
 	char par[512];
 
-	fprintf(f, "mode,policy,fabric,contexts,over_10pct,mean,p50,p90,p99,max,final_mean,better,worse,scenarios,params\n");
+	fprintf(f, "mode,policy,fabric,contexts,over_10pct,mean,p50,p90,p99,max,final_mean,better,worse,"
+		   "scenarios,params,harmed,worst_excess,saved,lost\n");
 	for (size_t m = 0; m < n; m++) {
 		const struct bot_eval *e = ev[m];
 		const char *mode = bot_replay_mode_name(e->opts.run.mode);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common/settings.h"
@@ -39,7 +40,27 @@ struct replay_args {
 	struct bot_ds_opts ds;
 	uint64_t sim_seed;
 	unsigned sim_samples;
+	int progress;		/* a progress line on stderr */
 };
+
+/* Progress on stderr: one line rewritten in place, at most once per
+ * percent; the line is cleared when the mode is done. */
+struct progress {
+	const char *mode;
+	int last;
+};
+
+static void progress_show(void *arg, double frac)
+{
+	struct progress *p = arg;
+	int pct = (int)(frac * 100);
+
+	if (pct == p->last)
+		return;
+	p->last = pct;
+	fprintf(stderr, "\rnccl-bot: replay: %s %3d%%", p->mode, pct);
+	fflush(stderr);
+}
 
 static void usage(FILE *f)
 {
@@ -78,6 +99,9 @@ static void usage(FILE *f)
 		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
 		"  --worst N            table: list each policy's N worst test contexts\n"
+		"  --reference          the unoptimised engine (same numbers, slower: for\n"
+		"                       comparing; bench/replay_scale.sh)\n"
+		"  --progress WHEN      auto (default: on a terminal), always or never; on stderr\n"
 		"  --help\n"
 		"\n"
 		"Numbers are decimal digits without blanks, signs or leading zeros, and lists\n"
@@ -118,8 +142,10 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, doubl
 
 	errno = 0;
 	v = strtod(s, &e);
-	if (errno || *e || e == s || !isfinite(v))
+	if (*e || e == s)
 		return bad(opt, s, "expected a number");
+	if (errno == ERANGE || !isfinite(v))
+		return bad(opt, s, "beyond the range of a double (overflows or underflows)");
 	if (v < lo || v > hi) {
 		char why[96];
 
@@ -200,7 +226,7 @@ enum {
 	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
-	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HELP
+	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_REFERENCE, OPT_PROGRESS, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -229,6 +255,8 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "worst", required_argument, NULL, OPT_WORST },
 	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "reference", no_argument, NULL, OPT_REFERENCE },
+	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -264,6 +292,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 	a->eval.alpha = 0.05;
 	a->ds.prior = BOT_PRIOR_DATA;
 	a->sim_samples = 16;
+	a->progress = isatty(STDERR_FILENO);
 
 	optind = 1;
 	opterr = 0;
@@ -368,6 +397,19 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_ALLOW:
 			rc = parse_allow(a, optarg);
 			break;
+		case OPT_REFERENCE:
+			a->run.reference = 1;
+			break;
+		case OPT_PROGRESS:
+			if (!strcmp(optarg, "auto"))
+				a->progress = isatty(STDERR_FILENO);
+			else if (!strcmp(optarg, "always"))
+				a->progress = 1;
+			else if (!strcmp(optarg, "never"))
+				a->progress = 0;
+			else
+				rc = bad("--progress", optarg, "expected auto, always or never");
+			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "table"))
 				a->format = BOT_FMT_TABLE;
@@ -443,8 +485,9 @@ int bot_cmd_replay(int argc, char **argv)
 	struct bot_eval ev[BOT_NMODES];
 	const struct bot_eval *evp[BOT_NMODES];
 	size_t nev = 0;
+	struct progress prog;
 	char err[512];
-	int rc;
+	int rc, erc;
 
 	rc = parse_args(&a, argc, argv);
 	if (rc >= 0)
@@ -469,7 +512,14 @@ int bot_cmd_replay(int argc, char **argv)
 			a.eval.run.calls = def.calls;
 		a.eval.policies = a.policies;
 		a.eval.npolicies = a.npolicies;
-		if (bot_eval_run(&ds, &a.eval, &ev[nev], err, sizeof(err))) {
+		prog.mode = bot_replay_mode_name(a.modes[m]);
+		prog.last = -1;
+		a.eval.progress = a.progress ? progress_show : NULL;
+		a.eval.progress_arg = &prog;
+		erc = bot_eval_run(&ds, &a.eval, &ev[nev], err, sizeof(err));
+		if (a.progress)
+			fprintf(stderr, "\r%40s\r", "");
+		if (erc) {
 			fprintf(stderr, "nccl-bot: replay: %s\n", err);
 			bot_eval_free(&ev[nev]);
 			rc = 1;
