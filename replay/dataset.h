@@ -88,6 +88,8 @@ struct bot_ds_files {
 struct bot_ds_opts {
 	enum bot_prior_src prior;
 	const char *prior_fabric;	/* simulator fabric for data fabrics it does not know; NULL = none */
+	const char *sim_fabrics;	/* without files: the simulator fabrics to generate, names
+					 * or families (bot_sim_select); NULL = builtin */
 };
 
 void bot_dataset_init(struct bot_dataset *ds);

@@ -133,6 +133,11 @@ struct bot_eval_opts {
 	const int *policies;		/* policy ids */
 	size_t npolicies;
 	double alpha;			/* significance level after Holm (0.05) */
+	/* Leave one fabric out (lofo != 0): only fabric `holdout`'s test
+	 * contexts are scored, with parameters tuned on the OTHER fabrics'
+	 * training contexts and history (if any) from its own training ones. */
+	int lofo;
+	size_t holdout;
 	unsigned worst;			/* table format: list this many worst contexts per policy */
 	/* Called with the fraction of the evaluation done, from any thread,
 	 * one call at a time (may be NULL). */
@@ -165,7 +170,8 @@ struct bot_eval {
 	const struct bot_dataset *ds;
 	struct bot_eval_opts opts;
 	size_t *test, ntest;		/* context indices, sorted */
-	size_t *train, ntrain;
+	size_t *train, ntrain;		/* history (the held-out fabric's only, with holdout) */
+	size_t *tuneset, ntuneset;	/* tuning (the other fabrics' only, with holdout) */
 	struct bot_summary auto_all;
 	struct bot_summary *auto_fabric;
 	size_t *fabric_contexts;	/* test contexts per fabric */

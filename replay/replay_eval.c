@@ -13,6 +13,9 @@
  *      context, and the knowledge base it ends with is the cluster's state
  *      when the large jobs arrive;
  *   3. score: the policy runs on the test contexts from that state.
+ * Leaving one fabric out (opts.holdout), step 1 uses the other fabrics'
+ * training contexts only, steps 2 and 3 the held-out fabric's: parameters
+ * never see the fabric they are scored on, its own cluster history may.
  * Each of these runs is an independent task writing its own slots, so the
  * pool of threads changes the wall time and nothing else.
  *
@@ -78,12 +81,12 @@ static size_t tune_subset(const struct bot_eval *ev, size_t *out)
 {
 	size_t want = ev->opts.tune_contexts;
 
-	if (!want || want >= ev->ntrain) {
-		memcpy(out, ev->train, ev->ntrain * sizeof(*out));
-		return ev->ntrain;
+	if (!want || want >= ev->ntuneset) {
+		memcpy(out, ev->tuneset, ev->ntuneset * sizeof(*out));
+		return ev->ntuneset;
 	}
 	for (size_t i = 0; i < want; i++)
-		out[i] = ev->train[i * ev->ntrain / want];
+		out[i] = ev->tuneset[i * ev->ntuneset / want];
 	return want;
 }
 
@@ -123,12 +126,12 @@ static void run_task(struct bot_eval *ev, struct task *t)
 	if (!kbs)
 		goto oom;
 	if (t->kind == 0) {
-		size_t *sub = malloc((ev->ntrain ? ev->ntrain : 1) * sizeof(*sub)), n;
+		size_t *sub = malloc((ev->ntuneset ? ev->ntuneset : 1) * sizeof(*sub)), n;
 		double *l;
 		struct bot_summary s;
 
-		res = calloc(ev->ntrain ? ev->ntrain : 1, sizeof(*res));
-		l = malloc((ev->ntrain ? ev->ntrain : 1) * sizeof(*l));
+		res = calloc(ev->ntuneset ? ev->ntuneset : 1, sizeof(*res));
+		l = malloc((ev->ntuneset ? ev->ntuneset : 1) * sizeof(*l));
 		if (!sub || !res || !l) {
 			free(sub);
 			free(l);
@@ -237,7 +240,7 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	for (size_t k = 0; k < ev->npol; k++) {
 		struct bot_policy_params par;
 
-		if (!ev->opts.tune || !ev->ntrain)
+		if (!ev->opts.tune || !ev->ntuneset)
 			continue;
 		for (unsigned i = 0; !bot_policy_grid(ev->pol[k].pol.id, i, &par); i++) {
 			if (nt == cap) {
@@ -265,8 +268,8 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	if (!nt)
 		return 0;
 	{
-		size_t sub = ev->opts.tune_contexts && ev->opts.tune_contexts < ev->ntrain ?
-			     ev->opts.tune_contexts : ev->ntrain;
+		size_t sub = ev->opts.tune_contexts && ev->opts.tune_contexts < ev->ntuneset ?
+			     ev->opts.tune_contexts : ev->ntuneset;
 
 		ev->progress_total += (uint64_t)nt * sub * bot_replay_rounds(&ev->opts.run);
 	}
@@ -453,20 +456,29 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 	ev->opts = *o;
 	ev->test = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->test));
 	ev->train = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->train));
+	ev->tuneset = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->tuneset));
 	ev->pol = calloc(o->npolicies ? o->npolicies : 1, sizeof(*ev->pol));
-	if (!ev->test || !ev->train || !ev->pol)
+	if (!ev->test || !ev->train || !ev->tuneset || !ev->pol)
 		goto oom;
 	for (size_t i = 0; i < ds->nctx; i++) {
 		uint32_t nodes = bot_key_nnodes(ds->ctx[i].key);
+		int held = !o->lofo || ds->ctx[i].fabric == o->holdout;
 
-		if (bot_nodeset_has(&o->test, nodes))
+		if (bot_nodeset_has(&o->test, nodes) && held)
 			ev->test[ev->ntest++] = i;
-		if (bot_nodeset_has(&o->train, nodes))
+		if (bot_nodeset_has(&o->train, nodes) && held)
 			ev->train[ev->ntrain++] = i;
+		if (bot_nodeset_has(&o->train, nodes) && (!o->lofo || !held))
+			ev->tuneset[ev->ntuneset++] = i;
 	}
 	if (!ev->ntest) {
 		bot_nodeset_format(&o->test, set, sizeof(set));
-		snprintf(err, errlen, "no context of the data is in the test split (--test-nodes %s)", set);
+		if (o->lofo)
+			snprintf(err, errlen, "held-out fabric %s has no context in the test split "
+				 "(--test-nodes %s)", o->holdout < ds->nfabrics ?
+				 ds->fabrics[o->holdout] : "?", set);
+		else
+			snprintf(err, errlen, "no context of the data is in the test split (--test-nodes %s)", set);
 		return -1;
 	}
 	if (ev->ntest >= (1u << 20)) {
@@ -527,6 +539,7 @@ void bot_eval_free(struct bot_eval *ev)
 	free(ev->pol);
 	free(ev->test);
 	free(ev->train);
+	free(ev->tuneset);
 	free(ev->auto_fabric);
 	free(ev->fabric_contexts);
 	free(ev->scen);

@@ -41,6 +41,7 @@ struct replay_args {
 	uint64_t sim_seed;
 	unsigned sim_samples;
 	int progress;		/* a progress line on stderr */
+	int lofo;		/* leave one fabric out */
 };
 
 /* Progress on stderr: one line rewritten in place, at most once per
@@ -99,6 +100,10 @@ static void usage(FILE *f)
 		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
 		"  --worst N            table: list each policy's N worst test contexts\n"
+		"  --sim-fabrics LIST   without --data: simulator fabrics or families to generate\n"
+		"                       (builtin, alt, calibration; default builtin)\n"
+		"  --lofo               leave one fabric out: for each fabric, tune on the other\n"
+		"                       fabrics' training contexts, score its test contexts\n"
 		"  --reference          the unoptimised engine (same numbers, slower: for\n"
 		"                       comparing; bench/replay_scale.sh)\n"
 		"  --progress WHEN      auto (default: on a terminal), always or never; on stderr\n"
@@ -226,7 +231,8 @@ enum {
 	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
-	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_REFERENCE, OPT_PROGRESS, OPT_HELP
+	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
+	OPT_LOFO, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -256,6 +262,8 @@ static const struct option options[] = {
 	{ "worst", required_argument, NULL, OPT_WORST },
 	{ "allow", required_argument, NULL, OPT_ALLOW },
 	{ "reference", no_argument, NULL, OPT_REFERENCE },
+	{ "sim-fabrics", required_argument, NULL, OPT_SIM_FABRICS },
+	{ "lofo", no_argument, NULL, OPT_LOFO },
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
@@ -400,6 +408,20 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_REFERENCE:
 			a->run.reference = 1;
 			break;
+		case OPT_SIM_FABRICS: {
+			const struct bot_fabric *fab[64];
+			unsigned nf;
+			char bn[96];
+
+			if (bot_sim_select(optarg, fab, 64, &nf, bn, sizeof(bn)))
+				rc = bad("--sim-fabrics", bn, "not a simulator fabric or family (builtin, alt, "
+					 "calibration; nccl-bot sim --list)");
+			a->ds.sim_fabrics = optarg;
+			break;
+		}
+		case OPT_LOFO:
+			a->lofo = 1;
+			break;
 		case OPT_PROGRESS:
 			if (!strcmp(optarg, "auto"))
 				a->progress = isatty(STDERR_FILENO);
@@ -469,6 +491,44 @@ static int load(struct replay_args *a, struct bot_dataset *ds)
 	return 0;
 }
 
+/* The fabrics --lofo holds out: those with a test context, when at least
+ * one other fabric has a training context to tune on. */
+static int lofo_fabrics(const struct replay_args *a, const struct bot_dataset *ds, size_t **out,
+			size_t *n)
+{
+	unsigned char *test = calloc(ds->nfabrics ? ds->nfabrics : 1, 1);
+	unsigned char *train = calloc(ds->nfabrics ? ds->nfabrics : 1, 1);
+	size_t ntrainfab = 0;
+
+	*n = 0;
+	*out = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(**out));
+	if (!test || !train || !*out) {
+		free(test);
+		free(train);
+		fprintf(stderr, "nccl-bot: replay: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 0; i < ds->nctx; i++) {
+		uint32_t nodes = bot_key_nnodes(ds->ctx[i].key);
+
+		test[ds->ctx[i].fabric] |= (unsigned char)bot_nodeset_has(&a->eval.test, nodes);
+		train[ds->ctx[i].fabric] |= (unsigned char)bot_nodeset_has(&a->eval.train, nodes);
+	}
+	for (size_t f = 0; f < ds->nfabrics; f++)
+		ntrainfab += train[f];
+	for (size_t f = 0; f < ds->nfabrics; f++)
+		if (test[f] && ntrainfab > train[f])
+			(*out)[(*n)++] = f;
+	free(test);
+	free(train);
+	if (!*n) {
+		fprintf(stderr, "nccl-bot: replay: --lofo needs at least two fabrics, one with test "
+			"contexts and another with training contexts\n");
+		return -1;
+	}
+	return 0;
+}
+
 static int nodesets_overlap(const struct bot_nodeset *a, const struct bot_nodeset *b)
 {
 	for (unsigned i = 0; i < a->n; i++)
@@ -482,9 +542,10 @@ int bot_cmd_replay(int argc, char **argv)
 {
 	struct replay_args a;
 	struct bot_dataset ds;
-	struct bot_eval ev[BOT_NMODES];
-	const struct bot_eval *evp[BOT_NMODES];
-	size_t nev = 0;
+	struct bot_eval *ev = NULL;
+	const struct bot_eval **evp = NULL;
+	size_t nev = 0, nheld = 1;
+	size_t *held = NULL;
 	struct progress prog;
 	char err[512];
 	int rc, erc;
@@ -502,7 +563,18 @@ int bot_cmd_replay(int argc, char **argv)
 	}
 	bot_dataset_init(&ds);
 	rc = load(&a, &ds);
-	for (size_t m = 0; m < a.nmodes && !rc; m++) {
+	if (!rc && a.lofo && lofo_fabrics(&a, &ds, &held, &nheld))
+		rc = 1;
+	if (!rc) {
+		ev = calloc(a.nmodes * nheld, sizeof(*ev));
+		evp = calloc(a.nmodes * nheld, sizeof(*evp));
+		if (!ev || !evp) {
+			fprintf(stderr, "nccl-bot: replay: out of memory\n");
+			rc = 1;
+		}
+	}
+	for (size_t mh = 0; mh < a.nmodes * nheld && !rc; mh++) {
+		size_t m = mh / nheld;
 		struct bot_replay_opts def;
 
 		bot_replay_opts_default(&def, a.modes[m]);
@@ -512,6 +584,8 @@ int bot_cmd_replay(int argc, char **argv)
 			a.eval.run.calls = def.calls;
 		a.eval.policies = a.policies;
 		a.eval.npolicies = a.npolicies;
+		a.eval.lofo = a.lofo;
+		a.eval.holdout = a.lofo ? held[mh % nheld] : 0;
 		prog.mode = bot_replay_mode_name(a.modes[m]);
 		prog.last = -1;
 		a.eval.progress = a.progress ? progress_show : NULL;
@@ -532,6 +606,9 @@ int bot_cmd_replay(int argc, char **argv)
 		bot_eval_print(stdout, a.format, evp, nev);
 	for (size_t m = 0; m < nev; m++)
 		bot_eval_free(&ev[m]);
+	free(ev);
+	free(evp);
+	free(held);
 	bot_dataset_free(&ds);
 	if (!rc && fflush(stdout)) {
 		fprintf(stderr, "nccl-bot: replay: writing the report: %s\n", strerror(errno));
