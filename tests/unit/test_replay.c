@@ -48,7 +48,7 @@ static void push(struct bot_sweep *sw, int fab, int coll, uint64_t nbytes, uint3
 static void tiny(struct bot_dataset *ds)
 {
 	struct bot_sweep sw;
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
 	char err[512];
 	int f;
 
@@ -147,7 +147,7 @@ static void simdata(struct bot_dataset *ds)
 	static const unsigned nodes[] = { 4, 16 };
 	struct bot_sim_opts so;
 	struct bot_sweep sw;
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
 	char err[512];
 
 	memset(&so, 0, sizeof(so));
@@ -275,18 +275,14 @@ START_TEST(test_determinism)
 }
 END_TEST
 
-/* The optimised engine (a plan memo per round, the vectorised sign-flip
- * test) gives exactly the numbers of the plain one, in every mode, on two
- * fabrics (a memo each). */
-START_TEST(test_reference_identical)
+/* Two simulated fabrics (h100-ib-ndr, gb200-nvl), allreduce and
+ * allgather, nodes 4 and 16. */
+static void twofab(struct bot_dataset *ds)
 {
-	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_UCB1, BOT_POLICY_GREEDY,
-				    BOT_POLICY_FROZEN };
 	static const unsigned nodes[] = { 4, 16 };
 	struct bot_sim_opts so;
 	struct bot_sweep sw;
-	struct bot_ds_opts dso = { BOT_PRIOR_DATA, NULL };
-	struct bot_dataset ds;
+	struct bot_ds_opts dso = { BOT_PRIOR_DATA, NULL, NULL };
 	char err[512];
 
 	memset(&so, 0, sizeof(so));
@@ -302,10 +298,23 @@ START_TEST(test_reference_identical)
 	ck_assert_int_eq(bot_sim_generate(&so, &sw), 0);
 	so.only = bot_sim_fabric(3);
 	ck_assert_int_eq(bot_sim_generate(&so, &sw), 0);
-	bot_dataset_init(&ds);
-	ck_assert_msg(!bot_dataset_build(&ds, &sw, NULL, &dso, err, sizeof(err)), "%s", err);
+	bot_dataset_init(ds);
+	ck_assert_msg(!bot_dataset_build(ds, &sw, NULL, &dso, err, sizeof(err)), "%s", err);
 	bot_sweep_free(&sw);
-	ck_assert_uint_eq(ds.nfabrics, 2);
+	ck_assert_uint_eq(ds->nfabrics, 2);
+}
+
+/* The optimised engine (a plan memo per round, the vectorised sign-flip
+ * test) gives exactly the numbers of the plain one, in every mode, on two
+ * fabrics (a memo each). */
+START_TEST(test_reference_identical)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_UCB1, BOT_POLICY_GREEDY,
+				    BOT_POLICY_FROZEN };
+	struct bot_dataset ds;
+	char err[512];
+
+	twofab(&ds);
 	for (int mode = 0; mode < BOT_NMODES; mode++) {
 		struct bot_eval e1, e2;
 		struct bot_eval_opts o;
@@ -324,6 +333,42 @@ START_TEST(test_reference_identical)
 		}
 		bot_eval_free(&e1);
 		bot_eval_free(&e2);
+	}
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+/* Leave one fabric out: the held-out fabric's test contexts only are
+ * scored, tuning never sees it, history comes from it alone; and the
+ * numbers differ from tuning on everything only through the parameters. */
+START_TEST(test_lofo)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON };
+	struct bot_dataset ds;
+	char err[512];
+
+	twofab(&ds);
+	for (size_t h = 0; h < 2; h++) {
+		struct bot_eval e;
+		struct bot_eval_opts o;
+		size_t ntest = 0;
+
+		eval_opts(&o, BOT_MODE_JOBS, pols, 1);
+		o.lofo = 1;
+		o.holdout = h;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e, err, sizeof(err)), "%s", err);
+		for (size_t i = 0; i < ds.nctx; i++)
+			ntest += ds.ctx[i].fabric == h && bot_key_nnodes(ds.ctx[i].key) == 16;
+		ck_assert_uint_eq(e.ntest, ntest);
+		for (size_t i = 0; i < e.ntest; i++)
+			ck_assert_uint_eq(ds.ctx[e.test[i]].fabric, h);
+		for (size_t i = 0; i < e.ntrain; i++)
+			ck_assert_uint_eq(ds.ctx[e.train[i]].fabric, h);
+		ck_assert_uint_gt(e.ntuneset, 0);
+		for (size_t i = 0; i < e.ntuneset; i++)
+			ck_assert_uint_ne(ds.ctx[e.tuneset[i]].fabric, h);
+		ck_assert_uint_eq(e.pol[0].all.contexts, ntest);
+		bot_eval_free(&e);
 	}
 	bot_dataset_free(&ds);
 }
@@ -536,7 +581,7 @@ END_TEST
  * the file's path (gone by then) in path (BOT_TEST_PATH_MAX bytes). */
 static int load_file(const char *content, char *msg, size_t len, char *path)
 {
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
 	struct bot_dataset ds;
 	struct bot_nodeset train, test;
 	const char *files[1] = { path };
@@ -604,6 +649,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_determinism);
 	tcase_add_test(t, test_reference_identical);
 	tcase_add_test(t, test_signflip_fast);
+	tcase_add_test(t, test_lofo);
 	tcase_add_test(t, test_harm);
 	tcase_add_test(t, test_holm);
 	tcase_add_test(t, test_signflip);
