@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "replay/dataset.h"
+#include "policies/plan.h"
 #include "sim/sim.h"
 
 void bot_dataset_init(struct bot_dataset *ds)
@@ -285,6 +286,8 @@ static int finish_ctx(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx
 		c->auto_mean = c->arm[a].mean;
 	}
 	c->auto_loss = c->auto_mean / c->best_us - 1;
+	c->best_all_us = c->best_us;
+	c->unreachable = 0;
 
 	/* The prior: only usable arms may be >= 0, so no policy picks an arm
 	 * the replay has no measurement of. */
@@ -506,4 +509,29 @@ double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm)
 	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
 		return c->arm[arm].mean;
 	return c->auto_mean;
+}
+
+size_t bot_dataset_rebase(struct bot_dataset *ds, uint32_t allow)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ds->nctx; i++) {
+		struct bot_ds_ctx *c = &ds->ctx[i];
+		int best = -1;
+
+		if (c->auto_arm < 0)
+			continue;
+		for (int a = 0; a < BOT_NARMS; a++)
+			if (c->arm[a].usable && bot_arm_allowed(a, c->auto_arm, allow) &&
+			    (best < 0 || c->arm[a].mean < c->arm[best].mean))
+				best = a;
+		if (best < 0)
+			continue;	/* cannot happen: AUTO's own arm is allowed */
+		c->unreachable = best != c->best_arm;
+		n += (size_t)c->unreachable;
+		c->best_arm = best;
+		c->best_us = c->arm[best].mean;
+		c->auto_loss = c->auto_mean / c->best_us - 1;
+	}
+	return n;
 }

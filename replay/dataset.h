@@ -63,6 +63,8 @@ struct bot_ds_ctx {
 	int has_prior;
 	float prior[BOT_NARMS];	/* what policies see; -1 for arms not usable */
 	int prior_from_sim;
+	int unreachable;	/* after bot_dataset_rebase(): the best arm of all is not allowed */
+	double best_all_us;	/* best over every usable arm (= best_us unless rebased) */
 };
 
 struct bot_dataset {
@@ -100,6 +102,14 @@ void bot_dataset_free(struct bot_dataset *ds);
 int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		      const struct bot_ds_files *files, const struct bot_ds_opts *opts,
 		      char *err, size_t errlen);
+
+/* Measure losses against the best arm the allow-list can reach
+ * (bot_arm_allowed() with AUTO's arm and `allow`) instead of the best of
+ * all: best_arm, best_us and auto_loss are recomputed; contexts whose best
+ * arm of all is out of reach are marked unreachable (best_all_us keeps
+ * it). Contexts whose AUTO arm is unknown keep every arm. Returns the
+ * number of unreachable contexts. */
+size_t bot_dataset_rebase(struct bot_dataset *ds, uint32_t allow);
 
 /* Trimmed mean of n samples: mean of those within [median/4, 4*median]
  * (median = lower median). *dropped (may be NULL) gets the number dropped.

@@ -42,6 +42,7 @@ struct replay_args {
 	unsigned sim_samples;
 	int progress;		/* a progress line on stderr */
 	int lofo;		/* leave one fabric out */
+	int reachable;		/* --best reachable */
 };
 
 /* Progress on stderr: one line rewritten in place, at most once per
@@ -102,6 +103,8 @@ static void usage(FILE *f)
 		"  --worst N            table: list each policy's N worst test contexts\n"
 		"  --sim-fabrics LIST   without --data: simulator fabrics or families to generate\n"
 		"                       (builtin, alt, calibration; default builtin)\n"
+		"  --best WHICH         losses against the best arm of all (all, default) or the\n"
+		"                       best arm the allow-list reaches (reachable)\n"
 		"  --lofo               leave one fabric out: for each fabric, tune on the other\n"
 		"                       fabrics' training contexts, score its test contexts\n"
 		"  --reference          the unoptimised engine (same numbers, slower: for\n"
@@ -232,7 +235,7 @@ enum {
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
 	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
-	OPT_LOFO, OPT_HELP
+	OPT_LOFO, OPT_BEST, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -264,6 +267,7 @@ static const struct option options[] = {
 	{ "reference", no_argument, NULL, OPT_REFERENCE },
 	{ "sim-fabrics", required_argument, NULL, OPT_SIM_FABRICS },
 	{ "lofo", no_argument, NULL, OPT_LOFO },
+	{ "best", required_argument, NULL, OPT_BEST },
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
@@ -422,6 +426,12 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_LOFO:
 			a->lofo = 1;
 			break;
+		case OPT_BEST:
+			if (!strcmp(optarg, "all") || !strcmp(optarg, "reachable"))
+				a->reachable = optarg[0] == 'r';
+			else
+				rc = bad("--best", optarg, "expected all or reachable");
+			break;
 		case OPT_PROGRESS:
 			if (!strcmp(optarg, "auto"))
 				a->progress = isatty(STDERR_FILENO);
@@ -487,6 +497,26 @@ static int load(struct replay_args *a, struct bot_dataset *ds)
 	if (!ds->nctx) {
 		fprintf(stderr, "nccl-bot: replay: no scorable context in the data\n");
 		return 1;
+	}
+	if (a->reachable) {
+		size_t n = 0;
+
+		bot_dataset_rebase(ds, a->eval.allow);
+		for (size_t i = 0; i < ds->nctx; i++)
+			n += ds->ctx[i].unreachable &&
+			     bot_nodeset_has(&a->eval.test, bot_key_nnodes(ds->ctx[i].key));
+		fprintf(stderr, "nccl-bot: replay: losses against the best arm the allow-list reaches; "
+			"unreachable: %zu test contexts' best arm of all is out of its reach", n);
+		for (size_t f = 0; n && f < ds->nfabrics; f++) {
+			size_t k = 0;
+
+			for (size_t i = 0; i < ds->nctx; i++)
+				k += ds->ctx[i].fabric == f && ds->ctx[i].unreachable &&
+				     bot_nodeset_has(&a->eval.test, bot_key_nnodes(ds->ctx[i].key));
+			if (k)
+				fprintf(stderr, " (%s: %zu)", ds->fabrics[f], k);
+		}
+		fprintf(stderr, "\n");
 	}
 	return 0;
 }
