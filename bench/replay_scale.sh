@@ -94,7 +94,7 @@ measure() {
 		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f 0 0 0\n", b - a }' >"$tmp/time"
 	fi
 	local ctx
-	ctx=$(grep -o '"contexts": [0-9]*' "$out" | head -n 1 | awk '{ print $2 }')
+	ctx=$(grep -o '"contexts": [0-9]*' "$out" | awk 'NR == 1 { print $2 }')
 	read -r wall user sys rss <"$tmp/time"
 	echo "$name $engine $ctx $wall $user $sys $rss" >>"$tmp/results"
 	awk -v n="$name" -v e="$engine" -v c="$ctx" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
