@@ -1,9 +1,12 @@
 /*
  * test_replay.c - the replay's arithmetic and contracts: loss math on a
  * hand-built dataset, outlier trimming, feedback delay in jobs mode,
- * determinism across runs and thread counts, Holm and Wilcoxon on known
- * values, split parsing, the JSON keys, and bad input files (an error
- * naming FILE:LINE, never a crash; tests/cli checks the exit status).
+ * determinism across runs and thread counts, the optimised engine against
+ * its --reference path (bit for bit), harm against AUTO (saved - lost =
+ * calls x best x loss difference), leave-one-fabric-out splits, Holm and
+ * the sign-flip test on known values, split parsing, the JSON keys, and bad
+ * input files, extreme times included (an error naming FILE:LINE, never a
+ * crash; tests/cli checks the exit status).
  */
 #include <check.h>
 #include <math.h>
