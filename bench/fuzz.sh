@@ -14,7 +14,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-1000000}
 [ $# -gt 0 ] && shift
-targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest report"}
+targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest report replay"}
 fail=0
 npass=0
 nfail=0
