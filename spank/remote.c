@@ -59,7 +59,7 @@
  * the step's end are not to be held up). */
 #define REMOTE_HARVEST_MS 2000u
 /* Arguments after DIR for the helper's report half (report_args). */
-#define REPORT_ARGS 9
+#define REPORT_ARGS 10
 
 /* Set in user_init, read in each task's task_init (a child of this
  * slurmstepd): why this node cannot run the step's tasks. */
@@ -490,10 +490,10 @@ struct report_args {
 	char *argv[REPORT_ARGS + 1];
 };
 
-static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t leaves,
-				struct report_args *r)
+static char *const *report_args(spank_t sp, const struct step_facts *f,
+				const struct bot_delta_hdr *id, struct report_args *r)
 {
-	char tmpl[PATH_MAX], info[PATH_MAX];
+	char tmpl[PATH_MAX], info[PATH_MAX], token[24];
 	uint32_t local = 0;
 	int k = 0;
 
@@ -505,7 +505,16 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 		local = 0;
 	snprintf(r->v[k++], sizeof(r->v[0]), "report=%s", tmpl);
 	snprintf(r->v[k++], sizeof(r->v[0]), "info=%s", info);
-	snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	/* a heterogeneous job's component: J+K, in the leader J's directory */
+	if (id->het_job)
+		snprintf(r->v[k++], sizeof(r->v[0]), "job=%u+%u", (unsigned)id->het_job,
+			 (unsigned)id->het_comp);
+	else
+		snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	/* the helper refuses a malformed one: only a well-formed token passes */
+	if (get(sp, BOT_SPANK_REPORT_TOKEN_VAR, token, sizeof(token)) && strlen(token) == 16 &&
+	    strspn(token, "0123456789abcdef") == 16)
+		snprintf(r->v[k++], sizeof(r->v[0]), "token=%s", token);
 	if (f->step == BOT_DELTA_STEP_BATCH)
 		snprintf(r->v[k++], sizeof(r->v[0]), "step=batch");
 	else
@@ -514,7 +523,7 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 	snprintf(r->v[k++], sizeof(r->v[0]), "restart=%u", (unsigned)f->restart);
 	snprintf(r->v[k++], sizeof(r->v[0]), "nodes=%u", (unsigned)f->nnodes);
 	snprintf(r->v[k++], sizeof(r->v[0]), "tasks=%u", (unsigned)local);
-	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)leaves);
+	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)id->leaf_switches);
 	for (int i = 0; i < k; i++)
 		r->argv[i] = r->v[i];
 	r->argv[k] = NULL;
@@ -522,15 +531,34 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 }
 
 /* The helper writes the report part after its stream: wait for its exit
- * until the harvest's bound (the pidfd is readable once it has exited),
- * never longer; reap() kills what is left. */
-static void wait_helper(int pidfd, const struct timespec *t0)
+ * until the harvest's bound, never longer; reap() kills what is left. The
+ * pidfd is readable once it has exited; without one (Linux < 5.3) the pid
+ * is polled every ms with waitid(WNOWAIT), which leaves the zombie to
+ * reap(); ECHILD (slurmstepd reaped it) counts as exited. */
+static void wait_helper(pid_t pid, int pidfd, const struct timespec *t0)
 {
 	struct pollfd q = { pidfd, POLLIN, 0 };
 	long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 
-	if (pidfd < 0 || left <= 0)
+	if (left <= 0)
 		return;
+	if (pidfd < 0) {
+		const struct timespec ms = { 0, 1000000 };
+
+		for (; left > 0; left = (long)REMOTE_HARVEST_MS - ms_since(t0)) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+				if (errno != EINTR)
+					return;	/* ECHILD: gone already */
+			} else if (si.si_pid == pid) {
+				return;
+			}
+			nanosleep(&ms, NULL);
+		}
+		return;
+	}
 	while (poll(&q, 1, (int)left) < 0 && errno == EINTR) {
 		left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 		if (left <= 0)
@@ -632,15 +660,49 @@ out:
 }
 
 /*
+ * The fabric a step's delta goes to: the one the decision put the step's
+ * nodes on (BOT_SPANK_FABRIC_VAR, pinned where the step was decided),
+ * which must be this node's own; none ("", why said) when the decision
+ * says the step spans fabrics or has a node of unknown fabric ("-": it ran
+ * on the prior, and its latencies are no one fabric's), or names another
+ * fabric than this node's. Without the pin (the epilog: no step
+ * environment; a step decided by an older plugin) this node's fabric.
+ */
+static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t whylen)
+{
+	char pin[BOT_SPANK_FABRIC_MAX + 8];
+
+	why[0] = 0;
+	node_fabric(out, len);
+	if (!out[0]) {
+		snprintf(why, whylen, "this node's fabric is not known: fabric= or fabric_map=");
+		return;
+	}
+	if (!sp || !get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)))
+		return;
+	if (!strcmp(pin, "-"))
+		snprintf(why, whylen, "the step ran on the prior: it spans fabrics or a node's "
+			 "fabric is not known");
+	else if (strcmp(pin, out))
+		snprintf(why, whylen, "the step's table is fabric %.64s's, this node is on %.64s",
+			 pin, out);
+	if (why[0]) {
+		bot_log_esc_inplace(why, whylen);
+		out[0] = 0;
+	}
+}
+
+/*
  * basefd/name, a spool directory of id->uid, into a delta stamped with id
- * (everything but cluster, fabric and node, which this fills), read by the
- * helper as id->uid within left ms. Logs (what: "step 5.0"); never fails
- * the caller. The caller removes the directory.
+ * (everything but cluster, fabric and node, which this fills: the step's
+ * fabric, step_fabric), read by the helper as id->uid within left ms.
+ * Logs (what: "step 5.0"); never fails the caller. The caller removes the
+ * directory.
  */
 void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
 			   char *const *extra, const char *what, const struct timespec *t0)
 {
-	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX];
+	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX], why[256];
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
@@ -650,11 +712,10 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
-	node_fabric(fabric, sizeof(fabric));
+	step_fabric(sp, fabric, sizeof(fabric), why, sizeof(why));
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
-		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
-			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
-			   : "no outbox_dir=");
+		slurm_info("nccl-bot: %s: no delta (%s)%s; removed", dir,
+			   !fabric[0] ? why : "no outbox_dir=", extra ? ", the report part only" : "");
 		if (!extra || helper_ok(bot_spank.args.harvest_helper, err, sizeof(err)) < 0)
 			return;	/* no part without a helper: srun's line says so */
 	}
@@ -667,12 +728,13 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
+	/* -1 before Linux 5.3: the pid */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
 		/* the report only */
 		drain(fd, t0);
 		close(fd);
-		wait_helper(pidfd, t0);
+		wait_helper(pid, pidfd, t0);
 		reap(pid, pidfd);
 		return;
 	}
@@ -693,7 +755,7 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
 	if (extra)
-		wait_helper(pidfd, t0);
+		wait_helper(pid, pidfd, t0);
 	reap(pid, pidfd);
 	if (rc == 0)
 		slurm_info("nccl-bot: %s: %zu spool files read, %zu rejected, %llu records: %s "
@@ -729,7 +791,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base,
 	id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
 	id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	bot_spank_job_facts(base, f->job, f->nnodes, &id, &jf);
-	extra = report_args(sp, f, id.leaf_switches, &rargs);
+	extra = report_args(sp, f, &id, &rargs);
 	snprintf(what, sizeof(what), "step %u.%u", f->job, f->step);
 	bot_spank_harvest_dir(sp, f->name, &id, (long)REMOTE_HARVEST_MS - ms_since(t0), extra,
 			      what, t0);
