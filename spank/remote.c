@@ -659,18 +659,40 @@ out:
 	return rc;
 }
 
+/* The step's nodes through the fabric map (bot_hostlist_expand's callback). */
+struct span {
+	const struct bot_fabricmap *m;
+	struct bot_fabricmap_step st;
+};
+
+static int span_add(void *arg, const char *name)
+{
+	struct span *sp = arg;
+
+	bot_fabricmap_step_add(sp->m, &sp->st, name);
+	return sp->st.state < 0;
+}
+
 /*
- * The fabric a step's delta goes to: the one the decision put the step's
- * nodes on (BOT_SPANK_FABRIC_VAR, pinned where the step was decided),
- * which must be this node's own; none ("", why said) when the decision
- * says the step spans fabrics or has a node of unknown fabric ("-": it ran
- * on the prior, and its latencies are no one fabric's), or names another
- * fabric than this node's. Without the pin (the epilog: no step
- * environment; a step decided by an older plugin) this node's fabric.
+ * The fabric a step's delta goes to (doc/slurm.md): this node's own, and
+ * only when the whole step is on it, else none ("", why said): latencies
+ * of communicators that cross fabrics are no one fabric's. A fabric the
+ * decision pinned (BOT_SPANK_FABRIC_VAR, where the step was decided: all
+ * the job's nodes on it) must be this node's. When the decision named none
+ * ("-": it ran on the prior because the job's nodes span fabrics, have one
+ * of unknown fabric, or were not known, as for a heterogeneous step or a
+ * batch step of an unknown partition) or there is no pin (the epilog, a
+ * step decided by an older plugin), the step's own node list
+ * (SLURM_STEP_NODELIST; the batch step: this node) is mapped here: all on
+ * this node's fabric, or no delta. That list is the job's environment,
+ * which a user could change: like the spool's records, it only ever
+ * speaks for the user's own measurements (doc/security.md).
  */
 static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t whylen)
 {
-	char pin[BOT_SPANK_FABRIC_MAX + 8];
+	char pin[BOT_SPANK_FABRIC_MAX + 8], err[PATH_MAX + 256], *nodes;
+	struct bot_fabricmap m;
+	struct span span;
 
 	why[0] = 0;
 	node_fabric(out, len);
@@ -678,14 +700,38 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 		snprintf(why, whylen, "this node's fabric is not known: fabric= or fabric_map=");
 		return;
 	}
-	if (!sp || !get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)))
-		return;
-	if (!strcmp(pin, "-"))
-		snprintf(why, whylen, "the step ran on the prior: it spans fabrics or a node's "
-			 "fabric is not known");
-	else if (strcmp(pin, out))
-		snprintf(why, whylen, "the step's table is fabric %.64s's, this node is on %.64s",
-			 pin, out);
+	if (sp && get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)) && strcmp(pin, "-")) {
+		if (strcmp(pin, out))
+			snprintf(why, whylen, "the step's table is fabric %.64s's, this node is on "
+				 "%.64s", pin, out);
+		goto out;
+	}
+	if (bot_spank.args.fabric[0] || !bot_spank.args.fabric_map[0])
+		return;	/* fabric=: every node's */
+	nodes = malloc(65536);
+	if (!nodes) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if (!sp || !get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
+		snprintf(nodes, 65536, "%s", bot_spank.node);
+	if (bot_fabricmap_load(bot_spank.args.fabric_map, &m, err, sizeof(err)) < 0) {
+		snprintf(why, whylen, "the fabric map cannot be read");
+		free(nodes);
+		goto out;
+	}
+	memset(&span, 0, sizeof(span));
+	span.m = &m;
+	if (bot_hostlist_expand(nodes, span_add, &span, err, sizeof(err)) < 0 &&
+	    span.st.state >= 0)
+		snprintf(why, whylen, "the step's node list does not read: %.200s", err);
+	else if (span.st.state < 0)
+		snprintf(why, whylen, "the step ran on the prior: %.200s", span.st.why);
+	else if (span.st.state == 0 || strcmp(span.st.fabric, out))
+		snprintf(why, whylen, "the step's nodes are not on this node's fabric %.64s", out);
+	bot_fabricmap_free(&m);
+	free(nodes);
+out:
 	if (why[0]) {
 		bot_log_esc_inplace(why, whylen);
 		out[0] = 0;

@@ -143,7 +143,7 @@ ended "$job" n2,n3
 check "a step spanning fabrics a and b: measured, but no delta in either node's outbox" \
 	test "$(grep -c '^PASS consistency/ucb1/base' "$OUT"):$(deltas "$job" | wc -l)" = "2:0"
 check "  ... each node logs why" \
-	test "$(grep -h "nccl-bot: .*/$job\.0\.0\.n[23]: no delta (the step ran on the prior: it spans fabrics" "$D"/log/slurmd-n*.log | wc -l)" = 2
+	test "$(grep -h "nccl-bot: .*/$job\.0\.0\.n[23]: no delta (the step ran on the prior: the step.s nodes span fabrics a and b)" "$D"/log/slurmd-n*.log | wc -l)" = 2
 check "  ... the spool directories are gone" test -z "$(spools)"
 
 # two tasks on one node: one harvest, after both (each task's ranks wrote
