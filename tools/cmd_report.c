@@ -344,6 +344,8 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 	json_str(m->step);
 	printf(",\"nodes\":");
 	json_str(nodes);
+	if (m->token)
+		printf(",\"token\":\"%016llx\"", (unsigned long long)m->token);
 	printf(",\"parts\":%zu,\"mode\":\"%s\",\"policy\":\"%s\",\"fabric\":", m->nparts,
 	       m->shadow ? "shadow" : "on", bot_policy_name(m->policy));
 	json_str(m->fabric);
