@@ -104,6 +104,12 @@ void bot_spank_report_step(spank_t sp)
 		step_tasks = 0;
 }
 
+void bot_spank_report_step_size(uint32_t nodes, uint32_t tasks)
+{
+	step_nodes = nodes;
+	step_tasks = tasks;
+}
+
 static long ms_now(void)
 {
 	struct timespec t;
@@ -157,10 +163,16 @@ int bot_spank_local_exit(spank_t sp)
 	}
 	if (!job)
 		return 0;
-	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
-		nnodes = step_nodes ? step_nodes : env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
-	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
-		ntasks = step_tasks ? step_tasks : env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
+	/* what was recorded wins: for a heterogeneous step the items here are
+	 * its first component's (observed, 22.05) */
+	if (step_nodes)
+		nnodes = step_nodes;
+	else if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
+		nnodes = env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
+	if (step_tasks)
+		ntasks = step_tasks;
+	else if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
+		ntasks = env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
 	snprintf(jobs, sizeof(jobs), "%u", job);
 	snprintf(steps, sizeof(steps), "%u", step);
 	snprintf(name, sizeof(name), "%u.%u", job, step);
