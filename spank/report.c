@@ -202,10 +202,12 @@ int bot_spank_local_exit(spank_t sp)
 				break;
 		bot_report_set_free(&set);
 	}
-	if (!m.nparts) {
+	if (!m.nparts)
 		bot_report_part_info(&m, getenv(BOT_SPANK_REPORT_INFO_VAR));
+	/* srun knows how many ranks the step has (every component of a
+	 * heterogeneous one): a node whose part did not arrive still counts */
+	if (ntasks > m.expected_ranks)
 		m.expected_ranks = ntasks;
-	}
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
 	if (!m.nparts && measured)
