@@ -75,9 +75,14 @@ static int read_head(const char *path, const char *what, size_t max, char *buf, 
 		slurm_debug("nccl-bot: %s: not read", err);
 		return -1;
 	}
-	while (*len < max && ((r = read(fd, buf + *len, max - *len)) > 0 || (r < 0 && errno == EINTR)))
-		if (r > 0)
-			*len += (size_t)r;
+	while (*len < max) {
+		r = read(fd, buf + *len, max - *len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		*len += (size_t)r;
+	}
 	close(fd);
 	return 0;
 }

@@ -28,7 +28,7 @@
 struct bot_spank_submit {
 	char partition[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char account[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
-	char script[PATH_MAX];		/* sbatch's script argument; "" none (stdin, --wrap) */
+	char script[PATH_MAX];		/* sbatch's script; "" none (stdin, --wrap) */
 };
 
 /*

@@ -371,9 +371,10 @@ START_TEST(test_submit)
 #define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH -N1\n\n# note\n#SBATCH --partition=gpu "
-				"-A 'acct 1' # c\n#SBATCH -p other\necho hi\n#SBATCH -A late\n"), 0);
+				"-A 'acct 1' # c\n#SBATCH -p other\necho hi\n"
+				"#SBATCH -A late\n"), 0);
 	ck_assert_str_eq(s.partition, "other");
-	ck_assert_str_eq(s.account, "acct 1");		/* quotes group; after a command: none */
+	ck_assert_str_eq(s.account, "acct 1");	/* quotes group; after a command: none */
 	strcpy(s.partition, "cmd");
 	s.account[0] = 0;
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\r\n#SBATCH -p gpu\r\n  #SBATCH -A a2\r\n"
@@ -385,7 +386,8 @@ START_TEST(test_submit)
 #define CONF(lit, o) bot_spank_conf_default_partition(lit, sizeof(lit) - 1, o, sizeof(o))
 	ck_assert_int_eq(CONF("PartitionName=DEFAULT Default=YES\nPartitionName=debug Nodes=n[1-4] "
 			      "Default=YES MaxTime=1\npartitionname=other default=yes # last\n"
-			      "# PartitionName=c Default=YES\nPartitionName=d Default=NO\n", out), 0);
+			      "# PartitionName=c Default=YES\nPartitionName=d Default=NO\n", out),
+			 0);
 	ck_assert_str_eq(out, "other");
 	ck_assert_int_eq(CONF("PartitionName=debug Nodes=n1\nDefault=YES\n", out), -1);
 }
