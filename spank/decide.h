@@ -53,6 +53,13 @@ struct bot_spank_step {
 	int opt_policy;			/* BOT_SPANK_OPT_POLICY */
 	const char *partition;		/* NULL: not known */
 	const char *account;		/* NULL: not known */
+	/* At submission (sbatch, salloc): why a NULL partition or account is
+	 * not known (for the reason). A submission whose account is not known
+	 * is left alone where exclude_accounts= is set: the job may run under
+	 * the user's default account, which may be the excluded one. NULL
+	 * for srun, which knows its job's. */
+	const char *partition_why;
+	const char *account_why;
 	int has_gpus;
 	int kill_switch;		/* the kill_switch= file exists */
 };

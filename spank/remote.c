@@ -4,9 +4,10 @@
  * Owns applying, never deciding: srun (or sbatch) decided once for the
  * whole step, and this copies the pinned values (SLURM_NCCL_BOT_PIN_*,
  * which survive --export=NONE) into the variables NCCL reads, identical
- * bytes on every node. It reads no shared state, no kill switch and no
- * configuration file: a file that differs between nodes must not give
- * some ranks nccl-bot's tuner and others NCCL's own (a hang).
+ * bytes on every node. It reads no shared state and, for srun's steps,
+ * no kill switch: a file that differs between nodes must not give some
+ * ranks nccl-bot's tuner and others NCCL's own (a hang). The batch step,
+ * one task on one node, is the exception (batch_kill_switch).
  *
  * One check is per node, because it is about this node: the rank library
  * the step is pointed at must be here and be a tuner plugin. If it is not,
@@ -164,6 +165,56 @@ int bot_spank_remote_post_opt(spank_t sp)
 	return 0;
 }
 
+/*
+ * The kill switch, read here for the batch step only. The batch step's
+ * decision was pinned at submission (spank/allocator.c), maybe hours
+ * before the job starts; a switch the administrator placed meanwhile must
+ * stop it too, or "switched off in seconds" would not hold for queued
+ * jobs. Reading it on a node cannot split this step between tuners: the
+ * batch step is the job script alone, one task on one node, and this
+ * slurmstepd is its only one (the sruns in the script are steps of their
+ * own, which decide in srun and read the switch there: never here, where
+ * nodes might see the switch differently). The step then runs without
+ * nccl-bot: the pinned variables and the pins are taken out of its
+ * environment (a variable holding our pinned value is ours, one the user
+ * set differs and stays), and its report info says why. 1 when it did.
+ */
+static int batch_kill_switch(spank_t sp, char *buf)
+{
+	char var[128], cur[PATH_MAX + 256], *val;
+	uint32_t step = 0;
+	struct stat st;
+
+	if (!bot_spank.args_ok || !bot_spank.args.kill_switch[0] ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step != BOT_DELTA_STEP_BATCH || stat(bot_spank.args.kill_switch, &st) < 0)
+		return 0;
+	val = malloc(PIN_MAX);
+	for (size_t i = 0; bot_spank_pinned[i]; i++) {
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, bot_spank_pinned[i]);
+		if (!get(sp, var, buf, PIN_MAX))
+			continue;
+		/* without memory to compare, ours or not: taken out (the step
+		 * must not run with nccl-bot) */
+		if (!val || (get(sp, bot_spank_pinned[i], val, PIN_MAX) && !strcmp(buf, val)))
+			spank_unsetenv(sp, bot_spank_pinned[i]);
+		spank_unsetenv(sp, var);
+	}
+	free(val);
+	spank_unsetenv(sp, BOT_SPANK_MEASURE_VAR);
+	if (get(sp, BOT_SPANK_REPORT_INFO_VAR, cur, sizeof(cur))) {
+		/* "MODE PLUGIN SOURCE" (spank/report.c): the source's "(why)"
+		 * is what the report shows */
+		snprintf(cur, sizeof(cur), "on none prior (nccl-bot switched off by the "
+			 "administrator: the kill switch %s exists)", bot_spank.args.kill_switch);
+		bot_log_esc_inplace(cur, sizeof(cur));
+		spank_setenv(sp, BOT_SPANK_REPORT_INFO_VAR, cur, 1);
+	}
+	slurm_info("nccl-bot: the kill switch %s exists: the batch step runs without nccl-bot",
+		   bot_spank.args.kill_switch);
+	return 1;
+}
+
 int bot_spank_remote_user_init(spank_t sp)
 {
 	char var[128], err[PATH_MAX + 128];
@@ -175,6 +226,10 @@ int bot_spank_remote_user_init(spank_t sp)
 	buf = malloc(PIN_MAX);
 	if (!buf) {
 		slurm_error("nccl-bot: out of memory");
+		return 0;
+	}
+	if (batch_kill_switch(sp, buf)) {
+		free(buf);
 		return 0;
 	}
 	for (size_t i = 0; bot_spank_pinned[i]; i++) {

@@ -135,6 +135,12 @@ void bot_spank_report_step(spank_t sp)
 		step_tasks = 0;
 }
 
+void bot_spank_report_step_size(uint32_t nodes, uint32_t tasks)
+{
+	step_nodes = nodes;
+	step_tasks = tasks;
+}
+
 static long ms_now(void)
 {
 	struct timespec t;
@@ -226,11 +232,18 @@ int bot_spank_local_exit(spank_t sp)
 		job = het;
 	if (!job)
 		return 0;
-	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
-		nnodes = step_nodes ? step_nodes : env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
-	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
-		ntasks = step_tasks ? step_tasks : env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
-	het_counts(&nnodes, &ntasks);
+	/* what local_user_init recorded wins: for a heterogeneous step the
+	 * items here are its first component's (observed, 22.05) */
+	if (step_nodes)
+		nnodes = step_nodes;
+	else if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
+		nnodes = env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
+	if (step_tasks)
+		ntasks = step_tasks;
+	else if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
+		ntasks = env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
+	if (!step_nodes || !step_tasks)
+		het_counts(&nnodes, &ntasks);
 	snprintf(jobs, sizeof(jobs), "%u", job);
 	snprintf(steps, sizeof(steps), "%u", step);
 	snprintf(name, sizeof(name), "%u.%u", job, step);
@@ -266,10 +279,12 @@ int bot_spank_local_exit(spank_t sp)
 		if (bot_report_merge(&m, &set.v[i], BOT_REPORT_SAME_STEP) < 0)
 			break;
 	bot_report_set_free(&set);
-	if (!m.nparts) {
+	if (!m.nparts)
 		bot_report_part_info(&m, getenv(BOT_SPANK_REPORT_INFO_VAR));
+	/* srun knows how many ranks the step has (every component of a
+	 * heterogeneous one): a node whose part did not arrive still counts */
+	if (ntasks > m.expected_ranks)
 		m.expected_ranks = ntasks;
-	}
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
 	if (!m.nparts && measured)

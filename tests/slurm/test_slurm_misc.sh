@@ -233,11 +233,75 @@ check "sbatch -p debug,other: the prior (the partitions span fabrics a and b)" \
 	grep -q 'table from the prior (the partitions span fabrics a and b)' "$ERR" ||
 	grep nccl-bot "$ERR"
 submit
-check "sbatch without a partition: the prior (the partition is not known at submission)" \
-	grep -q 'table from the prior (the partition is not known at submission)' "$ERR" ||
+check "sbatch without a partition: slurm.conf's Default=YES partition debug, fabric a's snapshot" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+check "  ... the batch step got a table" grep -q '^table=NBT1\.' "$D/batch.out"
+# the script's own #SBATCH block, as sbatch reads it (the environment wins)
+printf '#!/bin/sh\n#SBATCH -N1\n\n# a comment\n#SBATCH --partition=other -A acct1\n%s\n#SBATCH -p debug\n' \
+	"$BATCHSHOW" >"$D/part.sh"
+submit_script() {
+	job=$(timeout 60 sbatch -v --parsable -w n1 --nccl-bot=ucb1 -o "$D/batch.out" "$@" \
+		2>"$ERR")
+	ended "$job" n1
+}
+submit_script "$D/part.sh"
+check "#SBATCH --partition=other in the script: fabric b (no learned state yet)" \
+	grep -q "table from the fabric b (no learned state yet)" "$ERR" || grep nccl-bot "$ERR"
+SBATCH_PARTITION=debug submit_script "$D/part.sh"
+check "  ... SBATCH_PARTITION=debug beats it (as in sbatch): fabric a" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+cat "$D/part.sh" | timeout 60 sbatch -v --parsable -w n1 --nccl-bot=ucb1 -o "$D/batch.out" \
+	2>"$ERR" >"$D/job"
+ended "$(cat "$D/job")" n1
+check "  ... a script on stdin is not read: the default partition's fabric a" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+
+# partitions=, accounts=, exclude_accounts= for the batch step: the
+# partition and account from the command line, the environment, the script
+cluster_plugstack enable=default mode=on partitions=other $ARGS
+submit_script "$D/part.sh"
+check "partitions=other, #SBATCH --partition=other: the batch step gets nccl-bot" \
+	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+submit
+check "partitions=other, no partition named: the default partition debug is not enabled" \
+	grep -q '^table=$' "$D/batch.out"
+check "  ... the user is told" grep -q 'nccl-bot: not enabled in partition debug' "$ERR" ||
 	grep nccl-bot "$ERR"
-check "  ... the batch step still got a table" grep -q '^table=NBT1\.' "$D/batch.out"
+cluster_plugstack enable=default mode=on partitions=debug $ARGS
+submit
+check "partitions=debug, no partition named: slurm.conf's default debug, nccl-bot" \
+	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+cluster_plugstack enable=default mode=on exclude_accounts=acct1 $ARGS
+submit -A acct1
+check "exclude_accounts=acct1, sbatch -A acct1: the batch step is left alone" \
+	grep -q '^table=$' "$D/batch.out" || cat "$D/batch.out"
+check "  ... and told why (the user asked)" grep -q 'nccl-bot: not enabled for account acct1' "$ERR" ||
+	grep nccl-bot "$ERR"
+SBATCH_ACCOUNT=acct1 submit
+check "  ... SBATCH_ACCOUNT=acct1: left alone" grep -q '^table=$' "$D/batch.out"
+submit_script "$D/part.sh"
+check "  ... #SBATCH -A acct1: left alone" grep -q '^table=$' "$D/batch.out"
+submit -A acct2
+check "  ... sbatch -A acct2: nccl-bot" grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+job=$(timeout 60 sbatch -v --parsable -N1 -w n1 -o "$D/batch.out" --wrap "$BATCHSHOW" 2>"$ERR")
+ended "$job" n1
+check "  ... no account named (it may be the user's default, acct1): left alone" \
+	grep -q '^table=$' "$D/batch.out"
+check "  ... and sbatch -v says why" \
+	grep -q 'nccl-bot: batch step: the account is not known at submission (not given by -A, SBATCH_ACCOUNT or #SBATCH -A)' "$ERR" ||
+	grep nccl-bot "$ERR"
+cluster_plugstack enable=default mode=on accounts=acct1 $ARGS
+submit -A acct1
+check "accounts=acct1, sbatch -A acct1: the batch step gets nccl-bot" \
+	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+submit_script "$D/part.sh"
+check "  ... #SBATCH -A acct1: nccl-bot" grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
 cluster_plugstack enable=opt-in mode=on $ARGS
+
+# a heterogeneous step's summary counts every component's ranks
+run srun -N1 -n2 -w n1 --nccl-bot=ucb1 true : -N2 -n3 -w n2,n3 true
+check "a heterogeneous step of 2+3 ranks: the summary expects 5" \
+	grep -q 'nccl-bot: step [0-9]*\.0: .* of 5 ranks' "$ERR" || grep nccl-bot "$ERR"
 
 check "no node drained" undrained
 t1=$(date +%s%N)

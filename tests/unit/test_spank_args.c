@@ -14,6 +14,7 @@
 #include "spank/args.h"
 #include "spank/decide.h"
 #include "spank/fabricmap.h"
+#include "spank/submit.h"
 #include "testutil.h"
 
 static int parse(struct bot_spank_args *a, const char *node, char *err, size_t len, ...)
@@ -194,6 +195,24 @@ START_TEST(test_gate)
 	s.has_gpus = 0;
 	bot_spank_gate(&a, &s, &g);
 	ck_assert(!g.used && strstr(g.reason, "require_gpus"));
+	s.has_gpus = 1;
+	/* at submission: an unknown account under exclude_accounts= may be
+	 * the excluded default account; srun's unknown one is not excluded */
+	s.account = NULL;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used);
+	s.account_why = "not given by -A";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "account is not known at submission (not given "
+				    "by -A)"));
+	s.account = "y";
+	s.partition = NULL;
+	s.partition_why = "not given by -p";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "partition is not known at submission (not given "
+				    "by -p) and this cluster enables nccl-bot in some partitions"));
+	s.partition = "gpu";
+	s.partition_why = s.account_why = NULL;
 
 	OK("enable=default");				/* mode=shadow by default */
 	s.has_gpus = 0;
@@ -312,6 +331,68 @@ START_TEST(test_build)
 }
 END_TEST
 
+/* what a submission names: sbatch's command line (argv as
+ * /proc/self/cmdline has it), the script's #SBATCH block, slurm.conf */
+static void cmdline(struct bot_spank_submit *s, int want_script, size_t n, const char *argv)
+{
+	bot_spank_submit_cmdline(argv, n, want_script, s);
+}
+#define CMD(s, lit) cmdline(s, 1, sizeof(lit), lit)
+
+START_TEST(test_submit)
+{
+	struct bot_spank_submit s;
+	char out[64];
+
+	CMD(&s, "sbatch\0-p\0debug\0-A\0acct1\0job.sh\0-p\0x");
+	ck_assert_str_eq(s.partition, "debug");	/* the script's own -p is its own */
+	ck_assert_str_eq(s.account, "acct1");
+	ck_assert_str_eq(s.script, "job.sh");
+	CMD(&s, "sbatch\0--partition=a\0--partition\0b\0--account=c\0-vvHN1\0-n\0"
+		"2\0--nccl-bot\0--hold\0j.sh");
+	ck_assert_str_eq(s.partition, "b");		/* the last one, as getopt */
+	ck_assert_str_eq(s.account, "c");
+	ck_assert_str_eq(s.script, "j.sh");
+	CMD(&s, "sbatch\0-vpother\0-Aacct2\0--export\0ALL\0--\0-odd.sh");
+	ck_assert_str_eq(s.partition, "other");
+	ck_assert_str_eq(s.account, "acct2");
+	ck_assert_str_eq(s.script, "-odd.sh");
+	CMD(&s, "sbatch\0-p\0debug\0--wrap\0true");
+	ck_assert_str_eq(s.script, "");			/* --wrap: no script */
+	CMD(&s, "sbatch\0-N1");
+	ck_assert_str_eq(s.script, "");			/* stdin */
+	ck_assert_str_eq(s.partition, "");
+	cmdline(&s, 0, sizeof("salloc\0-p\0x\0srun\0-p\0y"), "salloc\0-p\0x\0srun\0-p\0y");
+	ck_assert_str_eq(s.partition, "x");
+	ck_assert_str_eq(s.script, "");			/* salloc: a command, no script */
+	CMD(&s, "sbatch\0-p");				/* a value missing */
+	ck_assert_str_eq(s.partition, "");
+
+#define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH -N1\n\n# note\n#SBATCH --partition=gpu "
+				"-A 'acct 1' # c\n#SBATCH -p other\necho hi\n"
+				"#SBATCH -A late\n"), 0);
+	ck_assert_str_eq(s.partition, "other");
+	ck_assert_str_eq(s.account, "acct 1");	/* quotes group; after a command: none */
+	strcpy(s.partition, "cmd");
+	s.account[0] = 0;
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\r\n#SBATCH -p gpu\r\n  #SBATCH -A a2\r\n"
+				"#SBATCHX -A a3\n#SBATCH -Aa4"), 0);
+	ck_assert_str_eq(s.partition, "cmd");		/* the command line's wins */
+	ck_assert_str_eq(s.account, "");		/* indented, no blank, cut: not read */
+	ck_assert_int_eq(SCRIPT(&s, "echo no\n#SBATCH -p x\n"), -1);
+
+#define CONF(lit, o) bot_spank_conf_default_partition(lit, sizeof(lit) - 1, o, sizeof(o))
+	ck_assert_int_eq(CONF("PartitionName=DEFAULT Default=YES\nPartitionName=debug Nodes=n[1-4] "
+			      "Default=YES MaxTime=1\npartitionname=other default=yes # last\n"
+			      "# PartitionName=c Default=YES\nPartitionName=d Default=NO\n", out),
+			 0);
+	ck_assert_str_eq(out, "other");
+	ck_assert_int_eq(CONF("PartitionName=debug Nodes=n1\nDefault=YES\n", out), -1);
+}
+END_TEST
+
 START_TEST(test_fabricmap)
 {
 	static const char good[] = "# node fabric\n\nn3 b\n n1\ta  # leaf1\nn2 a\nn4 b";
@@ -399,6 +480,7 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_gpus);
 	tcase_add_test(tc, test_build);
 	tcase_add_test(tc, test_fabricmap);
+	tcase_add_test(tc, test_submit);
 	suite_add_tcase(s, tc);
 	return s;
 }
