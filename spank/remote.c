@@ -369,22 +369,25 @@ out:
 	return n;
 }
 
-/* This node's fabric: fabric= or the fabric map's; "" when neither says. */
+/* This node's fabric: fabric=, or the fabric map's (fabric_map= or the
+ * fabric_map of config=: a root-side fact, read as root); "" when none says. */
 static void node_fabric(char *out, size_t len)
 {
 	struct bot_fabricmap m;
 	const char *f;
 	char err[PATH_MAX + 256];
+	int rc;
 
 	out[0] = 0;
 	if (bot_spank.args.fabric[0]) {
 		snprintf(out, len, "%s", bot_spank.args.fabric);
 		return;
 	}
-	if (!bot_spank.args.fabric_map[0])
-		return;
-	if (bot_fabricmap_load(bot_spank.args.fabric_map, &m, err, sizeof(err)) < 0) {
-		slurm_error("nccl-bot: %s", err);
+	rc = bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
+				     sizeof(err));
+	if (rc <= 0) {
+		if (rc < 0)
+			slurm_error("nccl-bot: %s", err);
 		return;
 	}
 	f = bot_fabricmap_lookup(&m, bot_spank.node);
