@@ -1,6 +1,7 @@
 /*
  * siteconf.h - the site configuration (doc/formats.md section 15, version
- * 1): one optional YAML file read by ship, compact and the SPANK plugin.
+ * 2; version 1 still read): one optional YAML file read by ship, compact
+ * and the SPANK plugin.
  *
  * Owns its keys, their defaults and ranges, and where the file is looked
  * for: the caller's path (`--config FILE`), else NCCL_BOT_CONFIG (the
