@@ -126,5 +126,13 @@ extern const char *const bot_spank_pinned[BOT_SPANK_MAX_VARS + 1];	/* NULL-ended
  */
 #define BOT_SPANK_REPORT_VAR "SLURM_NCCL_BOT_REPORT_DIR"
 #define BOT_SPANK_REPORT_INFO_VAR "SLURM_NCCL_BOT_REPORT_INFO"
+/* The step's token (16 hex digits, formats.md section 17): which report
+ * parts are this run's. Pinned with the report by spank/report.c. */
+#define BOT_SPANK_REPORT_TOKEN_VAR "SLURM_NCCL_BOT_REPORT_TOKEN"
+/* The fabric the decision put the step's nodes on ("-": none, the step
+ * spans fabrics or a node's fabric is not known): the harvest stamps
+ * deltas with it and writes none for "-" (doc/slurm.md). Pinned with the
+ * report by spank/report.c. */
+#define BOT_SPANK_FABRIC_VAR "SLURM_NCCL_BOT_FABRIC"
 
 #endif

@@ -59,7 +59,7 @@
  * the step's end are not to be held up). */
 #define REMOTE_HARVEST_MS 2000u
 /* Arguments after DIR for the helper's report half (report_args). */
-#define REPORT_ARGS 9
+#define REPORT_ARGS 10
 
 /* Set in user_init, read in each task's task_init (a child of this
  * slurmstepd): why this node cannot run the step's tasks. */
@@ -493,10 +493,10 @@ struct report_args {
 	char *argv[REPORT_ARGS + 1];
 };
 
-static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t leaves,
-				struct report_args *r)
+static char *const *report_args(spank_t sp, const struct step_facts *f,
+				const struct bot_delta_hdr *id, struct report_args *r)
 {
-	char tmpl[PATH_MAX], info[PATH_MAX];
+	char tmpl[PATH_MAX], info[PATH_MAX], token[24];
 	uint32_t local = 0;
 	int k = 0;
 
@@ -508,7 +508,16 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 		local = 0;
 	snprintf(r->v[k++], sizeof(r->v[0]), "report=%s", tmpl);
 	snprintf(r->v[k++], sizeof(r->v[0]), "info=%s", info);
-	snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	/* a heterogeneous job's component: J+K, in the leader J's directory */
+	if (id->het_job)
+		snprintf(r->v[k++], sizeof(r->v[0]), "job=%u+%u", (unsigned)id->het_job,
+			 (unsigned)id->het_comp);
+	else
+		snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	/* the helper refuses a malformed one: only a well-formed token passes */
+	if (get(sp, BOT_SPANK_REPORT_TOKEN_VAR, token, sizeof(token)) && strlen(token) == 16 &&
+	    strspn(token, "0123456789abcdef") == 16)
+		snprintf(r->v[k++], sizeof(r->v[0]), "token=%s", token);
 	if (f->step == BOT_DELTA_STEP_BATCH)
 		snprintf(r->v[k++], sizeof(r->v[0]), "step=batch");
 	else
@@ -517,7 +526,7 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 	snprintf(r->v[k++], sizeof(r->v[0]), "restart=%u", (unsigned)f->restart);
 	snprintf(r->v[k++], sizeof(r->v[0]), "nodes=%u", (unsigned)f->nnodes);
 	snprintf(r->v[k++], sizeof(r->v[0]), "tasks=%u", (unsigned)local);
-	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)leaves);
+	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)id->leaf_switches);
 	for (int i = 0; i < k; i++)
 		r->argv[i] = r->v[i];
 	r->argv[k] = NULL;
@@ -525,15 +534,34 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 }
 
 /* The helper writes the report part after its stream: wait for its exit
- * until the harvest's bound (the pidfd is readable once it has exited),
- * never longer; reap() kills what is left. */
-static void wait_helper(int pidfd, const struct timespec *t0)
+ * until the harvest's bound, never longer; reap() kills what is left. The
+ * pidfd is readable once it has exited; without one (Linux < 5.3) the pid
+ * is polled every ms with waitid(WNOWAIT), which leaves the zombie to
+ * reap(); ECHILD (slurmstepd reaped it) counts as exited. */
+static void wait_helper(pid_t pid, int pidfd, const struct timespec *t0)
 {
 	struct pollfd q = { pidfd, POLLIN, 0 };
 	long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 
-	if (pidfd < 0 || left <= 0)
+	if (left <= 0)
 		return;
+	if (pidfd < 0) {
+		const struct timespec ms = { 0, 1000000 };
+
+		for (; left > 0; left = (long)REMOTE_HARVEST_MS - ms_since(t0)) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+				if (errno != EINTR)
+					return;	/* ECHILD: gone already */
+			} else if (si.si_pid == pid) {
+				return;
+			}
+			nanosleep(&ms, NULL);
+		}
+		return;
+	}
 	while (poll(&q, 1, (int)left) < 0 && errno == EINTR) {
 		left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 		if (left <= 0)
@@ -634,16 +662,97 @@ out:
 	return rc;
 }
 
+/* The step's nodes through the fabric map (bot_hostlist_expand's callback). */
+struct span {
+	const struct bot_fabricmap *m;
+	struct bot_fabricmap_step st;
+};
+
+static int span_add(void *arg, const char *name)
+{
+	struct span *sp = arg;
+
+	bot_fabricmap_step_add(sp->m, &sp->st, name);
+	return sp->st.state < 0;
+}
+
+/*
+ * The fabric a step's delta goes to (doc/slurm.md): this node's own, and
+ * only when the whole step is on it, else none ("", why said): latencies
+ * of communicators that cross fabrics are no one fabric's. A fabric the
+ * decision pinned (BOT_SPANK_FABRIC_VAR, where the step was decided: all
+ * the job's nodes on it) must be this node's. When the decision named none
+ * ("-": it ran on the prior because the job's nodes span fabrics, have one
+ * of unknown fabric, or were not known, as for a heterogeneous step or a
+ * batch step of an unknown partition) or there is no pin (the epilog, a
+ * step decided by an older plugin), the step's own node list
+ * (SLURM_STEP_NODELIST; the batch step: this node) is mapped here: all on
+ * this node's fabric, or no delta. That list is the job's environment,
+ * which a user could change: like the spool's records, it only ever
+ * speaks for the user's own measurements (doc/security.md).
+ */
+static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t whylen)
+{
+	char pin[BOT_SPANK_FABRIC_MAX + 8], err[PATH_MAX + 256], *nodes;
+	struct bot_fabricmap m;
+	struct span span;
+
+	why[0] = 0;
+	node_fabric(out, len);
+	if (!out[0]) {
+		snprintf(why, whylen, "this node's fabric is not known: fabric= or fabric_map=");
+		return;
+	}
+	if (sp && get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)) && strcmp(pin, "-")) {
+		if (strcmp(pin, out))
+			snprintf(why, whylen, "the step's table is fabric %.64s's, this node is on "
+				 "%.64s", pin, out);
+		goto out;
+	}
+	if (bot_spank.args.fabric[0])
+		return;	/* fabric=: every node's (node_fabric found a map otherwise) */
+	nodes = malloc(65536);
+	if (!nodes) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if (!sp || !get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
+		snprintf(nodes, 65536, "%s", bot_spank.node);
+	if (bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
+				    sizeof(err)) <= 0) {
+		snprintf(why, whylen, "the fabric map cannot be read");
+		free(nodes);
+		goto out;
+	}
+	memset(&span, 0, sizeof(span));
+	span.m = &m;
+	if (bot_hostlist_expand(nodes, span_add, &span, err, sizeof(err)) < 0 &&
+	    span.st.state >= 0)
+		snprintf(why, whylen, "the step's node list does not read: %.200s", err);
+	else if (span.st.state < 0)
+		snprintf(why, whylen, "the step ran on the prior: %.200s", span.st.why);
+	else if (span.st.state == 0 || strcmp(span.st.fabric, out))
+		snprintf(why, whylen, "the step's nodes are not on this node's fabric %.64s", out);
+	bot_fabricmap_free(&m);
+	free(nodes);
+out:
+	if (why[0]) {
+		bot_log_esc_inplace(why, whylen);
+		out[0] = 0;
+	}
+}
+
 /*
  * basefd/name, a spool directory of id->uid, into a delta stamped with id
- * (everything but cluster, fabric and node, which this fills), read by the
- * helper as id->uid within left ms. Logs (what: "step 5.0"); never fails
- * the caller. The caller removes the directory.
+ * (everything but cluster, fabric and node, which this fills: the step's
+ * fabric, step_fabric), read by the helper as id->uid within left ms.
+ * Logs (what: "step 5.0"); never fails the caller. The caller removes the
+ * directory.
  */
 void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
 			   char *const *extra, const char *what, const struct timespec *t0)
 {
-	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX];
+	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX], why[256];
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
@@ -653,11 +762,10 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
-	node_fabric(fabric, sizeof(fabric));
+	step_fabric(sp, fabric, sizeof(fabric), why, sizeof(why));
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
-		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
-			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
-			   : "no outbox_dir=");
+		slurm_info("nccl-bot: %s: no delta (%s)%s; removed", dir,
+			   !fabric[0] ? why : "no outbox_dir=", extra ? ", the report part only" : "");
 		if (!extra || helper_ok(bot_spank.args.harvest_helper, err, sizeof(err)) < 0)
 			return;	/* no part without a helper: srun's line says so */
 	}
@@ -670,12 +778,13 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
+	/* -1 before Linux 5.3: the pid */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
 		/* the report only */
 		drain(fd, t0);
 		close(fd);
-		wait_helper(pidfd, t0);
+		wait_helper(pid, pidfd, t0);
 		reap(pid, pidfd);
 		return;
 	}
@@ -696,7 +805,7 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
 	if (extra)
-		wait_helper(pidfd, t0);
+		wait_helper(pid, pidfd, t0);
 	reap(pid, pidfd);
 	if (rc == 0)
 		slurm_info("nccl-bot: %s: %zu spool files read, %zu rejected, %llu records: %s "
@@ -732,7 +841,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base,
 	id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
 	id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	bot_spank_job_facts(base, f->job, f->nnodes, &id, &jf);
-	extra = report_args(sp, f, id.leaf_switches, &rargs);
+	extra = report_args(sp, f, &id, &rargs);
 	snprintf(what, sizeof(what), "step %u.%u", f->job, f->step);
 	bot_spank_harvest_dir(sp, f->name, &id, (long)REMOTE_HARVEST_MS - ms_since(t0), extra,
 			      what, t0);

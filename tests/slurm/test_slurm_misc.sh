@@ -266,9 +266,15 @@ check "  ... the epilog stamps the delta with the map's fabric a" \
 run srun -v -N1 -n1 -w n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
 check "  ... on n3: fabric b (no learned state yet)" \
 	grep -q 'table from the fabric b (no learned state yet)' "$ERR" || grep nccl-bot "$ERR"
-run srun -v -N2 -n2 -w n2,n3 --nccl-bot=ucb1 true
+run srun -v -N2 -n2 -w n2,n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
 check "  ... n2,n3: the prior (the step's nodes span fabrics a and b)" \
 	grep -q "table from the prior (the step's nodes span fabrics a and b)" "$ERR" || grep nccl-bot "$ERR"
+ended "$job" n2,n3
+check "  ... and no delta on either node (its nodes mapped through the same map)" \
+	test -n "$job" -a -z "$(ls "$OUTBOX/n2" "$OUTBOX/n3" | grep "^nbtest\.$job\.")"
+check "  ... the slurmd log says why" \
+	sh -c "grep -h 'nccl-bot' '$D'/log/slurmd-n2.log | grep -q 'step ran on the prior: the step.s nodes span fabrics a and b'"
 submit -p debug
 check "  ... sbatch -p debug: the map's partition gives fabric a's snapshot" \
 	grep -q 'nccl-bot: batch step: policy ucb1, table from the fabric a snapshot' "$ERR" ||
