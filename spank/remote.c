@@ -700,7 +700,8 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 	why[0] = 0;
 	node_fabric(out, len);
 	if (!out[0]) {
-		snprintf(why, whylen, "this node's fabric is not known: fabric= or fabric_map=");
+		snprintf(why, whylen, "this node's fabric is not known: fabric=, fabric_map= or "
+			 "config='s fabric_map");
 		return;
 	}
 	if (sp && get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)) && strcmp(pin, "-")) {
