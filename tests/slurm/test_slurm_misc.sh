@@ -4,8 +4,10 @@
 # epilog: heterogeneous steps with one decision for every component
 # (identical variables, one table, per-component deltas with their het
 # ids), the job's account and GPUs in deltas (the prolog's root-side facts,
-# bit4 only for an account from Slurm), and the epilog's harvest of what a
-# killed step left. Skips (77) as test_slurm.sh does.
+# bit4 only for an account from Slurm), the epilog's harvest of what a
+# killed step left, the batch step's fabric at submission, and the fabric
+# map taken from the site configuration (config=, no fabric_map=). Skips
+# (77) as test_slurm.sh does.
 set -u
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
