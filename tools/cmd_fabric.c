@@ -7,8 +7,8 @@
  *   nccl-bot fabric [--map FILE] [--config FILE] NODELIST
  *
  * --yaml writes the same map as a site configuration (doc/formats.md
- * section 15, version 2: fabric_map, each fabric's nodes), through the
- * emitter (learn/yamlout.h). NODELIST reads the map the plugin would:
+ * section 15, version 2: fabric_map, each fabric's nodes as host lists),
+ * through the emitter (learn/yamlout.h). NODELIST reads the map the plugin would:
  * --map's text file, or the site configuration's fabric_map (--config,
  * else NCCL_BOT_CONFIG, else the default file; --map alone reads none),
  * and refuses both at once as the plugin does.
@@ -128,22 +128,93 @@ static int put(struct text *t, const char *a, const char *b, const char *c)
 	return 0;
 }
 
+/* A node of the YAML map: its fabric, and its name split into a prefix
+ * and a trailing number of 1-9 digits (width 0: none), so that runs of
+ * numbered names can be written as host lists. */
 struct pair {
 	const char *fabric, *node;
+	size_t plen;
+	int width;
+	unsigned long num;
 };
 
+static void split_name(struct pair *p)
+{
+	size_t len = strlen(p->node), d = 0;
+
+	while (d < len && p->node[len - 1 - d] >= '0' && p->node[len - 1 - d] <= '9')
+		d++;
+	p->plen = len;
+	p->width = 0;
+	p->num = 0;
+	if (d >= 1 && d <= 9) {
+		p->plen = len - d;
+		p->width = (int)d;
+		p->num = strtoul(p->node + p->plen, NULL, 10);
+	}
+}
+
+/* By fabric, then prefix, width and number: runs of one prefix and width
+ * in numeric order. */
 static int by_fabric_node(const void *a, const void *b)
 {
 	const struct pair *x = a, *y = b;
+	size_t n = x->plen < y->plen ? x->plen : y->plen;
 	int d = strcmp(x->fabric, y->fabric);
 
+	if (!d && !(d = memcmp(x->node, y->node, n)) && x->plen != y->plen)
+		d = x->plen < y->plen ? -1 : 1;
+	if (!d && x->width != y->width)
+		d = x->width < y->width ? -1 : 1;
+	if (!d && x->num != y->num)
+		d = x->num < y->num ? -1 : 1;
 	return d ? d : strcmp(x->node, y->node);
+}
+
+#define HOSTLIST_ITEM_MAX 1024	/* well under the reader's 4095 bytes a scalar */
+
+/* Write p[i..] as one host list item ("n[01-16,20]", or the name alone)
+ * and return the index after it: names of one fabric, prefix and width. */
+static size_t hostlist_item(struct bot_yamlout *y, const struct pair *p, size_t np, size_t i)
+{
+	char item[HOSTLIST_ITEM_MAX + 64];
+	size_t j = i, n;
+	int ranges = 0;
+
+	if (!p[i].width || i + 1 == np || strcmp(p[i + 1].fabric, p[i].fabric) ||
+	    p[i + 1].width != p[i].width || p[i + 1].plen != p[i].plen ||
+	    memcmp(p[i + 1].node, p[i].node, p[i].plen)) {
+		bot_yamlout_str(y, p[i].node);
+		return i + 1;
+	}
+	n = (size_t)snprintf(item, sizeof(item), "%.*s[", (int)p[i].plen, p[i].node);
+	while (j < np && n < HOSTLIST_ITEM_MAX && !strcmp(p[j].fabric, p[i].fabric) &&
+	       p[j].width == p[i].width && p[j].plen == p[i].plen &&
+	       !memcmp(p[j].node, p[i].node, p[i].plen)) {
+		size_t k = j;
+
+		while (k + 1 < np && !strcmp(p[k + 1].fabric, p[i].fabric) &&
+		       p[k + 1].width == p[i].width && p[k + 1].plen == p[i].plen &&
+		       !memcmp(p[k + 1].node, p[i].node, p[i].plen) && p[k + 1].num == p[k].num + 1)
+			k++;
+		n += (size_t)snprintf(item + n, sizeof(item) - n, "%s%0*lu", ranges++ ? "," : "",
+				      p[i].width, p[j].num);
+		if (k > j)
+			n += (size_t)snprintf(item + n, sizeof(item) - n, "-%0*lu", p[i].width,
+					      p[k].num);
+		j = k + 1;
+	}
+	snprintf(item + n, sizeof(item) - n, "]");
+	bot_yamlout_str(y, item);
+	return j;
 }
 
 /*
  * The map as a site configuration (formats.md section 15, version 2),
  * after t's comments: fabric_map with each fabric (sorted) and its nodes
- * (sorted, one per item), through the emitter. fab[i] is node i's fabric
+ * as Slurm host lists (runs of one prefix and digit count in brackets, at
+ * most HOSTLIST_ITEM_MAX bytes an item, so that a large cluster still fits
+ * the reader's 1 MiB), through the emitter. fab[i] is node i's fabric
  * ("" none).
  */
 static int yaml_map(struct text *t, const struct bot_fabricgen *g,
@@ -161,8 +232,10 @@ static int yaml_map(struct text *t, const struct bot_fabricgen *g,
 		goto out;
 	}
 	for (size_t i = 0; i < g->n; i++)
-		if (fab[i][0])
-			p[np++] = (struct pair){ fab[i], g->node[i].name };
+		if (fab[i][0]) {
+			p[np] = (struct pair){ .fabric = fab[i], .node = g->node[i].name };
+			split_name(&p[np++]);
+		}
 	if (np)
 		qsort(p, np, sizeof(*p), by_fabric_node);
 	bot_yamlout_map(y, 0);
@@ -170,18 +243,17 @@ static int yaml_map(struct text *t, const struct bot_fabricgen *g,
 	bot_yamlout_u64(y, 2);
 	bot_yamlout_str(y, "fabric_map");
 	bot_yamlout_map(y, 0);
-	for (size_t i = 0; i < np; i++) {
-		if (!i || strcmp(p[i - 1].fabric, p[i].fabric)) {
-			bot_yamlout_str(y, p[i].fabric);
-			bot_yamlout_map(y, 0);
-			bot_yamlout_str(y, "nodes");
-			bot_yamlout_seq(y, 0);
-		}
-		bot_yamlout_str(y, p[i].node);
-		if (i + 1 == np || strcmp(p[i + 1].fabric, p[i].fabric)) {
-			bot_yamlout_end(y);
-			bot_yamlout_end(y);
-		}
+	for (size_t i = 0; i < np;) {
+		size_t start = i;
+
+		bot_yamlout_str(y, p[i].fabric);
+		bot_yamlout_map(y, 0);
+		bot_yamlout_str(y, "nodes");
+		bot_yamlout_seq(y, 0);
+		while (i < np && !strcmp(p[i].fabric, p[start].fabric))
+			i = hostlist_item(y, p, np, i);
+		bot_yamlout_end(y);
+		bot_yamlout_end(y);
 	}
 	bot_yamlout_end(y);
 	bot_yamlout_end(y);

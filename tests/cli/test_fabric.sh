@@ -90,6 +90,7 @@ expect "slurm.conf through a link: refused" 1 "link.conf" -- \
 expect "generate --yaml -o: a site configuration" 0 "4 node(s) mapped, 1 without a fabric" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --yaml -o "$tmp/site.yaml"
 expect "  ... version 2 with fabric_map" 0 "^fabric_map:$" -- cat "$tmp/site.yaml"
+expect "  ... nodes as host lists" 0 "^    - n\[1-2\]$" -- cat "$tmp/site.yaml"
 expect "  ... the node without a fabric is a comment" 0 "^# node cpu1 has no feature" -- cat "$tmp/site.yaml"
 expect "fabric --config FILE NODELIST: one fabric" 0 "^step: fabric a " -- \
 	"$bot" fabric --config "$tmp/site.yaml" 'n[1-2]'
