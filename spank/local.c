@@ -154,7 +154,8 @@ static int het_nodes(BOT_SLURM_HOSTLIST *out)
 }
 
 /*
- * The step's fabric from fabric_map= (spank/fabricmap.h): every node of
+ * The step's fabric from fabric_map= or the fabric_map of config=
+ * (spank/fabricmap.h's bot_fabricmap_load_site): every node of
  * the job this srun runs in (srun knows the job's nodes here, not yet the
  * step's: a step inside an allocation that spans two fabrics runs on the
  * prior even when its own nodes are on one). With a map, fabric= is not
@@ -168,11 +169,12 @@ static void resolve_fabric(struct bot_spank_args *a, int asked, const char *subm
 	BOT_SLURM_HOSTLIST hl;
 	const char *nodes;
 	char err[PATH_MAX + 256], *h;
+	int rc = bot_fabricmap_load_site(a->fabric_map, a->config, &m, err, sizeof(err));
 
-	if (!a->fabric_map[0])
-		return;
+	if (rc == 0)
+		return;		/* no map (fabric_map= or config='s fabric_map) */
 	a->fabric[0] = 0;
-	if (bot_fabricmap_load(a->fabric_map, &m, err, sizeof(err)) < 0) {
+	if (rc < 0) {
 		snprintf(a->fabric_why, sizeof(a->fabric_why), "the fabric map cannot be read");
 		if (asked)
 			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);

@@ -424,22 +424,25 @@ out:
 	return n;
 }
 
-/* This node's fabric: fabric= or the fabric map's; "" when neither says. */
+/* This node's fabric: fabric=, or the fabric map's (fabric_map= or the
+ * fabric_map of config=: a root-side fact, read as root); "" when none says. */
 static void node_fabric(char *out, size_t len)
 {
 	struct bot_fabricmap m;
 	const char *f;
 	char err[PATH_MAX + 256];
+	int rc;
 
 	out[0] = 0;
 	if (bot_spank.args.fabric[0]) {
 		snprintf(out, len, "%s", bot_spank.args.fabric);
 		return;
 	}
-	if (!bot_spank.args.fabric_map[0])
-		return;
-	if (bot_fabricmap_load(bot_spank.args.fabric_map, &m, err, sizeof(err)) < 0) {
-		slurm_error("nccl-bot: %s", err);
+	rc = bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
+				     sizeof(err));
+	if (rc <= 0) {
+		if (rc < 0)
+			slurm_error("nccl-bot: %s", err);
 		return;
 	}
 	f = bot_fabricmap_lookup(&m, bot_spank.node);
@@ -752,7 +755,8 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 	why[0] = 0;
 	node_fabric(out, len);
 	if (!out[0]) {
-		snprintf(why, whylen, "this node's fabric is not known: fabric= or fabric_map=");
+		snprintf(why, whylen, "this node's fabric is not known: fabric=, fabric_map= or "
+			 "config='s fabric_map");
 		return;
 	}
 	if (sp && get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)) && strcmp(pin, "-")) {
@@ -761,8 +765,8 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 				 "%.64s", pin, out);
 		goto out;
 	}
-	if (bot_spank.args.fabric[0] || !bot_spank.args.fabric_map[0])
-		return;	/* fabric=: every node's */
+	if (bot_spank.args.fabric[0])
+		return;	/* fabric=: every node's (node_fabric found a map otherwise) */
 	nodes = malloc(65536);
 	if (!nodes) {
 		snprintf(why, whylen, "out of memory");
@@ -770,7 +774,8 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 	}
 	if (!sp || !get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
 		snprintf(nodes, 65536, "%s", bot_spank.node);
-	if (bot_fabricmap_load(bot_spank.args.fabric_map, &m, err, sizeof(err)) < 0) {
+	if (bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
+				    sizeof(err)) <= 0) {
 		snprintf(why, whylen, "the fabric map cannot be read");
 		free(nodes);
 		goto out;

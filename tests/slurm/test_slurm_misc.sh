@@ -4,8 +4,10 @@
 # epilog: heterogeneous steps with one decision for every component
 # (identical variables, one table, per-component deltas with their het
 # ids), the job's account and GPUs in deltas (the prolog's root-side facts,
-# bit4 only for an account from Slurm), and the epilog's harvest of what a
-# killed step left. Skips (77) as test_slurm.sh does.
+# bit4 only for an account from Slurm), the epilog's harvest of what a
+# killed step left, the batch step's fabric at submission, and the fabric
+# map taken from the site configuration (config=, no fabric_map=). Skips
+# (77) as test_slurm.sh does.
 set -u
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
@@ -296,6 +298,55 @@ check "accounts=acct1, sbatch -A acct1: the batch step gets nccl-bot" \
 	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
 submit_script "$D/part.sh"
 check "  ... #SBATCH -A acct1: nccl-bot" grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+
+# ---- the same map in the site configuration (config=, formats.md 15 v2) ---------------
+# no fabric_map=: config= names a version 2 file whose fabric_map gives
+# n1,n2 and partition debug fabric a, n3,n4 and partition other fabric b,
+# and whose state_dir is the state above
+cat >"$D/site.yaml" <<SITE
+version: 2
+state_dir: $STATE
+fabric_map:
+  a:
+    nodes: "n[1-2]"
+    partitions: [debug]
+  b:
+    nodes: [n3, n4]
+    partitions: other
+SITE
+YARGS="${ARGS/fabric_map=$D\/fabric.map /} config=$D/site.yaml"
+cluster_plugstack enable=opt-in mode=on $YARGS
+run srun -v -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "config= with fabric_map: srun on n1,n2 plans from fabric a's snapshot" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+ended "$job" n1,n2
+d=$OUTBOX/n1/nbtest.$job.0.0.n1.nbd
+check "  ... the epilog stamps the delta with the map's fabric a" \
+	test -f "$d" -a "$(str "$d" 144)" = a || grep -h "job $job" "$D"/log/slurmd-n1.log | grep nccl-bot | sed 's/^/  # /'
+run srun -v -N1 -n1 -w n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+check "  ... on n3: fabric b (no learned state yet)" \
+	grep -q 'table from the fabric b (no learned state yet)' "$ERR" || grep nccl-bot "$ERR"
+run srun -v -N2 -n2 -w n2,n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "  ... n2,n3: the prior (the step's nodes span fabrics a and b)" \
+	grep -q "table from the prior (the step's nodes span fabrics a and b)" "$ERR" || grep nccl-bot "$ERR"
+ended "$job" n2,n3
+check "  ... and no delta on either node (its nodes mapped through the same map)" \
+	test -n "$job" -a -z "$(ls "$OUTBOX/n2" "$OUTBOX/n3" | grep "^nbtest\.$job\.")"
+check "  ... the slurmd log says why" \
+	sh -c "grep -h 'nccl-bot' '$D'/log/slurmd-n2.log | grep -q 'step ran on the prior: the step.s nodes span fabrics a and b'"
+submit -p debug
+check "  ... sbatch -p debug: the map's partition gives fabric a's snapshot" \
+	grep -q 'nccl-bot: batch step: policy ucb1, table from the fabric a snapshot' "$ERR" ||
+	grep nccl-bot "$ERR"
+cluster_plugstack enable=opt-in mode=on $YARGS fabric_map=$D/fabric.map
+run srun -v -N1 -n1 -w n1 --nccl-bot=ucb1 true
+check "fabric_map= and config= with a map: refused, the user is told naming both" \
+	grep -q "two fabric maps: fabric_map=$D/fabric.map and the fabric_map of $D/site.yaml" "$ERR" ||
+	grep nccl-bot "$ERR"
+check "  ... and the step runs on the prior" \
+	grep -q 'table from the prior (the fabric map cannot be read)' "$ERR" || grep nccl-bot "$ERR"
 cluster_plugstack enable=opt-in mode=on $ARGS
 
 # a heterogeneous step's summary counts every component's ranks

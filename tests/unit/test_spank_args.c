@@ -467,6 +467,68 @@ START_TEST(test_fabricmap)
 }
 END_TEST
 
+/* The plugin's map from the site configuration (config=) or fabric_map=
+ * (bot_fabricmap_load_site): the same lookups as the text map, both at
+ * once refused, a configuration without a map giving none. */
+START_TEST(test_fabricmap_site)
+{
+	static const char conf[] = "version: 2\nfabric_map:\n  a:\n    nodes: n[1-2]\n"
+				   "    partitions: [debug]\n  b:\n    nodes: [n3, n4]\n";
+	static const char plain[] = "version: 1\nstate_dir: /srv/state\n";
+	static const char text[] = "n1 c\n";
+	char dir[128], cpath[BOT_TEST_PATH_MAX], ppath[BOT_TEST_PATH_MAX],
+	     tpath[BOT_TEST_PATH_MAX], bpath[BOT_TEST_PATH_MAX], err[PATH_MAX + 512];
+	struct bot_fabricmap m;
+	struct bot_fabricmap_step st;
+
+	bot_test_mkdtemp(dir, sizeof(dir), "fmsite");
+	bot_test_write(dir, "site.yaml", conf, strlen(conf));
+	bot_test_write(dir, "plain.yaml", plain, strlen(plain));
+	bot_test_write(dir, "text.map", text, strlen(text));
+	bot_test_write(dir, "bad.yaml", "version: 2\nfabric_map: [x]\n", 27);
+	bot_test_path(cpath, dir, "site.yaml");
+	bot_test_path(ppath, dir, "plain.yaml");
+	bot_test_path(tpath, dir, "text.map");
+	bot_test_path(bpath, dir, "bad.yaml");
+
+	/* config= alone: its map, nodes and partitions */
+	ck_assert_msg(bot_fabricmap_load_site("", cpath, &m, err, sizeof(err)) == 1, "%s", err);
+	ck_assert_uint_eq(m.n, 5);
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n2"), "a");
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n4"), "b");
+	ck_assert_ptr_null(bot_fabricmap_lookup(&m, "debug"));
+	memset(&st, 0, sizeof(st));
+	bot_fabricmap_step_add(&m, &st, "n1");
+	bot_fabricmap_step_add(&m, &st, "n2");
+	ck_assert_int_eq(st.state, 1);
+	ck_assert_str_eq(st.fabric, "a");
+	bot_fabricmap_step_add(&m, &st, "n3");
+	ck_assert_int_eq(st.state, -1);
+	ck_assert_str_eq(st.why, "the step's nodes span fabrics a and b");
+	bot_fabricmap_partitions(&m, "debug", &st);
+	ck_assert(st.state == 1 && !strcmp(st.fabric, "a"));
+	bot_fabricmap_free(&m);
+	/* both: refused, naming both files and the map's line */
+	ck_assert_int_eq(bot_fabricmap_load_site(tpath, cpath, &m, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "two fabric maps: fabric_map=") && strstr(err, "text.map") &&
+		      strstr(err, "site.yaml (line 2)"), "%s", err);
+	ck_assert_uint_eq(m.n, 0);
+	/* a configuration without a map: fabric_map= alone, or no map at all */
+	ck_assert_msg(bot_fabricmap_load_site(tpath, ppath, &m, err, sizeof(err)) == 1, "%s", err);
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n1"), "c");
+	bot_fabricmap_free(&m);
+	ck_assert_int_eq(bot_fabricmap_load_site("", ppath, &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_fabricmap_load_site(NULL, NULL, &m, err, sizeof(err)), 0);
+	ck_assert_uint_eq(m.n, 0);
+	/* a configuration that cannot be read gives no map here (the
+	 * decision's reader reports it); a text map still loads */
+	ck_assert_int_eq(bot_fabricmap_load_site("", bpath, &m, err, sizeof(err)), 0);
+	ck_assert_msg(bot_fabricmap_load_site(tpath, bpath, &m, err, sizeof(err)) == 1, "%s", err);
+	bot_fabricmap_free(&m);
+	bot_test_rmtree(dir);
+}
+END_TEST
+
 static Suite *spank_suite(void)
 {
 	Suite *s = suite_create("spank_args");
@@ -481,6 +543,7 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_build);
 	tcase_add_test(tc, test_fabricmap);
 	tcase_add_test(tc, test_submit);
+	tcase_add_test(tc, test_fabricmap_site);
 	suite_add_tcase(s, tc);
 	return s;
 }
