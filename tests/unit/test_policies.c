@@ -601,6 +601,25 @@ START_TEST(test_policy_allow_list)
 	ck_assert(bot_arm_allowed(nvls, 0, 1u << nvls));
 	ck_assert(bot_arm_allowed(bot_arm(BOT_ALGO_PAT, BOT_PROTO_SIMPLE), 0, 0));
 	ck_assert(!bot_arm_allowed(BOT_NARMS, 0, ~0u));
+	/* the NVLS family: AUTO on NVLS_TREE allows NVLS and the other way
+	 * round; CollNet Direct and Chain stay apart, and neither joins NVLS */
+	ck_assert(bot_arm_allowed(nvls, bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_SIMPLE), 0));
+	ck_assert(bot_arm_allowed(bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_LL128), nvls, 0));
+	ck_assert(!bot_arm_allowed(bot_arm(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE),
+				   bot_arm(BOT_ALGO_COLLNET_CHAIN, BOT_PROTO_SIMPLE), 0));
+	ck_assert(!bot_arm_allowed(bot_arm(BOT_ALGO_COLLNET_CHAIN, BOT_PROTO_SIMPLE),
+				   bot_arm(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE), 0));
+	ck_assert(!bot_arm_allowed(nvls, bot_arm(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE), 0));
+	ck_assert(!bot_arm_allowed(bot_arm(BOT_ALGO_COLLNET_CHAIN, BOT_PROTO_LL),
+				   bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_SIMPLE), 0));
+	ck_assert_uint_eq(bot_arm_family_mask(bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_LL)),
+			  7u << 12 | 7u << 15);
+	ck_assert_uint_eq(bot_arm_family_mask(bot_arm(BOT_ALGO_COLLNET_CHAIN, BOT_PROTO_LL)), 7u << 9);
+	ck_assert_uint_eq(bot_arm_family_mask(BOT_ARM_AUTO), 0);
+	for (int a = 0; a < BOT_NARMS; a++)
+		for (int x = 0; x < BOT_NARMS; x++)
+			ck_assert_int_eq(bot_arm_allowed(a, x, 0),
+					 bot_arm_allowed(a, -1, 0) || ((bot_arm_family_mask(x) >> a) & 1));
 	for (int allow = 0; allow < 2; allow++) {
 		ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
 		p.allow = allow ? 1u << nvls : 0;
