@@ -88,7 +88,39 @@ static const struct bot_policy_params defaults = {
 	.share = 1.0,
 	.plausible = 4.0,
 	.etc_rounds = 2.0,
+	.budget = 0.01,
 };
+
+/* Safe exploration: the one-sided bound used for "pessimistic", in
+ * posterior sds (one sd: each bound holds with about 84 % under the
+ * Gaussian belief; doc/policies.md says what that buys). */
+#define SAFE_Z		1.0
+/* The least excess an arm without samples in this context is charged. */
+#ifndef SAFE_UNMEASURED
+#define SAFE_UNMEASURED	0.25
+#endif
+
+/* The policy whose planner a -free variant uses. */
+static int base_id(int id)
+{
+	switch (id) {
+	case BOT_POLICY_GREEDY_FREE:
+		return BOT_POLICY_GREEDY;
+	case BOT_POLICY_EGREEDY_FREE:
+		return BOT_POLICY_EGREEDY;
+	case BOT_POLICY_UCB1_FREE:
+		return BOT_POLICY_UCB1;
+	case BOT_POLICY_THOMPSON_FREE:
+		return BOT_POLICY_THOMPSON;
+	default:
+		return id;
+	}
+}
+
+static int is_free(int id)
+{
+	return base_id(id) != id;
+}
 
 static int is_cold(int id)
 {
@@ -105,6 +137,8 @@ int bot_policy_init(struct bot_policy *p, const char *name)
 	p->id = id;
 	p->par = defaults;
 	p->allow = 0;
+	if (is_free(id))
+		p->par.budget = INFINITY;
 	if (is_cold(id)) {
 		p->par.prior_weight = 0;
 		p->par.share = 0;
@@ -137,6 +171,8 @@ int bot_policy_set(struct bot_policy *p, const char *key, double v)
 		q->plausible = v;
 	else if (!strcmp(key, "etc_rounds") && v >= 0 && v <= 1e9)
 		q->etc_rounds = v;
+	else if (!strcmp(key, "budget") && v >= 0 && v <= 1e9)
+		q->budget = v;
 	else
 		return -1;
 	return 0;
@@ -156,7 +192,7 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
 
 	if (!out || bot_policy_init(&p, bot_policy_name(id)) < 0)
 		return -1;
-	switch (id) {
+	switch (base_id(id)) {
 	case BOT_POLICY_GREEDY:		/* prior_weight x share */
 		if (i >= 12)
 			return -1;
@@ -874,6 +910,138 @@ static void plan_greedy_cold(const struct view *v, struct bot_plan *out)
 	plan_one(out, best < 0 ? v->auto_arm : v->b[best].arm);
 }
 
+/* ---- safe exploration (doc/policies.md) -------------------------------- */
+
+/* Pessimistic excess of one call on arm b over one call of AUTO's arm, in
+ * AUTO calls: the upper bound of b against the lower bound of AUTO's arm;
+ * exactly 0 for AUTO's arm itself (it is the baseline). */
+static double safe_excess(const struct view *v, const struct belief *b, double la)
+{
+	double e;
+
+	if (b->arm == v->auto_arm)
+		return 0;
+	e = exp2((b->mu + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
+	/* AUTO's errors are heavy-tailed: an arm never measured here may be
+	 * far slower than any Gaussian bound says (seen: 2.4x where the bound
+	 * promised 0.6x), so it is charged at least SAFE_UNMEASURED. */
+	return b->n ? e : fmax(e, SAFE_UNMEASURED);
+}
+
+static const struct belief *view_arm(const struct view *v, int arm)
+{
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].arm == arm)
+			return &v->b[i];
+	return NULL;
+}
+
+/* What the context has spent and earned: *spent = the pessimistic excess
+ * of its measured calls over AUTO's arm and *base = the calls AUTO's arm
+ * alone would have made, both in calls when the context counts its calls
+ * (samples scaled by calls / samples), else in samples; *la = AUTO's
+ * lower bound (q). -1 when AUTO's arm is not in the view. */
+static int safe_history(const struct view *v, double *spent, double *base, double *la, double *rate)
+{
+	const struct belief *a = view_arm(v, v->auto_arm);
+	double s = 0, n = 0, r = 1, st;
+
+	if (!a)
+		return -1;
+	*la = a->mu - SAFE_Z * a->sd;
+	for (int i = 0; i < v->nb; i++) {
+		n += (double)v->b[i].n;
+		if (v->b[i].n)
+			s += (double)v->b[i].n * safe_excess(v, &v->b[i], *la);
+	}
+	if (v->ctx->calls && n > 0)
+		r = n / (double)v->ctx->calls;	/* samples per call */
+	s /= r;
+	n /= r;
+	/* what the state remembers was spent (never decreases) */
+	st = (double)v->ctx->explore / 65536.0;
+	if (st > s)
+		s = st;
+	*spent = s;
+	*base = n;
+	*rate = r;
+	return 0;
+}
+
+/* Clip a plan to the budget: with R the calls of this round, S the spent
+ * excess and N the calls so far, keep S + R * (plan's excess per call)
+ * <= budget * (N + R). The exploit falls back to AUTO's arm when it alone
+ * does not fit; probes that cost more than the exploit shrink by one
+ * common factor (a narrower range: fewer communicators, or a smaller
+ * chance per call) and vanish below one bucket. */
+static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
+		      struct bot_plan *out)
+{
+	double spent, n, la, rate, r, slack, ex, cost = 0, f;
+	const struct belief *b;
+	unsigned k = 0;
+
+	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &n, &la, &rate) < 0)
+		return;
+	r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
+	if (!v->ctx->calls)
+		r *= rate;
+	slack = p->par.budget * (n + r) - spent;
+	b = view_arm(v, out->exploit);
+	ex = b ? safe_excess(v, b, la) : INFINITY;
+	if (ex > 0 && r * ex > slack) {
+		out->exploit = (uint8_t)v->auto_arm;
+		ex = 0;
+	}
+	slack -= r * ex;
+	for (unsigned i = 0; i < out->nprobe; i++) {
+		b = view_arm(v, out->probe[i].arm);
+		f = (double)(out->probe[i].hi - out->probe[i].lo) / BOT_PROBE_BUCKETS;
+		if (b && b->arm != out->exploit)
+			cost += f * fmax(0, safe_excess(v, b, la) - ex);
+		else if (!b)
+			cost = INFINITY;
+	}
+	if (!(cost > 0) || r * cost <= slack)
+		return;
+	f = slack > 0 && isfinite(cost) ? slack / (r * cost) : 0;
+	for (unsigned i = 0; i < out->nprobe; i++) {
+		struct bot_probe q = out->probe[i];
+
+		b = view_arm(v, q.arm);
+		if (b && b->arm != out->exploit && safe_excess(v, b, la) > ex) {
+			unsigned w = (unsigned)floor((double)(q.hi - q.lo) * f + 0.5);
+
+			if (!w)
+				continue;
+			q.hi = (uint16_t)(q.lo + w);
+		} else if (!b) {
+			continue;
+		}
+		if (q.arm != out->exploit)
+			out->probe[k++] = q;
+	}
+	out->nprobe = (uint8_t)k;
+	for (; k < BOT_MAX_PROBES; k++)
+		memset(&out->probe[k], 0, sizeof(out->probe[k]));
+}
+
+uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key)
+{
+	const struct bot_kb_ctx *c = kb ? bot_kb_find(kb, key) : NULL;
+	struct view v;
+	double spent, n, la, rate;
+
+	if (!c)
+		return 0;
+	if (!p || build_view(p, kb, NULL, key, 0, &v) < 0 ||
+	    safe_history(&v, &spent, &n, &la, &rate) < 0 || !c->calls || !(spent > 0))
+		return c->explore;
+	if (spent * 65536.0 >= 18446744073709549568.0)
+		return UINT64_MAX;
+	return (uint64_t)(spent * 65536.0);
+}
+
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
 		    const struct bot_shape *shape, struct bot_plan *out)
 {
@@ -885,7 +1053,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 			 struct bot_plan *out)
 {
 	struct view v;
-	int cold;
+	int cold, id, schedule;
 
 	if (!out)
 		return -1;
@@ -894,9 +1062,11 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 	plan_auto(out);
 	if (!p || !shape || p->id < 0 || p->id >= BOT_NPOLICY)
 		return -1;
-	cold = is_cold(p->id) || p->id == BOT_POLICY_ETC;
-	if (p->id == BOT_POLICY_AUTO || p->id == BOT_POLICY_SWEEP || p->id == BOT_POLICY_ETC ||
-	    p->id == BOT_POLICY_GREEDY_COLD) {
+	id = base_id(p->id);
+	cold = is_cold(id) || id == BOT_POLICY_ETC;
+	schedule = id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP || id == BOT_POLICY_ETC ||
+		   id == BOT_POLICY_GREEDY_COLD;
+	if (schedule) {
 		/* Schedules and AUTO need the arms, not the beliefs. */
 		size_t idx = bot_kb_index(kb, key);
 		const struct bot_kb_ctx *c = bot_kb_at(kb, idx);
@@ -915,7 +1085,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 			memset(x, 0, sizeof(*x));
 			x->arm = a;
 			x->plausible = 1;
-			if (p->id != BOT_POLICY_AUTO && p->id != BOT_POLICY_SWEEP) {
+			if (id != BOT_POLICY_AUTO && id != BOT_POLICY_SWEEP) {
 				struct arm_sum tmp;
 				const struct arm_sum *as = arm_summary(memo, c, idx, a, &tmp);
 
@@ -926,7 +1096,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 	} else if (build_view(p, kb, memo, key, cold, &v) < 0) {
 		return 0;
 	}
-	switch (p->id) {
+	switch (id) {
 	case BOT_POLICY_AUTO:
 		plan_one(out, v.auto_arm);
 		break;
@@ -956,5 +1126,12 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		plan_etc(p, &v, shape, out);
 		break;
 	}
+	if (id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP || !isfinite(p->par.budget))
+		return 0;
+	/* Safe exploration judges the plan with the warm beliefs, whatever
+	 * the policy planned from. */
+	if ((schedule || cold) && build_view(p, kb, memo, key, 0, &v) < 0)
+		return 0;
+	safe_clip(p, &v, shape, out);
 	return 0;
 }
