@@ -992,6 +992,14 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	if (ex > 0 && r * ex > slack) {
 		out->exploit = (uint8_t)v->auto_arm;
 		ex = 0;
+		/* a probe of AUTO's arm is now the exploit itself */
+		for (unsigned i = 0; i < out->nprobe; i++)
+			if (out->probe[i].arm == out->exploit) {
+				memmove(&out->probe[i], &out->probe[i + 1],
+					(out->nprobe - i - 1) * sizeof(out->probe[0]));
+				memset(&out->probe[--out->nprobe], 0, sizeof(out->probe[0]));
+				i--;
+			}
 	}
 	slack -= r * ex;
 	for (unsigned i = 0; i < out->nprobe; i++) {
