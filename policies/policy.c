@@ -7,8 +7,10 @@
  *   prior     m0 = q(AUTO's cost entry) + c, where c is AUTO's error for the
  *             same arm borrowed from neighbouring contexts ("scale transfer":
  *             the same collective at sizes within two octaves, at the same
- *             bytes per rank on other node counts, and, weakly, the other
- *             arms of this context), shrunk towards 0;
+ *             bytes per rank on other node counts, weighted by the skill
+ *             those scales showed predicting each other (scale_skill:
+ *             leave-one-scale-out), and, weakly, the other arms of this
+ *             context), shrunk towards 0;
  *   data      the robust (median-trimmed) mean r of the arm's own samples,
  *             so a few samples ten times too slow never move it;
  *   posterior mean (W*m0 + n*r)/(W + n), W = prior_weight pseudo-samples,
@@ -399,6 +401,104 @@ static void borrow(const struct bot_kb *kb, struct bot_plan_memo *memo, size_t i
 	}
 }
 
+/* Weight of a scale peer at nnodes a for a context at nnodes b, before the
+ * learned skill: nearer scales count more. */
+static double scale_kernel(uint32_t a, uint32_t b)
+{
+	return 0.6 * exp(-0.35 * fabs(log2((double)(a ? a : 1) / (double)(b ? b : 1))));
+}
+
+#define SKILL_PEERS 16
+
+/*
+ * Scale transfer's weight, learned: leave-one-scale-out inside the kb.
+ * Each scale peer of key (same collective, same bytes per rank, another
+ * node count) that measured an arm has an observed AUTO error for it; it
+ * is predicted from the other peers' errors of that arm as the planner
+ * would borrow them (scale_kernel weights, CORR_SHRINK pseudo-weight), and
+ * the skill is 1 - SSE(prediction) / SSE(predicting 0, i.e. AUTO as is),
+ * clamped to [0, 1]. Without two peers to compare it is 0: scale transfer
+ * is used only as far as it has been seen to predict held-out scales.
+ */
+static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, uint64_t key,
+			  const struct view *v)
+{
+	size_t idx[SKILL_PEERS];
+	uint32_t nn[SKILL_PEERS];
+	double err[SKILL_PEERS][BOT_NARMS], w[SKILL_PEERS][BOT_NARMS];
+	double sse = 0, sse0 = 0, dmin = INFINITY;
+	unsigned np = 0, m = 0;
+
+	for (size_t i = bot_kb_peer_first(kb, key); i != BOT_KB_NONE && np < SKILL_PEERS;
+	     i = bot_kb_peer_next(kb, i)) {
+		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
+		int any = 0;
+
+		if (!c || c->key == key || !c->has_prior || bot_key_coll(c->key) != bot_key_coll(key))
+			continue;
+		for (int j = 0; j < v->nb; j++) {
+			int a = v->b[j].arm;
+			const struct arm_sum *as;
+			struct arm_sum tmp;
+
+			w[np][a] = 0;
+			if (!c->arm[a].n || c->prior[a] < 0)
+				continue;
+			as = arm_summary(memo, c, i, a, &tmp);
+			if (!as->used || lone_outlier(as->used, as->loc, as->pq))
+				continue;
+			err[np][a] = as->loc - as->pq;
+			w[np][a] = (double)as->used / (double)(as->used + 1);
+			any = 1;
+		}
+		if (any) {
+			idx[np] = i;
+			nn[np++] = bot_key_nnodes(c->key);
+		}
+	}
+	(void)idx;
+	/* Held-out scales are predicted only from peers at least as far from
+	 * them as the nearest peer is from key: the skill of extrapolating as
+	 * far as key needs, not of interpolating between close scales. */
+	for (unsigned i = 0; i < np; i++) {
+		double d = fabs(log2((double)(nn[i] ? nn[i] : 1) /
+				     (double)(bot_key_nnodes(key) ? bot_key_nnodes(key) : 1)));
+
+		if (d < dmin)
+			dmin = d;
+	}
+	for (unsigned i = 0; i < np; i++)
+		for (int j = 0; j < v->nb; j++) {
+			int a = v->b[j].arm;
+			double ps = 0, pw = 0, pred;
+			int others = 0;
+
+			if (!(w[i][a] > 0))
+				continue;
+			for (unsigned k = 0; k < np; k++) {
+				double kw;
+
+				if (k == i || !(w[k][a] > 0) ||
+				    fabs(log2((double)(nn[k] ? nn[k] : 1) / (double)(nn[i] ? nn[i] : 1))) <
+					    dmin - 1e-9)
+					continue;
+				kw = w[k][a] * scale_kernel(nn[k], nn[i]);
+				ps += kw * err[k][a];
+				pw += kw;
+				others = 1;
+			}
+			if (!others)
+				continue;
+			pred = ps / (pw + CORR_SHRINK);
+			sse += w[i][a] * (err[i][a] - pred) * (err[i][a] - pred);
+			sse0 += w[i][a] * err[i][a] * err[i][a];
+			m++;
+		}
+	if (m < 2 || !(sse0 > 0))
+		return 0;
+	return fmin(1, fmax(0, 1 - sse / sse0));
+}
+
 /* Corrections of the prior from neighbouring contexts; see the file comment. */
 static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uint64_t key,
 			const struct view *v, double share, double corr[BOT_NARMS],
@@ -421,16 +521,19 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 		borrow(kb, memo, bot_kb_index(kb, bot_ctx_key(coll, (unsigned)nbk, nr, nn)), v, dw[i],
 		       sum, wsum);
 	}
-	/* Other scales at the same bytes per rank. */
-	for (size_t i = bot_kb_peer_first(kb, key); i != BOT_KB_NONE; i = bot_kb_peer_next(kb, i)) {
-		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
-		double d;
+	/* Other scales at the same bytes per rank, weighted by how well they
+	 * predict each other (scale_skill). */
+	{
+		double skill = scale_skill(kb, memo, key, v);
 
-		if (!c || c->key == key || bot_key_coll(c->key) != coll)
-			continue;
-		d = fabs(log2((double)(bot_key_nnodes(c->key) ? bot_key_nnodes(c->key) : 1) /
-			      (double)(nn ? nn : 1)));
-		borrow(kb, memo, i, v, 0.6 * exp(-0.35 * d), sum, wsum);
+		for (size_t i = bot_kb_peer_first(kb, key); skill > 0 && i != BOT_KB_NONE;
+		     i = bot_kb_peer_next(kb, i)) {
+			const struct bot_kb_ctx *c = bot_kb_at(kb, i);
+
+			if (!c || c->key == key || bot_key_coll(c->key) != coll)
+				continue;
+			borrow(kb, memo, i, v, skill * scale_kernel(bot_key_nnodes(c->key), nn), sum, wsum);
+		}
 	}
 	/* This context's own measured arms: a shared offset of AUTO here. */
 	for (int i = 0; i < v->nb; i++) {

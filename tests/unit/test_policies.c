@@ -1009,6 +1009,42 @@ START_TEST(test_safe_budget)
 }
 END_TEST
 
+/* Scale transfer's weight is learned: other node counts whose AUTO errors
+ * agree (ring/simple 2x faster than AUTO says at 2, 4 and 8 nodes) move an
+ * unseen scale (32 nodes), ones that contradict each other (2x faster,
+ * 2x slower, 2x faster) do not. Leave-one-scale-out inside the kb. */
+START_TEST(test_scale_skill)
+{
+	static const uint32_t nodes[] = { 2, 4, 8 };
+	float pr[BOT_NARMS];
+
+	fill_prior(pr);
+	for (int agree = 0; agree < 2; agree++) {
+		struct bot_kb *kb = bot_kb_new();
+		uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 256, 32);
+		struct bot_shape s = { 1, 8, 100, 0 };
+		struct bot_policy p;
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_kb_set_prior(kb, key, pr), 0);
+		for (unsigned n = 0; n < 3; n++) {
+			uint64_t k = bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 8 * nodes[n], nodes[n]);
+			double t5 = agree || n != 1 ? pr[5] / 2 : pr[5] * 2;
+
+			ck_assert_int_eq(bot_kb_set_prior(kb, k, pr), 0);
+			for (int i = 0; i < 20; i++) {
+				bot_kb_add_us(kb, k, 5, noisy(t5, (uint64_t)(i + 100 * n + 1)));
+				bot_kb_add_us(kb, k, 0, noisy(pr[0], (uint64_t)(i + 100 * n + 5000)));
+			}
+		}
+		ck_assert_int_eq(bot_policy_init(&p, "greedy-free"), 0);
+		ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
+		ck_assert_msg(pl.exploit == (agree ? 5 : 0), "agree %d exploit %d", agree, pl.exploit);
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
 START_TEST(test_scale_transfer)
 {
 	/* Neighbouring sizes show that ring/simple is twice as fast as AUTO
@@ -1082,6 +1118,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_scale_transfer);
 	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
 	tcase_add_test(tp, test_safe_budget);
+	tcase_add_test(tp, test_scale_skill);
 	suite_add_tcase(s, tp);
 	return s;
 }
