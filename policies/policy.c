@@ -1080,7 +1080,7 @@ static int safe_history(const struct view *v, double *spent, double *base, doubl
 static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
 		      struct bot_plan *out)
 {
-	double spent, n, la, rate, r, slack, ex, cost = 0, f;
+	double spent, n, la, rate, r, slack, ex, f, unit;
 	const struct belief *b;
 	unsigned k = 0;
 
@@ -1105,32 +1105,36 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 			}
 	}
 	slack -= r * ex;
-	for (unsigned i = 0; i < out->nprobe; i++) {
-		b = view_arm(v, out->probe[i].arm);
-		f = (double)(out->probe[i].hi - out->probe[i].lo) / BOT_PROBE_BUCKETS;
-		if (b && b->arm != out->exploit)
-			cost += f * fmax(0, safe_excess(v, b, la) - ex);
-		else if (!b)
-			cost = INFINITY;
-	}
-	if (!(cost > 0) || r * cost <= slack)
-		return;
-	f = slack > 0 && isfinite(cost) ? slack / (r * cost) : 0;
+	/* With several communicators a probe is lumpy: a communicator whose
+	 * bucket falls in its range runs the arm for the whole round, so a
+	 * probe that happens costs at least one communicator's round, however
+	 * narrow its range. It is charged that, and kept only when the budget
+	 * covers it; per call (one communicator) a range shrinks to fit. */
+	unit = s->ncomms > 1 ? 1.0 / s->ncomms : 0;
 	for (unsigned i = 0; i < out->nprobe; i++) {
 		struct bot_probe q = out->probe[i];
+		double d, c;
 
 		b = view_arm(v, q.arm);
-		if (b && b->arm != out->exploit && safe_excess(v, b, la) > ex) {
-			unsigned w = (unsigned)floor((double)(q.hi - q.lo) * f + 0.5);
+		if (!b || q.arm == out->exploit)
+			continue;
+		d = safe_excess(v, b, la) - ex;
+		f = (double)(q.hi - q.lo) / BOT_PROBE_BUCKETS;
+		c = r * fmax(f, unit) * d;
+		if (d > 0 && c > slack) {
+			unsigned w;
 
+			if (unit > 0 || slack <= 0)
+				continue;
+			w = (unsigned)floor(slack / (r * d) * BOT_PROBE_BUCKETS);
 			if (!w)
 				continue;
 			q.hi = (uint16_t)(q.lo + w);
-		} else if (!b) {
-			continue;
+			c = r * d * w / BOT_PROBE_BUCKETS;
 		}
-		if (q.arm != out->exploit)
-			out->probe[k++] = q;
+		if (d > 0)
+			slack -= c;
+		out->probe[k++] = q;
 	}
 	out->nprobe = (uint8_t)k;
 	for (; k < BOT_MAX_PROBES; k++)
