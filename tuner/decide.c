@@ -228,7 +228,9 @@ static int policy_learns(unsigned id)
 {
 	return id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 ||
 	       id == BOT_POLICY_THOMPSON || id == BOT_POLICY_ETC ||
-	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD;
+	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD ||
+	       id == BOT_POLICY_EGREEDY_FREE || id == BOT_POLICY_UCB1_FREE ||
+	       id == BOT_POLICY_THOMPSON_FREE;
 }
 
 /* No table: the decision inputs from the environment (tuner/env.h: a
