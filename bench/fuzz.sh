@@ -14,19 +14,35 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-1000000}
 [ $# -gt 0 ] && shift
-targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest"}
+targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest report replay"}
 fail=0
 npass=0
 nfail=0
 results=
+i=0
+ntargets=$(echo "$targets" | wc -w)
 for t in $targets; do
 	out=$top/tests/fuzz/libfuzzer/$t
 	log=$out.log
 	mkdir -p "$out"
 	rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
 	start=$(date +%s.%N)
+	i=$((i + 1))
 	srcdir=$top FUZZ_TARGET=$t FUZZ_OUT=$out sh "$top/tests/fuzz/run-libfuzzer.sh" 86400 \
-		-runs="$runs" -print_final_stats=1 >"$log" 2>&1
+		-runs="$runs" -print_final_stats=1 >"$log" 2>&1 &
+	pid=$!
+	# on a terminal, one line rewritten each second: the target and the
+	# executions libFuzzer last reported; nothing otherwise
+	if [ -t 2 ]; then
+		while kill -0 $pid 2>/dev/null; do
+			n=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" 2>/dev/null | tail -n 1)
+			printf '\r\033[Kfuzz: %s (%d of %d): %s of %s executions' "$t" $i $ntargets \
+				"${n:-0}" "$runs" >&2
+			sleep 1
+		done
+		printf '\r\033[K' >&2
+	fi
+	wait $pid
 	rc=$?
 	end=$(date +%s.%N)
 	done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)

@@ -1,8 +1,9 @@
 /*
  * spool_codec.c - the spool record codec, the rank-side half of
- * common/spool.h (doc/formats.md section 9, format v1): CRC-32C,
- * little-endian packing and unpacking of the header and records, and a
- * record's range check. No I/O and no allocation: libnccl-tuner-bot.so
+ * common/spool.h (doc/formats.md section 9, format v2): CRC-32C,
+ * little-endian packing and unpacking of the header and records (the
+ * process record, kind 3, by its own layout), and the range checks of a
+ * measurement record and of a process record. No I/O and no allocation: libnccl-tuner-bot.so
  * links this file (its writer is tuner/spool.c) and not spool_read.c.
  */
 #include <stdio.h>
@@ -96,6 +97,14 @@ void bot_spool_pack_hdr(uint8_t out[BOT_SPOOL_HDR_SIZE], const struct bot_spool_
 	bot_le_put32(out + 60, h->flags);
 }
 
+/* The process record's five fields, over bytes 8..27. */
+#define PROC_NCCL 8
+#define PROC_TUNER 12
+#define PROC_PROF 16
+#define PROC_COMMS 20
+#define PROC_FLAGS 24
+#define PROC_END 28
+
 void bot_spool_pack_rec(uint8_t out[BOT_SPOOL_REC_SIZE], const struct bot_spool_rec *r)
 {
 	memset(out, 0, BOT_SPOOL_REC_SIZE);
@@ -107,6 +116,15 @@ void bot_spool_pack_rec(uint8_t out[BOT_SPOOL_REC_SIZE], const struct bot_spool_
 	out[5] = r->auto_arm;
 	out[6] = r->decided;
 	out[7] = r->policy;
+	if (r->kind == BOT_SPOOL_PROC) {
+		/* nothing past byte 27: the measurement fields are not its */
+		bot_le_put32(out + PROC_NCCL, r->nccl_version);
+		bot_le_put32(out + PROC_TUNER, r->tuner_abi);
+		bot_le_put32(out + PROC_PROF, r->profiler_abi);
+		bot_le_put32(out + PROC_COMMS, r->comms);
+		bot_le_put32(out + PROC_FLAGS, r->proc_flags);
+		return;
+	}
 	bot_le_put64(out + 8, r->comm_id);
 	bot_le_put32(out + 16, r->rank);
 	bot_le_put32(out + 20, r->nranks);
@@ -133,6 +151,14 @@ void bot_spool_unpack_rec(struct bot_spool_rec *r, const uint8_t in[BOT_SPOOL_RE
 	r->auto_arm = in[5];
 	r->decided = in[6];
 	r->policy = in[7];
+	if (r->kind == BOT_SPOOL_PROC) {
+		r->nccl_version = bot_le_get32(in + PROC_NCCL);
+		r->tuner_abi = bot_le_get32(in + PROC_TUNER);
+		r->profiler_abi = bot_le_get32(in + PROC_PROF);
+		r->comms = bot_le_get32(in + PROC_COMMS);
+		r->proc_flags = bot_le_get32(in + PROC_FLAGS);
+		return;
+	}
 	r->comm_id = bot_le_get64(in + 8);
 	r->rank = bot_le_get32(in + 16);
 	r->nranks = bot_le_get32(in + 20);
@@ -153,12 +179,24 @@ static int arm_ok(uint8_t a)
 	return a < BOT_NARMS || a == BOT_SPOOL_ARM_NONE;
 }
 
+int bot_spool_rec_pad_zero(const uint8_t in[BOT_SPOOL_REC_SIZE])
+{
+	if (in[0] == BOT_SPOOL_PROC)
+		return bot_le_zero(in + PROC_END, BOT_SPOOL_REC_SIZE - PROC_END);
+	return bot_le_zero(in + 28, 4) && bot_le_zero(in + 72, 4);
+}
+
 int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen)
 {
 	int nocost = 1;
 
+	if (r->kind == BOT_SPOOL_PROC)
+		return bot_errf(err, errlen, "kind 3, a process record, where only measurements "
+				"(1 sample, 2 summary) belong");
 	if (r->kind != BOT_SPOOL_SAMPLE && r->kind != BOT_SPOOL_SUMMARY)
 		return bot_errf(err, errlen, "kind %u (want 1 sample or 2 summary)", r->kind);
+	if (r->nccl_version || r->tuner_abi || r->profiler_abi || r->comms || r->proc_flags)
+		return bot_errf(err, errlen, "kind %u with process-record fields set", r->kind);
 	if (r->flags & ~BOT_SPOOL_F_KNOWN)
 		return bot_errf(err, errlen, "unknown flag bits 0x%02x", r->flags & ~BOT_SPOOL_F_KNOWN);
 	if (r->coll >= BOT_NCOLL)
@@ -206,5 +244,38 @@ int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen)
 		if (r->captured_calls > r->calls)
 			return bot_errf(err, errlen, "summary: captured_calls > calls");
 	}
+	return 0;
+}
+
+int bot_spool_proc_check(const struct bot_spool_rec *r, char *err, size_t errlen)
+{
+	static const uint8_t zero[BOT_SPOOL_NCOST * 4];
+
+	if (r->kind != BOT_SPOOL_PROC)
+		return bot_errf(err, errlen, "kind %u is not a process record (3)", r->kind);
+	if (r->flags || r->coll || r->nchannels || r->arm != BOT_SPOOL_ARM_NONE ||
+	    r->auto_arm != BOT_SPOOL_ARM_NONE || r->decided != BOT_SPOOL_ARM_NONE)
+		return bot_errf(err, errlen, "process record: bytes 1..6 are %u %u %u %u %u %u "
+				"(want 0 0 255 0 255 255)", r->flags, r->coll, r->arm, r->nchannels,
+				r->auto_arm, r->decided);
+	if (r->policy > 11)
+		return bot_errf(err, errlen, "process record: policy %u out of range", r->policy);
+	if (r->tuner_abi < BOT_SPOOL_TUNER_ABI_MIN || r->tuner_abi > BOT_SPOOL_TUNER_ABI_MAX)
+		return bot_errf(err, errlen, "process record: tuner ABI %u (want %d..%d)",
+				r->tuner_abi, BOT_SPOOL_TUNER_ABI_MIN, BOT_SPOOL_TUNER_ABI_MAX);
+	if (r->profiler_abi && (r->profiler_abi < BOT_SPOOL_PROF_ABI_MIN ||
+				r->profiler_abi > BOT_SPOOL_PROF_ABI_MAX))
+		return bot_errf(err, errlen, "process record: profiler ABI %u (want 0 or %d..%d)",
+				r->profiler_abi, BOT_SPOOL_PROF_ABI_MIN, BOT_SPOOL_PROF_ABI_MAX);
+	if (!r->comms)
+		return bot_errf(err, errlen, "process record: 0 communicators");
+	if (r->proc_flags & ~BOT_SPOOL_PF_KNOWN)
+		return bot_errf(err, errlen, "process record: unknown flag bits 0x%x",
+				r->proc_flags & ~BOT_SPOOL_PF_KNOWN);
+	/* the measurement fields are not a process record's (the cost row:
+	 * its bit patterns, so that -0 is not 0 either) */
+	if (r->comm_id || r->rank || r->nranks || r->nnodes || r->nbytes || r->seq ||
+	    r->duration_ns || r->calls || r->captured_calls || memcmp(r->cost, zero, sizeof(zero)))
+		return bot_errf(err, errlen, "process record with measurement fields set");
 	return 0;
 }

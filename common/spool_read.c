@@ -1,6 +1,6 @@
 /*
  * spool_read.c - the all-or-nothing spool reader, the tools' half of
- * common/spool.h (doc/formats.md section 9, format v1).
+ * common/spool.h (doc/formats.md section 9, format v2; v1 still read).
  *
  * The reader trusts nothing: magic, version, record size, the length
  * implied by nrecords, the CRC and every field's range are checked before
@@ -22,11 +22,34 @@
 #include "common/trailer.h"
 #include "policies/context.h"
 
+int bot_spool_rec_read(struct bot_spool_rec *r, const uint8_t in[BOT_SPOOL_REC_SIZE],
+		       uint32_t version, uint64_t index, int64_t *proc_seen, char *err,
+		       size_t errlen)
+{
+	bot_spool_unpack_rec(r, in);
+	if (!bot_spool_rec_pad_zero(in))
+		return bot_errf(err, errlen, "%s not zero", r->kind == BOT_SPOOL_PROC ?
+				"process record: bytes 28..159" : "reserved bytes");
+	if (r->kind != BOT_SPOOL_PROC)
+		return bot_spool_rec_check(r, err, errlen);
+	if (version < 2)
+		return bot_errf(err, errlen, "a process record (kind 3) in a version %u file "
+				"(version 2 has them)", version);
+	if (*proc_seen >= 0)
+		return bot_errf(err, errlen, "a second process record (the first is record %lld; "
+				"a file holds at most one)", (long long)*proc_seen);
+	if (bot_spool_proc_check(r, err, errlen) < 0)
+		return -1;
+	*proc_seen = (int64_t)index;
+	return 0;
+}
+
 int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot_spool_file *out,
 		    char *err, size_t errlen)
 {
 	struct bot_spool_hdr *h = &out->hdr;
 	char why[BOT_SPOOL_ERR_MAX];
+	int64_t proc_seen = -1;
 	uint64_t n;
 	size_t body;
 	uint32_t crc;
@@ -38,13 +61,14 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 	if (memcmp(buf, BOT_SPOOL_MAGIC, 8) != 0)
 		return bot_errf(err, errlen, "%s: offset 0: bad magic (not an nccl-bot spool file)", name);
 	h->version = bot_le_get32(buf + 8);
-	if (h->version != BOT_SPOOL_VERSION)
-		return bot_errf(err, errlen, "%s: offset 8: spool format version %u (this build reads %d)",
-			   name, h->version, BOT_SPOOL_VERSION);
+	if (h->version < BOT_SPOOL_VERSION_MIN || h->version > BOT_SPOOL_VERSION)
+		return bot_errf(err, errlen, "%s: offset 8: spool format version %u (this build reads "
+				"%d and %d)", name, h->version, BOT_SPOOL_VERSION_MIN,
+				BOT_SPOOL_VERSION);
 	h->rec_size = bot_le_get32(buf + 12);
 	if (h->rec_size != BOT_SPOOL_REC_SIZE)
-		return bot_errf(err, errlen, "%s: offset 12: record size %u (version 1 has %d)", name,
-			   h->rec_size, BOT_SPOOL_REC_SIZE);
+		return bot_errf(err, errlen, "%s: offset 12: record size %u (versions 1 and 2 have "
+				"%d)", name, h->rec_size, BOT_SPOOL_REC_SIZE);
 	n = bot_le_get64(buf + 16);
 	if (n > BOT_SPOOL_MAX_RECORDS)
 		return bot_errf(err, errlen, "%s: offset 16: %llu records, over the limit %u", name,
@@ -76,11 +100,8 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *p = buf + BOT_SPOOL_HDR_SIZE + (size_t)i * BOT_SPOOL_REC_SIZE;
 
-		bot_spool_unpack_rec(&out->recs[i], p);
-		if (!bot_le_zero(p + 28, 4) || !bot_le_zero(p + 72, 4) ||
-		    bot_spool_rec_check(&out->recs[i], why, sizeof(why)) < 0) {
-			if (!bot_le_zero(p + 28, 4) || !bot_le_zero(p + 72, 4))
-				snprintf(why, sizeof(why), "reserved bytes not zero");
+		if (bot_spool_rec_read(&out->recs[i], p, h->version, i, &proc_seen, why,
+				       sizeof(why)) < 0) {
 			bot_spool_free(out);
 			return bot_errf(err, errlen, "%s: record %llu (offset %zu): %s", name,
 				   (unsigned long long)i, (size_t)(p - buf), why);

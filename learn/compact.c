@@ -126,6 +126,7 @@ struct run {
 	struct group *g;
 	size_t ng;
 	struct text early;		/* provenance of quarantines before a fabric */
+	uint64_t nread;			/* deltas read, for c->progress */
 };
 
 /* A file name as one word of a provenance line: a byte outside
@@ -786,7 +787,10 @@ static int read_step(struct run *x, struct text *t, struct bot_compact_fabric *f
 		int rc;
 
 		snprintf(path, sizeof(path), "%s/%s", item_dir(x, it), it->name);
-		if (bot_delta_read_at(item_fd(x, it), it->name, path, &d, err, sizeof(err)) < 0) {
+		rc = bot_delta_read_at(item_fd(x, it), it->name, path, &d, err, sizeof(err));
+		if (x->c->progress)
+			x->c->progress(x->c->progress_arg, ++x->nread, x->nit);
+		if (rc < 0) {
 			quarantine_prov(x, t, fr, it, BOT_Q_UNREADABLE, err);
 			bot_compile_batch_free(b);
 			return 1;	/* the rest of the step waits for the next run */
@@ -1184,7 +1188,7 @@ static int cmp_fab(const void *a, const void *b)
 int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result *r,
 		    const struct bot_log *log)
 {
-	struct run x = { c, r, log, -1, -1, -1, "", "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 } };
+	struct run x = { c, r, log, -1, -1, -1, "", "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 }, 0 };
 	struct bot_lease lease;
 	char err[ERRMAX];
 	size_t *gi = NULL;

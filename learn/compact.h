@@ -64,6 +64,10 @@ struct bot_compact_conf {
 	int64_t now;			/* unix seconds; < 0: the clock (tests set it) */
 	uint64_t max_bytes;		/* delta bytes listed per run (BOT_COMPACT_MAX_BYTES) */
 	int wait;			/* wait for the lease instead of exiting */
+	/* progress for a person: called after each delta a run reads, with
+	 * the count read and the count listed; NULL: none */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 void bot_compact_conf_default(struct bot_compact_conf *c);

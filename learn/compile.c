@@ -125,8 +125,11 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct bot_spool_rec *r = &recs[i];
-		uint64_t key = rec_key(r);
+		uint64_t key;
 
+		if (r->kind == BOT_SPOOL_PROC)
+			continue;	/* what ran, not a measurement (formats.md 9) */
+		key = rec_key(r);
 		if (!(r->flags & BOT_SPOOL_F_NO_COST) && bot_kb_offer_prior(kb, key, r->cost) < 0)
 			return -1;
 		if (r->kind == BOT_SPOOL_SUMMARY) {

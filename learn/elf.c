@@ -26,10 +26,12 @@
  * rather than taken from <elf.h> so that the reader stays the same on every
  * host.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/elfhash.h"
 #include "common/errf.h"
@@ -567,10 +569,10 @@ static int sysv_lookup(struct look *l, uint64_t *idx)
 }
 
 /*
- * Is name exported the way dlsym() finds it, as a data object? 1, 0, or -1
- * (a malformed table: the reason in why).
+ * Is name exported the way dlsym() finds it, as a data object? 1 with
+ * *symidx its symbol, 0, or -1 (a malformed table: the reason in why).
  */
-static int exported(struct tables *t, const char *name)
+static int exported_at(struct tables *t, const char *name, uint64_t *symidx)
 {
 	struct look l = { t, name, strlen(name), 0, 0 };
 	const uint8_t *sym;
@@ -592,15 +594,20 @@ static int exported(struct tables *t, const char *name)
 	if (bind != ELF_STB_GLOBAL && bind != ELF_STB_WEAK && bind != ELF_STB_GNU_UNIQUE)
 		return 0;
 	/* dlsym() would return it; NCCL reads a plugin struct there */
+	*symidx = idx;
 	return type == ELF_STT_OBJECT && (vis == ELF_STV_DEFAULT || vis == ELF_STV_PROTECTED);
 }
 
-static int lookup_names(const struct elf *e, const struct dyn *d, const char *const *names,
-			size_t nnames, uint64_t *found)
+static int exported(struct tables *t, const char *name)
 {
-	struct tables t;
-	int rc = 0;
+	uint64_t idx;
 
+	return exported_at(t, name, &idx);
+}
+
+/* The tables for one lookup (lookup_names' checks, no names walked). */
+static int tables_open(const struct elf *e, const struct dyn *d, struct tables *t)
+{
 	if (!d->has_symtab || !d->has_strtab)
 		return bot_errf(e->why, e->whylen, "no dynamic symbol table: exports nothing");
 	if (d->syment && d->syment != SYM_SIZE)
@@ -612,24 +619,40 @@ static int lookup_names(const struct elf *e, const struct dyn *d, const char *co
 	if (!d->has_gnu_hash && !d->has_hash)
 		return bot_errf(e->why, e->whylen, "no symbol hash table (DT_GNU_HASH or DT_HASH): "
 				"dlsym() finds nothing in it");
-	memset(&t, 0, sizeof(t));
-	t.e = e;
-	t.d = d;
-	t.sym = (struct cache){ d->symtab, SYM_SIZE, CHAIN_CHUNK, "dynamic symbol table",
-				NULL, 0, 0 };
-	t.ver = (struct cache){ d->versym, 2, CHAIN_CHUNK, "symbol version table", NULL, 0, 0 };
-	t.gnu_chain = (struct cache){ 0, 4, CHAIN_CHUNK, "GNU hash chains", NULL, 0, 0 };
-	t.sysv_chain = (struct cache){ 0, 4, 1, "hash table chains", NULL, 0, 0 };
+	memset(t, 0, sizeof(*t));
+	t->e = e;
+	t->d = d;
+	t->sym = (struct cache){ d->symtab, SYM_SIZE, CHAIN_CHUNK, "dynamic symbol table",
+				 NULL, 0, 0 };
+	t->ver = (struct cache){ d->versym, 2, CHAIN_CHUNK, "symbol version table", NULL, 0, 0 };
+	t->gnu_chain = (struct cache){ 0, 4, CHAIN_CHUNK, "GNU hash chains", NULL, 0, 0 };
+	t->sysv_chain = (struct cache){ 0, 4, 1, "hash table chains", NULL, 0, 0 };
+	return 0;
+}
+
+static void tables_close(struct tables *t)
+{
+	free(t->str);
+	free(t->sym.buf);
+	free(t->ver.buf);
+	free(t->gnu_chain.buf);
+	free(t->sysv_chain.buf);
+}
+
+static int lookup_names(const struct elf *e, const struct dyn *d, const char *const *names,
+			size_t nnames, uint64_t *found)
+{
+	struct tables t;
+	int rc = 0;
+
+	if (tables_open(e, d, &t) < 0)
+		return -1;
 	for (size_t j = 0; j < nnames && rc >= 0; j++) {
 		rc = exported(&t, names[j]);
 		if (rc > 0)
 			*found |= 1ull << j;
 	}
-	free(t.str);
-	free(t.sym.buf);
-	free(t.ver.buf);
-	free(t.gnu_chain.buf);
-	free(t.sysv_chain.buf);
+	tables_close(&t);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -664,6 +687,70 @@ out:
 	if (rc < 0)
 		*found = 0;
 	return rc;
+}
+
+int bot_elf_object(const struct bot_elf_src *src, unsigned machine, const char *name, void *buf,
+		   size_t len, size_t *got, char *why, size_t whylen)
+{
+	struct elf e = { src, NULL, 0, why, whylen };
+	struct seg dynseg = { 0, 0, 0 };
+	struct tables t;
+	struct dyn d;
+	uint8_t h[EHDR_SIZE];
+	const uint8_t *sym;
+	uint64_t idx = 0, value, size;
+	int rc = -1, r;
+
+	*got = 0;
+	if (src->size < EHDR_SIZE)
+		return bot_errf(why, whylen, "%" PRIu64 " bytes: too short for an ELF header (not a "
+				"shared library)", src->size);
+	if (src->size > BOT_ELF_MAX_FILE)
+		return bot_errf(why, whylen, "%" PRIu64 " bytes: over the 1 GiB this check reads",
+				src->size);
+	if (rd(&e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(&e, h, machine) < 0 ||
+	    read_segments(&e, h, &dynseg) < 0 || read_dynamic(&e, &dynseg, &d) < 0 ||
+	    tables_open(&e, &d, &t) < 0) {
+		free(e.load);
+		return -1;
+	}
+	r = exported_at(&t, name, &idx);
+	if (r == 0)
+		bot_errf(why, whylen, "does not export %s", name);
+	else if (r > 0 && (sym = cache_get(&e, &t.sym, idx))) {
+		value = bot_le_get64(sym + 8);
+		size = bot_le_get64(sym + 16);
+		if (size < len)
+			len = (size_t)size;
+		/* vread refuses what lies outside a segment's file part: an
+		 * object in .bss has no bytes in the file to report */
+		if (vread(&e, value, buf, len, name) == 0) {
+			*got = len;
+			rc = 0;
+		}
+	}
+	tables_close(&t);
+	free(e.load);
+	return rc;
+}
+
+int bot_elf_fd_read(void *arg, uint64_t off, void *buf, size_t len)
+{
+	int fd = *(int *)arg;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			return -2;
+		done += (size_t)r;
+	}
+	return 0;
 }
 
 unsigned bot_elf_host_machine(void)

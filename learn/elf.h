@@ -35,6 +35,10 @@ struct bot_elf_src {
 	uint64_t size;		/* the file's size */
 };
 
+/* A struct bot_elf_src's read for an open file: arg points to the fd
+ * (an int); pread, -2 when the file ends early (it shrank since fstat). */
+int bot_elf_fd_read(void *arg, uint64_t off, void *buf, size_t len);
+
 #define BOT_ELF_MAX_FILE (1ull << 30)	/* larger files are refused unread */
 #define BOT_ELF_MAX_PHNUM 4096
 #define BOT_ELF_MAX_DYN 4096		/* dynamic entries read */
@@ -53,6 +57,16 @@ struct bot_elf_src {
  */
 int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char *const *names,
 		    size_t nnames, uint64_t *found, char *why, size_t whylen);
+
+/*
+ * The bytes of the data object name exports (found as bot_elf_exports
+ * finds it): at most len of its st_size bytes into buf, *got of them, as
+ * the file holds them (before any relocation; meant for constants such as
+ * a Slurm plugin's plugin_version). 0, or -1 with the reason in why (not
+ * a shared object for machine, not exported, not in the file).
+ */
+int bot_elf_object(const struct bot_elf_src *src, unsigned machine, const char *name, void *buf,
+		   size_t len, size_t *got, char *why, size_t whylen);
 
 /* The e_machine of the running build (0 when this build does not know it). */
 unsigned bot_elf_host_machine(void);

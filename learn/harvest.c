@@ -14,7 +14,8 @@
  *                digests the records itself), 32 u64 mtime, 40 u64 size,
  *                48 u32 spool header flags, 52 u16 source index, 54 u16 0,
  *                56..159 entry name (NUL padded, cut at 103 bytes)
- *   1, 2         a spool record of the last file (section 9's packing)
+ *   1, 2         a spool record of the last file (section 9's packing;
+ *                its process record, kind 3, is never sent)
  *   'R' reason   1..159 why the last file was rejected (text, NUL padded)
  *   'X' error    2 u16 code, 4 u32 errno, 8 u32 source index, 12 u32 count:
  *                nothing was read (last unit)
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +54,8 @@
 /* The largest spool file a harvest reads: what the writer can write
  * (learn/harvest.h), well under what the format allows (common/spool.h). */
 #define SPOOL_MAX_FILE ((size_t)BOT_SPOOL_HDR_SIZE + \
-			(size_t)BOT_HARVEST_FILE_RECORDS * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE)
+			((size_t)BOT_HARVEST_FILE_RECORDS + 1) * BOT_SPOOL_REC_SIZE + \
+			BOT_SPOOL_TRAILER_SIZE)
 _Static_assert(SPOOL_MAX_FILE == BOT_HARVEST_FILE_MAX, "harvest.h's size of the largest file");
 _Static_assert(BOT_HARVEST_FILE_RECORDS <= BOT_SPOOL_MAX_RECORDS, "within the format's limit");
 
@@ -224,11 +227,14 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	struct bot_spool_file f;
 	struct stat st;
 	uint8_t *buf, u[U] = { 'F', 0 };
-	size_t len;
+	uint64_t proc;
+	size_t len, first, rest;
 	int sfd, rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, e->name);
 	sfd = bot_open_at(dirfd, e->name, path, &rule, &st, err, sizeof(err));
+	if (sfd < 0 && req->on_file)
+		req->on_file(req->on_file_arg, NULL);
 	if (sfd < 0)
 		return put_rejected(fd, e, -sfd, 0, -sfd == BOT_OPEN_ERRNO ? NULL : &st,
 				    strip_path(err, path));
@@ -244,9 +250,29 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	*budget -= len;
 	if (bot_spool_parse(path, buf, len, &f, err, sizeof(err)) < 0) {
 		free(buf);
+		if (req->on_file)
+			req->on_file(req->on_file_arg, NULL);
 		return put_rejected(fd, e, BOT_HARVEST_WHY_INVALID, 0, &st, strip_path(err, path));
 	}
-	bot_le_put64(u + 8, f.hdr.nrecords);
+	/* the process record (kind 3, at most one) stays here: it teaches
+	 * nothing and has no place in a delta (formats.md sections 9, 13) */
+	for (proc = 0; proc < f.hdr.nrecords; proc++)
+		if (f.recs[proc].kind == BOT_SPOOL_PROC)
+			break;
+	if (f.hdr.nrecords - (proc < f.hdr.nrecords) > BOT_HARVEST_FILE_RECORDS) {
+		snprintf(err, sizeof(err), "%llu samples and summaries, more than the writer "
+			 "writes (%u)", (unsigned long long)(f.hdr.nrecords -
+							     (proc < f.hdr.nrecords)),
+			 BOT_HARVEST_FILE_RECORDS);
+		bot_spool_free(&f);
+		free(buf);
+		if (req->on_file)
+			req->on_file(req->on_file_arg, NULL);
+		return put_rejected(fd, e, BOT_HARVEST_WHY_INVALID, 0, &st, err);
+	}
+	if (req->on_file)
+		req->on_file(req->on_file_arg, &f);
+	bot_le_put64(u + 8, f.hdr.nrecords - (proc < f.hdr.nrecords));
 	bot_le_put64(u + 16, f.hdr.table_digest);
 	bot_le_put64(u + 24, f.digest);
 	bot_le_put64(u + 32, st.st_mtime > 0 ? (uint64_t)st.st_mtime : 0);
@@ -254,9 +280,13 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	bot_le_put32(u + 48, f.hdr.flags);
 	bot_le_put16(u + 52, (uint32_t)e->src);
 	strncpy((char *)u + NAME_OFF, e->name, NAME_LEN - 1);
-	/* the records as the file holds them: validated, section 9's packing */
-	rc = put(fd, u, U) < 0 ||
-	     put(fd, buf + BOT_SPOOL_HDR_SIZE, (size_t)f.hdr.nrecords * BOT_SPOOL_REC_SIZE) < 0 ? -1 : 0;
+	/* the records as the file holds them: validated, section 9's packing,
+	 * those before the process record and those after it */
+	first = (size_t)proc * BOT_SPOOL_REC_SIZE;
+	rest = proc < f.hdr.nrecords ? (size_t)(f.hdr.nrecords - proc - 1) * BOT_SPOOL_REC_SIZE : 0;
+	rc = put(fd, u, U) < 0 || put(fd, buf + BOT_SPOOL_HDR_SIZE, first) < 0 ||
+	     (rest && put(fd, buf + BOT_SPOOL_HDR_SIZE + first + BOT_SPOOL_REC_SIZE, rest) < 0) ?
+	     -1 : 0;
 	bot_spool_free(&f);
 	free(buf);
 	return rc;
@@ -475,7 +505,9 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 		reject(c, path, bad, why);
 		return 0;
 	}
-	for (size_t i = 0; i < c->ndig; i++)
+	/* a file without records (a process record alone, formats.md 13) is
+	 * nobody's copy: it has nothing to count twice */
+	for (size_t i = 0; n && i < c->ndig; i++)
 		if (c->digests[i] == digest) {
 			c->n = first;
 			c->res->files_duplicate++;
@@ -889,6 +921,37 @@ int bot_harvest_collect(int fd, const struct bot_harvest_req *req, struct bot_ha
 						  BOT_HARVEST_TIMEOUT_MS), res, log, &timed_out);
 }
 
+/* Wait for the child's exit until deadline (a pidfd where there is one;
+ * else a short poll of waitpid): 1 exited, 0 not. The child is not reaped
+ * here. */
+static int wait_exit(pid_t pid, int64_t deadline)
+{
+	struct timespec ms = { 0, 1000000 };
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	if (pfd >= 0) {
+		struct pollfd q = { pfd, POLLIN, 0 };
+		int64_t left;
+		int r;
+
+		do {
+			left = deadline - now_ms();
+			r = poll(&q, 1, left > 0 ? (int)left : 0);
+		} while (r < 0 && errno == EINTR);
+		close(pfd);
+		return r > 0;
+	}
+	while (now_ms() < deadline) {
+		siginfo_t si;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
 /* Reap the child, killed first: never waits more than about a second (a
  * child stuck in the kernel is left behind, said on the log). */
 static void reap(pid_t pid, const struct bot_log *log)
@@ -935,7 +998,11 @@ int bot_harvest_run(const struct bot_harvest_req *req, struct bot_harvest_result
 			put_error(p[1], ERR_SETUP, errno, 0, 0);
 			_exit(1);
 		}
-		_exit(bot_harvest_read(req, p[1]) < 0 ? 1 : 0);
+		rc = bot_harvest_read(req, p[1]) < 0 ? 1 : 0;
+		close(p[1]);
+		if (!rc && req->child_done)
+			req->child_done(req->child_arg);
+		_exit(rc);
 	}
 	close(p[1]);
 	rc = collect_until(p[0], req, deadline, res, log, &timed_out);
@@ -943,6 +1010,9 @@ int bot_harvest_run(const struct bot_harvest_req *req, struct bot_harvest_result
 	if (timed_out)
 		bot_log_msg(log, BOT_LOG_ERROR, "harvest: the reading child ran past %u ms: killed",
 			    ms);
+	else if (req->child_done && !wait_exit(pid, deadline))
+		bot_log_msg(log, BOT_LOG_WARN, "harvest: the reading child did not finish its "
+			    "report within %u ms: killed", ms);
 	reap(pid, log);
 	return rc;
 }

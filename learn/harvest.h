@@ -56,15 +56,17 @@
 #include <sys/types.h>
 
 #include "common/delta.h"
+#include "common/spool.h"
 #include "learn/log.h"
 
 #define BOT_HARVEST_MAX_FILES 4096u		/* spool files per harvest (one node's step) */
-/* The most records the rank-side writer puts in one spool file: 65,536
- * samples and 65,536 summaries per process (doc/formats.md section 9; the
- * reader's 2^20 is the format's limit, not the writer's). A bigger file is
- * refused unread. */
+/* The most measurement records the rank-side writer puts in one spool
+ * file: 65,536 samples and 65,536 summaries per process (doc/formats.md
+ * section 9; the reader's 2^20 is the format's limit, not the writer's);
+ * the largest file also holds the process record (format v2). A bigger file
+ * is refused unread, one with more measurements refused for its content. */
 #define BOT_HARVEST_FILE_RECORDS (2u * 65536u)
-#define BOT_HARVEST_FILE_MAX (64ull + (uint64_t)BOT_HARVEST_FILE_RECORDS * 160u + 8u)
+#define BOT_HARVEST_FILE_MAX (64ull + ((uint64_t)BOT_HARVEST_FILE_RECORDS + 1u) * 160u + 8u)
 #define BOT_HARVEST_MAX_BYTES (96ull << 20)	/* spool bytes read per harvest (formats.md
 						 * section 13: sized to 100 ms of CPU) */
 #define BOT_HARVEST_TIMEOUT_MS 10000u		/* the reading child's wall-clock bound */
@@ -92,6 +94,17 @@ struct bot_harvest_req {
 	int (*child_setup)(void *arg);
 	void *child_arg;
 	unsigned timeout_ms;		/* 0: BOT_HARVEST_TIMEOUT_MS */
+	/*
+	 * The report (learn/report.h): in the reading process, on_file is
+	 * called with each spool file read and validated (f), or with NULL for
+	 * each file rejected there. bot_harvest_run: child_done runs in the
+	 * child after the stream was written whole and its pipe closed (the
+	 * user's report part is written there); the parent waits for the
+	 * child's exit until the timeout, then kills it. NULL: none.
+	 */
+	void (*on_file)(void *arg, const struct bot_spool_file *f);
+	void *on_file_arg;
+	void (*child_done)(void *arg);
 	/*
 	 * The validating half: the trusted identity (cluster, job, fabric, node,
 	 * uid, gid, restart, step, array and het ids, step nodes/tasks, job

@@ -30,27 +30,6 @@ const char *const bot_ranklib_profiler_syms[] = {
 	"ncclProfiler_v4", "ncclProfiler_v5", "ncclProfiler_v6", NULL,
 };
 
-/* learn/elf.h's source: -2 when the file ends early (it shrank since
- * fstat said its size). */
-static int fd_read(void *arg, uint64_t off, void *buf, size_t len)
-{
-	int fd = *(int *)arg;
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			return -2;
-		done += (size_t)r;
-	}
-	return 0;
-}
-
 /* in (absolute) with "//", "." and ".." taken out, links not resolved. */
 static int normalise(const char *in, char *out, size_t len)
 {
@@ -191,7 +170,7 @@ int bot_ranklib_check(const char *path, struct bot_ranklib *out, char *err, size
 		names[i] = bot_ranklib_tuner_syms[i];
 	for (size_t i = 0; i < np; i++)
 		names[nt + i] = bot_ranklib_profiler_syms[i];
-	src.read = fd_read;
+	src.read = bot_elf_fd_read;
 	src.arg = &fd;
 	src.size = (uint64_t)fst.st_size;
 	rc = bot_elf_exports(&src, bot_elf_host_machine(), names, nt + np, &found, why,

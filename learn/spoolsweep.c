@@ -137,9 +137,11 @@ static void sweep_file(struct sweep_state *s, const struct bot_compile_paths *li
 	for (uint64_t i = 0; i < f.hdr.nrecords; i++) {
 		const struct bot_spool_rec *r = &f.recs[i];
 		struct bot_sweep_row row;
+		long ci;
 
-		long ci = ctx_of(s, r);
-
+		if (r->kind == BOT_SPOOL_PROC)
+			continue;	/* what ran, not a measurement (formats.md 9) */
+		ci = ctx_of(s, r);
 		if (ci < 0) {
 			s->oom = -1;
 			break;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "replay/dataset.h"
+#include "policies/plan.h"
 #include "sim/sim.h"
 
 void bot_dataset_init(struct bot_dataset *ds)
@@ -285,6 +286,8 @@ static int finish_ctx(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx
 		c->auto_mean = c->arm[a].mean;
 	}
 	c->auto_loss = c->auto_mean / c->best_us - 1;
+	c->best_all_us = c->best_us;
+	c->unreachable = 0;
 
 	/* The prior: only usable arms may be >= 0, so no policy picks an arm
 	 * the replay has no measurement of. */
@@ -315,6 +318,22 @@ out:
 	return 1;
 }
 
+/* A time the replay can compute with: losses are ratios of means and the
+ * saved/lost totals products with call counts, so values that the sweep
+ * format accepts but that overflow or underflow those (1e308, 1e-300) are
+ * refused with the row named instead of printing inf% or nan. */
+static int check_us(struct build *b, size_t r, const struct bot_ds_ctx *c, const char *col,
+		    double us, double lo)
+{
+	char v[64], range[96];
+
+	if (isnan(us) || (us >= lo && us <= BOT_DS_US_MAX))
+		return 0;
+	snprintf(v, sizeof(v), "%s %g", col, us);
+	snprintf(range, sizeof(range), "%g..%g us", lo, BOT_DS_US_MAX);
+	return fail(b, r, c, "%s is out of the range the replay computes with (%s)", v, range);
+}
+
 static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c, size_t r,
 		   const size_t *first_of_arm)
 {
@@ -323,6 +342,9 @@ static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c
 	int arm;
 
 	ds->rows++;
+	if (check_us(b, r, c, "measured_us", w->measured_us, BOT_DS_US_MIN) ||
+	    (w->auto_us != -1 && check_us(b, r, c, "auto_us", w->auto_us, 0)))
+		return -1;
 	if (w->algo < 0 && w->proto < 0) {
 		if (isnan(w->measured_us))
 			return 0;
@@ -480,4 +502,36 @@ int bot_ds_effective_arm(const struct bot_ds_ctx *c, int arm)
 	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
 		return arm;
 	return c->auto_arm;
+}
+
+double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm)
+{
+	if (arm >= 0 && arm < BOT_NARMS && c->arm[arm].usable)
+		return c->arm[arm].mean;
+	return c->auto_mean;
+}
+
+size_t bot_dataset_rebase(struct bot_dataset *ds, uint32_t allow)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ds->nctx; i++) {
+		struct bot_ds_ctx *c = &ds->ctx[i];
+		int best = -1;
+
+		if (c->auto_arm < 0)
+			continue;
+		for (int a = 0; a < BOT_NARMS; a++)
+			if (c->arm[a].usable && bot_arm_allowed(a, c->auto_arm, allow) &&
+			    (best < 0 || c->arm[a].mean < c->arm[best].mean))
+				best = a;
+		if (best < 0)
+			continue;	/* cannot happen: AUTO's own arm is allowed */
+		c->unreachable = best != c->best_arm;
+		n += (size_t)c->unreachable;
+		c->best_arm = best;
+		c->best_us = c->arm[best].mean;
+		c->auto_loss = c->auto_mean / c->best_us - 1;
+	}
+	return n;
 }

@@ -21,6 +21,11 @@
 
 #define BOT_DS_ERR_MAX 512
 
+/* The times (us) a row may carry: 1 ns to about 2.8 hours per call
+ * (measured_us; auto_us from 0). Outside, the row is an error. */
+#define BOT_DS_US_MIN 1e-3
+#define BOT_DS_US_MAX 1e10
+
 /* Where the policies' prior comes from (doc/replay.md). */
 enum bot_prior_src {
 	BOT_PRIOR_DATA = 0,	/* auto_us of the rows; the simulator's cost model when unknown */
@@ -58,6 +63,8 @@ struct bot_ds_ctx {
 	int has_prior;
 	float prior[BOT_NARMS];	/* what policies see; -1 for arms not usable */
 	int prior_from_sim;
+	int unreachable;	/* after bot_dataset_rebase(): the best arm of all is not allowed */
+	double best_all_us;	/* best over every usable arm (= best_us unless rebased) */
 };
 
 struct bot_dataset {
@@ -83,6 +90,8 @@ struct bot_ds_files {
 struct bot_ds_opts {
 	enum bot_prior_src prior;
 	const char *prior_fabric;	/* simulator fabric for data fabrics it does not know; NULL = none */
+	const char *sim_fabrics;	/* without files: the simulator fabrics to generate, names
+					 * or families (bot_sim_select); NULL = builtin */
 };
 
 void bot_dataset_init(struct bot_dataset *ds);
@@ -93,6 +102,14 @@ void bot_dataset_free(struct bot_dataset *ds);
 int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		      const struct bot_ds_files *files, const struct bot_ds_opts *opts,
 		      char *err, size_t errlen);
+
+/* Measure losses against the best arm the allow-list can reach
+ * (bot_arm_allowed() with AUTO's arm and `allow`) instead of the best of
+ * all: best_arm, best_us and auto_loss are recomputed; contexts whose best
+ * arm of all is out of reach are marked unreachable (best_all_us keeps
+ * it). Contexts whose AUTO arm is unknown keep every arm. Returns the
+ * number of unreachable contexts. */
+size_t bot_dataset_rebase(struct bot_dataset *ds, uint32_t allow);
 
 /* Trimmed mean of n samples: mean of those within [median/4, 4*median]
  * (median = lower median). *dropped (may be NULL) gets the number dropped.
@@ -105,5 +122,8 @@ double bot_ds_arm_loss(const struct bot_ds_ctx *c, int arm);
 /* The arm that really runs when a plan says `arm`: itself when usable, else
  * AUTO's arm (-1 when AUTO is known only from auto,auto rows). */
 int bot_ds_effective_arm(const struct bot_ds_ctx *c, int arm);
+/* Latency (us) of a call planned on `arm`: the arm's mean when usable,
+ * else what a call left to AUTO costs (auto_mean). */
+double bot_ds_arm_us(const struct bot_ds_ctx *c, int arm);
 
 #endif

@@ -69,6 +69,19 @@ void bot_replay_opts_default(struct bot_replay_opts *o, int mode)
 	o->skew_sd = 0.02;
 }
 
+uint64_t bot_replay_rounds(const struct bot_replay_opts *o)
+{
+	switch (o->mode) {
+	case BOT_MODE_PERCALL:
+		return o->calls;
+	case BOT_MODE_JOBS:
+		return o->jobs;
+	case BOT_MODE_EPOCHS:
+		return o->epoch ? (o->calls + o->epoch - 1) / o->epoch : 0;
+	}
+	return 0;
+}
+
 /* ---- node sets ---- */
 
 static int parse_u32(const char *s, const char **end, uint32_t *v)
@@ -192,6 +205,7 @@ struct run {
 	const struct bot_policy *pol;
 	const struct bot_replay_opts *o;
 	struct bot_kb **kbs;
+	struct bot_plan_memo **memo;	/* per fabric, valid for one round; NULL entries: none */
 	uint64_t rounds, ncomm, delay;
 };
 
@@ -272,13 +286,35 @@ static void deliver(const struct run *r, struct fb_buf *b)
 	b->n = 0;
 }
 
+/*
+ * Plans of one round read knowledge bases that do not change until the next
+ * round's delivery, so each fabric's per-arm summaries are computed once per
+ * round (bot_plan_memo) instead of once per context that borrows them: the
+ * same numbers (bot_policy_plan_memo() plans exactly as bot_policy_plan()),
+ * at a cost linear in the contexts instead of in contexts x neighbours. A
+ * memo that cannot be allocated is left out (planning is then slower, not
+ * different). o->reference keeps the plain path, to compare against.
+ */
+static void memo_renew(struct run *r, const unsigned char *used)
+{
+	if (!r->memo)
+		return;
+	for (size_t f = 0; f < r->ds->nfabrics; f++) {
+		bot_plan_memo_free(r->memo[f]);
+		r->memo[f] = used[f] ? bot_plan_memo_new(r->kbs[f]) : NULL;
+	}
+}
+
 static int plan_ctx(const struct run *r, const struct bot_ds_ctx *c, uint64_t round, uint64_t k,
 		    struct bot_plan *plan, char *err, size_t errlen)
 {
 	struct bot_shape shape = { r->o->seed, (uint32_t)r->ncomm, k, round };
 	char name[64];
 
-	if (!bot_policy_plan(r->pol, r->kbs[c->fabric], c->key, &shape, plan) && !bot_plan_check(plan))
+	struct bot_plan_memo *m = r->memo ? r->memo[c->fabric] : NULL;
+
+	if (!bot_policy_plan_memo(r->pol, r->kbs[c->fabric], m, c->key, &shape, plan) &&
+	    !bot_plan_check(plan))
 		return 0;
 	bot_ctx_format(c->key, name, sizeof(name));
 	snprintf(err, errlen, "policy %s failed to plan %s/%s in round %llu", bot_policy_name(r->pol->id),
@@ -290,9 +326,10 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 		   const struct bot_policy *pol, const struct bot_replay_opts *o,
 		   struct bot_kb **kbs, struct bot_ctx_result *out, char *err, size_t errlen)
 {
-	struct run r = { ds, ctxs, n, pol, o, kbs, 0, 0, 0 };
+	struct run r = { ds, ctxs, n, pol, o, kbs, NULL, 0, 0, 0 };
 	struct fb_buf *bufs = NULL;
-	double *loss = NULL, *ncalls = NULL;
+	double *loss = NULL, *ncalls = NULL, *saved = NULL, *lost = NULL;	/* us */
+	unsigned char *used = NULL;
 	int rc = -1;
 
 	err[0] = 0;
@@ -321,8 +358,15 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 	bufs = calloc(r.delay, sizeof(*bufs));
 	loss = calloc(n ? n : 1, sizeof(*loss));
 	ncalls = calloc(n ? n : 1, sizeof(*ncalls));
-	if (!bufs || !loss || !ncalls)
+	saved = calloc(n ? n : 1, sizeof(*saved));
+	lost = calloc(n ? n : 1, sizeof(*lost));
+	used = calloc(ds->nfabrics ? ds->nfabrics : 1, 1);
+	if (!o->reference)
+		r.memo = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*r.memo));
+	if (!bufs || !loss || !ncalls || !saved || !lost || !used || (!o->reference && !r.memo))
 		goto oom;
+	for (size_t j = 0; j < n; j++)
+		used[ds->ctx[ctxs[j]].fabric] = 1;
 	for (size_t j = 0; j < n; j++) {
 		const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 
@@ -339,6 +383,7 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 				bot_policy_decay(pol, kbs[f]);	/* between rounds */
 		if (round >= r.delay)
 			deliver(&r, b);	/* feedback of round - delay */
+		memo_renew(&r, used);	/* the knowledge bases are fixed until the next round */
 		for (size_t j = 0; j < n; j++) {
 			const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 			struct bot_plan plan;
@@ -355,6 +400,7 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 				unsigned bucket = bot_probe_bucket(o->seed, comm_id(&r, c, round, i), c->key, epoch);
 				int arm = bot_plan_arm(&plan, bucket);
 				int eff;
+				double dt;
 
 				if (pol->id == BOT_POLICY_SHADOW)
 					arm = BOT_ARM_AUTO;	/* decides, never writes the table */
@@ -362,15 +408,23 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 
 				loss[j] += (double)k * bot_ds_arm_loss(c, arm);
 				ncalls[j] += (double)k;
+				dt = bot_ds_arm_us(c, arm) - c->auto_mean;
+				if (dt < 0)
+					saved[j] -= (double)k * dt;
+				else
+					lost[j] += (double)k * dt;
 				if (eff >= 0 && !o->frozen && feed(&r, b, (uint32_t)j, c, eff, round, i,
 						     n_feedback(&r, c, round, i, k)))
 					goto oom;
 			}
 		}
+		if (o->progress)
+			o->progress(o->progress_arg, n);
 	}
 	/* Everything measured has arrived when the final plan is made. */
 	for (uint64_t round = r.rounds > r.delay ? r.rounds - r.delay : 0; round < r.rounds; round++)
 		deliver(&r, &bufs[round % r.delay]);
+	memo_renew(&r, used);
 	for (size_t j = 0; j < n; j++) {
 		const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 		struct bot_plan plan;
@@ -380,6 +434,8 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 		out[j].run_loss = ncalls[j] > 0 ? loss[j] / ncalls[j] : c->auto_loss;
 		out[j].final_loss = bot_ds_arm_loss(c, plan.exploit);
 		out[j].final_arm = plan.exploit;
+		out[j].saved = saved[j] * 1e-6;
+		out[j].lost = lost[j] * 1e-6;
 	}
 	rc = 0;
 	goto out;
@@ -392,6 +448,13 @@ out:
 	free(bufs);
 	free(loss);
 	free(ncalls);
+	free(saved);
+	free(lost);
+	if (r.memo)
+		for (size_t f = 0; f < ds->nfabrics; f++)
+			bot_plan_memo_free(r.memo[f]);
+	free(r.memo);
+	free(used);
 	return rc;
 }
 
@@ -445,6 +508,23 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n, s
 	free(v);
 }
 
+void bot_summarize_harm(const struct bot_ctx_result *res, const double *auto_loss, size_t n,
+			struct bot_summary *s)
+{
+	s->harmed = 0;
+	s->worst_excess = n ? -INFINITY : NAN;
+	s->saved = s->lost = 0;
+	for (size_t i = 0; i < n; i++) {
+		double x = res[i].run_loss - auto_loss[i];
+
+		s->harmed += x > BOT_HARM_MARGIN;
+		if (x > s->worst_excess)
+			s->worst_excess = x;
+		s->saved += res[i].saved;
+		s->lost += res[i].lost;
+	}
+}
+
 /*
  * Paired sign-flip permutation test of the mean difference. Under the null
  * hypothesis (no difference between the policy and AUTO in this scenario)
@@ -455,25 +535,46 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n, s
  * reports (a signed-rank test answers a question about the median: many tiny
  * exploration costs outvote a few large gains there).
  */
-double bot_signflip(const double *d, size_t n, uint64_t seed, int *direction)
-{
-	double obs = 0, tol;
-	size_t m = 0, hits = 0;
+#define SIGNFLIP_STREAM 0x7369676e666c6970ULL
 
+/* The sign assignments of draw r: bit k % 64 of word k / 64 flips the k-th
+ * nonzero difference. Shared by both implementations below. */
+static uint64_t signflip_bits(uint64_t seed, uint64_t r, size_t k)
+{
+	return bot_rng(seed, SIGNFLIP_STREAM, r, k / 64);
+}
+
+/* Observed |sum| over the nonzero differences; 0 when there are none. */
+static double signflip_obs(const double *d, size_t n, size_t *m, int *direction)
+{
+	double obs = 0;
+
+	*m = 0;
 	if (direction)
 		*direction = 0;
 	for (size_t i = 0; i < n; i++)
 		if (d[i] != 0 && !isnan(d[i])) {
 			obs += d[i];
-			m++;
+			(*m)++;
 		}
+	if (direction && *m)
+		*direction = obs > 0 ? 1 : obs < 0 ? -1 : 0;
+	return fabs(obs);
+}
+
+/* Sums that equal the observed one up to rounding count as extreme. */
+static double signflip_tol(double obs)
+{
+	return 1e-12 * (obs > 1 ? obs : 1);
+}
+
+double bot_signflip_reference(const double *d, size_t n, uint64_t seed, int *direction)
+{
+	size_t m, hits = 0;
+	double obs = signflip_obs(d, n, &m, direction), tol = signflip_tol(obs);
+
 	if (m == 0)
 		return 1.0;
-	if (direction)
-		*direction = obs > 0 ? 1 : obs < 0 ? -1 : 0;
-	obs = fabs(obs);
-	/* Sums that equal the observed one up to rounding count as extreme. */
-	tol = 1e-12 * (obs > 1 ? obs : 1);
 	for (uint64_t r = 0; r < BOT_SIGNFLIP_DRAWS; r++) {
 		double sum = 0;
 		uint64_t bits = 0;
@@ -482,13 +583,71 @@ double bot_signflip(const double *d, size_t n, uint64_t seed, int *direction)
 			if (d[i] == 0 || isnan(d[i]))
 				continue;
 			if (k % 64 == 0)
-				bits = bot_rng(seed, 0x7369676e666c6970ULL, r, k / 64);
+				bits = signflip_bits(seed, r, k);
 			sum += (bits & 1) ? d[i] : -d[i];
 			bits >>= 1;
 			k++;
 		}
 		hits += fabs(sum) >= obs - tol;
 	}
+	return (double)(hits + 1) / (double)(BOT_SIGNFLIP_DRAWS + 1);
+}
+
+/* Draws evaluated side by side: each keeps its own running sum, added in
+ * the same order as the reference loop (so with the same rounding), but
+ * eight independent chains, two per vector, keep the adder busy instead of
+ * waiting on one. A sign flip is an exclusive-or of the sign bit, which is
+ * exactly what negation does. */
+typedef double sf_v2d __attribute__((vector_size(16)));
+typedef uint64_t sf_v2u __attribute__((vector_size(16)));
+#define SIGNFLIP_VECS 4
+#define SIGNFLIP_LANES (2 * SIGNFLIP_VECS)
+
+double bot_signflip(const double *d, size_t n, uint64_t seed, int *direction)
+{
+	size_t m, hits = 0;
+	double obs = signflip_obs(d, n, &m, direction), tol = signflip_tol(obs);
+	uint64_t *x;
+
+	if (m == 0)
+		return 1.0;
+	x = malloc(m * sizeof(*x));
+	if (!x)
+		return bot_signflip_reference(d, n, seed, direction);
+	for (size_t i = 0, k = 0; i < n; i++)
+		if (d[i] != 0 && !isnan(d[i]))
+			memcpy(&x[k++], &d[i], sizeof(*x));
+	for (uint64_t r = 0; r < BOT_SIGNFLIP_DRAWS; r += SIGNFLIP_LANES) {
+		sf_v2d sum[SIGNFLIP_VECS];
+		sf_v2u bits[SIGNFLIP_VECS];
+		const sf_v2u one = { 1, 1 };
+		double out[SIGNFLIP_LANES];
+		unsigned lanes = BOT_SIGNFLIP_DRAWS - r < SIGNFLIP_LANES ?
+				 (unsigned)(BOT_SIGNFLIP_DRAWS - r) : SIGNFLIP_LANES;
+
+		for (unsigned q = 0; q < SIGNFLIP_VECS; q++) {
+			sum[q] = (sf_v2d){ 0, 0 };
+			bits[q] = (sf_v2u){ 0, 0 };
+		}
+		for (size_t k = 0; k < m; k++) {
+			sf_v2u xv = { x[k], x[k] };
+
+			if (k % 64 == 0)
+				for (unsigned q = 0; q < SIGNFLIP_VECS; q++)
+					bits[q] = (sf_v2u){ signflip_bits(seed, r + 2 * q, k),
+							    signflip_bits(seed, r + 2 * q + 1, k) };
+			for (unsigned q = 0; q < SIGNFLIP_VECS; q++) {
+				sf_v2u flip = (~bits[q] & one) << 63;
+
+				sum[q] += (sf_v2d)(xv ^ flip);
+				bits[q] >>= 1;
+			}
+		}
+		memcpy(out, sum, sizeof(out));
+		for (unsigned j = 0; j < lanes; j++)
+			hits += fabs(out[j]) >= obs - tol;
+	}
+	free(x);
 	return (double)(hits + 1) / (double)(BOT_SIGNFLIP_DRAWS + 1);
 }
 

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #include "policies/kb.h"
@@ -43,9 +44,17 @@ struct bot_replay_opts {
 	uint32_t delay;		/* epochs between a measurement and the first plan using it (>= 1) */
 	double skew_sd;		/* arrival-skew noise: samples times 1+|N(0, skew_sd)| (jobs, epochs) */
 	int frozen;		/* no sample reaches the knowledge base (the frozen policy's scored run) */
+	int reference;		/* the unoptimised path (no plan memo, plain sign-flip loop):
+				 * the same numbers, slower; kept to prove it (tests, bench) */
+	/* Called after every round with the contexts it planned (may be NULL;
+	 * called from worker threads). */
+	void (*progress)(void *arg, uint64_t contexts);
+	void *progress_arg;
 };
 
 void bot_replay_opts_default(struct bot_replay_opts *o, int mode);
+/* Rounds a run of these options has (0 for an invalid mode). */
+uint64_t bot_replay_rounds(const struct bot_replay_opts *o);
 
 /* Node-count sets: "4-8", "4,8", "2,16-32". */
 #define BOT_NODESET_MAX 32
@@ -63,6 +72,8 @@ struct bot_ctx_result {
 	double run_loss;	/* call-weighted mean loss over every call, exploration included */
 	double final_loss;	/* loss of the final plan's exploit arm */
 	int final_arm;		/* the final plan's exploit arm (BOT_ARM_AUTO possible) */
+	double saved, lost;	/* seconds against AUTO over every call (doc/formats.md:
+				 * sum of max(0, t(AUTO) - t(x)) and of max(0, t(x) - t(AUTO))) */
 };
 
 /*
@@ -81,9 +92,21 @@ struct bot_summary {
 	size_t contexts, over_10pct;
 	double mean, p50, p90, p99, max;
 	double final_mean;	/* mean loss of the final plans */
+	/* Harm against AUTO (0 for AUTO itself; doc/replay.md "Harm"). */
+	size_t harmed;		/* contexts whose run loss exceeds AUTO's by > BOT_HARM_MARGIN */
+	double worst_excess;	/* largest run loss - AUTO's run loss; NAN without contexts */
+	double saved, lost;	/* seconds, summed over the contexts */
 };
 void bot_summarize(const double *run_loss, const double *final_loss, size_t n,
 		   struct bot_summary *s);
+
+/* A context is harmed when the policy's run loss exceeds AUTO's by more
+ * than this (2 points). */
+#define BOT_HARM_MARGIN 0.02
+/* Fill s's harm fields from per-context results and AUTO's run losses
+ * (the other fields are left alone). */
+void bot_summarize_harm(const struct bot_ctx_result *res, const double *auto_loss, size_t n,
+			struct bot_summary *s);
 
 /* Paired sign-flip permutation test of mean(d[0..n)) against 0, two-sided,
  * with BOT_SIGNFLIP_DRAWS deterministic draws keyed by seed. Zero and NaN
@@ -91,6 +114,9 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n,
  * positive, -1 negative, 0 none. Returns p in (0, 1]. */
 #define BOT_SIGNFLIP_DRAWS 10000
 double bot_signflip(const double *d, size_t n, uint64_t seed, int *direction);
+/* The same test as a plain loop, one draw at a time: the reference the
+ * faster bot_signflip() must match exactly (tests, --reference). */
+double bot_signflip_reference(const double *d, size_t n, uint64_t seed, int *direction);
 /* Holm-Bonferroni adjusted p-values (adj may alias p). */
 void bot_holm(const double *p, size_t n, double *adj);
 
@@ -107,7 +133,16 @@ struct bot_eval_opts {
 	const int *policies;		/* policy ids */
 	size_t npolicies;
 	double alpha;			/* significance level after Holm (0.05) */
+	/* Leave one fabric out (lofo != 0): only fabric `holdout`'s test
+	 * contexts are scored, with parameters tuned on the OTHER fabrics'
+	 * training contexts and history (if any) from its own training ones. */
+	int lofo;
+	size_t holdout;
 	unsigned worst;			/* table format: list this many worst contexts per policy */
+	/* Called with the fraction of the evaluation done, from any thread,
+	 * one call at a time (may be NULL). */
+	void (*progress)(void *arg, double frac);
+	void *progress_arg;
 };
 
 /* A scenario: the test contexts of one (fabric, collective, nnodes). */
@@ -135,7 +170,8 @@ struct bot_eval {
 	const struct bot_dataset *ds;
 	struct bot_eval_opts opts;
 	size_t *test, ntest;		/* context indices, sorted */
-	size_t *train, ntrain;
+	size_t *train, ntrain;		/* history (the held-out fabric's only, with holdout) */
+	size_t *tuneset, ntuneset;	/* tuning (the other fabrics' only, with holdout) */
 	struct bot_summary auto_all;
 	struct bot_summary *auto_fabric;
 	size_t *fabric_contexts;	/* test contexts per fabric */
@@ -144,6 +180,8 @@ struct bot_eval {
 	struct bot_policy_result *pol;
 	size_t npol;
 	double seconds;			/* wall time of the evaluation */
+	pthread_mutex_t progress_lock;	/* progress_done, and calls of opts.progress */
+	uint64_t progress_done, progress_total;	/* context-rounds */
 };
 
 /* 0, or -1 with a message (no test context, a policy failing...). */

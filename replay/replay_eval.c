@@ -13,6 +13,9 @@
  *      context, and the knowledge base it ends with is the cluster's state
  *      when the large jobs arrive;
  *   3. score: the policy runs on the test contexts from that state.
+ * Leaving one fabric out (opts.holdout), step 1 uses the other fabrics'
+ * training contexts only, steps 2 and 3 the held-out fabric's: parameters
+ * never see the fabric they are scored on, its own cluster history may.
  * Each of these runs is an independent task writing its own slots, so the
  * pool of threads changes the wall time and nothing else.
  *
@@ -78,13 +81,39 @@ static size_t tune_subset(const struct bot_eval *ev, size_t *out)
 {
 	size_t want = ev->opts.tune_contexts;
 
-	if (!want || want >= ev->ntrain) {
-		memcpy(out, ev->train, ev->ntrain * sizeof(*out));
-		return ev->ntrain;
+	if (!want || want >= ev->ntuneset) {
+		memcpy(out, ev->tuneset, ev->ntuneset * sizeof(*out));
+		return ev->ntuneset;
 	}
 	for (size_t i = 0; i < want; i++)
-		out[i] = ev->train[i * ev->ntrain / want];
+		out[i] = ev->tuneset[i * ev->ntuneset / want];
 	return want;
+}
+
+static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr);
+
+/* Progress: every run reports the contexts it planned per round; the
+ * evaluation adds them up against the total it announced. */
+static void progress_add(void *arg, uint64_t contexts)
+{
+	struct bot_eval *ev = arg;
+	double frac;
+
+	pthread_mutex_lock(&ev->progress_lock);
+	ev->progress_done += contexts;
+	frac = ev->progress_total ? (double)ev->progress_done / (double)ev->progress_total : 1.0;
+	ev->opts.progress(ev->opts.progress_arg, frac > 1 ? 1 : frac);
+	pthread_mutex_unlock(&ev->progress_lock);
+}
+
+/* The run options of a task: progress routed through the evaluation. */
+static struct bot_replay_opts task_opts(struct bot_eval *ev)
+{
+	struct bot_replay_opts ro = ev->opts.run;
+
+	ro.progress = ev->opts.progress ? progress_add : NULL;
+	ro.progress_arg = ev;
+	return ro;
 }
 
 static void run_task(struct bot_eval *ev, struct task *t)
@@ -97,19 +126,21 @@ static void run_task(struct bot_eval *ev, struct task *t)
 	if (!kbs)
 		goto oom;
 	if (t->kind == 0) {
-		size_t *sub = malloc((ev->ntrain ? ev->ntrain : 1) * sizeof(*sub)), n;
+		size_t *sub = malloc((ev->ntuneset ? ev->ntuneset : 1) * sizeof(*sub)), n;
 		double *l;
 		struct bot_summary s;
 
-		res = calloc(ev->ntrain ? ev->ntrain : 1, sizeof(*res));
-		l = malloc((ev->ntrain ? ev->ntrain : 1) * sizeof(*l));
+		res = calloc(ev->ntuneset ? ev->ntuneset : 1, sizeof(*res));
+		l = malloc((ev->ntuneset ? ev->ntuneset : 1) * sizeof(*l));
 		if (!sub || !res || !l) {
 			free(sub);
 			free(l);
 			goto oom;
 		}
+		struct bot_replay_opts ro = task_opts(ev);
+
 		n = tune_subset(ev, sub);
-		t->rc = bot_replay_run(ds, sub, n, &t->policy, &ev->opts.run, kbs, res, t->err, sizeof(t->err));
+		t->rc = bot_replay_run(ds, sub, n, &t->policy, &ro, kbs, res, t->err, sizeof(t->err));
 		for (size_t i = 0; i < n; i++)
 			l[i] = res[i].run_loss;
 		bot_summarize(l, NULL, n, &s);
@@ -119,21 +150,24 @@ static void run_task(struct bot_eval *ev, struct task *t)
 		free(l);
 	} else {
 		struct bot_policy_result *pr = &ev->pol[t->pol];
-		struct bot_replay_opts ro;
+		struct bot_replay_opts ro = task_opts(ev);
 
 		if (ev->opts.history && ev->ntrain) {
 			res = calloc(ev->ntrain, sizeof(*res));
 			if (!res)
 				goto oom;
-			t->rc = bot_replay_run(ds, ev->train, ev->ntrain, &pr->pol, &ev->opts.run, kbs, res,
+			t->rc = bot_replay_run(ds, ev->train, ev->ntrain, &pr->pol, &ro, kbs, res,
 					       t->err, sizeof(t->err));
 			if (t->rc)
 				goto out;
 		}
-		ro = ev->opts.run;
 		ro.frozen = pr->pol.id == BOT_POLICY_FROZEN;
 		t->rc = bot_replay_run(ds, ev->test, ev->ntest, &pr->pol, &ro, kbs, pr->res,
 				       t->err, sizeof(t->err));
+		/* The summary and its permutation tests belong to this task too,
+		 * so that they run on the pool's threads. */
+		if (!t->rc && summarize_policy(ev, pr))
+			goto oom;
 	}
 	goto out;
 oom:
@@ -206,7 +240,7 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	for (size_t k = 0; k < ev->npol; k++) {
 		struct bot_policy_params par;
 
-		if (!ev->opts.tune || !ev->ntrain)
+		if (!ev->opts.tune || !ev->ntuneset)
 			continue;
 		for (unsigned i = 0; !bot_policy_grid(ev->pol[k].pol.id, i, &par); i++) {
 			if (nt == cap) {
@@ -233,6 +267,12 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	}
 	if (!nt)
 		return 0;
+	{
+		size_t sub = ev->opts.tune_contexts && ev->opts.tune_contexts < ev->ntuneset ?
+			     ev->opts.tune_contexts : ev->ntuneset;
+
+		ev->progress_total += (uint64_t)nt * sub * bot_replay_rounds(&ev->opts.run);
+	}
 	run_pool(ev, t, nt);
 	rc = first_error(t, nt, err, errlen);
 	for (size_t i = 0; i < nt && !rc; i++) {
@@ -309,18 +349,23 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 	double *run = malloc((n ? n : 1) * sizeof(*run)), *fin = malloc((n ? n : 1) * sizeof(*fin));
 	double *d = malloc((n ? n : 1) * sizeof(*d)), *e = malloc((n ? n : 1) * sizeof(*e));
 	double *p = calloc(ev->nscen ? ev->nscen : 1, sizeof(*p));
+	double *al = malloc((n ? n : 1) * sizeof(*al)), *fal = malloc((n ? n : 1) * sizeof(*fal));
+	struct bot_ctx_result *fres = malloc((n ? n : 1) * sizeof(*fres));
 	int rc = -1;
 
 	pr->fabric = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*pr->fabric));
 	pr->p_adj = calloc(ev->nscen ? ev->nscen : 1, sizeof(*pr->p_adj));
 	pr->direction = calloc(ev->nscen ? ev->nscen : 1, sizeof(*pr->direction));
-	if (!run || !fin || !d || !e || !p || !pr->fabric || !pr->p_adj || !pr->direction)
+	if (!run || !fin || !d || !e || !p || !al || !fal || !fres || !pr->fabric || !pr->p_adj ||
+	    !pr->direction)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		run[i] = pr->res[i].run_loss;
 		fin[i] = pr->res[i].final_loss;
+		al[i] = ds->ctx[ev->test[i]].auto_loss;
 	}
 	bot_summarize(run, fin, n, &pr->all);
+	bot_summarize_harm(pr->res, al, n, &pr->all);
 	for (size_t f = 0; f < ds->nfabrics; f++) {
 		size_t m = 0;
 
@@ -329,9 +374,12 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 				continue;
 			d[m] = run[i];
 			e[m] = fin[i];
+			fres[m] = pr->res[i];
+			fal[m] = al[i];
 			m++;
 		}
 		bot_summarize(d, e, m, &pr->fabric[f]);
+		bot_summarize_harm(fres, fal, m, &pr->fabric[f]);
 	}
 	for (size_t s = 0; s < ev->nscen; s++) {
 		const struct bot_scenario *sc = &ev->scen[s];
@@ -341,7 +389,8 @@ static int summarize_policy(struct bot_eval *ev, struct bot_policy_result *pr)
 
 			d[i] = run[sc->first + i] - c->auto_loss;
 		}
-		p[s] = bot_signflip(d, sc->n, bot_mix64(ev->opts.run.seed ^ s), &pr->direction[s]);
+		p[s] = (ev->opts.run.reference ? bot_signflip_reference : bot_signflip)(
+			d, sc->n, bot_mix64(ev->opts.run.seed ^ s), &pr->direction[s]);
 	}
 	bot_holm(p, ev->nscen, pr->p_adj);
 	pr->better = pr->worse = 0;
@@ -360,6 +409,9 @@ out:
 	free(d);
 	free(e);
 	free(p);
+	free(al);
+	free(fal);
+	free(fres);
 	return rc;
 }
 
@@ -399,24 +451,34 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(ev, 0, sizeof(*ev));
+	pthread_mutex_init(&ev->progress_lock, NULL);
 	ev->ds = ds;
 	ev->opts = *o;
 	ev->test = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->test));
 	ev->train = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->train));
+	ev->tuneset = malloc((ds->nctx ? ds->nctx : 1) * sizeof(*ev->tuneset));
 	ev->pol = calloc(o->npolicies ? o->npolicies : 1, sizeof(*ev->pol));
-	if (!ev->test || !ev->train || !ev->pol)
+	if (!ev->test || !ev->train || !ev->tuneset || !ev->pol)
 		goto oom;
 	for (size_t i = 0; i < ds->nctx; i++) {
 		uint32_t nodes = bot_key_nnodes(ds->ctx[i].key);
+		int held = !o->lofo || ds->ctx[i].fabric == o->holdout;
 
-		if (bot_nodeset_has(&o->test, nodes))
+		if (bot_nodeset_has(&o->test, nodes) && held)
 			ev->test[ev->ntest++] = i;
-		if (bot_nodeset_has(&o->train, nodes))
+		if (bot_nodeset_has(&o->train, nodes) && held)
 			ev->train[ev->ntrain++] = i;
+		if (bot_nodeset_has(&o->train, nodes) && (!o->lofo || !held))
+			ev->tuneset[ev->ntuneset++] = i;
 	}
 	if (!ev->ntest) {
 		bot_nodeset_format(&o->test, set, sizeof(set));
-		snprintf(err, errlen, "no context of the data is in the test split (--test-nodes %s)", set);
+		if (o->lofo)
+			snprintf(err, errlen, "held-out fabric %s has no context in the test split "
+				 "(--test-nodes %s)", o->holdout < ds->nfabrics ?
+				 ds->fabrics[o->holdout] : "?", set);
+		else
+			snprintf(err, errlen, "no context of the data is in the test split (--test-nodes %s)", set);
 		return -1;
 	}
 	if (ev->ntest >= (1u << 20)) {
@@ -439,6 +501,9 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 		if (!pr->res)
 			goto oom;
 	}
+	/* Progress counts context-rounds: tuning's are added by tune(). */
+	ev->progress_total = (uint64_t)ev->npol * ((o->history ? ev->ntrain : 0) + ev->ntest) *
+			     bot_replay_rounds(&o->run);
 	if (tune(ev, err, errlen))
 		return -1;
 
@@ -455,9 +520,6 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 		return -1;
 	}
 	free(t);
-	for (size_t k = 0; k < ev->npol; k++)
-		if (summarize_policy(ev, &ev->pol[k]))
-			goto oom;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	ev->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 	return 0;
@@ -477,8 +539,10 @@ void bot_eval_free(struct bot_eval *ev)
 	free(ev->pol);
 	free(ev->test);
 	free(ev->train);
+	free(ev->tuneset);
 	free(ev->auto_fabric);
 	free(ev->fabric_contexts);
 	free(ev->scen);
+	pthread_mutex_destroy(&ev->progress_lock);
 	memset(ev, 0, sizeof(*ev));
 }

@@ -16,10 +16,13 @@
 #include "sim/sim.h"
 
 static int generate(const struct bot_nodeset *train, const struct bot_nodeset *test,
-		    uint64_t seed, unsigned samples, struct bot_sweep *sw, char *err, size_t errlen)
+		    uint64_t seed, unsigned samples, const char *fabrics, struct bot_sweep *sw,
+		    char *err, size_t errlen)
 {
-	unsigned nodes[1024], n = 0;
+	unsigned nodes[1024], n = 0, nfab = 0;
+	const struct bot_fabric *fab[64];
 	struct bot_sim_opts so;
+	char bad[96];
 
 	for (unsigned i = 0; i < bot_sim_default_nnodes && n < 1024; i++) {
 		unsigned v = bot_sim_default_nodes[i];
@@ -45,14 +48,21 @@ static int generate(const struct bot_nodeset *train, const struct bot_nodeset *t
 		snprintf(err, errlen, "no node count of the built-in fabrics is in the splits");
 		return -1;
 	}
+	if (bot_sim_select(fabrics ? fabrics : "builtin", fab, 64, &nfab, bad, sizeof(bad))) {
+		snprintf(err, errlen, "--sim-fabrics: '%s' is no simulator fabric or family", bad);
+		return -1;
+	}
 	memset(&so, 0, sizeof(so));
 	so.seed = seed;
 	so.samples = samples;
 	so.nodes = nodes;
 	so.nnodes = n;
-	if (bot_sim_generate(&so, sw)) {
-		snprintf(err, errlen, "out of memory generating the built-in sweep");
-		return -1;
+	for (unsigned i = 0; i < nfab; i++) {
+		so.only = fab[i];
+		if (bot_sim_generate(&so, sw)) {
+			snprintf(err, errlen, "out of memory generating the built-in sweep");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -83,7 +93,7 @@ int bot_replay_load(struct bot_dataset *ds, const char *const *files, size_t nfi
 		}
 		end[i] = sw.nrows;
 	}
-	if (!nfiles && generate(train, test, sim_seed, samples, &sw, err, errlen))
+	if (!nfiles && generate(train, test, sim_seed, samples, opts->sim_fabrics, &sw, err, errlen))
 		goto out;
 	rc = bot_dataset_build(ds, &sw, nfiles ? &names : NULL, opts, err, errlen);
 out:

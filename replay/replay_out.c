@@ -55,6 +55,19 @@ static void pct(FILE *f, double x)
 		fprintf(f, " %7.2f%%", 100 * x);
 }
 
+/* Seconds with a unit that keeps a few digits. */
+static void secs(FILE *f, double x)
+{
+	if (isnan(x))
+		fprintf(f, " %9s", "-");
+	else if (x >= 100 || x == 0)
+		fprintf(f, " %8.0fs", x);
+	else if (x >= 0.1)
+		fprintf(f, " %8.2fs", x);
+	else
+		fprintf(f, " %7.1fms", x * 1e3);
+}
+
 static void table_row(FILE *f, const char *name, const struct bot_summary *s, const char *tail)
 {
 	fprintf(f, "  %-14s %8zu %6zu", name, s->contexts, s->over_10pct);
@@ -64,13 +77,18 @@ static void table_row(FILE *f, const char *name, const struct bot_summary *s, co
 	pct(f, s->p99);
 	pct(f, s->max);
 	pct(f, s->final_mean);
+	fprintf(f, " %6zu", s->harmed);
+	pct(f, s->worst_excess);
+	secs(f, s->saved);
+	secs(f, s->lost);
 	fprintf(f, "%s\n", tail ? tail : "");
 }
 
 static void table_head(FILE *f, int tests)
 {
-	fprintf(f, "  %-14s %8s %6s %9s %9s %9s %9s %9s %9s%s\n", "policy", "contexts", ">10%",
-		"mean", "p50", "p90", "p99", "max", "final", tests ? "  mean/AUTO  vs AUTO (better/worse of scenarios)" : "");
+	fprintf(f, "  %-14s %8s %6s %9s %9s %9s %9s %9s %9s %6s %9s %9s %9s%s\n", "policy", "contexts",
+		">10%", "mean", "p50", "p90", "p99", "max", "final", "harmed", "worst+", "saved", "lost",
+		tests ? "  mean/AUTO  vs AUTO (better/worse of scenarios)" : "");
 }
 
 static void table_block(FILE *f, const struct bot_eval *ev, long fab)
@@ -162,6 +180,10 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list 0x%x\n",
 		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
 		ev->opts.history ? "train" : "none", ev->opts.allow);
+	if (ev->opts.lofo)
+		fprintf(f, "   held-out fabric %s: parameters tuned on the other fabrics' %zu training contexts, "
+			   "history from its own %zu; scored on its %zu test contexts\n",
+			ev->ds->fabrics[ev->opts.holdout], ev->ntuneset, ev->ntrain, ev->ntest);
 	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4)" : " (defaults)");
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
@@ -227,6 +249,12 @@ static void jsummary(FILE *f, const struct bot_summary *s)
 	jnum(f, s->max);
 	fprintf(f, ", \"final_mean\": ");
 	jnum(f, s->final_mean);
+	fprintf(f, ", \"harmed\": %zu, \"worst_excess\": ", s->harmed);
+	jnum(f, s->worst_excess);
+	fprintf(f, ", \"saved\": ");
+	jnum(f, s->saved);
+	fprintf(f, ", \"lost\": ");
+	jnum(f, s->lost);
 }
 
 static void jfabrics(FILE *f, const struct bot_eval *ev, const struct bot_summary *per)
@@ -257,9 +285,9 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 	bot_nodeset_format(&e0->opts.test, test, sizeof(test));
 	fprintf(f, "{\n  \"format\": \"nccl-bot-replay\", \"version\": 1, \"seed\": %llu,\n",
 		(unsigned long long)e0->opts.run.seed);
-	fprintf(f, "  \"train_nodes\": \"%s\", \"test_nodes\": \"%s\", \"history\": \"%s\", \"tuned\": %s, \"allow\": %u,\n",
+	fprintf(f, "  \"train_nodes\": \"%s\", \"test_nodes\": \"%s\", \"history\": \"%s\", \"tuned\": %s, \"allow\": %u, \"lofo\": %s,\n",
 		train, test, e0->opts.history ? "train" : "none", e0->opts.tune ? "true" : "false",
-		e0->opts.allow);
+		e0->opts.allow, e0->opts.lofo ? "true" : "false");
 	fprintf(f, "  \"modes\": [");
 	for (size_t m = 0; m < n; m++) {
 		const struct bot_replay_opts *r = &ev[m]->opts.run;
@@ -270,8 +298,22 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 			r->comms, r->sample_rate, r->epoch, r->delay, ev[m]->nscen, ev[m]->seconds);
 	}
 	fprintf(f, "\n  ],\n  \"auto\": {\"name\": \"auto\", ");
-	jsummary(f, &e0->auto_all);
-	jfabrics(f, e0, e0->auto_fabric);
+	if (e0->opts.lofo) {
+		/* Each evaluation scores one fabric: AUTO per held-out fabric
+		 * (of the first mode; AUTO does not depend on the mode). */
+		fprintf(f, "\"fabrics\": {");
+		for (size_t m = 0; m < n && ev[m]->opts.run.mode == e0->opts.run.mode; m++) {
+			fprintf(f, "%s\n      ", m ? "," : "");
+			jstr(f, ev[m]->ds->fabrics[ev[m]->opts.holdout]);
+			fprintf(f, ": {");
+			jsummary(f, &ev[m]->auto_all);
+			fprintf(f, "}");
+		}
+		fprintf(f, "}");
+	} else {
+		jsummary(f, &e0->auto_all);
+		jfabrics(f, e0, e0->auto_fabric);
+	}
 	fprintf(f, "},\n  \"policies\": [");
 	for (size_t m = 0; m < n; m++) {
 		for (size_t k = 0; k < ev[m]->npol; k++) {
@@ -279,9 +321,14 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 
 			fprintf(f, "%s\n    {\"name\": \"%s\", \"mode\": \"%s\", ", m || k ? "," : "",
 				bot_policy_name(pr->pol.id), bot_replay_mode_name(ev[m]->opts.run.mode));
+			if (ev[m]->opts.lofo) {
+				fprintf(f, "\"holdout\": ");
+				jstr(f, ev[m]->ds->fabrics[ev[m]->opts.holdout]);
+				fprintf(f, ", ");
+			}
 			jsummary(f, &pr->all);
 			fprintf(f, ", \"mean_vs_auto\": ");
-			jnum(f, e0->auto_all.mean > 0 ? pr->all.mean / e0->auto_all.mean : NAN);
+			jnum(f, ev[m]->auto_all.mean > 0 ? pr->all.mean / ev[m]->auto_all.mean : NAN);
 			fprintf(f, ",\n      \"scenarios\": %zu, \"better\": %zu, \"worse\": %zu, "
 				   "\"grid_points\": %u, \"grid_point\": %u, \"params\": {",
 				ev[m]->nscen, pr->better, pr->worse, pr->grid_points, pr->grid_chosen);
@@ -301,38 +348,42 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 /* ---- CSV ---- */
 
 static void csv_row(FILE *f, const char *mode, const char *pol, const char *fab,
-		    const struct bot_summary *s, long better, long worse, size_t nscen, const char *par)
+		    const struct bot_summary *s, long better, long worse, size_t nscen, const char *par,
+		    const char *holdout)
 {
 	fprintf(f, "%s,%s,%s,%zu,%zu,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", mode, pol, fab, s->contexts,
 		s->over_10pct, s->mean, s->p50, s->p90, s->p99, s->max, s->final_mean);
 	if (better >= 0)
-		fprintf(f, "%ld,%ld,%zu,%s\n", better, worse, nscen, par);
+		fprintf(f, "%ld,%ld,%zu,%s,", better, worse, nscen, par);
 	else
-		fprintf(f, ",,,\n");
+		fprintf(f, ",,,,");
+	fprintf(f, "%zu,%.6g,%.6g,%.6g,%s\n", s->harmed, s->worst_excess, s->saved, s->lost, holdout);
 }
 
 static void print_csv(FILE *f, const struct bot_eval *const *ev, size_t n)
 {
 	char par[512];
 
-	fprintf(f, "mode,policy,fabric,contexts,over_10pct,mean,p50,p90,p99,max,final_mean,better,worse,scenarios,params\n");
+	fprintf(f, "mode,policy,fabric,contexts,over_10pct,mean,p50,p90,p99,max,final_mean,better,worse,"
+		   "scenarios,params,harmed,worst_excess,saved,lost,holdout\n");
 	for (size_t m = 0; m < n; m++) {
 		const struct bot_eval *e = ev[m];
 		const char *mode = bot_replay_mode_name(e->opts.run.mode);
+		const char *ho = e->opts.lofo ? e->ds->fabrics[e->opts.holdout] : "";
 
-		csv_row(f, mode, "auto", "all", &e->auto_all, -1, -1, 0, "");
+		csv_row(f, mode, "auto", "all", &e->auto_all, -1, -1, 0, "", ho);
 		for (size_t fab = 0; fab < e->ds->nfabrics; fab++)
 			if (e->fabric_contexts[fab])
-				csv_row(f, mode, "auto", e->ds->fabrics[fab], &e->auto_fabric[fab], -1, -1, 0, "");
+				csv_row(f, mode, "auto", e->ds->fabrics[fab], &e->auto_fabric[fab], -1, -1, 0, "", ho);
 		for (size_t k = 0; k < e->npol; k++) {
 			const struct bot_policy_result *pr = &e->pol[k];
 			const char *name = bot_policy_name(pr->pol.id);
 
 			params_format(&pr->pol.par, par, sizeof(par));
-			csv_row(f, mode, name, "all", &pr->all, (long)pr->better, (long)pr->worse, e->nscen, par);
+			csv_row(f, mode, name, "all", &pr->all, (long)pr->better, (long)pr->worse, e->nscen, par, ho);
 			for (size_t fab = 0; fab < e->ds->nfabrics; fab++)
 				if (e->fabric_contexts[fab])
-					csv_row(f, mode, name, e->ds->fabrics[fab], &pr->fabric[fab], -1, -1, 0, "");
+					csv_row(f, mode, name, e->ds->fabrics[fab], &pr->fabric[fab], -1, -1, 0, "", ho);
 		}
 	}
 }

@@ -7,7 +7,9 @@
  * The four scoring fabrics are DGX-like H100 with IB NDR rails and SHARP,
  * H100 with shared RoCE NICs behind an oversubscribed spine, DGX A100 with IB
  * HDR, and GB200 NVL72 (4-GPU trays, 18 per NVLink domain). Two calibration
- * fabrics mirror the external measurements in data/external.
+ * fabrics mirror the external measurements in data/external. A second
+ * family, built from specifications, lives in sim_family.c; the lookups
+ * here cover both.
  *
  * Generation walks fabric x collective x nodes x size x supported arm and
  * appends `samples` rows each; a row depends only on (seed, fabric, context,
@@ -97,7 +99,7 @@ static const struct bot_fabric fabrics[] = {
 		.desc = "calibration: 1x A10G per node (PCIe Gen4), AWS g5.xlarge Ethernet, NCCL "
 			"socket transport (no GDR), AMD host; data/external/sweep/aws-g5-a10g.csv",
 		.gpn = 1, .min_nodes = 2, .max_nodes = 8, .domain_nodes = 1,
-		.scoring = 0, .cal = BOT_SIM_CAL_A10G,
+		.scoring = 0, .cal = BOT_SIM_CAL_A10G, .family = BOT_SIM_FAMILY_CAL,
 		.cc_idx = 1, .cpu_amd = 1, .intra_nvl = 0, .ll128 = 1, .nvswitch = 0,
 		.nvls = 0, .collnet = 0, .lat_inter = 0,
 		.g1 = { G(2, 1.2f, 1.2f), G(2, 1.2f, 1.2f), G0, G0, G0, G0, G(2, 1.2f, 1.2f) },
@@ -113,7 +115,7 @@ static const struct bot_fabric fabrics[] = {
 		.desc = "calibration: 8 ranks of A100 as 1x8, 2x4, 4x2 (Modal), network not "
 			"documented, 2 channels across nodes; iteration times incl. a matmul",
 		.gpn = 8, .min_nodes = 1, .max_nodes = 4, .domain_nodes = 1,
-		.scoring = 0, .cal = BOT_SIM_CAL_MODAL,
+		.scoring = 0, .cal = BOT_SIM_CAL_MODAL, .family = BOT_SIM_FAMILY_CAL,
 		.cc_idx = 1, .cpu_amd = 1, .intra_nvl = 1, .ll128 = 1, .nvswitch = 1,
 		.nvls = 0, .collnet = 0, .lat_inter = 0,
 		.g1 = { G(24, 10, 10), G(24, 10, 10), G0, G0, G0, G0, G0 },
@@ -144,25 +146,76 @@ const struct bot_fabric *bot_sim_fabric(unsigned i)
 	return i < NSCORING ? &fabrics[i] : NULL;
 }
 
-/* Every fabric, calibration ones included (for --list). */
+/* Every fabric, calibration and the second family included (for --list):
+ * the built-in table first, then sim_family.c's. */
 unsigned bot_sim_nall(void)
 {
-	return NFABRICS;
+	return NFABRICS + bot_sim_alt_count();
 }
 
 const struct bot_fabric *bot_sim_fabric_any(unsigned i)
 {
-	return i < NFABRICS ? &fabrics[i] : NULL;
+	return i < NFABRICS ? &fabrics[i] : bot_sim_alt(i - NFABRICS);
 }
 
 const struct bot_fabric *bot_sim_fabric_find(const char *name)
 {
 	unsigned i;
 
-	for (i = 0; name && i < NFABRICS; i++)
-		if (!strcasecmp(fabrics[i].name, name))
-			return &fabrics[i];
+	for (i = 0; name && i < bot_sim_nall(); i++)
+		if (!strcasecmp(bot_sim_fabric_any(i)->name, name))
+			return bot_sim_fabric_any(i);
 	return NULL;
+}
+
+static const char *const family_names[] = { "builtin", "alt", "calibration" };
+
+const char *bot_sim_fabric_family(const struct bot_fabric *f)
+{
+	return family_names[f->family];
+}
+
+int bot_sim_select(const char *list, const struct bot_fabric **out, unsigned max, unsigned *n,
+		   char *bad, size_t badlen)
+{
+	const char *p = list;
+
+	*n = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char name[64];
+		int fam = -1, found = 0;
+
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), p);
+		for (int k = 0; k < 3; k++)
+			if (!strcmp(name, family_names[k]))
+				fam = k;
+		for (unsigned i = 0; len && i < bot_sim_nall(); i++) {
+			const struct bot_fabric *f = bot_sim_fabric_any(i);
+			int dup = 0;
+
+			if (fam >= 0 ? (f->family != fam || (fam == BOT_SIM_FAMILY_BUILTIN && !f->scoring)) :
+				       strcasecmp(f->name, name))
+				continue;
+			found = 1;
+			for (unsigned j = 0; j < *n; j++)
+				dup |= out[j] == f;
+			if (dup)
+				continue;
+			if (*n == max) {
+				snprintf(bad, badlen, "more than %u fabrics", max);
+				return -1;
+			}
+			out[(*n)++] = f;
+		}
+		if (!found) {
+			snprintf(bad, badlen, "%s", len ? name : "(empty name)");
+			return -1;
+		}
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
 }
 
 const struct bot_fabric *bot_sim_cal_fabric(int slot)
@@ -235,11 +288,11 @@ int bot_sim_generate(const struct bot_sim_opts *opts, struct bot_sweep *sw)
 		o.max_bytes = 4ULL << 30;
 	if (!o.coll_mask)
 		o.coll_mask = (1u << BOT_NCOLL) - 1;
-	for (fi = 0; fi < NFABRICS; fi++) {
-		const struct bot_fabric *f = &fabrics[fi];
+	for (fi = 0; fi < (o.only ? 1 : NFABRICS); fi++) {
+		const struct bot_fabric *f = o.only ? o.only : &fabrics[fi];
 		int fidx;
 
-		if (o.only ? o.only != f : !f->scoring)
+		if (!o.only && !f->scoring)
 			continue;
 		fidx = bot_sweep_fabric(sw, f->name);
 		if (fidx < 0)

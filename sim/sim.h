@@ -12,6 +12,7 @@
 #ifndef BOT_SIM_H
 #define BOT_SIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/sweep.h"
@@ -26,6 +27,14 @@ const char *bot_sim_fabric_name(const struct bot_fabric *f);
 /* One-line human description ("8x H100 SXM per node, 8x 400G IB NDR rails, ..."). */
 const char *bot_sim_fabric_desc(const struct bot_fabric *f);
 unsigned bot_sim_gpus_per_node(const struct bot_fabric *f);
+/* "builtin" (the four scoring fabrics), "alt" (the second family, built
+ * from specifications: doc/simulator.md) or "calibration". */
+const char *bot_sim_fabric_family(const struct bot_fabric *f);
+/* Resolve a comma list of fabric names and family names (builtin, alt,
+ * calibration) into at most max distinct fabrics, in list order. 0, or -1
+ * with the offending name (or "more than N fabrics") in bad. */
+int bot_sim_select(const char *list, const struct bot_fabric **out, unsigned max, unsigned *n,
+		   char *bad, size_t badlen);
 unsigned bot_sim_max_nodes(const struct bot_fabric *f);
 
 /* AUTO's cost table (us, -1 = unsupported) for a context, as NCCL 2.28 would

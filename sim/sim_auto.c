@@ -320,6 +320,12 @@ static void auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
 	}
 }
 
+void bot_sim_auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
+			  unsigned nnodes, unsigned nranks, float out[BOT_NARMS])
+{
+	auto_table_r(f, coll, nbytes, nnodes, nranks, out);
+}
+
 void bot_sim_auto_table(const struct bot_fabric *f, int coll, uint64_t nbytes,
 			unsigned nnodes, float out[BOT_NARMS])
 {

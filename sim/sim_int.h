@@ -69,9 +69,21 @@ struct bot_fabric {
 	double ll_host_gbs;	/* LL per-channel cap on host-memory transports; 0 = none */
 	double sigma;		/* log-normal noise */
 	double outlier_p;	/* outlier probability per call */
+	int family;		/* BOT_SIM_FAMILY_* */
+	double auto_truth;	/* > 0: the true latency is AUTO's estimate within +- this
+				 * fraction (a fabric where AUTO is right); 0: the model */
 };
 
 enum { BOT_SIM_CAL_A10G = 0, BOT_SIM_CAL_MODAL = 1 };
+enum { BOT_SIM_FAMILY_BUILTIN = 0, BOT_SIM_FAMILY_ALT = 1, BOT_SIM_FAMILY_CAL = 2 };
+
+/* The second family (sim/sim_family.c), built from specifications. */
+unsigned bot_sim_alt_count(void);
+const struct bot_fabric *bot_sim_alt(unsigned i);
+
+/* AUTO's table for an explicit rank count (sim_auto.c). */
+void bot_sim_auto_table_r(const struct bot_fabric *f, int coll, uint64_t nbytes,
+			  unsigned nnodes, unsigned nranks, float out[BOT_NARMS]);
 
 /* Free effect magnitudes of the measured model (fitted, then frozen). */
 struct bot_sim_params {

@@ -63,8 +63,10 @@ void bot_spank_args_defaults(struct bot_spank_args *a, const char *default_lib_p
 		strcpy(a->lib_prefix, default_lib_prefix);
 }
 
-int bot_spank_path_expand(const char *in, const char *node, char *out, size_t outlen, char *err,
-			  size_t errlen)
+/* bot_spank_path_expand; keep: the '%' letters left as they are (with
+ * "%%") for a later expansion (report_dir=: %u and %j, learn/report.h). */
+static int path_expand_keep(const char *in, const char *node, const char *keep, char *out,
+			    size_t outlen, char *err, size_t errlen)
 {
 	size_t n = 0;
 
@@ -73,7 +75,10 @@ int bot_spank_path_expand(const char *in, const char *node, char *out, size_t ou
 		size_t len = 1;
 
 		if (*p == '%') {
-			if (p[1] == '%') {
+			if (keep && p[1] && (p[1] == '%' || strchr(keep, p[1]))) {
+				len = 2;
+				p++;
+			} else if (p[1] == '%') {
 				p++;
 			} else if (p[1] == 'n') {
 				if (!node || !*node)
@@ -99,6 +104,12 @@ int bot_spank_path_expand(const char *in, const char *node, char *out, size_t ou
 		return -1;
 	out[n] = 0;
 	return 0;
+}
+
+int bot_spank_path_expand(const char *in, const char *node, char *out, size_t outlen, char *err,
+			  size_t errlen)
+{
+	return path_expand_keep(in, node, NULL, out, outlen, err, errlen);
 }
 
 int bot_spank_list_has(const char *list, const char *item)
@@ -269,7 +280,8 @@ static int parse_one(struct bot_spank_args *a, enum bot_spank_arg id, const char
 		{
 			char tmp[PATH_MAX];
 
-			if (bot_spank_path_expand(v, node, tmp, sizeof(tmp), err, errlen) < 0)
+			if (path_expand_keep(v, node, id == BOT_SPANK_A_REPORT_DIR ? "uj" : NULL,
+					     tmp, sizeof(tmp), err, errlen) < 0)
 				return -1;
 			if (tmp[0] != '/')
 				return bot_log_errf(err, errlen, "not an absolute path");

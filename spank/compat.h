@@ -10,6 +10,8 @@
  * - 23.11: the hostlist handle became a struct type and the functions take
  *   and return a pointer to it. BOT_SLURM_HOSTLIST is the handle type to
  *   declare a variable with, whichever release.
+ * - 23.x and later: slurm.h has declarations without prototypes; the
+ *   warning is silenced around that one include.
  * - 25.05: topology information became opaque (several named
  *   topologies); the flat switch array that slurm_load_topo() returns up
  *   to 24.11 is gone. BOT_SLURM_TOPO_FLAT says whether it exists. The
@@ -32,7 +34,13 @@
 #define BOT_SLURM_AT_LEAST(a, b) (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(a, b, 0))
 
 #ifdef BOT_SPANK_WANT_HOSTLIST
+/* From 23.x slurm.h declares a few functions without prototypes
+ * ("void (*acct_full)();"), which -Wstrict-prototypes -Werror refuses: the
+ * warning is Slurm's, not ours, so it is off for that header only. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstrict-prototypes"
 #include <slurm/slurm.h>
+#pragma GCC diagnostic pop
 #if BOT_SLURM_AT_LEAST(23, 11)
 typedef hostlist_t *BOT_SLURM_HOSTLIST;	/* 23.11+: a struct, used through a pointer */
 #else

@@ -36,6 +36,15 @@ extern const struct bot_log bot_spank_daemon_log;
 int bot_spank_local_post_opt(spank_t sp);
 int bot_spank_local_user_init(spank_t sp);
 
+/* spank/report.c: the report directory pinned with the decision (plugin:
+ * learn/report.h's enum bot_report_plugin; source: the decision's), taken
+ * out with the pins; srun's one-line summary at the step's end */
+void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin,
+			  const char *source);
+void bot_spank_report_unpin(void);
+int bot_spank_local_exit(spank_t sp);
+void bot_spank_report_step(spank_t sp);	/* at local_user_init: the step's size */
+
 /* spank/allocator.c: sbatch and salloc */
 int bot_spank_alloc_post_opt(spank_t sp);
 
@@ -46,12 +55,33 @@ int bot_spank_remote_post_opt(spank_t sp);	/* the step's spool directory */
 int bot_spank_remote_task_exit(spank_t sp);	/* its harvest after the last task */
 int bot_spank_remote_exit(spank_t sp);		/* ... or at the step's end */
 
+/* spank/remote.c, used by job_script.c too: the job's facts the prolog
+ * recorded (spank/jobfacts.h) into a delta's identity (account and bit4,
+ * GPUs when nnodes is 1, het ids, the job string; 0, or -1 when there are
+ * none), and the harvest of one spool directory of basefd into a delta
+ * stamped with id (cluster, when empty, fabric and node filled here),
+ * bounded by left ms. */
+struct bot_delta_hdr;
+struct bot_spank_jobfacts;
+struct timespec;
+int bot_spank_job_facts(int base, uint32_t job, uint32_t nnodes, struct bot_delta_hdr *id,
+			struct bot_spank_jobfacts *jf);
+/* extra: the helper's report arguments after DIR (the step's harvest),
+ * NULL for none (the epilog's harvest of a leftover writes no part: the
+ * step's pinned report directory is not in the epilog's environment). */
+void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
+			   char *const *extra, const char *what, const struct timespec *t0);
+
 /* spank/job_script.c: the job's prolog and epilog on each node */
+int bot_spank_job_prolog(spank_t sp);	/* the job's facts (spank/jobfacts.h) */
 int bot_spank_job_epilog(spank_t sp);
 
 /* spank/local.c, used by allocator.c too: decide for a step launched from
  * this process and put the decision into its environment (setenv). seed:
- * the step's. what: "step" or "batch step" for messages. */
-int bot_spank_decide_here(uint64_t seed, const char *what);
+ * the step's. what: "step" or "batch step" for messages. submit: NULL
+ * for srun (the fabric from the job's nodes); at submission (sbatch,
+ * salloc) the requested partitions ("" none known), whose fabric the map
+ * gives. */
+int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit);
 
 #endif

@@ -118,4 +118,13 @@ extern const char *const bot_spank_pinned[BOT_SPANK_MAX_VARS + 1];	/* NULL-ended
  */
 #define BOT_SPANK_MEASURE_VAR "SLURM_NCCL_BOT_MEASURE"
 
+/*
+ * The step's report directory (a template: %j and %u expanded where the
+ * part is written, formats.md section 17) and the decision's facts for
+ * the report ("MODE PLUGIN SOURCE"): set with the pins by
+ * spank/report.c, taken out with them.
+ */
+#define BOT_SPANK_REPORT_VAR "SLURM_NCCL_BOT_REPORT_DIR"
+#define BOT_SPANK_REPORT_INFO_VAR "SLURM_NCCL_BOT_REPORT_INFO"
+
 #endif

@@ -31,8 +31,12 @@ void bot_fabricmap_free(struct bot_fabricmap *m)
 	m->n = 0;
 }
 
+#define PART_PREFIX "partition:"
+#define PART_PREFIX_LEN (sizeof(PART_PREFIX) - 1)
+
 /* The next blank-separated field of [p, end) into out; its length, 0 at
- * the end of the line's content, -1 when too long or holding a bad byte. */
+ * the end of the line's content, -1 when too long or holding a bad byte.
+ * fabric 2: a node or "partition:NAME" (the map's first field). */
 static int field(const char **p, const char *end, char *out, size_t outlen, int fabric)
 {
 	const char *s;
@@ -41,6 +45,9 @@ static int field(const char **p, const char *end, char *out, size_t outlen, int 
 	while (*p < end && (**p == ' ' || **p == '\t'))
 		(*p)++;
 	s = *p;
+	if (fabric == 2 && (size_t)(end - s) > PART_PREFIX_LEN &&
+	    !memcmp(s, PART_PREFIX, PART_PREFIX_LEN) && node_char((unsigned char)s[PART_PREFIX_LEN]))
+		*p += PART_PREFIX_LEN;
 	while (*p < end && **p != ' ' && **p != '\t') {
 		if (!node_char((unsigned char)**p))
 			return -1;
@@ -51,7 +58,7 @@ static int field(const char **p, const char *end, char *out, size_t outlen, int 
 		return -1;
 	memcpy(out, s, n);
 	out[n] = 0;
-	if (n && fabric && !bot_state_fabric_ok(out))
+	if (n && fabric == 1 && !bot_state_fabric_ok(out))
 		return -1;
 	return (int)n;
 }
@@ -79,7 +86,7 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 		p = nl ? nl + 1 : end;
 		if (memchr(q, 0, (size_t)(le - q)))
 			goto bad_byte;
-		a = field(&q, ce, ent.node, sizeof(ent.node), 0);
+		a = field(&q, ce, ent.node, sizeof(ent.node), 2);
 		if (a == 0) {
 			/* a blank or comment line, if nothing else is on it */
 			while (q < ce && (*q == ' ' || *q == '\t'))
@@ -127,7 +134,8 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 bad_node:
 		bot_fabricmap_free(m);
 		return bot_log_errf(err, errlen, "%s:%zu: not a node name (want 1-64 of "
-				    "[A-Za-z0-9._-])", name, line);
+				    "[A-Za-z0-9._-]) or partition:NAME (NAME 1-54 of them)", name,
+				    line);
 bad_byte:
 		bot_fabricmap_free(m);
 		return bot_log_errf(err, errlen, "%s:%zu: a byte that has no place in the map",
@@ -141,7 +149,8 @@ bad_byte:
 
 			memcpy(node, m->e[i].node, sizeof(node));
 			bot_fabricmap_free(m);
-			return bot_log_errf(err, errlen, "%s: node %s is named twice", name, node);
+			return bot_log_errf(err, errlen, "%s: %s%s is named twice", name,
+					    strchr(node, ':') ? "" : "node ", node);
 		}
 	}
 	return 0;
@@ -205,4 +214,44 @@ void bot_fabricmap_step_add(const struct bot_fabricmap *m, struct bot_fabricmap_
 		s->state = -1;
 		s->fabric[0] = 0;
 	}
+}
+
+void bot_fabricmap_partitions(const struct bot_fabricmap *m, const char *list,
+			      struct bot_fabricmap_step *s)
+{
+	char key[BOT_FABRICMAP_NAME_MAX], esc[BOT_FABRICMAP_NAME_MAX * 4];
+	const char *p = list, *f;
+
+	memset(s, 0, sizeof(*s));
+	while (s->state >= 0) {
+		size_t n = strcspn(p, ",");
+
+		if (!n || n + PART_PREFIX_LEN >= sizeof(key)) {
+			s->state = -1;
+			snprintf(s->why, sizeof(s->why), "the partition list is not one the map "
+				 "can hold");
+			break;
+		}
+		memcpy(key, PART_PREFIX, PART_PREFIX_LEN);
+		memcpy(key + PART_PREFIX_LEN, p, n);
+		key[PART_PREFIX_LEN + n] = 0;
+		f = bot_fabricmap_lookup(m, key);
+		if (!f) {
+			s->state = -1;
+			snprintf(s->why, sizeof(s->why), "partition %s is not in the fabric map",
+				 bot_log_esc(esc, sizeof(esc), key + PART_PREFIX_LEN));
+		} else if (s->state == 0) {
+			s->state = 1;
+			strcpy(s->fabric, f);
+		} else if (strcmp(s->fabric, f)) {
+			snprintf(s->why, sizeof(s->why), "the partitions span fabrics %s and %s",
+				 s->fabric, f);
+			s->state = -1;
+		}
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	if (s->state < 0)
+		s->fabric[0] = 0;
 }

@@ -13,8 +13,12 @@
  * will write it): text, one "NODE FABRIC" per line, separated by blanks;
  * '#' starts a comment; blank lines are skipped. NODE is 1-64 of
  * [A-Za-z0-9._-], FABRIC a fabric name of doc/formats.md section 12
- * ([a-z0-9][a-z0-9._-]{0,63}). A node named twice, any other byte, or a
- * line with more or fewer fields is an error naming the line. At most
+ * ([a-z0-9][a-z0-9._-]{0,63}). A line "partition:NAME FABRIC" gives a
+ * partition's fabric instead (NAME 1-54 of [A-Za-z0-9._-]; stored under
+ * that key, which no node name can be), for the batch step decided at
+ * submission, before the job has nodes. A node or partition named twice,
+ * any other byte, or a line with more or fewer fields is an error naming
+ * the line. At most
  * 4 MiB and 262,144 nodes. No Slurm here: node lists are expanded by the
  * caller.
  */
@@ -58,5 +62,11 @@ struct bot_fabricmap_step {
 };
 void bot_fabricmap_step_add(const struct bot_fabricmap *m, struct bot_fabricmap_step *s,
 			    const char *node);
+
+/* The fabric of a comma-separated partition list ("a,b"): every one must
+ * be in the map and all on one fabric; *s as bot_fabricmap_step_add
+ * leaves it (state 1 and fabric, or -1 and why). */
+void bot_fabricmap_partitions(const struct bot_fabricmap *m, const char *list,
+			      struct bot_fabricmap_step *s);
 
 #endif

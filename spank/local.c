@@ -12,15 +12,18 @@
  * use nccl-bot gets none of ours, also when an enclosing sbatch or salloc
  * had pinned them.
  *
- * A heterogeneous step runs without nccl-bot. srun calls init_post_opt
- * once per component and copies its environment for each component after
- * the last of them, but calls local_user_init only once, and what that
- * sets reaches the first component only (observed with Slurm 22.05,
- * doc/slurm.md): a decision made there would give one component
- * nccl-bot's tuner and the others NCCL's own. So init_post_opt takes out
- * what an enclosing allocation pinned, for every component, and counts
- * itself; local_user_init, seeing more than one call (or SLURM_HET_SIZE
- * above 1), decides "not used".
+ * A heterogeneous step (srun ... : ...) gets one decision for all its
+ * components. srun calls init_post_opt once per component and copies its
+ * environment for each component after the last of them, but calls
+ * local_user_init only once, and what that sets reaches the first
+ * component only (observed with Slurm 22.05, doc/slurm.md). So the second
+ * init_post_opt call, which is the first sign of a heterogeneous step,
+ * decides for the whole step there, and later calls and local_user_init
+ * leave that decision alone: every component copies the same variables.
+ * What srun knows then: no job yet when it allocates one itself (its
+ * nodes unknown: the prior, like any step whose fabric is not known);
+ * inside a heterogeneous allocation the nodes of every component
+ * (SLURM_JOB_NODELIST_HET_GROUP_<n>), all of which must be on one fabric.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,17 +51,14 @@ static const char *first_env(const char *a, const char *b)
 	return v && *v ? v : NULL;
 }
 
-/* Is this srun launching a heterogeneous step (set before local_user_init)?
- * Inside a heterogeneous job's allocation it is set for every srun: steps
- * there run without nccl-bot too (the safe side). */
-static int post_opt_calls;	/* one per component of the step */
-
-static int het_step(void)
-{
-	const char *v = first_env("SLURM_HET_SIZE", "SLURM_PACK_SIZE");
-
-	return post_opt_calls > 1 || (v && strcmp(v, "1") && strcmp(v, "0"));
-}
+/* init_post_opt calls: one per component of the step; a second one
+ * decides for the whole heterogeneous step (het_decided). */
+static int post_opt_calls;
+static int het_decided;
+/* The decision's "table from ..." line: srun -v shows it, but only from
+ * local_user_init on (in init_post_opt srun has not yet set its log level),
+ * so a heterogeneous step's is kept and said there. */
+static char said[PATH_MAX + 512];
 
 /* Take out what an enclosing sbatch/salloc (or an outer srun) pinned: a
  * variable still holding our pinned value is ours, not the user's. */
@@ -77,6 +77,7 @@ static void unpin(void)
 		unsetenv(var);
 	}
 	unsetenv(BOT_SPANK_MEASURE_VAR);
+	bot_spank_report_unpin();
 }
 
 /* Our own earlier pin in NCCL_TUNER_PLUGIN etc. is not the user's. */
@@ -126,6 +127,32 @@ static void apply_siteconf(struct bot_spank_args *a, int asked)
 }
 
 /*
+ * Inside a heterogeneous allocation srun has no SLURM_JOB_NODELIST, only
+ * each component's SLURM_JOB_NODELIST_HET_GROUP_<n> (observed, 22.05): all
+ * of them in one host list. 0 when there are none.
+ */
+static int het_nodes(BOT_SLURM_HOSTLIST *out)
+{
+	BOT_SLURM_HOSTLIST hl = NULL;
+	char var[64];
+	const char *v;
+
+	for (int i = 0; i < 128; i++) {
+		snprintf(var, sizeof(var), "SLURM_JOB_NODELIST_HET_GROUP_%d", i);
+		if (!(v = first_env(var, NULL)))
+			break;
+		if (!hl)
+			hl = slurm_hostlist_create(v);
+		else
+			slurm_hostlist_push(hl, v);
+		if (!hl)
+			return 0;
+	}
+	*out = hl;
+	return hl != NULL;
+}
+
+/*
  * The step's fabric from fabric_map= (spank/fabricmap.h): every node of
  * the job this srun runs in (srun knows the job's nodes here, not yet the
  * step's: a step inside an allocation that spans two fabrics runs on the
@@ -133,7 +160,7 @@ static void apply_siteconf(struct bot_spank_args *a, int asked)
  * used. The node list is expanded by Slurm's own hostlist code (the
  * process that loaded the plugin has it; spank/compat.h).
  */
-static void resolve_fabric(struct bot_spank_args *a, int asked)
+static void resolve_fabric(struct bot_spank_args *a, int asked, const char *submit)
 {
 	struct bot_fabricmap m;
 	struct bot_fabricmap_step st;
@@ -152,12 +179,29 @@ static void resolve_fabric(struct bot_spank_args *a, int asked)
 			slurm_debug("nccl-bot: %s; the step runs on the prior", err);
 		return;
 	}
-	nodes = first_env("SLURM_JOB_NODELIST", "SLURM_NODELIST");
-	if (!nodes || !(hl = slurm_hostlist_create(nodes))) {
-		snprintf(a->fabric_why, sizeof(a->fabric_why), "the step's nodes are not known "
-			 "here");
+	if (submit) {
+		/* at submission: no nodes yet, the partitions' fabric */
+		if (!*submit)
+			snprintf(a->fabric_why, sizeof(a->fabric_why), "the partition is not known "
+				 "at submission");
+		else {
+			bot_fabricmap_partitions(&m, submit, &st);
+			if (st.state == 1)
+				snprintf(a->fabric, sizeof(a->fabric), "%s", st.fabric);
+			else
+				snprintf(a->fabric_why, sizeof(a->fabric_why), "%s", st.why);
+		}
 		bot_fabricmap_free(&m);
 		return;
+	}
+	nodes = first_env("SLURM_JOB_NODELIST", "SLURM_NODELIST");
+	if (!nodes || !(hl = slurm_hostlist_create(nodes))) {
+		if (!het_nodes(&hl)) {
+			snprintf(a->fabric_why, sizeof(a->fabric_why), "the step's nodes are not "
+				 "known here");
+			bot_fabricmap_free(&m);
+			return;
+		}
 	}
 	memset(&st, 0, sizeof(st));
 	while (st.state >= 0 && (h = slurm_hostlist_shift(hl))) {
@@ -173,7 +217,7 @@ static void resolve_fabric(struct bot_spank_args *a, int asked)
 			 "the step has no nodes");
 }
 
-int bot_spank_decide_here(uint64_t seed, const char *what)
+int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 {
 	static struct bot_spank_args eff;
 	const struct bot_spank_args *a = &eff;
@@ -202,9 +246,10 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 		unpin();
 		return -1;
 	}
-	s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
-	if (!s.partition)
-		s.partition = first_env("SBATCH_PARTITION", "SALLOC_PARTITION");
+	if (submit)
+		s.partition = *submit ? submit : NULL;
+	else
+		s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
 	s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
 	if (!s.account)
 		s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
@@ -213,14 +258,8 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
 	bot_spank_gate(a, &s, &g);
 	asked = g.explicit_;
-	if (g.used && het_step()) {
-		g.used = 0;
-		g.tell = asked;
-		snprintf(g.reason, sizeof(g.reason), "a heterogeneous step runs without nccl-bot "
-			 "(its decision would reach only the first component)");
-	}
 	if (g.used) {
-		resolve_fabric(&eff, asked);
+		resolve_fabric(&eff, asked, submit);
 		apply_siteconf(&eff, asked);
 	}
 	if (g.tell)
@@ -258,11 +297,15 @@ int bot_spank_decide_here(uint64_t seed, const char *what)
 			return 0;
 		}
 	}
+	bot_spank_report_pin(a, g.policy == BOT_POLICY_SHADOW,
+			     !user_var("NCCL_TUNER_PLUGIN") && !user_var("NCCL_PROFILER_PLUGIN") ?
+			     0 : g.explicit_ ? 2 : 1, d.source);
 	if (d.measured && setenv(BOT_SPANK_MEASURE_VAR, "1", 1) < 0)
 		slurm_spank_log("nccl-bot: warning: cannot set %s: the %s measures nothing",
 				BOT_SPANK_MEASURE_VAR, what);
-	slurm_verbose("nccl-bot: %s: policy %s, table from the %s%s%s", what,
-		    bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
+	snprintf(said, sizeof(said), "nccl-bot: %s: policy %s, table from the %s%s%s", what,
+		 bot_policy_name(g.policy), d.source, d.note[0] ? "; " : "", d.note);
+	slurm_verbose("%s", said);
 	bot_spank_decision_free(&d);
 	return 0;
 }
@@ -271,15 +314,35 @@ int bot_spank_local_post_opt(spank_t sp)
 {
 	(void)sp;
 	post_opt_calls++;
-	unpin();
-	return 0;
+	if (post_opt_calls == 1) {
+		unpin();	/* an enclosing allocation's pins are not this step's */
+		return 0;
+	}
+	if (het_decided)
+		return 0;	/* the decision is in the environment every component copies */
+	het_decided = 1;
+	/* no job id yet outside an allocation: the seed is the allocation's,
+	 * else 0; every component gets the same table either way */
+	{
+		const char *j = first_env("SLURM_JOB_ID", NULL);
+		uint64_t seed = j ? strtoull(j, NULL, 10) << 32 : 0;
+
+		return bot_spank_decide_here(seed, "heterogeneous step", NULL);
+	}
 }
 
 int bot_spank_local_user_init(spank_t sp)
 {
 	uint32_t job = 0, step = 0;
 
+	if (het_decided) {
+		/* init_post_opt decided for every component */
+		if (said[0])
+			slurm_verbose("%s", said);
+		return 0;
+	}
 	spank_get_item(sp, S_JOB_ID, &job);
 	spank_get_item(sp, S_JOB_STEPID, &step);
-	return bot_spank_decide_here((uint64_t)job << 32 | step, "step");
+	bot_spank_report_step(sp);
+	return bot_spank_decide_here((uint64_t)job << 32 | step, "step", NULL);
 }

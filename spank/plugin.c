@@ -161,6 +161,15 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	if (!bot_spank.setup_done)
+		setup(sp, S_CTX_JOB_SCRIPT, ac, av);
+	return bot_spank_job_prolog(sp);
+}
+
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	if (spank_context() != S_CTX_JOB_SCRIPT)
@@ -186,5 +195,7 @@ int slurm_spank_exit(spank_t sp, int ac, char **av)
 	(void)av;
 	if (spank_context() == S_CTX_REMOTE)
 		return bot_spank_remote_exit(sp);
+	if (spank_context() == S_CTX_LOCAL)
+		return bot_spank_local_exit(sp);
 	return 0;
 }

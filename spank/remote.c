@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@
 
 #include "common/delta.h"
 #include "common/readall.h"
+#include "common/writeall.h"
 #include "common/settings.h"
 #include "learn/harvest.h"
 #include "learn/ranklib.h"
@@ -49,12 +51,15 @@
 #include "spank/decide.h"
 #include "spank/fabricgen.h"
 #include "spank/fabricmap.h"
+#include "spank/jobfacts.h"
 #include "spank/spooldir.h"
 
 /* The harvest's bound in slurm_spank_exit: the helper's stream must be in
  * within this (slurmstepd waits for the callback; PrologEpilogTimeout and
  * the step's end are not to be held up). */
 #define REMOTE_HARVEST_MS 2000u
+/* Arguments after DIR for the helper's report half (report_args). */
+#define REPORT_ARGS 9
 
 /* Set in user_init, read in each task's task_init (a child of this
  * slurmstepd): why this node cannot run the step's tasks. */
@@ -200,12 +205,40 @@ int bot_spank_remote_user_init(spank_t sp)
 	return 0;
 }
 
+/* The batch step's output file (formats.md section 17): each task of the
+ * batch step (as the user, its stdout already the script's output)
+ * records where its stdout goes into the step's spool directory, where the
+ * harvest reader appends the step's summary line at the end. */
+static void record_stdout(spank_t sp)
+{
+	const struct bot_write_rule rule = { .mode = 0600, .chmod = 1, .clear_stale = 1 };
+	char target[4097], err[PATH_MAX + 256];
+	uint32_t step = 0;
+	ssize_t n;
+	int dfd;
+
+	if (!spool_path[0] || spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step != BOT_DELTA_STEP_BATCH)
+		return;
+	n = readlink("/proc/self/fd/1", target, sizeof(target) - 1);
+	if (n <= 0 || target[0] != '/')
+		return;
+	dfd = open(spool_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	(void)bot_write_whole_at(dfd, NULL, "stdout.path", target, (size_t)n, &rule, err,
+				 sizeof(err));
+	close(dfd);
+}
+
 int bot_spank_remote_task_init(spank_t sp)
 {
 	char node[256];
 
-	if (!node_failure[0])
+	if (!node_failure[0]) {
+		record_stdout(sp);
 		return 0;
+	}
 	/* the task's environment names the node (slurmstepd's own does not) */
 	if (!get(sp, "SLURMD_NODENAME", node, sizeof(node)) && gethostname(node, sizeof(node)) < 0)
 		strcpy(node, "?");
@@ -382,10 +415,10 @@ static int helper_ok(const char *path, char *err, size_t errlen)
 }
 
 /* Spawn the helper as the reading half on a pipe: its pid, *fd the read end. */
-static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *dir, int *fd,
-			  char *err, size_t errlen)
+static pid_t spawn_reader(spank_t sp, uid_t uid_, gid_t gid_, const char *dir,
+			  char *const *extra, int *fd, char *err, size_t errlen)
 {
-	char uid[16], gid[16], *groups, *argv[6];
+	char uid[16], gid[16], *groups, *argv[6 + REPORT_ARGS];
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -410,14 +443,18 @@ static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *di
 	k = (size_t)snprintf(groups, cap, "%s", ngids ? "" : "-");
 	for (int i = 0; i < ngids; i++)
 		k += (size_t)snprintf(groups + k, cap - k, "%s%u", i ? "," : "", (unsigned)gids[i]);
-	snprintf(uid, sizeof(uid), "%u", (unsigned)f->uid);
-	snprintf(gid, sizeof(gid), "%u", (unsigned)f->gid);
+	snprintf(uid, sizeof(uid), "%u", (unsigned)uid_);
+	snprintf(gid, sizeof(gid), "%u", (unsigned)gid_);
 	argv[0] = bot_spank.args.harvest_helper;
 	argv[1] = uid;
 	argv[2] = gid;
 	argv[3] = groups;
 	argv[4] = (char *)dir;
 	argv[5] = NULL;
+	for (int i = 0; extra && extra[i] && i < REPORT_ARGS; i++) {
+		argv[5 + i] = extra[i];
+		argv[6 + i] = NULL;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		free(groups);
 		return bot_log_errf(err, errlen, "pipe: %s", strerror(errno));
@@ -443,6 +480,77 @@ static pid_t spawn_reader(spank_t sp, const struct step_facts *f, const char *di
 	}
 	*fd = p[0];
 	return pid;
+}
+
+/* The helper's report half (tools/harvest_read.c): the step's facts
+ * after DIR, when the decision pinned a report directory. */
+
+struct report_args {
+	char v[REPORT_ARGS][PATH_MAX + 16];
+	char *argv[REPORT_ARGS + 1];
+};
+
+static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t leaves,
+				struct report_args *r)
+{
+	char tmpl[PATH_MAX], info[PATH_MAX];
+	uint32_t local = 0;
+	int k = 0;
+
+	if (!get(sp, BOT_SPANK_REPORT_VAR, tmpl, sizeof(tmpl)) || tmpl[0] != '/')
+		return NULL;
+	if (!get(sp, BOT_SPANK_REPORT_INFO_VAR, info, sizeof(info)))
+		info[0] = 0;
+	if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local) != ESPANK_SUCCESS)
+		local = 0;
+	snprintf(r->v[k++], sizeof(r->v[0]), "report=%s", tmpl);
+	snprintf(r->v[k++], sizeof(r->v[0]), "info=%s", info);
+	snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	if (f->step == BOT_DELTA_STEP_BATCH)
+		snprintf(r->v[k++], sizeof(r->v[0]), "step=batch");
+	else
+		snprintf(r->v[k++], sizeof(r->v[0]), "step=%u", (unsigned)f->step);
+	snprintf(r->v[k++], sizeof(r->v[0]), "node=%.255s", bot_spank.node);
+	snprintf(r->v[k++], sizeof(r->v[0]), "restart=%u", (unsigned)f->restart);
+	snprintf(r->v[k++], sizeof(r->v[0]), "nodes=%u", (unsigned)f->nnodes);
+	snprintf(r->v[k++], sizeof(r->v[0]), "tasks=%u", (unsigned)local);
+	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)leaves);
+	for (int i = 0; i < k; i++)
+		r->argv[i] = r->v[i];
+	r->argv[k] = NULL;
+	return r->argv;
+}
+
+/* The helper writes the report part after its stream: wait for its exit
+ * until the harvest's bound (the pidfd is readable once it has exited),
+ * never longer; reap() kills what is left. */
+static void wait_helper(int pidfd, const struct timespec *t0)
+{
+	struct pollfd q = { pidfd, POLLIN, 0 };
+	long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+
+	if (pidfd < 0 || left <= 0)
+		return;
+	while (poll(&q, 1, (int)left) < 0 && errno == EINTR) {
+		left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+		if (left <= 0)
+			break;
+	}
+}
+
+/* No delta (no outbox or fabric) but a report: the stream is read and
+ * dropped until EOF, within the bound. */
+static void drain(int fd, const struct timespec *t0)
+{
+	char buf[4096];
+	struct pollfd q = { fd, POLLIN, 0 };
+
+	for (;;) {
+		long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
+
+		if (left <= 0 || poll(&q, 1, (int)left) <= 0 || read(fd, buf, sizeof(buf)) <= 0)
+			break;
+	}
 }
 
 /* Reap the helper: it is done, or killed now (never waited for long).
@@ -472,82 +580,159 @@ out:
 		close(pidfd);
 }
 
-/* One step's spool directory on this node into a delta, then removed.
- * Logs; never fails the caller. */
-static void harvest_one(spank_t sp, const struct step_facts *f, int base, const char *cluster,
-			const char *fabric, const struct timespec *t0)
+/*
+ * What the job's prolog recorded on this node (spank/jobfacts.h: root-side
+ * facts slurmstepd has no other way to learn without an RPC): the account,
+ * trusted (bit4) because it came from slurmd, never the user; the job's
+ * GPUs on this node, stamped only for a step on this node alone (the
+ * compactor bounds a step's ranks by them, and a node knows only its own
+ * share); the heterogeneous job id, whose component is this job's offset
+ * from it (Slurm numbers a heterogeneous job's components from its
+ * leader's id: observed, 22.05). No file (a plugin added after slurmd
+ * started, a prolog that failed): none of them, and the log says why.
+ * Fills id's job string too. -1 when there are no facts (*jf zeroed).
+ */
+int bot_spank_job_facts(int base, uint32_t job, uint32_t nnodes, struct bot_delta_hdr *id,
+			struct bot_spank_jobfacts *jf)
 {
-	char err[PATH_MAX + 512], dir[PATH_MAX];
+	char name[BOT_SPANK_SPOOL_NAME_MAX], err[PATH_MAX + 256];
+	int rc = -1;
+
+	id->het_job = 0;
+	id->het_comp = BOT_DELTA_NONE;
+	memset(jf, 0, sizeof(*jf));
+	if (bot_spank_jobfacts_name(job, bot_spank.node, name, sizeof(name)) < 0)
+		goto out;
+	if (bot_spank_jobfacts_read(base, name, jf, err, sizeof(err)) < 0) {
+		slurm_info("nccl-bot: job %u: %s; its delta carries no account", job,
+			   errno == ENOENT ? "the job's prolog recorded no facts here" : err);
+		goto out;
+	}
+	rc = 0;
+	if (jf->account[0]) {
+		snprintf(id->account, sizeof(id->account), "%s", jf->account);
+		id->flags |= BOT_DELTA_F_ACCOUNT;
+	}
+	if (nnodes == 1)
+		id->job_gpus = jf->gpus;
+	if (jf->het_job && jf->het_job <= job && job - jf->het_job < 4096) {
+		id->het_job = jf->het_job;
+		id->het_comp = job - jf->het_job;
+	}
+out:
+	if (id->array_job && id->array_task != BOT_DELTA_NONE)
+		snprintf(id->job, sizeof(id->job), "%u_%u", (unsigned)id->array_job,
+			 (unsigned)id->array_task);
+	else if (id->het_job)
+		snprintf(id->job, sizeof(id->job), "%u+%u", (unsigned)id->het_job,
+			 (unsigned)id->het_comp);
+	else
+		snprintf(id->job, sizeof(id->job), "%u", (unsigned)job);
+	return rc;
+}
+
+/*
+ * basefd/name, a spool directory of id->uid, into a delta stamped with id
+ * (everything but cluster, fabric and node, which this fills), read by the
+ * helper as id->uid within left ms. Logs (what: "step 5.0"); never fails
+ * the caller. The caller removes the directory.
+ */
+void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
+			   char *const *extra, const char *what, const struct timespec *t0)
+{
+	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX];
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
 	int fd = -1, pidfd, n, rc;
-	long left;
 	pid_t pid;
 
-	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, f->name);
+	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
+	node_fabric(fabric, sizeof(fabric));
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
 		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
 			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
 			   : "no outbox_dir=");
-		return;
+		if (!extra || helper_ok(bot_spank.args.harvest_helper, err, sizeof(err)) < 0)
+			return;	/* no part without a helper: srun's line says so */
 	}
-	left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 	if (left < 100) {
 		slurm_error("nccl-bot: %s: no time left to harvest it; removed", dir);
 		return;
 	}
-	pid = spawn_reader(sp, f, dir, &fd, err, sizeof(err));
+	pid = spawn_reader(sp, id->uid, id->gid, dir, extra, &fd, err, sizeof(err));
 	if (pid < 0) {
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
+	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
+		/* the report only */
+		drain(fd, t0);
+		close(fd);
+		wait_helper(pidfd, t0);
+		reap(pid, pidfd);
+		return;
+	}
 	memset(&req, 0, sizeof(req));
 	src.dir = dir;
 	src.name = NULL;
 	req.src = &src;
 	req.nsrc = 1;
-	req.owner = f->uid;
+	req.owner = id->uid;
 	req.timeout_ms = (unsigned)left;
 	req.outbox = bot_spank.args.outbox_dir;
-	req.id.flags = BOT_DELTA_F_SLURM;
-	snprintf(req.id.cluster, sizeof(req.id.cluster), "%s", cluster);
-	if (f->array_job && f->array_task != BOT_DELTA_NONE)
-		snprintf(req.id.job, sizeof(req.id.job), "%u_%u", (unsigned)f->array_job,
-			 (unsigned)f->array_task);
-	else
-		snprintf(req.id.job, sizeof(req.id.job), "%u", (unsigned)f->job);
+	req.id = *id;
+	req.id.flags |= BOT_DELTA_F_SLURM;
+	if (!req.id.cluster[0])
+		cluster_name(req.id.cluster, sizeof(req.id.cluster));
 	snprintf(req.id.fabric, sizeof(req.id.fabric), "%s", fabric);
 	snprintf(req.id.node, sizeof(req.id.node), "%.*s", BOT_DELTA_STR - 1, bot_spank.node);
-	req.id.uid = f->uid;
-	req.id.gid = f->gid;
-	req.id.restart = f->restart;
-	req.id.step = f->step;
-	req.id.array_job = f->array_job;
-	req.id.array_task = f->array_task;
-	req.id.het_job = 0;	/* het steps run without nccl-bot (spank/local.c) */
-	req.id.het_comp = BOT_DELTA_NONE;
-	req.id.step_nodes = f->nnodes;
-	req.id.step_tasks = f->ntasks;
-	req.id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
-	req.id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
+	if (extra)
+		wait_helper(pidfd, t0);
 	reap(pid, pidfd);
 	if (rc == 0)
-		slurm_info("nccl-bot: step %u.%u: %zu spool files read, %zu rejected, %llu "
-			   "records: %s (%ld ms)", f->job, f->step, res.files_read,
-			   res.files_rejected, (unsigned long long)res.records, res.path,
-			   ms_since(t0));
+		slurm_info("nccl-bot: %s: %zu spool files read, %zu rejected, %llu records: %s "
+			   "(%ld ms)", what, res.files_read, res.files_rejected,
+			   (unsigned long long)res.records, res.path, ms_since(t0));
 	else
-		slurm_info("nccl-bot: step %u.%u: no delta (%s; %zu files, %zu rejected; %ld ms)",
-			   f->job, f->step, res.outcome == BOT_HARVEST_EXISTS ? "already there" :
+		slurm_info("nccl-bot: %s: no delta (%s; %zu files, %zu rejected; %ld ms)", what,
+			   res.outcome == BOT_HARVEST_EXISTS ? "already there" :
 			   res.outcome == BOT_HARVEST_NOTHING ? "nothing to harvest" : "failed",
 			   res.files, res.files_rejected, ms_since(t0));
-	(void)base;
+}
+
+/* One step's spool directory on this node into a delta (the caller
+ * removes it). Logs; never fails the caller. */
+static void harvest_one(spank_t sp, const struct step_facts *f, int base,
+			const struct timespec *t0)
+{
+	static struct report_args rargs;
+	struct bot_spank_jobfacts jf;
+	struct bot_delta_hdr id;
+	char *const *extra;
+	char what[64];
+
+	memset(&id, 0, sizeof(id));
+	id.uid = f->uid;
+	id.gid = f->gid;
+	id.restart = f->restart;
+	id.step = f->step;
+	id.array_job = f->array_job;
+	id.array_task = f->array_task;
+	id.step_nodes = f->nnodes;
+	id.step_tasks = f->ntasks;
+	id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
+	id.t_start = step_start ? step_start : (uint64_t)time(NULL);
+	bot_spank_job_facts(base, f->job, f->nnodes, &id, &jf);
+	extra = report_args(sp, f, id.leaf_switches, &rargs);
+	snprintf(what, sizeof(what), "step %u.%u", f->job, f->step);
+	bot_spank_harvest_dir(sp, f->name, &id, (long)REMOTE_HARVEST_MS - ms_since(t0), extra,
+			      what, t0);
 }
 
 /* Harvest this node's spool of the step and remove it, once per
@@ -556,7 +741,7 @@ static int harvested;
 
 static void harvest_step(spank_t sp)
 {
-	char err[PATH_MAX + 256], cluster[BOT_DELTA_STR], fabric[BOT_SPANK_FABRIC_MAX];
+	char err[PATH_MAX + 256];
 	struct timespec t0;
 	struct step_facts f;
 	int base, dfd;
@@ -581,9 +766,7 @@ static void harvest_step(spank_t sp)
 		}
 	} else {
 		close(dfd);
-		cluster_name(cluster, sizeof(cluster));
-		node_fabric(fabric, sizeof(fabric));
-		harvest_one(sp, &f, base, cluster, fabric, &t0);
+		harvest_one(sp, &f, base, &t0);
 	}
 	if (bot_spank_spool_remove(base, f.name, err, sizeof(err)) < 0)
 		slurm_error("nccl-bot: spool_dir %s: %s", bot_spank.args.spool_dir, err);

@@ -78,6 +78,43 @@ int bot_spank_spool_of_job(const char *name, uint32_t job, const char *node)
 	return 1;
 }
 
+int bot_spank_spool_parse(const char *name, uint32_t job, const char *node, uint32_t *restart,
+			  uint32_t *step)
+{
+	char pre[16], st[16], want[BOT_SPANK_SPOOL_NAME_MAX];
+	const char *p;
+	uint64_t r = 0, v = 0;
+	size_t k = 0;
+
+	if (!bot_spank_spool_of_job(name, job, node))
+		return -1;
+	p = name + snprintf(pre, sizeof(pre), "%" PRIu32 ".", job);
+	for (; *p >= '0' && *p <= '9'; p++)
+		if ((r = r * 10 + (uint64_t)(*p - '0')) >= 0xfffffff0u)
+			return -1;
+	for (p++; *p != '.' && k + 1 < sizeof(st); p++)
+		st[k++] = *p;
+	st[k] = 0;
+	if (!strcmp(st, "batch"))
+		v = BOT_DELTA_STEP_BATCH;
+	else if (!strcmp(st, "extern"))
+		v = BOT_DELTA_STEP_EXTERN;
+	else if (!strcmp(st, "interactive"))
+		v = BOT_DELTA_STEP_INTERACTIVE;
+	else {
+		for (const char *q = st; *q; q++)
+			if (*q < '0' || *q > '9' || (v = v * 10 + (uint64_t)(*q - '0')) > 0xfffffff0u)
+				return -1;
+	}
+	/* the name must be the one bot_spank_spool_name makes (no leading zeros) */
+	if (bot_spank_spool_name(job, (uint32_t)r, (uint32_t)v, node, want, sizeof(want)) < 0 ||
+	    strcmp(want, name))
+		return -1;
+	*restart = (uint32_t)r;
+	*step = (uint32_t)v;
+	return 0;
+}
+
 int bot_spank_spool_base(const char *base, int create, char *err, size_t errlen)
 {
 	struct stat st;

@@ -44,6 +44,12 @@ int bot_spank_spool_name(uint32_t job, uint32_t restart, uint32_t step, const ch
 /* Is name a spool directory name of job on node (any restart, any step)? */
 int bot_spank_spool_of_job(const char *name, uint32_t job, const char *node);
 
+/* The restart count and step of such a name (bot_spank_spool_of_job said
+ * yes): 0, or -1 when a number is out of range or the step is not one
+ * bot_spank_step_str writes. */
+int bot_spank_spool_parse(const char *name, uint32_t job, const char *node, uint32_t *restart,
+			  uint32_t *step);
+
 /* Open spool_dir= (an absolute path), making it (0711) when missing: an fd
  * (O_DIRECTORY|O_CLOEXEC), or -1 with the reason in err. create 0: a
  * missing base is an error (ENOENT in errno). */

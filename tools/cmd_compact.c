@@ -31,6 +31,16 @@
 #include "cmd.h"
 #include "learn/compact.h"
 #include "learn/metrics.h"
+#include "tools/progress.h"
+
+/* learn/'s messages during a run: the progress line cleared first */
+static struct bot_progress compact_progress;
+
+static void compact_log(void *arg, int level, const char *msg)
+{
+	bot_progress_end(&compact_progress);
+	bot_cmd_log(arg, level, msg);
+}
 
 static void compact_usage(FILE *f)
 {
@@ -197,7 +207,7 @@ int bot_cmd_compact(int argc, char **argv)
 	};
 	struct bot_compact_conf conf;
 	struct bot_compact_result r;
-	struct bot_log log = { bot_cmd_log, "compact" };
+	struct bot_log log = { compact_log, "compact" };
 	struct bot_siteconf sc;
 	struct bot_cmd_override *ov = NULL;
 	const char **only = NULL, **fabrics = NULL, *metrics = NULL, *config = NULL;
@@ -298,9 +308,13 @@ int bot_cmd_compact(int argc, char **argv)
 	}
 	conf.only = only;
 	conf.nonly = nonly;
+	bot_progress_start(&compact_progress, "compact: deltas read", 0);
+	conf.progress = bot_progress_cb;
+	conf.progress_arg = &compact_progress;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = bot_compact_run(&conf, &r, &log);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	bot_progress_end(&compact_progress);
 	if (r.busy) {
 		fprintf(stderr, "nccl-bot: compact: another compactor holds the lease: %s\n",
 			r.holder);

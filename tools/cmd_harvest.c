@@ -4,8 +4,11 @@
  *
  *   nccl-bot harvest [--outbox DIR] --fabric F [--cluster C] [--job J]
  *                    [--node N] [--restart R] [--step S] [--nodes N]
- *                    [--config FILE] SPOOL...
+ *                    [--config FILE] [--report-dir DIR] SPOOL...
  *
+ * With --report-dir the reading child also writes this node's report part
+ * there (learn/report.h, formats.md section 17), as the invoking user,
+ * after the stream; the parent waits for it within the harvest's bound.
  * Without --outbox the site configuration's outbox_dir is used (the file
  * is read only then, or with --config: learn/siteconf.h).
  *
@@ -31,12 +34,14 @@
 #include "common/delta.h"
 #include "common/state.h"
 #include "learn/harvest.h"
+#include "learn/report.h"
 
 static void harvest_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nccl-bot harvest [--outbox DIR] --fabric F [--cluster C] [--job J] [--node N]\n"
-		"                        [--restart R] [--step S] [--nodes N] [--config FILE] SPOOL...\n"
+		"                        [--restart R] [--step S] [--nodes N] [--config FILE]\n"
+		"                        [--report-dir DIR] SPOOL...\n"
 		"\n"
 		"  Validate one job step's spool files on this node (SPOOL: a directory of\n"
 		"  *.spool files, or files) and write them as one delta into the outbox,\n"
@@ -58,7 +63,10 @@ static void harvest_usage(FILE *f)
 		"  --nodes N      the step's nodes, >= 1 (default 1): records of communicators\n"
 		"                 spanning more nodes are refused\n"
 		"  --config FILE  the site configuration (default $NCCL_BOT_CONFIG, else\n"
-		"                 /etc/nccl-bot/site.yaml when it exists; read only for outbox_dir)\n");
+		"                 /etc/nccl-bot/site.yaml when it exists; read only for outbox_dir)\n"
+		"  --report-dir DIR  also write this node's report part into DIR (made 0700;\n"
+		"                 <job>.<step>.<node>.part, the job 'local' without --job);\n"
+		"                 read it with nccl-bot report DIR\n");
 }
 
 /* A decimal u32 in [lo, hi]: 0, or -1. */
@@ -134,6 +142,43 @@ static int make_sources(char **argv, int argc, struct bot_harvest_src *src, char
 	return 0;
 }
 
+/* The report part, built in the reading child (req.on_file) and written
+ * there once the stream is out (req.child_done). */
+struct cli_report {
+	struct bot_report_builder *b;
+	struct bot_report_part id;	/* identity only */
+	const char *dir;
+	int oom;
+};
+
+static void report_file(void *arg, const struct bot_spool_file *f)
+{
+	struct cli_report *r = arg;
+
+	bot_report_builder_file(r->b, !f);
+	if (f && bot_report_builder_add(r->b, f->recs, (size_t)f->hdr.nrecords) < 0)
+		r->oom = 1;
+}
+
+static void report_done(void *arg)
+{
+	struct cli_report *r = arg;
+	struct bot_report_part p = r->id;
+	char err[BOT_REPORT_ERR_MAX + 4096], path[4096 + 256];
+
+	p.ctx = NULL;
+	p.nctx = 0;
+	if (r->oom || bot_report_builder_finish(r->b, &p) < 0) {
+		fprintf(stderr, "nccl-bot: harvest: report part: out of memory\n");
+		return;
+	}
+	if (bot_report_part_write(r->dir, &p, path, sizeof(path), err, sizeof(err)) < 0)
+		fprintf(stderr, "nccl-bot: harvest: %s\n", err);
+	else
+		fprintf(stderr, "nccl-bot: harvest: report part %s\n", path);
+	bot_report_part_free(&p);
+}
+
 static int harvest(struct bot_harvest_req *req, char **argv, int argc)
 {
 	struct bot_log log = { bot_cmd_log, "harvest" };
@@ -177,6 +222,7 @@ int bot_cmd_harvest(int argc, char **argv)
 		{ "step", required_argument, NULL, 's' },
 		{ "nodes", required_argument, NULL, 'N' },
 		{ "config", required_argument, NULL, 'C' },
+		{ "report-dir", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -184,7 +230,8 @@ int bot_cmd_harvest(int argc, char **argv)
 	struct bot_delta_hdr *id = &req.id;
 	char err[BOT_DELTA_ERR_MAX];
 	struct bot_siteconf sc;
-	const char *config = NULL;
+	const char *config = NULL, *report_dir = NULL;
+	struct cli_report rep;
 	int c, rc;
 
 	memset(&req, 0, sizeof(req));
@@ -232,6 +279,11 @@ int bot_cmd_harvest(int argc, char **argv)
 		case 'C':
 			config = optarg;
 			break;
+		case 'R':
+			if (!optarg[0])
+				return bad_opt("--report-dir", optarg, "a directory");
+			report_dir = optarg;
+			break;
 		case 'h':
 			harvest_usage(stdout);
 			return 0;
@@ -272,5 +324,31 @@ int bot_cmd_harvest(int argc, char **argv)
 			return 2;
 		}
 	}
-	return harvest(&req, argv, argc);
+	if (report_dir) {
+		memset(&rep, 0, sizeof(rep));
+		bot_report_part_init(&rep.id);
+		rep.dir = report_dir;
+		bot_report_token(rep.id.job, sizeof(rep.id.job), id->job[0] ? id->job : "local");
+		if (id->step == BOT_DELTA_STEP_BATCH)
+			strcpy(rep.id.step, "batch");
+		else
+			snprintf(rep.id.step, sizeof(rep.id.step), "%u", (unsigned)id->step);
+		bot_report_token(rep.id.node, sizeof(rep.id.node), id->node);
+		bot_report_token(rep.id.fabric, sizeof(rep.id.fabric), id->fabric);
+		rep.id.restart = id->restart;
+		rep.id.step_nodes = id->step_nodes;
+		rep.b = bot_report_builder_new();
+		if (!rep.b) {
+			fprintf(stderr, "nccl-bot: harvest: out of memory\n");
+			return 1;
+		}
+		req.on_file = report_file;
+		req.on_file_arg = &rep;
+		req.child_done = report_done;
+		req.child_arg = &rep;
+	}
+	rc = harvest(&req, argv, argc);
+	if (report_dir)
+		bot_report_builder_free(rep.b);
+	return rc;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common/settings.h"
@@ -39,7 +40,29 @@ struct replay_args {
 	struct bot_ds_opts ds;
 	uint64_t sim_seed;
 	unsigned sim_samples;
+	int progress;		/* a progress line on stderr */
+	int lofo;		/* leave one fabric out */
+	int reachable;		/* --best reachable */
 };
+
+/* Progress on stderr: one line rewritten in place, at most once per
+ * percent; the line is cleared when the mode is done. */
+struct progress {
+	const char *mode;
+	int last;
+};
+
+static void progress_show(void *arg, double frac)
+{
+	struct progress *p = arg;
+	int pct = (int)(frac * 100);
+
+	if (pct == p->last)
+		return;
+	p->last = pct;
+	fprintf(stderr, "\rnccl-bot: replay: %s %3d%%", p->mode, pct);
+	fflush(stderr);
+}
 
 static void usage(FILE *f)
 {
@@ -78,6 +101,15 @@ static void usage(FILE *f)
 		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
 		"  --worst N            table: list each policy's N worst test contexts\n"
+		"  --sim-fabrics LIST   without --data: simulator fabrics or families to generate\n"
+		"                       (builtin, alt, calibration; default builtin)\n"
+		"  --best WHICH         losses against the best arm of all (all, default) or the\n"
+		"                       best arm the allow-list reaches (reachable)\n"
+		"  --lofo               leave one fabric out: for each fabric, tune on the other\n"
+		"                       fabrics' training contexts, score its test contexts\n"
+		"  --reference          the unoptimised engine (same numbers, slower: for\n"
+		"                       comparing; bench/replay_scale.sh)\n"
+		"  --progress WHEN      auto (default: on a terminal), always or never; on stderr\n"
 		"  --help\n"
 		"\n"
 		"Numbers are decimal digits without blanks, signs or leading zeros, and lists\n"
@@ -118,8 +150,10 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, doubl
 
 	errno = 0;
 	v = strtod(s, &e);
-	if (errno || *e || e == s || !isfinite(v))
+	if (*e || e == s)
 		return bad(opt, s, "expected a number");
+	if (errno == ERANGE || !isfinite(v))
+		return bad(opt, s, "beyond the range of a double (overflows or underflows)");
 	if (v < lo || v > hi) {
 		char why[96];
 
@@ -200,7 +234,8 @@ enum {
 	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
-	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HELP
+	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
+	OPT_LOFO, OPT_BEST, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -229,6 +264,11 @@ static const struct option options[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "worst", required_argument, NULL, OPT_WORST },
 	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "reference", no_argument, NULL, OPT_REFERENCE },
+	{ "sim-fabrics", required_argument, NULL, OPT_SIM_FABRICS },
+	{ "lofo", no_argument, NULL, OPT_LOFO },
+	{ "best", required_argument, NULL, OPT_BEST },
+	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -264,6 +304,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 	a->eval.alpha = 0.05;
 	a->ds.prior = BOT_PRIOR_DATA;
 	a->sim_samples = 16;
+	a->progress = isatty(STDERR_FILENO);
 
 	optind = 1;
 	opterr = 0;
@@ -368,6 +409,39 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_ALLOW:
 			rc = parse_allow(a, optarg);
 			break;
+		case OPT_REFERENCE:
+			a->run.reference = 1;
+			break;
+		case OPT_SIM_FABRICS: {
+			const struct bot_fabric *fab[64];
+			unsigned nf;
+			char bn[96];
+
+			if (bot_sim_select(optarg, fab, 64, &nf, bn, sizeof(bn)))
+				rc = bad("--sim-fabrics", bn, "not a simulator fabric or family (builtin, alt, "
+					 "calibration; nccl-bot sim --list)");
+			a->ds.sim_fabrics = optarg;
+			break;
+		}
+		case OPT_LOFO:
+			a->lofo = 1;
+			break;
+		case OPT_BEST:
+			if (!strcmp(optarg, "all") || !strcmp(optarg, "reachable"))
+				a->reachable = optarg[0] == 'r';
+			else
+				rc = bad("--best", optarg, "expected all or reachable");
+			break;
+		case OPT_PROGRESS:
+			if (!strcmp(optarg, "auto"))
+				a->progress = isatty(STDERR_FILENO);
+			else if (!strcmp(optarg, "always"))
+				a->progress = 1;
+			else if (!strcmp(optarg, "never"))
+				a->progress = 0;
+			else
+				rc = bad("--progress", optarg, "expected auto, always or never");
+			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "table"))
 				a->format = BOT_FMT_TABLE;
@@ -424,6 +498,64 @@ static int load(struct replay_args *a, struct bot_dataset *ds)
 		fprintf(stderr, "nccl-bot: replay: no scorable context in the data\n");
 		return 1;
 	}
+	if (a->reachable) {
+		size_t n = 0;
+
+		bot_dataset_rebase(ds, a->eval.allow);
+		for (size_t i = 0; i < ds->nctx; i++)
+			n += ds->ctx[i].unreachable &&
+			     bot_nodeset_has(&a->eval.test, bot_key_nnodes(ds->ctx[i].key));
+		fprintf(stderr, "nccl-bot: replay: losses against the best arm the allow-list reaches; "
+			"unreachable: %zu test contexts' best arm of all is out of its reach", n);
+		for (size_t f = 0; n && f < ds->nfabrics; f++) {
+			size_t k = 0;
+
+			for (size_t i = 0; i < ds->nctx; i++)
+				k += ds->ctx[i].fabric == f && ds->ctx[i].unreachable &&
+				     bot_nodeset_has(&a->eval.test, bot_key_nnodes(ds->ctx[i].key));
+			if (k)
+				fprintf(stderr, " (%s: %zu)", ds->fabrics[f], k);
+		}
+		fprintf(stderr, "\n");
+	}
+	return 0;
+}
+
+/* The fabrics --lofo holds out: those with a test context, when at least
+ * one other fabric has a training context to tune on. */
+static int lofo_fabrics(const struct replay_args *a, const struct bot_dataset *ds, size_t **out,
+			size_t *n)
+{
+	unsigned char *test = calloc(ds->nfabrics ? ds->nfabrics : 1, 1);
+	unsigned char *train = calloc(ds->nfabrics ? ds->nfabrics : 1, 1);
+	size_t ntrainfab = 0;
+
+	*n = 0;
+	*out = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(**out));
+	if (!test || !train || !*out) {
+		free(test);
+		free(train);
+		fprintf(stderr, "nccl-bot: replay: out of memory\n");
+		return -1;
+	}
+	for (size_t i = 0; i < ds->nctx; i++) {
+		uint32_t nodes = bot_key_nnodes(ds->ctx[i].key);
+
+		test[ds->ctx[i].fabric] |= (unsigned char)bot_nodeset_has(&a->eval.test, nodes);
+		train[ds->ctx[i].fabric] |= (unsigned char)bot_nodeset_has(&a->eval.train, nodes);
+	}
+	for (size_t f = 0; f < ds->nfabrics; f++)
+		ntrainfab += train[f];
+	for (size_t f = 0; f < ds->nfabrics; f++)
+		if (test[f] && ntrainfab > train[f])
+			(*out)[(*n)++] = f;
+	free(test);
+	free(train);
+	if (!*n) {
+		fprintf(stderr, "nccl-bot: replay: --lofo needs at least two fabrics, one with test "
+			"contexts and another with training contexts\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -440,11 +572,13 @@ int bot_cmd_replay(int argc, char **argv)
 {
 	struct replay_args a;
 	struct bot_dataset ds;
-	struct bot_eval ev[BOT_NMODES];
-	const struct bot_eval *evp[BOT_NMODES];
-	size_t nev = 0;
+	struct bot_eval *ev = NULL;
+	const struct bot_eval **evp = NULL;
+	size_t nev = 0, nheld = 1;
+	size_t *held = NULL;
+	struct progress prog;
 	char err[512];
-	int rc;
+	int rc, erc;
 
 	rc = parse_args(&a, argc, argv);
 	if (rc >= 0)
@@ -459,7 +593,18 @@ int bot_cmd_replay(int argc, char **argv)
 	}
 	bot_dataset_init(&ds);
 	rc = load(&a, &ds);
-	for (size_t m = 0; m < a.nmodes && !rc; m++) {
+	if (!rc && a.lofo && lofo_fabrics(&a, &ds, &held, &nheld))
+		rc = 1;
+	if (!rc) {
+		ev = calloc(a.nmodes * nheld, sizeof(*ev));
+		evp = calloc(a.nmodes * nheld, sizeof(*evp));
+		if (!ev || !evp) {
+			fprintf(stderr, "nccl-bot: replay: out of memory\n");
+			rc = 1;
+		}
+	}
+	for (size_t mh = 0; mh < a.nmodes * nheld && !rc; mh++) {
+		size_t m = mh / nheld;
 		struct bot_replay_opts def;
 
 		bot_replay_opts_default(&def, a.modes[m]);
@@ -469,7 +614,16 @@ int bot_cmd_replay(int argc, char **argv)
 			a.eval.run.calls = def.calls;
 		a.eval.policies = a.policies;
 		a.eval.npolicies = a.npolicies;
-		if (bot_eval_run(&ds, &a.eval, &ev[nev], err, sizeof(err))) {
+		a.eval.lofo = a.lofo;
+		a.eval.holdout = a.lofo ? held[mh % nheld] : 0;
+		prog.mode = bot_replay_mode_name(a.modes[m]);
+		prog.last = -1;
+		a.eval.progress = a.progress ? progress_show : NULL;
+		a.eval.progress_arg = &prog;
+		erc = bot_eval_run(&ds, &a.eval, &ev[nev], err, sizeof(err));
+		if (a.progress)
+			fprintf(stderr, "\r%40s\r", "");
+		if (erc) {
 			fprintf(stderr, "nccl-bot: replay: %s\n", err);
 			bot_eval_free(&ev[nev]);
 			rc = 1;
@@ -482,6 +636,9 @@ int bot_cmd_replay(int argc, char **argv)
 		bot_eval_print(stdout, a.format, evp, nev);
 	for (size_t m = 0; m < nev; m++)
 		bot_eval_free(&ev[m]);
+	free(ev);
+	free(evp);
+	free(held);
 	bot_dataset_free(&ds);
 	if (!rc && fflush(stdout)) {
 		fprintf(stderr, "nccl-bot: replay: writing the report: %s\n", strerror(errno));

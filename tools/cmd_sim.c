@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "common/settings.h"
 #include "sim/sim_int.h"
+#include "tools/progress.h"
 
 #define MAX_FABRICS 16
 #define MAX_NODES 64
@@ -24,7 +26,8 @@ static void usage(FILE *o)
 {
 	fprintf(o,
 		"usage: nccl-bot sim [options]\n"
-		"  --fabric NAME[,NAME]  fabrics to simulate (default: every scoring fabric)\n"
+		"  --fabric NAME[,NAME]  fabrics or families (builtin, alt, calibration) to\n"
+		"                        simulate (default: builtin, the four scoring fabrics)\n"
 		"  --nodes LIST          node counts, e.g. 1,2,4,8 or 4-8 (range = those of the\n"
 		"                        default list 1,2,3,4,6,8,12,16,24,32,48,64 inside it)\n"
 		"  --min-bytes SIZE      smallest message (default 1KiB; a byte count with an\n"
@@ -109,28 +112,6 @@ static int parse_colls(const char *s, unsigned *mask)
 	return *mask ? 0 : -1;
 }
 
-static int parse_fabrics(const char *s, const struct bot_fabric **out, unsigned *n,
-			 char *buf, size_t len, const char **badname)
-{
-	char *tok, *save = NULL;
-
-	if (strlen(s) >= len || !*s)
-		return -1;
-	strcpy(buf, s);
-	*n = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		const struct bot_fabric *f = bot_sim_fabric_find(tok);
-
-		if (!f) {
-			*badname = tok;
-			return -1;
-		}
-		if (*n < MAX_FABRICS)
-			out[(*n)++] = f;
-	}
-	return *n ? 0 : -1;
-}
-
 static void list_fabrics(FILE *o)
 {
 	unsigned i;
@@ -138,9 +119,10 @@ static void list_fabrics(FILE *o)
 	for (i = 0; i < bot_sim_nall(); i++) {
 		const struct bot_fabric *f = bot_sim_fabric_any(i);
 
-		fprintf(o, "%-14s %u GPU/node, 1-%u nodes%s\n  %s\n", bot_sim_fabric_name(f),
-			bot_sim_gpus_per_node(f), bot_sim_max_nodes(f),
-			f->scoring ? "" : " (calibration only)", bot_sim_fabric_desc(f));
+		fprintf(o, "%-16s %u GPU/node, 1-%u nodes, family %s%s\n  %s\n", bot_sim_fabric_name(f),
+			bot_sim_gpus_per_node(f), bot_sim_max_nodes(f), bot_sim_fabric_family(f),
+			f->family == BOT_SIM_FAMILY_CAL ? " (calibration only)" : "",
+			bot_sim_fabric_desc(f));
 	}
 }
 
@@ -208,15 +190,18 @@ static int auto_report(void)
 	unsigned i;
 
 	printf("# share of contexts where AUTO's arm is >10%% slower than the best arm\n");
-	printf("%-14s %12s %12s %12s\n", "fabric", "nodes 4-8", "nodes 16-32", "all nodes");
-	for (i = 0; i < bot_sim_nfabrics(); i++) {
-		const struct bot_fabric *f = bot_sim_fabric(i);
+	printf("%-16s %12s %12s %12s\n", "fabric", "nodes 4-8", "nodes 16-32", "all nodes");
+	for (i = 0; i < bot_sim_nall(); i++) {
+		const struct bot_fabric *f = bot_sim_fabric_any(i);
 		unsigned n1, n2, n3;
+
+		if (f->family == BOT_SIM_FAMILY_CAL)
+			continue;
 		double a = bot_sim_auto_wrong(f, 4, 8, 0.1, &n1);
 		double b = bot_sim_auto_wrong(f, 16, 32, 0.1, &n2);
 		double c = bot_sim_auto_wrong(f, 1, 65535, 0.1, &n3);
 
-		printf("%-14s %5.1f%% /%4u %5.1f%% /%4u %5.1f%% /%4u\n", bot_sim_fabric_name(f),
+		printf("%-16s %5.1f%% /%4u %5.1f%% /%4u %5.1f%% /%4u\n", bot_sim_fabric_name(f),
 		       100 * a, n1, 100 * b, n2, 100 * c, n3);
 	}
 	return 0;
@@ -224,6 +209,7 @@ static int auto_report(void)
 
 static int write_sweep(const char *path, const struct bot_sweep *sw)
 {
+	struct bot_progress pr;
 	FILE *o = stdout;
 	size_t i;
 	int rc = 0;
@@ -236,11 +222,18 @@ static int write_sweep(const char *path, const struct bot_sweep *sw)
 			return 1;
 		}
 	}
+	bot_progress_start(&pr, "sim: rows written", sw->nrows);
+	if (o == stdout && isatty(STDOUT_FILENO))
+		pr.on = 0;	/* the rows themselves are on the terminal */
 	if (bot_sweep_write_header(o))
 		rc = 1;
-	for (i = 0; !rc && i < sw->nrows; i++)
+	for (i = 0; !rc && i < sw->nrows; i++) {
 		if (bot_sweep_write_row(o, sw, &sw->rows[i]))
 			rc = 1;
+		if ((i & 1023) == 0 || i + 1 == sw->nrows)
+			bot_progress_update(&pr, i + 1);
+	}
+	bot_progress_end(&pr);
 	if (fflush(o))
 		rc = 1;
 	if (o != stdout && fclose(o))
@@ -259,6 +252,7 @@ int bot_cmd_sim(int argc, char **argv)
 	const char *output = NULL, *data = "data/external/sweep";
 	int do_list = 0, do_cal = 0, do_rep = 0, ai, rc = 0;
 	struct bot_sweep sw;
+	struct bot_progress pr;
 
 	memset(&o, 0, sizeof(o));
 	o.samples = 16;
@@ -302,11 +296,11 @@ int bot_cmd_sim(int argc, char **argv)
 			val = argv[++ai];
 		}
 		if (!strcmp(opt, "--fabric")) {
-			const char *bn = val;
-			char fbuf[512];
+			char bn[96];
 
-			if (parse_fabrics(val, fab, &nfab, fbuf, sizeof(fbuf), &bn))
-				return bad(opt, bn, "unknown fabric (see --list)");
+			if (bot_sim_select(val, fab, MAX_FABRICS, &nfab, bn, sizeof(bn)))
+				return bad(opt, bn, "unknown fabric or family (see --list; families: "
+					   "builtin, alt, calibration)");
 		} else if (!strcmp(opt, "--nodes")) {
 			if (parse_nodes(val, nodes, &o.nnodes))
 				return bad(opt, val, "expected decimal counts 1..65535 or ranges "
@@ -360,14 +354,19 @@ int bot_cmd_sim(int argc, char **argv)
 		return rc;
 
 	bot_sweep_init(&sw);
+	bot_progress_start(&pr, "sim: fabrics simulated", nfab ? nfab : 1);
+	bot_progress_update(&pr, 0);
 	if (!nfab) {
 		o.only = NULL;
 		rc = bot_sim_generate(&o, &sw);
+		bot_progress_update(&pr, 1);
 	}
 	for (i = 0; !rc && i < nfab; i++) {
 		o.only = fab[i];
 		rc = bot_sim_generate(&o, &sw);
+		bot_progress_update(&pr, i + 1);
 	}
+	bot_progress_end(&pr);
 	if (rc) {
 		fprintf(stderr, "nccl-bot: sim: out of memory generating the sweep\n");
 		bot_sweep_free(&sw);

@@ -43,12 +43,34 @@ static void spool_usage(FILE *f)
 static const char *label_names[] = { "aggregate", "channels-missing", "out-of-range",
 				     "captured", "first-use-of-algo", "no-cost-row" };
 
+/* The process record (formats.md section 9, kind 3) in one line. */
+static void show_proc(const struct bot_spool_rec *r)
+{
+	static const char *const flag_names[] = { "table", "measured", "prior" };
+	char nccl[32] = "unknown", prof[16] = "none";
+	const char *pol = bot_policy_name(r->policy);
+	int any = 0;
+
+	if (r->nccl_version)
+		snprintf(nccl, sizeof(nccl), "%u.%u.%u", r->nccl_version / 10000,
+			 r->nccl_version / 100 % 100, r->nccl_version % 100);
+	if (r->profiler_abi)
+		snprintf(prof, sizeof(prof), "v%u", r->profiler_abi);
+	printf("  process: NCCL %s, tuner v%u, profiler %s, %u comm%s, policy %s, flags ", nccl,
+	       r->tuner_abi, prof, r->comms, r->comms == 1 ? "" : "s", pol ? pol : "unknown");
+	for (int b = 0; b < 3; b++)
+		if (r->proc_flags & (1u << b))
+			printf("%s%s", any++ ? "," : "", flag_names[b]);
+	printf("%s\n", any ? "" : "none");
+}
+
 static int show_one(const struct bot_compile_paths *list, size_t fi)
 {
 	const char *path = list->v[fi];
 	struct bot_spool_file f;
 	char err[BOT_SPOOL_ERR_MAX], bid[4 * BOT_SPOOL_BUILD_ID_SIZE + 1], *shown;
 	uint64_t nsamp = 0, nsum = 0, clean = 0, calls = 0, labels[6] = { 0 };
+	const struct bot_spool_rec *proc = NULL;
 
 	if (bot_compile_read_file(list, fi, &f, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nccl-bot: %s (rejected)\n", err);
@@ -57,6 +79,10 @@ static int show_one(const struct bot_compile_paths *list, size_t fi)
 	for (uint64_t i = 0; i < f.hdr.nrecords; i++) {
 		const struct bot_spool_rec *r = &f.recs[i];
 
+		if (r->kind == BOT_SPOOL_PROC) {
+			proc = r;
+			continue;
+		}
 		if (r->kind == BOT_SPOOL_SUMMARY) {
 			nsum++;
 			calls += r->calls;
@@ -77,6 +103,11 @@ static int show_one(const struct bot_compile_paths *list, size_t fi)
 	       (unsigned long long)f.hdr.table_digest,
 	       f.hdr.flags & BOT_SPOOL_HF_SAMPLES_DROPPED ? ", samples dropped at the cap" : "",
 	       f.hdr.flags & BOT_SPOOL_HF_SUMMARIES_DROPPED ? ", summaries dropped" : "");
+	if (proc)
+		show_proc(proc);
+	else
+		printf("  process: no record (%s)\n", f.hdr.version < 2 ? "a version 1 file" :
+		       "the tuner initialised no communicator in this process");
 	printf("  %llu samples (%llu clean), %llu context summaries covering %llu calls\n",
 	       (unsigned long long)nsamp, (unsigned long long)clean, (unsigned long long)nsum,
 	       (unsigned long long)calls);

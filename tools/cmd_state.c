@@ -29,6 +29,7 @@
 #include "common/writeall.h"
 #include "learn/lock.h"
 #include "learn/merge.h"
+#include "learn/statesvg.h"
 #include "learn/stateyaml.h"
 #include "learn/store.h"
 #include "tools/cmd.h"
@@ -37,8 +38,8 @@ static void state_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nccl-bot state add --state DIR --fabric F [--partial] SPOOL...\n"
-		"       nccl-bot state show --state DIR --fabric F\n"
-		"       nccl-bot state show FILE\n"
+		"       nccl-bot state show --state DIR --fabric F [--svg FILE]\n"
+		"       nccl-bot state show [--svg FILE] SNAPSHOT\n"
 		"       nccl-bot state export --state DIR --fabric F [-o FILE]\n"
 		"       nccl-bot state export SNAPSHOT [-o FILE]\n"
 		"       nccl-bot state import --state DIR --fabric F [--as F] FILE\n"
@@ -55,7 +56,9 @@ static void state_usage(FILE *f)
 		"              whole, once; paths holding no *.spool file are an error\n"
 		"  show        what the fabric's current snapshot (or a snapshot FILE) learned,\n"
 		"              as YAML: per context the best arm and its samples, AUTO's arm and\n"
-		"              AUTO's estimated loss against the best (not for import)\n"
+		"              AUTO's estimated loss against the best (not for import);\n"
+		"              with --svg, that loss drawn instead: per collective, by message\n"
+		"              size, one line per node count\n"
 		"  export      the fabric's current state (or a SNAPSHOT file) as YAML (stdout,\n"
 		"              or FILE written whole)\n"
 		"  import      check a YAML export and publish it as the fabric's new snapshot\n"
@@ -75,6 +78,7 @@ static void state_usage(FILE *f)
 		"  --partial      add: merge the valid, new files of a job anyway (their\n"
 		"                 collectives lose the minimum over the other files' ranks)\n"
 		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename)\n"
+		"  --svg FILE     show: write the picture to FILE (written whole, as -o)\n"
 		"  --as F         import: the export's fabric may differ; it becomes F\n"
 		"  --to SNAP      rollback: the snapshot to make current\n"
 		"  --steps N      rollback: how many snapshots back (1..1000000)\n");
@@ -160,7 +164,31 @@ static int put_stdout(const char *verb, const char *text, size_t len)
 	return 0;
 }
 
-static int state_show(const char *dir, const char *fabric, const char *file)
+static int write_file(const char *verb, const char *path, const char *text, size_t len);
+
+/* The picture of `show --svg` written to svg: 0 or 1. */
+static int show_svg(const struct bot_state *s, const char *snap, const char *file,
+		    const char *svg)
+{
+	struct bot_statesvg_info in;
+	char err[BOT_STATE_ERR_MAX], *text;
+	size_t len;
+	int rc;
+
+	if (bot_statesvg_loss(s, snap, file, &text, &len, &in, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: state show: %s: %s\n", svg, err);
+		return 1;
+	}
+	rc = write_file("show", svg, text, len);
+	free(text);
+	if (rc == 0)
+		fprintf(stderr, "nccl-bot: state show: %s: %zu chart(s), %zu line(s), %zu "
+			"context(s) with a known loss%s\n", svg, in.charts, in.lines, in.points,
+			in.dropped ? " (some node counts left out: at most 64 lines a chart)" : "");
+	return rc;
+}
+
+static int state_show(const char *dir, const char *fabric, const char *file, const char *svg)
 {
 	struct bot_state s;
 	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX] = "", *text;
@@ -169,6 +197,11 @@ static int state_show(const char *dir, const char *fabric, const char *file)
 
 	if ((rc = load_state("show", dir, fabric, file, &s, snap)) != 0)
 		return rc;
+	if (svg) {
+		rc = show_svg(&s, snap, file, svg);
+		bot_state_free(&s);
+		return rc;
+	}
 	rc = bot_stateyaml_show(&s, snap, file, &text, &len, err, sizeof(err));
 	bot_state_free(&s);
 	if (rc < 0) {
@@ -296,6 +329,7 @@ int bot_cmd_state(int argc, char **argv)
 		{ "fabric", required_argument, NULL, 'f' },
 		{ "partial", no_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "svg", required_argument, NULL, 'g' },
 		{ "as", required_argument, NULL, 'a' },
 		{ "to", required_argument, NULL, 't' },
 		{ "steps", required_argument, NULL, 'n' },
@@ -305,7 +339,7 @@ int bot_cmd_state(int argc, char **argv)
 	static const char *const verbs[] = { "add", "show", "export", "import", "verify",
 					     "rollback", "quarantine" };
 	struct bot_state_opts o;
-	const char *verb;
+	const char *verb, *svg = NULL;
 	uint64_t v;
 	int c, known = 0, e;
 
@@ -339,6 +373,9 @@ int bot_cmd_state(int argc, char **argv)
 			break;
 		case 'o':
 			o.out = optarg;
+			break;
+		case 'g':
+			svg = optarg;
 			break;
 		case 'a':
 			o.as = optarg;
@@ -376,16 +413,16 @@ int bot_cmd_state(int argc, char **argv)
 		return 2;
 	}
 	if ((o.partial && strcmp(verb, "add")) || (o.out && strcmp(verb, "export")) ||
-	    (o.as && strcmp(verb, "import")) || ((o.to || o.steps) && strcmp(verb, "rollback"))) {
+	    (o.as && strcmp(verb, "import")) || (svg && strcmp(verb, "show")) || ((o.to || o.steps) && strcmp(verb, "rollback"))) {
 		fprintf(stderr, "nccl-bot: state %s: an option of another action (see "
 			"`nccl-bot state --help`)\n", verb);
 		return 2;
 	}
 	if (!strcmp(verb, "show")) {
 		if (o.nargs == 1 && !o.fabric)
-			return state_show(NULL, NULL, o.args[0]);
+			return state_show(NULL, NULL, o.args[0], svg);
 		if (o.nargs == 0 && o.fabric && o.dir)
-			return state_show(o.dir, o.fabric, NULL);
+			return state_show(o.dir, o.fabric, NULL, svg);
 		fprintf(stderr, "nccl-bot: state show: give a snapshot FILE, or --fabric F with "
 			"--state DIR (or NCCL_BOT_STATE)\n");
 		return 2;

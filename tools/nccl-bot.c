@@ -29,6 +29,8 @@ static const struct subcommand subcommands[] = {
 	{ "state", bot_cmd_state, "per-fabric learned state: add, show, export, import, verify, rollback, quarantine" },
 	{ "ship", bot_cmd_ship, "move a node's outbox deltas into the state directory's inbox" },
 	{ "compact", bot_cmd_compact, "merge the inbox's deltas into each fabric's state" },
+	{ "report", bot_cmd_report, "a job's report from its steps' parts: per context, saved and lost vs AUTO" },
+	{ "doctor", bot_cmd_doctor, "is this host set up for the SPANK plugin? (a node health check)" },
 	{ "fabric", bot_cmd_fabric, "the fabric map from slurm.conf and topology.conf; a node list's fabric" },
 };
 

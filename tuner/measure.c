@@ -92,6 +92,7 @@ bot_nccl_result_t bot_meas_init(void **ctx, int abi, uint64_t comm_id, int *mask
 	struct bot_win *w;
 	uint64_t stuck, pool, min_bytes = 0;
 
+	bot_spool_note_profiler(abi);	/* the process record: measuring or not */
 	if (!bot_renv_test_stuck_ns(&stuck))
 		stuck = BOT_REC_STUCK_NS;
 	if (!bot_renv_test_pool_max(&pool) || pool > BOT_REC_POOL_MAX * 4ull)

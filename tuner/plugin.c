@@ -21,14 +21,48 @@
  * NCCL's). regBuff is never looked at: it differs between ranks. Profiler
  * v4 (2.27) and v5/v6 (2.28+) have their own descriptor layouts, each read
  * by its own entry point.
+ *
+ * The spool's process record (tuner/spool.h): each successful tuner init
+ * (v2 included) is noted with its ABI version when NCCL_BOT_SPOOL is set,
+ * each profiler init with its own (v6 has its init entry point for that
+ * alone), and every tuner finalize has the file brought up to date.
  */
 #include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
 
+#include "common/settings.h"
+#include "common/spool.h"
 #include "tuner/decide.h"
 #include "tuner/measure.h"
 #include "tuner/nccl_abi.h"
+#include "tuner/ncclver.h"
 #include "tuner/records.h"
+#include "tuner/spool.h"
 #include "tuner/windows.h"
+
+/* ---- the process record (init and finalize only) --------------------------- */
+
+/* A comm our tuner opened (c NULL: v2's pass-through), when NCCL_BOT_SPOOL
+ * is set. The NCCL version is the decision's when it asked (tuner v5), else
+ * looked up once per process. */
+static void note_tuner(int abi, const struct bot_decide_ctx *c, bot_nccl_logger_t log)
+{
+	const char *dir = getenv(BOT_ENV_SPOOL);
+	uint32_t ver;
+
+	if (!dir || !*dir)
+		return;
+	ver = c && c->nccl_version > 0 ? (uint32_t)c->nccl_version : 0;
+	if (!ver && !bot_spool_nccl_known()) {
+		int v = bot_ncclver((const void *)(uintptr_t)log);
+
+		ver = v > 0 ? (uint32_t)v : 0;
+	}
+	bot_spool_note_tuner(dir, abi, ver, c ? c->policy : 0,
+			     c && c->from_table ? BOT_SPOOL_PF_TABLE : BOT_SPOOL_PF_PRIOR,
+			     c ? c->digest : 0, log);
+}
 
 #define BOT_EXPORT __attribute__((visibility("default")))
 #define BOT_PLUGIN_NAME "nccl-bot"
@@ -40,6 +74,7 @@ static char v2_ctx;
 static bot_nccl_result_t v2_init(size_t nRanks, size_t nNodes, bot_nccl_logger_t log, void **ctx)
 {
 	*ctx = &v2_ctx;
+	note_tuner(2, NULL, log);
 	if (log)
 		log(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING, __FILE__, __LINE__,
 		    "nccl-bot: tuner v2 (NCCL 2.21) has no cost table: leaving NCCL's choice");
@@ -55,6 +90,7 @@ static bot_nccl_result_t v2_get_coll_info(void *ctx, int collType, size_t nBytes
 
 static bot_nccl_result_t v2_destroy(void *ctx)
 {
+	bot_spool_flush();
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -106,6 +142,7 @@ static bot_nccl_result_t tuner_open(void **ctx, int abi, int has_comm_id, uint64
 	}
 	c->meas = meas;
 	*ctx = c;
+	note_tuner(abi, c, log);
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -158,6 +195,9 @@ static bot_nccl_result_t tuner_fini(void *ctx)
 	bot_meas_tuner_unlink(c->meas);
 	c->meas = NULL;
 	bot_decide_close(c);
+	/* the process record even where nothing measures (no-op when the
+	 * file is current, or the spool is not set up) */
+	bot_spool_flush();
 	return BOT_NCCL_SUCCESS;
 }
 
@@ -175,6 +215,14 @@ static bot_nccl_result_t prof_v5_init(void **ctx, uint64_t commId, int *mask,
 				      bot_nccl_logger_t log)
 {
 	return bot_meas_init(ctx, 5, commId, mask, nNodes, nRanks, rank, log);
+}
+
+/* v6's init has v5's signature; it exists so the process record says v6 */
+static bot_nccl_result_t prof_v6_init(void **ctx, uint64_t commId, int *mask,
+				      const char *commName, int nNodes, int nRanks, int rank,
+				      bot_nccl_logger_t log)
+{
+	return bot_meas_init(ctx, 6, commId, mask, nNodes, nRanks, rank, log);
 }
 
 /* ---- exported structs ---------------------------------------------------- */
@@ -204,6 +252,6 @@ BOT_EXPORT const struct bot_nccl_profiler_v5 ncclProfiler_v5 = {
 	bot_meas_finalize
 };
 BOT_EXPORT const struct bot_nccl_profiler_v5 ncclProfiler_v6 = {
-	BOT_PLUGIN_NAME, prof_v5_init, bot_meas_start_v5, bot_rec_stop, bot_rec_state,
+	BOT_PLUGIN_NAME, prof_v6_init, bot_meas_start_v5, bot_rec_stop, bot_rec_state,
 	bot_meas_finalize
 };

@@ -32,6 +32,15 @@
  * Nothing is written from a forked child (getpid() is compared with the pid
  * recorded at setup; the writer thread does not exist there).
  *
+ * The process record (kind 3). Tuner init notes each communicator it
+ * opened (bot_spool_note_tuner: sets the spool up, counts a change), so a
+ * process that never measures still has something to write: no writer
+ * thread is started for it, and its tuner finalizes and atexit write the
+ * file, holding the process record alone. The profiler's ABI and
+ * "measured" are noted at profiler init and at a window's arming (never on
+ * getCollInfo's path), possibly before the spool is set up. The record goes
+ * last in the file, once the tuner noted a comm.
+ *
  * pthread_create is bound to the version glibc 2.28 has (below), and the
  * .so names libpthread.so.0, where 2.28 defines it (tuner/pthread_link.c,
  * checked by tests/unit/test_so_deps.sh).
@@ -122,6 +131,13 @@ static uint32_t wake_word, done_word;
 static uint64_t requests, served;
 
 static struct store samples, summaries;
+
+/* The process record. Tuner fields under the lock; the profiler ABI and
+ * the measured flag are atomics (noted before or without a setup). */
+static uint32_t proc_comms, proc_tuner_abi, proc_nccl, proc_flags;
+static uint8_t proc_policy;
+static uint32_t proc_prof_abi;
+static char proc_measured;
 
 struct source {
 	void *obj;
@@ -304,6 +320,86 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 out:
 	bot_spin_unlock(&lock);
 	return rc;
+}
+
+/* ---- the process record ------------------------------------------------------- */
+
+void bot_spool_note_tuner(const char *dir, int abi, uint32_t nccl_version, uint8_t policy,
+			  uint32_t flags, uint64_t table_digest, bot_nccl_logger_t log)
+{
+	if (bot_spool_setup(dir, table_digest, log) < 0)
+		return;
+	bot_spin_lock(&lock);
+	if (!proc_comms)
+		proc_policy = policy;
+	if (proc_comms < UINT32_MAX)
+		proc_comms++;
+	if (abi > 0 && (uint32_t)abi > proc_tuner_abi)
+		proc_tuner_abi = (uint32_t)abi;
+	if (!proc_nccl)
+		proc_nccl = nccl_version;
+	proc_flags |= flags & (BOT_SPOOL_PF_TABLE | BOT_SPOOL_PF_PRIOR);
+	changes++;
+	bot_spin_unlock(&lock);
+}
+
+int bot_spool_nccl_known(void)
+{
+	uint32_t v;
+
+	bot_spin_lock(&lock);
+	v = proc_nccl;
+	bot_spin_unlock(&lock);
+	return v != 0;
+}
+
+void bot_spool_note_profiler(int abi)
+{
+	uint32_t old = __atomic_load_n(&proc_prof_abi, __ATOMIC_RELAXED);
+
+	if (abi <= 0 || (uint32_t)abi <= old)
+		return;
+	bot_spin_lock(&lock);
+	if ((uint32_t)abi > proc_prof_abi) {
+		__atomic_store_n(&proc_prof_abi, (uint32_t)abi, __ATOMIC_RELAXED);
+		changes++;
+	}
+	bot_spin_unlock(&lock);
+}
+
+void bot_spool_note_measured(void)
+{
+	if (__atomic_load_n(&proc_measured, __ATOMIC_RELAXED))
+		return;
+	bot_spin_lock(&lock);
+	if (!proc_measured) {
+		__atomic_store_n(&proc_measured, 1, __ATOMIC_RELAXED);
+		changes++;
+	}
+	bot_spin_unlock(&lock);
+}
+
+/* Lock held: the process record into the rewrite's buffer, when the tuner
+ * noted a communicator. */
+static void buf_rec(const struct bot_spool_rec *r, void *arg);
+
+static void proc_emit_locked(void *b)
+{
+	struct bot_spool_rec r;
+
+	if (!proc_comms)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.kind = BOT_SPOOL_PROC;
+	r.arm = r.auto_arm = r.decided = BOT_SPOOL_ARM_NONE;
+	r.policy = proc_policy;
+	r.nccl_version = proc_nccl;
+	r.tuner_abi = proc_tuner_abi;
+	r.profiler_abi = __atomic_load_n(&proc_prof_abi, __ATOMIC_RELAXED);
+	r.comms = proc_comms;
+	r.proc_flags = proc_flags |
+		       (__atomic_load_n(&proc_measured, __ATOMIC_RELAXED) ? BOT_SPOOL_PF_MEASURED : 0);
+	buf_rec(&r, b);
 }
 
 void bot_spool_add(const struct bot_spool_rec *r)
@@ -565,6 +661,7 @@ static int flush(void)
 	view_take(&vm, &summaries);
 	for (size_t i = 0; i < nlive; i++)
 		live[i].fn(live[i].obj, buf_rec, &b);
+	proc_emit_locked(&b);
 	h.flags = (samples.dropped ? BOT_SPOOL_HF_SAMPLES_DROPPED : 0) |
 		  (summaries.dropped ? BOT_SPOOL_HF_SUMMARIES_DROPPED : 0);
 	h.table_digest = digest;

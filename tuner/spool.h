@@ -5,12 +5,16 @@
  * 9; the token is unique per process and per instance of the library).
  * The bottom of the rank side: it knows records only as packed bytes
  * (common/spool.h's codec) and the summaries of live communicators only
- * through the callback each registers.
+ * through the callback each registers. It also keeps the process record
+ * (kind 3: NCCL version, tuner and profiler ABI, comms, flags), which makes
+ * every process whose tuner initialised a communicator with NCCL_BOT_SPOOL
+ * set write a file, measuring or not.
  *
  * The file is rewritten by a writer thread of the library's own, never on
  * one of NCCL's threads: every BOT_SPOOL_PERIOD_NS when something changed,
  * and when tuner/profiler finalize asks; atexit writes synchronously.
- * Without the thread (pthread_create failed; logged once) only finalize and
+ * Without the thread (pthread_create failed; logged once), and in a process
+ * that never measures (no thread is started for it), only finalize and
  * exit write, on their own threads. Never from a forked child (getpid() is
  * compared with the pid recorded at setup). Every failure only costs
  * learning: it is logged once, never returned to NCCL.
@@ -50,6 +54,24 @@ typedef void (*bot_spool_summaries_fn)(void *obj,
  * everything was tried). */
 void bot_spool_register(void *obj, bot_spool_summaries_fn fn);
 void bot_spool_retire(void *obj);
+
+/* Tuner init of one communicator succeeded with NCCL_BOT_SPOOL = dir:
+ * set the spool up (as bot_spool_setup) and count the comm in the process
+ * record: the tuner ABI (the newest noted), the NCCL version (the first
+ * non-zero), the policy (the first comm's), proc_flags OR-ed
+ * (BOT_SPOOL_PF_TABLE / _PRIOR). From then on the file is written at
+ * finalize and exit even if nothing is measured. Init only: never on
+ * getCollInfo's path. */
+void bot_spool_note_tuner(const char *dir, int abi, uint32_t nccl_version, uint8_t policy,
+			  uint32_t flags, uint64_t table_digest, bot_nccl_logger_t log);
+/* Whether a NCCL version is known already (the caller need not look). */
+int bot_spool_nccl_known(void);
+/* Our profiler was initialised with ABI abi (4..6), measuring or not; kept
+ * (the newest) whether or not the spool is set up yet. */
+void bot_spool_note_profiler(int abi);
+/* A measurement window was armed (BOT_SPOOL_PF_MEASURED): one relaxed
+ * load after the first call. */
+void bot_spool_note_measured(void);
 
 /* Finalize: have the file brought up to date. Returns at once when nothing
  * was added or retired since the last rewrite; else asks the writer thread

@@ -27,6 +27,7 @@
 #include "policies/context.h"
 #include "tuner/link.h"
 #include "tuner/records.h"
+#include "tuner/spool.h"
 #include "tuner/util.h"
 #include "tuner/windows.h"
 
@@ -356,6 +357,7 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 			w->cap_skip--;
 			w->next = w->ncalls + w->period;
 		} else if (window_open(w)) {
+			bot_spool_note_measured();	/* the process record's flag */
 			w->win_left = w->window;
 			w->next = w->ncalls + 1;
 		} else {

@@ -83,6 +83,54 @@ else
 	bad "replay depends on the order of --data files"
 fi
 
+# Harm against AUTO is in the JSON of every policy; the optimised engine
+# prints exactly what the plain one (--reference) prints; progress only on a
+# terminal unless asked for.
+"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f2.csv" --train-nodes 4 --test-nodes 4 \
+	--policy thompson,ucb1 --mode per-call,jobs --calls 40 --jobs 3 --no-tune --format json \
+	>"$tmp/fast.json" 2>"$tmp/fast.err"
+"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f2.csv" --train-nodes 4 --test-nodes 4 \
+	--policy thompson,ucb1 --mode per-call,jobs --calls 40 --jobs 3 --no-tune --format json \
+	--reference >"$tmp/ref.json" 2>/dev/null
+for key in '"harmed"' '"worst_excess"' '"saved"' '"lost"'; do
+	if grep -q "$key" "$tmp/fast.json"; then ok "json has $key"; else bad "json lacks $key"; fi
+done
+grep -v '"seconds"' "$tmp/fast.json" >"$tmp/fast.nosec"
+grep -v '"seconds"' "$tmp/ref.json" >"$tmp/ref.nosec"
+if [ "$(wc -l <"$tmp/fast.nosec")" -gt 20 ] && cmp -s "$tmp/fast.nosec" "$tmp/ref.nosec"; then
+	ok "replay: optimised and --reference engines print the same numbers"
+else
+	bad "replay: optimised and --reference engines differ"
+fi
+if ! grep -q '%' "$tmp/fast.err"; then ok "replay: no progress when stderr is not a terminal"
+else bad "replay: progress printed to a file"; fi
+expect "replay --progress always" 0 "jobs +100%" -- "$bot" replay --data "$tmp/f1.csv" --train-nodes 4 \
+	--test-nodes 4 --policy greedy --no-tune --mode jobs --jobs 2 --progress always
+expect "replay --progress sometimes" 2 "--progress" -- "$bot" replay --progress sometimes
+
+# Valid but extreme numbers are refused, never printed as inf% or nan.
+sed '3s/,[^,]*,,1,,$/,1e308,,1,,/' "$tmp/f1.csv" >"$tmp/huge.csv"
+sed '3s/,[^,]*,,1,,$/,1e-300,,1,,/' "$tmp/f1.csv" >"$tmp/tiny.csv"
+expect "replay: measured_us 1e308" 1 "huge.csv:3: measured_us 1e\+308 is out of the range" -- \
+	"$bot" replay --data "$tmp/huge.csv" --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay: measured_us 1e-300" 1 "tiny.csv:3: measured_us 1e-300 is out of the range" -- \
+	"$bot" replay --data "$tmp/tiny.csv" --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --sample-rate 4.9e-324" 2 "--sample-rate '4.9e-324': beyond the range of a double" -- \
+	"$bot" replay --sample-rate 4.9e-324
+expect "replay --skew 1e308" 2 "--skew '1e308': out of range" -- "$bot" replay --skew 1e308
+expect "replay --alpha 1e-300" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 \
+	--policy greedy --no-tune --mode jobs --jobs 2 --alpha 1e-300 --sample-rate 1e-300 --skew 1e-300
+if grep -Eqi 'inf|nan' "$tmp/out"; then bad "extreme options printed inf or nan"; else ok "extreme options: finite report"; fi
+
+# The second simulator family, and leave-one-fabric-out.
+expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
+expect "sim --fabric nope" 2 "nope" -- "$bot" sim --fabric builtin,nope
+expect "replay --sim-fabrics nope" 2 "--sim-fabrics 'nope'" -- "$bot" replay --sim-fabrics nope
+expect "replay --lofo" 0 '"holdout": "h100-ib-auto"' -- "$bot" replay --sim-fabrics h100-ib-auto,h100-efa \
+	--lofo --policy thompson --mode jobs --jobs 2 --tune-contexts 8 --format json
+expect "replay --lofo one fabric" 1 "--lofo needs at least two fabrics" -- "$bot" replay \
+	--data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --lofo --no-tune
+
 # Two sizes in one size bucket carry their own costs (what spool sweep writes).
 printf '%s\n' 'fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us' \
 	'f1,allreduce,1048576,16,2,ring,simple,50,55' 'f1,allreduce,1100000,16,2,ring,simple,52,57' \

@@ -97,10 +97,13 @@ run_job() {
 		--measured sim --workload "$work" --plugin "$so" >"$tmp/$1.out" 2>&1
 }
 
-# measured NAME: the job left spool files (a table from `env --prior-only`
-# carries the measurement flag, formats.md section 8, bit1)
+# measured NAME: the job's spool files hold samples (a table from `env
+# --prior-only` carries the measurement flag, formats.md section 8, bit1).
+# Since spool format v2 every rank whose tuner loaded leaves a file, its
+# process record alone when it measured nothing (tests/emulator/spool-v2.sh).
 measured() {
-	ls "$tmp/$1"/*.spool >/dev/null 2>&1
+	"$bot" spool show "$tmp/$1" 2>/dev/null |
+		awk '/^  [0-9]+ samples \(/ { n += $1 } END { exit !(n > 0) }'
 }
 
 # ctx_summary FILE: "8x8 allgather 1572864: ring/ll:97.5%,... regret 0.4%" lines
@@ -140,7 +143,7 @@ while [ "$j" -lt "$jobs" ]; do
 	run_job "job$j" "$((j + 1))" thompson
 	rc=$?
 	if [ "$rc" -eq 0 ] && ! measured "job$j"; then
-		bad "a/job$j: the job left no spool file"
+		bad "a/job$j: the job left no samples in its spool files"
 	fi
 	verdict=$(grep '^[A-Z]* consistency/' "$tmp/job$j.out")
 	if [ "$rc" -eq 0 ] && [ "${verdict#PASS}" != "$verdict" ]; then
@@ -257,7 +260,7 @@ if envout=$("$bot" env --prior-only --policy sweep --allow "$allow" --lib "$so" 
 	run_job sweepjob 101 sweep
 	rc=$?
 	if [ "$rc" -eq 0 ] && ! measured sweepjob; then
-		bad "s/sweep-policy: the job left no spool file"
+		bad "s/sweep-policy: the job left no samples in its spool files"
 	fi
 	"$bot" spool sweep --fabric "$fabric" "$tmp/sweepjob" >"$tmp/sweeps.csv" 2>"$tmp/sweeps.err"
 	rc2=$?
@@ -346,7 +349,7 @@ for v in 2.24:0: 2.27:0: 2.27:1:1 2.28:1:; do
 	if [ "$rc" -eq 0 ] && [ "$got" -eq "$want" ]; then
 		ok "v/nccl-$rel: $what"
 	else
-		bad "v/nccl-$rel${v4:+ (NCCL_BOT_MEASURE_V4=$v4)}: rc $rc, spool files $got, want $want"
+		bad "v/nccl-$rel${v4:+ (NCCL_BOT_MEASURE_V4=$v4)}: rc $rc, samples in the spool files $got, want $want"
 	fi
 done
 

@@ -11,7 +11,9 @@
  * tables say (the lookups read chains, symbols and strings in chunks, never
  * an entry at a time). The machine asked for is the input's
  * own e_machine, so that mutations get past the header to the segments,
- * the dynamic entries, the hash tables and the symbols.
+ * the dynamic entries, the hash tables and the symbols. bot_elf_object
+ * (nccl-bot doctor reads a SPANK plugin's plugin_version with it) is
+ * asked too: a found object is one the export check finds.
  * Built with tests/fuzz/driver.c (standalone) or libFuzzer.
  */
 #include <stdint.h>
@@ -97,6 +99,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc2 == 0 && (rc != 0 || found2 != found))
 		abort();
 	m.shrunk = size;
+	/* an object's bytes (a Slurm plugin's plugin_version): found only
+	 * where bot_elf_exports finds it, never more bytes than asked */
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const obj[] = { "plugin_version", "ncclTunerPlugin_v5" };
+		uint8_t val[8];
+		size_t got = 99;
+
+		m.reads = 0;
+		why2[0] = 0;
+		rc2 = bot_elf_object(&src, machine, obj[i], val, sizeof(val), &got, why2,
+				     sizeof(why2));
+		if ((rc2 != 0 && rc2 != -1) || (rc2 == 0 && got > sizeof(val)) ||
+		    (rc2 < 0 && (got != 0 || !why2[0])))
+			abort();
+		/* (where the whole check failed on another name, one name may
+		 * still be found alone) */
+		if (i == 1 && rc2 == 0 && rc == 0 && !(found >> 3 & 1))
+			abort();
+	}
 	src.read = fail_read;
 	if (size >= 64 && bot_elf_exports(&src, machine, names, NNAMES, &found2, why2,
 					   sizeof(why2)) != -1)

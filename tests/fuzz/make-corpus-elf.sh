@@ -11,7 +11,8 @@
 # Seeds: small shared objects exporting the NCCL plugin symbols with a GNU
 # hash table, a System V one, symbol versions, and only some of them (an
 # older tuner); a copy whose Bloom filter is zeroed (dlsym() finds nothing);
-# then copies with one header field changed (32-bit, big-endian, an
+# a Slurm plugin's constants (slurm-plugin.so); then copies with one header
+# field changed (32-bit, big-endian, an
 # executable's type, another machine), a truncated copy and a text file.
 set -eu
 out=${1:-tests/fuzz/corpus-elf}
@@ -58,3 +59,9 @@ dd if=/dev/zero of="$out/zeroed-bloom.so" bs=1 seek=$((off + 16)) count=$((8 * n
 	conv=notrunc status=none
 head -c 2000 "$out/gnu-hash.so" >"$out/truncated"
 printf 'root:x:0:0:root:/root:/bin/sh\nnot an ELF file, but long enough for a header.\n' >"$out/text"
+# slurm-plugin.so: what SPANK_PLUGIN() leaves in a plugin (plugin_name,
+# plugin_type, plugin_version as initialised constants), for the object
+# reader nccl-bot doctor uses (bot_elf_object)
+printf 'const char plugin_name[] = "nccl_bot";\nconst char plugin_type[] = "spank";\nconst unsigned int plugin_version = 0x160508;\n' >"$tmp/plugin.c"
+gcc -O1 -fPIC -shared -nostdlib -Wl,-z,max-page-size=4096 -Wl,-z,norelro -Wl,--build-id=none -s \
+	-Wl,--hash-style=gnu -o "$out/slurm-plugin.so" "$tmp/plugin.c"

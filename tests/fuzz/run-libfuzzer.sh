@@ -6,7 +6,7 @@
 #
 # Run from the top source or build directory (make fuzz does). Environment:
 # FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, ledger, siteconf,
-# stateyaml or harvest; default sweep), CC (default
+# stateyaml, harvest, report or replay; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -49,8 +49,15 @@ harvest)	src="$srcdir/learn/harvest.c $srcdir/learn/log.c $srcdir/common/delta.c
 		$srcdir/common/readall.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
 		$srcdir/common/dirscan.c $srcdir/common/writeall.c $p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-harvest; maxlen=8192 ;;
+report)	src="$srcdir/learn/report.c $srcdir/learn/log.c $srcdir/common/readall.c
+		$srcdir/common/writeall.c $srcdir/common/dirscan.c $p/context.c"
+	corpus=corpus-report ;;
+replay)	src="$srcdir/replay/dataset.c $srcdir/replay/replay.c $srcdir/common/sweep.c
+		$srcdir/sim/sim.c $srcdir/sim/sim_auto.c $srcdir/sim/sim_model.c $srcdir/sim/sim_calib.c
+		$srcdir/sim/sim_family.c $p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
+	corpus=corpus-replay; libs=-lpthread ;;
 *)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, elf," \
-		"delta, ledger, siteconf, stateyaml or harvest" >&2
+		"delta, ledger, siteconf, stateyaml, harvest, report or replay" >&2
 	exit 2 ;;
 esac
 for f in $src; do

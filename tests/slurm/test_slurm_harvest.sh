@@ -67,6 +67,9 @@ undrained() {
 # the slurmd logs' harvest lines of a job
 harvest_log() { grep -h "nccl-bot: step $1\." "$D"/log/slurmd-n*.log; }
 deltas() { find "$OUTBOX" -name "*.$1.*.nbd" | sort; }
+# spool_dir's step directories (not the jobs' facts files, .job.*, which the
+# prolog of a job writes and its epilog removes)
+spools() { ls -A "$SPOOL" | grep -v '^\.job\.'; }
 # ended JOB NODES: srun returns when the tasks have ended, the harvest runs
 # after that in slurmstepd's exit; a job on the same nodes that starts after
 # JOB starts only once JOB's slurmstepd have ended and its epilog has run
@@ -84,7 +87,7 @@ check "  ... n1 and n2 each their own" test "$(grep -o 'spool=.*' "$OUT" | sort 
 check "  ... owned by the job's user, mode 0700" test "$(grep -c '^root 700 directory$' "$OUT")" -eq 2
 check "  ... spool_dir= itself is root's, 0711" test "$(stat -c '%U %a' "$SPOOL")" = "root 711"
 check "  ... removed when the step ended (nothing measured: no delta)" \
-	test -z "$(ls -A "$SPOOL")" -a -z "$(deltas "$job")"
+	test -z "$(spools)" -a -z "$(deltas "$job")"
 run srun -N1 -n1 -w n1 sh -c "$SHOWSP"
 check "a step without nccl-bot: no NCCL_BOT_SPOOL" grep -q 'spool=$' "$OUT"
 # a user who sets the decision by hand and runs srun without the plugin
@@ -117,7 +120,7 @@ u32() { od -An -tu4 -j "$2" -N4 "$d1" | tr -d ' '; }
 check "  ... stamped from Slurm: flag bit3, uid 0, step 0, 2 step nodes, fabric a" \
 	test "$(($(u32 flags 12) & 8)):$(u32 uid 272):$(u32 step 284):$(u32 nodes 328):$(dd if="$d1" bs=1 skip=144 count=1 2>/dev/null)" = "8:0:0:2:a"
 check "  ... n1 and n2 sit under one leaf switch (topology.conf)" test "$(u32 leaves 340)" = 1
-check "  ... the spool directories are gone" test -z "$(ls -A "$SPOOL")"
+check "  ... the spool directories are gone" test -z "$(spools)"
 check "  ... harvested within the bound" sh -c "harvest_log() { grep -h 'nccl-bot: step $job\.' \"$D\"/log/slurmd-n*.log; }; harvest_log | grep -q 'records: '"
 harvest_log "$job" | sed 's/^/  # /'
 
@@ -200,7 +203,7 @@ for why in "a symbolic link" "2 hard links" "a FIFO" "over the largest spool fil
 	check "  ... the slurmd log names a rejection: $why" sh -c "grep -h 'nccl-bot' '$D'/log/slurmd-n3.log | grep -q '$why'"
 done
 check "  ... the targets are untouched" test "$(cat "$D/rootfile")" = secret -a "$(stat -c %U "$D/rootfile")" = root
-check "  ... the spool directory is gone" test -z "$(ls -A "$SPOOL")"
+check "  ... the spool directory is gone" test -z "$(spools)"
 check "  ... the step and its harvest took under 20 s" test $(((t_h1 - t_h0) / 1000000)) -lt 20000
 harvest_log "$job" | sed 's/^/  # /'
 check "  ... no node drained" undrained
@@ -217,7 +220,7 @@ t_m1=$(date +%s%N)
 check "25,000 spool entries: made by the step" test "$(head -n 1 "$OUT")" -eq 25000
 check "  ... no delta (over the file bound)" test -z "$(deltas "$job")"
 check "  ... the exit left what its bound did not reach; the epilog removed the rest" \
-	test -z "$(ls -A "$SPOOL")"
+	test -z "$(spools)"
 check "  ... both logged" sh -c "grep -q 'over 20000 entries: left' '$D/log/slurmd-n4.log' && grep -q 'epilog of job $job: removed 1 spool directory' '$D/log/slurmd-n4.log'"
 echo "  # step with 25,000 entries, its exit and epilog: $(((t_m1 - t_m0) / 1000000)) ms"
 grep -h "nccl-bot: step $job\." "$D/log/slurmd-n4.log" | sed 's/^/  # /'
@@ -240,7 +243,7 @@ t_s1=$(date +%s%N)
 check "a stalled harvest: no delta, given up at the deadline" sh -c "grep -h 'nccl-bot: step $job\\.' '$D/log/slurmd-n4.log' | grep -q 'no delta (failed' && grep -q 'did not finish in time' '$D/log/slurmd-n4.log'"
 grep -h "nccl-bot: step $job\." "$D/log/slurmd-n4.log" | sed 's/^/  # /'
 check "  ... the helper was killed" test -z "$(pgrep -x -f 'sleep 1000' 2>/dev/null)"
-check "  ... the spool is removed" test -z "$(ls -A "$SPOOL")"
+check "  ... the spool is removed" test -z "$(spools)"
 check "  ... the step and its end took under 10 s ($(((t_s1 - t_s0) / 1000000)) ms)" test $(((t_s1 - t_s0) / 1000000)) -lt 10000
 check "  ... no node drained (PrologEpilogTimeout=5)" undrained
 cluster_plugstack enable=opt-in mode=on $ARGS

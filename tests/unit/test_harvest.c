@@ -122,6 +122,25 @@ static struct bot_spool_rec summary(uint64_t comm, uint32_t rank)
 	return r;
 }
 
+/* A process record (formats.md section 9, kind 3). */
+static struct bot_spool_rec proc_rec(uint32_t comms)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = BOT_SPOOL_PROC;
+	r.arm = r.auto_arm = r.decided = BOT_SPOOL_ARM_NONE;
+	r.policy = 4;
+	r.nccl_version = 22809;
+	r.tuner_abi = 5;
+	r.profiler_abi = 5;
+	r.comms = comms;
+	r.proc_flags = BOT_SPOOL_PF_TABLE;
+	return r;
+}
+
+static uint32_t image_version = BOT_SPOOL_VERSION;	/* spool_image()'s header version */
+
 static uint8_t *spool_image(const struct bot_spool_rec *r, size_t n, uint64_t digest,
 			    uint32_t hflags, size_t *len)
 {
@@ -132,7 +151,7 @@ static uint8_t *spool_image(const struct bot_spool_rec *r, size_t n, uint64_t di
 	b = calloc(1, *len);
 	ck_assert_ptr_nonnull(b);
 	memset(&h, 0, sizeof(h));
-	h.version = BOT_SPOOL_VERSION;
+	h.version = image_version;
 	h.rec_size = BOT_SPOOL_REC_SIZE;
 	h.nrecords = n;
 	h.table_digest = digest;
@@ -267,6 +286,64 @@ START_TEST(test_reduce_and_read_back)
 }
 END_TEST
 
+/* Spool format v2: a file's process record (here between its samples and
+ * its summary) never reaches the stream or the delta, its samples do; a
+ * version 1 file reads as before; files holding a process record alone
+ * are read, none taken for a copy of another, and teach nothing. */
+START_TEST(test_process_records)
+{
+	struct bot_spool_rec r0[4] = { sample(7, 1, 0, 5000, 0), proc_rec(2),
+				       sample(7, 2, 0, 6000, 0), summary(7, 0) };
+	struct bot_spool_rec r1[2] = { sample(7, 1, 1, 3000, 0), summary(7, 1) };
+	struct bot_spool_rec p[1] = { proc_rec(1) };
+	struct bot_delta d;
+
+	write_spool(sp, "nb-h-0.spool", r0, 4, 0, 0);
+	write_spool(sp, "nb-h-2.spool", p, 1, 0, 0);
+	write_spool(sp, "nb-h-3.spool", p, 1, 0, 0);
+	image_version = 1;
+	write_spool(sp, "nb-h-1.spool", r1, 2, 0, 0);
+	image_version = BOT_SPOOL_VERSION;
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_WRITTEN);
+	ck_assert_uint_eq(res.files, 4);
+	ck_assert_uint_eq(res.files_read, 4);
+	ck_assert_uint_eq(res.files_rejected, 0);
+	ck_assert_uint_eq(res.files_duplicate, 0);
+	ck_assert_uint_eq(res.records_in, 5);	/* 3 + 2 measurements, no process record */
+	ck_assert_msg(!strstr(logged, "skipped"), "%s", logged);
+	read_delta(res.name, &d);
+	ck_assert_uint_eq(d.hdr.files_read, 4);
+	ck_assert_uint_eq(d.hdr.nrecords, 4);	/* samples (7,1) reduced, (7,2); 2 summaries */
+	for (uint64_t i = 0; i < d.hdr.nrecords; i++)
+		ck_assert_uint_ne(d.recs[i].kind, BOT_SPOOL_PROC);
+	ck_assert_uint_eq(d.recs[0].seq, 1);
+	ck_assert_uint_eq(d.recs[0].duration_ns, 3000);	/* the v1 file's rank 1 */
+	ck_assert_uint_eq(d.recs[1].seq, 2);
+	ck_assert_uint_eq(d.recs[1].duration_ns, 6000);
+	bot_delta_free(&d);
+}
+END_TEST
+
+/* Only process records: valid files, nothing to learn, no delta. */
+START_TEST(test_process_records_alone)
+{
+	struct bot_spool_rec p[1] = { proc_rec(1) };
+
+	write_spool(sp, "nb-h-0.spool", p, 1, 0, 0);
+	write_spool(sp, "nb-h-1.spool", p, 1, 0, 0);
+	ck_assert_int_eq(bot_harvest_run(&req, &res, &tlog), -1);
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_NOTHING);
+	ck_assert_msg(strstr(logged, "the 2 spool file(s) read hold no record: nothing written"),
+		      "%s", logged);
+	ck_assert_msg(!strstr(logged, "skipped"), "%s", logged);
+	ck_assert_uint_eq(res.files_read, 2);
+	ck_assert_uint_eq(res.files_rejected, 0);
+	ck_assert_uint_eq(res.records_in, 0);
+	ck_assert_uint_eq(count_entries(out), 0);
+}
+END_TEST
+
 /* Hostile files, one kind each. */
 enum hostile {
 	H_TRUNC, H_CRC, H_VERSION, H_RECORDS, H_HUGE, H_SYMLINK, H_HARDLINK, H_FIFO, H_DEVZERO,
@@ -280,7 +357,7 @@ static const struct {
 } hostile[H_N] = {
 	{ "truncated", BOT_HARVEST_WHY_INVALID, "(truncated)" },
 	{ "crc", BOT_HARVEST_WHY_INVALID, "CRC-32C mismatch" },
-	{ "version", BOT_HARVEST_WHY_INVALID, "spool format version 2" },
+	{ "version", BOT_HARVEST_WHY_INVALID, "spool format version 3" },
 	{ "records", BOT_HARVEST_WHY_INVALID, "1048577 records, over the limit" },
 	{ "huge", BOT_HARVEST_WHY_SIZE, "10737418240 bytes, over the largest spool file" },
 	{ "symlink", BOT_HARVEST_WHY_LINK, "a symbolic link, not a spool file" },
@@ -312,7 +389,7 @@ static int make_hostile(const char *dir, int k)
 		bot_test_write(dir, name, b, len);
 		break;
 	case H_VERSION:
-		bot_le_put32(b + 8, 2);
+		bot_le_put32(b + 8, 3);	/* 1 and 2 are read */
 		bot_test_write(dir, name, b, len);
 		break;
 	case H_RECORDS:
@@ -460,7 +537,7 @@ static int64_t harvest_cpu(const char *what)
  * named nb-big-K.spool (one image, written n times). */
 static void write_big_bad(const char *dir, size_t n, size_t extra)
 {
-	size_t len = BOT_HARVEST_FILE_MAX + extra, nrec = BOT_HARVEST_FILE_RECORDS;
+	size_t len = BOT_HARVEST_FILE_MAX + extra, nrec = BOT_HARVEST_FILE_RECORDS + 1;
 	struct bot_spool_rec r = sample(11, 1, 0, 5000, 0);
 	uint8_t *b = spool_image(&r, 1, 0, 0, &(size_t){ 0 });
 	uint8_t *big = calloc(1, len);
@@ -508,6 +585,38 @@ START_TEST(test_hostile_largest)
 	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
 	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_SIZE] == 1, "%s", logged);
 	ck_assert_msg(strstr(logged, "over the largest spool file"), "%s", logged);
+}
+END_TEST
+
+/* The largest file the writer writes (both caps and the process record)
+ * is read; a valid file as large with one measurement more than the writer
+ * writes is rejected for its content, never a stream error. */
+START_TEST(test_largest_valid)
+{
+	size_t n = BOT_HARVEST_FILE_RECORDS + 1, len;
+	struct bot_spool_rec *r = calloc(n, sizeof(*r));
+	uint8_t *b;
+
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i + 1 < n; i++)
+		r[i] = sample(11, i, 0, 5000, 0);
+	r[n - 1] = proc_rec(1);
+	b = spool_image(r, n, 0, 0, &len);
+	ck_assert_uint_eq(len, BOT_HARVEST_FILE_MAX);
+	bot_test_write(sp, "nb-full.spool", b, len);
+	free(b);
+	r[n - 1] = sample(11, n, 0, 5000, 0);
+	b = spool_image(r, n, 0, 0, &len);
+	bot_test_write(sp, "nb-over.spool", b, len);
+	free(b);
+	free(r);
+	ck_assert_msg(bot_harvest_run(&req, &res, &tlog) == 0, "%s", logged);
+	ck_assert_uint_eq(res.files_read, 1);
+	ck_assert_uint_eq(res.files_rejected, 1);
+	ck_assert_uint_eq(res.records_in, BOT_HARVEST_FILE_RECORDS);
+	ck_assert_msg(res.rejected_by[BOT_HARVEST_WHY_INVALID] == 1, "%s", logged);
+	ck_assert_msg(strstr(logged, "nb-over.spool: rejected: 131073 samples and summaries, more "
+			     "than the writer writes (131072)"), "%s", logged);
 }
 END_TEST
 
@@ -702,6 +811,51 @@ START_TEST(test_child_hook_and_timeout)
 	ck_assert_int_eq(res.outcome, BOT_HARVEST_FAILED);
 	ck_assert_msg(strstr(logged, "ran past 300 ms: killed"), "%s", logged);
 	ck_assert_uint_eq(count_entries(out), 0);
+}
+END_TEST
+
+/* The report's hooks: on_file sees each file in the reading child;
+ * child_done runs there after the stream, and one that hangs (a report
+ * directory on a hung filesystem) costs neither the delta nor more than
+ * the timeout. */
+static int files_seen;
+
+static void count_file(void *arg, const struct bot_spool_file *f)
+{
+	(void)arg;
+	files_seen += f ? 1 : 100;
+}
+
+static void hang_done(void *arg)
+{
+	/* the child's count, visible only here: its exit status says it */
+	(void)arg;
+	if (files_seen != 1)
+		_exit(7);
+	for (;;)
+		pause();
+}
+
+START_TEST(test_report_hooks)
+{
+	int64_t t0;
+
+	write_good(sp);
+	files_seen = 0;
+	req.on_file = count_file;
+	req.child_done = hang_done;
+	req.timeout_ms = 400;
+	logged[0] = 0;
+	t0 = now_us();
+	ck_assert_int_eq(bot_harvest_run(&req, &res, &tlog), 0);
+	printf("a report that hangs: the delta written, the child killed after %.0f ms\n",
+	       (now_us() - t0) / 1000.0);
+	ck_assert_int_lt(now_us() - t0, 3000000);
+	ck_assert_int_ge(now_us() - t0, 300000);	/* it was waited for, up to the bound */
+	ck_assert_int_eq(res.outcome, BOT_HARVEST_WRITTEN);
+	ck_assert_uint_eq(count_entries(out), 1);
+	ck_assert_msg(strstr(logged, "did not finish its report within 400 ms"), "%s", logged);
+	ck_assert_int_eq(files_seen, 0);	/* the parent's own count: never called here */
 }
 END_TEST
 
@@ -1098,6 +1252,9 @@ static Suite *harvest_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_reduce_and_read_back);
+	tcase_add_test(tc, test_process_records);
+	tcase_add_test(tc, test_process_records_alone);
+	tcase_add_test(tc, test_largest_valid);
 	tcase_add_test(tc, test_hostile_each);
 	tcase_add_test(tc, test_hostile_all);
 	tcase_add_test(tc, test_hostile_largest);
@@ -1107,6 +1264,7 @@ static Suite *harvest_suite(void)
 	tcase_add_test(tc, test_twice);
 	tcase_add_test(tc, test_nothing_valid);
 	tcase_add_test(tc, test_child_hook_and_timeout);
+	tcase_add_test(tc, test_report_hooks);
 	tcase_add_test(tc, test_stream_revalidated);
 	tcase_add_test(tc, test_stream_malformed);
 	tcase_add_test(tc, test_cap);

@@ -1,9 +1,12 @@
 /*
  * test_replay.c - the replay's arithmetic and contracts: loss math on a
  * hand-built dataset, outlier trimming, feedback delay in jobs mode,
- * determinism across runs and thread counts, Holm and Wilcoxon on known
- * values, split parsing, the JSON keys, and bad input files (an error
- * naming FILE:LINE, never a crash; tests/cli checks the exit status).
+ * determinism across runs and thread counts, the optimised engine against
+ * its --reference path (bit for bit), harm against AUTO (saved - lost =
+ * calls x best x loss difference), leave-one-fabric-out splits, Holm and
+ * the sign-flip test on known values, split parsing, the JSON keys, and bad
+ * input files, extreme times included (an error naming FILE:LINE, never a
+ * crash; tests/cli checks the exit status).
  */
 #include <check.h>
 #include <math.h>
@@ -48,7 +51,7 @@ static void push(struct bot_sweep *sw, int fab, int coll, uint64_t nbytes, uint3
 static void tiny(struct bot_dataset *ds)
 {
 	struct bot_sweep sw;
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
 	char err[512];
 	int f;
 
@@ -147,7 +150,7 @@ static void simdata(struct bot_dataset *ds)
 	static const unsigned nodes[] = { 4, 16 };
 	struct bot_sim_opts so;
 	struct bot_sweep sw;
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
 	char err[512];
 
 	memset(&so, 0, sizeof(so));
@@ -277,6 +280,201 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+/* Two simulated fabrics (h100-ib-ndr, gb200-nvl), allreduce and
+ * allgather, nodes 4 and 16. */
+static void twofab(struct bot_dataset *ds)
+{
+	static const unsigned nodes[] = { 4, 16 };
+	struct bot_sim_opts so;
+	struct bot_sweep sw;
+	struct bot_ds_opts dso = { BOT_PRIOR_DATA, NULL, NULL };
+	char err[512];
+
+	memset(&so, 0, sizeof(so));
+	so.seed = 5;
+	so.samples = 4;
+	so.nodes = nodes;
+	so.nnodes = 2;
+	so.min_bytes = 4096;
+	so.max_bytes = 64 * MiB;
+	so.coll_mask = (1u << BOT_COLL_ALLREDUCE) | (1u << BOT_COLL_ALLGATHER);
+	bot_sweep_init(&sw);
+	so.only = bot_sim_fabric(0);
+	ck_assert_int_eq(bot_sim_generate(&so, &sw), 0);
+	so.only = bot_sim_fabric(3);
+	ck_assert_int_eq(bot_sim_generate(&so, &sw), 0);
+	bot_dataset_init(ds);
+	ck_assert_msg(!bot_dataset_build(ds, &sw, NULL, &dso, err, sizeof(err)), "%s", err);
+	bot_sweep_free(&sw);
+	ck_assert_uint_eq(ds->nfabrics, 2);
+}
+
+/* The optimised engine (a plan memo per round, the vectorised sign-flip
+ * test) gives exactly the numbers of the plain one, in every mode, on two
+ * fabrics (a memo each). */
+START_TEST(test_reference_identical)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_UCB1, BOT_POLICY_GREEDY,
+				    BOT_POLICY_FROZEN };
+	struct bot_dataset ds;
+	char err[512];
+
+	twofab(&ds);
+	for (int mode = 0; mode < BOT_NMODES; mode++) {
+		struct bot_eval e1, e2;
+		struct bot_eval_opts o;
+
+		eval_opts(&o, mode, pols, 4);
+		o.threads = 2;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e1, err, sizeof(err)), "%s", err);
+		o.run.reference = 1;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e2, err, sizeof(err)), "%s", err);
+		for (size_t k = 0; k < e1.npol; k++) {
+			ck_assert(!memcmp(e1.pol[k].res, e2.pol[k].res, e1.ntest * sizeof(*e1.pol[k].res)));
+			ck_assert(!memcmp(&e1.pol[k].all, &e2.pol[k].all, sizeof(e1.pol[k].all)));
+			ck_assert(!memcmp(e1.pol[k].p_adj, e2.pol[k].p_adj, e1.nscen * sizeof(double)));
+			ck_assert_uint_eq(e1.pol[k].better, e2.pol[k].better);
+			ck_assert_uint_eq(e1.pol[k].worse, e2.pol[k].worse);
+		}
+		bot_eval_free(&e1);
+		bot_eval_free(&e2);
+	}
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+/* Leave one fabric out: the held-out fabric's test contexts only are
+ * scored, tuning never sees it, history comes from it alone; and the
+ * numbers differ from tuning on everything only through the parameters. */
+START_TEST(test_lofo)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON };
+	struct bot_dataset ds;
+	char err[512];
+
+	twofab(&ds);
+	for (size_t h = 0; h < 2; h++) {
+		struct bot_eval e;
+		struct bot_eval_opts o;
+		size_t ntest = 0;
+
+		eval_opts(&o, BOT_MODE_JOBS, pols, 1);
+		o.lofo = 1;
+		o.holdout = h;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e, err, sizeof(err)), "%s", err);
+		for (size_t i = 0; i < ds.nctx; i++)
+			ntest += ds.ctx[i].fabric == h && bot_key_nnodes(ds.ctx[i].key) == 16;
+		ck_assert_uint_eq(e.ntest, ntest);
+		for (size_t i = 0; i < e.ntest; i++)
+			ck_assert_uint_eq(ds.ctx[e.test[i]].fabric, h);
+		for (size_t i = 0; i < e.ntrain; i++)
+			ck_assert_uint_eq(ds.ctx[e.train[i]].fabric, h);
+		ck_assert_uint_gt(e.ntuneset, 0);
+		for (size_t i = 0; i < e.ntuneset; i++)
+			ck_assert_uint_ne(ds.ctx[e.tuneset[i]].fabric, h);
+		ck_assert_uint_eq(e.pol[0].all.contexts, ntest);
+		bot_eval_free(&e);
+	}
+	bot_dataset_free(&ds);
+}
+END_TEST
+
+/* The vectorised sign-flip test and the plain loop agree to the bit, for
+ * lengths around the 64-difference word boundary, with zeros and NaNs. */
+START_TEST(test_signflip_fast)
+{
+	static const size_t len[] = { 1, 2, 7, 63, 64, 65, 128, 129, 500 };
+	double d[500];
+
+	for (size_t t = 0; t < sizeof(len) / sizeof(len[0]); t++) {
+		for (uint64_t seed = 0; seed < 3; seed++) {
+			int d1, d2;
+			double p1, p2;
+
+			for (size_t i = 0; i < len[t]; i++) {
+				uint64_t h = bot_rng(seed, 77, t, i);
+
+				d[i] = (double)(h % 2001) / 1000.0 - 0.9;	/* a slight positive mean */
+				if (h % 17 == 0)
+					d[i] = 0;
+				if (h % 29 == 0)
+					d[i] = NAN;
+			}
+			p1 = bot_signflip(d, len[t], seed, &d1);
+			p2 = bot_signflip_reference(d, len[t], seed, &d2);
+			ck_assert_msg(p1 == p2, "n %zu seed %llu: %.17g vs %.17g", len[t],
+				      (unsigned long long)seed, p1, p2);
+			ck_assert_int_eq(d1, d2);
+		}
+	}
+}
+END_TEST
+
+/* Harm: saved - lost is the time AUTO would have taken minus the policy's,
+ * so per context it equals calls x best x (AUTO's loss - run loss); harmed
+ * and worst_excess follow the run losses. */
+START_TEST(test_harm)
+{
+	struct bot_dataset ds;
+	struct bot_policy th;
+	struct bot_replay_opts o;
+	struct bot_ctx_result *r;
+	struct bot_summary s;
+	double *al;
+	size_t *idx, n;
+	char err[256];
+	int any = 0;
+
+	simdata(&ds);
+	n = ds.nctx;
+	idx = malloc(n * sizeof(*idx));
+	r = calloc(n, sizeof(*r));
+	al = malloc(n * sizeof(*al));
+	for (size_t i = 0; i < n; i++) {
+		idx[i] = i;
+		al[i] = ds.ctx[i].auto_loss;
+	}
+	bot_policy_init(&th, "thompson");
+	for (int mode = 0; mode < 2; mode++) {
+		struct bot_kb *kb[1] = { bot_kb_new() };
+		double calls;
+
+		bot_replay_opts_default(&o, mode);
+		o.calls = 40;
+		calls = mode == BOT_MODE_PERCALL ? 40.0 : 40.0 * o.jobs * o.comms;
+		ck_assert_msg(!bot_replay_run(&ds, idx, n, &th, &o, kb, r, err, sizeof(err)), "%s", err);
+		for (size_t i = 0; i < n; i++) {
+			double want = calls * ds.ctx[i].best_us * 1e-6 * (al[i] - r[i].run_loss);
+
+			ck_assert(r[i].saved >= 0 && r[i].lost >= 0);
+			ck_assert_msg(fabs(r[i].saved - r[i].lost - want) <= 1e-9 * (fabs(want) + 1e-6),
+				      "context %zu: saved %g lost %g, want net %g", i, r[i].saved, r[i].lost, want);
+			any |= r[i].saved > 0;
+		}
+		bot_kb_free(kb[0]);
+	}
+	ck_assert_msg(any, "thompson never beat AUTO anywhere");
+	/* Summaries: two contexts over AUTO by 1 and 3 points, one under. */
+	r[0].run_loss = al[0] + 0.01;
+	r[1].run_loss = al[1] + 0.03;
+	r[2].run_loss = al[2] - 0.2;
+	r[0].saved = 1, r[0].lost = 2;
+	r[1].saved = 0, r[1].lost = 0.5;
+	r[2].saved = 4, r[2].lost = 0;
+	bot_summarize_harm(r, al, 3, &s);
+	ck_assert_uint_eq(s.harmed, 1);
+	ck_assert_double_eq_tol(s.worst_excess, 0.03, 1e-12);
+	ck_assert_double_eq_tol(s.saved, 5, 1e-12);
+	ck_assert_double_eq_tol(s.lost, 2.5, 1e-12);
+	bot_summarize_harm(r, al, 0, &s);
+	ck_assert(isnan(s.worst_excess) && s.harmed == 0);
+	free(idx);
+	free(r);
+	free(al);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
 START_TEST(test_holm)
 {
 	double p[] = { 0.01, 0.04, 0.03, 0.005 }, adj[4];
@@ -359,6 +557,7 @@ START_TEST(test_json_keys)
 	static const char *const keys[] = {
 		"\"auto\": {", "\"policies\": [", "\"name\": \"auto\"", "\"name\": \"thompson\"",
 		"\"contexts\":", "\"over_10pct\":", "\"mean\":", "\"p99\":", "\"max\":", "\"fabrics\":",
+		"\"harmed\":", "\"worst_excess\":", "\"saved\":", "\"lost\":",
 	};
 	struct bot_dataset ds;
 	struct bot_eval e;
@@ -387,7 +586,7 @@ END_TEST
  * the file's path (gone by then) in path (BOT_TEST_PATH_MAX bytes). */
 static int load_file(const char *content, char *msg, size_t len, char *path)
 {
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
 	struct bot_dataset ds;
 	struct bot_nodeset train, test;
 	const char *files[1] = { path };
@@ -422,6 +621,9 @@ static const struct {
 	{ "missing arms", HDR "f1,allreduce,1048576,128,16,ring,simple,-1,\nf1,allreduce,1048576,128,16,tree,ll,-1,\n", 2 },
 	{ "auto_us disagrees", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,ring,simple,51,56\n", 3 },
 	{ "auto_us missing for one arm", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,tree,simple,,56\n", 3 },
+	{ "huge time", HDR "f1,allreduce,1048576,128,16,ring,simple,50,55\nf1,allreduce,1048576,128,16,tree,simple,40,1e308\n", 3 },
+	{ "tiny time", HDR "f1,allreduce,1048576,128,16,ring,simple,50,1e-300\n", 2 },
+	{ "huge auto_us", HDR "f1,allreduce,1048576,128,16,ring,simple,1e300,55\n", 2 },
 	{ "header only", HDR, 1 },
 	{ "empty file", "", 0 },
 };
@@ -450,6 +652,10 @@ static Suite *suite(void)
 	tcase_add_test(t, test_trim);
 	tcase_add_test(t, test_feedback_delay);
 	tcase_add_test(t, test_determinism);
+	tcase_add_test(t, test_reference_identical);
+	tcase_add_test(t, test_signflip_fast);
+	tcase_add_test(t, test_lofo);
+	tcase_add_test(t, test_harm);
 	tcase_add_test(t, test_holm);
 	tcase_add_test(t, test_signflip);
 	tcase_add_test(t, test_nodeset);

@@ -315,6 +315,61 @@ START_TEST(test_fabric_names)
 }
 END_TEST
 
+/* The second family: found by name and by family, every fabric generates
+ * a sweep whose every context has a supported arm, AUTO is wrong on some
+ * contexts of the fabrics built to fool it and on none of h100-ib-auto. */
+START_TEST(test_alt_family)
+{
+	const struct bot_fabric *sel[32];
+	unsigned n, i, nalt = 0;
+	char bad[96];
+
+	ck_assert_int_eq(bot_sim_select("builtin", sel, 32, &n, bad, sizeof(bad)), 0);
+	ck_assert_uint_eq(n, bot_sim_nfabrics());
+	for (i = 0; i < n; i++)
+		ck_assert_ptr_eq(sel[i], bot_sim_fabric(i));
+	ck_assert_int_eq(bot_sim_select("alt", sel, 32, &n, bad, sizeof(bad)), 0);
+	ck_assert_uint_ge(n, 5);
+	for (i = 0; i < n; i++) {
+		const struct bot_fabric *f = sel[i];
+		unsigned cnt;
+		double w = bot_sim_auto_wrong(f, 16, 32, 0.1, &cnt);
+		struct bot_sim_opts o;
+		struct bot_sweep sw;
+		unsigned nodes[] = { 4, 16 };
+
+		ck_assert_str_eq(bot_sim_fabric_family(f), "alt");
+		ck_assert_ptr_eq(bot_sim_fabric_find(bot_sim_fabric_name(f)), f);
+		memset(&o, 0, sizeof(o));
+		o.samples = 2;
+		o.nodes = nodes;
+		o.nnodes = 2;
+		o.only = f;
+		bot_sweep_init(&sw);
+		ck_assert_int_eq(bot_sim_generate(&o, &sw), 0);
+		ck_assert_uint_gt(sw.nrows, 100);
+		ck_assert_str_eq(sw.fabrics[0], bot_sim_fabric_name(f));
+		for (size_t r = 0; r < sw.nrows; r++)
+			ck_assert(isfinite(sw.rows[r].measured_us) && sw.rows[r].measured_us > 0);
+		bot_sweep_free(&sw);
+		if (!strcmp(bot_sim_fabric_name(f), "h100-ib-auto"))
+			ck_assert_msg(w < 0.01, "h100-ib-auto: AUTO wrong on %.3f", w);
+		else
+			nalt += w > 0.02;
+		ck_assert_msg(w < 0.5, "%s: AUTO wrong on %.3f", bot_sim_fabric_name(f), w);
+	}
+	ck_assert_uint_ge(nalt, 4);
+	/* mixed names and families, duplicates once */
+	ck_assert_int_eq(bot_sim_select("h100-efa,alt,h100-roce", sel, 32, &n, bad, sizeof(bad)), 0);
+	ck_assert_ptr_eq(sel[0], bot_sim_fabric_find("h100-efa"));
+	ck_assert_ptr_eq(sel[n - 1], bot_sim_fabric_find("h100-roce"));
+	ck_assert_int_eq(bot_sim_select("alt,nope", sel, 32, &n, bad, sizeof(bad)), -1);
+	ck_assert_str_eq(bad, "nope");
+	ck_assert_int_eq(bot_sim_select("alt,", sel, 32, &n, bad, sizeof(bad)), -1);
+	ck_assert_int_eq(bot_sim_select("alt", sel, 2, &n, bad, sizeof(bad)), -1);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -329,6 +384,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(tc, test_calibration_bounds);
 	tcase_add_test(tc, test_auto_wrong_minority);
 	tcase_add_test(tc, test_fabric_names);
+	tcase_add_test(tc, test_alt_family);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -78,6 +78,13 @@ START_TEST(test_values)
 	ck_assert(!bot_spank_policy_allowed(&a, BOT_POLICY_SWEEP));
 	bot_spank_policies_str(&a, buf, sizeof(buf));
 	ck_assert_str_eq(buf, "ucb1,thompson,frozen");
+	/* report_dir= keeps %u and %j (and %%) for the node's expansion */
+	OK("report_dir=/r/%u/%j/%n/%%");
+	ck_assert_str_eq(a.report_dir, "/r/%u/%j/n1/%%");
+	OK("state_dir=/s/%%");
+	ck_assert_str_eq(a.state_dir, "/s/%");
+	ck_assert_int_lt(bot_spank_args_parse(&a, 1, (char *[]){ "state_dir=/s/%j" }, "n1", err,
+					      sizeof(err)), 0);
 }
 END_TEST
 
@@ -343,6 +350,39 @@ START_TEST(test_fabricmap)
 	MAPBAD("n/1 a\n", "map:1: not a node name");
 	MAPBAD("n1 a\r\n", "map:1:");
 	MAPBAD("n1 a\nx\0 b\n", "map:2:");
+	MAPBAD("partition:p a\npartition:p b\n", "map: partition:p is named twice");
+	MAPBAD("partition: a\n", "map:1: not a node name");
+	MAPBAD("partition:x:y a\n", "map:1: not a node name");
+	MAPBAD("part:x a\n", "map:1: not a node name");
+	MAPBAD("partition:0123456789012345678901234567890123456789012345678901234 a\n",
+	       "map:1: not a node name");
+
+	/* partitions' fabrics, for what is decided at submission */
+	{
+		static const char pm[] = "n1 a\npartition:gpu a\npartition:gpu2 a\n"
+					 "partition:cpu b\npartition 01\n";
+
+		ck_assert_msg(bot_fabricmap_parse("map", pm, strlen(pm), &m, err, sizeof(err)) ==
+			      0, "%s", err);
+		ck_assert(bot_fabricmap_lookup(&m, "gpu") == NULL);	/* not a node */
+		ck_assert_str_eq(bot_fabricmap_lookup(&m, "partition"), "01");	/* a node */
+		bot_fabricmap_partitions(&m, "gpu", &st);
+		ck_assert(st.state == 1 && !strcmp(st.fabric, "a"));
+		bot_fabricmap_partitions(&m, "gpu,gpu2", &st);
+		ck_assert(st.state == 1 && !strcmp(st.fabric, "a"));
+		bot_fabricmap_partitions(&m, "gpu,cpu", &st);
+		ck_assert(st.state == -1 && !st.fabric[0]);
+		ck_assert_str_eq(st.why, "the partitions span fabrics a and b");
+		bot_fabricmap_partitions(&m, "gpu,nope", &st);
+		ck_assert_str_eq(st.why, "partition nope is not in the fabric map");
+		bot_fabricmap_partitions(&m, "n1", &st);
+		ck_assert_str_eq(st.why, "partition n1 is not in the fabric map");
+		bot_fabricmap_partitions(&m, "gpu,", &st);
+		ck_assert(st.state == -1);
+		bot_fabricmap_partitions(&m, "", &st);
+		ck_assert(st.state == -1);
+		bot_fabricmap_free(&m);
+	}
 }
 END_TEST
 

@@ -5,7 +5,9 @@
  * there, removal that never follows a link and stays bounded; and, as
  * root, nccl-bot-harvest-read (tools/harvest_read.c) dropping to another
  * uid before it reads (a root-only directory cannot be listed: its stream
- * says so) and its usage errors.
+ * says so) and its usage errors; the epilog's parse of a leftover's name;
+ * the job's facts file (spank/jobfacts.h): from a prolog's environment,
+ * written and read back, refused when it is a link, another's or malformed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include "common/delta.h"
 #include "common/le.h"
 #include "learn/harvest.h"
+#include "spank/jobfacts.h"
 #include "spank/spooldir.h"
 #include "testutil.h"
 
@@ -230,6 +233,108 @@ START_TEST(test_helper_drops)
 }
 END_TEST
 
+START_TEST(test_parse)
+{
+	uint32_t r = 9, st = 9;
+
+	ck_assert_int_eq(bot_spank_spool_parse("12.0.3.n1", 12, "n1", &r, &st), 0);
+	ck_assert(r == 0 && st == 3);
+	ck_assert_int_eq(bot_spank_spool_parse("12.4.batch.n1", 12, "n1", &r, &st), 0);
+	ck_assert(r == 4 && st == BOT_DELTA_STEP_BATCH);
+	ck_assert_int_eq(bot_spank_spool_parse("12.1.extern.gpu-7.a", 12, "gpu-7.a", &r, &st), 0);
+	ck_assert(r == 1 && st == BOT_DELTA_STEP_EXTERN);
+	ck_assert_int_eq(bot_spank_spool_parse("12.0.03.n1", 12, "n1", &r, &st), -1);
+	ck_assert_int_eq(bot_spank_spool_parse("12.00.3.n1", 12, "n1", &r, &st), -1);
+	ck_assert_int_eq(bot_spank_spool_parse("12.0.bogus.n1", 12, "n1", &r, &st), -1);
+	ck_assert_int_eq(bot_spank_spool_parse("12.0.99999999999.n1", 12, "n1", &r, &st), -1);
+	ck_assert_int_eq(bot_spank_spool_parse("12.0.3.n1", 13, "n1", &r, &st), -1);
+}
+END_TEST
+
+static const char *fake_env(const char *name)
+{
+	if (!strcmp(name, "SLURM_JOB_ACCOUNT"))
+		return "acct_1";
+	if (!strcmp(name, "SLURM_JOB_GPUS"))
+		return "0,2-3";
+	if (!strcmp(name, "SLURM_HET_JOB_ID"))
+		return "41";
+	return NULL;
+}
+
+static const char *bad_env(const char *name)
+{
+	if (!strcmp(name, "SLURM_JOB_ACCOUNT"))
+		return "a b";
+	if (!strcmp(name, "SLURM_JOB_GPUS"))
+		return "3-1";
+	if (!strcmp(name, "SLURM_HET_JOB_ID"))
+		return "4294967294";
+	return NULL;
+}
+
+START_TEST(test_jobfacts)
+{
+	struct bot_spank_jobfacts f, g;
+	char n[BOT_SPANK_SPOOL_NAME_MAX], err[512], p[BOT_TEST_PATH_MAX + 32];
+	const char *bad[] = {
+		"nccl-bot job facts 2\naccount=\ngpus=0\nhet_job=0\nstart=1\n",
+		"nccl-bot job facts 1\naccount=\ngpus=0\nhet_job=0\n",
+		"nccl-bot job facts 1\naccount=\ngpus=0\nhet_job=0\nstart=1",
+		"nccl-bot job facts 1\naccount=\ngpus=0\nhet_job=0\nstart=1\nstart=1\n",
+		"nccl-bot job facts 1\naccount=a b\ngpus=0\nhet_job=0\nstart=1\n",
+		"nccl-bot job facts 1\naccount=\ngpus=-1\nhet_job=0\nstart=1\n",
+		"nccl-bot job facts 1\naccount=\ngpus=0\nhet_job=4294967295\nstart=1\n",
+		"nccl-bot job facts 1\naccount=\ngpus=0\nhet_job=0\nstart=1\nx=1\n",
+		"nccl-bot job facts 1\naccount=\ngpus=0\nhet_job=0\nstart\n",
+	};
+	int base;
+
+	bot_spank_jobfacts_from_env(&f, fake_env);
+	ck_assert_str_eq(f.account, "acct_1");
+	ck_assert_uint_eq(f.gpus, 3);
+	ck_assert_uint_eq(f.het_job, 41);
+	bot_spank_jobfacts_from_env(&g, bad_env);
+	ck_assert(!g.account[0] && g.gpus == 0 && g.het_job == 0);
+	f.start = 1796000000;
+
+	ck_assert_int_eq(bot_spank_jobfacts_name(42, "n1", n, sizeof(n)), 0);
+	ck_assert_str_eq(n, ".job.42.n1");
+	ck_assert(!bot_spank_spool_of_job(n, 42, "n1"));	/* never swept as a spool */
+	ck_assert_int_eq(bot_spank_jobfacts_name(42, "../x", n, sizeof(n)), -1);
+	ck_assert_int_eq(bot_spank_jobfacts_name(42, "n1", n, 8), -1);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		ck_assert_msg(bot_spank_jobfacts_parse(bad[i], strlen(bad[i]), &g, err,
+						       sizeof(err)) < 0, "accepted %zu", i);
+
+	base = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(base, 0);
+	ck_assert_int_eq(bot_spank_jobfacts_read(base, ".job.1.n1", &g, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(bot_spank_jobfacts_write(base, ".job.42.n1", &f, err, sizeof(err)), 0);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(bot_spank_jobfacts_read(base, ".job.42.n1", &g, err, sizeof(err)),
+				 0);
+		ck_assert(!strcmp(g.account, "acct_1") && g.gpus == 3 && g.het_job == 41 &&
+			  g.start == 1796000000);
+		/* a link to it is refused; so is a file of another owner */
+		ck_assert_int_eq(symlinkat(".job.42.n1", base, ".job.43.n1"), 0);
+		ck_assert_int_eq(bot_spank_jobfacts_read(base, ".job.43.n1", &g, err, sizeof(err)),
+				 -1);
+		snprintf(p, sizeof(p), "%s/.job.42.n1", dir);
+		ck_assert_int_eq(chown(p, 65534, 65534), 0);
+		ck_assert_int_eq(bot_spank_jobfacts_read(base, ".job.42.n1", &g, err, sizeof(err)),
+				 -1);
+	} else {
+		/* not root's: refused */
+		ck_assert_int_eq(bot_spank_jobfacts_read(base, ".job.42.n1", &g, err, sizeof(err)),
+				 -1);
+	}
+	close(base);
+}
+END_TEST
+
 static Suite *spool_suite(void)
 {
 	Suite *s = suite_create("spank_spool");
@@ -241,6 +346,8 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_make_and_remove);
 	tcase_add_test(tc, test_remove_bounded);
 	tcase_add_test(tc, test_helper_drops);
+	tcase_add_test(tc, test_parse);
+	tcase_add_test(tc, test_jobfacts);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -377,6 +377,14 @@ static void wait_writer_gone(void)
 	ck_assert_int_eq(writer_threads(), 0);
 }
 
+/* The file's process record (kind 3), set aside by read_spool(). */
+static struct bot_spool_rec sf_proc;
+static uint64_t sf_nrec_file;	/* records in the file, the process record included */
+
+/* Read this test's one spool file. Every test here initialised our tuner
+ * with NCCL_BOT_SPOOL set, so the file is version 2 and its last record is
+ * the process record (the writer puts it last): checked to be the only one
+ * and set aside in sf_proc, so that sf.recs are the measurements. */
 static void read_spool(void)
 {
 	char err[BOT_SPOOL_ERR_MAX];
@@ -384,6 +392,14 @@ static void read_spool(void)
 	wait_writer_gone();
 	ck_assert_int_eq(find_spool(spool_path, sizeof(spool_path)), 1);
 	ck_assert_msg(bot_spool_read_file(spool_path, &sf, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(sf.hdr.version, 2);
+	ck_assert_uint_ge(sf.hdr.nrecords, 1);
+	sf_nrec_file = sf.hdr.nrecords;
+	sf_proc = sf.recs[sf.hdr.nrecords - 1];
+	ck_assert_uint_eq(sf_proc.kind, BOT_SPOOL_PROC);
+	sf.hdr.nrecords--;
+	for (uint64_t i = 0; i < sf.hdr.nrecords; i++)
+		ck_assert_uint_ne(sf.recs[i].kind, BOT_SPOOL_PROC);
 }
 
 static unsigned count(int kind, int flag)
@@ -456,8 +472,15 @@ START_TEST(test_round_trip_and_duty)
 	comm_close(&c);
 	ck_assert_int_eq(c.mask, 0);
 	read_spool();
-	ck_assert_uint_eq(sf.hdr.version, 1);
 	ck_assert_uint_eq(sf.hdr.pid, (uint32_t)getpid());
+	/* the process record: tuner and profiler v5, one comm, measured on
+	 * the prior (no table); the test binary exports no ncclGetVersion() */
+	ck_assert_uint_eq(sf_proc.tuner_abi, 5);
+	ck_assert_uint_eq(sf_proc.profiler_abi, 5);
+	ck_assert_uint_eq(sf_proc.comms, 1);
+	ck_assert_uint_eq(sf_proc.proc_flags, BOT_SPOOL_PF_MEASURED | BOT_SPOOL_PF_PRIOR);
+	ck_assert_uint_eq(sf_proc.policy, 0);
+	ck_assert_uint_eq(sf_proc.nccl_version, 0);
 	samples = count(BOT_SPOOL_SAMPLE, 0);
 	ck_assert_uint_eq(samples, c.measured);
 	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
@@ -522,6 +545,10 @@ START_TEST(test_decided_from_table)
 	comm_close(&c);
 	read_spool();
 	ck_assert_uint_eq(sf.hdr.table_digest, tbl.digest ? tbl.digest : sf.hdr.table_digest);
+	/* the process record: the table's policy, decided from the table */
+	ck_assert_uint_eq(sf_proc.policy, 2);
+	ck_assert_uint_eq(sf_proc.proc_flags & (BOT_SPOOL_PF_TABLE | BOT_SPOOL_PF_PRIOR),
+			  BOT_SPOOL_PF_TABLE);
 	for (uint64_t i = 0; i < sf.hdr.nrecords; i++) {
 		const struct bot_spool_rec *r = &sf.recs[i];
 
@@ -1054,6 +1081,147 @@ START_TEST(test_fork_child_never_writes)
 }
 END_TEST
 
+/* ---- the process record on the rank side ---------------------------------- */
+
+/* Our tuner without our profiler (a user's own, or none): nothing is
+ * measured and no writer thread starts, yet tuner finalize writes a file
+ * holding the process record alone. A second comm is counted; the file is
+ * rewritten only when the record changed. */
+START_TEST(test_proc_tuner_only)
+{
+	void *t1 = NULL, *t2 = NULL;
+	char path[BOT_TEST_PATH_MAX + 256];
+	struct stat st1, st2;
+
+	ck_assert_int_eq(t5->init(&t1, COMM, 16, 2, logger, NULL, NULL), 0);
+	ck_assert_int_eq(writer_threads(), 0);
+	ck_assert_int_eq(find_spool(path, sizeof(path)), 0);	/* not at init */
+	ck_assert_int_eq(t5->init(&t2, COMM + 1, 8, 1, logger, NULL, NULL), 0);
+	ck_assert_int_eq(t5->finalize(t1), 0);
+	ck_assert_int_eq(writer_threads(), 0);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.nrecords, 0);
+	ck_assert_uint_eq(sf_nrec_file, 1);
+	ck_assert_uint_eq(sf.hdr.pid, (uint32_t)getpid());
+	ck_assert_uint_eq(sf_proc.tuner_abi, 5);
+	ck_assert_uint_eq(sf_proc.profiler_abi, 0);
+	ck_assert_uint_eq(sf_proc.comms, 2);
+	ck_assert_uint_eq(sf_proc.proc_flags, BOT_SPOOL_PF_PRIOR);
+	ck_assert_uint_eq(stat(spool_path, &st1), 0);
+	bot_spool_free(&sf);
+	/* nothing changed: the second finalize leaves the file alone */
+	ck_assert_int_eq(t5->finalize(t2), 0);
+	ck_assert_uint_eq(stat(spool_path, &st2), 0);
+	ck_assert_uint_eq(st1.st_ino, st2.st_ino);
+}
+END_TEST
+
+/* Tuner v2 (NCCL 2.21: pass-through) counts as loaded: tuner v2, policy
+ * auto, on the prior. */
+START_TEST(test_proc_tuner_v2)
+{
+	const struct emu_tuner_v2 *t2 = dlsym(so, "ncclTunerPlugin_v2");
+	void *ctx = NULL;
+
+	ck_assert_ptr_nonnull(t2);
+	ck_assert_int_eq(t2->init(16, 2, logger, &ctx), 0);
+	ck_assert_int_eq(t2->destroy(ctx), 0);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.nrecords, 0);
+	ck_assert_uint_eq(sf_proc.tuner_abi, 2);
+	ck_assert_uint_eq(sf_proc.profiler_abi, 0);
+	ck_assert_uint_eq(sf_proc.policy, 0);
+	ck_assert_uint_eq(sf_proc.comms, 1);
+	ck_assert_uint_eq(sf_proc.proc_flags, BOT_SPOOL_PF_PRIOR);
+}
+END_TEST
+
+/* Our profiler initialised but not measuring (a table without the measure
+ * flag): profiler v5 in the record, not "measured"; the table's flag. */
+START_TEST(test_proc_profiler_not_measuring)
+{
+	static struct bot_table tbl;
+	static char text[BOT_TABLE_MAX_TEXT + 1];
+	struct comm c;
+
+	bot_table_init(&tbl, 4, 7);	/* ucb1; flag bit1 (measure) not set */
+	ck_assert_int_eq(bot_table_normalize(&tbl), 0);
+	ck_assert_int_gt(bot_table_encode(&tbl, text, sizeof(text)), 0);
+	setenv("NCCL_BOT_TABLE", text, 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	ck_assert_uint_eq(c.measured, 0);
+	comm_close(&c);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.nrecords, 0);
+	ck_assert_uint_ne(sf.hdr.table_digest, 0);	/* the table's, noted by the tuner */
+	ck_assert_uint_eq(sf_proc.tuner_abi, 5);
+	ck_assert_uint_eq(sf_proc.profiler_abi, 5);
+	ck_assert_uint_eq(sf_proc.policy, 4);
+	ck_assert_uint_eq(sf_proc.proc_flags, BOT_SPOOL_PF_TABLE);
+}
+END_TEST
+
+/* Without NCCL_BOT_SPOOL nothing is written. */
+START_TEST(test_proc_no_spool)
+{
+	void *t = NULL;
+	char path[BOT_TEST_PATH_MAX + 256];
+
+	unsetenv("NCCL_BOT_SPOOL");
+	ck_assert_int_eq(t5->init(&t, COMM, 16, 2, logger, NULL, NULL), 0);
+	ck_assert_int_eq(t5->finalize(t), 0);
+	ck_assert_int_eq(find_spool(path, sizeof(path)), 0);
+}
+END_TEST
+
+/* A process that never finalizes writes at exit (atexit); a forked child
+ * of a process whose tuner was noted never writes, even when its own tuner
+ * opens a comm and it exits normally. */
+START_TEST(test_proc_at_exit_and_fork)
+{
+	char path[BOT_TEST_PATH_MAX + 256];
+	void *t = NULL;
+	pid_t pid, child;
+	int st;
+
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		void *a = NULL, *b = NULL;
+
+		if (t5->init(&a, COMM, 16, 2, logger, NULL, NULL) ||
+		    t5->init(&b, COMM + 1, 16, 2, logger, NULL, NULL))
+			_exit(1);
+		exit(0);	/* no finalize: atexit writes */
+	}
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	read_spool();
+	ck_assert_uint_eq(sf.hdr.pid, (uint32_t)child);
+	ck_assert_uint_eq(sf_proc.comms, 2);
+	ck_assert_uint_eq(sf_proc.tuner_abi, 5);
+	bot_spool_free(&sf);
+
+	ck_assert_int_eq(t5->init(&t, COMM, 16, 2, logger, NULL, NULL), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		void *a = NULL;
+
+		if (t5->init(&a, COMM + 2, 16, 2, logger, NULL, NULL) || t5->finalize(a))
+			_exit(1);
+		exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ck_assert_int_eq(find_spool(path, sizeof(path)), 1);	/* the first child's only */
+	ck_assert_int_eq(t5->finalize(t), 0);
+	ck_assert_int_eq(find_spool(path, sizeof(path)), 2);	/* and this process's */
+}
+END_TEST
+
 /* ---- who writes the spool ------------------------------------------------- */
 
 /* What a logger saw of the spool: messages naming it, and the thread of
@@ -1411,7 +1579,7 @@ START_TEST(test_reader_rejects)
 	comm_close(&c);
 	read_spool();
 	b = slurp(spool_path, &n);
-	ck_assert_uint_eq(n, 64 + 160 * sf.hdr.nrecords + 8);
+	ck_assert_uint_eq(n, 64 + 160 * sf_nrec_file + 8);
 	ck_assert_int_eq(bot_spool_parse("x.spool", b, n, &f, err, sizeof(err)), 0);
 	bot_spool_free(&f);
 	x = malloc(n);
@@ -1428,8 +1596,18 @@ START_TEST(test_reader_rejects)
 	x[12] = 128;		/* record size */
 	expect_reject(x, n, "record size 128");
 	memcpy(x, b, n);
-	x[8] = 2;		/* version */
-	expect_reject(x, n, "version 2");
+	x[8] = 3;		/* version */
+	recrc(x, n);
+	expect_reject(x, n, "version 3");
+	memcpy(x, b, n);
+	x[8] = 0;
+	recrc(x, n);
+	expect_reject(x, n, "version 0");
+	memcpy(x, b, n);
+	x[8] = 1;		/* this file has a process record: not in a version 1 file */
+	recrc(x, n);
+	expect_reject(x, n, "record " );
+	expect_reject(x, n, "a process record (kind 3) in a version 1 file");
 	memcpy(x, b, n);
 	x[64 + 2] = 9;		/* collective of record 0, CRC fixed: a range check */
 	recrc(x, n);
@@ -1454,6 +1632,184 @@ START_TEST(test_reader_rejects)
 	}
 	free(x);
 	free(b);
+}
+END_TEST
+
+/* ---- the process record (kind 3, spool format v2): the codec ---------------- */
+
+static struct bot_spool_rec proc_rec(void)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = BOT_SPOOL_PROC;
+	r.arm = r.auto_arm = r.decided = BOT_SPOOL_ARM_NONE;
+	r.policy = 4;
+	r.nccl_version = 22809;
+	r.tuner_abi = 5;
+	r.profiler_abi = 6;
+	r.comms = 0x01020304;
+	r.proc_flags = BOT_SPOOL_PF_TABLE | BOT_SPOOL_PF_MEASURED;
+	return r;
+}
+
+static struct bot_spool_rec sample_rec(void)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = BOT_SPOOL_SAMPLE;
+	r.coll = BOT_COLL_ALLREDUCE;
+	r.arm = 4;
+	r.nchannels = 8;
+	r.auto_arm = 4;
+	r.decided = BOT_SPOOL_ARM_NONE;
+	r.comm_id = 7;
+	r.nranks = 2;
+	r.nnodes = 1;
+	r.nbytes = MiB;
+	r.seq = 1;
+	r.duration_ns = 1000;
+	for (int a = 0; a < BOT_SPOOL_NCOST; a++)
+		r.cost[a] = -1.0f;
+	r.cost[4] = 10.0f;
+	return r;
+}
+
+/* A whole file image: header version v, the records given. */
+static uint8_t *image(uint32_t v, const struct bot_spool_rec *r, size_t n, size_t *len)
+{
+	struct bot_spool_hdr h;
+	uint8_t *b;
+
+	*len = BOT_SPOOL_HDR_SIZE + n * BOT_SPOOL_REC_SIZE + BOT_SPOOL_TRAILER_SIZE;
+	b = calloc(1, *len);
+	ck_assert_ptr_nonnull(b);
+	memset(&h, 0, sizeof(h));
+	h.version = v;
+	h.rec_size = BOT_SPOOL_REC_SIZE;
+	h.nrecords = n;
+	strcpy(h.build_id, "nccl-bot test");
+	bot_spool_pack_hdr(b, &h);
+	for (size_t i = 0; i < n; i++)
+		bot_spool_pack_rec(b + BOT_SPOOL_HDR_SIZE + i * BOT_SPOOL_REC_SIZE, &r[i]);
+	recrc(b, *len);
+	return b;
+}
+
+/* Pack: the wire layout of formats.md section 9, byte for byte; unpack:
+ * the same record back; the reader takes it in a v2 file. */
+START_TEST(test_proc_round_trip)
+{
+	struct bot_spool_rec r = proc_rec(), back, recs[3] = { sample_rec(), proc_rec(),
+							       sample_rec() };
+	uint8_t u[BOT_SPOOL_REC_SIZE], want[BOT_SPOOL_REC_SIZE] = { 3, 0, 0, 0xff, 0, 0xff, 0xff, 4 };
+	struct bot_spool_file f;
+	char err[BOT_SPOOL_ERR_MAX];
+	size_t n;
+	uint8_t *b;
+
+	bot_spool_pack_rec(u, &r);
+	want[8] = 0x19;		/* 22809 = 0x5919 */
+	want[9] = 0x59;
+	want[12] = 5;
+	want[16] = 6;
+	want[20] = 4;		/* 0x01020304, little-endian */
+	want[21] = 3;
+	want[22] = 2;
+	want[23] = 1;
+	want[24] = 3;
+	ck_assert_mem_eq(u, want, sizeof(want));
+	bot_spool_unpack_rec(&back, u);
+	ck_assert_mem_eq(&back, &r, sizeof(r));
+	ck_assert_int_eq(bot_spool_proc_check(&back, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_spool_rec_pad_zero(u), 1);
+	/* not a measurement: what a delta and the harvest's stream refuse */
+	ck_assert_int_eq(bot_spool_rec_check(&back, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "process record"), "%s", err);
+	/* a measurement with process fields set is refused too */
+	recs[0].comms = 1;
+	ck_assert_int_eq(bot_spool_rec_check(&recs[0], err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "process-record fields"), "%s", err);
+	recs[0].comms = 0;
+
+	b = image(2, recs, 3, &n);
+	ck_assert_msg(bot_spool_parse("x.spool", b, n, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(f.hdr.version, 2);
+	ck_assert_uint_eq(f.hdr.nrecords, 3);
+	ck_assert_mem_eq(&f.recs[1], &r, sizeof(r));
+	ck_assert_uint_eq(f.recs[0].kind, BOT_SPOOL_SAMPLE);
+	ck_assert_uint_eq(f.recs[0].comms, 0);
+	bot_spool_free(&f);
+	free(b);
+	/* version 1: a file without a process record still reads */
+	recs[1] = sample_rec();
+	recs[1].seq = 2;
+	b = image(1, recs, 2, &n);
+	ck_assert_msg(bot_spool_parse("x.spool", b, n, &f, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(f.hdr.version, 1);
+	ck_assert_uint_eq(f.hdr.nrecords, 2);
+	bot_spool_free(&f);
+	free(b);
+}
+END_TEST
+
+/* Every refusal of a process record, each naming the record. */
+START_TEST(test_proc_rejects)
+{
+	struct bot_spool_rec recs[3] = { sample_rec(), proc_rec(), proc_rec() };
+	struct bot_spool_rec bad;
+	size_t n;
+	uint8_t *b;
+
+	/* in a version 1 file */
+	b = image(1, recs, 2, &n);
+	expect_reject(b, n, "record 1 (offset 224): a process record (kind 3) in a version 1 file");
+	free(b);
+	/* two in one file: the second is named, with the first's index */
+	b = image(2, recs, 3, &n);
+	expect_reject(b, n, "record 2 (offset 384): a second process record (the first is "
+		      "record 1");
+	/* a byte its layout does not specify: 28 and 159 */
+	free(b);
+	b = image(2, recs, 2, &n);
+	b[64 + 160 + 28] = 1;
+	recrc(b, n);
+	expect_reject(b, n, "record 1 (offset 224): process record: bytes 28..159 not zero");
+	b[64 + 160 + 28] = 0;
+	b[64 + 160 + 159] = 0x80;
+	recrc(b, n);
+	expect_reject(b, n, "bytes 28..159 not zero");
+	free(b);
+	/* each field out of its range */
+#define PROC_BAD(field, value, why)							do {											bad = proc_rec();								bad.field = value;								recs[1] = bad;									b = image(2, recs, 2, &n);							expect_reject(b, n, why);							free(b);								} while (0)
+	PROC_BAD(flags, 1, "bytes 1..6 are 1 0 255 0 255 255");
+	PROC_BAD(coll, 4, "bytes 1..6 are 0 4 255");
+	PROC_BAD(arm, 3, "bytes 1..6 are 0 0 3 0");
+	PROC_BAD(nchannels, 8, "bytes 1..6 are 0 0 255 8");
+	PROC_BAD(auto_arm, 0, "bytes 1..6 are 0 0 255 0 0 255");
+	PROC_BAD(decided, 0, "bytes 1..6 are 0 0 255 0 255 0");
+	PROC_BAD(policy, 12, "process record: policy 12 out of range");
+	PROC_BAD(tuner_abi, 1, "process record: tuner ABI 1 (want 2..6)");
+	PROC_BAD(tuner_abi, 7, "process record: tuner ABI 7 (want 2..6)");
+	PROC_BAD(profiler_abi, 3, "process record: profiler ABI 3 (want 0 or 4..6)");
+	PROC_BAD(profiler_abi, 7, "process record: profiler ABI 7");
+	PROC_BAD(comms, 0, "process record: 0 communicators");
+	PROC_BAD(proc_flags, 8, "process record: unknown flag bits 0x8");
+#undef PROC_BAD
+	/* 0 is a profiler ABI (none), 2 and 6 the tuner's bounds */
+	bad = proc_rec();
+	bad.profiler_abi = 0;
+	bad.tuner_abi = 2;
+	ck_assert_int_eq(bot_spool_proc_check(&bad, NULL, 0), 0);
+	bad.tuner_abi = 6;
+	ck_assert_int_eq(bot_spool_proc_check(&bad, NULL, 0), 0);
+	/* measurement fields in the struct (never on the wire: pack drops them) */
+	bad.comm_id = 1;
+	ck_assert_int_eq(bot_spool_proc_check(&bad, NULL, 0), -1);
+	bad = proc_rec();
+	bad.cost[3] = -0.0f;
+	ck_assert_int_eq(bot_spool_proc_check(&bad, NULL, 0), -1);
 }
 END_TEST
 
@@ -1525,6 +1881,13 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_spool_name);
 	tcase_add_test(tc, test_two_instances_two_files);
 	tcase_add_test(tc, test_reader_rejects);
+	tcase_add_test(tc, test_proc_round_trip);
+	tcase_add_test(tc, test_proc_tuner_only);
+	tcase_add_test(tc, test_proc_tuner_v2);
+	tcase_add_test(tc, test_proc_profiler_not_measuring);
+	tcase_add_test(tc, test_proc_no_spool);
+	tcase_add_test(tc, test_proc_at_exit_and_fork);
+	tcase_add_test(tc, test_proc_rejects);
 	tcase_add_test(tc, test_sweep_conversion);
 	suite_add_tcase(s, tc);
 	return s;

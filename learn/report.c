@@ -1,0 +1,1532 @@
+/*
+ * report.c - a step's report parts: build, text, files, merge, numbers
+ * (learn/report.h; doc/formats.md section 17).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/dirscan.h"
+#include "common/errf.h"
+#include "common/readall.h"
+#include "common/writeall.h"
+#include "learn/report.h"
+#include "policies/context.h"
+
+#define NARMS BOT_REPORT_NARMS
+#define NONE BOT_REPORT_ARM_NONE
+#define BIG (1ull << 40)
+#define HASH_CAP 8192u	/* > 2 x BOT_REPORT_MAX_CTX, a power of two */
+
+_Static_assert(NARMS == BOT_NARMS, "the report's arms are section 1's");
+_Static_assert(NARMS == BOT_SPOOL_NCOST, "one cost entry per arm");
+
+void bot_report_part_init(struct bot_report_part *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->fabric, sizeof(p->fabric), "prior");
+}
+
+void bot_report_part_free(struct bot_report_part *p)
+{
+	free(p->ctx);
+	p->ctx = NULL;
+	p->nctx = 0;
+}
+
+static uint64_t ctx_key(const struct bot_report_ctx *c)
+{
+	return bot_ctx_key(c->coll, c->bucket, c->nranks, c->nnodes);
+}
+
+/* Add n processes of version v to a list of at most BOT_REPORT_MAX_VERS. */
+static void ver_add(struct bot_report_ver *v, size_t *nv, uint32_t val, uint64_t n)
+{
+	for (size_t i = 0; i < *nv; i++)
+		if (v[i].v == val) {
+			v[i].n += n;
+			return;
+		}
+	if (*nv < BOT_REPORT_MAX_VERS) {
+		v[*nv].v = val;
+		v[(*nv)++].n = n;
+	}
+}
+
+/* ---- the builder ---------------------------------------------------------- */
+
+struct bsum {
+	uint64_t key, comm, calls;
+};
+
+struct bsamp {
+	uint32_t ctx;
+	uint8_t arm;
+	uint64_t ns;
+};
+
+struct bctx {
+	uint64_t key;
+	uint8_t auto_arm, decided;
+	int has_cost;
+	float cost[NARMS];
+};
+
+struct bot_report_builder {
+	struct bctx *ctx;
+	size_t nctx;
+	int32_t *hash;
+	struct bsum *sum;
+	size_t nsum, capsum;
+	struct bsamp *samp;
+	size_t nsamp, capsamp;
+	uint64_t procs[4];
+	struct bot_report_ver nccl[BOT_REPORT_MAX_VERS], tuner[BOT_REPORT_MAX_VERS],
+		profiler[BOT_REPORT_MAX_VERS];
+	size_t nnccl, ntuner, nprofiler;
+	uint64_t policy_n[BOT_NPOLICY];
+	uint64_t files_read, files_rejected;
+};
+
+struct bot_report_builder *bot_report_builder_new(void)
+{
+	struct bot_report_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->ctx = calloc(BOT_REPORT_MAX_CTX, sizeof(*b->ctx));
+	b->hash = malloc(HASH_CAP * sizeof(*b->hash));
+	if (!b->ctx || !b->hash) {
+		bot_report_builder_free(b);
+		return NULL;
+	}
+	for (size_t i = 0; i < HASH_CAP; i++)
+		b->hash[i] = -1;
+	return b;
+}
+
+void bot_report_builder_free(struct bot_report_builder *b)
+{
+	if (!b)
+		return;
+	free(b->ctx);
+	free(b->hash);
+	free(b->sum);
+	free(b->samp);
+	free(b);
+}
+
+/* The context of key: its index, made when new; -1 past the cap. */
+static long bctx_of(struct bot_report_builder *b, uint64_t key)
+{
+	size_t h = (size_t)(bot_mix64(key) & (HASH_CAP - 1));
+
+	while (b->hash[h] >= 0) {
+		if (b->ctx[b->hash[h]].key == key)
+			return b->hash[h];
+		h = (h + 1) & (HASH_CAP - 1);
+	}
+	if (b->nctx >= BOT_REPORT_MAX_CTX)
+		return -1;
+	memset(&b->ctx[b->nctx], 0, sizeof(b->ctx[0]));
+	b->ctx[b->nctx].key = key;
+	b->ctx[b->nctx].auto_arm = NONE;
+	b->ctx[b->nctx].decided = NONE;
+	b->hash[h] = (int32_t)b->nctx;
+	return (long)b->nctx++;
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 256;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*v, n * size);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+static void take_arms(struct bctx *c, const struct bot_spool_rec *r)
+{
+	if (c->auto_arm == NONE && r->auto_arm < NARMS)
+		c->auto_arm = r->auto_arm;
+	if (c->decided == NONE && r->decided < NARMS)
+		c->decided = r->decided;
+	if (!c->has_cost && !(r->flags & BOT_SPOOL_F_NO_COST)) {
+		int any = 0;
+
+		for (int i = 0; i < NARMS; i++)
+			any |= r->cost[i] >= 0;
+		if (any) {
+			memcpy(c->cost, r->cost, sizeof(c->cost));
+			c->has_cost = 1;
+		}
+	}
+}
+
+static void take_proc(struct bot_report_builder *b, const struct bot_spool_rec *r)
+{
+	b->procs[0]++;
+	if (r->proc_flags & BOT_SPOOL_PF_TABLE)
+		b->procs[1]++;
+	if (r->proc_flags & BOT_SPOOL_PF_MEASURED)
+		b->procs[2]++;
+	if (r->proc_flags & BOT_SPOOL_PF_PRIOR)
+		b->procs[3]++;
+	if (r->nccl_version)
+		ver_add(b->nccl, &b->nnccl, r->nccl_version, 1);
+	if (r->tuner_abi)
+		ver_add(b->tuner, &b->ntuner, r->tuner_abi, 1);
+	ver_add(b->profiler, &b->nprofiler, r->profiler_abi, 1);
+}
+
+int bot_report_builder_add(struct bot_report_builder *b, const struct bot_spool_rec *recs,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct bot_spool_rec *r = &recs[i];
+		uint64_t key;
+		long c;
+
+		if (r->policy < BOT_NPOLICY && r->kind != BOT_SPOOL_SAMPLE)
+			b->policy_n[r->policy]++;
+		if (r->kind == BOT_SPOOL_PROC) {
+			take_proc(b, r);
+			continue;
+		}
+		if ((r->kind != BOT_SPOOL_SAMPLE && r->kind != BOT_SPOOL_SUMMARY) ||
+		    r->coll >= BOT_NCOLL || !r->nranks || !r->nnodes)
+			continue;
+		key = bot_ctx_key(r->coll, bot_size_bucket(r->nbytes), r->nranks, r->nnodes);
+		c = bctx_of(b, key);
+		if (c < 0)
+			continue;
+		take_arms(&b->ctx[c], r);
+		if (r->kind == BOT_SPOOL_SUMMARY) {
+			if (b->nsum >= BOT_REPORT_MAX_SAMPLES)
+				continue;
+			if (grow((void **)&b->sum, &b->capsum, b->nsum + 1, sizeof(*b->sum)) < 0)
+				return -1;
+			b->sum[b->nsum].key = key;
+			b->sum[b->nsum].comm = r->comm_id;
+			b->sum[b->nsum++].calls = r->calls < BIG ? r->calls : BIG;
+		} else if (bot_spool_clean(r) && r->arm < NARMS) {
+			if (b->nsamp >= BOT_REPORT_MAX_SAMPLES)
+				continue;
+			if (grow((void **)&b->samp, &b->capsamp, b->nsamp + 1, sizeof(*b->samp)) < 0)
+				return -1;
+			b->samp[b->nsamp].ctx = (uint32_t)c;
+			b->samp[b->nsamp].arm = r->arm;
+			b->samp[b->nsamp++].ns = r->duration_ns;
+		}
+	}
+	return 0;
+}
+
+void bot_report_builder_file(struct bot_report_builder *b, int rejected)
+{
+	if (rejected)
+		b->files_rejected++;
+	else
+		b->files_read++;
+}
+
+static int cmp_sum(const void *x, const void *y)
+{
+	const struct bsum *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	return a->comm < b->comm ? -1 : a->comm > b->comm;
+}
+
+static int cmp_samp(const void *x, const void *y)
+{
+	const struct bsamp *a = x, *b = y;
+
+	if (a->ctx != b->ctx)
+		return a->ctx < b->ctx ? -1 : 1;
+	if (a->arm != b->arm)
+		return a->arm < b->arm ? -1 : 1;
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+static int cmp_ctx(const void *x, const void *y)
+{
+	uint64_t a = ctx_key(x), b = ctx_key(y);
+
+	return a < b ? -1 : a > b;
+}
+
+static long find_ctx(const struct bot_report_part *p, uint64_t key)
+{
+	size_t lo = 0, hi = p->nctx;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint64_t k = ctx_key(&p->ctx[mid]);
+
+		if (k == key)
+			return (long)mid;
+		if (k < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+int bot_report_builder_finish(struct bot_report_builder *b, struct bot_report_part *p)
+{
+	uint64_t best = 0;
+
+	bot_report_part_free(p);
+	if (b->nctx) {
+		p->ctx = calloc(b->nctx, sizeof(*p->ctx));
+		if (!p->ctx)
+			return -1;
+	}
+	p->nctx = b->nctx;
+	for (size_t i = 0; i < b->nctx; i++) {
+		struct bot_report_ctx *c = &p->ctx[i];
+		uint64_t k = b->ctx[i].key;
+
+		c->coll = (uint8_t)bot_key_coll(k);
+		c->bucket = (uint8_t)bot_key_bucket(k);
+		c->nranks = bot_key_nranks(k);
+		c->nnodes = bot_key_nnodes(k);
+		c->auto_arm = b->ctx[i].auto_arm;
+		c->decided = b->ctx[i].decided;
+		c->has_cost = b->ctx[i].has_cost;
+		memcpy(c->cost, b->ctx[i].cost, sizeof(c->cost));
+	}
+	/* samples: n, minimum and the lower median per (context, arm) */
+	if (b->nsamp > 1)
+		qsort(b->samp, b->nsamp, sizeof(*b->samp), cmp_samp);
+	for (size_t i = 0; i < b->nsamp;) {
+		size_t j = i;
+
+		while (j < b->nsamp && b->samp[j].ctx == b->samp[i].ctx &&
+		       b->samp[j].arm == b->samp[i].arm)
+			j++;
+		p->ctx[b->samp[i].ctx].arm[b->samp[i].arm].n = j - i;
+		p->ctx[b->samp[i].ctx].arm[b->samp[i].arm].min_ns = b->samp[i].ns;
+		p->ctx[b->samp[i].ctx].arm[b->samp[i].arm].med_ns = b->samp[i + (j - i - 1) / 2].ns;
+		i = j;
+	}
+	if (p->nctx > 1)
+		qsort(p->ctx, p->nctx, sizeof(*p->ctx), cmp_ctx);
+	/* calls: per communicator the largest over ranks, added over communicators */
+	if (b->nsum > 1)
+		qsort(b->sum, b->nsum, sizeof(*b->sum), cmp_sum);
+	for (size_t i = 0; i < b->nsum;) {
+		size_t j = i;
+		uint64_t mx = 0;
+		long c;
+
+		while (j < b->nsum && b->sum[j].key == b->sum[i].key &&
+		       b->sum[j].comm == b->sum[i].comm)
+			mx = b->sum[j].calls > mx ? b->sum[j].calls : mx, j++;
+		c = find_ctx(p, b->sum[i].key);
+		if (c >= 0) {
+			p->ctx[c].calls += mx;
+			if (p->ctx[c].calls > BIG)
+				p->ctx[c].calls = BIG;
+		}
+		i = j;
+	}
+	for (size_t i = 0; i < p->nctx; i++)
+		p->ctx[i].src_calls = p->ctx[i].calls;
+	p->procs_loaded = b->procs[0];
+	p->procs_table = b->procs[1];
+	p->procs_measured = b->procs[2];
+	p->procs_prior = b->procs[3];
+	memcpy(p->nccl, b->nccl, sizeof(p->nccl));
+	memcpy(p->tuner, b->tuner, sizeof(p->tuner));
+	memcpy(p->profiler, b->profiler, sizeof(p->profiler));
+	p->nnccl = b->nnccl;
+	p->ntuner = b->ntuner;
+	p->nprofiler = b->nprofiler;
+	p->files_read = b->files_read;
+	p->files_rejected = b->files_rejected;
+	p->policy = BOT_POLICY_AUTO;
+	for (int i = 0; i < BOT_NPOLICY; i++)
+		if (b->policy_n[i] > best) {
+			best = b->policy_n[i];
+			p->policy = i;
+		}
+	p->nparts = 1;
+	return 0;
+}
+
+/* ---- the text ------------------------------------------------------------- */
+
+static int token_char(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+void bot_report_token(char *dst, size_t len, const char *s)
+{
+	size_t k = 0;
+
+	if (!len)
+		return;
+	for (; s && *s && k + 1 < len && k < BOT_REPORT_TOKEN_MAX - 1; s++)
+		dst[k++] = token_char((unsigned char)*s) ? *s : '_';
+	if (!k && len > 1)
+		dst[k++] = '_';
+	dst[k] = 0;
+}
+
+int bot_report_part_name(const struct bot_report_part *p, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s.%s.%s" BOT_REPORT_SUFFIX, p->job, p->step, p->node);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+struct text {
+	char *b;
+	size_t n, cap;
+	int oom;
+};
+
+static void __attribute__((format(printf, 2, 3))) say(struct text *t, const char *fmt, ...)
+{
+	char line[BOT_REPORT_LINE_MAX + 64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line) || t->oom) {
+		t->oom = 1;
+		return;
+	}
+	if (grow((void **)&t->b, &t->cap, t->n + (size_t)n + 1, 1) < 0) {
+		t->oom = 1;
+		return;
+	}
+	memcpy(t->b + t->n, line, (size_t)n + 1);
+	t->n += (size_t)n;
+}
+
+static const char *arm_or_dash(uint8_t a)
+{
+	return a < NARMS ? bot_arm_name(a) : "-";
+}
+
+static int is_token(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= BOT_REPORT_TOKEN_MAX)
+		return 0;
+	for (; *s; s++)
+		if (!token_char((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+static int printable(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f)
+			return 0;
+	return 1;
+}
+
+static const char *const plugin_words[] = { "none", "kept", "replaced" };
+
+int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *len, char *err,
+			   size_t errlen)
+{
+	struct text t = { NULL, 0, 0, 0 };
+	const char *pol = bot_policy_name(p->policy);
+	static const char *const vk[3] = { "nccl", "tuner", "profiler" };
+	const struct bot_report_ver *vs[3] = { p->nccl, p->tuner, p->profiler };
+	const size_t nv[3] = { p->nnccl, p->ntuner, p->nprofiler };
+
+	*buf = NULL;
+	*len = 0;
+	if (!is_token(p->job) || !is_token(p->step) || !is_token(p->node) ||
+	    !is_token(p->fabric) || !printable(p->fabric_why) || !pol ||
+	    p->user_plugin < 0 || p->user_plugin > 2 || p->nctx > BOT_REPORT_MAX_CTX)
+		return bot_errf(err, errlen, "report part: a field outside formats.md section 17");
+	say(&t, "%s %d\n", BOT_REPORT_MAGIC, BOT_REPORT_VERSION);
+	say(&t, "job %s\nstep %s\nnode %s\nrestart %u\nstep_nodes %u\nexpected_ranks %u\n",
+	    p->job, p->step, p->node, p->restart, p->step_nodes ? p->step_nodes : 1,
+	    p->expected_ranks);
+	say(&t, "mode %s\npolicy %s\nfabric %s\n", p->shadow ? "shadow" : "on", pol, p->fabric);
+	if (p->fabric_why[0])
+		say(&t, "fabric_why %s\n", p->fabric_why);
+	say(&t, "leaf_switches %u\nuser_plugin %s\n", p->leaf_switches,
+	    plugin_words[p->user_plugin]);
+	say(&t, "files %llu %llu\n", (unsigned long long)p->files_read,
+	    (unsigned long long)p->files_rejected);
+	say(&t, "procs %llu %llu %llu %llu\n", (unsigned long long)p->procs_loaded,
+	    (unsigned long long)p->procs_table, (unsigned long long)p->procs_measured,
+	    (unsigned long long)p->procs_prior);
+	for (int k = 0; k < 3; k++)
+		for (size_t i = 0; i < nv[k] && i < BOT_REPORT_MAX_VERS; i++)
+			say(&t, "%s %u %llu\n", vk[k], vs[k][i].v, (unsigned long long)vs[k][i].n);
+	for (size_t i = 0; i < p->nctx; i++) {
+		const struct bot_report_ctx *c = &p->ctx[i];
+
+		say(&t, "ctx %s %u %u %u %llu %s %s\n", bot_coll_name(c->coll), c->bucket,
+		    c->nranks, c->nnodes, (unsigned long long)c->calls, arm_or_dash(c->auto_arm),
+		    arm_or_dash(c->decided));
+		if (c->has_cost) {
+			char line[BOT_REPORT_LINE_MAX];
+			size_t k = 0;
+
+			for (int a = 0; a < NARMS; a++)
+				k += (size_t)snprintf(line + k, sizeof(line) - k, " %.9g",
+						      c->cost[a] >= 0 ? (double)c->cost[a] : -1.0);
+			say(&t, "cost%s\n", line);
+		}
+		for (int a = 0; a < NARMS; a++)
+			if (c->arm[a].n)
+				say(&t, "arm %s %llu %llu %llu\n", bot_arm_name(a),
+				    (unsigned long long)c->arm[a].n,
+				    (unsigned long long)c->arm[a].min_ns,
+				    (unsigned long long)c->arm[a].med_ns);
+	}
+	say(&t, "end %zu\n", p->nctx);
+	if (t.oom || t.n > BOT_REPORT_FILE_MAX) {
+		free(t.b);
+		return bot_errf(err, errlen, "report part: out of memory or over %u bytes",
+				BOT_REPORT_FILE_MAX);
+	}
+	*buf = t.b;
+	*len = t.n;
+	return 0;
+}
+
+/* ---- the parser ----------------------------------------------------------- */
+
+#define MAXF 24
+
+struct pline {
+	char text[BOT_REPORT_LINE_MAX];
+	char *f[MAXF];
+	int nf;
+	const char *rest;	/* after the key and one space */
+};
+
+/* Decimal without sign or leading zero, <= max. */
+static int num(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s || (s[0] == '0' && s[1]))
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+static int cost_val(const char *s, float *out)
+{
+	char *end;
+	double v;
+
+	if (!strcmp(s, "-1")) {
+		*out = -1;
+		return 0;
+	}
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (const char *q = s; *q; q++)
+		if (!strchr("0123456789.eE+-", *q))
+			return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0 || v >= 3.6e9)
+		return -1;
+	*out = (float)v;
+	return 0;
+}
+
+static int arm_val(const char *s, uint8_t *out)
+{
+	int a;
+
+	if (!strcmp(s, "-")) {
+		*out = NONE;
+		return 0;
+	}
+	a = bot_arm_parse(s);
+	if (a < 0 || a >= NARMS || strcmp(s, bot_arm_name(a)))
+		return -1;
+	*out = (uint8_t)a;
+	return 0;
+}
+
+enum hkey {
+	H_JOB, H_STEP, H_NODE, H_RESTART, H_STEP_NODES, H_EXPECTED, H_MODE, H_POLICY, H_FABRIC,
+	H_WHY, H_LEAF, H_PLUGIN, H_FILES, H_PROCS, H_N
+};
+
+static const char *const hnames[H_N] = {
+	"job", "step", "node", "restart", "step_nodes", "expected_ranks", "mode", "policy",
+	"fabric", "fabric_why", "leaf_switches", "user_plugin", "files", "procs",
+};
+
+static int parse_header(struct bot_report_part *p, int k, struct pline *l, const char **why)
+{
+	uint64_t v[4];
+	int want = k == H_FILES ? 3 : k == H_PROCS ? 5 : 2;
+
+	if (k != H_WHY && l->nf != want)
+		return *why = "wrong number of fields", -1;
+	switch (k) {
+	case H_JOB: case H_STEP: case H_NODE: case H_FABRIC: {
+		char *dst = k == H_JOB ? p->job : k == H_STEP ? p->step : k == H_NODE ? p->node :
+			    p->fabric;
+
+		if (!is_token(l->f[1]))
+			return *why = "not a token of [A-Za-z0-9._-], 1..64 characters", -1;
+		if (k == H_STEP && strcmp(l->f[1], "batch") && num(l->f[1], 0xffffffffull, v) < 0)
+			return *why = "a step is a number or 'batch'", -1;
+		snprintf(dst, BOT_REPORT_TOKEN_MAX, "%s", l->f[1]);
+		return 0;
+	}
+	case H_RESTART: case H_STEP_NODES: case H_EXPECTED: case H_LEAF: {
+		uint64_t lo = k == H_STEP_NODES, hi = k == H_STEP_NODES ? 65536 : k == H_EXPECTED ?
+			(1u << 20) : k == H_LEAF ? 65535 : 0xffffffffull;
+
+		if (num(l->f[1], hi, v) < 0 || v[0] < lo)
+			return *why = "a number out of range", -1;
+		*(k == H_RESTART ? &p->restart : k == H_STEP_NODES ? &p->step_nodes :
+		  k == H_EXPECTED ? &p->expected_ranks : &p->leaf_switches) = (uint32_t)v[0];
+		return 0;
+	}
+	case H_MODE:
+		if (strcmp(l->f[1], "on") && strcmp(l->f[1], "shadow"))
+			return *why = "mode is 'on' or 'shadow'", -1;
+		p->shadow = !strcmp(l->f[1], "shadow");
+		return 0;
+	case H_POLICY: {
+		int id = bot_policy_parse(l->f[1]);
+
+		if (id < 0 || strcmp(l->f[1], bot_policy_name(id)))
+			return *why = "not a policy name", -1;
+		p->policy = id;
+		return 0;
+	}
+	case H_WHY:
+		if (!l->rest || !*l->rest || strlen(l->rest) >= BOT_REPORT_WHY_MAX)
+			return *why = "empty or over 255 characters", -1;
+		snprintf(p->fabric_why, sizeof(p->fabric_why), "%s", l->rest);
+		return 0;
+	case H_PLUGIN:
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(l->f[1], plugin_words[i])) {
+				p->user_plugin = i;
+				return 0;
+			}
+		return *why = "user_plugin is none, kept or replaced", -1;
+	case H_FILES:
+		if (num(l->f[1], BIG, &v[0]) < 0 || num(l->f[2], BIG, &v[1]) < 0)
+			return *why = "a number out of range", -1;
+		p->files_read = v[0];
+		p->files_rejected = v[1];
+		return 0;
+	case H_PROCS:
+		for (int i = 0; i < 4; i++)
+			if (num(l->f[1 + i], 1u << 20, &v[i]) < 0)
+				return *why = "a number out of range", -1;
+		if (v[1] > v[0] || v[2] > v[0] || v[3] > v[0])
+			return *why = "more processes of a kind than loaded", -1;
+		p->procs_loaded = v[0];
+		p->procs_table = v[1];
+		p->procs_measured = v[2];
+		p->procs_prior = v[3];
+		return 0;
+	}
+	return *why = "unknown key", -1;
+}
+
+static int parse_ver(struct bot_report_part *p, struct pline *l, const char **why)
+{
+	struct bot_report_ver *v;
+	size_t *nv;
+	uint64_t val, n;
+
+	if (!strcmp(l->f[0], "nccl"))
+		v = p->nccl, nv = &p->nnccl;
+	else if (!strcmp(l->f[0], "tuner"))
+		v = p->tuner, nv = &p->ntuner;
+	else
+		v = p->profiler, nv = &p->nprofiler;
+	if (l->nf != 3 || num(l->f[1], 0xffffffffull, &val) < 0 || num(l->f[2], 1u << 20, &n) < 0)
+		return *why = "wants a version and a count", -1;
+	if (*nv >= BOT_REPORT_MAX_VERS)
+		return *why = "more than 8 lines of this kind", -1;
+	for (size_t i = 0; i < *nv; i++)
+		if (v[i].v == val)
+			return *why = "a version listed twice", -1;
+	v[*nv].v = (uint32_t)val;
+	v[(*nv)++].n = n;
+	return 0;
+}
+
+static int parse_ctx(struct bot_report_part *p, struct pline *l, const char **why)
+{
+	struct bot_report_ctx *c;
+	uint64_t b, nr, nn, calls;
+	int coll;
+
+	if (l->nf != 8)
+		return *why = "wrong number of fields", -1;
+	if (p->nctx >= BOT_REPORT_MAX_CTX)
+		return *why = "more than 4096 contexts", -1;
+	c = &p->ctx[p->nctx];
+	memset(c, 0, sizeof(*c));
+	coll = bot_coll_parse(l->f[1]);
+	if (coll < 0 || strcmp(l->f[1], bot_coll_name(coll)))
+		return *why = "not a collective's name", -1;
+	if (num(l->f[2], 255, &b) < 0 || num(l->f[3], 0xffffffffull, &nr) < 0 || !nr ||
+	    num(l->f[4], 65535, &nn) < 0 || !nn || nn > nr || num(l->f[5], BIG, &calls) < 0)
+		return *why = "bucket, nranks, nnodes or calls out of range", -1;
+	if (arm_val(l->f[6], &c->auto_arm) < 0 || arm_val(l->f[7], &c->decided) < 0)
+		return *why = "not an arm's name or '-'", -1;
+	c->coll = (uint8_t)coll;
+	c->bucket = (uint8_t)b;
+	c->nranks = (uint32_t)nr;
+	c->nnodes = (uint32_t)nn;
+	c->calls = calls;
+	c->src_calls = calls;
+	if (p->nctx && ctx_key(&p->ctx[p->nctx - 1]) >= ctx_key(c))
+		return *why = "contexts not in ascending order (or repeated)", -1;
+	p->nctx++;
+	return 0;
+}
+
+static int parse_cost(struct bot_report_ctx *c, struct pline *l, const char **why)
+{
+	if (l->nf != 1 + NARMS)
+		return *why = "wants 21 numbers", -1;
+	for (int a = 0; a < NARMS; a++)
+		if (cost_val(l->f[1 + a], &c->cost[a]) < 0)
+			return *why = "a cost is -1 or a finite number >= 0", -1;
+	c->has_cost = 1;
+	return 0;
+}
+
+static int parse_arm(struct bot_report_ctx *c, struct pline *l, const char **why)
+{
+	uint64_t n, mn, md;
+	uint8_t a;
+
+	if (l->nf != 5)
+		return *why = "wrong number of fields", -1;
+	if (arm_val(l->f[1], &a) < 0 || a == NONE)
+		return *why = "not an arm's name", -1;
+	if (num(l->f[2], BIG, &n) < 0 || !n || num(l->f[3], BIG, &mn) < 0 ||
+	    num(l->f[4], BIG, &md) < 0 || mn > md || !mn)
+		return *why = "samples, minimum or median out of range", -1;
+	if (c->arm[a].n)
+		return *why = "an arm listed twice", -1;
+	c->arm[a].n = n;
+	c->arm[a].min_ns = mn;
+	c->arm[a].med_ns = md;
+	return 0;
+}
+
+/* Split one line (without its newline) into l. -1: a control character or
+ * an empty field. */
+static int split(struct pline *l, const char *s, size_t n)
+{
+	char *q;
+
+	memcpy(l->text, s, n);
+	l->text[n] = 0;
+	l->nf = 0;
+	l->rest = NULL;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			return -1;
+	q = l->text;
+	{
+		char *sp = strchr(q, ' ');
+
+		if (sp)
+			l->rest = sp + 1;
+	}
+	/* the rest of the line is kept whole for fabric_why: split a copy */
+	for (;;) {
+		char *sp = strchr(q, ' ');
+
+		if (l->nf >= MAXF)
+			return -1;
+		if (sp)
+			*sp = 0;
+		if (!*q)
+			return -1;
+		l->f[l->nf++] = q;
+		if (!sp)
+			break;
+		q = sp + 1;
+	}
+	return 0;
+}
+
+int bot_report_part_parse(const char *name, const char *buf, size_t len,
+			  struct bot_report_part *out, char *err, size_t errlen)
+{
+	static struct pline l;	/* 1 KiB + pointers: off the stack */
+	char magic[64], whycopy[BOT_REPORT_WHY_MAX];
+	struct bot_report_ctx *cur = NULL;
+	const char *why = NULL;
+	unsigned seen = 0;
+	int lineno = 0, ended = 0, in_arms = 0;
+	size_t pos = 0;
+
+	bot_report_part_init(out);
+	if (len > BOT_REPORT_FILE_MAX)
+		return bot_errf(err, errlen, "%s: over %u bytes", name, BOT_REPORT_FILE_MAX);
+	out->ctx = calloc(BOT_REPORT_MAX_CTX, sizeof(*out->ctx));
+	if (!out->ctx)
+		return bot_errf(err, errlen, "%s: out of memory", name);
+	snprintf(magic, sizeof(magic), "%s %d", BOT_REPORT_MAGIC, BOT_REPORT_VERSION);
+	while (pos < len) {
+		const char *s = buf + pos, *nl = memchr(s, '\n', len - pos);
+		size_t n;
+
+		lineno++;
+		if (!nl) {
+			why = "the last line has no newline (a cut file)";
+			goto bad;
+		}
+		n = (size_t)(nl - s);
+		pos += n + 1;
+		if (n + 1 > BOT_REPORT_LINE_MAX) {
+			why = "a line over 1024 bytes";
+			goto bad;
+		}
+		if (ended) {
+			why = "text after 'end'";
+			goto bad;
+		}
+		if (lineno == 1) {
+			if (n != strlen(magic) || memcmp(s, magic, n)) {
+				why = n > strlen(BOT_REPORT_MAGIC) &&
+				      !memcmp(s, BOT_REPORT_MAGIC " ", strlen(BOT_REPORT_MAGIC) + 1) ?
+				      "a report part of another version (this reader reads 1)" :
+				      "not a report part (no 'nccl-bot-report-part 1' line)";
+				goto bad;
+			}
+			continue;
+		}
+		if (split(&l, s, n) < 0) {
+			why = "a control character, an empty field or too many fields";
+			goto bad;
+		}
+		if (!strcmp(l.f[0], "ctx")) {
+			if (parse_ctx(out, &l, &why) < 0)
+				goto bad;
+			cur = &out->ctx[out->nctx - 1];
+			in_arms = 0;
+			continue;
+		}
+		if (!strcmp(l.f[0], "cost")) {
+			if (!cur || in_arms || cur->has_cost) {
+				why = "'cost' not right after its 'ctx'";
+				goto bad;
+			}
+			if (parse_cost(cur, &l, &why) < 0)
+				goto bad;
+			continue;
+		}
+		if (!strcmp(l.f[0], "arm")) {
+			if (!cur) {
+				why = "'arm' before any 'ctx'";
+				goto bad;
+			}
+			in_arms = 1;
+			if (parse_arm(cur, &l, &why) < 0)
+				goto bad;
+			continue;
+		}
+		if (!strcmp(l.f[0], "end")) {
+			uint64_t v;
+
+			if (l.nf != 2 || num(l.f[1], BOT_REPORT_MAX_CTX, &v) < 0 || v != out->nctx) {
+				why = "'end' does not count the contexts";
+				goto bad;
+			}
+			ended = 1;
+			continue;
+		}
+		if (cur) {
+			why = "a header line after the first 'ctx'";
+			goto bad;
+		}
+		if (!strcmp(l.f[0], "nccl") || !strcmp(l.f[0], "tuner") ||
+		    !strcmp(l.f[0], "profiler")) {
+			if (parse_ver(out, &l, &why) < 0)
+				goto bad;
+			continue;
+		}
+		{
+			int k;
+
+			for (k = 0; k < H_N && strcmp(l.f[0], hnames[k]); k++)
+				;
+			if (k == H_N) {
+				why = "unknown key";
+				goto bad;
+			}
+			if (seen & (1u << k)) {
+				why = "a key given twice";
+				goto bad;
+			}
+			seen |= 1u << k;
+			if (parse_header(out, k, &l, &why) < 0)
+				goto bad;
+		}
+	}
+	if (!lineno) {
+		why = "empty";
+		goto bad;
+	}
+	if (!ended) {
+		why = "no 'end' line (a cut file)";
+		goto bad;
+	}
+	if ((seen & 7u) != 7u) {
+		lineno = 0;
+		why = "job, step or node missing";
+		goto bad;
+	}
+	if (!out->step_nodes)
+		out->step_nodes = 1;
+	out->nparts = 1;
+	/* what the contexts need, not the format's 4096 (a directory of
+	 * parts is held whole) */
+	{
+		struct bot_report_ctx *v = realloc(out->ctx, (out->nctx ? out->nctx : 1) *
+						   sizeof(*out->ctx));
+
+		if (v)
+			out->ctx = v;
+	}
+	return 0;
+bad:
+	snprintf(whycopy, sizeof(whycopy), "%s", why ? why : "invalid");
+	bot_report_part_free(out);
+	bot_report_part_init(out);
+	return bot_errf(err, errlen, "%s:%d: %s", name, lineno, whycopy);
+}
+
+int bot_report_dir_expand(const char *tmpl, const char *job, const char *user, char *out,
+			  size_t outlen, char *err, size_t errlen)
+{
+	size_t n = 0;
+
+	if (!outlen)
+		return -1;
+	for (const char *p = tmpl; *p; p++) {
+		const char *add = p;
+		size_t len = 1;
+
+		if (*p == '%') {
+			if (p[1] == 'j' || p[1] == 'u') {
+				add = p[1] == 'j' ? job : user;
+				if (!add || !*add || strchr(add, '/'))
+					return bot_errf(err, errlen, "report directory %s: %%%c is not "
+							"known here", tmpl, p[1]);
+				len = strlen(add);
+			} else if (p[1] != '%') {
+				return bot_errf(err, errlen, "report directory %s: '%%%c' is not %%j, "
+						"%%u or %%%%", tmpl, p[1] ? p[1] : ' ');
+			}
+			p++;
+		}
+		if (n + len >= outlen)
+			return bot_errf(err, errlen, "report directory %s: too long", tmpl);
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = 0;
+	return 0;
+}
+
+int bot_report_part_info(struct bot_report_part *p, const char *info)
+{
+	char mode[16], plugin[16];
+	const char *src;
+	int k;
+
+	if (!info || sscanf(info, "%15s %15s", mode, plugin) != 2)
+		return -1;
+	src = strchr(info, ' ');
+	src = src ? strchr(src + 1, ' ') : NULL;
+	if (strcmp(mode, "on") && strcmp(mode, "shadow"))
+		return -1;
+	for (k = 0; k < 3 && strcmp(plugin, plugin_words[k]); k++)
+		;
+	if (k == 3)
+		return -1;
+	p->shadow = !strcmp(mode, "shadow");
+	p->user_plugin = k;
+	snprintf(p->fabric, sizeof(p->fabric), "prior");
+	p->fabric_why[0] = 0;
+	if (!src)
+		return 0;
+	src++;
+	if (!strncmp(src, "fabric ", 7)) {
+		char f[BOT_REPORT_TOKEN_MAX];
+		size_t n = strcspn(src + 7, " ");
+
+		snprintf(f, sizeof(f), "%.*s", (int)(n < sizeof(f) ? n : sizeof(f) - 1), src + 7);
+		if (is_token(f))
+			snprintf(p->fabric, sizeof(p->fabric), "%s", f);
+	} else {
+		const char *o = strchr(src, '('), *c = strrchr(src, ')');
+
+		if (o && c && c > o + 1) {
+			size_t n = (size_t)(c - o - 1);
+
+			if (n >= sizeof(p->fabric_why))
+				n = sizeof(p->fabric_why) - 1;
+			memcpy(p->fabric_why, o + 1, n);
+			p->fabric_why[n] = 0;
+			for (size_t i = 0; i < n; i++)
+				if ((unsigned char)p->fabric_why[i] < 0x20 ||
+				    (unsigned char)p->fabric_why[i] >= 0x7f)
+					p->fabric_why[i] = '?';
+		}
+	}
+	return 0;
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+int bot_report_mkdir(const char *dir, char *err, size_t errlen)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(dir);
+	int fd;
+
+	if (!n || n >= sizeof(p))
+		return bot_errf(err, errlen, "report directory '%s': empty or too long", dir);
+	memcpy(p, dir, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		if (p[i - 1] == '/')
+			continue;
+		p[i] = 0;
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return bot_errf(err, errlen, "report directory %s: cannot make %s: %s", dir,
+					p, strerror(errno));
+		p[i] = dir[i];
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return bot_errf(err, errlen, "report directory %s: %s", dir,
+				errno == ELOOP || errno == ENOTDIR ? "a symbolic link or not a "
+				"directory" : strerror(errno));
+	close(fd);
+	return 0;
+}
+
+int bot_report_part_write(const char *dir, const struct bot_report_part *p, char *path,
+			  size_t pathlen, char *err, size_t errlen)
+{
+	const struct bot_write_rule rule = { .mode = 0600, .chmod = 1, .clear_stale = 1,
+					     .sync_dir = 1 };
+	char name[3 * BOT_REPORT_TOKEN_MAX + 16];
+	char *buf;
+	size_t len;
+	int dfd, rc;
+
+	if (bot_report_part_name(p, name, sizeof(name)) < 0 ||
+	    bot_report_part_format(p, &buf, &len, err, errlen) < 0)
+		return bot_errf(err, errlen, "%s: report part: %s", dir,
+				err && *err ? err : "bad name");
+	if (bot_report_mkdir(dir, err, errlen) < 0) {
+		free(buf);
+		return -1;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		free(buf);
+		return bot_errf(err, errlen, "report directory %s: %s", dir, strerror(errno));
+	}
+	rc = bot_write_whole_at(dfd, dir, name, buf, len, &rule, err, errlen);
+	close(dfd);
+	free(buf);
+	if (rc < 0)
+		return -1;
+	if (path)
+		snprintf(path, pathlen, "%s/%s", dir, name);
+	return 0;
+}
+
+int bot_report_part_read_at(int dirfd, const char *name, const char *path, int check_owner,
+			    uid_t uid, struct bot_report_part *out, char *err, size_t errlen)
+{
+	const struct bot_open_rule rule = { .what = "report part", .max = BOT_REPORT_FILE_MAX,
+					    .one_link = 1, .check_owner = check_owner,
+					    .uid = uid };
+	char want[3 * BOT_REPORT_TOKEN_MAX + 16];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	bot_report_part_init(out);
+	if (bot_read_at(dirfd, name, path, &rule, &buf, &len, err, errlen) < 0)
+		return -1;
+	rc = bot_report_part_parse(path, (const char *)buf, len, out, err, errlen);
+	free(buf);
+	if (rc < 0)
+		return -1;
+	if (bot_report_part_name(out, want, sizeof(want)) < 0 || strcmp(want, name)) {
+		bot_report_part_free(out);
+		return bot_errf(err, errlen, "%s: its job, step and node say %s", path, want);
+	}
+	return 0;
+}
+
+struct want {
+	char prefix[2 * BOT_REPORT_TOKEN_MAX + 4];
+};
+
+static int keep_part(const struct dirent *e, void *arg)
+{
+	const struct want *w = arg;
+	size_t n = strlen(e->d_name), s = strlen(BOT_REPORT_SUFFIX);
+
+	return e->d_name[0] != '.' && n > s && !strcmp(e->d_name + n - s, BOT_REPORT_SUFFIX) &&
+	       !strncmp(e->d_name, w->prefix, strlen(w->prefix));
+}
+
+static void want_of(struct want *w, const char *job, const char *step)
+{
+	w->prefix[0] = 0;
+	if (job)
+		snprintf(w->prefix, sizeof(w->prefix), "%s.%s%s", job, step ? step : "",
+			 step ? "." : "");
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int bot_report_dir_count(const char *dir, const char *job, const char *step)
+{
+	struct want w;
+	char **names = NULL;
+	size_t n = 0;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	want_of(&w, job, step);
+	rc = bot_dir_names(fd, keep_part, &w, &names, &n);
+	close(fd);
+	free_names(names, n);
+	return rc < 0 ? -1 : (int)(n > 0x7fffffff ? 0x7fffffff : n);
+}
+
+static int cmp_step(const char *a, const char *b)
+{
+	/* numbers in order, "batch" first */
+	size_t la = strlen(a), lb = strlen(b);
+	int na = strcmp(a, "batch") != 0, nb = strcmp(b, "batch") != 0;
+
+	if (na != nb)
+		return na - nb;
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(a, b);
+}
+
+static int cmp_part(const void *x, const void *y)
+{
+	const struct bot_report_part *a = x, *b = y;
+	int c = strcmp(a->job, b->job);
+
+	if (c)
+		return c;
+	if ((c = cmp_step(a->step, b->step)))
+		return c;
+	return strcmp(a->node, b->node);
+}
+
+int bot_report_dir_read(const char *dir, const char *job, const char *step,
+			struct bot_report_set *set, const struct bot_log *log)
+{
+	char err[BOT_REPORT_ERR_MAX + PATH_MAX], path[PATH_MAX + 256];
+	struct want w;
+	char **names = NULL;
+	size_t n = 0, total = 0;
+	int fd;
+
+	memset(set, 0, sizeof(*set));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	want_of(&w, job, step);
+	if (bot_dir_names(fd, keep_part, &w, &names, &n) < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: cannot list it: %s", dir, strerror(errno));
+		free_names(names, n);
+		close(fd);
+		return -1;
+	}
+	if (n > BOT_REPORT_MAX_PARTS) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: %zu parts, over %u", dir, n,
+			    BOT_REPORT_MAX_PARTS);
+		free_names(names, n);
+		close(fd);
+		return -1;
+	}
+	set->v = calloc(n ? n : 1, sizeof(*set->v));
+	if (!set->v) {
+		bot_log_msg(log, BOT_LOG_ERROR, "out of memory");
+		free_names(names, n);
+		close(fd);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (total > BOT_REPORT_MAX_SET_CTX) {
+			bot_log_msg(log, BOT_LOG_WARN, "%s: over %u contexts in its parts: %s and "
+				    "the %zu after it not read", dir, BOT_REPORT_MAX_SET_CTX, names[i],
+				    n - i - 1);
+			set->refused += n - i;
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (bot_report_part_read_at(fd, names[i], path, 0, 0, &set->v[set->n], err,
+					    sizeof(err)) < 0) {
+			bot_log_msg(log, BOT_LOG_WARN, "%s; not counted", err);
+			set->refused++;
+			continue;
+		}
+		total += set->v[set->n].nctx;
+		set->n++;
+	}
+	free_names(names, n);
+	close(fd);
+	if (set->n > 1)
+		qsort(set->v, set->n, sizeof(*set->v), cmp_part);
+	return 0;
+}
+
+void bot_report_set_free(struct bot_report_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		bot_report_part_free(&set->v[i]);
+	free(set->v);
+	memset(set, 0, sizeof(*set));
+}
+
+/* ---- merging -------------------------------------------------------------- */
+
+static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, int how)
+{
+	uint64_t cw = c->src_calls ? c->src_calls : c->calls;
+
+	if (how == BOT_REPORT_STEPS)
+		o->calls = o->calls + c->calls > BIG ? BIG : o->calls + c->calls;
+	else if (c->calls > o->calls)
+		o->calls = c->calls;
+	/* the arms and the row of the part with the most calls; gaps filled */
+	if (cw > o->src_calls) {
+		o->src_calls = cw;
+		if (c->auto_arm != NONE)
+			o->auto_arm = c->auto_arm;
+		o->decided = c->decided;
+		if (c->has_cost) {
+			o->has_cost = 1;
+			memcpy(o->cost, c->cost, sizeof(o->cost));
+		}
+	} else {
+		if (o->auto_arm == NONE)
+			o->auto_arm = c->auto_arm;
+		if (!o->has_cost && c->has_cost) {
+			o->has_cost = 1;
+			memcpy(o->cost, c->cost, sizeof(o->cost));
+		}
+	}
+	for (int a = 0; a < NARMS; a++) {
+		const struct bot_report_arm *x = &c->arm[a];
+		struct bot_report_arm *y = &o->arm[a];
+
+		if (!x->n)
+			continue;
+		if (!y->n) {
+			*y = *x;
+			continue;
+		}
+		y->n = y->n + x->n > BIG ? BIG : y->n + x->n;
+		if (x->min_ns < y->min_ns)
+			y->min_ns = x->min_ns;
+		if (x->med_ns < y->med_ns)
+			y->med_ns = x->med_ns;
+	}
+}
+
+static void tok_merge(char *dst, const char *src)
+{
+	if (strcmp(dst, src))
+		snprintf(dst, BOT_REPORT_TOKEN_MAX, "*");
+}
+
+int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *in, int how)
+{
+	struct bot_report_ctx *v;
+	size_t i = 0, j = 0, k = 0;
+
+	if (!out->nparts) {
+		struct bot_report_ctx *keep = out->ctx;
+
+		free(keep);
+		*out = *in;
+		out->ctx = NULL;
+		out->nctx = 0;
+		out->nparts = 0;
+	} else {
+		tok_merge(out->job, in->job);
+		tok_merge(out->step, in->step);
+		tok_merge(out->node, in->node);
+		if (strcmp(out->fabric, in->fabric) && !out->fabric_why[0])
+			snprintf(out->fabric_why, sizeof(out->fabric_why), "parts name fabrics %s "
+				 "and %s", out->fabric, in->fabric);
+		out->shadow |= in->shadow;
+		if (in->step_nodes > out->step_nodes)
+			out->step_nodes = in->step_nodes;
+		if (in->leaf_switches > out->leaf_switches)
+			out->leaf_switches = in->leaf_switches;
+		if (in->user_plugin > out->user_plugin)
+			out->user_plugin = in->user_plugin;
+		out->expected_ranks += in->expected_ranks;
+		out->files_read += in->files_read;
+		out->files_rejected += in->files_rejected;
+		out->procs_loaded += in->procs_loaded;
+		out->procs_table += in->procs_table;
+		out->procs_measured += in->procs_measured;
+		out->procs_prior += in->procs_prior;
+		for (size_t q = 0; q < in->nnccl; q++)
+			ver_add(out->nccl, &out->nnccl, in->nccl[q].v, in->nccl[q].n);
+		for (size_t q = 0; q < in->ntuner; q++)
+			ver_add(out->tuner, &out->ntuner, in->tuner[q].v, in->tuner[q].n);
+		for (size_t q = 0; q < in->nprofiler; q++)
+			ver_add(out->profiler, &out->nprofiler, in->profiler[q].v,
+				in->profiler[q].n);
+	}
+	/* contexts: both ascending by key */
+	v = calloc(out->nctx + in->nctx ? out->nctx + in->nctx : 1, sizeof(*v));
+	if (!v)
+		return -1;
+	while (i < out->nctx || j < in->nctx) {
+		uint64_t a = i < out->nctx ? ctx_key(&out->ctx[i]) : UINT64_MAX;
+		uint64_t b = j < in->nctx ? ctx_key(&in->ctx[j]) : UINT64_MAX;
+
+		if (i < out->nctx && (j >= in->nctx || a < b)) {
+			v[k++] = out->ctx[i++];
+		} else if (i >= out->nctx || b < a) {
+			v[k] = in->ctx[j++];
+			if (!v[k].src_calls)
+				v[k].src_calls = v[k].calls;
+			k++;
+		} else {
+			v[k] = out->ctx[i++];
+			merge_ctx(&v[k++], &in->ctx[j++], how);
+		}
+	}
+	if (k > BOT_REPORT_MAX_CTX) {
+		free(v);
+		return -1;
+	}
+	free(out->ctx);
+	out->ctx = v;
+	out->nctx = k;
+	out->nparts += in->nparts ? in->nparts : 1;
+	return 0;
+}
+
+/* ---- numbers -------------------------------------------------------------- */
+
+void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx *c,
+		    struct bot_report_row *r)
+{
+	int ref = -1, a, x;
+	uint64_t refn = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->chosen = -1;
+	r->best = -1;
+	for (int i = 0; i < NARMS; i++) {
+		r->t[i] = c->arm[i].n ? (double)c->arm[i].med_ns * 1e-9 : -1;
+		if (c->arm[i].n > refn) {
+			refn = c->arm[i].n;
+			ref = i;
+		}
+	}
+	/* an arm not measured: scaled from the reference arm by NCCL's row */
+	if (ref >= 0 && c->has_cost && c->cost[ref] > 0)
+		for (int i = 0; i < NARMS; i++)
+			if (!c->arm[i].n && c->cost[i] > 0) {
+				r->t[i] = r->t[ref] * (double)c->cost[i] / (double)c->cost[ref];
+				r->est[i] = 1;
+			}
+	a = c->auto_arm < NARMS ? c->auto_arm : -1;
+	x = p->shadow || c->decided >= NARMS ? a : c->decided;
+	r->chosen = x;
+	for (int i = 0; i < NARMS; i++) {
+		if (r->t[i] < 0 || (!c->arm[i].n && i != a && i != x))
+			continue;
+		if (r->best < 0 || r->t[i] < r->t[r->best])
+			r->best = i;
+	}
+	if (a < 0 || x < 0 || r->t[a] < 0 || r->t[x] < 0 || r->best < 0 || r->t[r->best] <= 0)
+		return;
+	r->known = 1;
+	r->estimated = r->est[a] || r->est[x] || r->est[r->best];
+	r->loss_ours = r->t[x] / r->t[r->best] - 1;
+	r->loss_auto = r->t[a] / r->t[r->best] - 1;
+	r->saved = (double)c->calls * (r->t[a] > r->t[x] ? r->t[a] - r->t[x] : 0);
+	r->lost = (double)c->calls * (r->t[x] > r->t[a] ? r->t[x] - r->t[a] : 0);
+	r->over10 = r->loss_ours > 0.10;
+	r->harmed = r->loss_ours - r->loss_auto > 0.02;
+}
+
+void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals *t)
+{
+	int any = 0;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < p->nctx; i++) {
+		const struct bot_report_ctx *c = &p->ctx[i];
+		struct bot_report_row r;
+
+		bot_report_row(p, c, &r);
+		t->contexts++;
+		t->calls += c->calls;
+		if (!p->shadow && c->decided < NARMS)
+			t->calls_decided += c->calls;
+		if (!r.known) {
+			t->unknown++;
+			continue;
+		}
+		t->saved += r.saved;
+		t->lost += r.lost;
+		if (r.estimated && (r.saved > 0 || r.lost > 0))
+			t->estimated = 1;
+		t->over10 += (size_t)r.over10;
+		t->harmed += (size_t)r.harmed;
+		if (!any || r.loss_ours - r.loss_auto > t->worst_excess)
+			t->worst_excess = r.loss_ours - r.loss_auto;
+		any = 1;
+	}
+	/* Slurm's task count is not the rank count when a launcher (torchrun)
+	 * starts the ranks as a task's children: the largest communicator seen
+	 * tells more, and a rank that loaded the tuner exists by definition. */
+	t->ranks_loaded = p->procs_loaded;
+	t->ranks_expected = p->expected_ranks;
+	for (size_t i = 0; i < p->nctx; i++)
+		if (p->ctx[i].nranks > t->ranks_expected)
+			t->ranks_expected = p->ctx[i].nranks;
+	if (t->ranks_loaded > t->ranks_expected)
+		t->ranks_expected = t->ranks_loaded;
+}
+
+void bot_report_versions(const struct bot_report_ver *v, size_t n, int kind, char *buf,
+			 size_t len)
+{
+	size_t k = 0;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	for (size_t i = 0; i < n && k + 1 < len; i++) {
+		uint32_t x = v[i].v;
+		int w;
+
+		if (kind == BOT_REPORT_VER_NCCL)
+			w = x >= 10000 ? snprintf(buf + k, len - k, "%s%u.%u.%u", k ? "/" : "",
+						  x / 10000, x / 100 % 100, x % 100) :
+			    snprintf(buf + k, len - k, "%s%u.%u.%u", k ? "/" : "", x / 1000,
+				     x / 100 % 10, x % 100);
+		else if (x)
+			w = snprintf(buf + k, len - k, "%sv%u", k ? "/" : "", x);
+		else
+			w = snprintf(buf + k, len - k, "%snone", k ? "/" : "");
+		if (w < 0 || (size_t)w >= len - k) {
+			buf[k] = 0;
+			break;
+		}
+		k += (size_t)w;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "n/a");
+}
+
+static void seconds(double s, char *buf, size_t len)
+{
+	if (s >= 1)
+		snprintf(buf, len, "%.3g s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, len, "%.3g ms", s * 1e3);
+	else
+		snprintf(buf, len, "%.3g us", s * 1e6);
+}
+
+void bot_report_summary(const struct bot_report_part *m, const char *stepname,
+			const char *where, char *buf, size_t len)
+{
+	struct bot_report_totals t;
+	char nccl[96], tuner[64], prof[64], time[48], exp[24], what[160];
+	double net;
+
+	bot_report_totals(m, &t);
+	bot_report_versions(m->nccl, m->nnccl, BOT_REPORT_VER_NCCL, nccl, sizeof(nccl));
+	bot_report_versions(m->tuner, m->ntuner, BOT_REPORT_VER_ABI, tuner, sizeof(tuner));
+	bot_report_versions(m->profiler, m->nprofiler, BOT_REPORT_VER_ABI, prof, sizeof(prof));
+	if (t.ranks_expected)
+		snprintf(exp, sizeof(exp), "%llu", (unsigned long long)t.ranks_expected);
+	else
+		snprintf(exp, sizeof(exp), "?");
+	net = t.saved - t.lost;
+	seconds(net >= 0 ? net : -net, time, sizeof(time));
+	if (m->shadow)
+		snprintf(what, sizeof(what), "shadow: measured only, NCCL's choice stands");
+	else
+		snprintf(what, sizeof(what), "%llu calls decided, est. %s %s%s vs AUTO",
+			 (unsigned long long)t.calls_decided, net >= 0 ? "saved" : "lost",
+			 t.estimated ? "~" : "", time);
+	snprintf(buf, len, "nccl-bot: step %s: %s, %zu contexts lost >10%%, tuner loaded on %llu "
+		 "of %s ranks, NCCL %s, tuner %s, profiler %s; report: %s", stepname, what,
+		 t.over10, (unsigned long long)t.ranks_loaded, exp, nccl, tuner, prof, where);
+}

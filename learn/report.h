@@ -1,0 +1,221 @@
+/*
+ * report.h - the user's report of a step: one part per (job, step, node),
+ * built from a node's validated spool records, written into the report
+ * directory, read back, merged per step and per job, and the numbers the
+ * report and the one-line summary show (doc/formats.md section 17).
+ *
+ * Owns the part's text format (version 1) and the definitions of a
+ * report's latencies, best known arm, saved/lost and loss (agreements B,
+ * the replay's words). Nothing is printed: errors are returned with
+ * "FILE:LINE: reason" in err or go to a struct bot_log; the one-line
+ * summary is formatted into the caller's buffer.
+ *
+ * Who calls it: the harvest reader (tools/harvest_read.c, as the job's
+ * user) and `nccl-bot harvest --report-dir` build and write a part;
+ * `nccl-bot report` and srun (spank/local.c) read and merge parts.
+ */
+#ifndef BOT_LEARN_REPORT_H
+#define BOT_LEARN_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/spool.h"
+#include "learn/log.h"
+
+#define BOT_REPORT_VERSION 1
+#define BOT_REPORT_MAGIC "nccl-bot-report-part"
+#define BOT_REPORT_LINE_MAX 1024	/* bytes, the newline included */
+#define BOT_REPORT_FILE_MAX (1u << 20)
+#define BOT_REPORT_MAX_CTX 4096u
+#define BOT_REPORT_MAX_VERS 8
+#define BOT_REPORT_MAX_SAMPLES (1u << 20)	/* clean samples one part counts */
+#define BOT_REPORT_MAX_PARTS 4096u		/* parts one directory read takes */
+#define BOT_REPORT_MAX_SET_CTX (1u << 18)	/* contexts over the parts one read holds */
+#define BOT_REPORT_TOKEN_MAX 65			/* job, step, node, fabric; NUL included */
+#define BOT_REPORT_WHY_MAX 256
+#define BOT_REPORT_ERR_MAX 512
+#define BOT_REPORT_NARMS 21
+#define BOT_REPORT_ARM_NONE 0xff
+#define BOT_REPORT_SUFFIX ".part"
+
+enum bot_report_plugin {
+	BOT_REPORT_PLUGIN_NONE = 0,	/* the user had no plugin of their own */
+	BOT_REPORT_PLUGIN_KEPT = 1,	/* theirs kept (an admin default) */
+	BOT_REPORT_PLUGIN_REPLACED = 2,	/* theirs replaced (--nccl-bot) */
+};
+
+/* One arm that ran in a context, from its clean samples. n == 0: not measured. */
+struct bot_report_arm {
+	uint64_t n, min_ns, med_ns;
+};
+
+struct bot_report_ctx {
+	uint8_t coll, bucket;
+	uint32_t nranks, nnodes;
+	uint64_t calls;
+	uint8_t auto_arm, decided;		/* BOT_REPORT_ARM_NONE: unknown / left to AUTO */
+	int has_cost;
+	float cost[BOT_REPORT_NARMS];		/* us, -1 unsupported */
+	struct bot_report_arm arm[BOT_REPORT_NARMS];
+	uint64_t src_calls;			/* merging: calls of the part that gave the
+						 * arms and the cost row */
+};
+
+struct bot_report_ver {
+	uint32_t v;
+	uint64_t n;
+};
+
+struct bot_report_part {
+	char job[BOT_REPORT_TOKEN_MAX], step[BOT_REPORT_TOKEN_MAX], node[BOT_REPORT_TOKEN_MAX];
+	uint32_t restart, step_nodes, expected_ranks, leaf_switches;
+	int shadow;				/* mode shadow */
+	int policy;				/* section 10's id */
+	char fabric[BOT_REPORT_TOKEN_MAX];	/* "prior" or the fabric */
+	char fabric_why[BOT_REPORT_WHY_MAX];	/* "" none */
+	int user_plugin;			/* enum bot_report_plugin */
+	uint64_t files_read, files_rejected;
+	uint64_t procs_loaded, procs_table, procs_measured, procs_prior;
+	struct bot_report_ver nccl[BOT_REPORT_MAX_VERS], tuner[BOT_REPORT_MAX_VERS],
+		profiler[BOT_REPORT_MAX_VERS];
+	size_t nnccl, ntuner, nprofiler;
+	struct bot_report_ctx *ctx;		/* ascending context key; malloc()ed */
+	size_t nctx;
+	size_t nparts;				/* merged: parts in it (1 for one part) */
+};
+
+void bot_report_part_init(struct bot_report_part *p);
+void bot_report_part_free(struct bot_report_part *p);
+
+/* ---- building a part from spool records ------------------------------- */
+
+struct bot_report_builder;
+
+struct bot_report_builder *bot_report_builder_new(void);
+/* Add one validated spool file's records (kinds 1, 2 and 3; others are
+ * ignored). 0, or -1 when out of memory. Contexts past BOT_REPORT_MAX_CTX
+ * and samples past BOT_REPORT_MAX_SAMPLES are not counted. */
+int bot_report_builder_add(struct bot_report_builder *b, const struct bot_spool_rec *recs,
+			   size_t n);
+/* Count a spool file read or rejected. */
+void bot_report_builder_file(struct bot_report_builder *b, int rejected);
+/* Fill p's measured half (contexts, process counts, versions, policy, files);
+ * the caller sets the identity (job, step, node, ...). 0, or -1 when out of
+ * memory. The builder is spent either way: free it. */
+int bot_report_builder_finish(struct bot_report_builder *b, struct bot_report_part *p);
+void bot_report_builder_free(struct bot_report_builder *b);
+
+/* ---- the text --------------------------------------------------------- */
+
+/* A token of formats.md section 17: s with characters outside
+ * [A-Za-z0-9._-] as '_', cut to 64 ("_" for ""). */
+void bot_report_token(char *dst, size_t len, const char *s);
+/* The part's file name, "<job>.<step>.<node>.part". */
+int bot_report_part_name(const struct bot_report_part *p, char *buf, size_t len);
+/* The part as text (malloc()ed *buf, *len bytes): 0, or -1 (out of memory,
+ * or a field out of the format's range, reason in err). */
+int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *len, char *err,
+			   size_t errlen);
+/* Parse a part's text; name is for messages. 0 with *out filled (free it),
+ * or -1 with "name:LINE: reason" in err and *out empty. */
+int bot_report_part_parse(const char *name, const char *buf, size_t len,
+			  struct bot_report_part *out, char *err, size_t errlen);
+
+/*
+ * A report directory's template (formats.md section 17): %j the job, %u
+ * the user, %% a '%'; any other '%' is refused. 0 with out filled, or -1
+ * with the reason in err.
+ */
+int bot_report_dir_expand(const char *tmpl, const char *job, const char *user, char *out,
+			  size_t outlen, char *err, size_t errlen);
+/* The pinned decision's facts, "MODE PLUGIN SOURCE..." (formats.md 17),
+ * into p (mode, user_plugin, fabric, fabric_why). 0, or -1 when it does
+ * not read (p keeps its defaults: on, none, prior). */
+int bot_report_part_info(struct bot_report_part *p, const char *info);
+
+/* ---- files ------------------------------------------------------------ */
+
+/* Make dir (and missing parents), mode 0700, as the caller: 0, or -1 with
+ * the reason. An existing directory is used as it is; a link is refused. */
+int bot_report_mkdir(const char *dir, char *err, size_t errlen);
+/* Write p into dir (made first) as whoever calls: temporary O_EXCL 0600,
+ * fsync, rename over its name, directory fsynced. 0 with the file's path
+ * in path (may be NULL), or -1 with the reason in err. */
+int bot_report_part_write(const char *dir, const struct bot_report_part *p, char *path,
+			  size_t pathlen, char *err, size_t errlen);
+/* Read and parse dirfd/name (path for messages): never through a link, a
+ * regular file with one link, at most BOT_REPORT_FILE_MAX; owned by uid
+ * when check_owner. 0, or -1 with the reason. */
+int bot_report_part_read_at(int dirfd, const char *name, const char *path, int check_owner,
+			    uid_t uid, struct bot_report_part *out, char *err, size_t errlen);
+
+/* Parts read from a directory. */
+struct bot_report_set {
+	struct bot_report_part *v;
+	size_t n;
+	size_t refused;		/* parts that failed to read (each on the log) */
+};
+
+/* Read every *.part of dir whose job (and step, unless NULL) match (job
+ * NULL: every job), sorted by job, step, node. Refused parts are logged
+ * and counted; past BOT_REPORT_MAX_SET_CTX contexts the rest is not read
+ * (logged, counted as refused). 0, or -1 when the directory cannot be read (log). */
+int bot_report_dir_read(const char *dir, const char *job, const char *step,
+			struct bot_report_set *set, const struct bot_log *log);
+/* How many parts of job.step are in dir (a cheap count for srun's wait:
+ * names only); -1 when the directory cannot be opened. */
+int bot_report_dir_count(const char *dir, const char *job, const char *step);
+void bot_report_set_free(struct bot_report_set *set);
+
+/* ---- merging and numbers ---------------------------------------------- */
+
+enum bot_report_how {
+	BOT_REPORT_SAME_STEP = 0,	/* nodes of one step: calls the largest */
+	BOT_REPORT_STEPS = 1,		/* steps of a job: calls added */
+};
+
+/* Merge in into out (out starts with bot_report_part_init: then it becomes
+ * a copy). 0, or -1 when out of memory or over BOT_REPORT_MAX_CTX. */
+int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *in, int how);
+
+/* One context's numbers (formats.md section 17). Times in seconds. */
+struct bot_report_row {
+	double t[BOT_REPORT_NARMS];	/* per-call latency, s; < 0 unknown */
+	int est[BOT_REPORT_NARMS];	/* t[] estimated from the reference arm */
+	int chosen;			/* x: the arm that decided, -1 unknown */
+	int best;			/* best known arm, -1 none */
+	int known;			/* t(a), t(x) and best known: saved/lost/loss set */
+	int estimated;			/* t(a) or t(x) or the best is an estimate */
+	double loss_ours, loss_auto;	/* t/t(best) - 1 */
+	double saved, lost;		/* s */
+	int over10, harmed;
+};
+
+void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx *c,
+		    struct bot_report_row *r);
+
+struct bot_report_totals {
+	uint64_t calls, calls_decided;
+	double saved, lost;		/* s */
+	int estimated;			/* a number in saved/lost came from an estimate */
+	size_t contexts, over10, harmed, unknown;
+	double worst_excess;
+	uint64_t ranks_loaded, ranks_expected;
+};
+
+void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals *t);
+
+/* "2.28.9" for 22809 (older codes: 2.x.y as NCCL wrote them); several
+ * values joined with '/'; "n/a" for none. */
+void bot_report_versions(const struct bot_report_ver *v, size_t n, int kind, char *buf,
+			 size_t len);
+enum { BOT_REPORT_VER_NCCL = 0, BOT_REPORT_VER_ABI = 1 };
+
+/* The one-line summary (formats.md section 17), without a newline.
+ * stepname: "1234.0"; where: the report directory. */
+void bot_report_summary(const struct bot_report_part *merged, const char *stepname,
+			const char *where, char *buf, size_t len);
+
+#endif

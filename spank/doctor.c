@@ -1,0 +1,848 @@
+/*
+ * doctor.c - the checks of `nccl-bot doctor` (spank/doctor.h): plugstack.conf
+ * and what it names, the plugin's build, its arguments, the rank library,
+ * the node-local directories and the container snippets.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "common/readall.h"
+#include "learn/elf.h"
+#include "learn/log.h"
+#include "learn/ranklib.h"
+#include "spank/args.h"
+#include "spank/decide.h"
+#include "spank/doctor.h"
+#include "spank/spooldir.h"
+
+#define CONF_MAX (1u << 20)	/* a plugstack.conf, an fstab, apptainer.conf */
+#define CONF_FILES_MAX 64	/* files read through include lines */
+#define CONF_DEPTH_MAX 4	/* include nesting */
+#define PLUGIN_SO "spank_nccl_bot.so"
+#define TMPFS_MAGIC_NUMBER 0x01021994
+
+/* Our plugin's line: where, how, with which words. */
+struct line {
+	char where[PATH_MAX + 32];	/* "FILE:LINE" */
+	char mode[16];			/* optional, required */
+	char path[PATH_MAX];
+	char *words[BOT_DOCTOR_ARGS_MAX];
+	int nwords;
+};
+
+struct doc {
+	const struct bot_doctor_opts *o;
+	bot_doctor_report_fn fn;
+	void *arg;
+	int problems;
+	int soft;		/* enable=off: problems are reported as warnings */
+	int follow;		/* include lines are read (not in bot_doctor_scan) */
+	struct line lines[8];	/* our plugin's lines (more are counted, not kept) */
+	int nlines;
+	int nfiles;
+	char seen[CONF_FILES_MAX][PATH_MAX];	/* files read (an include loop reads one once) */
+};
+
+static void __attribute__((format(printf, 4, 5)))
+say(struct doc *d, const char *check, enum bot_doctor_status st, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	bot_log_esc_inplace(msg, sizeof(msg));
+	if (st == BOT_DOCTOR_PROBLEM && d->soft)
+		st = BOT_DOCTOR_WARN;
+	if (st == BOT_DOCTOR_PROBLEM)
+		d->problems++;
+	d->fn(d->arg, check, st, msg);
+}
+
+int bot_doctor_parse_version(const char *s, uint32_t *v)
+{
+	unsigned long part[3] = { 0, 0, 0 };
+	const char *p = s;
+	char *end;
+	int n = 0;
+
+	while (*p && !(*p >= '0' && *p <= '9' && (p == s || p[-1] == ' ' || p[-1] == '-')))
+		p++;
+	while (n < 3 && *p >= '0' && *p <= '9') {
+		errno = 0;
+		part[n] = strtoul(p, &end, 10);
+		if (errno || part[n] > 255)
+			return -1;
+		n++;
+		p = end;
+		if (*p != '.')
+			break;
+		p++;
+	}
+	if (n < 2 || part[0] == 0)
+		return -1;
+	*v = (uint32_t)(part[0] << 16 | part[1] << 8 | part[2]);
+	return 0;
+}
+
+/* ---- reading a configuration file ----------------------------------- */
+
+/* The whole of path (a regular file, not a link, owned by root or us),
+ * NUL-terminated (one byte past *len). */
+static int read_conf(const char *path, uint8_t **buf, size_t *len, char *err, size_t errlen)
+{
+	const struct bot_open_rule rule = { "configuration file", CONF_MAX, 0, 1, geteuid(), 1 };
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	uint8_t *text;
+	int dfd, rc;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return bot_log_errf(err, errlen, "%s: not an absolute path", path);
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return bot_log_errf(err, errlen, "%s: %s", dir[0] ? dir : "/", strerror(errno));
+	rc = bot_read_at(dfd, slash + 1, path, &rule, buf, len, err, errlen);
+	close(dfd);
+	if (rc < 0)
+		return rc;
+	/* one more byte: the text is read NUL-terminated */
+	if (!(text = realloc(*buf, *len + 1))) {
+		free(*buf);
+		*buf = NULL;
+		return bot_log_errf(err, errlen, "%s: out of memory", path);
+	}
+	text[*len] = 0;
+	*buf = text;
+	return 0;
+}
+
+/* Split s at blanks into at most max words (in place); the count. */
+static int split(char *s, char **w, int max)
+{
+	int n = 0;
+
+	for (char *t = strtok(s, " \t\r"); t && n < max; t = strtok(NULL, " \t\r"))
+		w[n++] = t;
+	return n;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static void read_plugstack(struct doc *d, const char *path, int depth);
+
+static void include(struct doc *d, const char *where, const char *pattern, int depth)
+{
+	glob_t g;
+	int rc;
+
+	if (pattern[0] != '/') {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: include %s: not an absolute path",
+		    where, pattern);
+		return;
+	}
+	rc = glob(pattern, GLOB_ERR, NULL, &g);
+	if (rc == GLOB_NOMATCH)
+		return;		/* Slurm reads nothing for it either */
+	if (rc != 0) {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: include %s: cannot list it", where,
+		    pattern);
+		return;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		read_plugstack(d, g.gl_pathv[i], depth + 1);
+	globfree(&g);
+}
+
+static void scan_plugstack(struct doc *d, const char *path, char *text, int depth);
+
+/* One plugstack.conf (or a file it includes): our lines into d->lines. */
+static void read_plugstack(struct doc *d, const char *path, int depth)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	char err[PATH_MAX + 256];
+
+	if (depth > CONF_DEPTH_MAX || d->nfiles >= CONF_FILES_MAX) {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: more than %d files or %d levels of "
+		    "include lines (a loop?)", path, CONF_FILES_MAX, CONF_DEPTH_MAX);
+		return;
+	}
+	for (int i = 0; i < d->nfiles; i++)
+		if (!strcmp(d->seen[i], path))
+			return;
+	snprintf(d->seen[d->nfiles++], PATH_MAX, "%s", path);
+	if (read_conf(path, &buf, &len, err, sizeof(err)) < 0) {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s", err);
+		return;
+	}
+	if (memchr(buf, 0, len)) {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: holds a NUL byte: not a text file",
+		    path);
+		free(buf);
+		return;
+	}
+	scan_plugstack(d, path, (char *)buf, depth);
+	free(buf);
+}
+
+/* The lines of one plugstack.conf's text (NUL-terminated, cut up here). */
+static void scan_plugstack(struct doc *d, const char *path, char *text, int depth)
+{
+	unsigned lineno = 0;
+
+	for (char *line = text, *next; line; line = next) {
+		char *w[BOT_DOCTOR_ARGS_MAX + 2], where[PATH_MAX + 32];
+		int n;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		lineno++;
+		line[strcspn(line, "#")] = 0;
+		n = split(line, w, BOT_DOCTOR_ARGS_MAX + 2);
+		if (n == 0)
+			continue;
+		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		if (!strcmp(w[0], "include")) {
+			if (n == 2 && d->follow)
+				include(d, where, w[1], depth);
+			else if (n == 2)
+				say(d, "plugstack", BOT_DOCTOR_SKIP, "%s: include %s not followed",
+				    where, w[1]);
+			else
+				say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: include wants one "
+				    "pattern", where);
+			continue;
+		}
+		if (n < 2 || strcmp(base_name(w[1]), PLUGIN_SO))
+			continue;	/* another plugin's line */
+		if (d->nlines < (int)(sizeof(d->lines) / sizeof(d->lines[0]))) {
+			struct line *l = &d->lines[d->nlines];
+
+			snprintf(l->where, sizeof(l->where), "%s", where);
+			snprintf(l->mode, sizeof(l->mode), "%s", w[0]);
+			snprintf(l->path, sizeof(l->path), "%s", w[1]);
+			l->nwords = 0;
+			for (int i = 2; i < n && i - 2 < BOT_DOCTOR_ARGS_MAX; i++)
+				if ((l->words[l->nwords] = strdup(w[i])))
+					l->nwords++;
+			if (l->nwords < n - 2 && l->nwords < BOT_DOCTOR_ARGS_MAX)
+				say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: out of memory", where);
+			if (n - 2 > BOT_DOCTOR_ARGS_MAX)
+				say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: more than %d arguments",
+				    where, BOT_DOCTOR_ARGS_MAX);
+		}
+		d->nlines++;
+	}
+}
+
+/* plugstack.conf.d/NAME.conf beside plugstack.conf that name the plugin but
+ * were never read (no include line reaches them): Slurm ignores them. */
+static void unread_dropins(struct doc *d)
+{
+	char pat[PATH_MAX];
+	glob_t g;
+
+	if (snprintf(pat, sizeof(pat), "%s.d/*.conf", d->o->plugstack) >= (int)sizeof(pat) ||
+	    glob(pat, 0, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		uint8_t *buf = NULL;
+		size_t len = 0;
+		char err[64];
+		int read = 0;
+
+		for (int j = 0; j < d->nfiles; j++)
+			read |= !strcmp(d->seen[j], g.gl_pathv[i]);
+		if (read || read_conf(g.gl_pathv[i], &buf, &len, err, sizeof(err)) < 0)
+			continue;
+		if (memmem(buf, len, PLUGIN_SO, strlen(PLUGIN_SO)))
+			say(d, "plugstack", BOT_DOCTOR_WARN, "%s names %s, but %s does not include "
+			    "it: Slurm does not read it", g.gl_pathv[i], PLUGIN_SO,
+			    d->o->plugstack);
+		free(buf);
+	}
+	globfree(&g);
+}
+
+/* ---- the plugin file ------------------------------------------------- */
+
+/* PluginDir= of the slurm.conf beside plugstack.conf into out ("" when
+ * there is none, or no such line). */
+static void slurm_plugin_dir(const char *plugstack, char *out, size_t len)
+{
+	char conf[PATH_MAX], err[64];
+	const char *slash = strrchr(plugstack, '/');
+	uint8_t *buf = NULL;
+	size_t n = 0;
+
+	out[0] = 0;
+	if (!slash || snprintf(conf, sizeof(conf), "%.*s/slurm.conf", (int)(slash - plugstack),
+			       plugstack) >= (int)sizeof(conf) ||
+	    read_conf(conf, &buf, &n, err, sizeof(err)) < 0)
+		return;
+	for (char *line = (char *)buf, *next; line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		line += strspn(line, " \t");
+		if (!strncasecmp(line, "PluginDir=", 10))
+			snprintf(out, len, "%.*s", (int)strcspn(line + 10, " \t\r#"), line + 10);
+	}
+	free(buf);
+}
+
+/* A relative plugin path as Slurm finds it: in PluginDir's directories
+ * (--plugin-dir, else slurm.conf's PluginDir=, else the usual places). */
+static int find_plugin(const struct doc *d, const char *name, char *out, size_t len)
+{
+	char dirs[PATH_MAX];
+	const char *p = d->o->plugin_dir;
+
+	if (!p && name[0] != '/') {
+		slurm_plugin_dir(d->o->plugstack, dirs, sizeof(dirs));
+		p = dirs[0] ? dirs : d->o->plugin_dir_default;
+	}
+
+	if (name[0] == '/')
+		return snprintf(out, len, "%s", name) < (int)len ? 0 : -1;
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+
+		if (n && (size_t)snprintf(out, len, "%.*s/%s", (int)n, p, name) < len &&
+		    access(out, F_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return -1;
+}
+
+static void check_plugin(struct doc *d, const struct line *l)
+{
+	const struct bot_open_rule rule = { "SPANK plugin", BOT_ELF_MAX_FILE, 0, 1, geteuid(), 1 };
+	char path[PATH_MAX], real[PATH_MAX], dir[PATH_MAX], err[PATH_MAX + 256], why[512];
+	char type[16] = "", name[32] = "";
+	uint8_t ver[4];
+	size_t got = 0;
+	struct bot_elf_src src;
+	struct stat st;
+	uint32_t v;
+	int fd, dfd, ok;
+
+	if (!strcmp(l->mode, "required"))
+		say(d, "plugstack", BOT_DOCTOR_WARN, "%s: loaded 'required': a plugin that fails "
+		    "to load stops slurmd; nccl-bot is meant to be 'optional'", l->where);
+	else if (strcmp(l->mode, "optional"))
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: '%s': want optional or required",
+		    l->where, l->mode);
+	if (find_plugin(d, l->path, path, sizeof(path)) < 0) {
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: %s: not found in PluginDir (%s)",
+		    l->where, l->path, d->o->plugin_dir ? d->o->plugin_dir : "slurm.conf's, or "
+		    "the usual places");
+		return;
+	}
+	if (!realpath(path, real)) {
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: %s", path, strerror(errno));
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s", real);
+	*strrchr(dir, '/') = 0;
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: %s", dir, strerror(errno));
+		return;
+	}
+	fd = bot_open_at(dfd, base_name(real), path, &rule, &st, err, sizeof(err));
+	close(dfd);
+	if (fd < 0) {
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s", err);
+		return;
+	}
+	if (st.st_mode & 022)
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: writable by group or others (mode %03o): "
+		    "slurmstepd loads it as root", path, (unsigned)(st.st_mode & 0777));
+	src.read = bot_elf_fd_read;
+	src.arg = &fd;
+	src.size = (uint64_t)st.st_size;
+	ok = bot_elf_object(&src, bot_elf_host_machine(), "plugin_type", type, sizeof(type) - 1,
+			    &got, why, sizeof(why)) == 0;
+	if (ok)
+		type[got] = 0;
+	if (ok && bot_elf_object(&src, bot_elf_host_machine(), "plugin_name", name,
+				 sizeof(name) - 1, &got, why, sizeof(why)) == 0)
+		name[got] = 0;
+	if (ok && bot_elf_object(&src, bot_elf_host_machine(), "plugin_version", ver,
+				 sizeof(ver), &got, why, sizeof(why)) < 0)
+		ok = 0;
+	close(fd);
+	if (!ok || got != sizeof(ver)) {
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: not a Slurm plugin: %s", path,
+		    ok ? "plugin_version is not 4 bytes" : why);
+		return;
+	}
+	if (strcmp(type, "spank") || strcmp(name, "nccl_bot")) {
+		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: a Slurm plugin of type '%s' named '%s', "
+		    "not the SPANK plugin nccl_bot", path, type, name);
+		return;
+	}
+	v = (uint32_t)ver[0] | (uint32_t)ver[1] << 8 | (uint32_t)ver[2] << 16 |
+	    (uint32_t)ver[3] << 24;
+	if (!d->o->slurm_version) {
+		say(d, "plugin version", BOT_DOCTOR_WARN, "%s: built for Slurm %u.%02u; this Slurm's "
+		    "version is not known (no slurmd -V; --slurm-version gives it)", path,
+		    v >> 16 & 255, v >> 8 & 255);
+	} else if ((v >> 8) != (d->o->slurm_version >> 8)) {
+		say(d, "plugin version", BOT_DOCTOR_PROBLEM, "%s: built for Slurm %u.%02u, this is "
+		    "Slurm %u.%02u (%s): Slurm refuses to load it; install the package built for "
+		    "%u.%02u", path, v >> 16 & 255, v >> 8 & 255, d->o->slurm_version >> 16 & 255,
+		    d->o->slurm_version >> 8 & 255, d->o->slurm_version_from ?
+		    d->o->slurm_version_from : "given", d->o->slurm_version >> 16 & 255,
+		    d->o->slurm_version >> 8 & 255);
+	} else {
+		say(d, "plugin version", BOT_DOCTOR_OK, "%s: built for Slurm %u.%02u.%u, this is "
+		    "%u.%02u.%u", path, v >> 16 & 255, v >> 8 & 255, v & 255,
+		    d->o->slurm_version >> 16 & 255, d->o->slurm_version >> 8 & 255,
+		    d->o->slurm_version & 255);
+	}
+}
+
+/* ---- what the arguments name ------------------------------------------ */
+
+static void check_ranklib(struct doc *d, const struct bot_spank_args *a)
+{
+	static const char *const names[] = { BOT_SPANK_RANK_SO, "libnccl-profiler-bot.so" };
+	struct bot_ranklib rl, tuner;
+	char path[PATH_MAX + 64], err[PATH_MAX + 512];
+
+	memset(&tuner, 0, sizeof(tuner));
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", a->lib_prefix, names[i]);
+		if (i == 1 && access(path, F_OK) < 0 && errno == ENOENT)
+			break;	/* optional: the plugin names the tuner for both */
+		if (bot_ranklib_check(path, &rl, err, sizeof(err)) < 0) {
+			say(d, "rank library", BOT_DOCTOR_PROBLEM, "lib_prefix=%s: %s", a->lib_prefix,
+			    err);
+			return;
+		}
+		if (!rl.profiler) {
+			say(d, "rank library", BOT_DOCTOR_PROBLEM, "%s: a tuner plugin without the "
+			    "profiler symbols: steps would decide but never measure (another build?)",
+			    path);
+			return;
+		}
+		if (i == 0)
+			tuner = rl;
+		else if (strcmp(rl.real, tuner.real))
+			say(d, "rank library", BOT_DOCTOR_WARN, "%s is %s, not the tuner %s: two "
+			    "builds side by side?", path, rl.real, tuner.real);
+	}
+	say(d, "rank library", BOT_DOCTOR_OK, "%s/%s: a tuner and profiler plugin",
+	    a->lib_prefix, BOT_SPANK_RANK_SO);
+}
+
+/* path on a writable tmpfs, made by root alone (or to be made there). */
+static void check_spool(struct doc *d, const char *path)
+{
+	char err[PATH_MAX + 256], parent[PATH_MAX];
+	const char *on = path;
+	struct statfs fs;
+	struct statvfs vfs;
+	int fd;
+
+	if (access(path, F_OK) < 0) {
+		snprintf(parent, sizeof(parent), "%s", path);
+		*strrchr(parent, '/') = 0;
+		on = parent[0] ? parent : "/";
+	}
+	if (statfs(on, &fs) < 0 || statvfs(on, &vfs) < 0) {
+		say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir=%s: %s: %s", path, on, strerror(errno));
+		return;
+	}
+	if ((unsigned long)fs.f_type != TMPFS_MAGIC_NUMBER) {
+		say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir=%s: %s is not on a tmpfs (is the "
+		    "tmpfs mounted?): spool files would go to disk", path, on);
+		return;
+	}
+	if (vfs.f_flag & ST_RDONLY) {
+		say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir=%s: %s is mounted read-only", path,
+		    on);
+		return;
+	}
+	if (on != path) {
+		say(d, "spool", BOT_DOCTOR_OK, "spool_dir=%s: not there yet; made on a tmpfs at the "
+		    "first step that measures", path);
+		return;
+	}
+	fd = bot_spank_spool_base(path, 0, err, sizeof(err));
+	if (fd < 0) {
+		say(d, "spool", BOT_DOCTOR_PROBLEM, "%s", err);
+		return;
+	}
+	close(fd);
+	say(d, "spool", BOT_DOCTOR_OK, "spool_dir=%s: a tmpfs, writable by uid %u alone", path,
+	    (unsigned)geteuid());
+}
+
+/* A directory root writes into (outbox_dir=): there, not a link, ours. */
+static int private_dir(struct doc *d, const char *check, const char *arg, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s=%s: %s", arg, path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s=%s: %s, not a directory", arg, path,
+		    S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s=%s: owned by uid %u, mode %03o: want uid %u, "
+		    "writable by it alone", arg, path, (unsigned)st.st_uid,
+		    (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
+		return -1;
+	}
+	say(d, check, BOT_DOCTOR_OK, "%s=%s", arg, path);
+	return 0;
+}
+
+static void check_helper(struct doc *d, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0) {
+		say(d, "harvest helper", BOT_DOCTOR_PROBLEM, "harvest_helper=%s: %s: steps' "
+		    "measurements are removed, not harvested", path, strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR) || st.st_uid != 0 ||
+	    (st.st_mode & 022)) {
+		say(d, "harvest helper", BOT_DOCTOR_PROBLEM, "harvest_helper=%s: want an executable "
+		    "file owned by root, writable by root alone (uid %u, mode %03o)", path,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+		return;
+	}
+	say(d, "harvest helper", BOT_DOCTOR_OK, "harvest_helper=%s", path);
+}
+
+/* The files read where the step is decided (srun): not on a node. */
+static void check_launch_side(struct doc *d, const struct bot_spank_args *a)
+{
+	struct stat st;
+
+	if (a->state_dir[0]) {
+		if (stat(a->state_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			say(d, "state", BOT_DOCTOR_PROBLEM, "state_dir=%s: %s", a->state_dir,
+			    access(a->state_dir, F_OK) ? strerror(errno) : "not a directory");
+		else
+			say(d, "state", BOT_DOCTOR_OK, "state_dir=%s", a->state_dir);
+	}
+	if (a->fabric_map[0] && stat(a->fabric_map, &st) < 0)
+		say(d, "state", BOT_DOCTOR_PROBLEM, "fabric_map=%s: %s", a->fabric_map,
+		    strerror(errno));
+	if (a->config[0] && stat(a->config, &st) < 0)
+		say(d, "state", BOT_DOCTOR_PROBLEM, "config=%s: %s", a->config, strerror(errno));
+	if (a->kill_switch[0] && lstat(a->kill_switch, &st) == 0)
+		say(d, "kill switch", BOT_DOCTOR_WARN, "kill_switch=%s exists: new steps run "
+		    "without nccl-bot", a->kill_switch);
+}
+
+/* ---- containers --------------------------------------------------------- */
+
+/* Does a mount of src cover path (src is path or a directory above it)? */
+static int covers(const char *src, const char *path)
+{
+	size_t n = strlen(src);
+
+	while (n > 1 && src[n - 1] == '/')
+		n--;
+	return !strncmp(src, path, n) && (path[n] == 0 || path[n] == '/' || n == 1);
+}
+
+/* What the mounts (sources, one per line) in buf cover of lib and spool:
+ * bit 0 lib, bit 1 spool. fstab: the first word; apptainer.conf: the
+ * value of "bind path = SRC[:DST]". */
+static unsigned mounts_cover(char *buf, int apptainer, const char *lib, const char *spool)
+{
+	unsigned got = 0;
+
+	for (char *line = buf, *next; line; line = next) {
+		char src[PATH_MAX], *p;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		line[strcspn(line, "#")] = 0;
+		p = line + strspn(line, " \t");
+		if (apptainer) {
+			if (strncmp(p, "bind path", 9))
+				continue;
+			p += 9 + strspn(p + 9, " \t");
+			if (*p++ != '=')
+				continue;
+			p += strspn(p, " \t");
+		}
+		snprintf(src, sizeof(src), "%.*s", (int)strcspn(p, apptainer ? ": \t\r" : " \t\r"),
+			 p);
+		if (src[0] != '/')
+			continue;
+		if (covers(src, lib))
+			got |= 1;
+		if (covers(src, spool))
+			got |= 2;
+	}
+	return got;
+}
+
+static void report_cover(struct doc *d, const char *check, const char *where, unsigned got,
+			 const char *lib, const char *spool)
+{
+	if (got == 3)
+		say(d, check, BOT_DOCTOR_OK, "%s binds %s and %s", where, lib, spool);
+	else
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s binds no %s%s%s: containers' ranks would not "
+		    "find it (contrib/ has the snippets)", where, got & 1 ? "" : lib,
+		    got ? "" : " and no ", got & 2 ? "" : spool);
+}
+
+static void check_enroot(struct doc *d, const char *lib, const char *spool)
+{
+	const char *dir = d->o->enroot_dir ? d->o->enroot_dir : "/etc/enroot";
+	char pat[PATH_MAX], err[PATH_MAX + 256];
+	unsigned got = 0;
+	int hook = 0;
+	struct stat st;
+	glob_t g;
+
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		say(d, "enroot", BOT_DOCTOR_SKIP, "%s: no enroot configuration", dir);
+		return;
+	}
+	snprintf(pat, sizeof(pat), "%s/mounts.d/*.fstab", dir);
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			uint8_t *buf = NULL;
+			size_t len = 0;
+
+			if (read_conf(g.gl_pathv[i], &buf, &len, err, sizeof(err)) < 0) {
+				say(d, "enroot", BOT_DOCTOR_PROBLEM, "%s", err);
+				continue;
+			}
+			got |= mounts_cover((char *)buf, 0, lib, spool);
+			free(buf);
+		}
+		globfree(&g);
+	}
+	snprintf(pat, sizeof(pat), "%s/mounts.d", dir);
+	report_cover(d, "enroot", pat, got, lib, spool);
+	if ((got & 2) && access(spool, F_OK) < 0)
+		say(d, "enroot", BOT_DOCTOR_PROBLEM, "spool_dir=%s does not exist: enroot refuses "
+		    "to start a container whose mount source is missing (make it at boot: "
+		    "contrib/tmpfiles.d)", spool);
+	snprintf(pat, sizeof(pat), "%s/hooks.d/*nccl-bot*.sh", dir);
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			hook |= stat(g.gl_pathv[i], &st) == 0 && S_ISREG(st.st_mode) &&
+				(st.st_mode & S_IXUSR);
+		globfree(&g);
+	}
+	if (hook)
+		say(d, "enroot", BOT_DOCTOR_OK, "%s/hooks.d: nccl-bot's hook", dir);
+	else
+		say(d, "enroot", BOT_DOCTOR_PROBLEM, "%s/hooks.d: no executable *nccl-bot*.sh: a "
+		    "container's environment would lose NCCL_TUNER_PLUGIN and NCCL_BOT_*", dir);
+}
+
+static void check_apptainer(struct doc *d, const char *lib, const char *spool)
+{
+	static const char *const usual[] = { "/etc/apptainer/apptainer.conf",
+					     "/etc/singularity/singularity.conf" };
+	const char *conf = d->o->apptainer_conf;
+	char err[PATH_MAX + 256];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	for (size_t i = 0; !conf && i < sizeof(usual) / sizeof(usual[0]); i++)
+		if (access(usual[i], F_OK) == 0)
+			conf = usual[i];
+	if (!conf || access(conf, F_OK) < 0) {
+		say(d, "apptainer", BOT_DOCTOR_SKIP, "%s: no Apptainer or Singularity configuration",
+		    conf ? conf : usual[0]);
+		return;
+	}
+	if (read_conf(conf, &buf, &len, err, sizeof(err)) < 0) {
+		say(d, "apptainer", BOT_DOCTOR_PROBLEM, "%s", err);
+		return;
+	}
+	report_cover(d, "apptainer", conf, mounts_cover((char *)buf, 1, lib, spool), lib, spool);
+	free(buf);
+}
+
+/* ---- the whole -------------------------------------------------------------- */
+
+/* The line's arguments through the plugin's parser into *a (NULL: a
+ * local): 0, or -1 (reported). */
+static int parse_line(struct doc *d, const struct line *l, struct bot_spank_args *a)
+{
+	struct bot_spank_args local;
+	char err[BOT_SPANK_ERR_MAX];
+
+	if (!a)
+		a = &local;
+	bot_spank_args_defaults(a, d->o->default_lib_prefix);
+	if (d->o->default_helper)
+		snprintf(a->harvest_helper, sizeof(a->harvest_helper), "%s", d->o->default_helper);
+	if (bot_spank_args_parse(a, l->nwords, l->words, d->o->node, err, sizeof(err)) < 0) {
+		say(d, "arguments", BOT_DOCTOR_PROBLEM, "%s: %s", l->where, err);
+		return -1;
+	}
+	say(d, "arguments", BOT_DOCTOR_OK, "%s: %d arguments parse", l->where, l->nwords);
+	if (a->enable == BOT_SPANK_ENABLE_OFF) {
+		say(d, "arguments", BOT_DOCTOR_WARN, "%s: enable=off: nccl-bot is off; what follows "
+		    "is reported, never a problem", l->where);
+		d->soft = 1;
+	}
+	return 0;
+}
+
+static void check_line(struct doc *d, const struct line *l)
+{
+	struct bot_spank_args a;
+
+	check_plugin(d, l);
+	if (parse_line(d, l, &a) < 0)
+		return;
+	check_ranklib(d, &a);
+	check_spool(d, a.spool_dir);
+	if (a.outbox_dir[0]) {
+		private_dir(d, "outbox", "outbox_dir", a.outbox_dir);
+		check_helper(d, a.harvest_helper);
+	} else {
+		say(d, "outbox", BOT_DOCTOR_SKIP, "no outbox_dir=: measurements are not harvested");
+	}
+	if (!d->o->node_only)
+		check_launch_side(d, &a);
+	check_enroot(d, a.lib_prefix, a.spool_dir);
+	check_apptainer(d, a.lib_prefix, a.spool_dir);
+}
+
+static int finish(struct doc *d, const char *plugstack, int files);
+
+int bot_doctor_run(const struct bot_doctor_opts *o, bot_doctor_report_fn fn, void *arg)
+{
+	struct doc *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		fn(arg, "doctor", BOT_DOCTOR_PROBLEM, "out of memory");
+		return 1;
+	}
+	d->o = o;
+	d->fn = fn;
+	d->arg = arg;
+	d->follow = 1;
+	if (!o->plugstack || o->plugstack[0] != '/')
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: not an absolute path",
+		    o->plugstack ? o->plugstack : "(none)");
+	else
+		read_plugstack(d, o->plugstack, 0);
+	if (o->plugstack && o->plugstack[0] == '/')
+		unread_dropins(d);
+	return finish(d, o->plugstack, 1);
+}
+
+int bot_doctor_scan(const char *name, const char *text, size_t len, const char *node,
+		    bot_doctor_report_fn fn, void *arg)
+{
+	struct bot_doctor_opts o;
+	struct doc *d = calloc(1, sizeof(*d));
+	char *copy = malloc(len + 1);
+
+	memset(&o, 0, sizeof(o));
+	o.plugstack = name;
+	o.node = node;
+	o.default_lib_prefix = "/opt/nccl-bot/lib";
+	if (!d || !copy) {
+		free(d);
+		free(copy);
+		fn(arg, "doctor", BOT_DOCTOR_PROBLEM, "out of memory");
+		return 1;
+	}
+	d->o = &o;
+	d->fn = fn;
+	d->arg = arg;
+	d->nfiles = 1;
+	if (memchr(text, 0, len)) {
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s: holds a NUL byte: not a text file",
+		    name);
+	} else {
+		memcpy(copy, text, len);
+		copy[len] = 0;
+		scan_plugstack(d, name, copy, 0);
+	}
+	free(copy);
+	return finish(d, name, 0);
+}
+
+unsigned bot_doctor_binds(const char *text, size_t len, int apptainer, const char *lib,
+			  const char *spool)
+{
+	char *copy = malloc(len + 1);
+	unsigned got;
+
+	if (!copy)
+		return 0;
+	memcpy(copy, text, len);
+	copy[len] = 0;
+	got = mounts_cover(copy, apptainer, lib, spool);
+	free(copy);
+	return got;
+}
+
+/* The verdict on the lines found; with files, the checks of the one line.
+ * Frees d; the number of problems. */
+static int finish(struct doc *d, const char *plugstack, int files)
+{
+	int problems;
+
+	if (d->nlines == 0 && d->nfiles > 0 && !d->problems)
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s (and what it includes) names no %s: "
+		    "nccl-bot is not installed in Slurm here", plugstack, PLUGIN_SO);
+	else if (d->nlines > 1)
+		say(d, "plugstack", BOT_DOCTOR_PROBLEM, "%s is named %d times (%s and %s): Slurm "
+		    "would load it more than once", PLUGIN_SO, d->nlines, d->lines[0].where,
+		    d->lines[1].where);
+	else if (d->nlines == 1)
+		say(d, "plugstack", BOT_DOCTOR_OK, "%s: %s %s", d->lines[0].where, d->lines[0].mode,
+		    d->lines[0].path);
+	if (d->nlines == 1 && files)
+		check_line(d, &d->lines[0]);
+	else if (d->nlines == 1)
+		parse_line(d, &d->lines[0], NULL);
+	for (int i = 0; i < d->nlines && i < (int)(sizeof(d->lines) / sizeof(d->lines[0])); i++)
+		for (int j = 0; j < d->lines[i].nwords; j++)
+			free(d->lines[i].words[j]);
+	problems = d->problems;
+	free(d);
+	return problems;
+}

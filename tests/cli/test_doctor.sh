@@ -1,0 +1,217 @@
+#!/bin/sh
+# tests/cli/test_doctor.sh - `nccl-bot doctor` as a node health check, on a
+# plugstack.conf, plugins and directories made in a temporary directory:
+# the healthy case (exit 0, nothing printed), then each problem alone
+# (exit 1, one line naming it): no plugin line, two, a missing plugin, a
+# library that is not a Slurm plugin, a plugin built for another Slurm, a
+# bad argument, a missing or profiler-less rank library, a spool not on a
+# tmpfs or writable by others, a bad outbox, enroot and Apptainer
+# configurations without our binds or hook; warnings that keep exit 0 (a
+# kill switch, enable=off, an unread plugstack.conf.d drop-in); --json;
+# usage errors (exit 2). Also the contrib/ environment snippets: the enroot
+# hook and the APPTAINERENV_ printer keep nccl-bot's variables and leave a
+# user's own alone.
+#
+# The plugins are made here with the C compiler (a shared object with
+# plugin_name, plugin_type and plugin_version, as SPANK_PLUGIN() makes
+# them), so no Slurm is needed; the rank library is the build's.
+set -u
+bot=${NCCL_BOT:-./nccl-bot}
+top=${abs_top_builddir:-$(pwd)}
+srcdir=${srcdir:-.}
+cc=${CC:-cc}
+tmp=$(mktemp -d)
+spool=/dev/shm/nb-doctor-$$
+trap 'rm -rf "$tmp" "$spool" "$spool.bad"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok - $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
+# expect NAME WANT_RC GREP_PATTERN -- CMD...: exit status and a line of its output
+expect() {
+	tname=$1 want=$2 pat=$3
+	shift 4
+	"$@" >"$tmp/out" 2>&1
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		bad "$tname: exit $got, want $want"; sed "s/^/    /" "$tmp/out" | head -n 12; return
+	fi
+	if [ -n "$pat" ] && ! grep -q -- "$pat" "$tmp/out"; then
+		bad "$tname: no '$pat' in:"; sed "s/^/    /" "$tmp/out" | head -n 12; return
+	fi
+	ok "$tname"
+}
+
+if [ ! -f "$top/tuner/libnccl-tuner-bot.so" ]; then
+	echo "SKIP: no tuner/libnccl-tuner-bot.so built"; exit 77
+fi
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ]; then
+	echo "SKIP: /dev/shm is not a tmpfs here"; exit 77
+fi
+# fake_plugin FILE VERSION_NUMBER [NAME]: a shared object as SPANK_PLUGIN() makes one
+fake_plugin() {
+	printf 'const char plugin_name[] = "%s";\nconst char plugin_type[] = "spank";\nconst unsigned int plugin_version = %s;\nconst unsigned int spank_plugin_version = 1;\n' \
+		"${3:-nccl_bot}" "$2" >"$tmp/p.c"
+	$cc -shared -fPIC -o "$1" "$tmp/p.c"
+}
+mkdir -p "$tmp/plugins" "$tmp/other" "$tmp/outbox" "$tmp/etc/plugstack.conf.d" "$tmp/nolib" \
+	"$tmp/tuneronly"
+if ! fake_plugin "$tmp/plugins/spank_nccl_bot.so" 0x160508; then
+	echo "SKIP: no C compiler ($cc) to make a plugin with"; exit 77
+fi
+fake_plugin "$tmp/other/spank_nccl_bot.so" 0x180b05
+chmod 755 "$tmp/outbox"
+lib=$top/tuner
+base="lib_prefix=$lib spool_dir=$spool"
+# plug ARGS...: plugstack.conf naming the 22.05 plugin with ARGS
+plug() { echo "optional $tmp/plugins/spank_nccl_bot.so $*" >"$tmp/etc/plugstack.conf"; }
+doc() { "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
+	--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 "$@"; }
+
+plug $base enable=default mode=shadow state_dir=$tmp
+expect "healthy: exit 0" 0 "" -- doc
+expect "  ... and nothing printed" 0 "" -- test ! -s "$tmp/out"
+expect "  ... -v lists the checks and says healthy" 0 "^healthy$" -- doc -v
+expect "  ... the plugin's version read from the file" 0 "ok: plugin version: .*built for Slurm 22.05.8, this is 22.05.8" -- doc -v
+expect "  ... the rank library a tuner and profiler plugin" 0 "ok: rank library: $lib/libnccl-tuner-bot.so" -- doc -v
+expect "  ... a missing spool_dir on a tmpfs is made later" 0 "ok: spool: spool_dir=$spool: not there yet" -- doc -v
+expect "plugin built for 22.05, this is 24.11: exit 1, says which package" 1 \
+	"^problem: plugin version: .*built for Slurm 22.05, this is Slurm 24.11 (--slurm-version).*install the package built for 24.11" -- \
+	doc --slurm-version 24.11.5
+expect "  ... the minor counts too (22.05 plugin, Slurm 22.11)" 1 "built for Slurm 22.05, this is Slurm 22.11" -- \
+	doc --slurm-version 22.11
+expect "  ... the micro does not (22.05.8 plugin, Slurm 22.05.2)" 0 "" -- doc --slurm-version 22.05.2
+echo "optional $tmp/other/spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf"
+expect "plugin built for 24.11, this is 22.05: exit 1" 1 "built for Slurm 24.11, this is Slurm 22.05" -- doc
+echo "optional spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf"
+expect "a plugin named without a path is found in --plugin-dir" 0 "" -- doc --plugin-dir "$tmp/nolib:$tmp/plugins"
+expect "  ... and not found elsewhere: exit 1" 1 "^problem: plugin: .*not found in PluginDir ($tmp/nolib)" -- \
+	doc --plugin-dir "$tmp/nolib"
+printf 'ClusterName=x\n  pluginDir=%s:%s # the plugins\n' "$tmp/nolib" "$tmp/plugins" >"$tmp/etc/slurm.conf"
+expect "  ... else in slurm.conf's PluginDir= beside plugstack.conf" 0 "ok: plugin version: $tmp/plugins/spank_nccl_bot.so" -- doc -v
+rm "$tmp/etc/slurm.conf"
+echo "optional $tmp/nolib/spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf"
+expect "a missing plugin file: exit 1" 1 "^problem: plugin: $tmp/nolib/spank_nccl_bot.so: No such file" -- doc
+cp "$lib/libnccl-tuner-bot.so" "$tmp/nolib/spank_nccl_bot.so"
+expect "a library that is not a Slurm plugin: exit 1" 1 "^problem: plugin: .*not a Slurm plugin: does not export plugin_type" -- doc
+fake_plugin "$tmp/nolib/spank_nccl_bot.so" 0x160508 pyxis
+expect "another SPANK plugin under our name: exit 1" 1 "a Slurm plugin of type 'spank' named 'pyxis'" -- doc
+fake_plugin "$tmp/nolib/spank_nccl_bot.so" 0x160508 && chmod 666 "$tmp/nolib/spank_nccl_bot.so"
+expect "a plugin others may write: exit 1" 1 "^problem: plugin: .*writable by group or others (mode 666)" -- doc
+
+echo "optional /usr/lib/slurm/other.so" >"$tmp/etc/plugstack.conf"
+expect "plugstack.conf without the plugin: exit 1" 1 "names no spank_nccl_bot.so" -- doc
+plug $base
+echo "optional $tmp/plugins/spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+echo "include $tmp/etc/plugstack.conf.d/*.conf" >>"$tmp/etc/plugstack.conf"
+expect "named twice (plugstack.conf and an included file): exit 1" 1 \
+	"^problem: plugstack: spank_nccl_bot.so is named 2 times ($tmp/etc/plugstack.conf:1 and $tmp/etc/plugstack.conf.d/nccl-bot.conf:1)" -- doc
+echo "include $tmp/etc/plugstack.conf.d/*.conf" >"$tmp/etc/plugstack.conf"
+expect "the line in an included plugstack.conf.d file: healthy" 0 "ok: plugstack: $tmp/etc/plugstack.conf.d/nccl-bot.conf:1" -- doc -v
+echo "optional /usr/lib/slurm/other.so" >"$tmp/etc/plugstack.conf"
+expect "a plugstack.conf.d file no include line reads: a warning" 1 \
+	"^warning: plugstack: $tmp/etc/plugstack.conf.d/nccl-bot.conf names spank_nccl_bot.so, but $tmp/etc/plugstack.conf does not include it" -- doc
+rm "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+echo "include $tmp/etc/plugstack.conf" >"$tmp/etc/plugstack.conf"
+expect "an include loop ends: exit 1 (no plugin), no hang" 1 "names no spank_nccl_bot.so" -- doc
+plug $base
+expect "required, not optional: a warning only" 0 "" -- sh -c "sed -i 's/^optional/required/' '$tmp/etc/plugstack.conf' && true"
+expect "  ... printed" 0 "^warning: plugstack: .*loaded 'required'" -- doc
+
+plug $base mode=bogus
+expect "a bad argument: exit 1, naming it" 1 "^problem: arguments: $tmp/etc/plugstack.conf:1: plugstack.conf argument mode=bogus: want shadow or on" -- doc
+plug $base spool_dir=/a
+expect "an argument given twice: exit 1" 1 "^problem: arguments: .*spool_dir" -- doc
+plug lib_prefix=$tmp/nolib spool_dir=$spool
+expect "no rank library under lib_prefix: exit 1" 1 "^problem: rank library: lib_prefix=$tmp/nolib: .*libnccl-tuner-bot.so" -- doc
+printf 'const char ncclTunerPlugin_v2[8], ncclTunerPlugin_v3[8], ncclTunerPlugin_v4[8],\n  ncclTunerPlugin_v5[8], ncclTunerPlugin_v6[8];\n' >"$tmp/t.c"
+$cc -shared -fPIC -o "$tmp/tuneronly/libnccl-tuner-bot.so" "$tmp/t.c"
+plug lib_prefix=$tmp/tuneronly spool_dir=$spool
+expect "a tuner without the profiler: exit 1" 1 "^problem: rank library: .*without the profiler symbols" -- doc
+ln -s "$tmp/t.c" "$tmp/tuneronly/libnccl-profiler-bot.so"
+plug enable=off lib_prefix=$tmp/nolib spool_dir=$spool
+expect "enable=off: problems become warnings, exit 0" 0 "^warning: rank library: lib_prefix=$tmp/nolib" -- doc
+
+plug lib_prefix=$lib spool_dir=$tmp/spool
+expect "spool_dir not on a tmpfs: exit 1" 1 "^problem: spool: spool_dir=$tmp/spool: $tmp is not on a tmpfs" -- doc
+mkdir "$spool.bad" && chmod 777 "$spool.bad"
+plug lib_prefix=$lib spool_dir=$spool.bad
+expect "spool_dir others may write: exit 1" 1 "^problem: spool: spool_dir $spool.bad: not a directory of uid" -- doc
+mkdir -m 711 "$spool"
+plug $base
+expect "spool_dir there, 0711: healthy" 0 "ok: spool: spool_dir=$spool: a tmpfs" -- doc -v
+plug lib_prefix=$lib spool_dir=/dev/shm/nb-doctor-%n-$$
+expect "%n is the node name (--node-name)" 0 "spool_dir=/dev/shm/nb-doctor-n1-$$" -- doc -v
+expect "  ... which plugstack.conf --node-name changes" 0 "spool_dir=/dev/shm/nb-doctor-n7-$$" -- doc -v --node-name n7
+
+if [ "$(id -u)" -eq 0 ]; then
+	plug $base outbox_dir=$tmp/outbox harvest_helper=$top/nccl-bot-harvest-read
+	expect "outbox and helper: healthy (root)" 0 "ok: harvest helper" -- doc -v
+	chmod 777 "$tmp/outbox"
+	expect "an outbox others may write: exit 1" 1 "^problem: outbox: outbox_dir=$tmp/outbox: owned by uid 0, mode 777" -- doc
+	chmod 755 "$tmp/outbox"
+	plug $base outbox_dir=$tmp/outbox harvest_helper=$tmp/nolib/helper
+	expect "a missing harvest helper: exit 1" 1 "^problem: harvest helper: harvest_helper=$tmp/nolib/helper" -- doc
+fi
+plug $base outbox_dir=$tmp/nooutbox
+expect "a missing outbox: exit 1" 1 "^problem: outbox: outbox_dir=$tmp/nooutbox: No such file" -- doc
+
+plug $base kill_switch=$tmp/kill
+touch "$tmp/kill"
+expect "the kill switch in place: a warning, exit 0" 0 "^warning: kill switch: kill_switch=$tmp/kill exists" -- doc
+expect "  ... --node does not look at it" 0 "" -- doc --node
+expect "  ... and prints nothing" 0 "" -- test ! -s "$tmp/out"
+plug $base state_dir=$tmp/nostate
+expect "a missing state_dir: exit 1" 1 "^problem: state: state_dir=$tmp/nostate" -- doc
+expect "  ... not a node's business (--node): exit 0" 0 "" -- doc --node
+
+# containers: the snippets made from contrib/ for this test's paths
+plug $base
+mkdir -p "$tmp/enroot/mounts.d" "$tmp/enroot/hooks.d"
+expect "enroot without our mounts or hook: exit 1" 1 "^problem: enroot: $tmp/enroot/mounts.d binds no $lib and no $spool" -- doc
+sed -e "s|@RANKDIR@|$lib|g" -e "s|@SPOOLDIR@|$spool|g" "$srcdir/contrib/enroot/50-nccl-bot.fstab.in" \
+	>"$tmp/enroot/mounts.d/50-nccl-bot.fstab"
+expect "  ... with the mounts, no hook: exit 1" 1 "^problem: enroot: $tmp/enroot/hooks.d: no executable" -- doc
+cp "$srcdir/contrib/enroot/50-nccl-bot.sh" "$tmp/enroot/hooks.d/"
+expect "  ... with both: healthy" 0 "ok: enroot: $tmp/enroot/hooks.d: nccl-bot's hook" -- doc -v
+rmdir "$spool"
+expect "  ... but the spool directory missing: exit 1 (enroot would fail)" 1 "enroot refuses to start a container" -- doc
+mkdir -m 711 "$spool"
+echo "bind path = /etc/localtime" >"$tmp/apptainer.conf"
+expect "apptainer.conf without our binds: exit 1" 1 "^problem: apptainer: $tmp/apptainer.conf binds no" -- doc
+sed -e "s|@RANKDIR@|$lib|g" -e "s|@SPOOLDIR@|$spool|g" "$srcdir/contrib/apptainer/nccl-bot-apptainer.conf.in" \
+	>>"$tmp/apptainer.conf"
+expect "  ... with them: healthy" 0 "ok: apptainer: $tmp/apptainer.conf binds $lib and $spool" -- doc -v
+
+plug $base mode=bogus
+expect "--json: one object" 1 '"healthy": false' -- doc --json
+cp "$tmp/out" "$tmp/json"
+if command -v python3 >/dev/null 2>&1; then
+	expect "  ... that parses, one problem" 0 "" -- python3 -c \
+		'import json,sys; d=json.load(open(sys.argv[1])); assert d["problems"] == 1 and not d["healthy"], d' "$tmp/json"
+fi
+expect "usage: a bad --slurm-version: exit 2" 2 "want X.Y or X.Y.Z" -- doc --slurm-version x
+expect "usage: an unknown option: exit 2" 2 "usage: nccl-bot doctor" -- doc --bogus
+expect "usage: --help: exit 0" 0 "usage: nccl-bot doctor" -- "$bot" doctor --help
+expect "a relative --plugstack: exit 1" 1 "not an absolute path" -- doc --plugstack etc/plugstack.conf
+
+# contrib/'s environment snippets
+env -i PATH="$PATH" ENROOT_ENVIRON="$tmp/environ" NCCL_TUNER_PLUGIN=/opt/b/lib.so \
+	SLURM_NCCL_BOT_PIN_NCCL_TUNER_PLUGIN=/opt/b/lib.so NCCL_PROFILER_PLUGIN=/user/prof.so \
+	SLURM_NCCL_BOT_PIN_NCCL_PROFILER_PLUGIN=/opt/b/lib.so NCCL_BOT_TABLE='AAAA b=c' \
+	NCCL_BOT_SPOOL=/dev/shm/nccl-bot/1.0.0.n1 OTHER=x sh "$srcdir/contrib/enroot/50-nccl-bot.sh"
+expect "enroot hook: our tuner kept" 0 "^NCCL_TUNER_PLUGIN=/opt/b/lib.so$" -- cat "$tmp/environ"
+expect "  ... NCCL_BOT_* kept, values whole" 0 "^NCCL_BOT_TABLE=AAAA b=c$" -- cat "$tmp/environ"
+expect "  ... the spool" 0 "^NCCL_BOT_SPOOL=/dev/shm/nccl-bot/1.0.0.n1$" -- cat "$tmp/environ"
+expect "  ... a user's profiler (not our pin) and other variables not written" 0 "" -- \
+	sh -c "! grep -q 'PROFILER\|OTHER' '$tmp/environ'"
+env -i PATH="$PATH" NCCL_TUNER_PLUGIN=/opt/b/lib.so SLURM_NCCL_BOT_PIN_NCCL_TUNER_PLUGIN=/opt/b/lib.so \
+	NCCL_BOT_POLICY=ucb1 NCCL_PROFILER_PLUGIN=/user/prof.so \
+	sh "$srcdir/contrib/apptainer/nccl-bot-apptainer-env.sh" >"$tmp/taskprolog"
+expect "APPTAINERENV_ copies for a TaskProlog" 0 "^export APPTAINERENV_NCCL_TUNER_PLUGIN=/opt/b/lib.so$" -- cat "$tmp/taskprolog"
+expect "  ... and SINGULARITYENV_" 0 "^export SINGULARITYENV_NCCL_BOT_POLICY=ucb1$" -- cat "$tmp/taskprolog"
+expect "  ... a user's profiler not copied" 0 "" -- sh -c "! grep -q PROFILER '$tmp/taskprolog'"
+expect "  ... no ENROOT_ENVIRON: the hook does nothing" 0 "" -- env -i sh "$srcdir/contrib/enroot/50-nccl-bot.sh"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,56 @@
+/*
+ * fuzz_report.c - fuzz target for the report part's parser
+ * (learn/report.c, doc/formats.md section 17).
+ *
+ * A part is written by the job's user and read by srun and `nccl-bot
+ * report`: any bytes must come back as a clean refusal ("p:LINE: reason",
+ * nothing kept) or as a part whose text, written again, parses to the same
+ * text (the writer's output is canonical), and whose merge with itself and
+ * numbers never crash.
+ * Built with tests/fuzz/driver.c (standalone) or libFuzzer.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "learn/report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct bot_report_part p, q, m;
+	struct bot_report_totals t;
+	char err[BOT_REPORT_ERR_MAX], line[8192];
+	char *a, *b;
+	size_t la, lb;
+
+	err[0] = 0;
+	if (bot_report_part_parse("p", (const char *)data, size, &p, err, sizeof(err)) < 0) {
+		if (p.ctx || p.nctx || strncmp(err, "p:", 2) != 0)
+			abort();
+		return 0;
+	}
+	if (bot_report_part_format(&p, &a, &la, err, sizeof(err)) < 0)
+		abort();
+	if (bot_report_part_parse("q", a, la, &q, err, sizeof(err)) < 0)
+		abort();
+	if (bot_report_part_format(&q, &b, &lb, err, sizeof(err)) < 0 || la != lb ||
+	    memcmp(a, b, la) != 0)
+		abort();
+	bot_report_part_init(&m);
+	if (bot_report_merge(&m, &p, BOT_REPORT_SAME_STEP) < 0 ||
+	    bot_report_merge(&m, &q, BOT_REPORT_STEPS) < 0)
+		abort();
+	for (size_t i = 0; i < m.nctx; i++)
+		if (m.ctx[i].calls < p.ctx[i].calls)
+			abort();
+	bot_report_totals(&m, &t);
+	bot_report_summary(&m, "1.0", "/r", line, sizeof(line));
+	free(a);
+	free(b);
+	bot_report_part_free(&p);
+	bot_report_part_free(&q);
+	bot_report_part_free(&m);
+	return 0;
+}

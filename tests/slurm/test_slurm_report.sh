@@ -1,0 +1,192 @@
+#!/bin/bash
+# test_slurm_report.sh - the user's report on the test cluster
+# (tests/slurm/cluster.sh; doc/formats.md section 17): each node's part
+# written by the harvest reader as the job's user into the report
+# directory (default nccl-bot-<jobid>/ in the submit directory,
+# report_dir=, NCCL_BOT_REPORT_DIR), the one-line summary on srun's
+# terminal and in an sbatch output file, `nccl-bot report JOBID` finding
+# the directory, shadow mode, a step that measured nothing, and other
+# users: a job of nobody's gets a report of nobody's (root never wrote
+# into it), and nobody cannot read root's. Skips (77) as test_slurm.sh does.
+set -u
+srcdir=$(cd "${srcdir:-.}" && pwd)
+builddir=$(cd "${builddir:-.}" && pwd)
+. "$srcdir/tests/slurm/cluster.sh"
+
+CLUSTER_PLUGIN=$builddir/spank/spank_nccl_bot.so
+LIB=$builddir/tuner
+BOT=$builddir/nccl-bot
+HELPER=$builddir/nccl-bot-harvest-read
+EMU=$builddir/tests/emulator/nccl-emu
+if ! cluster_have_slurm; then
+	echo "test_slurm_report.sh: Slurm or munge not installed" >&2
+	exit 77
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "test_slurm_report.sh: the test cluster's slurmd must run as root" >&2
+	exit 77
+fi
+if [ ! -f "$CLUSTER_PLUGIN" ]; then
+	echo "test_slurm_report.sh: $CLUSTER_PLUGIN not built" >&2
+	exit 77
+fi
+for f in "$LIB/libnccl-tuner-bot.so" "$BOT" "$HELPER" "$EMU"; do
+	[ -x "$f" ] || [ -f "$f" ] || { echo "test_slurm_report.sh: $f not built" >&2; exit 99; }
+done
+
+pass=0
+fail=0
+ok() { echo "ok - $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else bad "$name"; fi
+}
+
+t0=$(date +%s%N)
+cluster_init || exit 99
+trap 'cluster_down' EXIT
+SPOOL=$D/shm
+OUTBOX=$D/outbox
+mkdir -p "$OUTBOX/n1" "$OUTBOX/n2" "$OUTBOX/n3" "$OUTBOX/n4" "$D/work"
+printf 'n1 a\nn2 a\nn3 b\nn4 b\n' >"$D/fabric.map"
+ARGS="lib_prefix=$LIB policies=ucb1 spool_dir=$SPOOL outbox_dir=$OUTBOX/%n fabric_map=$D/fabric.map harvest_helper=$HELPER"
+cluster_plugstack enable=opt-in mode=on $ARGS
+cluster_up || exit 99
+OUT=$D/out
+ERR=$D/err
+run() { timeout 60 "$@" >"$OUT" 2>"$ERR"; }
+NOBODY=
+id nobody >/dev/null 2>&1 && command -v runuser >/dev/null 2>&1 && NOBODY=1
+# the summary line of step $1 on srun's stderr
+summary() { grep "nccl-bot: step $1: " "$ERR"; }
+has() { grep -q -- "$2" "$1" || { echo "  $1 lacks '$2':"; sed 's/^/    /' "$1" | head -n 20; return 1; }; }
+undrained() {
+	st=$(sinfo -h -p debug -o '%t' | sort -u | tr '\n' ' ')
+	case $st in *drain*|*drng*|*down*|*fail*) echo "  node states: $st"; return 1 ;; esac
+}
+EMUCMD="\"$EMU\" --suite consistency --scenario base --policy ucb1 --procs 2 --calls-each 4000 --plugin \"\$NCCL_TUNER_PLUGIN\" --table \"\$NCCL_BOT_TABLE\" --spool \"\$NCCL_BOT_SPOOL\" --measured sim; echo \$SLURM_JOB_ID"
+export NCCL_BOT_WINDOW=16
+
+# ---- srun: the summary on the terminal, the parts in the submit directory ------
+cd "$D/work" || exit 99
+run srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+summary "$job.0" | sed 's/^/  # /'
+check "srun: one summary line of the step on srun's terminal" test "$(summary "$job.0" | wc -l)" -eq 1
+check "  ... calls decided, saved or lost vs AUTO, contexts over 10%, ranks (the emulator runs 2 per task: 4 ranks of 2 tasks), versions, where" \
+	sh -c "grep 'nccl-bot: step $job.0: ' '$ERR' | grep -Eq '[0-9]+ calls decided, est\. (saved|lost) ~?[0-9.]+ (s|ms|us) vs AUTO, [0-9]+ contexts lost >10%, tuner loaded on 4 of 4 ranks, NCCL [^,]+, tuner [^,]+, profiler [^;]+; report: $D/work/nccl-bot-$job\$'"
+check "  ... a part per node in nccl-bot-<jobid>/ of the submit directory" \
+	test -f "nccl-bot-$job/$job.0.n1.part" -a -f "nccl-bot-$job/$job.0.n2.part"
+check "  ... the directory 0700, the parts 0600" \
+	test "$(stat -c %a "nccl-bot-$job") $(stat -c %a "nccl-bot-$job/$job.0.n1.part")" = "700 600"
+check "  ... each part says its node's facts (the prior: no state_dir=; one leaf, 1 expected rank, policy ucb1)" \
+	sh -c "grep -qx 'fabric prior' '$D/work/nccl-bot-$job/$job.0.n1.part' && grep -qx 'policy ucb1' '$D/work/nccl-bot-$job/$job.0.n1.part' && grep -qx 'leaf_switches 1' '$D/work/nccl-bot-$job/$job.0.n1.part' && grep -qx 'expected_ranks 1' '$D/work/nccl-bot-$job/$job.0.n1.part'"
+check "  ... with the contexts the ranks measured" grep -q '^arm ' "nccl-bot-$job/$job.0.n1.part"
+"$BOT" report "$job" >"$D/report.out" 2>&1
+check "nccl-bot report JOBID finds ./nccl-bot-JOBID and merges the step's two parts" \
+	has "$D/report.out" "step $job.0: 2 part(s) (n1 n2)"
+check "  ... per context: AUTO's arm, ours, the best known, loss and saved/lost" \
+	sh -c "grep -q 'best known' '$D/report.out' && grep -q 'loss ours' '$D/report.out'"
+"$BOT" report --json "$job" >"$D/report.json" 2>&1
+check "  ... --json" has "$D/report.json" "\"steps\":\[{\"job\":\"$job\",\"step\":\"0\""
+check "  ... from elsewhere: not found, the places tried named (exit 1)" \
+	sh -c "cd / && ! '$BOT' report --plugstack /dev/null '$job' 2>&1 | grep -q 'no parts of job $job in nccl-bot-$job'; test \$? -ne 0"
+
+# with a state directory the table comes from fabric a (no learned state yet)
+mkdir -p "$D/nbstate"
+cluster_plugstack enable=opt-in mode=on state_dir=$D/nbstate $ARGS
+run srun -N1 -n1 -w n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "a step planned from fabric a's state: its part says fabric a" \
+	grep -qx 'fabric a' "nccl-bot-$job/$job.0.n2.part"
+cluster_plugstack enable=opt-in mode=on $ARGS
+
+# a step that measured nothing still says so (a part with no context)
+run srun -N1 -n1 -w n3 --nccl-bot=ucb1 true
+job0=$(sed -n 's/.*nccl-bot: step \([0-9]*\)\.0: .*/\1/p' "$ERR")
+check "a step that measured nothing: a line saying 0 calls decided" \
+	sh -c "grep -q 'nccl-bot: step $job0.0: 0 calls decided' '$ERR'"
+check "  ... and its part" test -f "nccl-bot-$job0/$job0.0.n3.part"
+
+# a one-node step in a two-node allocation: srun stops waiting once its one
+# node's part is there (the step's size from local_user_init, not the job's)
+run salloc -N2 -w n3,n4 sh -c 'a=$(date +%s%N); srun -N1 -n1 -w n3 --nccl-bot=ucb1 true; echo "ms $(( ($(date +%s%N) - a) / 1000000 ))"'
+ms=$(sed -n 's/^ms //p' "$OUT")
+check "a 1-node step in a 2-node allocation: srun waits for one part only (${ms:-?} ms < 2500)" \
+	test "${ms:-9999}" -lt 2500
+check "  ... its line counts the step's one rank" grep -q 'tuner loaded on [0-9]* of 1 ranks' "$ERR"
+
+# shadow mode: the line says shadow and claims nothing
+cluster_plugstack enable=opt-in mode=shadow $ARGS
+run srun -N1 -n1 -w n1 --nccl-bot sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "shadow mode: the line says shadow, no time saved or lost claimed" \
+	sh -c "grep 'nccl-bot: step $job.0: ' '$ERR' | grep -q 'shadow: measured only, NCCL.s choice stands' && ! grep 'nccl-bot: step $job.0: ' '$ERR' | grep -q 'saved'"
+check "  ... the part says mode shadow" grep -qx 'mode shadow' "nccl-bot-$job/$job.0.n1.part"
+
+# ---- report_dir= and NCCL_BOT_REPORT_DIR ------------------------------------------
+cluster_plugstack enable=opt-in mode=on "report_dir=$D/reports/%u/%j" $ARGS
+run srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "report_dir=$D/reports/%u/%j: the parts are there" \
+	test -f "$D/reports/root/$job/$job.0.n1.part" -a -f "$D/reports/root/$job/$job.0.n2.part"
+check "  ... the summary says where" sh -c "grep 'nccl-bot: step $job.0: ' '$ERR' | grep -q 'report: $D/reports/root/$job\$'"
+check "  ... nothing in the submit directory" test ! -e "nccl-bot-$job"
+(cd / && "$BOT" report --plugstack "$D/etc/plugstack.conf" "$job") >"$D/report.out" 2>&1
+check "  ... nccl-bot report JOBID finds it through plugstack.conf's report_dir=" \
+	has "$D/report.out" "step $job.0: 2 part(s)"
+mkdir -p "$D/etc/plugstack.conf.d"
+mv "$D/etc/plugstack.conf" "$D/etc/plugstack.conf.d/nccl-bot.conf"
+: >"$D/etc/plugstack.conf"
+(cd / && "$BOT" report --plugstack "$D/etc/plugstack.conf" "$job") >"$D/report.out" 2>&1
+check "  ... and through plugstack.conf.d/" has "$D/report.out" "step $job.0: 2 part(s)"
+rm -rf "$D/etc/plugstack.conf.d"
+cluster_plugstack enable=opt-in mode=on "report_dir=$D/reports/%u/%j" $ARGS
+run env NCCL_BOT_REPORT_DIR="$D/mine/r%j" srun -N1 -n1 -w n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "the user's NCCL_BOT_REPORT_DIR wins over report_dir=" test -f "$D/mine/r$job/$job.0.n2.part"
+(cd / && NCCL_BOT_REPORT_DIR="$D/mine/r%j" "$BOT" report --plugstack /dev/null "$job") >"$D/report.out" 2>&1
+check "  ... nccl-bot report JOBID finds it through NCCL_BOT_REPORT_DIR" has "$D/report.out" "step $job.0: 1 part(s)"
+cluster_plugstack enable=opt-in mode=on $ARGS
+
+# ---- sbatch: the summary in the batch output file ---------------------------------
+printf '#!/bin/sh\n#SBATCH --nccl-bot=ucb1\n%s\nsrun -N1 -n1 sh -c %s\n' "$EMUCMD" "'$EMUCMD'" >"$D/work/batch.sh"
+run sbatch -W -N1 -w n4 -o "$D/work/batch-%j.out" "$D/work/batch.sh"
+job=$(sed -n 's/^Submitted batch job //p' "$OUT")
+sed 's/^/  # /' "$D/work/batch-$job.out"
+check "sbatch: the batch step's summary line is in the output file" \
+	sh -c "grep -Eq '^nccl-bot: step $job\.batch: [0-9]+ calls decided, .* tuner loaded on 2 of 2 ranks, .*; report: $D/work/nccl-bot-$job\$' '$D/work/batch-$job.out'"
+check "  ... once" test "$(grep -c "nccl-bot: step $job\.batch: " "$D/work/batch-$job.out")" -eq 1
+check "  ... and the inner srun's own line" grep -q "nccl-bot: step $job\.0: " "$D/work/batch-$job.out"
+check "  ... the batch step's part beside the inner step's" \
+	test -f "nccl-bot-$job/$job.batch.n4.part" -a -f "nccl-bot-$job/$job.0.n4.part"
+"$BOT" report "$job" >"$D/report.out" 2>&1
+check "  ... nccl-bot report: both steps and the job's total" \
+	sh -c "grep -q 'step $job.batch: 1 part' '$D/report.out' && grep -q 'step $job.0: 1 part' '$D/report.out' && grep -q 'job total' '$D/report.out'"
+
+# ---- other users ----------------------------------------------------------------
+if [ -n "$NOBODY" ]; then
+	mkdir -p "$D/nob"
+	chown nobody "$D/nob"
+	run runuser -u nobody -- sh -c "cd '$D/nob' && srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c '$EMUCMD'"
+	job=$(tail -n 1 "$OUT")
+	check "a job of nobody's: its summary line on its terminal" grep -q "nccl-bot: step $job.0: " "$ERR"
+	check "  ... its report directory and parts are nobody's (root never wrote there)" \
+		test "$(find "$D/nob/nccl-bot-$job" \! -user nobody | wc -l)" -eq 0 -a \
+		"$(find "$D/nob/nccl-bot-$job" -type f | wc -l)" -eq 2
+	check "  ... the directory 0700" test "$(stat -c %a "$D/nob/nccl-bot-$job")" = 700
+	rootjob=$(ls -d "$D"/work/nccl-bot-* | head -n 1)
+	check "nobody cannot list or read root's report directory" \
+		sh -c "! runuser -u nobody -- ls '$rootjob' >/dev/null 2>&1 && ! runuser -u nobody -- cat '$rootjob'/*.part >/dev/null 2>&1"
+	check "  ... nor through nccl-bot report" \
+		sh -c "! runuser -u nobody -- '$BOT' report '$rootjob' >/dev/null 2>&1"
+else
+	echo "skip - other users (no user nobody or no runuser)"
+fi
+check "no node drained" undrained
+
+t1=$(date +%s%N)
+echo "$pass passed, $fail failed in $(((t1 - t0) / 1000000)) ms"
+[ $fail -eq 0 ]

@@ -1,0 +1,476 @@
+/*
+ * test_report.c - learn/report.h: a part built from spool records, its text
+ * read back, the parser's refusals, merging per step and per job, and the
+ * saved/lost/loss numbers on a hand-computed example (formats.md 17).
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include "learn/report.h"
+#include "policies/context.h"
+#include "testutil.h"
+
+static char dir[128];
+
+static void setup(void)
+{
+	bot_test_mkdtemp(dir, sizeof(dir), "report");
+}
+
+static void teardown(void)
+{
+	bot_test_rmtree(dir);
+}
+
+#define TREE_SIMPLE 2	/* bot_arm(TREE, SIMPLE) */
+#define RING_SIMPLE 5	/* bot_arm(RING, SIMPLE) */
+
+static struct bot_spool_rec rec(int kind, uint64_t comm, uint32_t rank, uint64_t nbytes)
+{
+	struct bot_spool_rec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = (uint8_t)kind;
+	r.coll = BOT_COLL_ALLREDUCE;
+	r.arm = kind == BOT_SPOOL_SAMPLE ? TREE_SIMPLE : 0xff;
+	r.auto_arm = RING_SIMPLE;
+	r.decided = TREE_SIMPLE;
+	r.policy = BOT_POLICY_UCB1;
+	r.comm_id = comm;
+	r.rank = rank;
+	r.nranks = 8;
+	r.nnodes = 2;
+	r.nbytes = nbytes;
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		r.cost[i] = -1;
+	r.cost[TREE_SIMPLE] = 10;
+	r.cost[RING_SIMPLE] = 8;
+	return r;
+}
+
+static void identity(struct bot_report_part *p, const char *node)
+{
+	snprintf(p->job, sizeof(p->job), "77");
+	snprintf(p->step, sizeof(p->step), "0");
+	snprintf(p->node, sizeof(p->node), "%s", node);
+	p->step_nodes = 2;
+	p->expected_ranks = 4;
+}
+
+START_TEST(test_build_and_read_back)
+{
+	struct bot_report_builder *b = bot_report_builder_new();
+	struct bot_spool_rec r[10];
+	struct bot_report_part p, q;
+	char err[600], *text, *text2;
+	size_t len, len2;
+	uint64_t nb = 1u << 24;
+	unsigned bucket = bot_size_bucket(nb);
+
+	ck_assert_ptr_nonnull(b);
+	r[0] = rec(BOT_SPOOL_SUMMARY, 1, 0, bot_bucket_lo(bucket));
+	r[0].calls = 600;
+	r[1] = rec(BOT_SPOOL_SUMMARY, 1, 1, bot_bucket_lo(bucket));
+	r[1].calls = 640;
+	r[2] = rec(BOT_SPOOL_SUMMARY, 2, 0, bot_bucket_lo(bucket));
+	r[2].calls = 100;
+	for (int i = 0; i < 3; i++) {
+		r[3 + i] = rec(BOT_SPOOL_SAMPLE, 1, 0, nb);
+		r[3 + i].duration_ns = (uint64_t)(i == 0 ? 30000 : i == 1 ? 10000 : 20000);
+	}
+	r[6] = rec(BOT_SPOOL_SAMPLE, 1, 0, nb);
+	r[6].duration_ns = 5;
+	r[6].flags = BOT_SPOOL_F_AGGREGATE;	/* not clean: not counted */
+	for (int i = 7; i < 9; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].kind = BOT_SPOOL_PROC;
+		r[i].arm = r[i].auto_arm = r[i].decided = 0xff;
+		r[i].policy = BOT_POLICY_UCB1;
+		r[i].nccl_version = 22809;
+		r[i].tuner_abi = 5;
+		r[i].profiler_abi = i == 7 ? 5 : 0;
+		r[i].proc_flags = BOT_SPOOL_PF_TABLE | (i == 7 ? BOT_SPOOL_PF_MEASURED : 0);
+	}
+	ck_assert_int_eq(bot_report_builder_add(b, r, 9), 0);
+	bot_report_builder_file(b, 0);
+	bot_report_builder_file(b, 1);
+	bot_report_part_init(&p);
+	ck_assert_int_eq(bot_report_builder_finish(b, &p), 0);
+	bot_report_builder_free(b);
+	identity(&p, "n1");
+	ck_assert_uint_eq(p.nctx, 1);
+	ck_assert_uint_eq(p.ctx[0].calls, 740);	/* max over ranks, added over comms */
+	ck_assert_uint_eq(p.ctx[0].arm[TREE_SIMPLE].n, 3);
+	ck_assert_uint_eq(p.ctx[0].arm[TREE_SIMPLE].min_ns, 10000);
+	ck_assert_uint_eq(p.ctx[0].arm[TREE_SIMPLE].med_ns, 20000);
+	ck_assert_uint_eq(p.ctx[0].auto_arm, RING_SIMPLE);
+	ck_assert_uint_eq(p.procs_loaded, 2);
+	ck_assert_uint_eq(p.procs_table, 2);
+	ck_assert_uint_eq(p.procs_measured, 1);
+	ck_assert_uint_eq(p.nprofiler, 2);
+	ck_assert_int_eq(p.policy, BOT_POLICY_UCB1);
+	ck_assert_uint_eq(p.files_read, 1);
+	ck_assert_uint_eq(p.files_rejected, 1);
+	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
+	ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(bot_report_part_format(&q, &text2, &len2, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, len2);
+	ck_assert_msg(!memcmp(text, text2, len), "read back differs:\n%s\n%s", text, text2);
+	/* written and read as a file: the name is the identity */
+	ck_assert_msg(bot_report_part_write(dir, &p, err, sizeof(err), err, sizeof(err)) == 0,
+		      "%s", err);
+	{
+		struct bot_report_set set;
+		struct stat st;
+		char path[400];
+
+		snprintf(path, sizeof(path), "%s/77.0.n1.part", dir);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0600);
+		ck_assert_int_eq(bot_report_dir_read(dir, "77", NULL, &set, NULL), 0);
+		ck_assert_uint_eq(set.n, 1);
+		ck_assert_uint_eq(set.v[0].ctx[0].calls, 740);
+		bot_report_set_free(&set);
+		ck_assert_int_eq(bot_report_dir_count(dir, "77", "0"), 1);
+		ck_assert_int_eq(bot_report_dir_count(dir, "77", "1"), 0);
+		ck_assert_int_eq(bot_report_dir_count(dir, "7", NULL), 0);
+	}
+	free(text);
+	free(text2);
+	bot_report_part_free(&p);
+	bot_report_part_free(&q);
+}
+END_TEST
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	FILE *f = fopen(from, "rb"), *g;
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	g = fopen(to, "wb");
+	if (!g)
+		return -1;
+	fwrite(buf, 1, n, g);
+	return fclose(g) ? -1 : 0;
+}
+
+static const char *const head =
+	"nccl-bot-report-part 1\njob 5\nstep 0\nnode a\n";
+
+/* head + body parses? */
+static int parses(const char *body, char *err, size_t errlen)
+{
+	char buf[4096];
+	struct bot_report_part p;
+	int rc;
+
+	snprintf(buf, sizeof(buf), "%s%s", head, body);
+	rc = bot_report_part_parse("t", buf, strlen(buf), &p, err, errlen);
+	bot_report_part_free(&p);
+	return rc;
+}
+
+START_TEST(test_refusals)
+{
+	static const char *const bad[] = {
+		"end 1\n",					/* count */
+		"ctx allreduce 80 8 2 10 - -\n",		/* no end */
+		"ctx allreduce 80 8 2 10 - -\nend 1",		/* no newline */
+		"bogus 1\nend 0\n",				/* unknown key */
+		"node b\nend 0\n",				/* twice */
+		"mode off\nend 0\n",
+		"step x\nend 0\n",
+		"ctx allreduce 80 8 2 10 - -\nctx allreduce 80 8 2 10 - -\nend 2\n",
+		"ctx allreduce 81 8 2 10 - -\nctx allreduce 80 8 2 10 - -\nend 2\n",
+		"ctx allreduce 80 8 9 10 - -\nend 1\n",		/* nnodes > nranks */
+		"ctx allreduce 80 8 2 010 - -\nend 1\n",	/* leading zero */
+		"ctx allreduce 80 8 2 10 ring/bogus -\nend 1\n",
+		"ctx allreduce 80 8 2 10 - -\narm ring/simple 1 5 5\narm ring/simple 1 5 5\nend 1\n",
+		"ctx allreduce 80 8 2 10 - -\narm ring/simple 1 6 5\nend 1\n",	/* min > med */
+		"ctx allreduce 80 8 2 10 - -\narm ring/simple 0 5 5\nend 1\n",
+		"ctx allreduce 80 8 2 10 - -\ncost -0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+		"end 1\n",
+		"ctx allreduce 80 8 2 10 - -\ncost nan 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+		"end 1\n",
+		"ctx allreduce 80 8 2 10 - -\narm ring/simple 1 5 5\ncost -1 -1 -1 -1 -1 -1 -1 -1 "
+		"-1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1\nend 1\n",	/* cost after arm */
+		"ctx allreduce 80 8 2 10 - -\nmode on\nend 1\n",	/* header after ctx */
+		"fabric_why a\x01b\nend 0\n",			/* control character */
+		"procs 1 2 0 0\nend 0\n",			/* more with a table than loaded */
+		"end 0\nend 0\n",
+		"mode  on\nend 0\n",				/* empty field */
+		"end 0\n\n",
+	};
+	char err[600], lng[2000];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(parses(bad[i], err, sizeof(err)) < 0, "accepted bad %zu", i);
+		ck_assert_msg(!strncmp(err, "t:", 2), "%zu: %s", i, err);
+	}
+	ck_assert_msg(parses("mode shadow\nfabric_why no map here\nend 0\n", err, sizeof(err)) == 0,
+		      "%s", err);
+	ck_assert_msg(parses("ctx allreduce 80 8 2 0 - -\nend 1\n", err, sizeof(err)) == 0, "%s", err);
+	memset(lng, 'a', sizeof(lng));
+	memcpy(lng, "fabric_why ", 11);
+	strcpy(lng + 1100, "\nend 0\n");
+	ck_assert_int_lt(parses(lng, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "1024"));
+	/* another version, no magic, a missing job */
+	{
+		struct bot_report_part p;
+		const char *v2 = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\nend 0\n";
+		const char *nojob = "nccl-bot-report-part 1\nstep 0\nnode a\nend 0\n";
+
+		ck_assert_int_lt(bot_report_part_parse("t", v2, strlen(v2), &p, err, sizeof(err)), 0);
+		ck_assert_ptr_nonnull(strstr(err, "another version"));
+		ck_assert_int_lt(bot_report_part_parse("t", nojob, strlen(nojob), &p, err,
+						       sizeof(err)), 0);
+		ck_assert_int_lt(bot_report_part_parse("t", "", 0, &p, err, sizeof(err)), 0);
+	}
+}
+END_TEST
+
+/* A part holding the example of formats.md 17's numbers. */
+static void example(struct bot_report_part *p, const char *node, uint64_t tree_med,
+		    uint64_t ring_med)
+{
+	struct bot_report_ctx *c;
+
+	bot_report_part_init(p);
+	identity(p, node);
+	p->nparts = 1;
+	p->ctx = calloc(2, sizeof(*p->ctx));
+	ck_assert_ptr_nonnull(p->ctx);
+	p->nctx = 2;
+	/* allgather (2) sorts before allreduce (4) */
+	c = &p->ctx[1];
+	c->coll = BOT_COLL_ALLREDUCE;
+	c->bucket = 80;
+	c->nranks = 8;
+	c->nnodes = 2;
+	c->calls = c->src_calls = 1000;
+	c->auto_arm = RING_SIMPLE;
+	c->decided = TREE_SIMPLE;
+	c->arm[TREE_SIMPLE] = (struct bot_report_arm){ 10, tree_med - 1000, tree_med };
+	c->arm[RING_SIMPLE] = (struct bot_report_arm){ 4, ring_med - 1000, ring_med };
+	c = &p->ctx[0];
+	c->coll = BOT_COLL_ALLGATHER;
+	c->bucket = 84;
+	c->nranks = 8;
+	c->nnodes = 2;
+	c->calls = c->src_calls = 500;
+	c->auto_arm = RING_SIMPLE;
+	c->decided = TREE_SIMPLE;
+	c->has_cost = 1;
+	for (int i = 0; i < BOT_REPORT_NARMS; i++)
+		c->cost[i] = -1;
+	c->cost[TREE_SIMPLE] = 10;
+	c->cost[RING_SIMPLE] = 8;
+	c->arm[TREE_SIMPLE] = (struct bot_report_arm){ 6, 110000, 120000 };
+}
+
+START_TEST(test_numbers)
+{
+	struct bot_report_part p;
+	struct bot_report_row r;
+	struct bot_report_totals t;
+	char line[600];
+
+	example(&p, "a", 80000, 100000);
+	/* allreduce: both measured; tree 80 us, ring (AUTO) 100 us, 1000 calls */
+	bot_report_row(&p, &p.ctx[1], &r);
+	ck_assert(r.known && !r.estimated);
+	ck_assert_int_eq(r.best, TREE_SIMPLE);
+	ck_assert(fabs(r.saved - 0.02) < 1e-12);
+	ck_assert(r.lost == 0);
+	ck_assert(fabs(r.loss_ours) < 1e-12 && fabs(r.loss_auto - 0.25) < 1e-12);
+	ck_assert(!r.over10 && !r.harmed);
+	/* allgather: AUTO's ring estimated as 120 x 8/10 = 96 us; ours 120 us */
+	bot_report_row(&p, &p.ctx[0], &r);
+	ck_assert(r.known && r.estimated && r.est[RING_SIMPLE]);
+	ck_assert_int_eq(r.best, RING_SIMPLE);
+	ck_assert(fabs(r.t[RING_SIMPLE] - 96e-6) < 1e-15);
+	ck_assert(fabs(r.lost - 500 * 24e-6) < 1e-12);
+	ck_assert(fabs(r.loss_ours - 0.25) < 1e-12);
+	ck_assert(r.over10 && r.harmed);
+	bot_report_totals(&p, &t);
+	ck_assert_uint_eq(t.calls_decided, 1500);
+	ck_assert(fabs(t.saved - 0.02) < 1e-12 && fabs(t.lost - 0.012) < 1e-12);
+	ck_assert(t.estimated);
+	ck_assert_uint_eq(t.over10, 1);
+	ck_assert_uint_eq(t.harmed, 1);
+	ck_assert(fabs(t.worst_excess - 0.25) < 1e-12);
+	/* expected ranks: the largest communicator (8) beats the 4 tasks Slurm
+	 * started (a launcher starting ranks as a task's children) */
+	p.procs_loaded = 3;
+	p.nccl[0] = (struct bot_report_ver){ 22809, 3 };
+	p.nnccl = 1;
+	p.tuner[0] = (struct bot_report_ver){ 5, 3 };
+	p.ntuner = 1;
+	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
+	ck_assert_msg(!strcmp(line, "nccl-bot: step 77.0: 1500 calls decided, est. saved ~8 ms vs "
+			      "AUTO, 1 contexts lost >10%, tuner loaded on 3 of 8 ranks, NCCL "
+			      "2.28.9, tuner v5, profiler n/a; report: /r"), "%s", line);
+	/* shadow: NCCL's choice stands, nothing claimed */
+	p.shadow = 1;
+	bot_report_totals(&p, &t);
+	ck_assert_uint_eq(t.calls_decided, 0);
+	ck_assert(t.saved == 0 && t.lost == 0);
+	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "shadow: measured only") && !strstr(line, "saved"), "%s", line);
+	bot_report_part_free(&p);
+	/* nothing measured still says something */
+	bot_report_part_init(&p);
+	bot_report_summary(&p, "1.2", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "0 calls decided") && strstr(line, "loaded on 0 of ? ranks") &&
+		      strstr(line, "NCCL n/a"), "%s", line);
+}
+END_TEST
+
+START_TEST(test_merge)
+{
+	struct bot_report_part a, b, step, job;
+	struct bot_report_totals t;
+
+	example(&a, "a", 80000, 100000);
+	example(&b, "b", 70000, 110000);
+	b.ctx[1].calls = b.ctx[1].src_calls = 1200;
+	bot_report_part_init(&step);
+	ck_assert_int_eq(bot_report_merge(&step, &a, BOT_REPORT_SAME_STEP), 0);
+	ck_assert_int_eq(bot_report_merge(&step, &b, BOT_REPORT_SAME_STEP), 0);
+	ck_assert_uint_eq(step.nparts, 2);
+	ck_assert_str_eq(step.node, "*");
+	ck_assert_str_eq(step.job, "77");
+	ck_assert_uint_eq(step.nctx, 2);
+	ck_assert_uint_eq(step.expected_ranks, 8);
+	/* calls the largest; medians the minimum over parts; samples added */
+	ck_assert_uint_eq(step.ctx[1].calls, 1200);
+	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].med_ns, 70000);
+	ck_assert_uint_eq(step.ctx[1].arm[RING_SIMPLE].med_ns, 100000);
+	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].n, 20);
+	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].min_ns, 69000);
+	bot_report_totals(&step, &t);
+	/* 1200 x (100 - 70) us + the allgather's saved 0 */
+	ck_assert(fabs(t.saved - 0.036) < 1e-12);
+	/* two steps of a job: calls added */
+	bot_report_part_init(&job);
+	ck_assert_int_eq(bot_report_merge(&job, &step, BOT_REPORT_STEPS), 0);
+	snprintf(a.step, sizeof(a.step), "1");
+	ck_assert_int_eq(bot_report_merge(&job, &a, BOT_REPORT_STEPS), 0);
+	ck_assert_uint_eq(job.ctx[1].calls, 2200);
+	ck_assert_uint_eq(job.ctx[0].calls, 1000);
+	ck_assert_str_eq(job.step, "*");
+	ck_assert_uint_eq(job.nparts, 3);
+	bot_report_part_free(&a);
+	bot_report_part_free(&b);
+	bot_report_part_free(&step);
+	bot_report_part_free(&job);
+}
+END_TEST
+
+START_TEST(test_files_refused)
+{
+	struct bot_report_part p, q;
+	struct bot_report_set set;
+	char err[800], path[400], link[400];
+	int dfd;
+
+	example(&p, "a", 80000, 100000);
+	ck_assert_int_eq(bot_report_part_write(dir, &p, NULL, 0, err, sizeof(err)), 0);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	/* a link to the part, a part whose content names another node, a FIFO */
+	snprintf(path, sizeof(path), "%s/77.0.a.part", dir);
+	snprintf(link, sizeof(link), "%s/77.0.b.part", dir);
+	ck_assert_int_eq(symlink(path, link), 0);
+	snprintf(link, sizeof(link), "%s/77.0.c.part", dir);
+	ck_assert_int_eq(copy_file(path, link), 0);
+	snprintf(link, sizeof(link), "%s/77.0.d.part", dir);
+	ck_assert_int_eq(mkfifo(link, 0600), 0);
+	ck_assert_int_lt(bot_report_part_read_at(dfd, "77.0.b.part", "b", 0, 0, &q, err,
+						 sizeof(err)), 0);
+	ck_assert_int_lt(bot_report_part_read_at(dfd, "77.0.c.part", "c", 0, 0, &q, err,
+						 sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "77.0.a.part"));
+	ck_assert_int_lt(bot_report_part_read_at(dfd, "77.0.d.part", "d", 0, 0, &q, err,
+						 sizeof(err)), 0);
+	ck_assert_int_lt(bot_report_part_read_at(dfd, "77.0.a.part", "a", 1, getuid() + 1, &q,
+						 err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_report_part_read_at(dfd, "77.0.a.part", "a", 1, getuid(), &q, err,
+						 sizeof(err)), 0);
+	bot_report_part_free(&q);
+	close(dfd);
+	ck_assert_int_eq(bot_report_dir_read(dir, "77", "0", &set, NULL), 0);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_uint_eq(set.refused, 3);
+	bot_report_set_free(&set);
+	/* a directory that is a link is not written through */
+	snprintf(link, sizeof(link), "%s/ln", dir);
+	ck_assert_int_eq(symlink(dir, link), 0);
+	ck_assert_int_lt(bot_report_part_write(link, &p, NULL, 0, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(err, "symbolic link"));
+	/* missing parents are made 0700 */
+	snprintf(path, sizeof(path), "%s/x/y", dir);
+	ck_assert_int_eq(bot_report_part_write(path, &p, NULL, 0, err, sizeof(err)), 0);
+	{
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/x", dir);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0700);
+	}
+	bot_report_part_free(&p);
+}
+END_TEST
+
+START_TEST(test_expand_and_info)
+{
+	struct bot_report_part p;
+	char out[256], err[400];
+
+	ck_assert_int_eq(bot_report_dir_expand("/r/%u/%j/100%%", "12", "ann", out, sizeof(out), err,
+					       sizeof(err)), 0);
+	ck_assert_str_eq(out, "/r/ann/12/100%");
+	ck_assert_int_lt(bot_report_dir_expand("/r/%n", "12", "ann", out, sizeof(out), err,
+					       sizeof(err)), 0);
+	ck_assert_int_lt(bot_report_dir_expand("/r/%u", "12", "a/b", out, sizeof(out), err,
+					       sizeof(err)), 0);
+	ck_assert_int_lt(bot_report_dir_expand("/r/%j", "12", "a", out, 5, err, sizeof(err)), 0);
+	bot_report_part_init(&p);
+	ck_assert_int_eq(bot_report_part_info(&p, "shadow replaced prior (the map has no n9)"), 0);
+	ck_assert(p.shadow);
+	ck_assert_int_eq(p.user_plugin, BOT_REPORT_PLUGIN_REPLACED);
+	ck_assert_str_eq(p.fabric, "prior");
+	ck_assert_str_eq(p.fabric_why, "the map has no n9");
+	ck_assert_int_eq(bot_report_part_info(&p, "on kept fabric a (no learned state yet)"), 0);
+	ck_assert(!p.shadow);
+	ck_assert_str_eq(p.fabric, "a");
+	ck_assert_str_eq(p.fabric_why, "");
+	ck_assert_int_lt(bot_report_part_info(&p, "off none prior"), 0);
+	ck_assert_int_lt(bot_report_part_info(&p, NULL), 0);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_build_and_read_back);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_numbers);
+	tcase_add_test(tc, test_merge);
+	tcase_add_test(tc, test_files_refused);
+	tcase_add_test(tc, test_expand_and_info);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+BOT_TEST_MAIN(report_suite)

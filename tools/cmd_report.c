@@ -1,0 +1,515 @@
+/*
+ * cmd_report.c - `nccl-bot report`: a job's report from its parts
+ * (learn/report.h; doc/formats.md section 17; nccl-bot(1), REPORT).
+ *
+ *   nccl-bot report [--json] [--plugstack FILE] JOBID|DIR
+ *
+ * DIR: every part in it, per step and per job. JOBID: its parts, from the
+ * first of these directories that holds one: ./nccl-bot-JOBID,
+ * $NCCL_BOT_REPORT_DIR, and report_dir= of spank_nccl_bot.so in
+ * plugstack.conf and plugstack.conf.d/ *.conf beside it (--plugstack, else
+ * the one beside $SLURM_CONF, else /etc/slurm/plugstack.conf), %j and %u
+ * expanded for the job and the invoking user.
+ *
+ * Per step (the parts of its nodes merged) and per job (its steps merged):
+ * per context the arms used with their measured latencies, AUTO's arm, our
+ * choice, the best known arm, the estimated loss of both, time saved and
+ * lost; then the totals. Exit status: 0 parts were read, 1 none (or the
+ * directory cannot be read), 2 usage.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "common/dirscan.h"
+#include "common/readall.h"
+#include "learn/report.h"
+#include "policies/context.h"
+
+#define PLUGSTACK_MAX (1u << 20)
+
+static void report_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: nccl-bot report [--json] [--plugstack FILE] JOBID|DIR\n"
+		"\n"
+		"  The job's report: its steps' parts (one per node, written at each step's end\n"
+		"  as the job's user) merged per step and per job. Per context: the arms used,\n"
+		"  their measured latencies, AUTO's arm and ours, the best known arm, the\n"
+		"  estimated loss of each, time saved and lost against AUTO; then the totals.\n"
+		"  JOBID is looked for in ./nccl-bot-JOBID, $NCCL_BOT_REPORT_DIR, and\n"
+		"  plugstack.conf's report_dir= (%%j, %%u expanded); DIR is read as it is.\n"
+		"\n"
+		"  --json            one JSON object instead of text\n"
+		"  --plugstack FILE  the plugstack.conf to read report_dir= from (default the\n"
+		"                    one beside $SLURM_CONF, else /etc/slurm/plugstack.conf)\n");
+}
+
+static int job_like(const char *s)
+{
+	if (!*s || strlen(s) >= BOT_REPORT_TOKEN_MAX)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || *s == '_'))
+			return 0;
+	return 1;
+}
+
+static int has_parts(const char *dir, const char *job)
+{
+	struct stat st;
+
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && bot_report_dir_count(dir, job, NULL) > 0;
+}
+
+/* report_dir=VALUE of the spank_nccl_bot line in one plugstack file. */
+static int plugstack_one(int dirfd, const char *name, const char *path, char *out, size_t len)
+{
+	const struct bot_open_rule rule = { .what = "plugstack.conf", .max = PLUGSTACK_MAX };
+	char err[PATH_MAX + 256];
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	if (bot_read_at(dirfd, name, path, &rule, &buf, &n, err, sizeof(err)) < 0)
+		return 0;
+	for (size_t i = 0; i < n && !found;) {
+		size_t e = i;
+		char line[8192];
+
+		while (e < n && buf[e] != '\n')
+			e++;
+		if (e - i < sizeof(line)) {
+			char *w, *save;
+
+			memcpy(line, buf + i, e - i);
+			line[e - i] = 0;
+			if (strstr(line, "spank_nccl_bot") && line[strspn(line, " \t")] != '#')
+				for (w = strtok_r(line, " \t\r", &save); w;
+				     w = strtok_r(NULL, " \t\r", &save))
+					if (!strncmp(w, "report_dir=", 11) && w[11] == '/') {
+						snprintf(out, len, "%s", w + 11);
+						found = 1;
+					}
+		}
+		i = e + 1;
+	}
+	free(buf);
+	return found;
+}
+
+static int conf_name(const struct dirent *e, void *arg)
+{
+	size_t n = strlen(e->d_name);
+
+	(void)arg;
+	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
+}
+
+/* report_dir= of plugstack.conf, else of plugstack.conf.d beside it. */
+static int plugstack_report_dir(const char *file, char *out, size_t len)
+{
+	char dir[PATH_MAX], sub[PATH_MAX + 32], path[2 * PATH_MAX];
+	const char *slash = strrchr(file, '/');
+	char **names = NULL;
+	size_t n = 0;
+	int fd, found;
+
+	if (plugstack_one(AT_FDCWD, file, file, out, len))
+		return 1;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
+	snprintf(sub, sizeof(sub), "%s/plugstack.conf.d", dir);
+	fd = open(sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	found = 0;
+	if (bot_dir_names(fd, conf_name, NULL, &names, &n) == 0)
+		for (size_t i = 0; i < n && !found; i++) {
+			snprintf(path, sizeof(path), "%s/%s", sub, names[i]);
+			found = plugstack_one(fd, names[i], path, out, len);
+		}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	close(fd);
+	return found;
+}
+
+/* Where JOBID's parts are: 0 with dir filled, or -1 (each place tried said). */
+static int find_dir(const char *job, const char *plugstack, char *dir, size_t len)
+{
+	struct passwd *pw = getpwuid(getuid());
+	const char *user = pw ? pw->pw_name : "";
+	const char *env = getenv("NCCL_BOT_REPORT_DIR");
+	char tmpl[PATH_MAX], err[PATH_MAX + 256], conf[PATH_MAX];
+	char tried[3][PATH_MAX];
+	int nt = 0;
+
+	snprintf(dir, len, "nccl-bot-%s", job);
+	if (has_parts(dir, job))
+		return 0;
+	snprintf(tried[nt++], PATH_MAX, "%s", dir);
+	if (env && *env && bot_report_dir_expand(env, job, user, dir, len, err, sizeof(err)) == 0) {
+		if (has_parts(dir, job))
+			return 0;
+		snprintf(tried[nt++], PATH_MAX, "%s", dir);
+	}
+	if (!plugstack) {
+		const char *sc = getenv("SLURM_CONF"), *slash = sc ? strrchr(sc, '/') : NULL;
+
+		if (slash)
+			snprintf(conf, sizeof(conf), "%.*s/plugstack.conf", (int)(slash - sc), sc);
+		else
+			snprintf(conf, sizeof(conf), "/etc/slurm/plugstack.conf");
+		plugstack = conf;
+	}
+	if (plugstack_report_dir(plugstack, tmpl, sizeof(tmpl)) &&
+	    bot_report_dir_expand(tmpl, job, user, dir, len, err, sizeof(err)) == 0) {
+		if (has_parts(dir, job))
+			return 0;
+		snprintf(tried[nt++], PATH_MAX, "%s", dir);
+	}
+	fprintf(stderr, "nccl-bot: report: no parts of job %s in", job);
+	for (int i = 0; i < nt; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", tried[i]);
+	fprintf(stderr, " (nor report_dir= in %s)\n", plugstack);
+	return -1;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void us(double s, char *buf, size_t len)
+{
+	if (s < 0)
+		snprintf(buf, len, "unknown");
+	else
+		snprintf(buf, len, "%.1f us", s * 1e6);
+}
+
+static void span(double s, char *buf, size_t len)
+{
+	if (s >= 1)
+		snprintf(buf, len, "%.3f s", s);
+	else
+		snprintf(buf, len, "%.3f ms", s * 1e3);
+}
+
+static const char *plugin_word(int p)
+{
+	return p == BOT_REPORT_PLUGIN_KEPT ? "kept" : p == BOT_REPORT_PLUGIN_REPLACED ?
+	       "replaced" : "none";
+}
+
+static void text_totals(const char *what, const struct bot_report_part *m)
+{
+	struct bot_report_totals t;
+	char sv[32], ls[32], nt[32];
+
+	bot_report_totals(m, &t);
+	span(t.saved, sv, sizeof(sv));
+	span(t.lost, ls, sizeof(ls));
+	span(t.saved >= t.lost ? t.saved - t.lost : t.lost - t.saved, nt, sizeof(nt));
+	if (m->shadow)
+		printf("  %s total (shadow: NCCL's choice stood, nothing saved or lost): %llu calls "
+		       "in %zu contexts, %zu where AUTO lost >10%% against the best known arm\n",
+		       what, (unsigned long long)t.calls, t.contexts, t.over10);
+	else
+		printf("  %s total: %llu calls decided of %llu, %ssaved %s, lost %s, net %s %s "
+		       "vs AUTO; %zu contexts lost >10%%, %zu harmed (worse than AUTO by > 2 "
+		       "points), %zu unknown\n", what, (unsigned long long)t.calls_decided,
+		       (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
+		       t.saved >= t.lost ? "saved" : "lost", t.over10, t.harmed, t.unknown);
+}
+
+static void text_step(const struct bot_report_part *m, const char *nodes, int contexts)
+{
+	char nccl[128], tuner[64], prof[64];
+
+	bot_report_versions(m->nccl, m->nnccl, BOT_REPORT_VER_NCCL, nccl, sizeof(nccl));
+	bot_report_versions(m->tuner, m->ntuner, BOT_REPORT_VER_ABI, tuner, sizeof(tuner));
+	bot_report_versions(m->profiler, m->nprofiler, BOT_REPORT_VER_ABI, prof, sizeof(prof));
+	printf("step %s.%s: %zu part(s) (%s), mode %s, policy %s, fabric %s%s%s%s, leaf switches "
+	       "%u, user plugin %s\n", m->job, m->step, m->nparts, nodes,
+	       m->shadow ? "shadow" : "on", bot_policy_name(m->policy), m->fabric,
+	       m->fabric_why[0] ? " (" : "", m->fabric_why, m->fabric_why[0] ? ")" : "",
+	       m->leaf_switches, plugin_word(m->user_plugin));
+	printf("  tuner loaded on %llu of %u expected ranks (%llu with a table, %llu measured, "
+	       "%llu on the prior); NCCL %s, tuner %s, profiler %s; spool files %llu read, "
+	       "%llu rejected\n", (unsigned long long)m->procs_loaded, m->expected_ranks,
+	       (unsigned long long)m->procs_table, (unsigned long long)m->procs_measured,
+	       (unsigned long long)m->procs_prior, nccl, tuner, prof,
+	       (unsigned long long)m->files_read, (unsigned long long)m->files_rejected);
+	for (size_t i = 0; contexts && i < m->nctx; i++) {
+		const struct bot_report_ctx *c = &m->ctx[i];
+		struct bot_report_row r;
+		char name[96], ta[32], tx[32], sv[32], ls[32];
+		int a = c->auto_arm < BOT_REPORT_NARMS ? c->auto_arm : -1;
+
+		bot_report_row(m, c, &r);
+		bot_ctx_format(bot_ctx_key(c->coll, c->bucket, c->nranks, c->nnodes), name,
+			       sizeof(name));
+		printf("  %s: %llu calls; AUTO %s, ours %s, best known %s\n", name,
+		       (unsigned long long)c->calls, a >= 0 ? bot_arm_name(a) : "unknown",
+		       r.chosen >= 0 ? bot_arm_name(r.chosen) : "unknown",
+		       r.best >= 0 ? bot_arm_name(r.best) : "unknown");
+		for (int k = 0; k < BOT_REPORT_NARMS; k++)
+			if (c->arm[k].n)
+				printf("    %-16s %llu samples, median %.1f us, min %.1f us\n",
+				       bot_arm_name(k), (unsigned long long)c->arm[k].n,
+				       c->arm[k].med_ns / 1e3, c->arm[k].min_ns / 1e3);
+		if (!r.known) {
+			printf("    loss unknown (AUTO's arm or a latency is not known)\n");
+			continue;
+		}
+		us(r.t[a], ta, sizeof(ta));
+		us(r.t[r.chosen], tx, sizeof(tx));
+		span(r.saved, sv, sizeof(sv));
+		span(r.lost, ls, sizeof(ls));
+		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%; saved %s, lost %s%s%s\n",
+		       ta, r.est[a] ? " (estimated)" : "", tx, r.est[r.chosen] ? " (estimated)" : "",
+		       r.loss_ours * 100, r.loss_auto * 100, sv, ls, r.over10 ? "; lost >10%" : "",
+		       r.harmed ? "; harmed" : "");
+	}
+	text_totals("step", m);
+}
+
+static void json_vers(const char *key, const struct bot_report_ver *v, size_t n)
+{
+	printf("\"%s\":[", key);
+	for (size_t i = 0; i < n; i++)
+		printf("%s{\"v\":%u,\"procs\":%llu}", i ? "," : "", v[i].v,
+		       (unsigned long long)v[i].n);
+	printf("]");
+}
+
+static void json_totals(const struct bot_report_part *m)
+{
+	struct bot_report_totals t;
+
+	bot_report_totals(m, &t);
+	printf("\"totals\":{\"calls\":%llu,\"calls_decided\":%llu,\"saved\":%.9g,\"lost\":%.9g,"
+	       "\"net\":%.9g,\"estimated\":%s,\"contexts\":%zu,\"over10\":%zu,\"harmed\":%zu,"
+	       "\"unknown\":%zu,\"worst_excess\":%.6g,\"ranks_loaded\":%llu,"
+	       "\"ranks_expected\":%llu}", (unsigned long long)t.calls,
+	       (unsigned long long)t.calls_decided, t.saved, t.lost, t.saved - t.lost,
+	       t.estimated ? "true" : "false", t.contexts, t.over10, t.harmed, t.unknown,
+	       t.worst_excess, (unsigned long long)t.ranks_loaded,
+	       (unsigned long long)t.ranks_expected);
+}
+
+static void json_step(const struct bot_report_part *m, const char *nodes)
+{
+	printf("{\"job\":");
+	json_str(m->job);
+	printf(",\"step\":");
+	json_str(m->step);
+	printf(",\"nodes\":");
+	json_str(nodes);
+	printf(",\"parts\":%zu,\"mode\":\"%s\",\"policy\":\"%s\",\"fabric\":", m->nparts,
+	       m->shadow ? "shadow" : "on", bot_policy_name(m->policy));
+	json_str(m->fabric);
+	printf(",\"fabric_why\":");
+	json_str(m->fabric_why);
+	printf(",\"leaf_switches\":%u,\"user_plugin\":\"%s\",\"ranks_loaded\":%llu,"
+	       "\"ranks_expected\":%u,\"files_read\":%llu,\"files_rejected\":%llu,",
+	       m->leaf_switches, plugin_word(m->user_plugin), (unsigned long long)m->procs_loaded,
+	       m->expected_ranks, (unsigned long long)m->files_read,
+	       (unsigned long long)m->files_rejected);
+	json_vers("nccl", m->nccl, m->nnccl);
+	putchar(',');
+	json_vers("tuner", m->tuner, m->ntuner);
+	putchar(',');
+	json_vers("profiler", m->profiler, m->nprofiler);
+	printf(",\"contexts\":[");
+	for (size_t i = 0; i < m->nctx; i++) {
+		const struct bot_report_ctx *c = &m->ctx[i];
+		struct bot_report_row r;
+		char name[96];
+		int a = c->auto_arm < BOT_REPORT_NARMS ? c->auto_arm : -1, first = 1;
+
+		bot_report_row(m, c, &r);
+		bot_ctx_format(bot_ctx_key(c->coll, c->bucket, c->nranks, c->nnodes), name,
+			       sizeof(name));
+		printf("%s{\"context\":\"%s\",\"calls\":%llu,\"auto\":", i ? "," : "", name,
+		       (unsigned long long)c->calls);
+		if (a >= 0)
+			printf("\"%s\"", bot_arm_name(a));
+		else
+			printf("null");
+		printf(",\"chosen\":");
+		if (r.chosen >= 0)
+			printf("\"%s\"", bot_arm_name(r.chosen));
+		else
+			printf("null");
+		printf(",\"best\":");
+		if (r.best >= 0)
+			printf("\"%s\"", bot_arm_name(r.best));
+		else
+			printf("null");
+		printf(",\"arms\":[");
+		for (int k = 0; k < BOT_REPORT_NARMS; k++)
+			if (c->arm[k].n) {
+				printf("%s{\"arm\":\"%s\",\"samples\":%llu,\"median_us\":%.3f,"
+				       "\"min_us\":%.3f}", first ? "" : ",", bot_arm_name(k),
+				       (unsigned long long)c->arm[k].n, c->arm[k].med_ns / 1e3,
+				       c->arm[k].min_ns / 1e3);
+				first = 0;
+			}
+		printf("]");
+		if (r.known)
+			printf(",\"t_auto_us\":%.3f,\"t_ours_us\":%.3f,\"estimated\":%s,"
+			       "\"loss_ours\":%.6g,\"loss_auto\":%.6g,\"saved\":%.9g,\"lost\":%.9g,"
+			       "\"over10\":%s,\"harmed\":%s}", r.t[a] * 1e6, r.t[r.chosen] * 1e6,
+			       r.estimated ? "true" : "false", r.loss_ours, r.loss_auto, r.saved,
+			       r.lost, r.over10 ? "true" : "false", r.harmed ? "true" : "false");
+		else
+			printf(",\"known\":false}");
+	}
+	printf("],");
+	json_totals(m);
+	printf("}");
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static int same_step(const struct bot_report_part *a, const struct bot_report_part *b)
+{
+	return !strcmp(a->job, b->job) && !strcmp(a->step, b->step);
+}
+
+static int show(const char *dir, const char *job, int json)
+{
+	struct bot_log log = { bot_cmd_log, "report" };
+	struct bot_report_set set;
+	struct bot_report_part jobm, stepm;
+	char nodes[1024];
+	int rc = 0, first = 1;
+
+	if (bot_report_dir_read(dir, job, NULL, &set, &log) < 0)
+		return 1;
+	if (!set.n) {
+		fprintf(stderr, "nccl-bot: report: no parts in %s%s\n", dir,
+			set.refused ? " that could be read" : "");
+		bot_report_set_free(&set);
+		return 1;
+	}
+	if (json) {
+		printf("{\"dir\":");
+		json_str(dir);
+		printf(",\"refused\":%zu,\"steps\":[", set.refused);
+	} else {
+		printf("nccl-bot report: %s\n", dir);
+	}
+	bot_report_part_init(&jobm);
+	for (size_t i = 0; i < set.n && !rc;) {
+		size_t j = i, k = 0;
+
+		bot_report_part_init(&stepm);
+		nodes[0] = 0;
+		for (; j < set.n && same_step(&set.v[i], &set.v[j]); j++) {
+			if (bot_report_merge(&stepm, &set.v[j], BOT_REPORT_SAME_STEP) < 0)
+				rc = 1;
+			k += (size_t)snprintf(nodes + k, k < sizeof(nodes) ? sizeof(nodes) - k : 0,
+					      "%s%s", k ? " " : "", set.v[j].node);
+			if (k >= sizeof(nodes))
+				k = sizeof(nodes) - 1;
+		}
+		/* a new job: the last one's total first */
+		if (jobm.nparts && strcmp(jobm.job, stepm.job)) {
+			if (!json)
+				text_totals("job", &jobm);
+			bot_report_part_free(&jobm);
+			bot_report_part_init(&jobm);
+		}
+		if (bot_report_merge(&jobm, &stepm, BOT_REPORT_STEPS) < 0)
+			rc = 1;
+		if (json) {
+			printf("%s", first ? "" : ",");
+			json_step(&stepm, nodes);
+		} else {
+			text_step(&stepm, nodes, 1);
+		}
+		first = 0;
+		bot_report_part_free(&stepm);
+		i = j;
+	}
+	if (json) {
+		printf("],\"job\":{");
+		json_totals(&jobm);
+		printf("}}\n");
+	} else if (jobm.nparts) {
+		text_totals("job", &jobm);
+	}
+	if (rc)
+		fprintf(stderr, "nccl-bot: report: out of memory or over %u contexts\n",
+			BOT_REPORT_MAX_CTX);
+	bot_report_part_free(&jobm);
+	bot_report_set_free(&set);
+	return rc;
+}
+
+int bot_cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "plugstack", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *plugstack = NULL;
+	char dir[PATH_MAX];
+	struct stat st;
+	int c, json = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'p':
+			plugstack = optarg;
+			break;
+		case 'h':
+			report_usage(stdout);
+			return 0;
+		default:
+			report_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		report_usage(stderr);
+		return 2;
+	}
+	if (job_like(argv[optind]) && !(stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))) {
+		if (find_dir(argv[optind], plugstack, dir, sizeof(dir)) < 0)
+			return 1;
+		return show(dir, argv[optind], json);
+	}
+	return show(argv[optind], NULL, json);
+}
