@@ -97,9 +97,23 @@ static const struct bot_policy_params defaults = {
  * posterior sds (one sd: each bound holds with about 84 % under the
  * Gaussian belief; doc/policies.md says what that buys). */
 #define SAFE_Z		1.0
-/* The least excess an arm without samples in this context is charged. */
-#ifndef SAFE_UNMEASURED
-#define SAFE_UNMEASURED	0.25
+/* An arm without samples in this context (or any arm while AUTO's own arm
+ * has none) is charged NCCL's cost-model ratio against AUTO's arm, times
+ * 1 + SAFE_MARGIN, minus one, and at least SAFE_FLOOR. */
+#ifndef SAFE_MARGIN
+#define SAFE_MARGIN	0.10
+#endif
+#ifndef SAFE_FLOOR
+#define SAFE_FLOOR	0.03
+#endif
+#ifndef SAFE_MEASURE_FIRST
+#define SAFE_MEASURE_FIRST	1
+#endif
+#ifndef SAFE_WIDEN
+#define SAFE_WIDEN	0
+#endif
+#ifndef SAFE_BORROW
+#define SAFE_BORROW	1
 #endif
 
 /* The policy whose planner a -free variant uses. */
@@ -1015,22 +1029,6 @@ static void plan_greedy_cold(const struct view *v, struct bot_plan *out)
 
 /* ---- safe exploration (doc/policies.md) -------------------------------- */
 
-/* Pessimistic excess of one call on arm b over one call of AUTO's arm, in
- * AUTO calls: the upper bound of b against the lower bound of AUTO's arm;
- * exactly 0 for AUTO's arm itself (it is the baseline). */
-static double safe_excess(const struct view *v, const struct belief *b, double la)
-{
-	double e;
-
-	if (b->arm == v->auto_arm)
-		return 0;
-	e = exp2((b->mu + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
-	/* AUTO's errors are heavy-tailed: an arm never measured here may be
-	 * far slower than any Gaussian bound says (seen: 2.4x where the bound
-	 * promised 0.6x), so it is charged at least SAFE_UNMEASURED. */
-	return b->n ? e : fmax(e, SAFE_UNMEASURED);
-}
-
 static const struct belief *view_arm(const struct view *v, int arm)
 {
 	for (int i = 0; i < v->nb; i++)
@@ -1039,70 +1037,128 @@ static const struct belief *view_arm(const struct view *v, int arm)
 	return NULL;
 }
 
-/* What the context has spent and earned: *spent = the pessimistic excess
- * of its measured calls over AUTO's arm and *base = the calls AUTO's arm
- * alone would have made, both in calls when the context counts its calls
- * (samples scaled by calls / samples), else in samples; *la = AUTO's
- * lower bound (q). -1 when AUTO's arm is not in the view. */
-static int safe_history(const struct view *v, double *spent, double *base, double *la, double *rate)
+/* Pessimistic excess of one call on arm b over one call of AUTO's arm, in
+ * AUTO calls: exactly 0 for AUTO's arm itself (it is the baseline); when
+ * both are measured here, the upper bound of b against the lower bound la
+ * of AUTO's arm (negative: a saving); otherwise the cost model's ratio made
+ * pessimistic (doc/policies.md): AUTO's errors are heavy-tailed, and a
+ * Gaussian bound borrowed from neighbours once promised 0.6x where the
+ * truth was 2.4x, so borrowed evidence is never what a probe is charged by. */
+static double safe_excess(const struct view *v, const struct belief *b, double la, int auto_measured)
+{
+	const struct belief *a;
+	double pa, pb, ratio;
+
+	if (b->arm == v->auto_arm)
+		return 0;
+	if (b->n && auto_measured)
+		return exp2((b->mu + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
+	pa = (double)v->ctx->prior[v->auto_arm];
+	pb = (double)v->ctx->prior[b->arm];
+	if (!(pa > 0) || !(pb >= 0))
+		return INFINITY;
+	ratio = pb / pa;
+#if SAFE_BORROW
+	a = view_arm(v, v->auto_arm);
+	if (a) {
+		double rc = exp2((b->m0 - (auto_measured ? la : a->m0)) / BOT_Q_PER_OCTAVE);
+
+		if (rc < ratio)
+			ratio = rc;
+	}
+#else
+	(void)a;
+#endif
+	return fmax(SAFE_FLOOR, ratio * (1.0 + SAFE_MARGIN) - 1.0);
+}
+
+/* What the context has spent and earned: *spent = the pessimistic net
+ * excess of its measured calls over AUTO's arm (the gross excess, at least
+ * the state's `explore`, less the pessimistic savings) and *base = the calls
+ * AUTO's arm alone would have made, both in calls when the context counts
+ * its calls (samples scaled by calls / samples), else in samples; *gross =
+ * the gross excess alone; *la = AUTO's lower bound (q), *am = whether AUTO's
+ * arm has samples here. -1 when AUTO's arm is not in the view. */
+static int safe_history(const struct view *v, double *spent, double *gross, double *base, double *la,
+			double *rate, int *am)
 {
 	const struct belief *a = view_arm(v, v->auto_arm);
-	double s = 0, n = 0, r = 1, st;
+	double g = 0, sv = 0, n = 0, r = 1, st;
 
 	if (!a)
 		return -1;
 	*la = a->mu - SAFE_Z * a->sd;
+	*am = a->n > 0;
 	for (int i = 0; i < v->nb; i++) {
 		n += (double)v->b[i].n;
-		if (v->b[i].n)
-			s += (double)v->b[i].n * safe_excess(v, &v->b[i], *la);
+		if (v->b[i].n) {
+			double e = (double)v->b[i].n * safe_excess(v, &v->b[i], *la, *am);
+
+			if (e > 0)
+				g += e;
+			else
+				sv -= e;
+		}
 	}
 	if (v->ctx->calls && n > 0)
 		r = n / (double)v->ctx->calls;	/* samples per call */
-	s /= r;
+	g /= r;
+	sv /= r;
 	n /= r;
-	/* what the state remembers was spent (never decreases) */
+	/* what the state remembers was spent (the gross never decreases) */
 	st = (double)v->ctx->explore / 65536.0;
-	if (st > s)
-		s = st;
-	*spent = s;
+	if (st > g)
+		g = st;
+	*gross = g;
+	*spent = g - sv;
 	*base = n;
 	*rate = r;
 	return 0;
 }
 
-/* Clip a plan to the budget: with R the calls of this round, S the spent
- * excess and N the calls so far, keep S + R * (plan's excess per call)
- * <= budget * (N + R). The exploit falls back to AUTO's arm when it alone
- * does not fit; probes that cost more than the exploit shrink by one
- * common factor (a narrower range: fewer communicators, or a smaller
- * chance per call) and vanish below one bucket. */
+/* Clip a plan to the budget: with R the calls of this round, S the net
+ * spent excess and N the calls so far, keep S + R * (plan's excess per call)
+ * <= budget * (N + R). The exploit falls back to AUTO when it alone does
+ * not fit, and is then probed first instead (else an arm that only
+ * borrowed evidence favours would never be measured); probes that cost
+ * more than the exploit are taken in the plan's order while the budget
+ * covers them. AUTO's arm itself is left to NCCL (BOT_ARM_AUTO), never
+ * forced: the budget is against what stock NCCL does, and the arm the
+ * prior names AUTO's may not be it. */
 static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
-		      struct bot_plan *out)
+		      uint64_t key, struct bot_plan *out)
 {
-	double spent, n, la, rate, r, slack, ex, f, unit;
+	double spent, gross, n, la, rate, r, slack, ex, unit;
 	const struct belief *b;
-	unsigned k = 0;
+	int arm[BOT_MAX_PROBES + 1], am;
+	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0;
 
-	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &n, &la, &rate) < 0)
+	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
+		plan_auto(out);
 		return;
+	}
 	r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
 	if (!v->ctx->calls)
 		r *= rate;
 	slack = p->par.budget * (n + r) - spent;
 	b = view_arm(v, out->exploit);
-	ex = b ? safe_excess(v, b, la) : INFINITY;
+	ex = b ? safe_excess(v, b, la, am) : INFINITY;
+	/* An arm is measured before every communicator runs it. */
+	if (b && !b->n && SAFE_MEASURE_FIRST)
+		ex = INFINITY;
 	if (ex > 0 && r * ex > slack) {
+		if (b) {
+			unsigned w = comm_width(s), cap = budget(&p->par);
+
+			arm[nin] = out->exploit;
+			width[nin++] = w < cap ? w : cap;
+		}
 		out->exploit = (uint8_t)v->auto_arm;
 		ex = 0;
-		/* a probe of AUTO's arm is now the exploit itself */
-		for (unsigned i = 0; i < out->nprobe; i++)
-			if (out->probe[i].arm == out->exploit) {
-				memmove(&out->probe[i], &out->probe[i + 1],
-					(out->nprobe - i - 1) * sizeof(out->probe[0]));
-				memset(&out->probe[--out->nprobe], 0, sizeof(out->probe[0]));
-				i--;
-			}
+	}
+	for (unsigned i = 0; i < out->nprobe && nin <= BOT_MAX_PROBES; i++) {
+		arm[nin] = out->probe[i].arm;
+		width[nin++] = (unsigned)(out->probe[i].hi - out->probe[i].lo);
 	}
 	slack -= r * ex;
 	/* With several communicators a probe is lumpy: a communicator whose
@@ -1111,50 +1167,59 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	 * narrow its range. It is charged that, and kept only when the budget
 	 * covers it; per call (one communicator) a range shrinks to fit. */
 	unit = s->ncomms > 1 ? 1.0 / s->ncomms : 0;
-	for (unsigned i = 0; i < out->nprobe; i++) {
-		struct bot_probe q = out->probe[i];
-		double d, c;
+	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
+		unsigned w = width[i];
+		double d, c, f;
 
-		b = view_arm(v, q.arm);
-		if (!b || q.arm == out->exploit)
+		b = view_arm(v, arm[i]);
+		if (!b || arm[i] == out->exploit || !w)
 			continue;
-		d = safe_excess(v, b, la) - ex;
-		f = (double)(q.hi - q.lo) / BOT_PROBE_BUCKETS;
+		d = safe_excess(v, b, la, am) - ex;
+		/* a probe paid for as one communicator's round is widened to
+		 * one communicator's share of the buckets (its expectation) */
+		if (unit > 0 && SAFE_WIDEN && w < comm_width(s))
+			w = comm_width(s);
+		f = (double)w / BOT_PROBE_BUCKETS;
 		c = r * fmax(f, unit) * d;
 		if (d > 0 && c > slack) {
-			unsigned w;
-
 			if (unit > 0 || slack <= 0)
 				continue;
 			w = (unsigned)floor(slack / (r * d) * BOT_PROBE_BUCKETS);
 			if (!w)
 				continue;
-			q.hi = (uint16_t)(q.lo + w);
 			c = r * d * w / BOT_PROBE_BUCKETS;
 		}
+		if (tot + w > BOT_PROBE_BUCKETS)
+			continue;
 		if (d > 0)
 			slack -= c;
-		out->probe[k++] = q;
+		tot += w;
+		arm[k] = arm[i] == v->auto_arm ? BOT_ARM_AUTO : arm[i];
+		width[k++] = w;
 	}
-	out->nprobe = (uint8_t)k;
-	for (; k < BOT_MAX_PROBES; k++)
-		memset(&out->probe[k], 0, sizeof(out->probe[k]));
+	if (out->exploit == v->auto_arm)
+		out->exploit = BOT_ARM_AUTO;
+	memset(out->probe, 0, sizeof(out->probe));
+	out->nprobe = 0;
+	if (k)
+		layout(out, arm, width, k, s->seed, key, s->round);
 }
 
 uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key)
 {
 	const struct bot_kb_ctx *c = kb ? bot_kb_find(kb, key) : NULL;
 	struct view v;
-	double spent, n, la, rate;
+	double spent, gross, n, la, rate;
+	int am;
 
 	if (!c)
 		return 0;
 	if (!p || build_view(p, kb, NULL, key, 0, &v) < 0 ||
-	    safe_history(&v, &spent, &n, &la, &rate) < 0 || !c->calls || !(spent > 0))
+	    safe_history(&v, &spent, &gross, &n, &la, &rate, &am) < 0 || !c->calls || !(gross > 0))
 		return c->explore;
-	if (spent * 65536.0 >= 18446744073709549568.0)
+	if (gross * 65536.0 >= 18446744073709549568.0)
 		return UINT64_MAX;
-	return (uint64_t)(spent * 65536.0);
+	return (uint64_t)(gross * 65536.0);
 }
 
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
@@ -1247,6 +1312,6 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 	 * the policy planned from. */
 	if ((schedule || cold) && build_view(p, kb, memo, key, 0, &v) < 0)
 		return 0;
-	safe_clip(p, &v, shape, out);
+	safe_clip(p, &v, shape, key, out);
 	return 0;
 }
