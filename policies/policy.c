@@ -98,22 +98,13 @@ static const struct bot_policy_params defaults = {
  * Gaussian belief; doc/policies.md says what that buys). */
 #define SAFE_Z		1.0
 /* An arm without samples in this context (or any arm while AUTO's own arm
- * has none) is charged NCCL's cost-model ratio against AUTO's arm, times
- * 1 + SAFE_MARGIN, minus one, and at least SAFE_FLOOR. */
+ * has none) is charged the cost model's ratio against AUTO's arm, times
+ * 1 + SAFE_MARGIN, minus one, and at least SAFE_FLOOR (safe_excess). */
 #ifndef SAFE_MARGIN
-#define SAFE_MARGIN	0.10
+#define SAFE_MARGIN	0.05
 #endif
 #ifndef SAFE_FLOOR
-#define SAFE_FLOOR	0.03
-#endif
-#ifndef SAFE_MEASURE_FIRST
-#define SAFE_MEASURE_FIRST	1
-#endif
-#ifndef SAFE_WIDEN
-#define SAFE_WIDEN	0
-#endif
-#ifndef SAFE_BORROW
-#define SAFE_BORROW	1
+#define SAFE_FLOOR	0.02
 #endif
 
 /* The policy whose planner a -free variant uses. */
@@ -1040,10 +1031,11 @@ static const struct belief *view_arm(const struct view *v, int arm)
 /* Pessimistic excess of one call on arm b over one call of AUTO's arm, in
  * AUTO calls: exactly 0 for AUTO's arm itself (it is the baseline); when
  * both are measured here, the upper bound of b against the lower bound la
- * of AUTO's arm (negative: a saving); otherwise the cost model's ratio made
- * pessimistic (doc/policies.md): AUTO's errors are heavy-tailed, and a
- * Gaussian bound borrowed from neighbours once promised 0.6x where the
- * truth was 2.4x, so borrowed evidence is never what a probe is charged by. */
+ * of AUTO's arm (negative: a saving); otherwise the cost model's ratio
+ * (or the corrected one, when lower) made pessimistic: times 1 +
+ * SAFE_MARGIN, at least SAFE_FLOOR (doc/policies.md). AUTO's errors are
+ * heavy-tailed, so this charge can be too low; an arm so charged is only
+ * ever probed, never exploited before it has samples (safe_clip). */
 static double safe_excess(const struct view *v, const struct belief *b, double la, int auto_measured)
 {
 	const struct belief *a;
@@ -1058,7 +1050,8 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 	if (!(pa > 0) || !(pb >= 0))
 		return INFINITY;
 	ratio = pb / pa;
-#if SAFE_BORROW
+	/* the cost model corrected by what neighbours and other scales
+	 * measured, against AUTO's measured lower bound, when it is lower */
 	a = view_arm(v, v->auto_arm);
 	if (a) {
 		double rc = exp2((b->m0 - (auto_measured ? la : a->m0)) / BOT_Q_PER_OCTAVE);
@@ -1066,9 +1059,6 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 		if (rc < ratio)
 			ratio = rc;
 	}
-#else
-	(void)a;
-#endif
 	return fmax(SAFE_FLOOR, ratio * (1.0 + SAFE_MARGIN) - 1.0);
 }
 
@@ -1144,7 +1134,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	b = view_arm(v, out->exploit);
 	ex = b ? safe_excess(v, b, la, am) : INFINITY;
 	/* An arm is measured before every communicator runs it. */
-	if (b && !b->n && SAFE_MEASURE_FIRST)
+	if (b && !b->n)
 		ex = INFINITY;
 	if (ex > 0 && r * ex > slack) {
 		if (b) {
@@ -1172,13 +1162,10 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		double d, c, f;
 
 		b = view_arm(v, arm[i]);
-		if (!b || arm[i] == out->exploit || !w)
+		/* AUTO's arm is never forced, not even as a probe */
+		if (!b || arm[i] == out->exploit || arm[i] == v->auto_arm || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
-		/* a probe paid for as one communicator's round is widened to
-		 * one communicator's share of the buckets (its expectation) */
-		if (unit > 0 && SAFE_WIDEN && w < comm_width(s))
-			w = comm_width(s);
 		f = (double)w / BOT_PROBE_BUCKETS;
 		c = r * fmax(f, unit) * d;
 		if (d > 0 && c > slack) {
@@ -1194,7 +1181,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (d > 0)
 			slack -= c;
 		tot += w;
-		arm[k] = arm[i] == v->auto_arm ? BOT_ARM_AUTO : arm[i];
+		arm[k] = arm[i];
 		width[k++] = w;
 	}
 	if (out->exploit == v->auto_arm)

@@ -591,6 +591,12 @@ static int warm(int id)
 	       id == BOT_POLICY_UCB1_FREE || id == BOT_POLICY_THOMPSON_FREE;
 }
 
+static int budget_free(int id)
+{
+	return id == BOT_POLICY_GREEDY_FREE || id == BOT_POLICY_EGREEDY_FREE ||
+	       id == BOT_POLICY_UCB1_FREE || id == BOT_POLICY_THOMPSON_FREE;
+}
+
 /* Stateless arm restriction: an NVLS arm that is supported and looks far
  * better is never planned while AUTO picks another algorithm, unless the
  * allow-list names it. */
@@ -634,8 +640,12 @@ START_TEST(test_policy_allow_list)
 			fill_prior(pr);
 			pr[nvls] = 12.0f;
 			ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
-			for (int k = 0; k < 20; k++)
+			/* AUTO's arm measured too: without it nothing is known to
+			 * beat AUTO, and the budgeted policies stay with it */
+			for (int k = 0; k < 20; k++) {
 				ck_assert_int_eq(bot_kb_add_us(kb, KEY, nvls, 2.0), 0);
+				ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 10.0), 0);
+			}
 			for (uint64_t r = 0; r < 30; r++) {
 				struct bot_shape s = { 5, nc, 100, r };
 				struct bot_plan pl;
@@ -775,9 +785,12 @@ START_TEST(test_policy_warm_start)
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
 		check_plan_arms(&pl);
+		/* the budgeted policies leave AUTO's arm to NCCL (BOT_ARM_AUTO),
+		 * AUTO and the -free variants force it */
 		if (warm(_i) || _i == BOT_POLICY_AUTO || _i == BOT_POLICY_GREEDY_COLD ||
 		    _i == BOT_POLICY_UCB1_COLD || _i == BOT_POLICY_THOMPSON_COLD)
-			ck_assert_int_eq(pl.exploit, bot_prior_argmin(pr));
+			ck_assert_int_eq(pl.exploit, _i == BOT_POLICY_AUTO || budget_free(_i) ?
+					 bot_prior_argmin(pr) : BOT_ARM_AUTO);
 	}
 	bot_kb_free(kb);
 }
@@ -1014,6 +1027,60 @@ START_TEST(test_safe_budget)
 }
 END_TEST
 
+/* Savings pay for probes: with AUTO's arm alone measured, 1 % of 1,000
+ * calls cannot pay one communicator's probe of the next arm (charged the
+ * cost model's 1.1x, times 1.05); once an arm measured 40 % faster than
+ * AUTO is exploited, its savings can. Without AUTO's own samples nothing
+ * is known to beat AUTO: the budgeted policy stays with it (left to NCCL,
+ * never forced). */
+START_TEST(test_safe_savings)
+{
+	struct bot_policy p;
+	struct bot_shape sh = { 42, 8, 100, 0 };
+	unsigned probes[2] = { 0, 0 };
+
+	ck_assert_int_eq(bot_policy_init(&p, "egreedy"), 0);
+	for (int v = 0; v < 2; v++) {
+		struct bot_kb *kb = make_kb();
+
+		for (int i = 0; i < 20; i++) {
+			ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+			if (v)
+				ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(6.0, (uint64_t)i + 99)), 0);
+		}
+		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, v ? 400 : 200), 0);
+		for (uint64_t r = 0; r < 16; r++) {
+			struct bot_plan pl;
+
+			sh.round = r;
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(pl.exploit, v ? 5 : BOT_ARM_AUTO);
+			probes[v] += pl.nprobe;
+		}
+		bot_kb_free(kb);
+	}
+	ck_assert_uint_eq(probes[0], 0);
+	ck_assert_uint_gt(probes[1], 0);
+	/* AUTO's arm never measured here: an arm measured 5x faster than
+	 * AUTO's prior is not trusted over stock NCCL */
+	{
+		struct bot_kb *kb = make_kb();
+		struct bot_plan pl;
+
+		for (int i = 0; i < 20; i++)
+			ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(2.0, (uint64_t)i)), 0);
+		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 2000), 0);
+		ck_assert_int_eq(bot_policy_init(&p, "greedy"), 0);
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(pl.exploit, BOT_ARM_AUTO);
+		ck_assert_int_eq(bot_policy_init(&p, "greedy-free"), 0);
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(pl.exploit, 5);
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
 /* The budget spent, in section 12's unit: 100 calls of which 10 measured
  * on an arm 40 % slower than AUTO's cost at least 4 AUTO calls; a larger
  * stored explore wins; no calls, nothing to convert. */
@@ -1105,7 +1172,7 @@ START_TEST(test_scale_transfer)
 	 * trusted over AUTO's on borrowed evidence alone */
 	ck_assert_int_eq(bot_policy_init(&p, "greedy"), 0);
 	bot_policy_plan(&p, kb, KEY, &s, &pl);
-	ck_assert_int_eq(pl.exploit, 0);
+	ck_assert_int_eq(pl.exploit, BOT_ARM_AUTO);
 	ck_assert_int_eq(bot_policy_init(&p, "greedy-free"), 0);
 	bot_policy_set(&p, "share", 0);
 	bot_policy_plan(&p, kb, KEY, &s, &pl);
@@ -1147,6 +1214,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_policy_probes_shrink);
 	tcase_add_test(tp, test_policy_sweep_covers);
 	tcase_add_test(tp, test_scale_transfer);
+	tcase_add_test(tp, test_safe_savings);
 	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
 	tcase_add_test(tp, test_safe_budget);
 	tcase_add_test(tp, test_scale_skill);
