@@ -1166,6 +1166,10 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (!b || arm[i] == out->exploit || arm[i] == v->auto_arm || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
+		/* an arm without samples here is tried on one communicator's
+		 * share first: its charge is a guess, its exposure is bounded */
+		if (unit > 0 && (!b->n || !am) && w > comm_width(s))
+			w = comm_width(s);
 		f = (double)w / BOT_PROBE_BUCKETS;
 		c = r * fmax(f, unit) * d;
 		if (d > 0 && c > slack) {
