@@ -288,6 +288,8 @@ struct belief {
 	double m0;	/* prior mean (q), corrected */
 	double mu;	/* posterior mean */
 	double sd;	/* posterior sd */
+	uint64_t n_all;	/* samples, a lone outlier included (what the budget counts) */
+	double r_all;	/* their robust mean (q), NaN when n_all == 0 */
 };
 
 /* What the planner reads of one arm of one context: its robust summary
@@ -606,6 +608,8 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->m0 = as->pq;
 		x->r = as->loc;
 		x->n = as->used;
+		x->n_all = as->used;
+		x->r_all = as->loc;
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;
@@ -1080,15 +1084,20 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 	*la = a->mu - SAFE_Z * a->sd;
 	*am = a->n > 0;
 	for (int i = 0; i < v->nb; i++) {
-		n += (double)v->b[i].n;
-		if (v->b[i].n) {
-			double e = (double)v->b[i].n * safe_excess(v, &v->b[i], *la, *am);
+		const struct belief *x = &v->b[i];
+		double e = 0;
 
-			if (e > 0)
-				g += e;
-			else
-				sv -= e;
-		}
+		n += (double)x->n_all;
+		if (x->n)
+			e = (double)x->n * safe_excess(v, x, *la, *am);
+		else if (x->n_all)	/* a lone outlier the planner set aside: its
+					 * calls were paid for all the same */
+			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am),
+						    *am ? exp2((x->r_all - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
+		if (e > 0)
+			g += e;
+		else
+			sv -= e;
 	}
 	if (v->ctx->calls && n > 0)
 		r = n / (double)v->ctx->calls;	/* samples per call */
