@@ -1104,6 +1104,16 @@ START_TEST(test_explore_spent)
 	bot_kb_get(kb, KEY)->explore = 100 * 65536;
 	ck_assert_uint_eq(bot_policy_explore_spent(&p, kb, KEY), 100 * 65536);
 	bot_kb_free(kb);
+	/* a lone sample far slower than its prior, which the planner sets
+	 * aside as an outlier, was paid for all the same: one call on an arm
+	 * 5x AUTO's costs at least 3 AUTO calls */
+	kb = make_kb();
+	for (int i = 0; i < 99; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 1, 50.0), 0);
+	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 100), 0);
+	ck_assert_uint_ge(bot_policy_explore_spent(&p, kb, KEY), 3 * 65536);
+	bot_kb_free(kb);
 }
 END_TEST
 
