@@ -1047,8 +1047,10 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 
 	if (b->arm == v->auto_arm)
 		return 0;
+	/* the posterior mean, or the arm's own samples' mean when higher:
+	 * a prior that favours the arm never makes it look safer */
 	if (b->n && auto_measured)
-		return exp2((b->mu + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
+		return exp2((fmax(b->mu, b->r) + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
 	pa = (double)v->ctx->prior[v->auto_arm];
 	pb = (double)v->ctx->prior[b->arm];
 	if (!(pa > 0) || !(pb >= 0))
@@ -1081,7 +1083,7 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 	if (!a)
 		return -1;
-	*la = a->mu - SAFE_Z * a->sd;
+	*la = (a->n ? fmin(a->mu, a->r) : a->mu) - SAFE_Z * a->sd;
 	*am = a->n > 0;
 	for (int i = 0; i < v->nb; i++) {
 		const struct belief *x = &v->b[i];
