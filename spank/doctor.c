@@ -435,9 +435,10 @@ static int in_dirs(struct lookup *l, const char *dirs, const char *origin, const
 	return 0;
 }
 
-/* Do the DT_NEEDED libraries of the file open at fd (path; size bytes)
- * resolve here, as the dynamic loader looks them up: DT_RUNPATH (else
- * DT_RPATH), /etc/ld.so.cache, the system directories? One verdict under
+/* Do the DT_NEEDED libraries of the file open at fd (path, as the loader is
+ * given it: $ORIGIN is its directory; size bytes) resolve here, as the
+ * dynamic loader looks them up: DT_RUNPATH (else DT_RPATH),
+ * /etc/ld.so.cache, the system directories? One verdict under
  * check; what fails is said with consequence (what a missing library
  * means for this file). Their own dependencies are not followed. */
 static void check_needed(struct doc *d, const char *check, int fd, uint64_t size,
@@ -515,7 +516,7 @@ static void check_lib_needed(struct doc *d, const char *check, const char *path,
 		say(d, check, BOT_DOCTOR_PROBLEM, "%s: %s", path, why);
 		return;
 	}
-	check_needed(d, check, fd, (uint64_t)st.st_size, real, consequence);
+	check_needed(d, check, fd, (uint64_t)st.st_size, path, consequence);
 	close(fd);
 }
 
@@ -634,7 +635,7 @@ static void check_plugin(struct doc *d, const struct line *l)
 		    ok ? "plugin_version is not 4 bytes" : why);
 		return;
 	}
-	check_needed(d, "plugin libraries", fd, (uint64_t)st.st_size, real,
+	check_needed(d, "plugin libraries", fd, (uint64_t)st.st_size, path,
 		     "slurmstepd cannot load the optional plugin here, and this node's tasks "
 		     "would run without nccl-bot while other nodes' run with it");
 	close(fd);
@@ -696,7 +697,7 @@ static void check_ranklib(struct doc *d, const struct bot_spank_args *a)
 	}
 	say(d, "rank library", BOT_DOCTOR_OK, "%s/%s: a tuner and profiler plugin",
 	    a->lib_prefix, BOT_SPANK_RANK_SO);
-	check_lib_needed(d, "rank library", tuner.real, "NCCL cannot load the tuner here: the "
+	check_lib_needed(d, "rank library", tuner.path, "NCCL cannot load the tuner here: the "
 			 "step's ranks on this node would fail or run without it");
 }
 
