@@ -134,7 +134,8 @@ mkdir -p "$D/qstate/quarantine"
 cp "$hb" "$D/qstate/quarantine/" 2>/dev/null
 "$BOT" state quarantine --state "$D/qstate" show "${hb##*/}" >"$D/q.out" 2>&1
 check "  ... which the delta reader takes: het_job $het, het_comp 1" \
-	sh -c "grep -q 'het_job: $het\$' '$D/q.out' && grep -q 'het_comp: 1\$' '$D/q.out'" || sed 's/^/  # /' "$D/q.out"
+	sh -c "grep -q 'het_job: $het\$' '$D/q.out' && grep -q 'het_comp: 1\$' '$D/q.out' ||
+		{ sed 's/^/  # /' '$D/q.out'; exit 1; }"
 
 # ---- the job's account and GPUs (the prolog's facts) -----------------------------------
 GPUOPT=
