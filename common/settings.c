@@ -46,7 +46,8 @@ const char *bot_set_want(enum bot_set_kind kind)
 		       "GiB or TiB";
 	case BOT_SET_POLICY:
 		return "a policy name (auto, sweep, greedy, egreedy, ucb1, thompson, etc, "
-		       "greedy-cold, ucb1-cold, thompson-cold, frozen, shadow)";
+		       "greedy-cold, ucb1-cold, thompson-cold, frozen, shadow, greedy-free, "
+		       "egreedy-free, ucb1-free, thompson-free)";
 	case BOT_SET_ALLOW:
 		return "all, none, or a comma-separated list of algorithms (nvls) and arms "
 		       "(nvls/simple)";

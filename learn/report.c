@@ -60,10 +60,49 @@ static void ver_add(struct bot_report_ver *v, size_t *nv, uint32_t val, uint64_t
 	}
 }
 
+/* The dcalls index of a decided arm ('-': the last). */
+static int dec_idx(uint8_t a)
+{
+	return a < NARMS ? a : NARMS;
+}
+
+/* The decided arm with the most calls (ties to the lower arm, '-' last);
+ * keep when no calls. */
+static uint8_t dec_top(const struct bot_report_ctx *c, uint8_t keep)
+{
+	uint64_t best = 0;
+	uint8_t d = keep;
+
+	for (int i = 0; i <= NARMS; i++)
+		if (c->dcalls[i] > best) {
+			best = c->dcalls[i];
+			d = i < NARMS ? (uint8_t)i : NONE;
+		}
+	return d;
+}
+
+static uint64_t add_cap(uint64_t a, uint64_t b)
+{
+	return a + b > BIG ? BIG : a + b;
+}
+
+/* A context's calls per decided arm; one made by hand with calls but no
+ * split is one decided arm (as a v1 context). */
+static void dcalls_of(const struct bot_report_ctx *c, uint64_t d[NARMS + 1])
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i <= NARMS; i++)
+		sum |= d[i] = c->dcalls[i];
+	if (!sum)
+		d[dec_idx(c->decided)] = c->calls;
+}
+
 /* ---- the builder ---------------------------------------------------------- */
 
 struct bsum {
 	uint64_t key, comm, calls;
+	uint8_t decided;
 };
 
 struct bsamp {
@@ -223,6 +262,7 @@ int bot_report_builder_add(struct bot_report_builder *b, const struct bot_spool_
 				return -1;
 			b->sum[b->nsum].key = key;
 			b->sum[b->nsum].comm = r->comm_id;
+			b->sum[b->nsum].decided = r->decided < NARMS ? r->decided : NONE;
 			b->sum[b->nsum++].calls = r->calls < BIG ? r->calls : BIG;
 		} else if (bot_spool_clean(r) && r->arm < NARMS) {
 			if (b->nsamp >= BOT_REPORT_MAX_SAMPLES)
@@ -338,19 +378,27 @@ int bot_report_builder_finish(struct bot_report_builder *b, struct bot_report_pa
 		uint64_t mx = 0;
 		long c;
 
-		while (j < b->nsum && b->sum[j].key == b->sum[i].key &&
-		       b->sum[j].comm == b->sum[i].comm)
-			mx = b->sum[j].calls > mx ? b->sum[j].calls : mx, j++;
+		uint8_t dec = NONE;
+
+		/* a communicator's ranks agree on its decided arm */
+		for (; j < b->nsum && b->sum[j].key == b->sum[i].key &&
+		       b->sum[j].comm == b->sum[i].comm; j++) {
+			if (b->sum[j].calls > mx)
+				mx = b->sum[j].calls;
+			if (dec == NONE)
+				dec = b->sum[j].decided;
+		}
 		c = find_ctx(p, b->sum[i].key);
 		if (c >= 0) {
-			p->ctx[c].calls += mx;
-			if (p->ctx[c].calls > BIG)
-				p->ctx[c].calls = BIG;
+			p->ctx[c].calls = add_cap(p->ctx[c].calls, mx);
+			p->ctx[c].dcalls[dec_idx(dec)] = add_cap(p->ctx[c].dcalls[dec_idx(dec)], mx);
 		}
 		i = j;
 	}
-	for (size_t i = 0; i < p->nctx; i++)
+	for (size_t i = 0; i < p->nctx; i++) {
 		p->ctx[i].src_calls = p->ctx[i].calls;
+		p->ctx[i].decided = dec_top(&p->ctx[i], p->ctx[i].decided);
+	}
 	p->procs_loaded = b->procs[0];
 	p->procs_table = b->procs[1];
 	p->procs_measured = b->procs[2];
@@ -379,6 +427,45 @@ static int token_char(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '.' || c == '_' || c == '-';
+}
+
+void bot_report_job_leader(const char *job, char *out, size_t len)
+{
+	size_t n = strcspn(job, "+");
+
+	snprintf(out, len, "%.*s", (int)n, job);
+}
+
+/* digits only, 1..20 of them */
+static int decimal(const char *s, size_t n)
+{
+	if (!n || n > 20)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+static int is_token(const char *s);
+
+/* A job string: a token, or "J+K" with J and K decimal. */
+static int is_job(const char *s)
+{
+	const char *plus = strchr(s, '+');
+
+	if (!plus)
+		return is_token(s);
+	return strlen(s) < BOT_REPORT_TOKEN_MAX && decimal(s, (size_t)(plus - s)) &&
+	       decimal(plus + 1, strlen(plus + 1));
+}
+
+void bot_report_job_token(char *dst, size_t len, const char *s)
+{
+	if (s && is_job(s) && strlen(s) < len)
+		snprintf(dst, len, "%s", s);
+	else
+		bot_report_token(dst, len, s);
 }
 
 void bot_report_token(char *dst, size_t len, const char *s)
@@ -466,7 +553,7 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 
 	*buf = NULL;
 	*len = 0;
-	if (!is_token(p->job) || !is_token(p->step) || !is_token(p->node) ||
+	if (!is_job(p->job) || !is_token(p->step) || !is_token(p->node) ||
 	    !is_token(p->fabric) || !printable(p->fabric_why) || !pol ||
 	    p->user_plugin < 0 || p->user_plugin > 2 || p->nctx > BOT_REPORT_MAX_CTX)
 		return bot_errf(err, errlen, "report part: a field outside formats.md section 17");
@@ -479,6 +566,8 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 		say(&t, "fabric_why %s\n", p->fabric_why);
 	say(&t, "leaf_switches %u\nuser_plugin %s\n", p->leaf_switches,
 	    plugin_words[p->user_plugin]);
+	if (p->token)
+		say(&t, "token %016llx\n", (unsigned long long)p->token);
 	say(&t, "files %llu %llu\n", (unsigned long long)p->files_read,
 	    (unsigned long long)p->files_rejected);
 	say(&t, "procs %llu %llu %llu %llu\n", (unsigned long long)p->procs_loaded,
@@ -502,6 +591,13 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 						      c->cost[a] >= 0 ? (double)c->cost[a] : -1.0);
 			say(&t, "cost%s\n", line);
 		}
+		uint64_t d[NARMS + 1];
+
+		dcalls_of(c, d);
+		for (int x = 0; x <= NARMS; x++)
+			if (d[x])
+				say(&t, "decided %s %llu\n", x < NARMS ? bot_arm_name(x) : "-",
+				    (unsigned long long)d[x]);
 		for (int a = 0; a < NARMS; a++)
 			if (c->arm[a].n)
 				say(&t, "arm %s %llu %llu %llu\n", bot_arm_name(a),
@@ -586,15 +682,16 @@ static int arm_val(const char *s, uint8_t *out)
 
 enum hkey {
 	H_JOB, H_STEP, H_NODE, H_RESTART, H_STEP_NODES, H_EXPECTED, H_MODE, H_POLICY, H_FABRIC,
-	H_WHY, H_LEAF, H_PLUGIN, H_FILES, H_PROCS, H_N
+	H_WHY, H_LEAF, H_PLUGIN, H_FILES, H_PROCS, H_TOKEN, H_N
 };
 
 static const char *const hnames[H_N] = {
 	"job", "step", "node", "restart", "step_nodes", "expected_ranks", "mode", "policy",
-	"fabric", "fabric_why", "leaf_switches", "user_plugin", "files", "procs",
+	"fabric", "fabric_why", "leaf_switches", "user_plugin", "files", "procs", "token",
 };
 
-static int parse_header(struct bot_report_part *p, int k, struct pline *l, const char **why)
+static int parse_header(struct bot_report_part *p, int k, struct pline *l, int version,
+			const char **why)
 {
 	uint64_t v[4];
 	int want = k == H_FILES ? 3 : k == H_PROCS ? 5 : 2;
@@ -602,9 +699,29 @@ static int parse_header(struct bot_report_part *p, int k, struct pline *l, const
 	if (k != H_WHY && l->nf != want)
 		return *why = "wrong number of fields", -1;
 	switch (k) {
-	case H_JOB: case H_STEP: case H_NODE: case H_FABRIC: {
-		char *dst = k == H_JOB ? p->job : k == H_STEP ? p->step : k == H_NODE ? p->node :
-			    p->fabric;
+	case H_TOKEN: {
+		const char *t = l->f[1];
+		uint64_t tv = 0;
+
+		if (version < 2)
+			return *why = "unknown key (token is version 2's)", -1;
+		if (strlen(t) != 16)
+			return *why = "a token is 16 lowercase hex digits", -1;
+		for (; *t; t++) {
+			if (!((*t >= '0' && *t <= '9') || (*t >= 'a' && *t <= 'f')))
+				return *why = "a token is 16 lowercase hex digits", -1;
+			tv = tv << 4 | (uint64_t)(*t <= '9' ? *t - '0' : *t - 'a' + 10);
+		}
+		p->token = tv;
+		return 0;
+	}
+	case H_JOB:
+		if (version >= 2 ? !is_job(l->f[1]) : !is_token(l->f[1]))
+			return *why = "not a job: a token of [A-Za-z0-9._-] or J+K", -1;
+		snprintf(p->job, sizeof(p->job), "%s", l->f[1]);
+		return 0;
+	case H_STEP: case H_NODE: case H_FABRIC: {
+		char *dst = k == H_STEP ? p->step : k == H_NODE ? p->node : p->fabric;
 
 		if (!is_token(l->f[1]))
 			return *why = "not a token of [A-Za-z0-9._-], 1..64 characters", -1;
@@ -719,6 +836,7 @@ static int parse_ctx(struct bot_report_part *p, struct pline *l, const char **wh
 	c->nnodes = (uint32_t)nn;
 	c->calls = calls;
 	c->src_calls = calls;
+	c->dcalls[dec_idx(c->decided)] = calls;	/* until its decided lines say */
 	if (p->nctx && ctx_key(&p->ctx[p->nctx - 1]) >= ctx_key(c))
 		return *why = "contexts not in ascending order (or repeated)", -1;
 	p->nctx++;
@@ -734,6 +852,38 @@ static int parse_cost(struct bot_report_ctx *c, struct pline *l, const char **wh
 			return *why = "a cost is -1 or a finite number >= 0", -1;
 	c->has_cost = 1;
 	return 0;
+}
+
+/* A v2 'decided X CALLS' line; *first: the context's first (its ctx
+ * line's own split is dropped). */
+static int parse_decided(struct bot_report_ctx *c, struct pline *l, int *first,
+			 const char **why)
+{
+	uint64_t n;
+	uint8_t a;
+
+	if (l->nf != 3)
+		return *why = "wrong number of fields", -1;
+	if (arm_val(l->f[1], &a) < 0 || num(l->f[2], BIG, &n) < 0 || !n)
+		return *why = "not an arm's name or '-', or calls out of range", -1;
+	if (*first) {
+		memset(c->dcalls, 0, sizeof(c->dcalls));
+		*first = 0;
+	}
+	if (c->dcalls[dec_idx(a)])
+		return *why = "a decided arm listed twice", -1;
+	c->dcalls[dec_idx(a)] = n;
+	return 0;
+}
+
+/* A context's decided lines add up to its calls. */
+static int decided_sum_ok(const struct bot_report_ctx *c)
+{
+	uint64_t sum = 0;
+
+	for (int i = 0; i <= NARMS; i++)
+		sum = add_cap(sum, c->dcalls[i]);
+	return sum == c->calls;
 }
 
 static int parse_arm(struct bot_report_ctx *c, struct pline *l, const char **why)
@@ -798,11 +948,11 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			  struct bot_report_part *out, char *err, size_t errlen)
 {
 	static struct pline l;	/* 1 KiB + pointers: off the stack */
-	char magic[64], whycopy[BOT_REPORT_WHY_MAX];
+	char whycopy[BOT_REPORT_WHY_MAX];
 	struct bot_report_ctx *cur = NULL;
 	const char *why = NULL;
 	unsigned seen = 0;
-	int lineno = 0, ended = 0, in_arms = 0;
+	int lineno = 0, ended = 0, in_arms = 0, version = 0, first_dec = 0;
 	size_t pos = 0;
 
 	bot_report_part_init(out);
@@ -811,7 +961,6 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 	out->ctx = calloc(BOT_REPORT_MAX_CTX, sizeof(*out->ctx));
 	if (!out->ctx)
 		return bot_errf(err, errlen, "%s: out of memory", name);
-	snprintf(magic, sizeof(magic), "%s %d", BOT_REPORT_MAGIC, BOT_REPORT_VERSION);
 	while (pos < len) {
 		const char *s = buf + pos, *nl = memchr(s, '\n', len - pos);
 		size_t n;
@@ -832,17 +981,27 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			goto bad;
 		}
 		if (lineno == 1) {
-			if (n != strlen(magic) || memcmp(s, magic, n)) {
-				why = n > strlen(BOT_REPORT_MAGIC) &&
-				      !memcmp(s, BOT_REPORT_MAGIC " ", strlen(BOT_REPORT_MAGIC) + 1) ?
-				      "a report part of another version (this reader reads 1)" :
-				      "not a report part (no 'nccl-bot-report-part 1' line)";
-				goto bad;
+			size_t m = strlen(BOT_REPORT_MAGIC);
+
+			if (n == m + 2 && !memcmp(s, BOT_REPORT_MAGIC " ", m + 1) &&
+			    s[m + 1] >= '0' + BOT_REPORT_VERSION_MIN &&
+			    s[m + 1] <= '0' + BOT_REPORT_VERSION) {
+				version = s[m + 1] - '0';
+				continue;
 			}
-			continue;
+			why = n > m && !memcmp(s, BOT_REPORT_MAGIC " ", m + 1) ?
+			      "a report part of another version (this reader reads 1 and 2)" :
+			      "not a report part (no 'nccl-bot-report-part 2' line)";
+			goto bad;
 		}
 		if (split(&l, s, n) < 0) {
 			why = "a control character, an empty field or too many fields";
+			goto bad;
+		}
+		if ((!strcmp(l.f[0], "ctx") || !strcmp(l.f[0], "end")) && cur &&
+		    !decided_sum_ok(cur)) {
+			lineno--;
+			why = "the context's decided calls do not add up to its calls";
 			goto bad;
 		}
 		if (!strcmp(l.f[0], "ctx")) {
@@ -850,10 +1009,21 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 				goto bad;
 			cur = &out->ctx[out->nctx - 1];
 			in_arms = 0;
+			first_dec = 1;
+			continue;
+		}
+		if (!strcmp(l.f[0], "decided")) {
+			if (version < 2 || !cur || in_arms) {
+				why = version < 2 ? "unknown key (decided is version 2's)" :
+				      "'decided' not after its 'ctx' and before its 'arm' lines";
+				goto bad;
+			}
+			if (parse_decided(cur, &l, &first_dec, &why) < 0)
+				goto bad;
 			continue;
 		}
 		if (!strcmp(l.f[0], "cost")) {
-			if (!cur || in_arms || cur->has_cost) {
+			if (!cur || in_arms || cur->has_cost || !first_dec) {
 				why = "'cost' not right after its 'ctx'";
 				goto bad;
 			}
@@ -905,7 +1075,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 				goto bad;
 			}
 			seen |= 1u << k;
-			if (parse_header(out, k, &l, &why) < 0)
+			if (parse_header(out, k, &l, version, &why) < 0)
 				goto bad;
 		}
 	}
@@ -1030,6 +1200,7 @@ int bot_report_mkdir(const char *dir, char *err, size_t errlen)
 {
 	char p[PATH_MAX];
 	size_t n = strlen(dir);
+	struct stat st;
 	int fd;
 
 	if (!n || n >= sizeof(p))
@@ -1051,7 +1222,19 @@ int bot_report_mkdir(const char *dir, char *err, size_t errlen)
 		return bot_errf(err, errlen, "report directory %s: %s", dir,
 				errno == ELOOP || errno == ENOTDIR ? "a symbolic link or not a "
 				"directory" : strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return bot_errf(err, errlen, "report directory %s: %s", dir, strerror(errno));
+	}
 	close(fd);
+	/* another user could forge or delete parts in it (formats.md 17) */
+	if (st.st_uid != geteuid())
+		return bot_errf(err, errlen, "report directory %s: owned by uid %u, not this "
+				"user (%u); a shared report_dir= needs %%u", dir,
+				(unsigned)st.st_uid, (unsigned)geteuid());
+	if (st.st_mode & 022)
+		return bot_errf(err, errlen, "report directory %s: writable by group or others "
+				"(mode %03o)", dir, (unsigned)(st.st_mode & 0777));
 	return 0;
 }
 
@@ -1114,24 +1297,44 @@ int bot_report_part_read_at(int dirfd, const char *name, const char *path, int c
 }
 
 struct want {
-	char prefix[2 * BOT_REPORT_TOKEN_MAX + 4];
+	char job[BOT_REPORT_TOKEN_MAX + 1];	/* "J" */
+	char step[BOT_REPORT_TOKEN_MAX + 1];	/* "S." or "" */
 };
 
+/* "J.", or "J+K." with K decimal (a component of J), then the step. */
 static int keep_part(const struct dirent *e, void *arg)
 {
 	const struct want *w = arg;
-	size_t n = strlen(e->d_name), s = strlen(BOT_REPORT_SUFFIX);
+	const char *q = e->d_name;
+	size_t n = strlen(q), s = strlen(BOT_REPORT_SUFFIX), j = strlen(w->job);
 
-	return e->d_name[0] != '.' && n > s && !strcmp(e->d_name + n - s, BOT_REPORT_SUFFIX) &&
-	       !strncmp(e->d_name, w->prefix, strlen(w->prefix));
+	if (q[0] == '.' || n <= s || strcmp(q + n - s, BOT_REPORT_SUFFIX))
+		return 0;
+	if (!j)
+		return 1;
+	if (strncmp(q, w->job, j))
+		return 0;
+	q += j;
+	if (*q == '+' && !strchr(w->job, '+')) {
+		q++;
+		if (*q < '0' || *q > '9')
+			return 0;
+		while (*q >= '0' && *q <= '9')
+			q++;
+	}
+	if (*q++ != '.')
+		return 0;
+	return !strncmp(q, w->step, strlen(w->step));
 }
 
 static void want_of(struct want *w, const char *job, const char *step)
 {
-	w->prefix[0] = 0;
+	w->job[0] = 0;
+	w->step[0] = 0;
 	if (job)
-		snprintf(w->prefix, sizeof(w->prefix), "%s.%s%s", job, step ? step : "",
-			 step ? "." : "");
+		snprintf(w->job, sizeof(w->job), "%s", job);
+	if (job && step)
+		snprintf(w->step, sizeof(w->step), "%s.", step);
 }
 
 static void free_names(char **names, size_t n)
@@ -1173,11 +1376,18 @@ static int cmp_step(const char *a, const char *b)
 static int cmp_part(const void *x, const void *y)
 {
 	const struct bot_report_part *a = x, *b = y;
-	int c = strcmp(a->job, b->job);
+	char la[BOT_REPORT_TOKEN_MAX], lb[BOT_REPORT_TOKEN_MAX];
+	int c;
 
-	if (c)
+	bot_report_job_leader(a->job, la, sizeof(la));
+	bot_report_job_leader(b->job, lb, sizeof(lb));
+	if ((c = strcmp(la, lb)))
 		return c;
 	if ((c = cmp_step(a->step, b->step)))
+		return c;
+	if (a->token != b->token)
+		return a->token < b->token ? -1 : 1;
+	if ((c = strcmp(a->job, b->job)))
 		return c;
 	return strcmp(a->node, b->node);
 }
@@ -1185,19 +1395,33 @@ static int cmp_part(const void *x, const void *y)
 int bot_report_dir_read(const char *dir, const char *job, const char *step,
 			struct bot_report_set *set, const struct bot_log *log)
 {
+	const struct bot_report_filter f = { job, step, 0 };
+
+	return bot_report_dir_select(dir, &f, set, log);
+}
+
+int bot_report_dir_select(const char *dir, const struct bot_report_filter *f,
+			  struct bot_report_set *set, const struct bot_log *log)
+{
 	char err[BOT_REPORT_ERR_MAX + PATH_MAX], path[PATH_MAX + 256];
 	struct want w;
+	struct stat st;
 	char **names = NULL;
 	size_t n = 0, total = 0;
+	uid_t owner;
 	int fd;
 
 	memset(set, 0, sizeof(*set));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
-	want_of(&w, job, step);
+	/* the reader's own parts only (root: the directory owner's) */
+	owner = getuid() ? getuid() : st.st_uid;
+	want_of(&w, f->job, f->step);
 	if (bot_dir_names(fd, keep_part, &w, &names, &n) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s: cannot list it: %s", dir, strerror(errno));
 		free_names(names, n);
@@ -1227,10 +1451,14 @@ int bot_report_dir_read(const char *dir, const char *job, const char *step,
 			break;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (bot_report_part_read_at(fd, names[i], path, 0, 0, &set->v[set->n], err,
+		if (bot_report_part_read_at(fd, names[i], path, 1, owner, &set->v[set->n], err,
 					    sizeof(err)) < 0) {
 			bot_log_msg(log, BOT_LOG_WARN, "%s; not counted", err);
 			set->refused++;
+			continue;
+		}
+		if (f->token && set->v[set->n].token != f->token) {
+			bot_report_part_free(&set->v[set->n]);
 			continue;
 		}
 		total += set->v[set->n].nctx;
@@ -1255,18 +1483,26 @@ void bot_report_set_free(struct bot_report_set *set)
 
 static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, int how)
 {
-	uint64_t cw = c->src_calls ? c->src_calls : c->calls;
+	uint64_t cw = c->src_calls ? c->src_calls : c->calls, cd[NARMS + 1];
 
-	if (how == BOT_REPORT_STEPS)
-		o->calls = o->calls + c->calls > BIG ? BIG : o->calls + c->calls;
-	else if (c->calls > o->calls)
-		o->calls = c->calls;
-	/* the arms and the row of the part with the most calls; gaps filled */
+	/* calls per decided arm: a step's nodes each count a communicator
+	 * that spans them (the largest), steps add */
+	dcalls_of(o, o->dcalls);
+	dcalls_of(c, cd);
+	o->calls = 0;
+	for (int x = 0; x <= NARMS; x++) {
+		if (how == BOT_REPORT_STEPS)
+			o->dcalls[x] = add_cap(o->dcalls[x], cd[x]);
+		else if (cd[x] > o->dcalls[x])
+			o->dcalls[x] = cd[x];
+		o->calls = add_cap(o->calls, o->dcalls[x]);
+	}
+	o->decided = dec_top(o, o->decided);
+	/* AUTO's arm and the row of the part with the most calls; gaps filled */
 	if (cw > o->src_calls) {
 		o->src_calls = cw;
 		if (c->auto_arm != NONE)
 			o->auto_arm = c->auto_arm;
-		o->decided = c->decided;
 		if (c->has_cost) {
 			o->has_cost = 1;
 			memcpy(o->cost, c->cost, sizeof(o->cost));
@@ -1289,11 +1525,15 @@ static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, 
 			*y = *x;
 			continue;
 		}
-		y->n = y->n + x->n > BIG ? BIG : y->n + x->n;
+		/* the sample-weighted mean of the medians (formats.md 17) */
+		y->med_ns = (uint64_t)llround(((double)y->n * (double)y->med_ns +
+					       (double)x->n * (double)x->med_ns) /
+					      ((double)y->n + (double)x->n));
+		y->n = add_cap(y->n, x->n);
 		if (x->min_ns < y->min_ns)
 			y->min_ns = x->min_ns;
-		if (x->med_ns < y->med_ns)
-			y->med_ns = x->med_ns;
+		if (y->med_ns < y->min_ns)
+			y->med_ns = y->min_ns;
 	}
 }
 
@@ -1317,7 +1557,17 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 		out->nctx = 0;
 		out->nparts = 0;
 	} else {
-		tok_merge(out->job, in->job);
+		char la[BOT_REPORT_TOKEN_MAX], lb[BOT_REPORT_TOKEN_MAX];
+
+		/* a heterogeneous job's components are its leader's */
+		bot_report_job_leader(out->job, la, sizeof(la));
+		bot_report_job_leader(in->job, lb, sizeof(lb));
+		if (strcmp(la, lb))
+			tok_merge(out->job, in->job);
+		else if (strcmp(out->job, in->job))
+			snprintf(out->job, sizeof(out->job), "%s", la);
+		if (out->token != in->token)
+			out->token = 0;
 		tok_merge(out->step, in->step);
 		tok_merge(out->node, in->node);
 		if (strcmp(out->fabric, in->fabric) && !out->fabric_why[0])
@@ -1405,19 +1655,48 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 	x = p->shadow || c->decided >= NARMS ? a : c->decided;
 	r->chosen = x;
 	for (int i = 0; i < NARMS; i++) {
-		if (r->t[i] < 0 || (!c->arm[i].n && i != a && i != x))
+		int chosen = i == a || i == x || (!p->shadow && c->dcalls[i]);
+
+		if (r->t[i] < 0 || (!c->arm[i].n && !chosen))
 			continue;
 		if (r->best < 0 || r->t[i] < r->t[r->best])
 			r->best = i;
 	}
-	if (a < 0 || x < 0 || r->t[a] < 0 || r->t[x] < 0 || r->best < 0 || r->t[r->best] <= 0)
+	if (a < 0 || r->t[a] < 0 || r->best < 0 || r->t[r->best] <= 0)
 		return;
+	/* every decided arm's calls against AUTO's (formats.md 17) */
+	{
+		double sum_c = 0, sum_ct = 0;
+		uint64_t dc[NARMS + 1];
+		int est = 0;
+
+		dcalls_of(c, dc);
+		for (int d = 0; d <= NARMS; d++) {
+			int y = p->shadow || d == NARMS ? a : d;
+			double n = (double)dc[d];
+
+			if (!dc[d] || r->t[y] < 0)
+				continue;
+			sum_c += n;
+			sum_ct += n * r->t[y];
+			est |= r->est[y];
+			r->saved += n * (r->t[a] > r->t[y] ? r->t[a] - r->t[y] : 0);
+			r->lost += n * (r->t[y] > r->t[a] ? r->t[y] - r->t[a] : 0);
+		}
+		if (sum_c > 0) {
+			r->t_ours = sum_ct / sum_c;
+		} else if (!c->calls && x >= 0 && r->t[x] >= 0) {
+			r->t_ours = r->t[x];	/* no calls counted: the arm decided */
+			est = r->est[x];
+		} else {
+			r->saved = r->lost = 0;
+			return;
+		}
+		r->estimated = r->est[a] || est || r->est[r->best];
+	}
 	r->known = 1;
-	r->estimated = r->est[a] || r->est[x] || r->est[r->best];
-	r->loss_ours = r->t[x] / r->t[r->best] - 1;
+	r->loss_ours = r->t_ours / r->t[r->best] - 1;
 	r->loss_auto = r->t[a] / r->t[r->best] - 1;
-	r->saved = (double)c->calls * (r->t[a] > r->t[x] ? r->t[a] - r->t[x] : 0);
-	r->lost = (double)c->calls * (r->t[x] > r->t[a] ? r->t[x] - r->t[a] : 0);
 	r->over10 = r->loss_ours > 0.10;
 	r->harmed = r->loss_ours - r->loss_auto > 0.02;
 }
@@ -1433,9 +1712,12 @@ void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals
 
 		bot_report_row(p, c, &r);
 		t->contexts++;
+		uint64_t dc[NARMS + 1];
+
+		dcalls_of(c, dc);
 		t->calls += c->calls;
-		if (!p->shadow && c->decided < NARMS)
-			t->calls_decided += c->calls;
+		if (!p->shadow)
+			t->calls_decided += c->calls - dc[NARMS];
 		if (!r.known) {
 			t->unknown++;
 			continue;

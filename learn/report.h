@@ -4,7 +4,7 @@
  * directory, read back, merged per step and per job, and the numbers the
  * report and the one-line summary show (doc/formats.md section 17).
  *
- * Owns the part's text format (version 1) and the definitions of a
+ * Owns the part's text format (version 2; version 1 still read) and the definitions of a
  * report's latencies, best known arm, saved/lost and loss (agreements B,
  * the replay's words). Nothing is printed: errors are returned with
  * "FILE:LINE: reason" in err or go to a struct bot_log; the one-line
@@ -24,7 +24,8 @@
 #include "common/spool.h"
 #include "learn/log.h"
 
-#define BOT_REPORT_VERSION 1
+#define BOT_REPORT_VERSION 2
+#define BOT_REPORT_VERSION_MIN 1	/* the oldest this reader reads */
 #define BOT_REPORT_MAGIC "nccl-bot-report-part"
 #define BOT_REPORT_LINE_MAX 1024	/* bytes, the newline included */
 #define BOT_REPORT_FILE_MAX (1u << 20)
@@ -55,7 +56,10 @@ struct bot_report_ctx {
 	uint8_t coll, bucket;
 	uint32_t nranks, nnodes;
 	uint64_t calls;
-	uint8_t auto_arm, decided;		/* BOT_REPORT_ARM_NONE: unknown / left to AUTO */
+	uint8_t auto_arm, decided;		/* BOT_REPORT_ARM_NONE: unknown / left to AUTO;
+						 * decided: the arm with the most calls */
+	uint64_t dcalls[BOT_REPORT_NARMS + 1];	/* calls per decided arm ([NARMS]: '-');
+						 * their sum is calls */
 	int has_cost;
 	float cost[BOT_REPORT_NARMS];		/* us, -1 unsupported */
 	struct bot_report_arm arm[BOT_REPORT_NARMS];
@@ -76,6 +80,7 @@ struct bot_report_part {
 	char fabric[BOT_REPORT_TOKEN_MAX];	/* "prior" or the fabric */
 	char fabric_why[BOT_REPORT_WHY_MAX];	/* "" none */
 	int user_plugin;			/* enum bot_report_plugin */
+	uint64_t token;				/* the step's token; 0 unknown */
 	uint64_t files_read, files_rejected;
 	uint64_t procs_loaded, procs_table, procs_measured, procs_prior;
 	struct bot_report_ver nccl[BOT_REPORT_MAX_VERS], tuner[BOT_REPORT_MAX_VERS],
@@ -112,6 +117,12 @@ void bot_report_builder_free(struct bot_report_builder *b);
 /* A token of formats.md section 17: s with characters outside
  * [A-Za-z0-9._-] as '_', cut to 64 ("_" for ""). */
 void bot_report_token(char *dst, size_t len, const char *s);
+/* The job a part's job string belongs to: "J" for "J+K" (a heterogeneous
+ * job's component K), else the string itself. */
+void bot_report_job_leader(const char *job, char *out, size_t len);
+/* A job string of formats.md 17: a token, or one "J+K" with J and K
+ * decimal; anything else is made a token (bot_report_token). */
+void bot_report_job_token(char *dst, size_t len, const char *s);
 /* The part's file name, "<job>.<step>.<node>.part". */
 int bot_report_part_name(const struct bot_report_part *p, char *buf, size_t len);
 /* The part as text (malloc()ed *buf, *len bytes): 0, or -1 (out of memory,
@@ -138,7 +149,8 @@ int bot_report_part_info(struct bot_report_part *p, const char *info);
 /* ---- files ------------------------------------------------------------ */
 
 /* Make dir (and missing parents), mode 0700, as the caller: 0, or -1 with
- * the reason. An existing directory is used as it is; a link is refused. */
+ * the reason. The last component, made or existing, must be a directory
+ * (not a link) of the caller's euid that group and others cannot write. */
 int bot_report_mkdir(const char *dir, char *err, size_t errlen);
 /* Write p into dir (made first) as whoever calls: temporary O_EXCL 0600,
  * fsync, rename over its name, directory fsynced. 0 with the file's path
@@ -158,10 +170,23 @@ struct bot_report_set {
 	size_t refused;		/* parts that failed to read (each on the log) */
 };
 
-/* Read every *.part of dir whose job (and step, unless NULL) match (job
- * NULL: every job), sorted by job, step, node. Refused parts are logged
- * and counted; past BOT_REPORT_MAX_SET_CTX contexts the rest is not read
- * (logged, counted as refused). 0, or -1 when the directory cannot be read (log). */
+/* Which parts a read takes: job (NULL: every job; "J" takes J's
+ * heterogeneous components' "J+K" too), step (NULL: every step), token
+ * (0: any). */
+struct bot_report_filter {
+	const char *job, *step;
+	uint64_t token;
+};
+
+/* Read every *.part of dir that f takes, owned by the reader (getuid();
+ * root: the directory's owner), sorted by leader job, step, token, job,
+ * node. Refused parts (another owner's, unreadable, another token's are
+ * skipped silently) are logged and counted; past BOT_REPORT_MAX_SET_CTX
+ * contexts the rest is not read (logged, counted as refused). 0, or -1
+ * when the directory cannot be read (log). */
+int bot_report_dir_select(const char *dir, const struct bot_report_filter *f,
+			  struct bot_report_set *set, const struct bot_log *log);
+/* bot_report_dir_select with token 0. */
 int bot_report_dir_read(const char *dir, const char *job, const char *step,
 			struct bot_report_set *set, const struct bot_log *log);
 /* How many parts of job.step are in dir (a cheap count for srun's wait:
@@ -184,7 +209,8 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 struct bot_report_row {
 	double t[BOT_REPORT_NARMS];	/* per-call latency, s; < 0 unknown */
 	int est[BOT_REPORT_NARMS];	/* t[] estimated from the reference arm */
-	int chosen;			/* x: the arm that decided, -1 unknown */
+	int chosen;			/* x: the decided arm with the most calls, -1 unknown */
+	double t_ours;			/* the calls-weighted t of the decided arms, s */
 	int best;			/* best known arm, -1 none */
 	int known;			/* t(a), t(x) and best known: saved/lost/loss set */
 	int estimated;			/* t(a) or t(x) or the best is an estimate */

@@ -13,6 +13,7 @@
 
 #include "common/settings.h"
 #include "common/state.h"
+#include "learn/hostlist.h"
 #include "learn/log.h"
 #include "learn/siteconf.h"
 #include "learn/yamlin.h"
@@ -85,6 +86,13 @@ void bot_siteconf_free(struct bot_siteconf *c)
 	free(c->fabrics);
 	c->fabrics = NULL;
 	c->nfabrics = 0;
+	free(c->map_fabrics);
+	c->map_fabrics = NULL;
+	c->nmap_fabrics = 0;
+	free(c->map);
+	c->map = NULL;
+	c->nmap = 0;
+	c->map_given = 0;
 }
 
 static int find_key(const char *name)
@@ -194,9 +202,196 @@ static int finalize(struct bot_siteconf *c, char *why, size_t wlen)
 	return 0;
 }
 
+/* ---- fabric_map (version 2) ----------------------------------------------- */
+
+/* Where the current list item was, for the entries it makes. */
+struct map_add {
+	struct bot_siteconf *c;
+	size_t cap, nparts;
+	uint32_t fabric, line, col;
+	char *why;
+	size_t wlen;
+};
+
+static int map_push(struct map_add *a, const char *name, int partition)
+{
+	struct bot_siteconf_mapent *e;
+
+	if (partition ? a->nparts >= BOT_SITECONF_MAX_MAP_PARTITIONS :
+			a->c->nmap - a->nparts >= BOT_SITECONF_MAX_MAP_NODES) {
+		snprintf(a->why, a->wlen, "more than %d %s in the map",
+			 partition ? BOT_SITECONF_MAX_MAP_PARTITIONS : BOT_SITECONF_MAX_MAP_NODES,
+			 partition ? "partitions" : "nodes");
+		return -1;
+	}
+	if (a->c->nmap == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 64;
+
+		e = realloc(a->c->map, nc * sizeof(*e));
+		if (!e) {
+			snprintf(a->why, a->wlen, "out of memory");
+			return -1;
+		}
+		a->c->map = e;
+		a->cap = nc;
+	}
+	e = &a->c->map[a->c->nmap++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->partition = (uint8_t)partition;
+	e->fabric = a->fabric;
+	e->line = a->line;
+	e->col = a->col;
+	if (partition)
+		a->nparts++;
+	return 0;
+}
+
+static int map_node(void *arg, const char *name)
+{
+	return map_push(arg, name, 0);
+}
+
+static int partition_ok(const char *s)
+{
+	return bot_hostlist_name_ok(s) && strlen(s) < BOT_SITECONF_PARTITION_MAX;
+}
+
+static int by_entry(const void *x, const void *y)
+{
+	const struct bot_siteconf_mapent *a = x, *b = y;
+	int d = (int)a->partition - (int)b->partition;
+
+	if (!d)
+		d = strcmp(a->name, b->name);
+	if (!d)
+		d = a->line != b->line ? (a->line < b->line ? -1 : 1) :
+		    a->col != b->col ? (a->col < b->col ? -1 : 1) : 0;
+	return d;
+}
+
+/* One item of a fabric's nodes or partitions. */
+static int map_item(struct bot_yamlin *r, struct map_add *a, const char *fabric,
+		    const char *key, const struct bot_yamlin_ev *ev)
+{
+	char why[512];
+
+	if (ev->type != BOT_YAMLIN_SCALAR || bot_yamlin_is_null(ev))
+		return bot_yamlin_fail(r, ev, "fabric_map: %s: %s: want %s", fabric, key,
+				       strcmp(key, "nodes") ? "partition names" :
+				       "Slurm host lists (n[1-4],gpu7)");
+	a->line = ev->line;
+	a->col = ev->col;
+	a->why = why;
+	a->wlen = sizeof(why);
+	why[0] = 0;
+	if (!strcmp(key, "partitions")) {
+		if (!partition_ok(ev->s))
+			return bot_yamlin_fail(r, ev, "fabric_map: %s: partitions: '%.64s' is not "
+					       "a partition name (1-54 of [A-Za-z0-9._-])", fabric,
+					       ev->s);
+		if (map_push(a, ev->s, 1) < 0)
+			return bot_yamlin_fail(r, ev, "fabric_map: %s: partitions: %s", fabric, why);
+		return 0;
+	}
+	if (bot_hostlist_expand(ev->s, map_node, a, why, sizeof(why)))
+		return bot_yamlin_fail(r, ev, "fabric_map: %s: nodes: '%.128s': %s", fabric, ev->s,
+				       why[0] ? why : "not a host list");
+	return 0;
+}
+
+/* The value of fabric_map (its key is at kev). */
+static int read_map(struct bot_yamlin *r, struct bot_siteconf *c, const struct bot_yamlin_ev *kev)
+{
+	struct bot_yamlin_ev ev, fev, k;
+	struct map_add a = { .c = c };
+
+	c->map_given = 1;
+	c->map_line = kev->line;
+	if (bot_yamlin_next(r, &ev) < 0)
+		return -1;
+	if (ev.type != BOT_YAMLIN_MAP)
+		return bot_yamlin_fail(r, &ev, "fabric_map: want a mapping of fabric names");
+	for (;;) {
+		char (*l)[65];
+
+		if (bot_yamlin_next(r, &fev) < 0)
+			return -1;
+		if (fev.type == BOT_YAMLIN_END)
+			break;
+		if (!bot_state_fabric_ok(fev.s))
+			return bot_yamlin_fail(r, &fev, "fabric_map: '%.64s' is not a fabric name "
+					       "([a-z0-9][a-z0-9._-]{0,63})", fev.s);
+		if (c->nmap_fabrics >= BOT_SITECONF_MAX_FABRICS)
+			return bot_yamlin_fail(r, &fev, "fabric_map: more than %d fabrics",
+					       BOT_SITECONF_MAX_FABRICS);
+		l = realloc(c->map_fabrics, (c->nmap_fabrics + 1) * sizeof(*l));
+		if (!l)
+			return bot_yamlin_fail(r, &fev, "out of memory");
+		c->map_fabrics = l;
+		strcpy(l[c->nmap_fabrics], fev.s);
+		a.fabric = (uint32_t)c->nmap_fabrics++;
+		if (bot_yamlin_next(r, &ev) < 0)
+			return -1;
+		if (ev.type != BOT_YAMLIN_MAP)
+			return bot_yamlin_fail(r, &ev, "fabric_map: %s: want a mapping with nodes "
+					       "and partitions", c->map_fabrics[a.fabric]);
+		for (;;) {
+			if (bot_yamlin_next(r, &k) < 0)
+				return -1;
+			if (k.type == BOT_YAMLIN_END)
+				break;
+			if (strcmp(k.s, "nodes") && strcmp(k.s, "partitions"))
+				return bot_yamlin_fail(r, &k, "fabric_map: %s: unknown key '%.64s' "
+						       "(want nodes or partitions)",
+						       c->map_fabrics[a.fabric], k.s);
+			{
+				/* the key's text lives until the next event: keep it */
+				const char *key = !strcmp(k.s, "nodes") ? "nodes" : "partitions";
+				const char *fab = c->map_fabrics[a.fabric];
+
+				if (bot_yamlin_next(r, &ev) < 0)
+					return -1;
+				if (ev.type != BOT_YAMLIN_SEQ) {
+					if (map_item(r, &a, fab, key, &ev) < 0)
+						return -1;
+					continue;
+				}
+				for (;;) {
+					if (bot_yamlin_next(r, &ev) < 0)
+						return -1;
+					if (ev.type == BOT_YAMLIN_END)
+						break;
+					if (map_item(r, &a, fab, key, &ev) < 0)
+						return -1;
+				}
+			}
+		}
+	}
+	/* a node or partition named twice: refused at its later place */
+	if (c->nmap)
+		qsort(c->map, c->nmap, sizeof(*c->map), by_entry);
+	for (size_t i = 1; i < c->nmap; i++) {
+		const struct bot_siteconf_mapent *p = &c->map[i - 1], *e = &c->map[i];
+		struct bot_yamlin_ev at = { .line = e->line, .col = e->col };
+
+		if (p->partition != e->partition || strcmp(p->name, e->name))
+			continue;
+		if (p->fabric == e->fabric)
+			return bot_yamlin_fail(r, &at, "fabric_map: %s: %s %s is named twice "
+					       "(first at line %u)", c->map_fabrics[e->fabric],
+					       e->partition ? "partition" : "node", e->name, p->line);
+		return bot_yamlin_fail(r, &at, "fabric_map: %s: %s %s is already in fabric %s "
+				       "(line %u)", c->map_fabrics[e->fabric],
+				       e->partition ? "partition" : "node", e->name,
+				       c->map_fabrics[p->fabric], p->line);
+	}
+	return 0;
+}
+
 static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
 {
-	struct bot_yamlin_ev ev, root, kev;
+	struct bot_yamlin_ev ev, root, kev, map_key = { 0 };
 	char why[512];
 	uint64_t version = 0;
 
@@ -216,14 +411,18 @@ static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
 			if (bot_yamlin_next(r, &ev) < 0 ||
 			    bot_yamlin_u64(r, &ev, "version", 0, 0, UINT32_MAX, &version) < 0)
 				return -1;
-			if (version != 1)
-				return bot_yamlin_fail(r, &ev, "version %llu: this build reads version 1",
+			if (version < 1 || version > BOT_SITECONF_VERSION)
+				return bot_yamlin_fail(r, &ev, "version %llu: this build reads "
+						       "versions 1 and 2",
 						       (unsigned long long)version);
 			continue;
 		}
-		if (!strcmp(kev.s, "fabric_map"))
-			return bot_yamlin_fail(r, &kev, "fabric_map: reserved for the Slurm "
-					       "integration, not read by this version");
+		if (!strcmp(kev.s, "fabric_map")) {
+			map_key = kev;
+			if (read_map(r, c, &map_key) < 0)
+				return -1;
+			continue;
+		}
 		i = find_key(kev.s);
 		if (i < 0)
 			return bot_yamlin_fail(r, &kev, "unknown key '%.64s'", kev.s);
@@ -253,6 +452,9 @@ static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
 	}
 	if (!version)
 		return bot_yamlin_fail(r, &root, "no version: 1");
+	if (c->map_given && version < 2)
+		return bot_yamlin_fail(r, &map_key, "fabric_map needs version: 2 (this file says "
+				       "version: 1)");
 	if (bot_yamlin_next(r, &ev) < 0)
 		return -1;
 	if (ev.type != BOT_YAMLIN_EOF)

@@ -1,6 +1,7 @@
 /*
  * siteconf.h - the site configuration (doc/formats.md section 15, version
- * 1): one optional YAML file read by ship, compact and the SPANK plugin.
+ * 2; version 1 still read): one optional YAML file read by ship, compact
+ * and the SPANK plugin.
  *
  * Owns its keys, their defaults and ranges, and where the file is looked
  * for: the caller's path (`--config FILE`), else NCCL_BOT_CONFIG (the
@@ -13,6 +14,12 @@
  * line. Command-line options override the file through bot_siteconf_set,
  * which takes the same key names and the same grammar, so an option and
  * the file's key can never mean different things. Tools and SPANK only.
+ *
+ * Version 2 adds fabric_map (node -> fabric, and partition -> fabric):
+ * per fabric its nodes as Slurm host lists (learn/hostlist.h) and its
+ * partitions, checked and expanded here (every node and partition in one
+ * fabric only, bounded), kept as a flat list that spank/fabricmap.h turns
+ * into the plugin's map. A version 1 file without it reads as before.
  */
 #ifndef BOT_LEARN_SITECONF_H
 #define BOT_LEARN_SITECONF_H
@@ -28,6 +35,18 @@
 #define BOT_SITECONF_STR_MAX 4096	/* a path or a command, NUL included */
 #define BOT_SITECONF_MAX_FABRICS 4096
 #define BOT_SITECONF_ERR_MAX 1280
+#define BOT_SITECONF_VERSION 2		/* 1 still read (no fabric_map) */
+#define BOT_SITECONF_MAX_MAP_NODES 262144	/* after the host lists are expanded */
+#define BOT_SITECONF_MAX_MAP_PARTITIONS 4096
+#define BOT_SITECONF_PARTITION_MAX 55	/* 1-54 of [A-Za-z0-9._-], NUL included */
+
+/* One node or partition of fabric_map, with where the file named it. */
+struct bot_siteconf_mapent {
+	char name[65];			/* a node (1-64 of [A-Za-z0-9._-]) or a partition */
+	uint8_t partition;		/* 1: a partition */
+	uint32_t fabric;		/* index into map_fabrics */
+	uint32_t line, col;		/* the list item that named it, from 1 */
+};
 
 /* bits of bot_siteconf.set: which keys were given (file or override) */
 enum bot_siteconf_key {
@@ -58,6 +77,14 @@ struct bot_siteconf {
 	size_t nfabrics;		/* 0: no list (every fabric accepted) */
 	char (*fabrics)[65];		/* malloc()ed, section 12's names, unique */
 	unsigned set;			/* bit per enum bot_siteconf_key */
+	/* fabric_map (version 2; not a command-line key) */
+	int map_given;			/* the file has fabric_map (maybe naming nothing) */
+	unsigned map_line;		/* the line of its key */
+	size_t nmap_fabrics;
+	char (*map_fabrics)[65];	/* malloc()ed, in the file's order */
+	size_t nmap;
+	struct bot_siteconf_mapent *map;	/* malloc()ed, sorted: nodes, then partitions,
+						 * each by name; unique */
 };
 
 /* Every default (no file). */

@@ -204,6 +204,7 @@ uint64_t bot_digest64(const void *p, size_t n)
 static const char *const policy_names[BOT_NPOLICY] = {
 	"auto", "sweep", "greedy", "egreedy", "ucb1", "thompson", "etc",
 	"greedy-cold", "ucb1-cold", "thompson-cold", "frozen", "shadow",
+	"greedy-free", "egreedy-free", "ucb1-free", "thompson-free",
 };
 
 const char *bot_policy_name(int id)

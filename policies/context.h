@@ -84,7 +84,12 @@ enum bot_policy_id {
 	BOT_POLICY_THOMPSON_COLD = 9,
 	BOT_POLICY_FROZEN = 10,
 	BOT_POLICY_SHADOW = 11,
-	BOT_NPOLICY = 12
+	/* the learning policies without the exploration budget (doc/policies.md) */
+	BOT_POLICY_GREEDY_FREE = 12,
+	BOT_POLICY_EGREEDY_FREE = 13,
+	BOT_POLICY_UCB1_FREE = 14,
+	BOT_POLICY_THOMPSON_FREE = 15,
+	BOT_NPOLICY = 16
 };
 
 /* The policy's name, NULL for an unknown id. */

@@ -41,13 +41,26 @@ static inline int bot_plan_arm(const struct bot_plan *p, unsigned bucket)
 }
 
 /*
+ * The algorithm family: NVLS and NVLS_TREE share one (their buffers are
+ * NCCL's NVLS buffers, allocated once for both; NVLS_TREE's first use only
+ * adds a tree connect, as Tree's own first use does); every other algorithm
+ * is its own family, CollNet Direct and CollNet Chain included.
+ */
+static inline int bot_algo_family(int algo)
+{
+	return algo == BOT_ALGO_NVLS_TREE ? BOT_ALGO_NVLS : algo;
+}
+
+/*
  * Arms a rank may force without remembering anything (doc/design.md,
  * "Contexts and arms"): a first use of an algorithm on a communicator
  * triggers NCCL's collective connection setup, and NVLS/CollNet also allocate GPU
- * memory. So only Ring, Tree and PAT, any protocol of the algorithm AUTO
- * picks for this very call, and the arms of the allow-list (bit per arm) are
- * ever forced. Planners use the same rule, so they never plan an arm that a
- * rank would refuse.
+ * memory. So only Ring, Tree and PAT, any protocol of the algorithm family
+ * AUTO picks for this very call (NVLS and NVLS_TREE: when AUTO picks one,
+ * the other's buffers exist already), and the arms of the allow-list (bit
+ * per arm) are ever forced. Stateless: a function of the call's own AUTO
+ * choice. Planners use the same rule, so they never plan an arm that a rank
+ * would refuse.
  */
 static inline int bot_arm_allowed(int arm, int auto_arm, uint32_t allow)
 {
@@ -56,7 +69,23 @@ static inline int bot_arm_allowed(int arm, int auto_arm, uint32_t allow)
 	if (arm < 0 || arm >= BOT_NARMS)
 		return 0;
 	return algo == BOT_ALGO_TREE || algo == BOT_ALGO_RING || algo == BOT_ALGO_PAT ||
-	       (auto_arm >= 0 && algo == auto_arm / BOT_NPROTO) || ((allow >> arm) & 1u);
+	       (auto_arm >= 0 && auto_arm < BOT_NARMS &&
+		bot_algo_family(algo) == bot_algo_family(auto_arm / BOT_NPROTO)) ||
+	       ((allow >> arm) & 1u);
+}
+
+/* The arms of AUTO's algorithm family as a bit mask (0 for an arm out of
+ * range): what bot_arm_allowed() adds for auto_arm. */
+static inline uint32_t bot_arm_family_mask(int auto_arm)
+{
+	int f;
+
+	if (auto_arm < 0 || auto_arm >= BOT_NARMS)
+		return 0;
+	f = bot_algo_family(auto_arm / BOT_NPROTO);
+	if (f == BOT_ALGO_NVLS)
+		return 7u << (BOT_ALGO_NVLS * BOT_NPROTO) | 7u << (BOT_ALGO_NVLS_TREE * BOT_NPROTO);
+	return 7u << (f * BOT_NPROTO);
 }
 
 /* 0 when the plan is well-formed: arms < BOT_NARMS or BOT_ARM_AUTO, ranges disjoint and

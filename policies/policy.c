@@ -7,8 +7,10 @@
  *   prior     m0 = q(AUTO's cost entry) + c, where c is AUTO's error for the
  *             same arm borrowed from neighbouring contexts ("scale transfer":
  *             the same collective at sizes within two octaves, at the same
- *             bytes per rank on other node counts, and, weakly, the other
- *             arms of this context), shrunk towards 0;
+ *             bytes per rank on other node counts, weighted by the skill
+ *             those scales showed predicting each other (scale_skill:
+ *             leave-one-scale-out), and, weakly, the other arms of this
+ *             context), shrunk towards 0;
  *   data      the robust (median-trimmed) mean r of the arm's own samples,
  *             so a few samples ten times too slow never move it;
  *   posterior mean (W*m0 + n*r)/(W + n), W = prior_weight pseudo-samples,
@@ -88,7 +90,44 @@ static const struct bot_policy_params defaults = {
 	.share = 1.0,
 	.plausible = 4.0,
 	.etc_rounds = 2.0,
+	.budget = 0.01,
 };
+
+/* Safe exploration: the one-sided bound used for "pessimistic", in
+ * posterior sds (one sd: each bound holds with about 84 % under the
+ * Gaussian belief; doc/policies.md says what that buys). */
+#define SAFE_Z		1.0
+/* An arm without samples in this context (or any arm while AUTO's own arm
+ * has none) is charged the cost model's ratio against AUTO's arm, times
+ * 1 + SAFE_MARGIN, minus one, and at least SAFE_FLOOR (safe_excess). */
+#ifndef SAFE_MARGIN
+#define SAFE_MARGIN	0.05
+#endif
+#ifndef SAFE_FLOOR
+#define SAFE_FLOOR	0.02
+#endif
+
+/* The policy whose planner a -free variant uses. */
+static int base_id(int id)
+{
+	switch (id) {
+	case BOT_POLICY_GREEDY_FREE:
+		return BOT_POLICY_GREEDY;
+	case BOT_POLICY_EGREEDY_FREE:
+		return BOT_POLICY_EGREEDY;
+	case BOT_POLICY_UCB1_FREE:
+		return BOT_POLICY_UCB1;
+	case BOT_POLICY_THOMPSON_FREE:
+		return BOT_POLICY_THOMPSON;
+	default:
+		return id;
+	}
+}
+
+static int is_free(int id)
+{
+	return base_id(id) != id;
+}
 
 static int is_cold(int id)
 {
@@ -105,6 +144,8 @@ int bot_policy_init(struct bot_policy *p, const char *name)
 	p->id = id;
 	p->par = defaults;
 	p->allow = 0;
+	if (is_free(id))
+		p->par.budget = INFINITY;
 	if (is_cold(id)) {
 		p->par.prior_weight = 0;
 		p->par.share = 0;
@@ -137,6 +178,8 @@ int bot_policy_set(struct bot_policy *p, const char *key, double v)
 		q->plausible = v;
 	else if (!strcmp(key, "etc_rounds") && v >= 0 && v <= 1e9)
 		q->etc_rounds = v;
+	else if (!strcmp(key, "budget") && v >= 0 && v <= 1e9)
+		q->budget = v;
 	else
 		return -1;
 	return 0;
@@ -156,7 +199,7 @@ int bot_policy_grid(int id, unsigned i, struct bot_policy_params *out)
 
 	if (!out || bot_policy_init(&p, bot_policy_name(id)) < 0)
 		return -1;
-	switch (id) {
+	switch (base_id(id)) {
 	case BOT_POLICY_GREEDY:		/* prior_weight x share */
 		if (i >= 12)
 			return -1;
@@ -245,6 +288,8 @@ struct belief {
 	double m0;	/* prior mean (q), corrected */
 	double mu;	/* posterior mean */
 	double sd;	/* posterior sd */
+	uint64_t n_all;	/* samples, a lone outlier included (what the budget counts) */
+	double r_all;	/* their robust mean (q), NaN when n_all == 0 */
 };
 
 /* What the planner reads of one arm of one context: its robust summary
@@ -363,6 +408,104 @@ static void borrow(const struct bot_kb *kb, struct bot_plan_memo *memo, size_t i
 	}
 }
 
+/* Weight of a scale peer at nnodes a for a context at nnodes b, before the
+ * learned skill: nearer scales count more. */
+static double scale_kernel(uint32_t a, uint32_t b)
+{
+	return 0.6 * exp(-0.35 * fabs(log2((double)(a ? a : 1) / (double)(b ? b : 1))));
+}
+
+#define SKILL_PEERS 16
+
+/*
+ * Scale transfer's weight, learned: leave-one-scale-out inside the kb.
+ * Each scale peer of key (same collective, same bytes per rank, another
+ * node count) that measured an arm has an observed AUTO error for it; it
+ * is predicted from the other peers' errors of that arm as the planner
+ * would borrow them (scale_kernel weights, CORR_SHRINK pseudo-weight), and
+ * the skill is 1 - SSE(prediction) / SSE(predicting 0, i.e. AUTO as is),
+ * clamped to [0, 1]. Without two peers to compare it is 0: scale transfer
+ * is used only as far as it has been seen to predict held-out scales.
+ */
+static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, uint64_t key,
+			  const struct view *v)
+{
+	size_t idx[SKILL_PEERS];
+	uint32_t nn[SKILL_PEERS];
+	double err[SKILL_PEERS][BOT_NARMS], w[SKILL_PEERS][BOT_NARMS];
+	double sse = 0, sse0 = 0, dmin = INFINITY;
+	unsigned np = 0, m = 0;
+
+	for (size_t i = bot_kb_peer_first(kb, key); i != BOT_KB_NONE && np < SKILL_PEERS;
+	     i = bot_kb_peer_next(kb, i)) {
+		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
+		int any = 0;
+
+		if (!c || c->key == key || !c->has_prior || bot_key_coll(c->key) != bot_key_coll(key))
+			continue;
+		for (int j = 0; j < v->nb; j++) {
+			int a = v->b[j].arm;
+			const struct arm_sum *as;
+			struct arm_sum tmp;
+
+			w[np][a] = 0;
+			if (!c->arm[a].n || c->prior[a] < 0)
+				continue;
+			as = arm_summary(memo, c, i, a, &tmp);
+			if (!as->used || lone_outlier(as->used, as->loc, as->pq))
+				continue;
+			err[np][a] = as->loc - as->pq;
+			w[np][a] = (double)as->used / (double)(as->used + 1);
+			any = 1;
+		}
+		if (any) {
+			idx[np] = i;
+			nn[np++] = bot_key_nnodes(c->key);
+		}
+	}
+	(void)idx;
+	/* Held-out scales are predicted only from peers at least as far from
+	 * them as the nearest peer is from key: the skill of extrapolating as
+	 * far as key needs, not of interpolating between close scales. */
+	for (unsigned i = 0; i < np; i++) {
+		double d = fabs(log2((double)(nn[i] ? nn[i] : 1) /
+				     (double)(bot_key_nnodes(key) ? bot_key_nnodes(key) : 1)));
+
+		if (d < dmin)
+			dmin = d;
+	}
+	for (unsigned i = 0; i < np; i++)
+		for (int j = 0; j < v->nb; j++) {
+			int a = v->b[j].arm;
+			double ps = 0, pw = 0, pred;
+			int others = 0;
+
+			if (!(w[i][a] > 0))
+				continue;
+			for (unsigned k = 0; k < np; k++) {
+				double kw;
+
+				if (k == i || !(w[k][a] > 0) ||
+				    fabs(log2((double)(nn[k] ? nn[k] : 1) / (double)(nn[i] ? nn[i] : 1))) <
+					    dmin - 1e-9)
+					continue;
+				kw = w[k][a] * scale_kernel(nn[k], nn[i]);
+				ps += kw * err[k][a];
+				pw += kw;
+				others = 1;
+			}
+			if (!others)
+				continue;
+			pred = ps / (pw + CORR_SHRINK);
+			sse += w[i][a] * (err[i][a] - pred) * (err[i][a] - pred);
+			sse0 += w[i][a] * err[i][a] * err[i][a];
+			m++;
+		}
+	if (m < 2 || !(sse0 > 0))
+		return 0;
+	return fmin(1, fmax(0, 1 - sse / sse0));
+}
+
 /* Corrections of the prior from neighbouring contexts; see the file comment. */
 static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uint64_t key,
 			const struct view *v, double share, double corr[BOT_NARMS],
@@ -385,16 +528,19 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 		borrow(kb, memo, bot_kb_index(kb, bot_ctx_key(coll, (unsigned)nbk, nr, nn)), v, dw[i],
 		       sum, wsum);
 	}
-	/* Other scales at the same bytes per rank. */
-	for (size_t i = bot_kb_peer_first(kb, key); i != BOT_KB_NONE; i = bot_kb_peer_next(kb, i)) {
-		const struct bot_kb_ctx *c = bot_kb_at(kb, i);
-		double d;
+	/* Other scales at the same bytes per rank, weighted by how well they
+	 * predict each other (scale_skill). */
+	{
+		double skill = scale_skill(kb, memo, key, v);
 
-		if (!c || c->key == key || bot_key_coll(c->key) != coll)
-			continue;
-		d = fabs(log2((double)(bot_key_nnodes(c->key) ? bot_key_nnodes(c->key) : 1) /
-			      (double)(nn ? nn : 1)));
-		borrow(kb, memo, i, v, 0.6 * exp(-0.35 * d), sum, wsum);
+		for (size_t i = bot_kb_peer_first(kb, key); skill > 0 && i != BOT_KB_NONE;
+		     i = bot_kb_peer_next(kb, i)) {
+			const struct bot_kb_ctx *c = bot_kb_at(kb, i);
+
+			if (!c || c->key == key || bot_key_coll(c->key) != coll)
+				continue;
+			borrow(kb, memo, i, v, skill * scale_kernel(bot_key_nnodes(c->key), nn), sum, wsum);
+		}
 	}
 	/* This context's own measured arms: a shared offset of AUTO here. */
 	for (int i = 0; i < v->nb; i++) {
@@ -462,6 +608,8 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->m0 = as->pq;
 		x->r = as->loc;
 		x->n = as->used;
+		x->n_all = as->used;
+		x->r_all = as->loc;
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;
@@ -874,6 +1022,208 @@ static void plan_greedy_cold(const struct view *v, struct bot_plan *out)
 	plan_one(out, best < 0 ? v->auto_arm : v->b[best].arm);
 }
 
+/* ---- safe exploration (doc/policies.md) -------------------------------- */
+
+static const struct belief *view_arm(const struct view *v, int arm)
+{
+	for (int i = 0; i < v->nb; i++)
+		if (v->b[i].arm == arm)
+			return &v->b[i];
+	return NULL;
+}
+
+/* Pessimistic excess of one call on arm b over one call of AUTO's arm, in
+ * AUTO calls: exactly 0 for AUTO's arm itself (it is the baseline); when
+ * both are measured here, the upper bound of b against the lower bound la
+ * of AUTO's arm (negative: a saving); otherwise the cost model's ratio
+ * (or the corrected one, when lower) made pessimistic: times 1 +
+ * SAFE_MARGIN, at least SAFE_FLOOR (doc/policies.md). AUTO's errors are
+ * heavy-tailed, so this charge can be too low; an arm so charged is only
+ * ever probed, never exploited before it has samples (safe_clip). */
+static double safe_excess(const struct view *v, const struct belief *b, double la, int auto_measured)
+{
+	const struct belief *a;
+	double pa, pb, ratio;
+
+	if (b->arm == v->auto_arm)
+		return 0;
+	/* the posterior mean, or the arm's own samples' mean when higher:
+	 * a prior that favours the arm never makes it look safer */
+	if (b->n && auto_measured)
+		return exp2((fmax(b->mu, b->r) + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
+	pa = (double)v->ctx->prior[v->auto_arm];
+	pb = (double)v->ctx->prior[b->arm];
+	if (!(pa > 0) || !(pb >= 0))
+		return INFINITY;
+	ratio = pb / pa;
+	/* the cost model corrected by what neighbours and other scales
+	 * measured, against AUTO's measured lower bound, when it is lower */
+	a = view_arm(v, v->auto_arm);
+	if (a) {
+		double rc = exp2((b->m0 - (auto_measured ? la : a->m0)) / BOT_Q_PER_OCTAVE);
+
+		if (rc < ratio)
+			ratio = rc;
+	}
+	return fmax(SAFE_FLOOR, ratio * (1.0 + SAFE_MARGIN) - 1.0);
+}
+
+/* What the context has spent and earned: *spent = the pessimistic net
+ * excess of its measured calls over AUTO's arm (the gross excess, at least
+ * the state's `explore`, less the pessimistic savings) and *base = the calls
+ * AUTO's arm alone would have made, both in calls when the context counts
+ * its calls (samples scaled by calls / samples), else in samples; *gross =
+ * the gross excess alone; *la = AUTO's lower bound (q), *am = whether AUTO's
+ * arm has samples here. -1 when AUTO's arm is not in the view. */
+static int safe_history(const struct view *v, double *spent, double *gross, double *base, double *la,
+			double *rate, int *am)
+{
+	const struct belief *a = view_arm(v, v->auto_arm);
+	double g = 0, sv = 0, n = 0, r = 1, st;
+
+	if (!a)
+		return -1;
+	*la = (a->n ? fmin(a->mu, a->r) : a->mu) - SAFE_Z * a->sd;
+	*am = a->n > 0;
+	for (int i = 0; i < v->nb; i++) {
+		const struct belief *x = &v->b[i];
+		double e = 0;
+
+		n += (double)x->n_all;
+		if (x->n)
+			e = (double)x->n * safe_excess(v, x, *la, *am);
+		else if (x->n_all)	/* a lone outlier the planner set aside: its
+					 * calls were paid for all the same */
+			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am),
+						    *am ? exp2((x->r_all - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
+		if (e > 0)
+			g += e;
+		else
+			sv -= e;
+	}
+	if (v->ctx->calls && n > 0)
+		r = n / (double)v->ctx->calls;	/* samples per call */
+	g /= r;
+	sv /= r;
+	n /= r;
+	/* what the state remembers was spent (the gross never decreases) */
+	st = (double)v->ctx->explore / 65536.0;
+	if (st > g)
+		g = st;
+	*gross = g;
+	*spent = g - sv;
+	*base = n;
+	*rate = r;
+	return 0;
+}
+
+/* Clip a plan to the budget: with R the calls of this round, S the net
+ * spent excess and N the calls so far, keep S + R * (plan's excess per call)
+ * <= budget * (N + R). The exploit falls back to AUTO when it alone does
+ * not fit, and is then probed first instead (else an arm that only
+ * borrowed evidence favours would never be measured); probes that cost
+ * more than the exploit are taken in the plan's order while the budget
+ * covers them. AUTO's arm itself is left to NCCL (BOT_ARM_AUTO), never
+ * forced: the budget is against what stock NCCL does, and the arm the
+ * prior names AUTO's may not be it. */
+static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
+		      uint64_t key, struct bot_plan *out)
+{
+	double spent, gross, n, la, rate, r, slack, ex, unit;
+	const struct belief *b;
+	int arm[BOT_MAX_PROBES + 1], am;
+	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0;
+
+	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
+		plan_auto(out);
+		return;
+	}
+	r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
+	if (!v->ctx->calls)
+		r *= rate;
+	slack = p->par.budget * (n + r) - spent;
+	b = view_arm(v, out->exploit);
+	ex = b ? safe_excess(v, b, la, am) : INFINITY;
+	/* An arm is measured before every communicator runs it. */
+	if (b && !b->n)
+		ex = INFINITY;
+	if (ex > 0 && r * ex > slack) {
+		if (b) {
+			unsigned w = comm_width(s), cap = budget(&p->par);
+
+			arm[nin] = out->exploit;
+			width[nin++] = w < cap ? w : cap;
+		}
+		out->exploit = (uint8_t)v->auto_arm;
+		ex = 0;
+	}
+	for (unsigned i = 0; i < out->nprobe && nin <= BOT_MAX_PROBES; i++) {
+		arm[nin] = out->probe[i].arm;
+		width[nin++] = (unsigned)(out->probe[i].hi - out->probe[i].lo);
+	}
+	slack -= r * ex;
+	/* With several communicators a probe is lumpy: a communicator whose
+	 * bucket falls in its range runs the arm for the whole round, so a
+	 * probe that happens costs at least one communicator's round, however
+	 * narrow its range. It is charged that, and kept only when the budget
+	 * covers it; per call (one communicator) a range shrinks to fit. */
+	unit = s->ncomms > 1 ? 1.0 / s->ncomms : 0;
+	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
+		unsigned w = width[i];
+		double d, c, f;
+
+		b = view_arm(v, arm[i]);
+		/* AUTO's arm is never forced, not even as a probe */
+		if (!b || arm[i] == out->exploit || arm[i] == v->auto_arm || !w)
+			continue;
+		d = safe_excess(v, b, la, am) - ex;
+		/* an arm without samples here is tried on one communicator's
+		 * share first: its charge is a guess, its exposure is bounded */
+		if (unit > 0 && (!b->n || !am) && w > comm_width(s))
+			w = comm_width(s);
+		f = (double)w / BOT_PROBE_BUCKETS;
+		c = r * fmax(f, unit) * d;
+		if (d > 0 && c > slack) {
+			if (unit > 0 || slack <= 0)
+				continue;
+			w = (unsigned)floor(slack / (r * d) * BOT_PROBE_BUCKETS);
+			if (!w)
+				continue;
+			c = r * d * w / BOT_PROBE_BUCKETS;
+		}
+		if (tot + w > BOT_PROBE_BUCKETS)
+			continue;
+		if (d > 0)
+			slack -= c;
+		tot += w;
+		arm[k] = arm[i];
+		width[k++] = w;
+	}
+	if (out->exploit == v->auto_arm)
+		out->exploit = BOT_ARM_AUTO;
+	memset(out->probe, 0, sizeof(out->probe));
+	out->nprobe = 0;
+	if (k)
+		layout(out, arm, width, k, s->seed, key, s->round);
+}
+
+uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key)
+{
+	const struct bot_kb_ctx *c = kb ? bot_kb_find(kb, key) : NULL;
+	struct view v;
+	double spent, gross, n, la, rate;
+	int am;
+
+	if (!c)
+		return 0;
+	if (!p || build_view(p, kb, NULL, key, 0, &v) < 0 ||
+	    safe_history(&v, &spent, &gross, &n, &la, &rate, &am) < 0 || !c->calls || !(gross > 0))
+		return c->explore;
+	if (gross * 65536.0 >= 18446744073709549568.0)
+		return UINT64_MAX;
+	return (uint64_t)(gross * 65536.0);
+}
+
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,
 		    const struct bot_shape *shape, struct bot_plan *out)
 {
@@ -885,7 +1235,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 			 struct bot_plan *out)
 {
 	struct view v;
-	int cold;
+	int cold, id, schedule;
 
 	if (!out)
 		return -1;
@@ -894,9 +1244,11 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 	plan_auto(out);
 	if (!p || !shape || p->id < 0 || p->id >= BOT_NPOLICY)
 		return -1;
-	cold = is_cold(p->id) || p->id == BOT_POLICY_ETC;
-	if (p->id == BOT_POLICY_AUTO || p->id == BOT_POLICY_SWEEP || p->id == BOT_POLICY_ETC ||
-	    p->id == BOT_POLICY_GREEDY_COLD) {
+	id = base_id(p->id);
+	cold = is_cold(id) || id == BOT_POLICY_ETC;
+	schedule = id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP || id == BOT_POLICY_ETC ||
+		   id == BOT_POLICY_GREEDY_COLD;
+	if (schedule) {
 		/* Schedules and AUTO need the arms, not the beliefs. */
 		size_t idx = bot_kb_index(kb, key);
 		const struct bot_kb_ctx *c = bot_kb_at(kb, idx);
@@ -915,7 +1267,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 			memset(x, 0, sizeof(*x));
 			x->arm = a;
 			x->plausible = 1;
-			if (p->id != BOT_POLICY_AUTO && p->id != BOT_POLICY_SWEEP) {
+			if (id != BOT_POLICY_AUTO && id != BOT_POLICY_SWEEP) {
 				struct arm_sum tmp;
 				const struct arm_sum *as = arm_summary(memo, c, idx, a, &tmp);
 
@@ -926,7 +1278,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 	} else if (build_view(p, kb, memo, key, cold, &v) < 0) {
 		return 0;
 	}
-	switch (p->id) {
+	switch (id) {
 	case BOT_POLICY_AUTO:
 		plan_one(out, v.auto_arm);
 		break;
@@ -956,5 +1308,12 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		plan_etc(p, &v, shape, out);
 		break;
 	}
+	if (id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP || !isfinite(p->par.budget))
+		return 0;
+	/* Safe exploration judges the plan with the warm beliefs, whatever
+	 * the policy planned from. */
+	if ((schedule || cold) && build_view(p, kb, memo, key, 0, &v) < 0)
+		return 0;
+	safe_clip(p, &v, shape, key, out);
 	return 0;
 }

@@ -41,6 +41,14 @@
  * robust mean; *-cold = prior_weight 0, share 0, every supported arm
  * plausible, unmeasured arms start from a flat belief; AUTO's arm is only
  * the first exploit. greedy-cold never probes, so it stays on AUTO's arm.
+ *
+ * Safe exploration (doc/policies.md): every policy but auto, sweep and the
+ * -free variants has its plan clipped afterwards (safe_clip in policy.c):
+ * the exploit falls back to AUTO's arm and probe ranges shrink until a
+ * pessimistic estimate of the context's cumulative latency, this round
+ * included, stays within (1 + budget) of AUTO's arm alone. The -free
+ * variants (greedy, egreedy, ucb1, thompson) plan as their namesakes
+ * without the clip.
  */
 #ifndef BOT_POLICY_H
 #define BOT_POLICY_H
@@ -60,6 +68,9 @@ struct bot_policy_params {
 	double share;		/* weight of neighbouring contexts' corrections, 0 = off */
 	double plausible;	/* arms whose prior is within this factor of the best */
 	double etc_rounds;	/* explore-then-commit: rounds spent exploring */
+	double budget;		/* safe exploration: the context's pessimistic cumulative
+				 * latency stays within (1 + budget) x AUTO's alone
+				 * (doc/policies.md); INFINITY for the -free variants */
 };
 
 struct bot_policy {
@@ -109,6 +120,14 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
  * that discount call it once between rounds. Counts round down, so single
  * samples vanish at the first decay: discount suits well-sampled contexts. */
 void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb);
+
+/* The exploration budget context `key` has spent (doc/policies.md), in
+ * doc/formats.md section 12's unit for `explore` (2^-16 of one call of
+ * AUTO's arm): the pessimistic excess over AUTO's arm of its measured
+ * calls, converted to calls with the context's `calls`, never below its
+ * stored `explore`; 0 without a prior, samples or calls. What a writer of
+ * the state stores (merges keep the larger). */
+uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key);
 
 /* AUTO's arm for a prior: argmin over entries >= 0, ties to the lowest
  * index; -1 when none is >= 0. */

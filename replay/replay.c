@@ -388,6 +388,11 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 			const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 			struct bot_plan plan;
 
+			/* the calls whose feedback just arrived: safe exploration
+			 * converts samples to calls with them (doc/policies.md) */
+			if (round >= r.delay && !o->frozen &&
+			    bot_kb_add_calls(kbs[c->fabric], c->key, r.ncomm * calls_in_round(&r, round - r.delay)))
+				goto oom;
 			if (plan_ctx(&r, c, round, k, &plan, err, errlen))
 				goto out;
 			for (uint64_t i = 0; i < r.ncomm; i++) {

@@ -3,91 +3,139 @@
  *
  * Owns the table pinned at submission: sbatch's batch step (the script's
  * own processes) and salloc's shell get the decision made here, with what
- * is known before the job exists. Its partitions come from the command
- * line's -p/--partition, else SBATCH_PARTITION (sbatch) or
- * SALLOC_PARTITION (salloc): Slurm hands a SPANK plugin neither its options
- * nor the script's #SBATCH lines (observed, 22.05: no S_JOB_ARGV, no
- * partition in the environment). The fabric is the one the fabric map
- * gives those partitions (spank/fabricmap.h), else the batch step runs on
- * the prior, and the decision says why; a partition requested only by
- * #SBATCH -p is not seen, so that batch step runs on the prior, never on a
- * guessed fabric. A partitions= filter with the partition unknown leaves
- * the batch step without nccl-bot. Each srun inside the allocation decides
- * its own step again (spank/local.c): the option reaches it through the
+ * is known before the job exists. Slurm hands a SPANK plugin neither the
+ * command's options nor the script's #SBATCH lines (observed, 22.05: no
+ * S_JOB_ARGV, no partition in the environment), so they are read here as
+ * sbatch reads them (spank/submit.h), each in sbatch's order of
+ * precedence: the partition from the command line's -p/--partition, else
+ * SBATCH_PARTITION (sbatch) or SALLOC_PARTITION (salloc), else the batch
+ * script's #SBATCH -p, else slurm.conf's Default=YES partition; the
+ * account from -A/--account, SBATCH_ACCOUNT or SALLOC_ACCOUNT, #SBATCH -A.
+ * The script (sbatch's first non-option argument; none when it comes on
+ * stdin or from --wrap) and slurm.conf are read by this process, as the
+ * user, bounded in size and lines, never through a link, a FIFO or a
+ * device. What is still unknown stays unknown: the gate then leaves the
+ * batch step alone where partitions=, accounts= or exclude_accounts= need
+ * it, and says so (sbatch -v; the terminal when the user asked), and the
+ * fabric is the prior's, never a guessed one (spank/local.c).
+ *
+ * The fabric is the one the fabric map gives those partitions
+ * (spank/fabricmap.h). Each srun inside the allocation decides its own
+ * step again (spank/local.c): the option reaches it through the
  * SLURM_SPANK_* variable Slurm sets for the batch script, and what this
  * pinned is taken out or replaced there.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/readall.h"
 #include "spank/context.h"
+#include "spank/submit.h"
 
 #define CMDLINE_MAX 65536
-#define PARTITION_MAX 1024
 
-/*
- * The partitions of this process's own command line (/proc/self/cmdline):
- * the first "-p X", "-pX", "--partition X" or "--partition=X". The first,
- * because a script's own arguments follow sbatch's; the scan cannot tell
- * an option's value from the script without sbatch's option table, so a
- * "-p" among the script's arguments is taken only when sbatch's own
- * options named none (it then names a partition the map has or not: the
- * table's source, never the step's safety, is at stake). 0 found.
- */
-static int cmdline_partition(char *out, size_t len)
+/* This process's own command line (/proc/self/cmdline), bounded. */
+static void read_cmdline(int sbatch, struct bot_spank_submit *s)
 {
 	char *buf = malloc(CMDLINE_MAX + 1);
 	size_t n = 0;
 	ssize_t r;
-	int fd, found = -1;
+	int fd;
 
+	memset(s, 0, sizeof(*s));
 	if (!buf)
-		return -1;
+		return;
 	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		free(buf);
-		return -1;
-	}
-	while (n < CMDLINE_MAX && (r = read(fd, buf + n, CMDLINE_MAX - n)) > 0)
-		n += (size_t)r;
-	close(fd);
-	buf[n] = 0;
-	for (size_t i = strlen(buf) + 1; i < n && found < 0;) {
-		const char *a = buf + i, *v = NULL;
-		size_t al = strlen(a);
-
-		i += al + 1;
-		if (!strcmp(a, "-p") || !strcmp(a, "--partition"))
-			v = i < n ? buf + i : NULL;
-		else if (!strncmp(a, "--partition=", 12))
-			v = a + 12;
-		else if (a[0] == '-' && a[1] == 'p' && a[2])
-			v = a + 2;
-		if (v && *v && strlen(v) < len) {
-			strcpy(out, v);
-			found = 0;
-		}
+	if (fd >= 0) {
+		while (n < CMDLINE_MAX && (r = read(fd, buf + n, CMDLINE_MAX - n)) > 0)
+			n += (size_t)r;
+		close(fd);
+		bot_spank_submit_cmdline(buf, n, sbatch, s);
 	}
 	free(buf);
-	return found;
+}
+
+/* The first max bytes of path (the user's file, read as the user), the
+ * safe way (common/readall.h: no link, FIFO or device). 0 with *len. */
+static int read_head(const char *path, const char *what, size_t max, char *buf, size_t *len)
+{
+	const struct bot_open_rule rule = { .what = what, .max = (size_t)1 << 40 };
+	char err[PATH_MAX + 256];
+	struct stat st;
+	ssize_t r;
+	int fd = bot_open_at(AT_FDCWD, path, path, &rule, &st, err, sizeof(err));
+
+	*len = 0;
+	if (fd < 0) {
+		bot_log_esc_inplace(err, sizeof(err));
+		slurm_debug("nccl-bot: %s: not read", err);
+		return -1;
+	}
+	while (*len < max) {
+		r = read(fd, buf + *len, max - *len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		*len += (size_t)r;
+	}
+	close(fd);
+	return 0;
+}
+
+/* The slurm.conf sbatch reads: SLURM_CONF, else the default. */
+static const char *conf_path(void)
+{
+	const char *conf = getenv("SLURM_CONF");
+
+	return conf && conf[0] == '/' ? conf : "/etc/slurm/slurm.conf";
 }
 
 int bot_spank_alloc_post_opt(spank_t sp)
 {
-	static char part[PARTITION_MAX];
+	static struct bot_spank_submit s;
+	static char why[2][128];
+	int sbatch = strcmp(program_invocation_short_name, "salloc") != 0;
 	const char *env;
+	size_t n;
+	char *buf;
 
 	(void)sp;
-	part[0] = 0;
-	if (cmdline_partition(part, sizeof(part)) < 0) {
-		/* each command reads its own variable */
-		env = getenv(strcmp(program_invocation_short_name, "salloc") ? "SBATCH_PARTITION"
-			     : "SALLOC_PARTITION");
-		if (env && strlen(env) < sizeof(part))
-			strcpy(part, env);
+	read_cmdline(sbatch, &s);
+	why[0][0] = why[1][0] = 0;
+	/* each command reads its own variables, which beat the script */
+	if (!s.partition[0] && (env = getenv(sbatch ? "SBATCH_PARTITION" : "SALLOC_PARTITION")) &&
+	    strlen(env) < sizeof(s.partition))
+		strcpy(s.partition, env);
+	if (!s.account[0] && (env = getenv(sbatch ? "SBATCH_ACCOUNT" : "SALLOC_ACCOUNT")) &&
+	    strlen(env) < sizeof(s.account))
+		strcpy(s.account, env);
+	buf = (!s.partition[0] || !s.account[0]) ? malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
+	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,
+					    buf, &n) == 0 &&
+	    bot_spank_submit_script(buf, n, &s) < 0)
+		slurm_debug("nccl-bot: %s is no batch script (no #! line): no #SBATCH read",
+			    s.script);
+	if (buf && !s.partition[0]) {
+		if (read_head(conf_path(), "slurm.conf", BOT_SPANK_CONF_READ_MAX, buf, &n) == 0 &&
+		    bot_spank_conf_default_partition(buf, n, s.partition, sizeof(s.partition)) == 0)
+			slurm_debug("nccl-bot: the partition is %s's default, %s", conf_path(),
+				    s.partition);
 	}
-	return bot_spank_decide_here(0, "batch step", part);
+	free(buf);
+	if (!s.partition[0])
+		snprintf(why[0], sizeof(why[0]), "not given by -p, %s, #SBATCH -p or a "
+			 "Default=YES partition", sbatch ? "SBATCH_PARTITION" : "SALLOC_PARTITION");
+	if (!s.account[0])
+		snprintf(why[1], sizeof(why[1]), "not given by -A, %s%s", sbatch ? "SBATCH_ACCOUNT"
+			 : "SALLOC_ACCOUNT", sbatch ? " or #SBATCH -A" : "");
+	{
+		const struct bot_spank_submission sub = { s.partition, s.account, why[0], why[1] };
+
+		return bot_spank_decide_here(0, "batch step", &sub);
+	}
 }

@@ -44,6 +44,7 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 void bot_spank_report_unpin(void);
 int bot_spank_local_exit(spank_t sp);
 void bot_spank_report_step(spank_t sp);	/* at local_user_init: the step's size */
+void bot_spank_report_step_size(uint32_t nodes, uint32_t tasks);	/* ... of a het step */
 
 /* spank/allocator.c: sbatch and salloc */
 int bot_spank_alloc_post_opt(spank_t sp);
@@ -78,10 +79,16 @@ int bot_spank_job_epilog(spank_t sp);
 
 /* spank/local.c, used by allocator.c too: decide for a step launched from
  * this process and put the decision into its environment (setenv). seed:
- * the step's. what: "step" or "batch step" for messages. submit: NULL
- * for srun (the fabric from the job's nodes); at submission (sbatch,
- * salloc) the requested partitions ("" none known), whose fabric the map
- * gives. */
-int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit);
+ * the step's. what: "step" or "batch step" for messages. sub: NULL for
+ * srun (the fabric from the job's nodes, the partition and account from
+ * the job's environment); at submission (sbatch, salloc) what the
+ * submission names (spank/submit.h; "" not known, with why), the
+ * partitions' fabric from the map. */
+struct bot_spank_submission {
+	const char *partition, *account;	/* "" not known */
+	const char *partition_why, *account_why;	/* why not, for messages */
+};
+int bot_spank_decide_here(uint64_t seed, const char *what,
+			  const struct bot_spank_submission *sub);
 
 #endif

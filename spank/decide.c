@@ -87,10 +87,18 @@ void bot_spank_gate(const struct bot_spank_args *a, const struct bot_spank_step 
 	if (s->kill_switch)
 		return no(g, asked, "nccl-bot is switched off by the administrator (the kill "
 			  "switch %s exists)", a->kill_switch);
+	if (a->partitions[0] && !s->partition && s->partition_why)
+		return no(g, asked, "the partition is not known at submission (%s) and this "
+			  "cluster enables nccl-bot in some partitions only (partitions=)",
+			  s->partition_why);
 	if (a->partitions[0] && (!s->partition || !bot_spank_list_has(a->partitions,
 								      s->partition)))
 		return no(g, asked, "not enabled in partition %s", s->partition ? s->partition :
 			  "(unknown)");
+	if ((a->accounts[0] || a->exclude_accounts[0]) && !s->account && s->account_why)
+		return no(g, asked, "the account is not known at submission (%s) and this cluster "
+			  "enables nccl-bot by account (accounts= or exclude_accounts=)",
+			  s->account_why);
 	if (a->accounts[0] && (!s->account || !bot_spank_list_has(a->accounts, s->account)))
 		return no(g, asked, "not enabled for account %s", s->account ? s->account :
 			  "(unknown)");

@@ -53,6 +53,13 @@ struct bot_spank_step {
 	int opt_policy;			/* BOT_SPANK_OPT_POLICY */
 	const char *partition;		/* NULL: not known */
 	const char *account;		/* NULL: not known */
+	/* At submission (sbatch, salloc): why a NULL partition or account is
+	 * not known (for the reason). A submission whose account is not known
+	 * is left alone where exclude_accounts= is set: the job may run under
+	 * the user's default account, which may be the excluded one. NULL
+	 * for srun, which knows its job's. */
+	const char *partition_why;
+	const char *account_why;
 	int has_gpus;
 	int kill_switch;		/* the kill_switch= file exists */
 };
@@ -126,5 +133,13 @@ extern const char *const bot_spank_pinned[BOT_SPANK_MAX_VARS + 1];	/* NULL-ended
  */
 #define BOT_SPANK_REPORT_VAR "SLURM_NCCL_BOT_REPORT_DIR"
 #define BOT_SPANK_REPORT_INFO_VAR "SLURM_NCCL_BOT_REPORT_INFO"
+/* The step's token (16 hex digits, formats.md section 17): which report
+ * parts are this run's. Pinned with the report by spank/report.c. */
+#define BOT_SPANK_REPORT_TOKEN_VAR "SLURM_NCCL_BOT_REPORT_TOKEN"
+/* The fabric the decision put the step's nodes on ("-": none, the step
+ * spans fabrics or a node's fabric is not known): the harvest stamps
+ * deltas with it and writes none for "-" (doc/slurm.md). Pinned with the
+ * report by spank/report.c. */
+#define BOT_SPANK_FABRIC_VAR "SLURM_NCCL_BOT_FABRIC"
 
 #endif

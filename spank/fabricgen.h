@@ -26,6 +26,8 @@
 
 #include <stddef.h>
 
+#include "learn/hostlist.h"	/* bot_hostlist_expand: the host lists of both files */
+
 #define BOT_FABRICGEN_NAME 65		/* a node or switch name, NUL included */
 #define BOT_FABRICGEN_FEATURES 512	/* a node's features, comma-separated */
 #define BOT_FABRICGEN_MAX_NODES 262144u
@@ -52,11 +54,6 @@ struct bot_fabricgen {
 	char default_features[BOT_FABRICGEN_FEATURES];	/* slurm.conf's NodeName=DEFAULT */
 };
 
-/* Expand a Slurm host list, calling cb for each name in order (a non-zero
- * return stops with it). One bracket group per name, ranges and single
- * numbers, zero padding kept ("n[01-03,7]"). 0, or -1 with the reason. */
-int bot_hostlist_expand(const char *expr, int (*cb)(void *arg, const char *name), void *arg,
-			char *err, size_t errlen);
 
 /* Add slurm.conf's NodeName lines (their Features=/Feature=; NodeName=DEFAULT
  * sets the default features of the lines after it). name: for messages. */

@@ -10,6 +10,7 @@
 #include "common/readall.h"
 #include "common/state.h"
 #include "learn/log.h"
+#include "learn/siteconf.h"
 #include "spank/fabricmap.h"
 
 static int node_char(unsigned char c)
@@ -254,4 +255,59 @@ void bot_fabricmap_partitions(const struct bot_fabricmap *m, const char *list,
 	}
 	if (s->state < 0)
 		s->fabric[0] = 0;
+}
+
+int bot_fabricmap_from_siteconf(const struct bot_siteconf *c, struct bot_fabricmap *m, char *err,
+				size_t errlen)
+{
+	m->n = 0;
+	m->e = NULL;
+	if (!c->map_given)
+		return 0;
+	if (c->nmap && !(m->e = calloc(c->nmap, sizeof(*m->e))))
+		return bot_log_errf(err, errlen, "%s: fabric_map: out of memory", c->source);
+	for (size_t i = 0; i < c->nmap; i++) {
+		const struct bot_siteconf_mapent *s = &c->map[i];
+		struct bot_fabricmap_entry *e = &m->e[i];
+
+		/* both checked by the reader: a node of 64 bytes at most, a
+		 * partition of 54, under the same key as the text map's */
+		size_t pre = s->partition ? PART_PREFIX_LEN : 0, n = strnlen(s->name, 64);
+
+		if (pre + n >= sizeof(e->node))
+			n = sizeof(e->node) - 1 - pre;	/* not reached: the reader's bound */
+		memcpy(e->node, PART_PREFIX, pre);
+		memcpy(e->node + pre, s->name, n);
+		e->node[pre + n] = 0;
+		snprintf(e->fabric, sizeof(e->fabric), "%s", c->map_fabrics[s->fabric]);
+	}
+	m->n = c->nmap;
+	if (m->n)
+		qsort(m->e, m->n, sizeof(*m->e), by_node);
+	return 1;
+}
+
+int bot_fabricmap_load_site(const char *map, const char *config, struct bot_fabricmap *m,
+			    char *err, size_t errlen)
+{
+	struct bot_siteconf c;
+	char cerr[BOT_SITECONF_ERR_MAX];
+	int rc = 0;
+
+	m->n = 0;
+	m->e = NULL;
+	if (config && *config && bot_siteconf_load(config, &c, cerr, sizeof(cerr)) == 0) {
+		if (c.map_given && map && *map)
+			rc = bot_log_errf(err, errlen, "two fabric maps: fabric_map=%s and the "
+					  "fabric_map of %s (line %u); give one", map, config,
+					  c.map_line);
+		else
+			rc = bot_fabricmap_from_siteconf(&c, m, err, errlen);
+		bot_siteconf_free(&c);
+		if (rc)
+			return rc;
+	}
+	if (!map || !*map)
+		return 0;
+	return bot_fabricmap_load(map, m, err, errlen) < 0 ? -1 : 1;
 }

@@ -21,6 +21,12 @@
  * the line. At most
  * 4 MiB and 262,144 nodes. No Slurm here: node lists are expanded by the
  * caller.
+ *
+ * The same map may instead be the fabric_map of the site configuration
+ * (learn/siteconf.h, doc/formats.md section 15, version 2) that the
+ * plugin's config= names: bot_fabricmap_load_site takes it from there.
+ * Both fabric_map= and a site configuration with a map is refused (two
+ * maps that could disagree), never ranked.
  */
 #ifndef BOT_SPANK_FABRICMAP_H
 #define BOT_SPANK_FABRICMAP_H
@@ -49,6 +55,25 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
  * the caller, opened without following a link (common/readall.h). */
 int bot_fabricmap_load(const char *path, struct bot_fabricmap *m, char *err, size_t errlen);
 void bot_fabricmap_free(struct bot_fabricmap *m);
+
+struct bot_siteconf;
+/* The fabric_map of a loaded site configuration as a map: 1 when c has
+ * one (it may name no node), 0 when it has none (*m empty), -1 out of
+ * memory with the reason in err. */
+int bot_fabricmap_from_siteconf(const struct bot_siteconf *c, struct bot_fabricmap *m, char *err,
+				size_t errlen);
+/*
+ * The plugin's map (plugstack.conf): map is fabric_map= (the text file),
+ * config is config= (a site configuration); "" or NULL for one not given.
+ * 1 with *m loaded, 0 when neither gives a map (fabric= then stands), or
+ * -1 with the reason in err: the text map cannot be read or is bad, or
+ * both give a map. A site configuration that cannot be read gives no map
+ * here (its reader where the step is decided reports it and runs the
+ * step on the prior). Read where the step is decided and, for the node's
+ * own fabric, in the epilogue (root: the file must then be root's).
+ */
+int bot_fabricmap_load_site(const char *map, const char *config, struct bot_fabricmap *m,
+			    char *err, size_t errlen);
 
 /* The node's fabric, NULL when the map does not name it. */
 const char *bot_fabricmap_lookup(const struct bot_fabricmap *m, const char *node);

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "learn/report.h"
 #include "learn/siteconf.h"
 #include "policies/context.h"
 #define BOT_SPANK_WANT_HOSTLIST
@@ -153,7 +154,8 @@ static int het_nodes(BOT_SLURM_HOSTLIST *out)
 }
 
 /*
- * The step's fabric from fabric_map= (spank/fabricmap.h): every node of
+ * The step's fabric from fabric_map= or the fabric_map of config=
+ * (spank/fabricmap.h's bot_fabricmap_load_site): every node of
  * the job this srun runs in (srun knows the job's nodes here, not yet the
  * step's: a step inside an allocation that spans two fabrics runs on the
  * prior even when its own nodes are on one). With a map, fabric= is not
@@ -167,11 +169,12 @@ static void resolve_fabric(struct bot_spank_args *a, int asked, const char *subm
 	BOT_SLURM_HOSTLIST hl;
 	const char *nodes;
 	char err[PATH_MAX + 256], *h;
+	int rc = bot_fabricmap_load_site(a->fabric_map, a->config, &m, err, sizeof(err));
 
-	if (!a->fabric_map[0])
-		return;
+	if (rc == 0)
+		return;		/* no map (fabric_map= or config='s fabric_map) */
 	a->fabric[0] = 0;
-	if (bot_fabricmap_load(a->fabric_map, &m, err, sizeof(err)) < 0) {
+	if (rc < 0) {
 		snprintf(a->fabric_why, sizeof(a->fabric_why), "the fabric map cannot be read");
 		if (asked)
 			slurm_spank_log("nccl-bot: warning: %s; the step runs on the prior", err);
@@ -217,8 +220,10 @@ static void resolve_fabric(struct bot_spank_args *a, int asked, const char *subm
 			 "the step has no nodes");
 }
 
-int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
+int bot_spank_decide_here(uint64_t seed, const char *what,
+			  const struct bot_spank_submission *sub)
 {
+	const char *submit = sub ? sub->partition : NULL;
 	static struct bot_spank_args eff;
 	const struct bot_spank_args *a = &eff;
 	struct bot_spank_step s;
@@ -226,7 +231,7 @@ int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 	struct bot_spank_decision d;
 	char err[BOT_SPANK_ERR_MAX], var[128];
 	struct stat st;
-	int asked;
+	int asked, plugin;
 
 	memset(&s, 0, sizeof(s));
 	eff = bot_spank.args;
@@ -246,13 +251,19 @@ int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 		unpin();
 		return -1;
 	}
-	if (submit)
-		s.partition = *submit ? submit : NULL;
-	else
+	if (sub) {
+		/* at submission: what the command line, the environment, the
+		 * script and slurm.conf name (spank/allocator.c) */
+		s.partition = *sub->partition ? sub->partition : NULL;
+		s.account = *sub->account ? sub->account : NULL;
+		s.partition_why = sub->partition_why;
+		s.account_why = sub->account_why;
+	} else {
 		s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
-	s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
-	if (!s.account)
-		s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
+		s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
+		if (!s.account)
+			s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
+	}
 	s.has_gpus = bot_spank_env_has_gpus(env_get);
 	/* read where the step is decided, never on the nodes */
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
@@ -264,12 +275,20 @@ int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 	}
 	if (g.tell)
 		slurm_spank_log("nccl-bot: %s", g.reason);
+	else if (g.reason[0] && sub)
+		slurm_verbose("nccl-bot: %s: %s", what, g.reason);	/* sbatch -v */
 	else if (g.reason[0])
 		slurm_debug("nccl-bot: %s: %s", what, g.reason);
 	if (!g.used) {
 		unpin();
 		return 0;
 	}
+	/* Whose plugin the step ends up with, for the report: read now, while
+	 * the user's own NCCL_TUNER_PLUGIN/NCCL_PROFILER_PLUGIN are still in
+	 * the environment (the pins below overwrite them). */
+	plugin = !user_var("NCCL_TUNER_PLUGIN") && !user_var("NCCL_PROFILER_PLUGIN") ?
+		 BOT_REPORT_PLUGIN_NONE : g.explicit_ ? BOT_REPORT_PLUGIN_REPLACED :
+		 BOT_REPORT_PLUGIN_KEPT;
 	if (bot_spank_build(a, &g, seed, user_var("NCCL_TUNER_PLUGIN"),
 			    user_var("NCCL_PROFILER_PLUGIN"), &d, &bot_spank_user_log) < 0) {
 		if (asked)
@@ -279,7 +298,19 @@ int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 		return 0;
 	}
 	if (!d.used) {
-		slurm_debug("nccl-bot: %s: %s", what, d.note);
+		/* only the administrator's default stands aside (learn/stepenv.h):
+		 * the user's own tuner is kept; one line says so, as the summary
+		 * line would have */
+		static const char pre[] = "nccl-bot not used: ";
+		const char *note = strncmp(d.note, pre, sizeof(pre) - 1) ? d.note :
+				   d.note + sizeof(pre) - 1;
+
+		if (plugin == BOT_REPORT_PLUGIN_KEPT)
+			slurm_spank_log("nccl-bot: %s: nccl-bot stood aside: %s, kept (the "
+					"administrator's default never replaces a user's own "
+					"plugin; --nccl-bot would)", what, note);
+		else
+			slurm_debug("nccl-bot: %s: %s", what, d.note);
 		unpin();
 		bot_spank_decision_free(&d);
 		return 0;
@@ -297,9 +328,7 @@ int bot_spank_decide_here(uint64_t seed, const char *what, const char *submit)
 			return 0;
 		}
 	}
-	bot_spank_report_pin(a, g.policy == BOT_POLICY_SHADOW,
-			     !user_var("NCCL_TUNER_PLUGIN") && !user_var("NCCL_PROFILER_PLUGIN") ?
-			     0 : g.explicit_ ? 2 : 1, d.source);
+	bot_spank_report_pin(a, g.policy == BOT_POLICY_SHADOW, plugin, d.source);
 	if (d.measured && setenv(BOT_SPANK_MEASURE_VAR, "1", 1) < 0)
 		slurm_spank_log("nccl-bot: warning: cannot set %s: the %s measures nothing",
 				BOT_SPANK_MEASURE_VAR, what);
@@ -331,12 +360,35 @@ int bot_spank_local_post_opt(spank_t sp)
 	}
 }
 
+/* A count srun put into its own environment: 0 when absent or not one. */
+static uint32_t env_count(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long x;
+
+	if (!v || *v < '0' || *v > '9')
+		return 0;
+	x = strtoul(v, &end, 10);
+	return *end || x > 0xfffffful ? 0 : (uint32_t)x;
+}
+
 int bot_spank_local_user_init(spank_t sp)
 {
 	uint32_t job = 0, step = 0;
 
 	if (het_decided) {
-		/* init_post_opt decided for every component */
+		/* init_post_opt decided for every component. The step's size
+		 * for the summary's wait and its "of N ranks" is the whole
+		 * step's: S_JOB_NNODES and S_JOB_TOTAL_TASK_COUNT here are the
+		 * first component's, srun's own SLURM_NNODES and SLURM_NTASKS
+		 * the sums over all components (observed, 22.05: 1+2 nodes and
+		 * 2+3 tasks say 3 and 5, also for a step inside a larger
+		 * heterogeneous allocation) */
+		bot_spank_report_step(sp);
+		if (env_count("SLURM_NNODES") && env_count("SLURM_NTASKS"))
+			bot_spank_report_step_size(env_count("SLURM_NNODES"),
+						   env_count("SLURM_NTASKS"));
 		if (said[0])
 			slurm_verbose("%s", said);
 		return 0;

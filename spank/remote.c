@@ -5,14 +5,15 @@
  * whole step, and this copies the pinned values (SLURM_NCCL_BOT_PIN_*,
  * which survive --export=NONE) into the variables NCCL reads, identical
  * bytes on every node. Nothing it reads decides whether, or with which
- * table, a task runs nccl-bot: it reads no shared state and no kill
- * switch, for a file that differs between nodes must not give some ranks
- * nccl-bot's tuner and others NCCL's own (a hang). The files it does read
- * only label what the step's harvest stamps into its delta: slurm.conf's
- * ClusterName=, topology.conf beside it (the leaf switches the step
- * spans), the fabric map (fabric_map=, this node's fabric) and the job's
- * facts the prolog wrote under spool_dir= (spank/jobfacts.h); none of them
- * changes what the ranks get.
+ * table, a task of an srun step runs nccl-bot: it reads no shared state
+ * and, for srun's steps, no kill switch, for a file that differs between
+ * nodes must not give some ranks nccl-bot's tuner and others NCCL's own (a
+ * hang). The batch step, one task on one node, is the exception
+ * (batch_kill_switch). The other files it reads only label what the
+ * step's harvest stamps into its delta: slurm.conf's ClusterName=,
+ * topology.conf beside it (the leaf switches the step spans), the fabric
+ * map (fabric_map=, or config='s map: the step's fabric, step_fabric) and
+ * the job's facts the prolog wrote under spool_dir= (spank/jobfacts.h).
  *
  * One check is per node, because it is about this node: the rank library
  * the step is pointed at must be here and be a tuner plugin. If it is not,
@@ -65,7 +66,7 @@
  * the step's end are not to be held up). */
 #define REMOTE_HARVEST_MS 2000u
 /* Arguments after DIR for the helper's report half (report_args). */
-#define REPORT_ARGS 9
+#define REPORT_ARGS 10
 
 /* Set in user_init, read in each task's task_init (a child of this
  * slurmstepd): why this node cannot run the step's tasks. */
@@ -170,6 +171,56 @@ int bot_spank_remote_post_opt(spank_t sp)
 	return 0;
 }
 
+/*
+ * The kill switch, read here for the batch step only. The batch step's
+ * decision was pinned at submission (spank/allocator.c), maybe hours
+ * before the job starts; a switch the administrator placed meanwhile must
+ * stop it too, or "switched off in seconds" would not hold for queued
+ * jobs. Reading it on a node cannot split this step between tuners: the
+ * batch step is the job script alone, one task on one node, and this
+ * slurmstepd is its only one (the sruns in the script are steps of their
+ * own, which decide in srun and read the switch there: never here, where
+ * nodes might see the switch differently). The step then runs without
+ * nccl-bot: the pinned variables and the pins are taken out of its
+ * environment (a variable holding our pinned value is ours, one the user
+ * set differs and stays), and its report info says why. 1 when it did.
+ */
+static int batch_kill_switch(spank_t sp, char *buf)
+{
+	char var[128], cur[PATH_MAX + 256], *val;
+	uint32_t step = 0;
+	struct stat st;
+
+	if (!bot_spank.args_ok || !bot_spank.args.kill_switch[0] ||
+	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+	    step != BOT_DELTA_STEP_BATCH || stat(bot_spank.args.kill_switch, &st) < 0)
+		return 0;
+	val = malloc(PIN_MAX);
+	for (size_t i = 0; bot_spank_pinned[i]; i++) {
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, bot_spank_pinned[i]);
+		if (!get(sp, var, buf, PIN_MAX))
+			continue;
+		/* without memory to compare, ours or not: taken out (the step
+		 * must not run with nccl-bot) */
+		if (!val || (get(sp, bot_spank_pinned[i], val, PIN_MAX) && !strcmp(buf, val)))
+			spank_unsetenv(sp, bot_spank_pinned[i]);
+		spank_unsetenv(sp, var);
+	}
+	free(val);
+	spank_unsetenv(sp, BOT_SPANK_MEASURE_VAR);
+	if (get(sp, BOT_SPANK_REPORT_INFO_VAR, cur, sizeof(cur))) {
+		/* "MODE PLUGIN SOURCE" (spank/report.c): the source's "(why)"
+		 * is what the report shows */
+		snprintf(cur, sizeof(cur), "on none prior (nccl-bot switched off by the "
+			 "administrator: the kill switch %s exists)", bot_spank.args.kill_switch);
+		bot_log_esc_inplace(cur, sizeof(cur));
+		spank_setenv(sp, BOT_SPANK_REPORT_INFO_VAR, cur, 1);
+	}
+	slurm_info("nccl-bot: the kill switch %s exists: the batch step runs without nccl-bot",
+		   bot_spank.args.kill_switch);
+	return 1;
+}
+
 int bot_spank_remote_user_init(spank_t sp)
 {
 	char var[128], err[PATH_MAX + 128];
@@ -181,6 +232,10 @@ int bot_spank_remote_user_init(spank_t sp)
 	buf = malloc(PIN_MAX);
 	if (!buf) {
 		slurm_error("nccl-bot: out of memory");
+		return 0;
+	}
+	if (batch_kill_switch(sp, buf)) {
+		free(buf);
 		return 0;
 	}
 	for (size_t i = 0; bot_spank_pinned[i]; i++) {
@@ -375,22 +430,25 @@ out:
 	return n;
 }
 
-/* This node's fabric: fabric= or the fabric map's; "" when neither says. */
+/* This node's fabric: fabric=, or the fabric map's (fabric_map= or the
+ * fabric_map of config=: a root-side fact, read as root); "" when none says. */
 static void node_fabric(char *out, size_t len)
 {
 	struct bot_fabricmap m;
 	const char *f;
 	char err[PATH_MAX + 256];
+	int rc;
 
 	out[0] = 0;
 	if (bot_spank.args.fabric[0]) {
 		snprintf(out, len, "%s", bot_spank.args.fabric);
 		return;
 	}
-	if (!bot_spank.args.fabric_map[0])
-		return;
-	if (bot_fabricmap_load(bot_spank.args.fabric_map, &m, err, sizeof(err)) < 0) {
-		slurm_error("nccl-bot: %s", err);
+	rc = bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
+				     sizeof(err));
+	if (rc <= 0) {
+		if (rc < 0)
+			slurm_error("nccl-bot: %s", err);
 		return;
 	}
 	f = bot_fabricmap_lookup(&m, bot_spank.node);
@@ -496,10 +554,10 @@ struct report_args {
 	char *argv[REPORT_ARGS + 1];
 };
 
-static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t leaves,
-				struct report_args *r)
+static char *const *report_args(spank_t sp, const struct step_facts *f,
+				const struct bot_delta_hdr *id, struct report_args *r)
 {
-	char tmpl[PATH_MAX], info[PATH_MAX];
+	char tmpl[PATH_MAX], info[PATH_MAX], token[24];
 	uint32_t local = 0;
 	int k = 0;
 
@@ -511,7 +569,16 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 		local = 0;
 	snprintf(r->v[k++], sizeof(r->v[0]), "report=%s", tmpl);
 	snprintf(r->v[k++], sizeof(r->v[0]), "info=%s", info);
-	snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	/* a heterogeneous job's component: J+K, in the leader J's directory */
+	if (id->het_job)
+		snprintf(r->v[k++], sizeof(r->v[0]), "job=%u+%u", (unsigned)id->het_job,
+			 (unsigned)id->het_comp);
+	else
+		snprintf(r->v[k++], sizeof(r->v[0]), "job=%u", (unsigned)f->job);
+	/* the helper refuses a malformed one: only a well-formed token passes */
+	if (get(sp, BOT_SPANK_REPORT_TOKEN_VAR, token, sizeof(token)) && strlen(token) == 16 &&
+	    strspn(token, "0123456789abcdef") == 16)
+		snprintf(r->v[k++], sizeof(r->v[0]), "token=%s", token);
 	if (f->step == BOT_DELTA_STEP_BATCH)
 		snprintf(r->v[k++], sizeof(r->v[0]), "step=batch");
 	else
@@ -520,7 +587,7 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 	snprintf(r->v[k++], sizeof(r->v[0]), "restart=%u", (unsigned)f->restart);
 	snprintf(r->v[k++], sizeof(r->v[0]), "nodes=%u", (unsigned)f->nnodes);
 	snprintf(r->v[k++], sizeof(r->v[0]), "tasks=%u", (unsigned)local);
-	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)leaves);
+	snprintf(r->v[k++], sizeof(r->v[0]), "leaves=%u", (unsigned)id->leaf_switches);
 	for (int i = 0; i < k; i++)
 		r->argv[i] = r->v[i];
 	r->argv[k] = NULL;
@@ -528,15 +595,34 @@ static char *const *report_args(spank_t sp, const struct step_facts *f, uint32_t
 }
 
 /* The helper writes the report part after its stream: wait for its exit
- * until the harvest's bound (the pidfd is readable once it has exited),
- * never longer; reap() kills what is left. */
-static void wait_helper(int pidfd, const struct timespec *t0)
+ * until the harvest's bound, never longer; reap() kills what is left. The
+ * pidfd is readable once it has exited; without one (Linux < 5.3) the pid
+ * is polled every ms with waitid(WNOWAIT), which leaves the zombie to
+ * reap(); ECHILD (slurmstepd reaped it) counts as exited. */
+static void wait_helper(pid_t pid, int pidfd, const struct timespec *t0)
 {
 	struct pollfd q = { pidfd, POLLIN, 0 };
 	long left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 
-	if (pidfd < 0 || left <= 0)
+	if (left <= 0)
 		return;
+	if (pidfd < 0) {
+		const struct timespec ms = { 0, 1000000 };
+
+		for (; left > 0; left = (long)REMOTE_HARVEST_MS - ms_since(t0)) {
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+				if (errno != EINTR)
+					return;	/* ECHILD: gone already */
+			} else if (si.si_pid == pid) {
+				return;
+			}
+			nanosleep(&ms, NULL);
+		}
+		return;
+	}
 	while (poll(&q, 1, (int)left) < 0 && errno == EINTR) {
 		left = (long)REMOTE_HARVEST_MS - ms_since(t0);
 		if (left <= 0)
@@ -637,16 +723,98 @@ out:
 	return rc;
 }
 
+/* The step's nodes through the fabric map (bot_hostlist_expand's callback). */
+struct span {
+	const struct bot_fabricmap *m;
+	struct bot_fabricmap_step st;
+};
+
+static int span_add(void *arg, const char *name)
+{
+	struct span *sp = arg;
+
+	bot_fabricmap_step_add(sp->m, &sp->st, name);
+	return sp->st.state < 0;
+}
+
+/*
+ * The fabric a step's delta goes to (doc/slurm.md): this node's own, and
+ * only when the whole step is on it, else none ("", why said): latencies
+ * of communicators that cross fabrics are no one fabric's. A fabric the
+ * decision pinned (BOT_SPANK_FABRIC_VAR, where the step was decided: all
+ * the job's nodes on it) must be this node's. When the decision named none
+ * ("-": it ran on the prior because the job's nodes span fabrics, have one
+ * of unknown fabric, or were not known, as for a heterogeneous step or a
+ * batch step of an unknown partition) or there is no pin (the epilog, a
+ * step decided by an older plugin), the step's own node list
+ * (SLURM_STEP_NODELIST; the batch step: this node) is mapped here: all on
+ * this node's fabric, or no delta. That list is the job's environment,
+ * which a user could change: like the spool's records, it only ever
+ * speaks for the user's own measurements (doc/security.md).
+ */
+static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t whylen)
+{
+	char pin[BOT_SPANK_FABRIC_MAX + 8], err[PATH_MAX + 256], *nodes;
+	struct bot_fabricmap m;
+	struct span span;
+
+	why[0] = 0;
+	node_fabric(out, len);
+	if (!out[0]) {
+		snprintf(why, whylen, "this node's fabric is not known: fabric=, fabric_map= or "
+			 "config='s fabric_map");
+		return;
+	}
+	if (sp && get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)) && strcmp(pin, "-")) {
+		if (strcmp(pin, out))
+			snprintf(why, whylen, "the step's table is fabric %.64s's, this node is on "
+				 "%.64s", pin, out);
+		goto out;
+	}
+	if (bot_spank.args.fabric[0])
+		return;	/* fabric=: every node's (node_fabric found a map otherwise) */
+	nodes = malloc(65536);
+	if (!nodes) {
+		snprintf(why, whylen, "out of memory");
+		goto out;
+	}
+	if (!sp || !get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
+		snprintf(nodes, 65536, "%s", bot_spank.node);
+	if (bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
+				    sizeof(err)) <= 0) {
+		snprintf(why, whylen, "the fabric map cannot be read");
+		free(nodes);
+		goto out;
+	}
+	memset(&span, 0, sizeof(span));
+	span.m = &m;
+	if (bot_hostlist_expand(nodes, span_add, &span, err, sizeof(err)) < 0 &&
+	    span.st.state >= 0)
+		snprintf(why, whylen, "the step's node list does not read: %.200s", err);
+	else if (span.st.state < 0)
+		snprintf(why, whylen, "the step ran on the prior: %.200s", span.st.why);
+	else if (span.st.state == 0 || strcmp(span.st.fabric, out))
+		snprintf(why, whylen, "the step's nodes are not on this node's fabric %.64s", out);
+	bot_fabricmap_free(&m);
+	free(nodes);
+out:
+	if (why[0]) {
+		bot_log_esc_inplace(why, whylen);
+		out[0] = 0;
+	}
+}
+
 /*
  * basefd/name, a spool directory of id->uid, into a delta stamped with id
- * (everything but cluster, fabric and node, which this fills), read by the
- * helper as id->uid within left ms. Logs (what: "step 5.0"); never fails
- * the caller. The caller removes the directory.
+ * (everything but cluster, fabric and node, which this fills: the step's
+ * fabric, step_fabric), read by the helper as id->uid within left ms.
+ * Logs (what: "step 5.0"); never fails the caller. The caller removes the
+ * directory.
  */
 void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *id, long left,
 			   char *const *extra, const char *what, const struct timespec *t0)
 {
-	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX];
+	char err[PATH_MAX + 512], dir[PATH_MAX], fabric[BOT_SPANK_FABRIC_MAX], why[256];
 	struct bot_harvest_src src;
 	struct bot_harvest_req req;
 	struct bot_harvest_result res;
@@ -656,11 +824,10 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 	n = snprintf(dir, sizeof(dir), "%s/%s", bot_spank.args.spool_dir, name);
 	if (n < 0 || (size_t)n >= sizeof(dir))
 		return;
-	node_fabric(fabric, sizeof(fabric));
+	step_fabric(sp, fabric, sizeof(fabric), why, sizeof(why));
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
-		slurm_info("nccl-bot: %s: not harvested (%s); removed", dir,
-			   !fabric[0] ? "this node's fabric is not known: fabric= or fabric_map="
-			   : "no outbox_dir=");
+		slurm_info("nccl-bot: %s: no delta (%s)%s; removed", dir,
+			   !fabric[0] ? why : "no outbox_dir=", extra ? ", the report part only" : "");
 		if (!extra || helper_ok(bot_spank.args.harvest_helper, err, sizeof(err)) < 0)
 			return;	/* no part without a helper: srun's line says so */
 	}
@@ -673,12 +840,13 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 		slurm_error("nccl-bot: %s: not harvested: %s", dir, err);
 		return;
 	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);	/* -1 before Linux 5.3: the pid */
+	/* -1 before Linux 5.3: the pid */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (!bot_spank.args.outbox_dir[0] || !fabric[0]) {
 		/* the report only */
 		drain(fd, t0);
 		close(fd);
-		wait_helper(pidfd, t0);
+		wait_helper(pid, pidfd, t0);
 		reap(pid, pidfd);
 		return;
 	}
@@ -699,7 +867,7 @@ void bot_spank_harvest_dir(spank_t sp, const char *name, struct bot_delta_hdr *i
 	rc = bot_harvest_collect(fd, &req, &res, &bot_spank_daemon_log);
 	close(fd);
 	if (extra)
-		wait_helper(pidfd, t0);
+		wait_helper(pid, pidfd, t0);
 	reap(pid, pidfd);
 	if (rc == 0)
 		slurm_info("nccl-bot: %s: %zu spool files read, %zu rejected, %llu records: %s "
@@ -735,7 +903,7 @@ static void harvest_one(spank_t sp, const struct step_facts *f, int base,
 	id.leaf_switches = leaf_switches(sp);	/* 0: unknown */
 	id.t_start = step_start ? step_start : (uint64_t)time(NULL);
 	bot_spank_job_facts(base, f->job, f->nnodes, &id, &jf);
-	extra = report_args(sp, f, id.leaf_switches, &rargs);
+	extra = report_args(sp, f, &id, &rargs);
 	snprintf(what, sizeof(what), "step %u.%u", f->job, f->step);
 	bot_spank_harvest_dir(sp, f->name, &id, (long)REMOTE_HARVEST_MS - ms_since(t0), extra,
 			      what, t0);

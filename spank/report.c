@@ -2,7 +2,9 @@
  * report.c - the user's report of a step, on the launcher's side
  * (doc/formats.md section 17): where the report directory is, decided
  * once with the step and pinned (SLURM_NCCL_BOT_REPORT_DIR, with the
- * decision's facts in SLURM_NCCL_BOT_REPORT_INFO), and srun's one-line
+ * decision's facts in SLURM_NCCL_BOT_REPORT_INFO, the step's token in
+ * SLURM_NCCL_BOT_REPORT_TOKEN and its fabric in SLURM_NCCL_BOT_FABRIC for
+ * the harvest's deltas), and srun's one-line
  * summary at the step's end (the local context's slurm_spank_exit, as the
  * user): a bounded wait for the nodes' parts, merged, one line on the
  * terminal. The parts themselves are written on the nodes by the harvest
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +34,23 @@ void bot_spank_report_unpin(void)
 {
 	unsetenv(BOT_SPANK_REPORT_VAR);
 	unsetenv(BOT_SPANK_REPORT_INFO_VAR);
+	unsetenv(BOT_SPANK_REPORT_TOKEN_VAR);
+	unsetenv(BOT_SPANK_FABRIC_VAR);
+}
+
+/* A new step's token: 64 random bits, never 0 (0: unknown). */
+static uint64_t new_token(void)
+{
+	uint64_t t = 0;
+
+	if (getrandom(&t, sizeof(t), GRND_NONBLOCK) != (ssize_t)sizeof(t)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		t = ((uint64_t)ts.tv_sec << 32 ^ (uint64_t)ts.tv_nsec) * 0x9e3779b97f4a7c15ull ^
+		    (uint64_t)getpid() << 16;
+	}
+	return t ? t : 1;
 }
 
 /* The working directory with '%' doubled (a template's literal). */
@@ -56,9 +76,17 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 			  const char *source)
 {
 	char tmpl[PATH_MAX], cwd[PATH_MAX], probe[PATH_MAX], err[PATH_MAX + 128];
-	char info[PATH_MAX + 64];
+	char info[PATH_MAX + 64], token[24];
 	const char *user = getenv("NCCL_BOT_REPORT_DIR");
 
+	/* the fabric the step's deltas go to, and this run's token: with the
+	 * pins, whatever becomes of the report directory */
+	snprintf(token, sizeof(token), "%016llx", (unsigned long long)new_token());
+	if (setenv(BOT_SPANK_FABRIC_VAR, a->fabric[0] ? a->fabric : "-", 1) < 0 ||
+	    setenv(BOT_SPANK_REPORT_TOKEN_VAR, token, 1) < 0) {
+		bot_spank_report_unpin();
+		return;
+	}
 	tmpl[0] = 0;
 	if (user && *user) {
 		if (user[0] == '/')
@@ -80,7 +108,8 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 	if (!tmpl[0] && cwd_template(cwd, sizeof(cwd) - 16) == 0)
 		snprintf(tmpl, sizeof(tmpl), "%.*s/nccl-bot-%%j", PATH_MAX - 16, cwd);
 	if (!tmpl[0]) {
-		bot_spank_report_unpin();
+		unsetenv(BOT_SPANK_REPORT_VAR);
+		unsetenv(BOT_SPANK_REPORT_INFO_VAR);
 		return;
 	}
 	snprintf(info, sizeof(info), "%s %s %s", shadow ? "shadow" : "on",
@@ -88,8 +117,10 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 		 plugin == BOT_REPORT_PLUGIN_REPLACED ? "replaced" : "none", source);
 	bot_log_esc_inplace(info, sizeof(info));
 	if (setenv(BOT_SPANK_REPORT_VAR, tmpl, 1) < 0 ||
-	    setenv(BOT_SPANK_REPORT_INFO_VAR, info, 1) < 0)
-		bot_spank_report_unpin();
+	    setenv(BOT_SPANK_REPORT_INFO_VAR, info, 1) < 0) {
+		unsetenv(BOT_SPANK_REPORT_VAR);
+		unsetenv(BOT_SPANK_REPORT_INFO_VAR);
+	}
 }
 
 /* What srun knew of the step at local_user_init (at its exit Slurm 22.05
@@ -102,6 +133,12 @@ void bot_spank_report_step(spank_t sp)
 		step_nodes = 0;
 	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &step_tasks) != ESPANK_SUCCESS)
 		step_tasks = 0;
+}
+
+void bot_spank_report_step_size(uint32_t nodes, uint32_t tasks)
+{
+	step_nodes = nodes;
+	step_tasks = tasks;
 }
 
 static long ms_now(void)
@@ -133,13 +170,47 @@ static void quiet(void *arg, int level, const char *msg)
 		slurm_debug("nccl-bot: %s", msg);
 }
 
+/* A heterogeneous step's nodes and tasks: srun's environment has each
+ * component's (SLURM_HET_SIZE of them); 0 when it does not say. */
+static void het_counts(uint32_t *nnodes, uint32_t *ntasks)
+{
+	uint32_t size = env_u32("SLURM_HET_SIZE", NULL), n = 0, t = 0;
+	char a[64], b[64];
+
+	if (size < 2 || size > 4096)
+		return;
+	for (uint32_t k = 0; k < size; k++) {
+		snprintf(a, sizeof(a), "SLURM_STEP_NUM_NODES_HET_GROUP_%u", k);
+		snprintf(b, sizeof(b), "SLURM_NNODES_HET_GROUP_%u", k);
+		n += env_u32(a, b);
+		snprintf(a, sizeof(a), "SLURM_STEP_NUM_TASKS_HET_GROUP_%u", k);
+		snprintf(b, sizeof(b), "SLURM_NTASKS_HET_GROUP_%u", k);
+		t += env_u32(a, b);
+	}
+	if (n)
+		*nnodes = n;
+	if (t)
+		*ntasks = t;
+}
+
+/* The parts srun's summary takes (formats.md 17): its job's (every
+ * component's), its step's, its token's, the user's. */
+static size_t step_parts(const char *dir, const struct bot_report_filter *f,
+			 struct bot_report_set *set, const struct bot_log *log)
+{
+	if (bot_report_dir_select(dir, f, set, log) < 0)
+		return 0;
+	return set->n;
+}
+
 int bot_spank_local_exit(spank_t sp)
 {
 	const struct bot_log log = { quiet, NULL };
-	const char *tmpl = getenv(BOT_SPANK_REPORT_VAR);
+	const char *tmpl = getenv(BOT_SPANK_REPORT_VAR), *tok = getenv(BOT_SPANK_REPORT_TOKEN_VAR);
+	struct bot_report_filter f;
 	struct bot_report_set set;
 	struct bot_report_part m;
-	uint32_t job = 0, step = 0, nnodes = 0, ntasks = 0;
+	uint32_t job = 0, step = 0, nnodes = 0, ntasks = 0, het;
 	char jobs[16], steps[16], name[40], dir[PATH_MAX], err[PATH_MAX + 128], line[2 * PATH_MAX];
 	struct passwd *pw;
 	int measured;
@@ -155,12 +226,24 @@ int bot_spank_local_exit(spank_t sp)
 			return 0;
 		step = env_u32("SLURM_STEP_ID", "SLURM_STEPID");
 	}
+	/* a heterogeneous job's parts are its leader's (formats.md 17) */
+	het = env_u32("SLURM_HET_JOB_ID", NULL);
+	if (het && env_u32("SLURM_HET_SIZE", NULL) > 1)
+		job = het;
 	if (!job)
 		return 0;
-	if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
-		nnodes = step_nodes ? step_nodes : env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
-	if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
-		ntasks = step_tasks ? step_tasks : env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
+	/* what local_user_init recorded wins: for a heterogeneous step the
+	 * items here are its first component's (observed, 22.05) */
+	if (step_nodes)
+		nnodes = step_nodes;
+	else if (spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS || !nnodes)
+		nnodes = env_u32("SLURM_STEP_NUM_NODES", "SLURM_NNODES");
+	if (step_tasks)
+		ntasks = step_tasks;
+	else if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) != ESPANK_SUCCESS || !ntasks)
+		ntasks = env_u32("SLURM_STEP_NUM_TASKS", "SLURM_NTASKS");
+	if (!step_nodes || !step_tasks)
+		het_counts(&nnodes, &ntasks);
 	snprintf(jobs, sizeof(jobs), "%u", job);
 	snprintf(steps, sizeof(steps), "%u", step);
 	snprintf(name, sizeof(name), "%u.%u", job, step);
@@ -174,26 +257,34 @@ int bot_spank_local_exit(spank_t sp)
 	 * expected there (one plugstack.conf for the cluster) */
 	measured = getenv(BOT_SPANK_MEASURE_VAR) && !strcmp(getenv(BOT_SPANK_MEASURE_VAR), "1") &&
 		   access(bot_spank.args.harvest_helper, X_OK) == 0;
+	f.job = jobs;
+	f.step = steps;
+	f.token = tok && strlen(tok) == 16 ? strtoull(tok, NULL, 16) : 0;
+	memset(&set, 0, sizeof(set));
 	if (measured) {
 		long end = ms_now() + REPORT_WAIT_MS;
 
 		/* a poll of the directory: the nodes write their parts as the
-		 * step ends, srun only waits a bounded time for them */
-		while (bot_report_dir_count(dir, jobs, steps) < (int)(nnodes ? nnodes : 1) &&
-		       ms_now() < end)
+		 * step ends, srun only waits a bounded time for them (this
+		 * run's parts only: a stale part of the same job id is not) */
+		while (step_parts(dir, &f, &set, &log) < (nnodes ? nnodes : 1) && ms_now() < end) {
+			bot_report_set_free(&set);
 			poll(NULL, 0, REPORT_POLL_MS);
+		}
+	} else {
+		step_parts(dir, &f, &set, &log);
 	}
 	bot_report_part_init(&m);
-	if (bot_report_dir_read(dir, jobs, steps, &set, &log) == 0) {
-		for (size_t i = 0; i < set.n; i++)
-			if (bot_report_merge(&m, &set.v[i], BOT_REPORT_SAME_STEP) < 0)
-				break;
-		bot_report_set_free(&set);
-	}
-	if (!m.nparts) {
+	for (size_t i = 0; i < set.n; i++)
+		if (bot_report_merge(&m, &set.v[i], BOT_REPORT_SAME_STEP) < 0)
+			break;
+	bot_report_set_free(&set);
+	if (!m.nparts)
 		bot_report_part_info(&m, getenv(BOT_SPANK_REPORT_INFO_VAR));
+	/* srun knows how many ranks the step has (every component of a
+	 * heterogeneous one): a node whose part did not arrive still counts */
+	if (ntasks > m.expected_ranks)
 		m.expected_ranks = ntasks;
-	}
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
 	if (!m.nparts && measured)

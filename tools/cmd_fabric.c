@@ -3,8 +3,15 @@
  * what a job on some nodes gets (doc/slurm.md, "Fabric tools").
  *
  *   nccl-bot fabric generate [--slurm-conf FILE] [--topology FILE]
- *                            [--by RULE] [-o FILE]
- *   nccl-bot fabric --map FILE NODELIST
+ *                            [--by RULE] [--yaml] [-o FILE]
+ *   nccl-bot fabric [--map FILE] [--config FILE] NODELIST
+ *
+ * --yaml writes the same map as a site configuration (doc/formats.md
+ * section 15, version 2: fabric_map, each fabric's nodes as host lists),
+ * through the emitter (learn/yamlout.h). NODELIST reads the map the plugin would:
+ * --map's text file, or the site configuration's fabric_map (--config,
+ * else NCCL_BOT_CONFIG, else the default file; --map alone reads none),
+ * and refuses both at once as the plugin does.
  *
  * generate reads slurm.conf's NodeName lines (features) and topology.conf
  * (switches) with spank/fabricgen.h and writes the fabric map
@@ -26,6 +33,7 @@
 #include "cmd.h"
 #include "common/readall.h"
 #include "common/writeall.h"
+#include "learn/yamlout.h"
 #include "spank/fabricgen.h"
 #include "spank/fabricmap.h"
 
@@ -33,8 +41,8 @@ static void fabric_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nccl-bot fabric generate [--slurm-conf FILE] [--topology FILE] [--by RULE]\n"
-		"                                [-o FILE]\n"
-		"       nccl-bot fabric --map FILE NODELIST\n"
+		"                                [--yaml] [-o FILE]\n"
+		"       nccl-bot fabric [--map FILE] [--config FILE] NODELIST\n"
 		"\n"
 		"  generate  write the fabric map (one \"NODE FABRIC\" line per node, sorted) from\n"
 		"            slurm.conf's NodeName lines and topology.conf; nodes without a\n"
@@ -49,9 +57,15 @@ static void fabric_usage(FILE *f)
 		"                     starting with PREFIX, PREFIX cut off; features: all of the\n"
 		"                     node's features, sorted, joined with '-'; top-switch: the\n"
 		"                     topmost switch above the node in topology.conf\n"
+		"  --yaml             write it as a site configuration (version: 2, fabric_map:\n"
+		"                     each fabric's nodes) to merge into site.yaml\n"
 		"  -o FILE            write the map there (temporary name, fsync, rename); default\n"
 		"                     standard output\n"
-		"  --map FILE         the fabric map (plugstack.conf's fabric_map=)\n");
+		"  --map FILE         the fabric map (plugstack.conf's fabric_map=); alone, no site\n"
+		"                     configuration is read\n"
+		"  --config FILE      the site configuration whose fabric_map is the map\n"
+		"                     (plugstack.conf's config=); default $NCCL_BOT_CONFIG, else\n"
+		"                     /etc/nccl-bot/site.yaml when it exists\n");
 }
 
 static int read_file(const char *path, uint8_t **buf, size_t *len)
@@ -114,11 +128,157 @@ static int put(struct text *t, const char *a, const char *b, const char *c)
 	return 0;
 }
 
+/* A node of the YAML map: its fabric, and its name split into a prefix
+ * and a trailing number of 1-9 digits (width 0: none), so that runs of
+ * numbered names can be written as host lists. */
+struct pair {
+	const char *fabric, *node;
+	size_t plen;
+	int width;
+	unsigned long num;
+};
+
+static void split_name(struct pair *p)
+{
+	size_t len = strlen(p->node), d = 0;
+
+	while (d < len && p->node[len - 1 - d] >= '0' && p->node[len - 1 - d] <= '9')
+		d++;
+	p->plen = len;
+	p->width = 0;
+	p->num = 0;
+	if (d >= 1 && d <= 9) {
+		p->plen = len - d;
+		p->width = (int)d;
+		p->num = strtoul(p->node + p->plen, NULL, 10);
+	}
+}
+
+/* By fabric, then prefix, width and number: runs of one prefix and width
+ * in numeric order. */
+static int by_fabric_node(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+	size_t n = x->plen < y->plen ? x->plen : y->plen;
+	int d = strcmp(x->fabric, y->fabric);
+
+	if (!d && !(d = memcmp(x->node, y->node, n)) && x->plen != y->plen)
+		d = x->plen < y->plen ? -1 : 1;
+	if (!d && x->width != y->width)
+		d = x->width < y->width ? -1 : 1;
+	if (!d && x->num != y->num)
+		d = x->num < y->num ? -1 : 1;
+	return d ? d : strcmp(x->node, y->node);
+}
+
+#define HOSTLIST_ITEM_MAX 1024	/* well under the reader's 4095 bytes a scalar */
+
+/* Write p[i..] as one host list item ("n[01-16,20]", or the name alone)
+ * and return the index after it: names of one fabric, prefix and width. */
+static size_t hostlist_item(struct bot_yamlout *y, const struct pair *p, size_t np, size_t i)
+{
+	char item[HOSTLIST_ITEM_MAX + 64];
+	size_t j = i, n;
+	int ranges = 0;
+
+	if (!p[i].width || i + 1 == np || strcmp(p[i + 1].fabric, p[i].fabric) ||
+	    p[i + 1].width != p[i].width || p[i + 1].plen != p[i].plen ||
+	    memcmp(p[i + 1].node, p[i].node, p[i].plen)) {
+		bot_yamlout_str(y, p[i].node);
+		return i + 1;
+	}
+	n = (size_t)snprintf(item, sizeof(item), "%.*s[", (int)p[i].plen, p[i].node);
+	while (j < np && n < HOSTLIST_ITEM_MAX && !strcmp(p[j].fabric, p[i].fabric) &&
+	       p[j].width == p[i].width && p[j].plen == p[i].plen &&
+	       !memcmp(p[j].node, p[i].node, p[i].plen)) {
+		size_t k = j;
+
+		while (k + 1 < np && !strcmp(p[k + 1].fabric, p[i].fabric) &&
+		       p[k + 1].width == p[i].width && p[k + 1].plen == p[i].plen &&
+		       !memcmp(p[k + 1].node, p[i].node, p[i].plen) && p[k + 1].num == p[k].num + 1)
+			k++;
+		n += (size_t)snprintf(item + n, sizeof(item) - n, "%s%0*lu", ranges++ ? "," : "",
+				      p[i].width, p[j].num);
+		if (k > j)
+			n += (size_t)snprintf(item + n, sizeof(item) - n, "-%0*lu", p[i].width,
+					      p[k].num);
+		j = k + 1;
+	}
+	snprintf(item + n, sizeof(item) - n, "]");
+	bot_yamlout_str(y, item);
+	return j;
+}
+
+/*
+ * The map as a site configuration (formats.md section 15, version 2),
+ * after t's comments: fabric_map with each fabric (sorted) and its nodes
+ * as Slurm host lists (runs of one prefix and digit count in brackets, at
+ * most HOSTLIST_ITEM_MAX bytes an item, so that a large cluster still fits
+ * the reader's 1 MiB), through the emitter. fab[i] is node i's fabric
+ * ("" none).
+ */
+static int yaml_map(struct text *t, const struct bot_fabricgen *g,
+		    char (*fab)[BOT_FABRICGEN_NAME])
+{
+	struct bot_yamlout *y = bot_yamlout_new();
+	struct pair *p = g->n ? calloc(g->n, sizeof(*p)) : NULL;
+	const char *doc;
+	char err[256];
+	size_t np = 0, len;
+	int rc = -1;
+
+	if (!y || (g->n && !p)) {
+		fprintf(stderr, "nccl-bot: fabric generate: out of memory\n");
+		goto out;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		if (fab[i][0]) {
+			p[np] = (struct pair){ .fabric = fab[i], .node = g->node[i].name };
+			split_name(&p[np++]);
+		}
+	if (np)
+		qsort(p, np, sizeof(*p), by_fabric_node);
+	bot_yamlout_map(y, 0);
+	bot_yamlout_str(y, "version");
+	bot_yamlout_u64(y, 2);
+	bot_yamlout_str(y, "fabric_map");
+	bot_yamlout_map(y, 0);
+	for (size_t i = 0; i < np;) {
+		size_t start = i;
+
+		bot_yamlout_str(y, p[i].fabric);
+		bot_yamlout_map(y, 0);
+		bot_yamlout_str(y, "nodes");
+		bot_yamlout_seq(y, 0);
+		while (i < np && !strcmp(p[i].fabric, p[start].fabric))
+			i = hostlist_item(y, p, np, i);
+		bot_yamlout_end(y);
+		bot_yamlout_end(y);
+	}
+	bot_yamlout_end(y);
+	bot_yamlout_end(y);
+	if (bot_yamlout_finish(y, &doc, &len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: fabric generate: %s\n", err);
+		goto out;
+	}
+	if (put(t, doc, "", "") < 0) {
+		fprintf(stderr, "nccl-bot: fabric generate: out of memory\n");
+		goto out;
+	}
+	t->n--;		/* put's newline: the emitter ends the document with one */
+	rc = 0;
+out:
+	free(p);
+	bot_yamlout_free(y);
+	return rc;
+}
+
 static int generate(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "slurm-conf", 1, 0, 'c' }, { "topology", 1, 0, 't' }, { "by", 1, 0, 'b' },
-		{ "output", 1, 0, 'o' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "output", 1, 0, 'o' }, { "yaml", 0, 0, 'y' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *conf = getenv("SLURM_CONF"), *topo = NULL, *rule = "feature:fabric_",
 		   *out = NULL;
@@ -128,7 +288,8 @@ static int generate(int argc, char **argv)
 	size_t mapped = 0, left = 0;
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	int o, rc = 1;
+	int o, rc = 1, yaml = 0;
+	char (*fab)[BOT_FABRICGEN_NAME] = NULL;
 
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -137,6 +298,7 @@ static int generate(int argc, char **argv)
 		case 't': topo = optarg; break;
 		case 'b': rule = optarg; break;
 		case 'o': out = optarg; break;
+		case 'y': yaml = 1; break;
 		case 'h': fabric_usage(stdout); return 0;
 		default: fabric_usage(stderr); return 2;
 		}
@@ -180,8 +342,11 @@ static int generate(int argc, char **argv)
 			"(--topology)\n");
 		goto out;
 	}
-	if (put(&t, "# nccl-bot fabric map: NODE FABRIC (nccl-bot fabric generate --by ", rule,
-		")") < 0)
+	if (put(&t, yaml ? "# nccl-bot site configuration: fabric_map (nccl-bot fabric generate "
+		"--yaml --by " : "# nccl-bot fabric map: NODE FABRIC (nccl-bot fabric generate --by ",
+		rule, ")") < 0)
+		goto oom;
+	if (g.n && !(fab = calloc(g.n, sizeof(*fab))))
 		goto oom;
 	for (size_t i = 0; i < g.n; i++) {
 		int r = bot_fabricgen_fabric(&g, &g.node[i], rule, fabric, sizeof(fabric), why,
@@ -192,7 +357,8 @@ static int generate(int argc, char **argv)
 			goto out;
 		}
 		if (r == 0) {
-			if (put(&t, g.node[i].name, " ", fabric) < 0)
+			snprintf(fab[i], sizeof(fab[i]), "%s", fabric);
+			if (!yaml && put(&t, g.node[i].name, " ", fabric) < 0)
 				goto oom;
 			mapped++;
 		} else {
@@ -201,6 +367,8 @@ static int generate(int argc, char **argv)
 			left++;
 		}
 	}
+	if (yaml && yaml_map(&t, &g, fab) < 0)
+		goto out;
 	if (out ? write_out(out, t.s, t.n) < 0 : fwrite(t.s, 1, t.n, stdout) != t.n)
 		goto out;
 	fprintf(stderr, "nccl-bot: fabric generate: %zu node(s) mapped, %zu without a fabric\n",
@@ -212,6 +380,7 @@ oom:
 out:
 	free(buf);
 	free(t.s);
+	free(fab);
 	bot_fabricgen_free(&g);
 	return rc;
 }
@@ -234,28 +403,54 @@ static int show_one(void *arg, const char *node)
 static int show(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "map", 1, 0, 'm' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "map", 1, 0, 'm' }, { "config", 1, 0, 'C' }, { "help", 0, 0, 'h' },
+		{ 0, 0, 0, 0 },
 	};
-	const char *map = NULL;
+	const char *map = NULL, *config = NULL;
 	char err[PATH_MAX + 512];
 	struct bot_fabricmap m;
 	struct bot_fabricmap_step st;
 	struct show_arg a = { &m, &st };
-	int o;
+	struct bot_siteconf sc;
+	int o, rc = 0;
 
 	optind = 1;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'm': map = optarg; break;
+		case 'C': config = optarg; break;
 		case 'h': fabric_usage(stdout); return 0;
 		default: fabric_usage(stderr); return 2;
 		}
 	}
-	if (!map || optind != argc - 1) {
+	if (optind != argc - 1) {
 		fabric_usage(stderr);
 		return 2;
 	}
-	if (bot_fabricmap_load(map, &m, err, sizeof(err)) < 0) {
+	/* the site configuration as the plugin's config= (--map alone: none) */
+	bot_siteconf_defaults(&sc);
+	if ((config || !map) && (rc = bot_cmd_siteconf("fabric", config, NULL, 0, &sc)) != 0)
+		return rc;
+	if (sc.map_given && map) {
+		fprintf(stderr, "nccl-bot: fabric: two fabric maps: --map %s and the fabric_map of "
+			"%s (line %u); give one\n", map, sc.source, sc.map_line);
+		bot_siteconf_free(&sc);
+		return 1;
+	}
+	if (sc.map_given)
+		rc = bot_fabricmap_from_siteconf(&sc, &m, err, sizeof(err)) < 0 ? -1 : 0;
+	else if (map)
+		rc = bot_fabricmap_load(map, &m, err, sizeof(err));
+	else {
+		fprintf(stderr, "nccl-bot: fabric: no fabric map: give --map FILE, or a site "
+			"configuration with fabric_map (--config FILE)%s%s\n",
+			sc.source[0] ? "; none in " : "", sc.source);
+		fabric_usage(stderr);
+		bot_siteconf_free(&sc);
+		return 2;
+	}
+	bot_siteconf_free(&sc);
+	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: fabric: %s\n", err);
 		return 1;
 	}

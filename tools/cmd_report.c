@@ -253,10 +253,13 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 	bot_report_versions(m->tuner, m->ntuner, BOT_REPORT_VER_ABI, tuner, sizeof(tuner));
 	bot_report_versions(m->profiler, m->nprofiler, BOT_REPORT_VER_ABI, prof, sizeof(prof));
 	printf("step %s.%s: %zu part(s) (%s), mode %s, policy %s, fabric %s%s%s%s, leaf switches "
-	       "%u, user plugin %s\n", m->job, m->step, m->nparts, nodes,
+	       "%u, user plugin %s", m->job, m->step, m->nparts, nodes,
 	       m->shadow ? "shadow" : "on", bot_policy_name(m->policy), m->fabric,
 	       m->fabric_why[0] ? " (" : "", m->fabric_why, m->fabric_why[0] ? ")" : "",
 	       m->leaf_switches, plugin_word(m->user_plugin));
+	if (m->token)
+		printf(", token %016llx", (unsigned long long)m->token);
+	putchar('\n');
 	printf("  tuner loaded on %llu of %u expected ranks (%llu with a table, %llu measured, "
 	       "%llu on the prior); NCCL %s, tuner %s, profiler %s; spool files %llu read, "
 	       "%llu rejected\n", (unsigned long long)m->procs_loaded, m->expected_ranks,
@@ -276,6 +279,18 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		       (unsigned long long)c->calls, a >= 0 ? bot_arm_name(a) : "unknown",
 		       r.chosen >= 0 ? bot_arm_name(r.chosen) : "unknown",
 		       r.best >= 0 ? bot_arm_name(r.best) : "unknown");
+		{
+			int nd = 0;
+
+			for (int k = 0; k <= BOT_REPORT_NARMS; k++)
+				nd += c->dcalls[k] != 0;
+			/* communicators that decided different arms */
+			for (int k = 0; nd > 1 && k <= BOT_REPORT_NARMS; k++)
+				if (c->dcalls[k])
+					printf("    decided %s: %llu calls\n", k < BOT_REPORT_NARMS ?
+					       bot_arm_name(k) : "- (AUTO)",
+					       (unsigned long long)c->dcalls[k]);
+		}
 		for (int k = 0; k < BOT_REPORT_NARMS; k++)
 			if (c->arm[k].n)
 				printf("    %-16s %llu samples, median %.1f us, min %.1f us\n",
@@ -286,11 +301,11 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 			continue;
 		}
 		us(r.t[a], ta, sizeof(ta));
-		us(r.t[r.chosen], tx, sizeof(tx));
+		us(r.t_ours, tx, sizeof(tx));
 		span(r.saved, sv, sizeof(sv));
 		span(r.lost, ls, sizeof(ls));
 		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%; saved %s, lost %s%s%s\n",
-		       ta, r.est[a] ? " (estimated)" : "", tx, r.est[r.chosen] ? " (estimated)" : "",
+		       ta, r.est[a] ? " (estimated)" : "", tx, r.estimated ? " (estimated)" : "",
 		       r.loss_ours * 100, r.loss_auto * 100, sv, ls, r.over10 ? "; lost >10%" : "",
 		       r.harmed ? "; harmed" : "");
 	}
@@ -329,6 +344,8 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 	json_str(m->step);
 	printf(",\"nodes\":");
 	json_str(nodes);
+	if (m->token)
+		printf(",\"token\":\"%016llx\"", (unsigned long long)m->token);
 	printf(",\"parts\":%zu,\"mode\":\"%s\",\"policy\":\"%s\",\"fabric\":", m->nparts,
 	       m->shadow ? "shadow" : "on", bot_policy_name(m->policy));
 	json_str(m->fabric);
@@ -383,7 +400,7 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 		if (r.known)
 			printf(",\"t_auto_us\":%.3f,\"t_ours_us\":%.3f,\"estimated\":%s,"
 			       "\"loss_ours\":%.6g,\"loss_auto\":%.6g,\"saved\":%.9g,\"lost\":%.9g,"
-			       "\"over10\":%s,\"harmed\":%s}", r.t[a] * 1e6, r.t[r.chosen] * 1e6,
+			       "\"over10\":%s,\"harmed\":%s}", r.t[a] * 1e6, r.t_ours * 1e6,
 			       r.estimated ? "true" : "false", r.loss_ours, r.loss_auto, r.saved,
 			       r.lost, r.over10 ? "true" : "false", r.harmed ? "true" : "false");
 		else
@@ -396,9 +413,20 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 
 /* ---- the command --------------------------------------------------------- */
 
+/* One step: the same job (a heterogeneous job's components are its
+ * leader's), step and token (formats.md 17). */
+static int same_job(const struct bot_report_part *a, const struct bot_report_part *b)
+{
+	char la[BOT_REPORT_TOKEN_MAX], lb[BOT_REPORT_TOKEN_MAX];
+
+	bot_report_job_leader(a->job, la, sizeof(la));
+	bot_report_job_leader(b->job, lb, sizeof(lb));
+	return !strcmp(la, lb);
+}
+
 static int same_step(const struct bot_report_part *a, const struct bot_report_part *b)
 {
-	return !strcmp(a->job, b->job) && !strcmp(a->step, b->step);
+	return same_job(a, b) && !strcmp(a->step, b->step) && a->token == b->token;
 }
 
 static int show(const char *dir, const char *job, int json)
@@ -438,8 +466,17 @@ static int show(const char *dir, const char *job, int json)
 			if (k >= sizeof(nodes))
 				k = sizeof(nodes) - 1;
 		}
+		/* parts of one step with another token: an earlier run, another
+		 * cluster's job of the same id */
+		if (i && same_job(&set.v[i - 1], &set.v[i]) &&
+		    !strcmp(set.v[i - 1].step, set.v[i].step))
+			fprintf(stderr, "nccl-bot: report: warning: %s: step %s.%s has parts of "
+				"different runs (tokens %016llx and %016llx: an earlier run or "
+				"another cluster's job of the same id); each is shown on its own\n",
+				dir, stepm.job, stepm.step, (unsigned long long)set.v[i - 1].token,
+				(unsigned long long)set.v[i].token);
 		/* a new job: the last one's total first */
-		if (jobm.nparts && strcmp(jobm.job, stepm.job)) {
+		if (jobm.nparts && !same_job(&jobm, &stepm)) {
 			if (!json)
 				text_totals("job", &jobm);
 			bot_report_part_free(&jobm);

@@ -18,7 +18,9 @@
  * the parent (bot_harvest_collect) trusts nothing it says anyway.
  *
  * With report=TEMPLATE (and job=, step=, node=, restart=, nodes=, tasks=,
- * leaves=, info=: the step's facts from the parent, formats.md section 17)
+ * leaves=, info=, token=: the step's facts from the parent, formats.md
+ * section 17; job= is "J+K" for a heterogeneous job's component K, whose
+ * part goes into the leader J's directory)
  * it then also writes this node's report part, as the user, once the
  * stream is out and its pipe closed: the parent has its delta by then and
  * waits for this process only within its fixed bound. For the batch step
@@ -207,7 +209,13 @@ static int parse_report_arg(struct report *r, const char *a)
 	} else if (!strncmp(a, "info=", 5)) {
 		r->info = a + 5;
 	} else if (!strncmp(a, "job=", 4)) {
-		bot_report_token(r->id.job, sizeof(r->id.job), a + 4);
+		bot_report_job_token(r->id.job, sizeof(r->id.job), a + 4);
+	} else if (!strncmp(a, "token=", 6)) {
+		char *end;
+
+		if (strlen(a + 6) != 16 || strspn(a + 6, "0123456789abcdef") != 16)
+			return -1;
+		r->id.token = strtoull(a + 6, &end, 16);
 	} else if (!strncmp(a, "step=", 5)) {
 		bot_report_token(r->id.step, sizeof(r->id.step), a + 5);
 	} else if (!strncmp(a, "node=", 5)) {
@@ -270,6 +278,7 @@ static void append_summary(const struct report *r, const char *line)
 static void write_report(struct report *r)
 {
 	char dir[PATH_MAX], err[BOT_REPORT_ERR_MAX + PATH_MAX], line[2 * PATH_MAX], step[160];
+	char leader[BOT_REPORT_TOKEN_MAX];
 	struct bot_report_part p = r->id;
 	struct passwd *pw;
 
@@ -277,7 +286,9 @@ static void write_report(struct report *r)
 		return;
 	signal(SIGXFSZ, SIG_IGN);
 	pw = getpwuid(r->uid);
-	if (bot_report_dir_expand(r->tmpl, r->id.job, pw ? pw->pw_name : NULL, dir, sizeof(dir),
+	/* %j: the job's, a heterogeneous component's leader's */
+	bot_report_job_leader(r->id.job, leader, sizeof(leader));
+	if (bot_report_dir_expand(r->tmpl, leader, pw ? pw->pw_name : NULL, dir, sizeof(dir),
 				  err, sizeof(err)) < 0)
 		return;
 	p.ctx = NULL;

@@ -228,7 +228,9 @@ static int policy_learns(unsigned id)
 {
 	return id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 ||
 	       id == BOT_POLICY_THOMPSON || id == BOT_POLICY_ETC ||
-	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD;
+	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD ||
+	       id == BOT_POLICY_EGREEDY_FREE || id == BOT_POLICY_UCB1_FREE ||
+	       id == BOT_POLICY_THOMPSON_FREE;
 }
 
 /* No table: the decision inputs from the environment (tuner/env.h: a
@@ -432,7 +434,7 @@ void bot_decide_full(struct bot_decide_ctx *c, int coll, size_t nbytes, float *t
 	if (!bot_decide_usable(t[idx], c->cap_bits))
 		goto out;
 	if ((cell.arm & BOT_DECIDE_NEEDS_AUTO) &&
-	    auto_algo(t, numAlgo, numProto, c->cap_bits) != (int)algo)
+	    bot_algo_family(auto_algo(t, numAlgo, numProto, c->cap_bits)) != bot_algo_family((int)algo))
 		goto out;
 	if (c->shadow)
 		goto out;
@@ -760,9 +762,10 @@ static int use_avx2(void)
 /*
  * After the scan: the allowed arms are bot_arm_allowed(a, auto_arm, allow)
  * for every a: the supported static arms plus the supported protocols of
- * AUTO's algorithm (so they hold auto_arm). PRIOR: the argmin of the prior
- * over the allowed arms: the scan's over the static ones, then AUTO's
- * algorithm's others in ascending order, replacing on a smaller prior or an
+ * AUTO's algorithm family (bot_arm_family_mask: NVLS and NVLS_TREE together;
+ * so they hold auto_arm). PRIOR: the argmin of the prior
+ * over the allowed arms: the scan's over the static ones, then the
+ * family's others in ascending order, replacing on a smaller prior or an
  * equal one at a lower arm. PROBE: the runner-up, the allowed arm with the
  * smallest prior strictly above that minimum (ties to the lowest), if it is
  * within 2x of it. SWEEP: the k-th allowed arm, k = the cell's call counter
@@ -774,11 +777,10 @@ dyn_decide(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, siz
 {
 	const uint32_t stat = c->allow_static;
 	uint32_t allowed, m, be, br = UINT32_MAX, b;
-	unsigned base, arm, i, r = 0, cnt;
+	unsigned arm, i, r = 0, cnt;
 	int forced = 0;
 
-	base = s->auto_arm / BOT_NPROTO * BOT_NPROTO;
-	allowed = s->sup & (stat | 7u << base);
+	allowed = s->sup & (stat | bot_arm_family_mask((int)s->auto_arm));
 	if (cell->arm == BOT_DECIDE_SWEEP) {
 		/* the k-th allowed supported arm, k = counter mod their count */
 		for (cnt = 0, m = allowed; m; m &= m - 1)

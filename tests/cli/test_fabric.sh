@@ -3,10 +3,15 @@
 # generate a fabric map from a slurm.conf and topology.conf like the test
 # cluster's (two fabrics by feature, one network by top switch), written
 # atomically with -o and read back by `nccl-bot fabric NODELIST`, which says
-# what a step there plans from (one fabric, or the prior and why); usage
-# errors exit 2, an unreadable or bad file exits 1 naming it.
+# what a step there plans from (one fabric, or the prior and why); the same
+# map as a site configuration (generate --yaml, fabric --config); usage
+# errors and a bad site configuration exit 2, an unreadable or bad map
+# file, or two maps at once, exit 1 naming it.
 set -u
 bot=${NCCL_BOT:-./nccl-bot}
+# no test reads the host's /etc/nccl-bot/site.yaml (formats.md section 15)
+NCCL_BOT_CONFIG=none
+export NCCL_BOT_CONFIG
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
@@ -80,6 +85,55 @@ expect "a missing slurm.conf: exit 1, naming it" 1 "missing.conf" -- \
 ln -s "$tmp/slurm.conf" "$tmp/link.conf"
 expect "slurm.conf through a link: refused" 1 "link.conf" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/link.conf"
+
+# ---- the map in the site configuration (formats.md section 15, version 2) ----
+expect "generate --yaml -o: a site configuration" 0 "4 node(s) mapped, 1 without a fabric" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --yaml -o "$tmp/site.yaml"
+expect "  ... version 2 with fabric_map" 0 "^fabric_map:$" -- cat "$tmp/site.yaml"
+expect "  ... nodes as host lists" 0 "^    - n\[1-2\]$" -- cat "$tmp/site.yaml"
+expect "  ... the node without a fabric is a comment" 0 "^# node cpu1 has no feature" -- cat "$tmp/site.yaml"
+expect "fabric --config FILE NODELIST: one fabric" 0 "^step: fabric a " -- \
+	"$bot" fabric --config "$tmp/site.yaml" 'n[1-2]'
+expect "  ... each node's line" 0 "^n4 b$" -- "$bot" fabric --config "$tmp/site.yaml" 'n[3-4]'
+expect "  ... two fabrics: the prior, and why" 0 "^step: the prior (the step's nodes span fabrics a and b)" -- \
+	"$bot" fabric --config "$tmp/site.yaml" 'n[2-3]'
+expect "  ... the same map as the text one" 0 "" -- test "$("$bot" fabric --config "$tmp/site.yaml" 'n[1-4],cpu1')" = \
+	"$("$bot" fabric --map "$tmp/fabric.map" 'n[1-4],cpu1')"
+expect "NCCL_BOT_CONFIG names it: the same" 0 "^step: fabric b " -- \
+	env NCCL_BOT_CONFIG="$tmp/site.yaml" "$bot" fabric 'n[3-4]'
+cat >"$tmp/hand.yaml" <<'CONF'
+version: 2
+state_dir: /var/lib/nccl-bot/state
+fabric_map:
+  h100:
+    nodes: "gpu[01-04]"
+    partitions: [gpu]
+  a100:
+    nodes: [gpu05, "old[1-2]"]
+CONF
+expect "a map written by hand: host lists expanded" 0 "^old2 a100$" -- \
+	"$bot" fabric --config "$tmp/hand.yaml" 'gpu[03-05],old2'
+expect "  ... spanning h100 and a100" 0 "span fabrics h100 and a100" -- \
+	"$bot" fabric --config "$tmp/hand.yaml" 'gpu[03-05],old2'
+expect "--map and --config with a map: refused, exit 1, naming both" 1 \
+	"two fabric maps: --map $tmp/fabric.map and the fabric_map of $tmp/hand.yaml (line 3)" -- \
+	"$bot" fabric --map "$tmp/fabric.map" --config "$tmp/hand.yaml" n1
+printf 'version: 1\nfabric_map:\n  a:\n    nodes: n1\n' >"$tmp/v1.yaml"
+expect "fabric_map in a version 1 file: exit 2, FILE:LINE:COL" 2 "v1.yaml:2:1: fabric_map needs version: 2" -- \
+	"$bot" fabric --config "$tmp/v1.yaml" n1
+printf 'version: 2\nfabric_map:\n  a:\n    nodes: n[1-2]\n  b:\n    nodes: n2\n' >"$tmp/dup.yaml"
+expect "a node in two fabrics: exit 2, naming both lines" 2 "dup.yaml:6:12: fabric_map: b: node n2 is already in fabric a (line 4)" -- \
+	"$bot" fabric --config "$tmp/dup.yaml" n1
+printf 'version: 2\nfabric_map:\n  a:\n    nodes: n[1-\n' >"$tmp/badhl.yaml"
+expect "a bad host list: exit 2, naming fabric and key" 2 "badhl.yaml:4:12: fabric_map: a: nodes: 'n\[1-': a \[ without \]" -- \
+	"$bot" fabric --config "$tmp/badhl.yaml" n1
+printf 'version: 1\nstate_dir: /srv\n' >"$tmp/nomap.yaml"
+expect "--config without a map: usage, exit 2" 2 "no fabric map: give --map FILE" -- \
+	"$bot" fabric --config "$tmp/nomap.yaml" n1
+expect "--map with a configuration without a map: the text map" 0 "^step: fabric a " -- \
+	"$bot" fabric --map "$tmp/fabric.map" --config "$tmp/nomap.yaml" n1
+expect "--map alone reads no site configuration (NCCL_BOT_CONFIG ignored)" 0 "^step: fabric a " -- \
+	env NCCL_BOT_CONFIG="$tmp/hand.yaml" "$bot" fabric --map "$tmp/fabric.map" n1
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

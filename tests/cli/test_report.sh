@@ -101,5 +101,49 @@ expect "  ... a symbolic link" 0 "n5\.part: .*symbolic link" -- "$bot" report "$
 expect "  ... still two parts in step 99.0" 0 "step 99\.0: 2 part\(s\) \(n1 n2\)" -- "$bot" report "$tmp/rep/99"
 expect "report of an empty directory (exit 1)" 1 "no parts in" -- "$bot" report "$tmp/ob"
 
+# v2 (formats.md 17): parts of a heterogeneous job's components are the
+# leader's step; parts of the same step with another token (a stale run)
+# are warned about and shown apart; medians merge sample-weighted
+mkdir -m 700 "$tmp/v2"
+part() { # FILE JOB NODE TOKEN TREE_MED [RING_MED]
+	{
+		printf 'nccl-bot-report-part 2\njob %s\nstep 0\nnode %s\n' "$2" "$3"
+		[ -n "$4" ] && printf 'token %s\n' "$4"
+		printf 'policy ucb1\nctx allreduce 80 8 2 1000 ring/simple tree/simple\n'
+		printf 'arm tree/simple 10 %s %s\n' "$(($5 - 1000))" "$5"
+		[ -n "${6:-}" ] && printf 'arm ring/simple 10 %s %s\n' "$(($6 - 1000))" "$6"
+		printf 'end 1\n'
+	} >"$tmp/v2/$1"
+}
+part 5+0.0.n1.part 5+0 n1 00000000000000aa 120000 110000
+part 5+1.0.n2.part 5+1 n2 00000000000000aa 100000
+cp -rp "$tmp/v2" "$tmp/cwd/nccl-bot-5"
+expect "report JOBID of a heterogeneous job: every component's parts (5+0, 5+1) in one step" 0 \
+	"step 5\.0: 2 part\(s\) \(n1 n2\)" -- sh -c "cd '$tmp/cwd' && '$bot' report --plugstack /dev/null 5"
+expect "  ... medians sample-weighted: tree 110 us against AUTO's 110 us, nothing saved (the minimum said 10 ms saved)" 0 \
+	"tree/simple +20 samples, median 110\.0 us.*" -- sh -c "'$bot' report '$tmp/v2' | tr '\n' ' ' | grep -E 'saved 0( s|\.000 ms|\.0+ ?[mu]?s)?, lost 0' >/dev/null && '$bot' report '$tmp/v2'"
+part 5.0.n3.part 5 n3 00000000000000bb 100000 110000
+expect "a stale part of the same step (another token): warned, shown on its own" 0 \
+	"step 5\.0 has parts of different runs" -- "$bot" report "$tmp/v2"
+expect "  ... the step's own parts still merged apart" 0 "step 5\.0: 2 part\(s\) \(n1 n2\)" -- \
+	"$bot" report "$tmp/v2"
+rm -f "$tmp/v2/5.0.n3.part"
+
+# a report directory others can write is refused; as root, parts of users
+# other than the directory's owner are not read
+mkdir -m 700 "$tmp/g"
+chmod 777 "$tmp/g"
+expect "harvest --report-dir into a directory others can write: refused" 0 \
+	"writable by group or others" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 96 --node n1 --nodes 2 --report-dir "$tmp/g" \
+	"$tmp/sp/nb-a-1.spool"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chown nobody "$tmp/v2"
+	expect "root reading another user's directory: root's own parts are not taken" 1 \
+		"not owned|no parts in" -- "$bot" report "$tmp/v2"
+	chown nobody "$tmp/v2"/*.part
+	expect "  ... the owner's are" 0 "step 5\.0: 2 part" -- "$bot" report "$tmp/v2"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -154,6 +154,8 @@ struct emu_result {
 	uint64_t nch_set;		/* calls with nChannels != 0 */
 	uint64_t sim_calls;		/* extra simulate calls (not launched) */
 	uint64_t err_rc, err_revived, err_empty, err_nch, err_nan, err_oob;
+	uint64_t err_firstuse;		/* launched: an algorithm with first-use setup (CollNet,
+					 * NVLS) forced outside AUTO's family and the allow-list */
 	uint64_t nccl_none;		/* collectives NCCL failed on its own: nothing in
 					 * its table was below the cap (not the plugin's doing) */
 	uint64_t auto_huge;		/* launched: AUTO's own pick was >= 3.6e9 (2.29+) */
@@ -204,6 +206,9 @@ int emu_work_parse(struct emu_cfg *cfg, const char *spec, char *err, size_t errl
 void emu_loop_report(const struct emu_cfg *cfg, const struct emu_result *r, unsigned n);
 
 /* ---- step tables ---- */
+
+/* The allow-list of the tables emu_table_build() writes (NVLS/Simple). */
+#define EMU_TABLE_ALLOW (1u << (EMU_ALGO_NVLS * 3 + EMU_PROTO_SIMPLE))
 
 /* Communicator shapes (nranks, nnodes) of a run layout. */
 struct emu_shape { uint32_t nranks, nnodes; };

@@ -186,6 +186,7 @@ struct comm_v {
 static uint64_t unsafe_count(const struct emu_result *x)
 {
 	return x->err_rc + x->err_revived + x->err_empty + x->err_nch + x->err_nan + x->err_oob +
+	       x->err_firstuse +
 	       (x->prof_fini_rc != 0);
 }
 
@@ -232,13 +233,14 @@ static unsigned judge(const struct run *run, struct comm_v *cv, unsigned max)
 				unsafe++;
 				snprintf(d + strlen(d), dl - strlen(d),
 					 " rank %d: rc %llu revived %llu empty %llu nch %llu nan %llu"
-					 " oob %llu profiler-finalize %d;", b->grank,
+					 " oob %llu first-use %llu profiler-finalize %d;", b->grank,
 					 (unsigned long long)b->err_rc,
 					 (unsigned long long)b->err_revived,
 					 (unsigned long long)b->err_empty,
 					 (unsigned long long)b->err_nch,
 					 (unsigned long long)b->err_nan,
-					 (unsigned long long)b->err_oob, b->prof_fini_rc);
+					 (unsigned long long)b->err_oob,
+					 (unsigned long long)b->err_firstuse, b->prof_fini_rc);
 			}
 			if (b->status == EMU_ST_INIT_FAILED) {
 				nfail++;

@@ -203,6 +203,7 @@ struct emu_proc {
 	pthread_mutex_t init_mu;
 	pthread_cond_t init_cv;
 	int alloc_victim;		/* this process fails allocations in comm inits */
+	uint32_t allow;			/* the allow-list of the table it was given (0: none) */
 };
 
 static int is_victim(const struct emu_proc *p, unsigned victim)
@@ -347,6 +348,25 @@ static int v2_adapter(struct emu_comm *c, int coll, size_t nbytes, int pipeops, 
 	return 0;
 }
 
+/*
+ * The stateless arm restriction, written here independently of the plugin
+ * (doc/design.md "Contexts and arms"): forcing an algorithm whose first use
+ * sets up connections and GPU buffers (CollNet Direct, CollNet Chain, NVLS,
+ * NVLS_TREE) is fine only when AUTO picks the same family for this call
+ * (NVLS and NVLS_TREE are one family: their buffers are shared; each CollNet
+ * is its own) or the table's allow-list names the arm. Tree, Ring and PAT
+ * are always fine.
+ */
+static int first_use_violation(int algo, int auto_algo, int arm, uint32_t allow)
+{
+	int fam = algo == EMU_ALGO_NVLS_TREE ? EMU_ALGO_NVLS : algo;
+	int afam = auto_algo == EMU_ALGO_NVLS_TREE ? EMU_ALGO_NVLS : auto_algo;
+
+	if (algo == EMU_ALGO_TREE || algo == EMU_ALGO_RING || algo == EMU_ALGO_PAT)
+		return 0;
+	return fam != afam && !(allow >> arm & 1u);
+}
+
 /* One getCollInfo as NCCL does it; 0 and the decision, or -1 (the
  * collective fails). `launched` = 0 for an ncclGroupSimulateEnd call. */
 static int decide(struct emu_comm *c, int coll, unsigned si, int pipeops, int regbuff,
@@ -422,6 +442,8 @@ static int decide(struct emu_comm *c, int coll, unsigned si, int pipeops, int re
 	}
 	if (launched && arm != auto_arm)
 		c->res.overrides++;
+	if (launched && arm != auto_arm && first_use_violation(arm / 3, auto_arm / 3, arm, p->allow))
+		c->res.err_firstuse++;
 	if (launched && before[arm] >= EMU_CAP_228) {
 		if (tbl[arm] != before[arm])
 			c->res.huge_forced++;
@@ -1044,7 +1066,7 @@ static void run_one_thread(struct emu_proc *p, int random_order, uint64_t *rng)
 
 /* ---- the rank process ---- */
 
-static void set_env(const struct emu_proc *p)
+static void set_env(struct emu_proc *p)
 {
 	const struct emu_cfg *cfg = p->cfg;
 	const char *table = cfg->table;
@@ -1053,6 +1075,9 @@ static void set_env(const struct emu_proc *p)
 		table = cfg->table_corrupt;
 	if ((cfg->asym & EMU_A_BADVER) && cfg->table_badver && is_victim(p, EMU_VICTIM_BADVER))
 		table = cfg->table_badver;
+	/* a valid table's allow-list; a corrupt or unknown one leaves the prior
+	 * (no table: NCCL_BOT_ALLOW, which the emulator never sets) */
+	p->allow = table && table == cfg->table ? EMU_TABLE_ALLOW : 0;
 	if (table)
 		setenv("NCCL_BOT_TABLE", table, 1);
 	else

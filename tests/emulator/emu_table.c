@@ -199,7 +199,7 @@ char *emu_table_build(int policy, uint64_t seed, const struct emu_shape *shapes,
 	bot_table_init(t, policy, seed);
 	t->flags = BOT_TABLE_F_MEASURE | (policy == 11 ? BOT_TABLE_F_SHADOW : 0);
 	t->min_bytes_log2 = 14;
-	t->allow = 1u << (EMU_ALGO_NVLS * 3 + EMU_PROTO_SIMPLE);
+	t->allow = EMU_TABLE_ALLOW;
 	for (unsigned s = 0; s < nshapes; s++) {
 		int si = bot_table_shape(t, shapes[s].nranks, shapes[s].nnodes);
 

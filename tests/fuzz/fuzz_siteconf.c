@@ -7,7 +7,9 @@
  * defaults, or as a configuration whose every value is within its range:
  * retention >= 2, account_cap >= user_cap, max_wait >= settle, paths
  * absolute or empty, no control character in a string, fabric names by
- * section 12's rule. The same bytes are also walked event by event under
+ * section 12's rule; a fabric_map (version 2) of valid, unique, sorted
+ * node and partition names within the bounds, each on a fabric of its
+ * own list. The same bytes are also walked event by event under
  * tight limits, which must end in EOF or an error, never a crash, a hang
  * or a leak. Built with tests/fuzz/driver.c (standalone) or libFuzzer.
  */
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "common/state.h"
+#include "learn/hostlist.h"
 #include "learn/siteconf.h"
 #include "learn/yamlin.h"
 
@@ -57,6 +60,34 @@ static void walk(const uint8_t *data, size_t size)
 	bot_yamlin_free(r);
 }
 
+static void check_map(const struct bot_siteconf *c)
+{
+	size_t parts = 0;
+
+	if (!c->map_given && (c->nmap || c->nmap_fabrics))
+		abort();
+	if (c->nmap_fabrics > BOT_SITECONF_MAX_FABRICS)
+		abort();
+	for (size_t i = 0; i < c->nmap_fabrics; i++)
+		if (!bot_state_fabric_ok(c->map_fabrics[i]))
+			abort();
+	for (size_t i = 0; i < c->nmap; i++) {
+		const struct bot_siteconf_mapent *e = &c->map[i];
+
+		if (e->fabric >= c->nmap_fabrics || !bot_hostlist_name_ok(e->name) ||
+		    (e->partition && strlen(e->name) >= BOT_SITECONF_PARTITION_MAX))
+			abort();
+		parts += e->partition;
+		if (i && (c->map[i - 1].partition > e->partition ||
+			  (c->map[i - 1].partition == e->partition &&
+			   strcmp(c->map[i - 1].name, e->name) >= 0)))
+			abort();	/* sorted and unique */
+	}
+	if (parts > BOT_SITECONF_MAX_MAP_PARTITIONS ||
+	    c->nmap - parts > BOT_SITECONF_MAX_MAP_NODES)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bot_siteconf c;
@@ -65,7 +96,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	walk(data, size);
 	err[0] = 0;
 	if (bot_siteconf_parse("site.yaml", data, size, &c, err, sizeof(err)) < 0) {
-		if (strncmp(err, "site.yaml", 9) || c.nfabrics || c.retention != 8 || c.set)
+		if (strncmp(err, "site.yaml", 9) || c.nfabrics || c.retention != 8 || c.set ||
+		    c.map_given || c.nmap || c.nmap_fabrics)
 			abort();
 		bot_siteconf_free(&c);
 		return 0;
@@ -82,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < c.nfabrics; i++)
 		if (!bot_state_fabric_ok(c.fabrics[i]))
 			abort();
+	check_map(&c);
 	bot_siteconf_free(&c);
 	return 0;
 }

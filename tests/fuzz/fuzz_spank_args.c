@@ -5,7 +5,9 @@
  * parser must return 0 or -1 with a terminated message, and what it
  * accepts must hold: absolute paths, known enable/mode values, a policy
  * id in range. The same bytes are also parsed as a fabric map
- * (spank/fabricmap.h): a map it accepts names each node once, sorted.
+ * (spank/fabricmap.h): a map it accepts names each node once, sorted;
+ * and as a submission (spank/submit.h): a command line, a batch script's
+ * #SBATCH block and a slurm.conf, whose fields must come out terminated.
  * Built with tests/fuzz/driver.c or libFuzzer.
  */
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include "spank/args.h"
 #include "spank/decide.h"
 #include "spank/fabricmap.h"
+#include "spank/submit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,6 +43,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bot_fabricmap_free(&m);
 	} else if (!memchr(err, 0, sizeof(err)) || m.e) {
 		abort();
+	}
+	{
+		static struct bot_spank_submit sub;
+		char part[64];
+
+		bot_spank_submit_cmdline((const char *)data, size, (int)(size & 1), &sub);
+		(void)bot_spank_submit_script((const char *)data, size, &sub);
+		if (!memchr(sub.partition, 0, sizeof(sub.partition)) ||
+		    !memchr(sub.account, 0, sizeof(sub.account)) ||
+		    !memchr(sub.script, 0, sizeof(sub.script)))
+			abort();
+		if (bot_spank_conf_default_partition((const char *)data, size, part,
+						     sizeof(part)) == 0 &&
+		    (!memchr(part, 0, sizeof(part)) || !part[0]))
+			abort();
 	}
 	if (size >= sizeof(s))
 		size = sizeof(s) - 1;

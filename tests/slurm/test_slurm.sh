@@ -144,10 +144,20 @@ check "enable=default, --nccl-bot=off: nothing set" none_ours
 
 NCCL_TUNER_PLUGIN=mine.so run srun -N1 -n1 sh -c "$SHOW"
 check "admin default keeps a user's NCCL_TUNER_PLUGIN (and sets nothing)" grep -q 'tuner=mine.so profiler= table=$' "$OUT"
+check "  ... and one line says nccl-bot stood aside" \
+	err_has "nccl-bot: step: nccl-bot stood aside: the tuner plugin is the user's mine.so, kept"
+
+# the report's facts pinned with the decision ("MODE PLUGIN SOURCE"): who won
+INFO='echo "info=${SLURM_NCCL_BOT_REPORT_INFO-}"'
+NCCL_PROFILER_PLUGIN=myprof.so run srun -N1 -n1 sh -c "$INFO"
+check "admin default keeps a user's NCCL_PROFILER_PLUGIN: the report info says kept" \
+	grep -q '^info=on kept prior$' "$OUT" || cat "$OUT"
 
 NCCL_TUNER_PLUGIN=mine.so run srun -N1 -n1 --nccl-bot=ucb1 sh -c "$SHOW"
 check "--nccl-bot replaces a user's NCCL_TUNER_PLUGIN" alike_ours 1
 check "  ... with a warning naming it" err_has "replacing the user's NCCL_TUNER_PLUGIN=mine.so"
+NCCL_TUNER_PLUGIN=mine.so run srun -N1 -n1 --nccl-bot=ucb1 sh -c "$INFO"
+check "  ... and the report info says replaced" grep -q '^info=on replaced prior$' "$OUT" || cat "$OUT"
 
 # ---- sbatch and salloc ------------------------------------------------------
 cat >"$D/job.sh" <<EOF
@@ -215,6 +225,29 @@ check "  ... the user is told" err_has "kill switch $D/disable exists"
 rm -f "$D/disable"
 run srun -N2 -n2 --nccl-bot=ucb1 sh -c "$SHOW"
 check "kill switch removed: nccl-bot again" alike_ours 2
+# a batch step decided at submission, queued, then the switch placed: its
+# slurmstepd (the batch step is one task on one node) drops what was pinned
+ended() { timeout 60 srun -N1 -n1 -w "$2" --dependency=afterany:"$1" true >/dev/null 2>&1; }
+job=$(timeout 60 sbatch -H --parsable -N1 -w n2 --nccl-bot=ucb1 -o "$D/ks.out" \
+	--wrap "$SHOW; $INFO; env | grep -c '^SLURM_NCCL_BOT_PIN_'" 2>"$ERR")
+touch "$D/disable"
+scontrol release "$job"
+ended "$job" n2
+sed -n 's/^n2 //p' "$D/ks.out" >"$OUT"
+check "a queued batch step, the kill switch placed before it starts: it ran" test -s "$OUT" ||
+	cat "$D/ks.out"
+check "  ... with nothing of ours" none_ours
+check "  ... no pins left in its environment" test "$(tail -n 1 "$D/ks.out")" = 0
+check "  ... its report info says why" \
+	grep -q "^info=on none prior (nccl-bot switched off by the administrator: the kill switch $D/disable exists)" \
+	"$D/ks.out"
+check "  ... and the slurmd log" grep -q "nccl-bot: the kill switch $D/disable exists: the batch step runs without nccl-bot" \
+	"$D"/log/slurmd-n2.log
+rm -f "$D/disable"
+job=$(timeout 60 sbatch -H --parsable -N1 -w n2 --nccl-bot=ucb1 -o "$D/ks.out" --wrap "$SHOW" 2>"$ERR")
+scontrol release "$job"
+ended "$job" n2
+check "  ... without the switch the same batch step gets nccl-bot" grep -q "tuner=$LIB/libnccl-tuner-bot.so" "$D/ks.out"
 
 cluster_plugstack enable=default mode=on partitions=other $BASE
 run srun -N1 -n1 -p other sh -c "$SHOW"

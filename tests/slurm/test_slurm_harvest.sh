@@ -132,12 +132,28 @@ check "  ... the spool directories are gone" test -z "$(spools)"
 check "  ... harvested within the bound" sh -c "harvest_log() { grep -h 'nccl-bot: step $job\.' \"$D\"/log/slurmd-n*.log; }; harvest_log | grep -q 'records: '"
 harvest_log "$job" | sed 's/^/  # /'
 
+# two leaf switches on one fabric (n3 moved into fabric a for this step)
+printf 'n1 a\nn2 a\nn3 a\nn4 b\n' >"$D/fabric.map"
 run srun -N2 -n2 -w n2,n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
 job=$(tail -n 1 "$OUT")
 ended "$job" n2,n3
 NORMAL_JOBS="$NORMAL_JOBS $job"
 d1=$(deltas "$job" | head -n 1)
-check "a step on n2 and n3 spans two leaf switches" test -n "$d1" -a "$(u32 leaves 340)" = 2
+check "a step on n2 and n3 (one fabric) spans two leaf switches" test -n "$d1" -a "$(u32 leaves 340)" = 2
+check "  ... both nodes' deltas, fabric a" \
+	test "$(deltas "$job" | wc -l):$(dd if="$(deltas "$job" | tail -n 1)" bs=1 skip=144 count=1 2>/dev/null)" = "2:a"
+printf 'n1 a\nn2 a\nn3 b\nn4 b\n' >"$D/fabric.map"
+
+# a step spanning fabrics a (n2) and b (n3) runs on the prior: its
+# latencies are neither fabric's, so no node writes a delta (audit 2)
+run srun -N2 -n2 -w n2,n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+ended "$job" n2,n3
+check "a step spanning fabrics a and b: measured, but no delta in either node's outbox" \
+	test "$(grep -c '^PASS consistency/ucb1/base' "$OUT"):$(deltas "$job" | wc -l)" = "2:0"
+check "  ... each node logs why" \
+	test "$(grep -h "nccl-bot: .*/$job\.0\.0\.n[23]: no delta (the step ran on the prior: the step.s nodes span fabrics a and b)" "$D"/log/slurmd-n*.log | wc -l)" = 2
+check "  ... the spool directories are gone" test -z "$(spools)"
 
 # two tasks on one node: one harvest, after both (each task's ranks wrote
 # their own spool files; seeds of their own, so no file duplicates another)

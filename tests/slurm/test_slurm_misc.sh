@@ -4,8 +4,10 @@
 # epilog: heterogeneous steps with one decision for every component
 # (identical variables, one table, per-component deltas with their het
 # ids), the job's account and GPUs in deltas (the prolog's root-side facts,
-# bit4 only for an account from Slurm), and the epilog's harvest of what a
-# killed step left. Skips (77) as test_slurm.sh does.
+# bit4 only for an account from Slurm), the epilog's harvest of what a
+# killed step left, the batch step's fabric at submission, and the fabric
+# map taken from the site configuration (config=, no fabric_map=). Skips
+# (77) as test_slurm.sh does.
 set -u
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
@@ -238,11 +240,124 @@ check "sbatch -p debug,other: the prior (the partitions span fabrics a and b)" \
 	grep -q 'table from the prior (the partitions span fabrics a and b)' "$ERR" ||
 	grep nccl-bot "$ERR"
 submit
-check "sbatch without a partition: the prior (the partition is not known at submission)" \
-	grep -q 'table from the prior (the partition is not known at submission)' "$ERR" ||
+check "sbatch without a partition: slurm.conf's Default=YES partition debug, fabric a's snapshot" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+check "  ... the batch step got a table" grep -q '^table=NBT1\.' "$D/batch.out"
+# the script's own #SBATCH block, as sbatch reads it (the environment wins)
+printf '#!/bin/sh\n#SBATCH -N1\n\n# a comment\n#SBATCH --partition=other -A acct1\n%s\n#SBATCH -p debug\n' \
+	"$BATCHSHOW" >"$D/part.sh"
+submit_script() {
+	job=$(timeout 60 sbatch -v --parsable -w n1 --nccl-bot=ucb1 -o "$D/batch.out" "$@" \
+		2>"$ERR")
+	ended "$job" n1
+}
+submit_script "$D/part.sh"
+check "#SBATCH --partition=other in the script: fabric b (no learned state yet)" \
+	grep -q "table from the fabric b (no learned state yet)" "$ERR" || grep nccl-bot "$ERR"
+SBATCH_PARTITION=debug submit_script "$D/part.sh"
+check "  ... SBATCH_PARTITION=debug beats it (as in sbatch): fabric a" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+cat "$D/part.sh" | timeout 60 sbatch -v --parsable -w n1 --nccl-bot=ucb1 -o "$D/batch.out" \
+	2>"$ERR" >"$D/job"
+ended "$(cat "$D/job")" n1
+check "  ... a script on stdin is not read: the default partition's fabric a" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+
+# partitions=, accounts=, exclude_accounts= for the batch step: the
+# partition and account from the command line, the environment, the script
+cluster_plugstack enable=default mode=on partitions=other $ARGS
+submit_script "$D/part.sh"
+check "partitions=other, #SBATCH --partition=other: the batch step gets nccl-bot" \
+	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+submit
+check "partitions=other, no partition named: the default partition debug is not enabled" \
+	grep -q '^table=$' "$D/batch.out"
+check "  ... the user is told" grep -q 'nccl-bot: not enabled in partition debug' "$ERR" ||
 	grep nccl-bot "$ERR"
-check "  ... the batch step still got a table" grep -q '^table=NBT1\.' "$D/batch.out"
+cluster_plugstack enable=default mode=on partitions=debug $ARGS
+submit
+check "partitions=debug, no partition named: slurm.conf's default debug, nccl-bot" \
+	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+cluster_plugstack enable=default mode=on exclude_accounts=acct1 $ARGS
+submit -A acct1
+check "exclude_accounts=acct1, sbatch -A acct1: the batch step is left alone" \
+	grep -q '^table=$' "$D/batch.out" || cat "$D/batch.out"
+check "  ... and told why (the user asked)" grep -q 'nccl-bot: not enabled for account acct1' "$ERR" ||
+	grep nccl-bot "$ERR"
+SBATCH_ACCOUNT=acct1 submit
+check "  ... SBATCH_ACCOUNT=acct1: left alone" grep -q '^table=$' "$D/batch.out"
+submit_script "$D/part.sh"
+check "  ... #SBATCH -A acct1: left alone" grep -q '^table=$' "$D/batch.out"
+submit -A acct2
+check "  ... sbatch -A acct2: nccl-bot" grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+job=$(timeout 60 sbatch -v --parsable -N1 -w n1 -o "$D/batch.out" --wrap "$BATCHSHOW" 2>"$ERR")
+ended "$job" n1
+check "  ... no account named (it may be the user's default, acct1): left alone" \
+	grep -q '^table=$' "$D/batch.out"
+check "  ... and sbatch -v says why" \
+	grep -q 'nccl-bot: batch step: the account is not known at submission (not given by -A, SBATCH_ACCOUNT or #SBATCH -A)' "$ERR" ||
+	grep nccl-bot "$ERR"
+cluster_plugstack enable=default mode=on accounts=acct1 $ARGS
+submit -A acct1
+check "accounts=acct1, sbatch -A acct1: the batch step gets nccl-bot" \
+	grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+submit_script "$D/part.sh"
+check "  ... #SBATCH -A acct1: nccl-bot" grep -q '^table=NBT1\.' "$D/batch.out" || grep nccl-bot "$ERR"
+
+# ---- the same map in the site configuration (config=, formats.md 15 v2) ---------------
+# no fabric_map=: config= names a version 2 file whose fabric_map gives
+# n1,n2 and partition debug fabric a, n3,n4 and partition other fabric b,
+# and whose state_dir is the state above
+cat >"$D/site.yaml" <<SITE
+version: 2
+state_dir: $STATE
+fabric_map:
+  a:
+    nodes: "n[1-2]"
+    partitions: [debug]
+  b:
+    nodes: [n3, n4]
+    partitions: other
+SITE
+YARGS="${ARGS/fabric_map=$D\/fabric.map /} config=$D/site.yaml"
+cluster_plugstack enable=opt-in mode=on $YARGS
+run srun -v -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "config= with fabric_map: srun on n1,n2 plans from fabric a's snapshot" \
+	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
+ended "$job" n1,n2
+d=$OUTBOX/n1/nbtest.$job.0.0.n1.nbd
+check "  ... the epilog stamps the delta with the map's fabric a" \
+	test -f "$d" -a "$(str "$d" 144)" = a || grep -h "job $job" "$D"/log/slurmd-n1.log | grep nccl-bot | sed 's/^/  # /'
+run srun -v -N1 -n1 -w n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+check "  ... on n3: fabric b (no learned state yet)" \
+	grep -q 'table from the fabric b (no learned state yet)' "$ERR" || grep nccl-bot "$ERR"
+run srun -v -N2 -n2 -w n2,n3 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+check "  ... n2,n3: the prior (the step's nodes span fabrics a and b)" \
+	grep -q "table from the prior (the step's nodes span fabrics a and b)" "$ERR" || grep nccl-bot "$ERR"
+ended "$job" n2,n3
+check "  ... and no delta on either node (its nodes mapped through the same map)" \
+	test -n "$job" -a -z "$(ls "$OUTBOX/n2" "$OUTBOX/n3" | grep "^nbtest\.$job\.")"
+check "  ... the slurmd log says why" \
+	sh -c "grep -h 'nccl-bot' '$D'/log/slurmd-n2.log | grep -q 'step ran on the prior: the step.s nodes span fabrics a and b'"
+submit -p debug
+check "  ... sbatch -p debug: the map's partition gives fabric a's snapshot" \
+	grep -q 'nccl-bot: batch step: policy ucb1, table from the fabric a snapshot' "$ERR" ||
+	grep nccl-bot "$ERR"
+cluster_plugstack enable=opt-in mode=on $YARGS fabric_map=$D/fabric.map
+run srun -v -N1 -n1 -w n1 --nccl-bot=ucb1 true
+check "fabric_map= and config= with a map: refused, the user is told naming both" \
+	grep -q "two fabric maps: fabric_map=$D/fabric.map and the fabric_map of $D/site.yaml" "$ERR" ||
+	grep nccl-bot "$ERR"
+check "  ... and the step runs on the prior" \
+	grep -q 'table from the prior (the fabric map cannot be read)' "$ERR" || grep nccl-bot "$ERR"
 cluster_plugstack enable=opt-in mode=on $ARGS
+
+# a heterogeneous step's summary counts every component's ranks
+run srun -N1 -n2 -w n1 --nccl-bot=ucb1 true : -N2 -n3 -w n2,n3 true
+check "a heterogeneous step of 2+3 ranks: the summary expects 5" \
+	grep -q 'nccl-bot: step [0-9]*\.0: .* of 5 ranks' "$ERR" || grep nccl-bot "$ERR"
 
 check "no node drained" undrained
 t1=$(date +%s%N)

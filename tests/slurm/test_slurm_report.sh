@@ -53,6 +53,9 @@ mkdir -p "$OUTBOX/n1" "$OUTBOX/n2" "$OUTBOX/n3" "$OUTBOX/n4" "$D/work"
 printf 'n1 a\nn2 a\nn3 b\nn4 b\n' >"$D/fabric.map"
 ARGS="lib_prefix=$LIB policies=ucb1 spool_dir=$SPOOL outbox_dir=$OUTBOX/%n fabric_map=$D/fabric.map harvest_helper=$HELPER"
 cluster_plugstack enable=opt-in mode=on $ARGS
+# heterogeneous jobs are scheduled by backfill only, every bf_interval
+# (default 30 s)
+sed -i 's/^SchedulerType=.*/&\nSchedulerParameters=bf_interval=1/' "$SLURM_CONF"
 cluster_up || exit 99
 OUT=$D/out
 ERR=$D/err
@@ -166,6 +169,38 @@ check "  ... the batch step's part beside the inner step's" \
 check "  ... nccl-bot report: both steps and the job's total" \
 	sh -c "grep -q 'step $job.batch: 1 part' '$D/report.out' && grep -q 'step $job.0: 1 part' '$D/report.out' && grep -q 'job total' '$D/report.out'"
 
+# ---- one run's parts: the step's token (audit 6) -----------------------------------
+# a stale part of the next job id (another cluster's job, a wrapped id, an
+# earlier run) already in its report directory is not this step's
+run srun -N1 -n1 -w n1 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+next=$((job + 1))
+check "each part records its step's token" grep -Eq '^token [0-9a-f]{16}$' "nccl-bot-$job/$job.0.n1.part"
+mkdir -m 700 "nccl-bot-$next"
+sed -e "s/^job .*/job $next/" -e 's/^node .*/node n3/' -e 's/^token .*/token 0000000000000001/' \
+	"nccl-bot-$job/$job.0.n1.part" >"nccl-bot-$next/$next.0.n3.part"
+chmod 600 "nccl-bot-$next/$next.0.n3.part"
+run srun -N1 -n1 -w n1 --nccl-bot=ucb1 sh -c "$EMUCMD"
+job=$(tail -n 1 "$OUT")
+summary "$job.0" | sed 's/^/  # /'
+check "a stale part of the same job id in the directory: not merged (job $job: 2 of 2 ranks)" \
+	sh -c "test '$job' = '$next' && grep 'nccl-bot: step $job.0: ' '$ERR' | grep -q 'tuner loaded on 2 of 2 ranks'"
+"$BOT" report "$job" >"$D/report.out" 2>&1
+check "  ... nccl-bot report warns that the step has parts of different runs" \
+	has "$D/report.out" "step $job.0 has parts of different runs"
+
+# ---- a heterogeneous step: one report in the leader's directory (review 2) ---------
+run srun -N1 -n1 -w n1 --nccl-bot=ucb1 sh -c "$EMUCMD" : -N1 -n1 -w n2 sh -c "$EMUCMD"
+het=$(grep -E "^[0-9]+$" "$OUT" | sort -n | head -n 1)
+summary "$het.0" | sed 's/^/  # /'
+check "heterogeneous step: both components' parts (J+0, J+1) in the leader's directory" \
+	test -f "nccl-bot-$het/$het+0.0.n1.part" -a -f "nccl-bot-$het/$het+1.0.n2.part" -a ! -e "nccl-bot-$((het + 1))"
+check "  ... srun's line counts every component's ranks (4 of 4)" \
+	sh -c "grep 'nccl-bot: step $het.0: ' '$ERR' | grep -q 'tuner loaded on 4 of 4 ranks'"
+"$BOT" report "$het" >"$D/report.out" 2>&1
+check "  ... nccl-bot report LEADER: one step of both components' parts" \
+	has "$D/report.out" "step $het.0: 2 part(s) (n1 n2)"
+
 # ---- other users ----------------------------------------------------------------
 if [ -n "$NOBODY" ]; then
 	mkdir -p "$D/nob"
@@ -186,6 +221,32 @@ else
 	echo "skip - other users (no user nobody or no runuser)"
 fi
 check "no node drained" undrained
+
+# ---- without pidfd_open (Linux < 5.3; review 1) -------------------------------------
+# slurmd (and the slurmstepd, helper it starts) under a seccomp filter that
+# fails pidfd_open: the harvest polls for the helper's exit, which writes
+# the part and the batch step's line after its stream
+NOPIDFD=$builddir/tests/slurm/nopidfd
+if [ -x "$NOPIDFD" ] && "$NOPIDFD" true 2>/dev/null; then
+	CLUSTER_KEEP=1 cluster_down
+	mkdir -p "$D/nopidfd"
+	printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$NOPIDFD" "$(command -v slurmd)" >"$D/nopidfd/slurmd"
+	chmod 755 "$D/nopidfd/slurmd"
+	PATH=$D/nopidfd:$PATH cluster_up || exit 99
+	run srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$EMUCMD"
+	job=$(tail -n 1 "$OUT")
+	check "no pidfd: both nodes' parts written (the harvest waits for the helper by polling)" \
+		test -f "nccl-bot-$job/$job.0.n1.part" -a -f "nccl-bot-$job/$job.0.n2.part"
+	check "  ... srun's line counts both nodes' ranks" \
+		sh -c "grep 'nccl-bot: step $job.0: ' '$ERR' | grep -q 'tuner loaded on 4 of 4 ranks'"
+	run sbatch -W -N1 -w n4 -o "$D/work/batch-%j.out" "$D/work/batch.sh"
+	job=$(sed -n 's/^Submitted batch job //p' "$OUT")
+	check "  ... sbatch: the batch step's summary line is in the output file" \
+		test "$(grep -c "^nccl-bot: step $job\.batch: " "$D/work/batch-$job.out")" -eq 1
+	check "  ... no node drained" undrained
+else
+	echo "skip - no pidfd (tests/slurm/nopidfd not built or seccomp refused)"
+fi
 
 t1=$(date +%s%N)
 echo "$pass passed, $fail failed in $(((t1 - t0) / 1000000)) ms"

@@ -224,7 +224,7 @@ START_TEST(test_refusals)
 	/* another version, no magic, a missing job */
 	{
 		struct bot_report_part p;
-		const char *v2 = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\nend 0\n";
+		const char *v2 = "nccl-bot-report-part 3\njob 5\nstep 0\nnode a\nend 0\n";
 		const char *nojob = "nccl-bot-report-part 1\nstep 0\nnode a\nend 0\n";
 
 		ck_assert_int_lt(bot_report_part_parse("t", v2, strlen(v2), &p, err, sizeof(err)), 0);
@@ -349,14 +349,15 @@ START_TEST(test_merge)
 	ck_assert_str_eq(step.job, "77");
 	ck_assert_uint_eq(step.nctx, 2);
 	ck_assert_uint_eq(step.expected_ranks, 8);
-	/* calls the largest; medians the minimum over parts; samples added */
+	/* calls the largest; medians the sample-weighted mean of the parts';
+	 * samples added */
 	ck_assert_uint_eq(step.ctx[1].calls, 1200);
-	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].med_ns, 70000);
-	ck_assert_uint_eq(step.ctx[1].arm[RING_SIMPLE].med_ns, 100000);
+	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].med_ns, 75000);
+	ck_assert_uint_eq(step.ctx[1].arm[RING_SIMPLE].med_ns, 105000);
 	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].n, 20);
 	ck_assert_uint_eq(step.ctx[1].arm[TREE_SIMPLE].min_ns, 69000);
 	bot_report_totals(&step, &t);
-	/* 1200 x (100 - 70) us + the allgather's saved 0 */
+	/* 1200 x (105 - 75) us + the allgather's saved 0 */
 	ck_assert(fabs(t.saved - 0.036) < 1e-12);
 	/* two steps of a job: calls added */
 	bot_report_part_init(&job);
@@ -457,6 +458,225 @@ START_TEST(test_expand_and_info)
 }
 END_TEST
 
+/* Review 3: communicators that share a context decide different arms
+ * (one probes AUTO's ring, one exploits tree): saved and lost charge each
+ * communicator's calls to its own decided arm, whatever order the records
+ * come in, and the split survives the text (v2 'decided' lines). */
+static void two_comms(struct bot_report_part *p, int probe_first)
+{
+	struct bot_report_builder *b = bot_report_builder_new();
+	struct bot_spool_rec r[4];
+	uint64_t nb = 1u << 20;
+	int k = 0;
+
+	ck_assert_ptr_nonnull(b);
+	r[probe_first ? 0 : 2] = rec(BOT_SPOOL_SUMMARY, 2, 0, nb);
+	r[probe_first ? 0 : 2].decided = RING_SIMPLE;
+	r[probe_first ? 0 : 2].calls = 100;
+	r[probe_first ? 1 : 3] = rec(BOT_SPOOL_SAMPLE, 2, 0, nb);
+	r[probe_first ? 1 : 3].arm = RING_SIMPLE;
+	r[probe_first ? 1 : 3].decided = RING_SIMPLE;
+	r[probe_first ? 1 : 3].duration_ns = 100000;
+	k = probe_first ? 2 : 0;
+	r[k] = rec(BOT_SPOOL_SUMMARY, 1, 0, nb);
+	r[k].calls = 1000000;
+	r[k + 1] = rec(BOT_SPOOL_SAMPLE, 1, 0, nb);
+	r[k + 1].duration_ns = 50000;
+	ck_assert_int_eq(bot_report_builder_add(b, r, 4), 0);
+	bot_report_part_init(p);
+	ck_assert_int_eq(bot_report_builder_finish(b, p), 0);
+	bot_report_builder_free(b);
+	identity(p, "n1");
+}
+
+START_TEST(test_decided_per_comm)
+{
+	struct bot_report_part p, q;
+	struct bot_report_totals t;
+	char err[600], *text;
+	size_t len;
+
+	for (int order = 0; order < 2; order++) {
+		two_comms(&p, order);
+		ck_assert_uint_eq(p.nctx, 1);
+		ck_assert_uint_eq(p.ctx[0].calls, 1000100);
+		ck_assert_uint_eq(p.ctx[0].decided, TREE_SIMPLE);
+		bot_report_totals(&p, &t);
+		/* 10^6 x (100 - 50) us; the probe's 100 calls on AUTO's arm: 0 */
+		ck_assert_msg(fabs(t.saved - 50.0) < 1e-9 && t.lost == 0, "order %d: saved %g "
+			      "lost %g", order, t.saved, t.lost);
+		ck_assert_uint_eq(t.calls_decided, 1000100);
+		ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
+		ck_assert_ptr_nonnull(strstr(text, "nccl-bot-report-part 2\n"));
+		ck_assert_ptr_nonnull(strstr(text, "\ndecided tree/simple 1000000\n"));
+		ck_assert_ptr_nonnull(strstr(text, "\ndecided ring/simple 100\n"));
+		ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s",
+			      err);
+		bot_report_totals(&q, &t);
+		ck_assert(fabs(t.saved - 50.0) < 1e-9);
+		free(text);
+		bot_report_part_free(&q);
+		bot_report_part_free(&p);
+	}
+	/* decided lines that do not add up, or in a v1 part, are refused */
+	{
+		const char *bad = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\n"
+				  "ctx allreduce 80 8 2 1000 ring/simple tree/simple\n"
+				  "decided tree/simple 900\nend 1\n";
+		const char *v1 = "nccl-bot-report-part 1\njob 5\nstep 0\nnode a\n"
+				 "ctx allreduce 80 8 2 1000 ring/simple tree/simple\n"
+				 "decided tree/simple 1000\nend 1\n";
+
+		ck_assert_int_lt(bot_report_part_parse("t", bad, strlen(bad), &q, err, sizeof(err)),
+				 0);
+		ck_assert_msg(strstr(err, "add up"), "%s", err);
+		ck_assert_int_lt(bot_report_part_parse("t", v1, strlen(v1), &q, err, sizeof(err)), 0);
+	}
+}
+END_TEST
+
+/* Version 1 is still read: a context is one decided arm. */
+START_TEST(test_v1_read)
+{
+	const char *v1 = "nccl-bot-report-part 1\njob 5\nstep 0\nnode n1\npolicy ucb1\n"
+			 "ctx allreduce 80 8 2 1000 ring/simple tree/simple\n"
+			 "arm tree/simple 10 80000 90000\narm ring/simple 10 90000 100000\nend 1\n";
+	struct bot_report_part p;
+	struct bot_report_totals t;
+	char err[400];
+
+	ck_assert_msg(bot_report_part_parse("t", v1, strlen(v1), &p, err, sizeof(err)) == 0, "%s",
+		      err);
+	ck_assert_uint_eq(p.ctx[0].dcalls[TREE_SIMPLE], 1000);
+	ck_assert(p.token == 0);
+	bot_report_totals(&p, &t);
+	ck_assert(fabs(t.saved - 0.01) < 1e-12);
+	bot_report_part_free(&p);
+}
+END_TEST
+
+/* Review 5, the reviewer's two parts: n1 measured tree 120 us and AUTO's
+ * ring 110 us, n2 tree 100 us only. The minimum of medians said tree
+ * saved 10 ms; the sample-weighted mean says tree and ring tie. */
+START_TEST(test_weighted_median)
+{
+	const char *n1 = "nccl-bot-report-part 1\njob 5\nstep 0\nnode n1\npolicy ucb1\n"
+			 "ctx allreduce 80 8 2 1000 ring/simple tree/simple\n"
+			 "arm tree/simple 10 110000 120000\narm ring/simple 10 100000 110000\n"
+			 "end 1\n";
+	const char *n2 = "nccl-bot-report-part 1\njob 5\nstep 0\nnode n2\npolicy ucb1\n"
+			 "ctx allreduce 80 8 2 1000 ring/simple tree/simple\n"
+			 "arm tree/simple 10 90000 100000\nend 1\n";
+	struct bot_report_part a, b, m;
+	struct bot_report_totals t;
+	char err[400];
+
+	ck_assert_int_eq(bot_report_part_parse("1", n1, strlen(n1), &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_report_part_parse("2", n2, strlen(n2), &b, err, sizeof(err)), 0);
+	bot_report_part_init(&m);
+	ck_assert_int_eq(bot_report_merge(&m, &a, BOT_REPORT_SAME_STEP), 0);
+	ck_assert_int_eq(bot_report_merge(&m, &b, BOT_REPORT_SAME_STEP), 0);
+	ck_assert_uint_eq(m.ctx[0].arm[TREE_SIMPLE].med_ns, 110000);
+	ck_assert_uint_eq(m.ctx[0].arm[TREE_SIMPLE].n, 20);
+	bot_report_totals(&m, &t);
+	ck_assert_msg(t.saved == 0 && t.lost == 0, "saved %g lost %g", t.saved, t.lost);
+	bot_report_part_free(&a);
+	bot_report_part_free(&b);
+	bot_report_part_free(&m);
+}
+END_TEST
+
+/* Review 4: the writer refuses a report directory that others can write
+ * or another user owns; readers take the reader's own parts only. */
+START_TEST(test_owner)
+{
+	struct bot_report_part p;
+	struct bot_report_set set;
+	char err[800], sub[300], path[400];
+
+	example(&p, "a", 80000, 100000);
+	snprintf(sub, sizeof(sub), "%s/shared", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(chmod(sub, 0777), 0);
+	ck_assert_int_lt(bot_report_part_write(sub, &p, NULL, 0, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "writable by group or others"), "%s", err);
+	ck_assert_int_eq(chmod(sub, 01777), 0);
+	ck_assert_int_lt(bot_report_part_write(sub, &p, NULL, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(chmod(sub, 0700), 0);
+	ck_assert_msg(bot_report_part_write(sub, &p, NULL, 0, err, sizeof(err)) == 0, "%s", err);
+	if (getuid() == 0) {
+		/* root: another user's directory is refused; reading it, root
+		 * takes the directory owner's parts only (root's is not) */
+		ck_assert_int_eq(chown(sub, 65534, 65534), 0);
+		snprintf(p.node, sizeof(p.node), "b");
+		ck_assert_int_lt(bot_report_part_write(sub, &p, NULL, 0, err, sizeof(err)), 0);
+		ck_assert_msg(strstr(err, "owned by uid 65534"), "%s", err);
+		ck_assert_int_eq(bot_report_dir_read(sub, "77", "0", &set, NULL), 0);
+		ck_assert_uint_eq(set.n, 0);
+		ck_assert_uint_eq(set.refused, 1);
+		bot_report_set_free(&set);
+		snprintf(path, sizeof(path), "%s/77.0.a.part", sub);
+		ck_assert_int_eq(chown(path, 65534, 65534), 0);
+		ck_assert_int_eq(bot_report_dir_read(sub, "77", "0", &set, NULL), 0);
+		ck_assert_uint_eq(set.n, 1);
+		bot_report_set_free(&set);
+	}
+	bot_report_part_free(&p);
+}
+END_TEST
+
+/* Review 2 and audit 6: a heterogeneous job's components (J+K) are its
+ * leader's, one step; a part of another token (a stale one of the same
+ * job id) is not the step's. */
+START_TEST(test_token_and_components)
+{
+	struct bot_report_part p, m;
+	struct bot_report_set set;
+	const struct bot_report_filter f = { "77", "0", 0x1234abcdull };
+	char err[800], *text;
+	size_t len;
+
+	example(&p, "a", 80000, 100000);
+	p.token = 0x1234abcdull;
+	snprintf(p.job, sizeof(p.job), "77+0");
+	ck_assert_msg(bot_report_part_write(dir, &p, NULL, 0, err, sizeof(err)) == 0, "%s", err);
+	snprintf(p.job, sizeof(p.job), "77+1");
+	snprintf(p.node, sizeof(p.node), "b");
+	ck_assert_int_eq(bot_report_part_write(dir, &p, NULL, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\njob 77+1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ntoken 000000001234abcd\n"));
+	free(text);
+	/* a stale part of job 77 step 0 (another cluster's) */
+	snprintf(p.job, sizeof(p.job), "77");
+	snprintf(p.node, sizeof(p.node), "c");
+	p.token = 0x99;
+	ck_assert_int_eq(bot_report_part_write(dir, &p, NULL, 0, err, sizeof(err)), 0);
+	/* job 7's and 77+x's are not 7's */
+	ck_assert_int_eq(bot_report_dir_count(dir, "7", NULL), 0);
+	ck_assert_int_eq(bot_report_dir_count(dir, "77", "0"), 3);
+	ck_assert_int_eq(bot_report_dir_select(dir, &f, &set, NULL), 0);
+	ck_assert_uint_eq(set.n, 2);
+	bot_report_part_init(&m);
+	for (size_t i = 0; i < set.n; i++)
+		ck_assert_int_eq(bot_report_merge(&m, &set.v[i], BOT_REPORT_SAME_STEP), 0);
+	ck_assert_str_eq(m.job, "77");
+	ck_assert_uint_eq(m.nparts, 2);
+	ck_assert(m.token == 0x1234abcdull);
+	bot_report_part_free(&m);
+	bot_report_set_free(&set);
+	/* every token: sorted by leader, step, token */
+	ck_assert_int_eq(bot_report_dir_read(dir, "77", NULL, &set, NULL), 0);
+	ck_assert_uint_eq(set.n, 3);
+	ck_assert(set.v[0].token == 0x99);
+	bot_report_set_free(&set);
+	/* a J+K job string with something else in it is a token */
+	bot_report_job_token(p.job, sizeof(p.job), "77+1x");
+	ck_assert_str_eq(p.job, "77_1x");
+	bot_report_part_free(&p);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -469,6 +689,11 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_files_refused);
 	tcase_add_test(tc, test_expand_and_info);
+	tcase_add_test(tc, test_decided_per_comm);
+	tcase_add_test(tc, test_v1_read);
+	tcase_add_test(tc, test_weighted_median);
+	tcase_add_test(tc, test_owner);
+	tcase_add_test(tc, test_token_and_components);
 	suite_add_tcase(s, tc);
 	return s;
 }

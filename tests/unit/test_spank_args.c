@@ -15,6 +15,7 @@
 #include "spank/decide.h"
 #include "spank/doctor.h"
 #include "spank/fabricmap.h"
+#include "spank/submit.h"
 #include "testutil.h"
 
 static int parse(struct bot_spank_args *a, const char *node, char *err, size_t len, ...)
@@ -195,6 +196,24 @@ START_TEST(test_gate)
 	s.has_gpus = 0;
 	bot_spank_gate(&a, &s, &g);
 	ck_assert(!g.used && strstr(g.reason, "require_gpus"));
+	s.has_gpus = 1;
+	/* at submission: an unknown account under exclude_accounts= may be
+	 * the excluded default account; srun's unknown one is not excluded */
+	s.account = NULL;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used);
+	s.account_why = "not given by -A";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "account is not known at submission (not given "
+				    "by -A)"));
+	s.account = "y";
+	s.partition = NULL;
+	s.partition_why = "not given by -p";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && strstr(g.reason, "partition is not known at submission (not given "
+				    "by -p) and this cluster enables nccl-bot in some partitions"));
+	s.partition = "gpu";
+	s.partition_why = s.account_why = NULL;
 
 	OK("enable=default");				/* mode=shadow by default */
 	s.has_gpus = 0;
@@ -310,6 +329,68 @@ START_TEST(test_build)
 	OK("lib_prefix=/nonexistent", "mode=on");
 	ck_assert_int_eq(bot_spank_build(&a, &g, 7, NULL, NULL, &d, &log), -1);
 	bot_test_rmtree(dir);
+}
+END_TEST
+
+/* what a submission names: sbatch's command line (argv as
+ * /proc/self/cmdline has it), the script's #SBATCH block, slurm.conf */
+static void cmdline(struct bot_spank_submit *s, int want_script, size_t n, const char *argv)
+{
+	bot_spank_submit_cmdline(argv, n, want_script, s);
+}
+#define CMD(s, lit) cmdline(s, 1, sizeof(lit), lit)
+
+START_TEST(test_submit)
+{
+	struct bot_spank_submit s;
+	char out[64];
+
+	CMD(&s, "sbatch\0-p\0debug\0-A\0acct1\0job.sh\0-p\0x");
+	ck_assert_str_eq(s.partition, "debug");	/* the script's own -p is its own */
+	ck_assert_str_eq(s.account, "acct1");
+	ck_assert_str_eq(s.script, "job.sh");
+	CMD(&s, "sbatch\0--partition=a\0--partition\0b\0--account=c\0-vvHN1\0-n\0"
+		"2\0--nccl-bot\0--hold\0j.sh");
+	ck_assert_str_eq(s.partition, "b");		/* the last one, as getopt */
+	ck_assert_str_eq(s.account, "c");
+	ck_assert_str_eq(s.script, "j.sh");
+	CMD(&s, "sbatch\0-vpother\0-Aacct2\0--export\0ALL\0--\0-odd.sh");
+	ck_assert_str_eq(s.partition, "other");
+	ck_assert_str_eq(s.account, "acct2");
+	ck_assert_str_eq(s.script, "-odd.sh");
+	CMD(&s, "sbatch\0-p\0debug\0--wrap\0true");
+	ck_assert_str_eq(s.script, "");			/* --wrap: no script */
+	CMD(&s, "sbatch\0-N1");
+	ck_assert_str_eq(s.script, "");			/* stdin */
+	ck_assert_str_eq(s.partition, "");
+	cmdline(&s, 0, sizeof("salloc\0-p\0x\0srun\0-p\0y"), "salloc\0-p\0x\0srun\0-p\0y");
+	ck_assert_str_eq(s.partition, "x");
+	ck_assert_str_eq(s.script, "");			/* salloc: a command, no script */
+	CMD(&s, "sbatch\0-p");				/* a value missing */
+	ck_assert_str_eq(s.partition, "");
+
+#define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH -N1\n\n# note\n#SBATCH --partition=gpu "
+				"-A 'acct 1' # c\n#SBATCH -p other\necho hi\n"
+				"#SBATCH -A late\n"), 0);
+	ck_assert_str_eq(s.partition, "other");
+	ck_assert_str_eq(s.account, "acct 1");	/* quotes group; after a command: none */
+	strcpy(s.partition, "cmd");
+	s.account[0] = 0;
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\r\n#SBATCH -p gpu\r\n  #SBATCH -A a2\r\n"
+				"#SBATCHX -A a3\n#SBATCH -Aa4"), 0);
+	ck_assert_str_eq(s.partition, "cmd");		/* the command line's wins */
+	ck_assert_str_eq(s.account, "");		/* indented, no blank, cut: not read */
+	ck_assert_int_eq(SCRIPT(&s, "echo no\n#SBATCH -p x\n"), -1);
+
+#define CONF(lit, o) bot_spank_conf_default_partition(lit, sizeof(lit) - 1, o, sizeof(o))
+	ck_assert_int_eq(CONF("PartitionName=DEFAULT Default=YES\nPartitionName=debug Nodes=n[1-4] "
+			      "Default=YES MaxTime=1\npartitionname=other default=yes # last\n"
+			      "# PartitionName=c Default=YES\nPartitionName=d Default=NO\n", out),
+			 0);
+	ck_assert_str_eq(out, "other");
+	ck_assert_int_eq(CONF("PartitionName=debug Nodes=n1\nDefault=YES\n", out), -1);
 }
 END_TEST
 
@@ -480,6 +561,68 @@ START_TEST(test_ldcache)
 }
 END_TEST
 
+/* The plugin's map from the site configuration (config=) or fabric_map=
+ * (bot_fabricmap_load_site): the same lookups as the text map, both at
+ * once refused, a configuration without a map giving none. */
+START_TEST(test_fabricmap_site)
+{
+	static const char conf[] = "version: 2\nfabric_map:\n  a:\n    nodes: n[1-2]\n"
+				   "    partitions: [debug]\n  b:\n    nodes: [n3, n4]\n";
+	static const char plain[] = "version: 1\nstate_dir: /srv/state\n";
+	static const char text[] = "n1 c\n";
+	char dir[128], cpath[BOT_TEST_PATH_MAX], ppath[BOT_TEST_PATH_MAX],
+	     tpath[BOT_TEST_PATH_MAX], bpath[BOT_TEST_PATH_MAX], err[PATH_MAX + 512];
+	struct bot_fabricmap m;
+	struct bot_fabricmap_step st;
+
+	bot_test_mkdtemp(dir, sizeof(dir), "fmsite");
+	bot_test_write(dir, "site.yaml", conf, strlen(conf));
+	bot_test_write(dir, "plain.yaml", plain, strlen(plain));
+	bot_test_write(dir, "text.map", text, strlen(text));
+	bot_test_write(dir, "bad.yaml", "version: 2\nfabric_map: [x]\n", 27);
+	bot_test_path(cpath, dir, "site.yaml");
+	bot_test_path(ppath, dir, "plain.yaml");
+	bot_test_path(tpath, dir, "text.map");
+	bot_test_path(bpath, dir, "bad.yaml");
+
+	/* config= alone: its map, nodes and partitions */
+	ck_assert_msg(bot_fabricmap_load_site("", cpath, &m, err, sizeof(err)) == 1, "%s", err);
+	ck_assert_uint_eq(m.n, 5);
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n2"), "a");
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n4"), "b");
+	ck_assert_ptr_null(bot_fabricmap_lookup(&m, "debug"));
+	memset(&st, 0, sizeof(st));
+	bot_fabricmap_step_add(&m, &st, "n1");
+	bot_fabricmap_step_add(&m, &st, "n2");
+	ck_assert_int_eq(st.state, 1);
+	ck_assert_str_eq(st.fabric, "a");
+	bot_fabricmap_step_add(&m, &st, "n3");
+	ck_assert_int_eq(st.state, -1);
+	ck_assert_str_eq(st.why, "the step's nodes span fabrics a and b");
+	bot_fabricmap_partitions(&m, "debug", &st);
+	ck_assert(st.state == 1 && !strcmp(st.fabric, "a"));
+	bot_fabricmap_free(&m);
+	/* both: refused, naming both files and the map's line */
+	ck_assert_int_eq(bot_fabricmap_load_site(tpath, cpath, &m, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "two fabric maps: fabric_map=") && strstr(err, "text.map") &&
+		      strstr(err, "site.yaml (line 2)"), "%s", err);
+	ck_assert_uint_eq(m.n, 0);
+	/* a configuration without a map: fabric_map= alone, or no map at all */
+	ck_assert_msg(bot_fabricmap_load_site(tpath, ppath, &m, err, sizeof(err)) == 1, "%s", err);
+	ck_assert_str_eq(bot_fabricmap_lookup(&m, "n1"), "c");
+	bot_fabricmap_free(&m);
+	ck_assert_int_eq(bot_fabricmap_load_site("", ppath, &m, err, sizeof(err)), 0);
+	ck_assert_int_eq(bot_fabricmap_load_site(NULL, NULL, &m, err, sizeof(err)), 0);
+	ck_assert_uint_eq(m.n, 0);
+	/* a configuration that cannot be read gives no map here (the
+	 * decision's reader reports it); a text map still loads */
+	ck_assert_int_eq(bot_fabricmap_load_site("", bpath, &m, err, sizeof(err)), 0);
+	ck_assert_msg(bot_fabricmap_load_site(tpath, bpath, &m, err, sizeof(err)) == 1, "%s", err);
+	bot_fabricmap_free(&m);
+	bot_test_rmtree(dir);
+}
+END_TEST
+
 static Suite *spank_suite(void)
 {
 	Suite *s = suite_create("spank_args");
@@ -494,6 +637,8 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_build);
 	tcase_add_test(tc, test_fabricmap);
 	tcase_add_test(tc, test_ldcache);
+	tcase_add_test(tc, test_submit);
+	tcase_add_test(tc, test_fabricmap_site);
 	suite_add_tcase(s, tc);
 	return s;
 }

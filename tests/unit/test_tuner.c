@@ -36,6 +36,7 @@
 #include "common/table.h"
 #include "policies/context.h"
 #include "policies/kb.h"
+#include "policies/plan.h"
 #include "tests/unit/testutil.h"
 
 #ifndef BOT_TUNER_SO
@@ -641,6 +642,40 @@ START_TEST(test_arm_restriction)
 	ck_assert_int_eq(v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch), 0);
 	/* no channel hint for NVLS: NCCL would use it unclamped (multi-node) */
 	ck_assert(t[4][2] == 0.0f && t[4][1] == 1.0f && nch == 0);
+	/* the NVLS family: AUTO picks NVLS_TREE, so NVLS's buffers exist: forced */
+	cost_init(t);
+	t[5][2] = 1.0f;
+	ck_assert_int_eq(v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch), 0);
+	ck_assert(t[4][2] == 0.0f && t[5][2] == 1.0f);
+	/* AUTO picks CollNet Chain: NVLS is not of its family, untouched */
+	cost_init(t);
+	t[3][2] = 1.0f;
+	memcpy(ref, t, sizeof(ref));
+	ck_assert_int_eq(v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch), 0);
+	ck_assert(same(t, ref));
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+
+	/* and the other way round: NVLS_TREE forced when AUTO picks NVLS */
+	table_one(ARM(BOT_ALGO_NVLS_TREE, BOT_PROTO_SIMPLE));
+	set_table();
+	ctx = open5(COMM, 16, 2);
+	cost_init(t);
+	t[5][2] = 30.0f;
+	t[4][0] = 1.0f;
+	ck_assert_int_eq(v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch), 0);
+	ck_assert(t[5][2] == 0.0f && t[4][0] == 1.0f);
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+
+	/* CollNet Direct and Chain stay apart: Direct not forced when AUTO picks Chain */
+	table_one(ARM(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE));
+	set_table();
+	ctx = open5(COMM, 16, 2);
+	cost_init(t);
+	t[2][2] = 20.0f;
+	t[3][2] = 1.0f;
+	memcpy(ref, t, sizeof(ref));
+	ck_assert_int_eq(v5->getCollInfo(ctx, 4, 2 * MiB, 1, (float **)t, NALGO, NPROTO, 0, &nch), 0);
+	ck_assert(same(t, ref));
 	ck_assert_int_eq(v5->finalize(ctx), 0);
 
 	/* on the allow-list: forced even when AUTO prefers Tree */
@@ -652,6 +687,7 @@ START_TEST(test_arm_restriction)
 	ck_assert(t[4][2] == 0.0f);
 	ck_assert_int_eq(v5->finalize(ctx), 0);
 
+	cost_init(ref);
 	/* CollNet never supported here: untouched even when allowed */
 	table_one(ARM(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE));
 	tbl.allow = 1u << ARM(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE);
@@ -968,7 +1004,8 @@ START_TEST(test_safety_properties)
 				    (best < 0 || ((float *)ref)[k] < ((float *)ref)[best]))
 					best = k;
 			ck_assert(algo == BOT_ALGO_RING || algo == BOT_ALGO_TREE || algo == BOT_ALGO_PAT ||
-				  (tbl.allow >> zero_at & 1) || algo == best / NPROTO);
+				  (tbl.allow >> zero_at & 1) ||
+				  bot_algo_family(algo) == bot_algo_family(best / NPROTO));
 			ck_assert(nbytes >= 1024);
 		} else if (nch) {
 			/* forcing an entry that already was +0.0 changes nothing

@@ -222,14 +222,14 @@ START_TEST(siteconf_keys)
 	bot_siteconf_free(&c);
 
 	conf_refused("version: 1\nretentoin: 3\n", "site.yaml:2:1: unknown key 'retentoin'");
-	conf_refused("version: 2\n", "site.yaml:1:10: version 2: this build reads version 1");
+	conf_refused("version: 3\n", "site.yaml:1:10: version 3: this build reads versions 1 and 2");
 	conf_refused("retention: 3\n", "no version: 1");
 	conf_refused("version: 1\nretention: +3\n", "site.yaml:2:12: retention: '+3' is not a number");
 	conf_refused("version: 1\nwindow: 1e3\n", "window: '1e3'");
 	conf_refused("version: 1\nuser_cap: 010\n", "leading zero");
 	conf_refused("version: 1\nfabrics: [a, a]\n", "site.yaml:2:14: fabrics: fabric 'a' listed twice");
 	conf_refused("version: 1\nfabrics: [A]\n", "is not [a-z0-9]");
-	conf_refused("version: 1\nfabric_map: {}\n", "fabric_map: reserved");
+	conf_refused("version: 1\nfabric_map: {}\n", "site.yaml:2:1: fabric_map needs version: 2");
 	conf_refused("version: 1\nsettle: 900\nmax_wait: 600\n", "max_wait 600 is below settle 900");
 	conf_refused("version: 1\nstate_dir: [a]\n", "state_dir: want a string");
 	conf_refused("version: 1\ndedup_windows: 4\nhold_windows: 4\n",
@@ -238,6 +238,130 @@ START_TEST(siteconf_keys)
 	conf_refused("version: 1\nversion: 1\n", "site.yaml:2:1: duplicate key 'version'");
 	conf_refused("- version: 1\n", "not a site configuration");
 	conf_refused("", "not a site configuration");
+}
+END_TEST
+
+/* formats.md section 15, version 2: fabric_map */
+static const char map_conf[] =
+	"fabric_map:\n"			/* before version: keys in any order */
+	"  a:\n"
+	"    nodes: \"n[1-2]\"\n"
+	"    partitions: [debug]\n"
+	"  b.x:\n"
+	"    nodes: [\"n[03-04,7]\", gpu7]\n"
+	"    partitions: other\n"
+	"  empty: {}\n"
+	"version: 2\n"
+	"state_dir: /srv/state\n";
+
+static const struct bot_siteconf_mapent *map_find(const struct bot_siteconf *c, const char *name,
+						  int partition)
+{
+	for (size_t i = 0; i < c->nmap; i++)
+		if (c->map[i].partition == partition && !strcmp(c->map[i].name, name))
+			return &c->map[i];
+	return NULL;
+}
+
+START_TEST(siteconf_fabric_map)
+{
+	struct bot_siteconf c;
+	char err[BOT_SITECONF_ERR_MAX], big[200];
+	const struct bot_siteconf_mapent *e;
+
+	ck_assert_msg(bot_siteconf_parse("site.yaml", map_conf, strlen(map_conf), &c, err,
+					 sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(c.map_given, 1);
+	ck_assert_uint_eq(c.map_line, 1);
+	ck_assert_uint_eq(c.nmap_fabrics, 3);
+	ck_assert_str_eq(c.map_fabrics[1], "b.x");
+	ck_assert_uint_eq(c.nmap, 8);		/* n1 n2 n03 n04 n7 gpu7, debug other */
+	ck_assert_str_eq(c.state_dir, "/srv/state");
+	e = map_find(&c, "n04", 0);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_str_eq(c.map_fabrics[e->fabric], "b.x");
+	ck_assert_uint_eq(e->line, 6);		/* the item that named it */
+	ck_assert_ptr_null(map_find(&c, "n4", 0));	/* zero padding kept */
+	e = map_find(&c, "debug", 1);
+	ck_assert(e && !strcmp(c.map_fabrics[e->fabric], "a"));
+	ck_assert_ptr_null(map_find(&c, "debug", 0));	/* a partition is not a node */
+	for (size_t i = 1; i < c.nmap; i++)		/* sorted: nodes, then partitions */
+		ck_assert(c.map[i - 1].partition < c.map[i].partition ||
+			  (c.map[i - 1].partition == c.map[i].partition &&
+			   strcmp(c.map[i - 1].name, c.map[i].name) < 0));
+	/* not a command-line key */
+	ck_assert_int_lt(bot_siteconf_set(&c, "fabric_map", "a", err, sizeof(err)), 0);
+	bot_siteconf_free(&c);
+	ck_assert_int_eq(c.map_given, 0);
+
+	/* a version 1 file reads as before: no map */
+	ck_assert_int_eq(bot_siteconf_parse("site.yaml", full_conf, strlen(full_conf), &c, err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(c.map_given, 0);
+	ck_assert_uint_eq(c.nmap, 0);
+	bot_siteconf_free(&c);
+	/* an empty map is a map (every node unknown) */
+	ck_assert_int_eq(bot_siteconf_parse("s", "version: 2\nfabric_map: {}\n", 26, &c, err,
+					    sizeof(err)), 0);
+	ck_assert_int_eq(c.map_given, 1);
+	ck_assert_uint_eq(c.nmap, 0);
+	bot_siteconf_free(&c);
+
+	/* every refusal names the file, line, column, fabric and key */
+	conf_refused("version: 2\nfabric_map: [a]\n",
+		     "site.yaml:2:13: fabric_map: want a mapping of fabric names");
+	conf_refused("version: 2\nfabric_map:\n", "fabric_map: want a mapping");
+	conf_refused("version: 2\nfabric_map:\n  A:\n    nodes: n1\n",
+		     "site.yaml:3:3: fabric_map: 'A' is not a fabric name");
+	conf_refused("version: 2\nfabric_map:\n  a: n1\n",
+		     "site.yaml:3:6: fabric_map: a: want a mapping with nodes and partitions");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    node: n1\n",
+		     "site.yaml:4:5: fabric_map: a: unknown key 'node' (want nodes or partitions)");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: 'n[1-'\n",
+		     "site.yaml:4:12: fabric_map: a: nodes: 'n[1-': a [ without ]");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: 'n[3-1]'\n", "with N <= M");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: 'n 1'\n", "'n 1': not a name");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: [[n1]]\n",
+		     "fabric_map: a: nodes: want Slurm host lists");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: [~]\n",
+		     "fabric_map: a: nodes: want Slurm host lists");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    partitions: 'x,y'\n",
+		     "fabric_map: a: partitions: 'x,y' is not a partition name");
+	memset(big, 'p', 55);
+	snprintf(big + 55, sizeof(big) - 55, "\n");
+	{
+		char text[400];
+
+		snprintf(text, sizeof(text), "version: 2\nfabric_map:\n  a:\n    partitions: %s",
+			 big);
+		conf_refused(text, "is not a partition name (1-54");
+	}
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: n[1-3]\n  b:\n    nodes: [n5, n2]\n",
+		     "site.yaml:6:17: fabric_map: b: node n2 is already in fabric a (line 4)");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: [n1, n2]\n    partitions: [p, p]\n",
+		     "site.yaml:5:21: fabric_map: a: partition p is named twice (first at line 5)");
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: n[1-2],n1\n",
+		     "node n1 is named twice");
+	conf_refused("version: 2\nfabric_map:\n  a: {}\n  a: {}\n", "duplicate key 'a'");
+	/* bounds: nodes after expansion, partitions */
+	conf_refused("version: 2\nfabric_map:\n  a:\n    nodes: n[1-200000]\n  b:\n"
+		     "    nodes: m[1-62145]\n",
+		     "site.yaml:6:12: fabric_map: b: nodes: 'm[1-62145]': more than 262144 nodes");
+	ck_assert_int_eq(bot_siteconf_parse("s", "version: 2\nfabric_map:\n  a:\n    nodes: "
+					    "n[1-200000]\n  b:\n    nodes: m[1-62144]\n", 78, &c,
+					    err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.nmap, 262144);
+	bot_siteconf_free(&c);
+	{
+		static char text[64 * 1024];
+		size_t n = (size_t)snprintf(text, sizeof(text), "version: 2\nfabric_map:\n  a:\n"
+					    "    partitions: [");
+
+		for (int i = 0; i <= BOT_SITECONF_MAX_MAP_PARTITIONS; i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%sp%d", i ? "," : "", i);
+		snprintf(text + n, sizeof(text) - n, "]\n");
+		conf_refused(text, "fabric_map: a: partitions: more than 4096 partitions");
+	}
 }
 END_TEST
 
@@ -616,6 +740,7 @@ static Suite *yaml_suite(void)
 	tcase_add_test(tc, reader_file);
 	tcase_add_test(tc, writer_strings);
 	tcase_add_test(tc, siteconf_keys);
+	tcase_add_test(tc, siteconf_fabric_map);
 	tcase_add_test(tc, siteconf_lookup);
 	tcase_add_test(tc, state_round_trip);
 	tcase_add_test(tc, f32_exact);

@@ -1,0 +1,270 @@
+/*
+ * submit.c - what a submission names: partition and account from sbatch's
+ * or salloc's command line, the batch script's #SBATCH block and
+ * slurm.conf's default partition (spank/submit.h).
+ *
+ * The option scan needs to know which options take a value in the next
+ * word: every short option of sbatch and salloc that requires one is
+ * listed; a long option written without "=" is taken to have one unless
+ * it is one of those that never do (or only with "="), listed too. An
+ * unlisted option of another SPANK plugin that has no value makes the
+ * scan take the next word as its value: the script is then not found and
+ * stays unknown, never another file's options taken for sbatch's.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "spank/submit.h"
+
+/* Short options of sbatch and salloc (22.05) whose value may be the next
+ * word: -A -a -B -b -C -c -D -d -e -F -G -i -J -L -M -m -N -n -o -p -q
+ * -S -t -w -x. The rest take none, or theirs only attached (-k, -I, -K). */
+static const char short_with_value[] = "AaBbCcDdeFGiJLMmNnopqStwx";
+
+/* Long options that take no value, or one only after "=". */
+static const char *const long_no_value[] = {
+	"bell", "contiguous", "exclusive", "get-user-env", "help", "hold", "ignore-pbs",
+	"immediate", "kill-command", "nccl-bot", "nice", "no-bell", "no-kill", "no-requeue",
+	"no-shell", "overcommit", "oversubscribe", "parsable", "propagate", "quiet", "reboot",
+	"requeue", "spread-job", "test-only", "usage", "use-min-nodes", "verbose", "version",
+	"wait", "x11", NULL,
+};
+
+static int no_value(const char *name, size_t len)
+{
+	for (size_t i = 0; long_no_value[i]; i++)
+		if (strlen(long_no_value[i]) == len && !strncmp(long_no_value[i], name, len))
+			return 1;
+	return 0;
+}
+
+static void put(char *out, size_t len, const char *v)
+{
+	size_t n = strlen(v);
+
+	/* a value that does not fit is not known, never a truncated name */
+	if (n && n < len)
+		memcpy(out, v, n + 1);
+	else
+		out[0] = 0;
+}
+
+/* What a scan of options found. */
+struct found {
+	char *part, *acct;	/* where to store (size BOT_SPANK_SUBMIT_VALUE_MAX) */
+	int wrap;		/* --wrap: no script */
+};
+
+/*
+ * Scan argv[0..argc) as options; returns the index of the first
+ * non-option argument (argc when there is none).
+ */
+static int scan(char *const *argv, int argc, struct found *f)
+{
+	int i = 0;
+
+	while (i < argc) {
+		const char *a = argv[i], *v = NULL;
+		char opt = 0;
+
+		if (!strcmp(a, "--"))
+			return i + 1;
+		if (a[0] != '-' || !a[1])
+			return i;	/* the script, or "-" */
+		i++;
+		if (a[1] == '-') {
+			const char *name = a + 2, *eq = strchr(name, '=');
+			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+
+			if (eq)
+				v = eq + 1;
+			else if (!no_value(name, len) && i < argc)
+				v = argv[i++];
+			if (len == 9 && !strncmp(name, "partition", 9))
+				opt = 'p';
+			else if (len == 7 && !strncmp(name, "account", 7))
+				opt = 'A';
+			else if (len == 4 && !strncmp(name, "wrap", 4))
+				f->wrap = 1;
+		} else {
+			/* a cluster of flags; the first that takes a value takes
+			 * the rest of the word, else the next word */
+			for (const char *c = a + 1; *c; c++) {
+				if (!strchr(short_with_value, *c))
+					continue;
+				opt = *c;
+				if (c[1])
+					v = c + 1;
+				else if (i < argc)
+					v = argv[i++];
+				break;
+			}
+		}
+		if (!v)
+			continue;
+		if (opt == 'p')
+			put(f->part, BOT_SPANK_SUBMIT_VALUE_MAX, v);
+		else if (opt == 'A')
+			put(f->acct, BOT_SPANK_SUBMIT_VALUE_MAX, v);
+	}
+	return argc;
+}
+
+#define ARGV_MAX 4096
+
+void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
+			      struct bot_spank_submit *s)
+{
+	static char copy[65536 + 1];
+	char *argv[ARGV_MAX];
+	struct found f = { s->partition, s->account, 0 };
+	int argc = 0, first;
+
+	memset(s, 0, sizeof(*s));
+	if (n > sizeof(copy) - 1)
+		n = sizeof(copy) - 1;
+	memcpy(copy, buf, n);
+	copy[n] = 0;
+	/* argv[0] skipped; a last word cut short by n is still a word */
+	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
+		argv[argc++] = copy + i;
+	first = scan(argv, argc, &f);
+	if (want_script && !f.wrap && first < argc && strcmp(argv[first], "-"))
+		put(s->script, sizeof(s->script), argv[first]);
+}
+
+#define WORDS_MAX 64
+#define LINE_MAX_ 4096
+
+/* Split an #SBATCH line's options into words as sbatch does: blanks
+ * separate, quotes group and are removed, a word starting with '#' ends
+ * the line. Returns the count; line is rewritten in place. */
+static int words(char *line, char **w)
+{
+	char *in = line, *out = line;
+	int n = 0;
+
+	for (;;) {
+		char q = 0;
+
+		while (*in == ' ' || *in == '\t')
+			in++;
+		if (!*in || *in == '#' || n == WORDS_MAX)
+			break;
+		w[n++] = out;
+		while (*in && (q || (*in != ' ' && *in != '\t'))) {
+			if (!q && (*in == '"' || *in == '\''))
+				q = *in++;
+			else if (q && *in == q) {
+				q = 0;
+				in++;
+			} else
+				*out++ = *in++;
+		}
+		if (*in)
+			in++;
+		*out++ = 0;	/* out never passes in: the word ends in place */
+	}
+	return n;
+}
+
+int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s)
+{
+	char part[BOT_SPANK_SUBMIT_VALUE_MAX] = "", acct[BOT_SPANK_SUBMIT_VALUE_MAX] = "";
+	struct found f = { part, acct, 0 };
+	char line[LINE_MAX_ + 1], *w[WORDS_MAX];
+	size_t i = 0;
+	int lines = 0;
+
+	if (n < 2 || buf[0] != '#' || buf[1] != '!')
+		return -1;
+	while (i < n && buf[i] != '\n')
+		i++;
+	i++;	/* past the "#!" line */
+	while (i < n && ++lines <= BOT_SPANK_SCRIPT_LINES_MAX) {
+		size_t e = i, k;
+
+		while (e < n && buf[e] != '\n')
+			e++;
+		if (e == n)
+			break;	/* cut short by the bound: not read */
+		k = i;
+		while (k < e && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r'))
+			k++;
+		if (k < e && buf[k] != '#')
+			break;	/* the first command ends the block */
+		if (e - i > 7 && e - i <= LINE_MAX_ && !strncmp(buf + i, "#SBATCH", 7) &&
+		    (buf[i + 7] == ' ' || buf[i + 7] == '\t')) {
+			size_t len = e - i - 7;
+
+			memcpy(line, buf + i + 7, len);
+			line[len] = 0;
+			if (len && line[len - 1] == '\r')
+				line[len - 1] = 0;
+			for (size_t c = 0; c < len; c++)
+				if (!line[c])
+					line[c] = ' ';	/* a NUL in the line: a blank */
+			scan(w, words(line, w), &f);
+		}
+		i = e + 1;
+	}
+	if (!s->partition[0] && part[0])
+		put(s->partition, sizeof(s->partition), part);
+	if (!s->account[0] && acct[0])
+		put(s->account, sizeof(s->account), acct);
+	return 0;
+}
+
+/* Does word w (len bytes) read "KEY=..." (KEY any case)? Its value. */
+static const char *keyed(const char *w, size_t len, const char *key, size_t *vlen)
+{
+	size_t kl = strlen(key);
+
+	if (len <= kl || strncasecmp(w, key, kl) || w[kl] != '=')
+		return NULL;
+	*vlen = len - kl - 1;
+	return w + kl + 1;
+}
+
+int bot_spank_conf_default_partition(const char *buf, size_t n, char *out, size_t len)
+{
+	int found = -1;
+
+	for (size_t i = 0; i < n;) {
+		size_t e = i;
+		const char *name = NULL;
+		size_t name_len = 0;
+		int dflt = 0;
+
+		while (e < n && buf[e] != '\n')
+			e++;
+		for (size_t k = i; k < e;) {
+			size_t w, vl;
+			const char *v;
+
+			while (k < e && (buf[k] == ' ' || buf[k] == '\t' || buf[k] == '\r'))
+				k++;
+			if (k == e || buf[k] == '#')
+				break;
+			w = k;
+			while (k < e && buf[k] != ' ' && buf[k] != '\t' && buf[k] != '\r' &&
+			       buf[k] != '#')
+				k++;
+			if ((v = keyed(buf + w, k - w, "PartitionName", &vl))) {
+				name = v;
+				name_len = vl;
+			} else if ((v = keyed(buf + w, k - w, "Default", &vl)))
+				dflt = vl == 3 && !strncasecmp(v, "yes", 3);
+		}
+		/* PartitionName=DEFAULT sets defaults, names no partition */
+		if (name && dflt && name_len && name_len < len &&
+		    !(name_len == 7 && !strncasecmp(name, "DEFAULT", 7)) &&
+		    !memchr(name, 0, name_len)) {
+			memcpy(out, name, name_len);
+			out[name_len] = 0;
+			found = 0;
+		}
+		i = e + 1;
+	}
+	return found;
+}

@@ -1,0 +1,61 @@
+/*
+ * submit.h - what a submission names before the job exists: the partition
+ * and the account of an sbatch or salloc, for the decision made at
+ * submission (spank/allocator.c). Slurm hands a SPANK plugin neither the
+ * command's options nor the batch script's #SBATCH lines, so they are
+ * read here the way sbatch reads them: its own command line (the options
+ * before the first non-option argument, which is sbatch's script), the
+ * script's leading #SBATCH block, and slurm.conf's Default=YES partition.
+ * Precedence, as sbatch's: the command line, then the environment
+ * (SBATCH_PARTITION...: the caller's), then the script, then the default.
+ *
+ * Pure parsers over bytes already read (bounded by the caller, as the
+ * user); no Slurm here, so the unit test and the fuzz target drive them.
+ * A value that does not fit, or anything the scan cannot tell, leaves the
+ * field unknown (""): the decision then says so, it never guesses.
+ */
+#ifndef BOT_SPANK_SUBMIT_H
+#define BOT_SPANK_SUBMIT_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#define BOT_SPANK_SUBMIT_VALUE_MAX 1024	/* a partition list or account, NUL included */
+#define BOT_SPANK_SCRIPT_READ_MAX 65536	/* bytes of a batch script read for #SBATCH */
+#define BOT_SPANK_SCRIPT_LINES_MAX 4096	/* lines of it looked at */
+#define BOT_SPANK_CONF_READ_MAX (4u << 20)	/* bytes of slurm.conf */
+
+struct bot_spank_submit {
+	char partition[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
+	char account[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
+	char script[PATH_MAX];		/* sbatch's script; "" none (stdin, --wrap) */
+};
+
+/*
+ * The command line as /proc/self/cmdline has it (argv NUL-separated, n
+ * bytes, argv[0] first and skipped): -p/--partition and -A/--account
+ * among the options before the first non-option argument (a later one
+ * wins, as with getopt), and that argument as the script when sbatch
+ * says so (want_script; never with --wrap). Fills s (zeroed first).
+ */
+void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
+			      struct bot_spank_submit *s);
+
+/*
+ * A batch script's first n bytes: the #SBATCH lines of its leading block
+ * (after the "#!" line, up to the first line that is neither blank nor a
+ * comment, BOT_SPANK_SCRIPT_LINES_MAX lines at most; a line cut by n is
+ * not read), -p/--partition and -A/--account in them (a later one wins).
+ * Only the fields of s still "" are filled. 0, or -1 when the bytes are
+ * no batch script (no "#!" first line: sbatch refuses those).
+ */
+int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s);
+
+/*
+ * slurm.conf's first n bytes: the partition with Default=YES (the last
+ * one, as slurmctld keeps it) into out. 0, or -1 when none is named there
+ * (Include'd files are not followed: then unknown too).
+ */
+int bot_spank_conf_default_partition(const char *buf, size_t n, char *out, size_t len);
+
+#endif
