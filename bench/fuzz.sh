@@ -14,7 +14,8 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-1000000}
 [ $# -gt 0 ] && shift
-targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest report replay"}
+targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest report replay
+	spank_args fabricgen jobfacts doctor"}
 fail=0
 npass=0
 nfail=0

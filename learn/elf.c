@@ -48,11 +48,14 @@ enum { ELF_ET_REL = 1, ELF_ET_EXEC = 2, ELF_ET_DYN = 3, ELF_ET_CORE = 4 };
 enum { ELF_PT_LOAD = 1, ELF_PT_DYNAMIC = 2 };
 enum {
 	ELF_DT_NULL = 0,
+	ELF_DT_NEEDED = 1,
 	ELF_DT_HASH = 4,
 	ELF_DT_STRTAB = 5,
 	ELF_DT_SYMTAB = 6,
 	ELF_DT_STRSZ = 10,
 	ELF_DT_SYMENT = 11,
+	ELF_DT_RPATH = 15,
+	ELF_DT_RUNPATH = 29,
 };
 #define ELF_DT_GNU_HASH 0x6ffffef5ull
 #define ELF_DT_VERSYM 0x6ffffff0ull
@@ -144,6 +147,11 @@ static int vread(const struct elf *e, uint64_t vaddr, void *buf, size_t len, con
 struct dyn {
 	uint64_t hash, gnu_hash, strtab, symtab, strsz, syment, versym, flags1;
 	int has_hash, has_gnu_hash, has_strtab, has_symtab, has_strsz, has_versym;
+	uint64_t needed[BOT_ELF_MAX_NEEDED];	/* DT_NEEDED string offsets, in order */
+	size_t nneeded;
+	int more_needed;			/* more than BOT_ELF_MAX_NEEDED */
+	uint64_t rpath, runpath;
+	int has_rpath, has_runpath;
 };
 
 /* The dynamic entries at PT_DYNAMIC's address (where ld.so reads them),
@@ -199,6 +207,20 @@ static int read_dynamic(const struct elf *e, const struct seg *dynseg, struct dy
 			break;
 		case ELF_DT_SYMENT:
 			d->syment = val;
+			break;
+		case ELF_DT_NEEDED:
+			if (d->nneeded < BOT_ELF_MAX_NEEDED)
+				d->needed[d->nneeded++] = val;
+			else
+				d->more_needed = 1;
+			break;
+		case ELF_DT_RPATH:
+			d->rpath = val;
+			d->has_rpath = 1;
+			break;
+		case ELF_DT_RUNPATH:
+			d->runpath = val;
+			d->has_runpath = 1;
 			break;
 		case ELF_DT_GNU_HASH:
 			d->gnu_hash = val;
@@ -731,6 +753,95 @@ int bot_elf_object(const struct bot_elf_src *src, unsigned machine, const char *
 	}
 	tables_close(&t);
 	free(e.load);
+	return rc;
+}
+
+/* The NUL-terminated string at offset off of the dynamic string table into
+ * out (at most len bytes with its NUL): 0, or -1 (outside the table, or no
+ * NUL within len bytes and the table). */
+static int dyn_string(const struct elf *e, const struct dyn *d, uint64_t off, char *out,
+		      size_t len, const char *what)
+{
+	const struct seg *s;
+	uint64_t at, n;
+
+	if (off >= d->strsz || d->strtab > UINT64_MAX - off)
+		return bot_errf(e->why, e->whylen, "%s: offset %" PRIu64 " is outside the dynamic "
+				"string table (%" PRIu64 " bytes)", what, off, d->strsz);
+	at = d->strtab + off;
+	if (!(s = seg_of(e, at)))
+		return bot_errf(e->why, e->whylen, "%s (address 0x%" PRIx64 ") is not inside a "
+				"loadable segment", what, at);
+	n = d->strsz - off;
+	if (n > s->filesz - (at - s->vaddr))
+		n = s->filesz - (at - s->vaddr);
+	if (n > len)
+		n = len;
+	if (vread(e, at, out, (size_t)n, what) < 0)
+		return -1;
+	if (!memchr(out, 0, (size_t)n))
+		return bot_errf(e->why, e->whylen, "%s: longer than %zu bytes or not terminated",
+				what, len - 1);
+	return 0;
+}
+
+int bot_elf_needed(const struct bot_elf_src *src, unsigned machine, struct bot_elf_deps *deps,
+		   char *why, size_t whylen)
+{
+	struct elf e = { src, NULL, 0, why, whylen };
+	struct seg dynseg = { 0, 0, 0 };
+	struct dyn *d = malloc(sizeof(*d));
+	uint8_t h[EHDR_SIZE];
+	int rc = -1;
+
+	memset(deps, 0, sizeof(*deps));
+	if (!d)
+		return bot_errf(why, whylen, "out of memory");
+	if (src->size < EHDR_SIZE) {
+		bot_errf(why, whylen, "%" PRIu64 " bytes: too short for an ELF header (not a shared "
+			 "library)", src->size);
+		goto out;
+	}
+	if (src->size > BOT_ELF_MAX_FILE) {
+		bot_errf(why, whylen, "%" PRIu64 " bytes: over the 1 GiB this check reads",
+			 src->size);
+		goto out;
+	}
+	if (rd(&e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(&e, h, machine) < 0 ||
+	    read_segments(&e, h, &dynseg) < 0 || read_dynamic(&e, &dynseg, d) < 0)
+		goto out;
+	if (d->more_needed) {
+		bot_errf(why, whylen, "more than %d needed libraries (DT_NEEDED)",
+			 BOT_ELF_MAX_NEEDED);
+		goto out;
+	}
+	if ((d->nneeded || d->has_rpath || d->has_runpath) &&
+	    (!d->has_strtab || !d->has_strsz || d->strsz > BOT_ELF_MAX_STRSZ)) {
+		bot_errf(why, whylen, "needed libraries, but no dynamic string table of a size "
+			 "up to 2^26 bytes");
+		goto out;
+	}
+	for (size_t i = 0; i < d->nneeded; i++) {
+		if (dyn_string(&e, d, d->needed[i], deps->needed[i], sizeof(deps->needed[i]),
+			       "a needed library's name (DT_NEEDED)") < 0)
+			goto out;
+		if (!deps->needed[i][0]) {
+			bot_errf(why, whylen, "an empty needed library's name (DT_NEEDED)");
+			goto out;
+		}
+	}
+	deps->n = d->nneeded;
+	/* ld.so ignores DT_RPATH where DT_RUNPATH is there */
+	if ((d->has_runpath || d->has_rpath) &&
+	    dyn_string(&e, d, d->has_runpath ? d->runpath : d->rpath, deps->runpath,
+		       sizeof(deps->runpath), "the library search path (DT_RUNPATH/DT_RPATH)") < 0)
+		goto out;
+	rc = 0;
+out:
+	free(e.load);
+	free(d);
+	if (rc < 0)
+		memset(deps, 0, sizeof(*deps));
 	return rc;
 }
 

@@ -2,8 +2,8 @@
  * elf.h - a small, bounded reader of ELF64 little-endian shared objects.
  *
  * Owns one question: would this machine's dynamic loader load the file as
- * a shared library, and which of some names does it export the way dlsym()
- * finds them? It answers without loading the file: dlopen() would run the
+ * a shared library, which of some names does it export the way dlsym()
+ * finds them, and which libraries does it need (DT_NEEDED)? It answers without loading the file: dlopen() would run the
  * file's constructors, which a tool must never do for a path a user named
  * (and the SPANK plugin asks as root).
  *
@@ -67,6 +67,25 @@ int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char 
  */
 int bot_elf_object(const struct bot_elf_src *src, unsigned machine, const char *name, void *buf,
 		   size_t len, size_t *got, char *why, size_t whylen);
+
+/*
+ * The libraries src (a shared object for machine, as bot_elf_exports
+ * checks it) needs: its DT_NEEDED names in the file's order, and the
+ * search path the loader tries first for them (DT_RUNPATH, else DT_RPATH;
+ * "" when neither; $ORIGIN is left as the file says). 0, or -1 with the
+ * reason in why (not a shared object, a name outside the string table or
+ * longer than BOT_ELF_NAME_MAX - 1 bytes, more than BOT_ELF_MAX_NEEDED
+ * names) and *deps emptied. Nothing is resolved here (spank/doctor.c does).
+ */
+#define BOT_ELF_MAX_NEEDED 64
+#define BOT_ELF_NAME_MAX 256
+struct bot_elf_deps {
+	size_t n;
+	char needed[BOT_ELF_MAX_NEEDED][BOT_ELF_NAME_MAX];
+	char runpath[1024];
+};
+int bot_elf_needed(const struct bot_elf_src *src, unsigned machine, struct bot_elf_deps *deps,
+		   char *why, size_t whylen);
 
 /* The e_machine of the running build (0 when this build does not know it). */
 unsigned bot_elf_host_machine(void);

@@ -17,6 +17,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "common/le.h"
 #include "common/readall.h"
 #include "learn/elf.h"
 #include "learn/log.h"
@@ -285,6 +286,240 @@ static void unread_dropins(struct doc *d)
 	globfree(&g);
 }
 
+/* ---- the libraries a shared object needs --------------------------------- */
+
+#define LDCACHE "/etc/ld.so.cache"
+#define LDCACHE_MAX (16u << 20)
+#define LDCACHE_OLD "ld.so-1.7.0"
+#define LDCACHE_NEW "glibc-ld.so.cache1.1"
+#define LDCACHE_HDR 48		/* the new format's header */
+#define LDCACHE_ENTRY 24	/* flags, key, value, osversion, hwcap */
+/* The loader's trusted directories (glibc's system search path on Debian's
+ * multiarch and on RPM-based hosts); a library is taken only when it is a
+ * shared object for this machine, so a directory of another's is harmless. */
+#define SYSTEM_LIB_DIRS "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:" \
+	"/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib"
+
+/* The NUL-terminated string at off of buf (len bytes), or NULL. */
+static const char *cache_str(const uint8_t *buf, size_t len, uint64_t off)
+{
+	if (off >= len || !memchr(buf + off, 0, len - off))
+		return NULL;
+	return (const char *)buf + off;
+}
+
+int bot_doctor_ldcache(const uint8_t *buf, size_t len, const char *name,
+		       int (*fn)(void *arg, const char *path), void *arg)
+{
+	size_t hdr = 0, n = 0;
+	uint32_t nlibs;
+
+	if (len >= 16 && !memcmp(buf, LDCACHE_OLD, strlen(LDCACHE_OLD))) {
+		/* the old format first, the new one after it, 8-byte aligned */
+		uint64_t old = (uint64_t)bot_le_get32(buf + 12) * 12 + 16;
+
+		hdr = (size_t)((old + 7) & ~7ull);
+		if (old > len || hdr > len)
+			return -1;
+	}
+	if (len - hdr < LDCACHE_HDR || memcmp(buf + hdr, LDCACHE_NEW, strlen(LDCACHE_NEW)))
+		return -1;
+	nlibs = bot_le_get32(buf + hdr + 20);
+	if ((uint64_t)nlibs * LDCACHE_ENTRY > len - hdr - LDCACHE_HDR)
+		return -1;
+	for (uint32_t i = 0; i < nlibs; i++) {
+		const uint8_t *e = buf + hdr + LDCACHE_HDR + (size_t)i * LDCACHE_ENTRY;
+		/* the new format's strings: offsets from its header */
+		const char *key = cache_str(buf, len, hdr + (uint64_t)bot_le_get32(e + 4));
+		const char *value = cache_str(buf, len, hdr + (uint64_t)bot_le_get32(e + 8));
+
+		if (!key || !value || strcmp(key, name) || value[0] != '/')
+			continue;
+		n++;
+		if (fn(arg, value))
+			break;
+	}
+	return (int)(n > INT_MAX ? INT_MAX : n);
+}
+
+/* path, links followed as the loader follows them, opened for reading
+ * (any owner; not a FIFO or device): the fd with *st, its real path into
+ * real (PATH_MAX bytes), or -1 with why. */
+static int open_lib(const char *path, char *real, struct stat *st, char *why, size_t whylen)
+{
+	const struct bot_open_rule rule = { "library", BOT_ELF_MAX_FILE, 0, 0, 0, 0 };
+	char dir[PATH_MAX], err[PATH_MAX + 256];
+	int fd, dfd;
+
+	if (!realpath(path, real))
+		return bot_log_errf(why, whylen, "%s", strerror(errno));
+	snprintf(dir, sizeof(dir), "%s", real);
+	*strrchr(dir, '/') = 0;
+	dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return bot_log_errf(why, whylen, "%s: %s", dir, strerror(errno));
+	fd = bot_open_at(dfd, base_name(real), real, &rule, st, err, sizeof(err));
+	close(dfd);
+	if (fd < 0)
+		return bot_log_errf(why, whylen, "%s", err);
+	return fd;
+}
+
+/* Is path a shared object for this machine (as the loader would map it)?
+ * 1 yes, 0 no (why says what it is). Only the ELF headers are read. */
+static int loadable_lib(const char *path, char *why, size_t whylen)
+{
+	char real[PATH_MAX];
+	struct bot_elf_deps *deps;
+	struct bot_elf_src src;
+	struct stat st;
+	int fd, rc;
+
+	if ((fd = open_lib(path, real, &st, why, whylen)) < 0)
+		return 0;
+	if (!(deps = malloc(sizeof(*deps)))) {
+		close(fd);
+		bot_log_errf(why, whylen, "out of memory");
+		return 0;
+	}
+	src.read = bot_elf_fd_read;
+	src.arg = &fd;
+	src.size = (uint64_t)st.st_size;
+	rc = bot_elf_needed(&src, bot_elf_host_machine(), deps, why, whylen) == 0;
+	free(deps);
+	close(fd);
+	return rc;
+}
+
+struct lookup {
+	char found[PATH_MAX];
+	char why[512];		/* the last candidate's refusal */
+};
+
+static int try_lib(void *arg, const char *path)
+{
+	struct lookup *l = arg;
+	char why[sizeof(l->why)];
+
+	if (access(path, F_OK) < 0)
+		return 0;
+	if (loadable_lib(path, why, sizeof(why))) {
+		snprintf(l->found, sizeof(l->found), "%s", path);
+		return 1;
+	}
+	bot_log_errf(l->why, sizeof(l->why), "%s: %s", path, why);
+	return 0;
+}
+
+/* name in the ':'-separated dirs ($ORIGIN is origin): 1 found. */
+static int in_dirs(struct lookup *l, const char *dirs, const char *origin, const char *name)
+{
+	char path[PATH_MAX];
+
+	for (const char *p = dirs; p && *p;) {
+		size_t n = strcspn(p, ":");
+		int len;
+
+		if (n >= 7 && !strncmp(p, "$ORIGIN", 7))
+			len = snprintf(path, sizeof(path), "%s%.*s/%s", origin, (int)(n - 7), p + 7,
+				       name);
+		else if (n >= 9 && !strncmp(p, "${ORIGIN}", 9))
+			len = snprintf(path, sizeof(path), "%s%.*s/%s", origin, (int)(n - 9), p + 9,
+				       name);
+		else
+			len = snprintf(path, sizeof(path), "%.*s/%s", (int)n, p, name);
+		if (n && len > 0 && (size_t)len < sizeof(path) && try_lib(l, path))
+			return 1;
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
+/* Do the DT_NEEDED libraries of the file open at fd (path, as the loader is
+ * given it: $ORIGIN is its directory; size bytes) resolve here, as the
+ * dynamic loader looks them up: DT_RUNPATH (else DT_RPATH),
+ * /etc/ld.so.cache, the system directories? One verdict under
+ * check; what fails is said with consequence (what a missing library
+ * means for this file). Their own dependencies are not followed. */
+static void check_needed(struct doc *d, const char *check, int fd, uint64_t size,
+			 const char *path, const char *consequence)
+{
+	const struct bot_open_rule rule = { "loader cache", LDCACHE_MAX, 0, 1, 0, 1 };
+	struct bot_elf_src src = { bot_elf_fd_read, &fd, size };
+	struct bot_elf_deps *deps = malloc(sizeof(*deps));
+	struct lookup *l = malloc(sizeof(*l));
+	char why[512], origin[PATH_MAX], err[PATH_MAX + 256], names[1024] = "";
+	uint8_t *cache = NULL;
+	size_t cachelen = 0, used = 0;
+	int dfd, missing = 0;
+
+	if (!deps || !l) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s: out of memory", path);
+		goto out;
+	}
+	if (bot_elf_needed(&src, bot_elf_host_machine(), deps, why, sizeof(why)) < 0) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s: its needed libraries: %s", path, why);
+		goto out;
+	}
+	snprintf(origin, sizeof(origin), "%s", path);
+	*strrchr(origin, '/') = 0;
+	if ((dfd = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		if (bot_read_at(dfd, "ld.so.cache", LDCACHE, &rule, &cache, &cachelen, err,
+				sizeof(err)) < 0) {
+			cache = NULL;
+			cachelen = 0;
+		}
+		close(dfd);
+	}
+	for (size_t i = 0; i < deps->n; i++) {
+		const char *name = deps->needed[i];
+		int found;
+
+		l->found[0] = l->why[0] = 0;
+		if (strchr(name, '/'))
+			found = try_lib(l, name);
+		else
+			found = in_dirs(l, deps->runpath, origin, name) ||
+				(cache && bot_doctor_ldcache(cache, cachelen, name, try_lib, l) > 0 &&
+				 l->found[0]) ||
+				in_dirs(l, SYSTEM_LIB_DIRS, origin, name);
+		if (!found) {
+			missing++;
+			say(d, check, BOT_DOCTOR_PROBLEM, "%s needs %s, which is not found%s%s%s "
+			    "(looked in %s%s" LDCACHE " and the system directories): %s", path,
+			    name, l->why[0] ? " (" : "", l->why, l->why[0] ? ")" : "",
+			    deps->runpath[0] ? deps->runpath : "", deps->runpath[0] ? ", " : "",
+			    consequence);
+		} else if (used < sizeof(names)) {
+			used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+						 used ? " " : "", name);
+		}
+	}
+	if (!missing)
+		say(d, check, BOT_DOCTOR_OK, "%s: its %zu needed libraries load here (%s)", path,
+		    deps->n, names);
+out:
+	free(cache);
+	free(deps);
+	free(l);
+}
+
+/* check_needed on the file at path. */
+static void check_lib_needed(struct doc *d, const char *check, const char *path,
+			     const char *consequence)
+{
+	char real[PATH_MAX], why[PATH_MAX + 512];
+	struct stat st;
+	int fd = open_lib(path, real, &st, why, sizeof(why));
+
+	if (fd < 0) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s: %s", path, why);
+		return;
+	}
+	check_needed(d, check, fd, (uint64_t)st.st_size, path, consequence);
+	close(fd);
+}
+
 /* ---- the plugin file ------------------------------------------------- */
 
 /* PluginDir= of the slurm.conf beside plugstack.conf into out ("" when
@@ -394,12 +629,16 @@ static void check_plugin(struct doc *d, const struct line *l)
 	if (ok && bot_elf_object(&src, bot_elf_host_machine(), "plugin_version", ver,
 				 sizeof(ver), &got, why, sizeof(why)) < 0)
 		ok = 0;
-	close(fd);
 	if (!ok || got != sizeof(ver)) {
+		close(fd);
 		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: not a Slurm plugin: %s", path,
 		    ok ? "plugin_version is not 4 bytes" : why);
 		return;
 	}
+	check_needed(d, "plugin libraries", fd, (uint64_t)st.st_size, path,
+		     "slurmstepd cannot load the optional plugin here, and this node's tasks "
+		     "would run without nccl-bot while other nodes' run with it");
+	close(fd);
 	if (strcmp(type, "spank") || strcmp(name, "nccl_bot")) {
 		say(d, "plugin", BOT_DOCTOR_PROBLEM, "%s: a Slurm plugin of type '%s' named '%s', "
 		    "not the SPANK plugin nccl_bot", path, type, name);
@@ -458,6 +697,8 @@ static void check_ranklib(struct doc *d, const struct bot_spank_args *a)
 	}
 	say(d, "rank library", BOT_DOCTOR_OK, "%s/%s: a tuner and profiler plugin",
 	    a->lib_prefix, BOT_SPANK_RANK_SO);
+	check_lib_needed(d, "rank library", tuner.path, "NCCL cannot load the tuner here: the "
+			 "step's ranks on this node would fail or run without it");
 }
 
 /* path on a writable tmpfs, made by root alone (or to be made there). */

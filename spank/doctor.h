@@ -6,7 +6,7 @@
  * printed (tools/cmd_doctor.c): plugstack.conf and the files it includes
  * name the plugin exactly once; the plugin file is a Slurm plugin built for
  * this Slurm's major.minor (its plugin_version read from the file, never
- * loaded); its arguments parse (spank/args.h, the plugin's own parser); the
+ * loaded) whose needed libraries (DT_NEEDED) resolve here; its arguments parse (spank/args.h, the plugin's own parser); the
  * rank library under lib_prefix= is a tuner and profiler plugin
  * (learn/ranklib.h); spool_dir= is on a writable tmpfs, or can be made
  * there; outbox_dir=, state_dir= and the harvest helper are what the plugin
@@ -72,6 +72,16 @@ int bot_doctor_scan(const char *name, const char *text, size_t len, const char *
  */
 unsigned bot_doctor_binds(const char *text, size_t len, int apptainer, const char *lib,
 			  const char *spool);
+
+/*
+ * The dynamic loader's cache (/etc/ld.so.cache's bytes, glibc's format
+ * "glibc-ld.so.cache1.1", alone or after the old "ld.so-1.7.0" table):
+ * fn(arg, path) for each entry named name, in the cache's order, until fn
+ * returns nonzero. Returns the number of entries passed to fn, or -1 when
+ * buf is not such a cache. Any bytes: offsets are checked against len.
+ */
+int bot_doctor_ldcache(const uint8_t *buf, size_t len, const char *name,
+		       int (*fn)(void *arg, const char *path), void *arg);
 
 /* "22.05.8" into *v (SLURM_VERSION_NUM layout) from the first word of s
  * that starts with a digit ("slurm 22.05.8", "slurm-wlm 24.11.5"): 0, or

@@ -4,10 +4,16 @@
  * Owns applying, never deciding: srun (or sbatch) decided once for the
  * whole step, and this copies the pinned values (SLURM_NCCL_BOT_PIN_*,
  * which survive --export=NONE) into the variables NCCL reads, identical
- * bytes on every node. It reads no shared state and, for srun's steps,
- * no kill switch: a file that differs between nodes must not give some
- * ranks nccl-bot's tuner and others NCCL's own (a hang). The batch step,
- * one task on one node, is the exception (batch_kill_switch).
+ * bytes on every node. Nothing it reads decides whether, or with which
+ * table, a task of an srun step runs nccl-bot: it reads no shared state
+ * and, for srun's steps, no kill switch, for a file that differs between
+ * nodes must not give some ranks nccl-bot's tuner and others NCCL's own (a
+ * hang). The batch step, one task on one node, is the exception
+ * (batch_kill_switch). The other files it reads only label what the
+ * step's harvest stamps into its delta: slurm.conf's ClusterName=,
+ * topology.conf beside it (the leaf switches the step spans), the fabric
+ * map (fabric_map=, or config='s map: the step's fabric, step_fabric) and
+ * the job's facts the prolog wrote under spool_dir= (spank/jobfacts.h).
  *
  * One check is per node, because it is about this node: the rank library
  * the step is pointed at must be here and be a tuner plugin. If it is not,

@@ -4,6 +4,7 @@
 # the healthy case (exit 0, nothing printed), then each problem alone
 # (exit 1, one line naming it): no plugin line, two, a missing plugin, a
 # library that is not a Slurm plugin, a plugin built for another Slurm, a
+# plugin that needs a library not found here (DT_NEEDED), a
 # bad argument, a missing or profiler-less rank library, a spool not on a
 # tmpfs or writable by others, a bad outbox, enroot and Apptainer
 # configurations without our binds or hook; warnings that keep exit 0 (a
@@ -98,6 +99,37 @@ fake_plugin "$tmp/nolib/spank_nccl_bot.so" 0x160508 pyxis
 expect "another SPANK plugin under our name: exit 1" 1 "a Slurm plugin of type 'spank' named 'pyxis'" -- doc
 fake_plugin "$tmp/nolib/spank_nccl_bot.so" 0x160508 && chmod 666 "$tmp/nolib/spank_nccl_bot.so"
 expect "a plugin others may write: exit 1" 1 "^problem: plugin: .*writable by group or others (mode 666)" -- doc
+
+# the plugin's needed libraries (DT_NEEDED) must load here: a node where
+# one is missing drops the optional plugin silently
+mkdir -p "$tmp/deplib" "$tmp/plugdeps"
+printf 'int nb_doctor_dep(void) { return 1; }\n' >"$tmp/dep.c"
+$cc -shared -fPIC -Wl,-soname,libnb-doctor-dep.so.1 -o "$tmp/deplib/libnb-doctor-dep.so.1" "$tmp/dep.c"
+ln -s libnb-doctor-dep.so.1 "$tmp/deplib/libnb-doctor-dep.so"
+# plugdep FILE [LDFLAGS...]: the 22.05 plugin, needing libnb-doctor-dep.so.1
+plugdep() {
+	out=$1
+	shift
+	printf 'const char plugin_name[] = "nccl_bot";\nconst char plugin_type[] = "spank";\nconst unsigned int plugin_version = 0x160508;\nint nb_doctor_dep(void);\nint use(void) { return nb_doctor_dep(); }\n' >"$tmp/pd.c"
+	$cc -shared -fPIC -o "$out" "$tmp/pd.c" -L"$tmp/deplib" -lnb-doctor-dep "$@"
+}
+plugdep "$tmp/plugdeps/spank_nccl_bot.so"
+echo "optional $tmp/plugdeps/spank_nccl_bot.so $base" >"$tmp/etc/plugstack.conf"
+expect "the plugin needs a library not found here: exit 1, naming it" 1 \
+	"^problem: plugin libraries: $tmp/plugdeps/spank_nccl_bot.so needs libnb-doctor-dep.so.1, which is not found.*/etc/ld.so.cache.*run without nccl-bot" -- doc
+expect "  ... libc.so.6 (found in the loader's cache or system directories) is not named" 0 "" -- \
+	sh -c "! grep -q 'needs libc' '$tmp/out'"
+plugdep "$tmp/plugdeps/spank_nccl_bot.so" '-Wl,-rpath,$ORIGIN/../deplib'
+expect "  ... found through the plugin's DT_RUNPATH (\$ORIGIN): healthy" 0 \
+	"^ok: plugin libraries: $tmp/plugdeps/spank_nccl_bot.so: its [0-9] needed libraries load here (libnb-doctor-dep.so.1" -- doc -v
+{ printf '\177ELF\001\001\001'; head -c 80 /dev/zero; } >"$tmp/deplib/libnb-doctor-dep.so.1"
+expect "  ... a file of that name that is no 64-bit shared object: exit 1, says why" 1 \
+	"needs libnb-doctor-dep.so.1, which is not found ($tmp/plugdeps/../deplib/libnb-doctor-dep.so.1: a 32-bit ELF file" -- doc
+rm -f "$tmp/deplib/libnb-doctor-dep.so.1"
+expect "  ... and when it is gone: exit 1" 1 "needs libnb-doctor-dep.so.1, which is not found (looked in \$ORIGIN/../deplib, /etc/ld.so.cache" -- doc
+plug $base
+expect "the build's plugin needs libc and libm alone; the rank library resolves" 0 \
+	"^ok: rank library: $lib/libnccl-tuner-bot.so: its .* needed libraries load here" -- doc -v
 
 echo "optional /usr/lib/slurm/other.so" >"$tmp/etc/plugstack.conf"
 expect "plugstack.conf without the plugin: exit 1" 1 "names no spank_nccl_bot.so" -- doc

@@ -3,10 +3,12 @@
  * (spank/doctor.h): a plugstack.conf's text (bot_doctor_scan: the lines,
  * the plugin's line found once, its arguments through spank/args.c), the
  * mount sources of an enroot fstab and of apptainer.conf
- * (bot_doctor_binds) and a version line (bot_doctor_parse_version). Any
- * bytes: no crash, a terminated message per verdict, statuses in range,
- * the same answer twice; a version accepted has a major and fits
- * SLURM_VERSION_NUM's layout. The first byte picks the parser.
+ * (bot_doctor_binds), a version line (bot_doctor_parse_version) and the
+ * dynamic loader's cache (bot_doctor_ldcache). Any bytes: no crash, a
+ * terminated message per verdict, statuses in range, the same answer
+ * twice; a version accepted has a major and fits SLURM_VERSION_NUM's
+ * layout; a cache's paths are absolute, inside the input and its matches
+ * counted. The first byte picks the parser (its value modulo 4).
  * Built with tests/fuzz/driver.c (standalone) or libFuzzer.
  */
 #include <stdint.h>
@@ -36,6 +38,24 @@ static void count(void *arg, const char *check, enum bot_doctor_status st, const
 	t->sum = t->sum * 31 + (unsigned)st + (unsigned)strlen(msg);
 }
 
+struct paths {
+	const char *buf;
+	size_t len;
+	unsigned n;
+};
+
+/* A cache entry's path: absolute and inside the input, NUL included. */
+static int cache_path(void *arg, const char *path)
+{
+	struct paths *p = arg;
+
+	if (path < p->buf || path >= p->buf + p->len || path[0] != '/' ||
+	    !memchr(path, 0, (size_t)(p->buf + p->len - path)))
+		abort();
+	p->n++;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tally a = { 0, 0, 0 }, b = { 0, 0, 0 };
@@ -46,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size == 0)
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		rc = bot_doctor_scan("/fuzz/plugstack.conf", text, len, "n1", count, &a);
 		if (rc < 0 || (unsigned)rc != a.problems || a.n == 0)
@@ -63,6 +83,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (g1 > 3 || g1 != g2)
 			abort();
 		break;
+	case 3: {
+		struct paths p = { text, len, 0 };
+		int n = bot_doctor_ldcache((const uint8_t *)text, len, "libc.so.6", cache_path, &p);
+
+		if (n < -1 || (n >= 0 && (unsigned)n != p.n) ||
+		    bot_doctor_ldcache((const uint8_t *)text, len, "libc.so.6", cache_path, &p) != n)
+			abort();
+		break;
+	}
+	case 2:
 	default: {
 		char s[256];
 		uint32_t v = 0;

@@ -13,7 +13,8 @@
  * own e_machine, so that mutations get past the header to the segments,
  * the dynamic entries, the hash tables and the symbols. bot_elf_object
  * (nccl-bot doctor reads a SPANK plugin's plugin_version with it) is
- * asked too: a found object is one the export check finds.
+ * asked too: a found object is one the export check finds; and
+ * bot_elf_needed (the DT_NEEDED names doctor resolves).
  * Built with tests/fuzz/driver.c (standalone) or libFuzzer.
  */
 #include <stdint.h>
@@ -116,6 +117,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* (where the whole check failed on another name, one name may
 		 * still be found alone) */
 		if (i == 1 && rc2 == 0 && rc == 0 && !(found >> 3 & 1))
+			abort();
+	}
+	/* the needed libraries (nccl-bot doctor): names terminated, non-empty,
+	 * at most BOT_ELF_MAX_NEEDED; refused only with a reason and nothing
+	 * kept; the same answer twice; never for another machine */
+	{
+		static struct bot_elf_deps deps, deps2;
+
+		m.reads = 0;
+		why2[0] = 0;
+		rc2 = bot_elf_needed(&src, machine, &deps, why2, sizeof(why2));
+		if (rc2 != 0 && rc2 != -1)
+			abort();
+		if (rc2 < 0 && (deps.n || deps.runpath[0] || !why2[0]))
+			abort();
+		if (deps.n > BOT_ELF_MAX_NEEDED ||
+		    !memchr(deps.runpath, 0, sizeof(deps.runpath)))
+			abort();
+		for (size_t i = 0; i < deps.n; i++)
+			if (!deps.needed[i][0] || !memchr(deps.needed[i], 0, BOT_ELF_NAME_MAX))
+				abort();
+		m.reads = 0;
+		if (bot_elf_needed(&src, machine, &deps2, why, sizeof(why)) != rc2 ||
+		    memcmp(&deps, &deps2, sizeof(deps)))
+			abort();
+		m.reads = 0;
+		if (bot_elf_needed(&src, machine ^ 1, &deps2, why, sizeof(why)) != -1)
 			abort();
 	}
 	src.read = fail_read;

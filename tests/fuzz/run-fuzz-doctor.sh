@@ -1,8 +1,8 @@
 #!/bin/sh
 # run-fuzz-doctor.sh - automake test: the fuzz target of what `nccl-bot
 # doctor` parses (tests/fuzz/fuzz_doctor: plugstack.conf text, enroot and
-# Apptainer bind lines, a version line) over its seed corpus and the
-# standalone driver's deterministic mutations. FUZZ_ITERATIONS and
+# Apptainer bind lines, a version line, the loader's cache) over its seed
+# corpus and the standalone driver's deterministic mutations. FUZZ_ITERATIONS and
 # FUZZ_SEED pass through.
 srcdir=${srcdir:-.}
 builddir=${builddir:-.}

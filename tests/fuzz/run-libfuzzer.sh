@@ -6,7 +6,8 @@
 #
 # Run from the top source or build directory (make fuzz does). Environment:
 # FUZZ_TARGET (sweep, table, spool, state, settings, elf, delta, ledger, siteconf,
-# stateyaml, harvest, report or replay; default sweep), CC (default
+# stateyaml, harvest, report, replay, spank_args, fabricgen, jobfacts or
+# doctor; default sweep), CC (default
 # clang), srcdir (default .), FUZZ_OUT (build and work directory, default
 # tests/fuzz/libfuzzer/TARGET). The target's seed corpus is copied into
 # $FUZZ_OUT/corpus, which keeps what libFuzzer finds between runs; crashes
@@ -56,8 +57,33 @@ replay)	src="$srcdir/replay/dataset.c $srcdir/replay/replay.c $srcdir/common/swe
 		$srcdir/sim/sim.c $srcdir/sim/sim_auto.c $srcdir/sim/sim_model.c $srcdir/sim/sim_calib.c
 		$srcdir/sim/sim_family.c $p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
 	corpus=corpus-replay; libs=-lpthread ;;
+spank_args|doctor)
+	# the plugin's arguments and the decision (spank/args.c, decide.c,
+	# fabricmap.c, submit.c) and what they reach in learn/ (the site
+	# configuration's map through libyaml), common/ and policies/; doctor
+	# adds its own file and the spool directory checks
+	src="$srcdir/spank/args.c $srcdir/spank/decide.c $srcdir/spank/fabricmap.c $srcdir/spank/submit.c
+		$srcdir/learn/siteconf.c $srcdir/learn/yamlin.c $srcdir/learn/hostlist.c $srcdir/learn/log.c $srcdir/learn/stepenv.c $srcdir/learn/compile.c $srcdir/learn/store.c
+		$srcdir/learn/ranklib.c $srcdir/learn/elf.c $srcdir/learn/crash.c $srcdir/learn/fabricdir.c
+		$srcdir/learn/ledger.c $srcdir/learn/lock.c $srcdir/learn/merge.c $srcdir/common/settings.c
+		$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/writeall.c
+		$srcdir/common/dirscan.c $srcdir/common/delta.c $srcdir/common/table_encode.c
+		$srcdir/common/table_decode.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
+		$p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
+	corpus=corpus-spank-args; libs=-lyaml
+	if [ "$target" = doctor ]; then
+		src="$src $srcdir/spank/doctor.c $srcdir/spank/spooldir.c"
+		corpus=corpus-doctor
+	fi ;;
+fabricgen)	src="$srcdir/spank/fabricgen.c $srcdir/learn/hostlist.c $srcdir/learn/log.c $srcdir/common/state.c
+		$srcdir/common/readall.c $srcdir/common/spool_codec.c $p/context.c $p/kb.c $p/stats.c"
+	corpus=corpus-fabricgen ;;
+jobfacts)	src="$srcdir/spank/jobfacts.c $srcdir/learn/log.c $srcdir/common/readall.c
+		$srcdir/common/writeall.c"
+	corpus=corpus-jobfacts ;;
 *)	echo "run-libfuzzer.sh: FUZZ_TARGET '$target': want sweep, table, spool, state, settings, elf," \
-		"delta, ledger, siteconf, stateyaml, harvest, report or replay" >&2
+		"delta, ledger, siteconf, stateyaml, harvest, report, replay, spank_args, fabricgen," \
+		"jobfacts or doctor" >&2
 	exit 2 ;;
 esac
 for f in $src; do

@@ -33,8 +33,24 @@ cluster_init() {
 	CLUSTER_PIDS=
 	# ports: a block chosen from the PID, so two runs on one host do not
 	# meet, below Linux's ephemeral range (32768 and up), where an outgoing
-	# connection could hold one of them
+	# connection could hold one of them; a block with a port already in use
+	# (another test's cluster whose PID is the same modulo 1500, any other
+	# socket: observed, slurmctld then dies with "Address already in use")
+	# is passed over for the next one
 	base=$((20000 + ($$ % 1500) * 8))
+	if command -v ss >/dev/null 2>&1; then
+		used=" $(ss -Htan 2>/dev/null | awk '{ n = split($4, a, ":"); print a[n] }' | sort -u | tr '\n' ' ') "
+		tries=0
+		while [ $tries -lt 1500 ]; do
+			clash=
+			for p in 0 1 2 3 4 5; do
+				case $used in *" $((base + p)) "*) clash=1 ;; esac
+			done
+			[ -z "$clash" ] && break
+			base=$((20000 + ((base - 20000) / 8 + 1) % 1500 * 8))
+			tries=$((tries + 1))
+		done
+	fi
 	H=$(hostname -s)
 	chown munge:munge "$D/munge" 2>/dev/null
 	chmod 755 "$D/munge"
@@ -125,14 +141,19 @@ cluster_up() {
 	for n in n1 n2 n3 n4; do
 		cluster_start "$D/log/slurmd-$n.out" slurmd -D -f "$SLURM_CONF" -N $n
 	done
-	# bounded poll until all four nodes are idle (30 s at most)
-	i=0
+	# bounded poll until all four nodes are idle: 30 s of wall time at most
+	# (each sinfo bounded too: without a slurmctld one waits its message
+	# timeout), and at once when a daemon has died (a port taken after all)
+	end=$(($(date +%s) + 30))
 	while :; do
-		s=$(sinfo -h -p debug -o '%t' 2>/dev/null | sort -u | tr '\n' ' ')
-		[ "$s" = "idle " ] && [ "$(sinfo -h -p debug -o '%D' 2>/dev/null)" = 4 ] && break
-		i=$((i + 1))
-		if [ $i -gt 300 ]; then
-			echo "cluster: nodes not idle after 30 s: $s (ports $base..$((base + 5)))" >&2
+		s=$(timeout 2 sinfo -h -p debug -o '%t' 2>/dev/null | sort -u | tr '\n' ' ')
+		[ "$s" = "idle " ] && [ "$(timeout 2 sinfo -h -p debug -o '%D' 2>/dev/null)" = 4 ] && break
+		dead=
+		for p in $CLUSTER_PIDS; do
+			kill -0 "$p" 2>/dev/null || dead=1
+		done
+		if [ -n "$dead" ] || [ "$(date +%s)" -ge "$end" ]; then
+			echo "cluster: nodes not idle${dead:+ (a daemon exited)}: $s (ports $base..$((base + 5)))" >&2
 			tail -n 20 "$D"/log/*.log "$D"/log/*.out >&2
 			return 1
 		fi

@@ -45,6 +45,10 @@ check() {
 t0=$(date +%s%N)
 cluster_init || exit 99
 trap 'cluster_down' EXIT
+# srun, sbatch and salloc run from the cluster's directory: a step's report
+# directory (nccl-bot-<jobid>/ in the working directory) and sbatch's
+# output files stay out of the build tree and go with the cluster
+mkdir -p "$D/work" && cd "$D/work" || exit 99
 BASE="lib_prefix=$LIB policies=ucb1"
 cluster_plugstack enable=opt-in mode=on $BASE
 cluster_up || exit 99

@@ -47,6 +47,10 @@ check() {
 t0=$(date +%s%N)
 cluster_init || exit 99
 trap 'cluster_down' EXIT
+# srun, sbatch and salloc run from the cluster's directory: a step's report
+# directory (nccl-bot-<jobid>/ in the working directory) and sbatch's
+# output files stay out of the build tree and go with the cluster
+mkdir -p "$D/work" && cd "$D/work" || exit 99
 # two GPUs per node (character devices stand in for them: Slurm only needs
 # the files to exist), where the host has them
 GPUS=
@@ -132,7 +136,8 @@ mkdir -p "$D/qstate/quarantine"
 cp "$hb" "$D/qstate/quarantine/" 2>/dev/null
 "$BOT" state quarantine --state "$D/qstate" show "${hb##*/}" >"$D/q.out" 2>&1
 check "  ... which the delta reader takes: het_job $het, het_comp 1" \
-	sh -c "grep -q 'het_job: $het\$' '$D/q.out' && grep -q 'het_comp: 1\$' '$D/q.out'" || sed 's/^/  # /' "$D/q.out"
+	sh -c "grep -q 'het_job: $het\$' '$D/q.out' && grep -q 'het_comp: 1\$' '$D/q.out' ||
+		{ sed 's/^/  # /' '$D/q.out'; exit 1; }"
 
 # ---- the job's account and GPUs (the prolog's facts) -----------------------------------
 GPUOPT=

@@ -141,6 +141,46 @@ START_TEST(test_built_library_accepted)
 }
 END_TEST
 
+/* bot_elf_needed on the built rank library: libc.so.6 and libpthread.so.0
+ * (tests/unit/test_so_deps.sh's list), no run path; on the head of the
+ * file alone (the dynamic segment cut off): refused, nothing kept. */
+START_TEST(test_needed_of_built_library)
+{
+	struct bot_elf_deps *deps = malloc(sizeof(*deps));
+	struct bot_elf_src src;
+	struct stat st;
+	char why[512] = "";
+	int fd = open(BOT_TUNER_SO, O_RDONLY | O_CLOEXEC), libc = 0, pthread = 0;
+
+	ck_assert_ptr_nonnull(deps);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	src.read = bot_elf_fd_read;
+	src.arg = &fd;
+	src.size = (uint64_t)st.st_size;
+	ck_assert_msg(bot_elf_needed(&src, bot_elf_host_machine(), deps, why, sizeof(why)) == 0,
+		      "%s", why);
+	ck_assert_uint_eq(deps->n, 2);
+	for (size_t i = 0; i < deps->n; i++) {
+		libc += !strcmp(deps->needed[i], "libc.so.6");
+		pthread += !strcmp(deps->needed[i], "libpthread.so.0");
+	}
+	ck_assert_int_eq(libc, 1);
+	ck_assert_int_eq(pthread, 1);
+	ck_assert_str_eq(deps->runpath, "");
+	/* another machine's: refused */
+	ck_assert_int_eq(bot_elf_needed(&src, bot_elf_host_machine() ^ 1, deps, why, sizeof(why)),
+			 -1);
+	ck_assert_uint_eq(deps->n, 0);
+	src.size = 4096;
+	ck_assert_int_eq(bot_elf_needed(&src, bot_elf_host_machine(), deps, why, sizeof(why)), -1);
+	ck_assert_uint_eq(deps->n, 0);
+	ck_assert_msg(why[0], "no reason given");
+	close(fd);
+	free(deps);
+}
+END_TEST
+
 /* /opt/nccl-bot as a link to site storage: the path NCCL is given keeps
  * the link (a container binding /opt/nccl-bot/<version> opens it), "//",
  * "." and ".." taken out lexically; a ".." that the kernel would take
@@ -816,6 +856,7 @@ static Suite *ranklib_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_built_library_accepted);
+	tcase_add_test(tc, test_needed_of_built_library);
 	tcase_add_test(tc, test_path_kept_lexically);
 	tcase_add_test(tc, test_abspath);
 	tcase_add_test(tc, test_not_files_refused);

@@ -13,6 +13,7 @@
 #include "policies/context.h"
 #include "spank/args.h"
 #include "spank/decide.h"
+#include "spank/doctor.h"
 #include "spank/fabricmap.h"
 #include "spank/submit.h"
 #include "testutil.h"
@@ -467,6 +468,99 @@ START_TEST(test_fabricmap)
 }
 END_TEST
 
+/* bot_doctor_ldcache: a cache made here (the new format after an old
+ * table, as glibc before 2.32 wrote it, and alone), then the host's. */
+struct found {
+	char paths[4][64];
+	int n, stop_at;
+};
+
+static int note_path(void *arg, const char *path)
+{
+	struct found *f = arg;
+
+	if (f->n < 4)
+		snprintf(f->paths[f->n], sizeof(f->paths[0]), "%s", path);
+	f->n++;
+	return f->n == f->stop_at;
+}
+
+static size_t put_cache(uint8_t *b, int old)
+{
+	static const char *const str[] = { "libx.so.1", "/lib/a/libx.so.1", "liby.so.2",
+					   "/lib/b/liby.so.2", "/lib/c/libx.so.1" };
+	/* entries: (key, value) indexes into str */
+	static const int ent[][2] = { { 0, 1 }, { 2, 3 }, { 0, 4 } };
+	size_t hdr = 0, at, strs;
+	uint32_t off[5];
+
+	memset(b, 0, 1024);
+	if (old) {
+		memcpy(b, "ld.so-1.7.0", 11);
+		b[12] = 1;	/* one old entry, 12 bytes: 28, aligned to 32 */
+		hdr = 32;
+	}
+	memcpy(b + hdr, "glibc-ld.so.cache1.1", 20);
+	b[hdr + 20] = 3;
+	strs = hdr + 48 + 3 * 24;
+	at = strs;
+	for (int i = 0; i < 5; i++) {
+		off[i] = (uint32_t)(at - hdr);
+		memcpy(b + at, str[i], strlen(str[i]) + 1);
+		at += strlen(str[i]) + 1;
+	}
+	for (int i = 0; i < 3; i++) {
+		uint8_t *e = b + hdr + 48 + i * 24;
+
+		e[0] = 3;
+		memcpy(e + 4, &off[ent[i][0]], 4);
+		memcpy(e + 8, &off[ent[i][1]], 4);
+	}
+	return at;
+}
+
+START_TEST(test_ldcache)
+{
+	uint8_t b[1024];
+	struct found f;
+	size_t len;
+
+	for (int old = 0; old < 2; old++) {
+		len = put_cache(b, old);
+		memset(&f, 0, sizeof(f));
+		ck_assert_int_eq(bot_doctor_ldcache(b, len, "libx.so.1", note_path, &f), 2);
+		ck_assert_str_eq(f.paths[0], "/lib/a/libx.so.1");
+		ck_assert_str_eq(f.paths[1], "/lib/c/libx.so.1");
+		memset(&f, 0, sizeof(f));
+		f.stop_at = 1;
+		ck_assert_int_eq(bot_doctor_ldcache(b, len, "libx.so.1", note_path, &f), 1);
+		memset(&f, 0, sizeof(f));
+		ck_assert_int_eq(bot_doctor_ldcache(b, len, "liby.so.2", note_path, &f), 1);
+		ck_assert_str_eq(f.paths[0], "/lib/b/liby.so.2");
+		ck_assert_int_eq(bot_doctor_ldcache(b, len, "libz.so", note_path, &f), 0);
+		/* cut short: entries past the end refused, strings past it skipped */
+		ck_assert_int_eq(bot_doctor_ldcache(b, (old ? 32 : 0) + 48 + 24, "libx.so.1",
+						    note_path, &f), -1);
+		ck_assert_int_eq(bot_doctor_ldcache(b, len - 17, "libx.so.1", note_path, &f), 1);
+	}
+	ck_assert_int_eq(bot_doctor_ldcache((const uint8_t *)"not a cache", 11, "libc.so.6",
+					    note_path, &f), -1);
+	/* the host's: libc.so.6 is there (glibc's own cache, where there is one) */
+	{
+		FILE *c = fopen("/etc/ld.so.cache", "rb");
+		static uint8_t host[16 << 20];
+
+		if (c) {
+			len = fread(host, 1, sizeof(host), c);
+			fclose(c);
+			memset(&f, 0, sizeof(f));
+			ck_assert_int_ge(bot_doctor_ldcache(host, len, "libc.so.6", note_path, &f), 1);
+			ck_assert_msg(strstr(f.paths[0], "/libc.so.6") != NULL, "%s", f.paths[0]);
+		}
+	}
+}
+END_TEST
+
 /* The plugin's map from the site configuration (config=) or fabric_map=
  * (bot_fabricmap_load_site): the same lookups as the text map, both at
  * once refused, a configuration without a map giving none. */
@@ -542,6 +636,7 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_gpus);
 	tcase_add_test(tc, test_build);
 	tcase_add_test(tc, test_fabricmap);
+	tcase_add_test(tc, test_ldcache);
 	tcase_add_test(tc, test_submit);
 	tcase_add_test(tc, test_fabricmap_site);
 	suite_add_tcase(s, tc);

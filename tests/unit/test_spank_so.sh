@@ -2,7 +2,8 @@
 # test_spank_so.sh - spank_nccl_bot.so exports only what Slurm's SPANK
 # loader looks up (the slurm_spank_* callbacks, plugin_name, plugin_type,
 # plugin_version): none of libbotlearn's names, nor libyaml's, can clash
-# with another plugin's or Slurm's own in slurmstepd. Skips (77) where the
+# with another plugin's or Slurm's own in slurmstepd; and it needs libc.so.6
+# and libm.so.6 alone (libyaml is linked in). Skips (77) where the
 # plugin is not built (no Slurm headers, or a sanitizer build).
 set -u
 so=${builddir:-.}/spank/spank_nccl_bot.so
@@ -35,5 +36,24 @@ fi
 if readelf -d "$so" | grep NEEDED | grep -q slurm; then
 	echo "FAIL - links a Slurm library: $(readelf -d "$so" | grep NEEDED | grep slurm)"; fail=1
 fi
-[ $fail -eq 0 ] && echo "ok - exports: $got"
+# libc and libm alone (DT_NEEDED): a node missing any other library (as
+# libyaml-0.so.2 was) cannot load the optional plugin, and its tasks would
+# run without our tuner while the other nodes' use it
+needed=$(readelf -d "$so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+for lib in $needed; do
+	case $lib in
+	libc.so.6|libm.so.6) ;;
+	*) echo "FAIL - needs $lib (only libc.so.6 and libm.so.6 are allowed; configure links" \
+		"libyaml's static archive where it links into a shared object)"; fail=1 ;;
+	esac
+done
+case " $needed " in
+*" libc.so.6 "*) ;;
+*) echo "FAIL - DT_NEEDED has no libc.so.6 ($needed): readelf output changed?"; fail=1 ;;
+esac
+# libyaml's own names stay inside (the version script hides them)
+if objdump -T "$so" | awk '$0 !~ /\*UND\*/' | grep -q ' yaml_'; then
+	echo "FAIL - exports libyaml's symbols"; fail=1
+fi
+[ $fail -eq 0 ] && echo "ok - exports: $got" && echo "ok - DT_NEEDED: $needed"
 exit $fail
