@@ -678,26 +678,38 @@ static int lookup_names(const struct elf *e, const struct dyn *d, const char *co
 	return rc < 0 ? -1 : 0;
 }
 
+/* What every entry point starts with: the file's size within bounds, its
+ * ELF header for this machine, its loadable segments (into e->load, which
+ * the caller frees, also on failure) and its dynamic section into *d: 0,
+ * or -1 with e->why said. */
+static int elf_open(struct elf *e, unsigned machine, struct dyn *d)
+{
+	struct seg dynseg = { 0, 0, 0 };
+	uint8_t h[EHDR_SIZE];
+
+	if (e->src->size < EHDR_SIZE)
+		return bot_errf(e->why, e->whylen, "%" PRIu64 " bytes: too short for an ELF header "
+				"(not a shared library)", e->src->size);
+	if (e->src->size > BOT_ELF_MAX_FILE)
+		return bot_errf(e->why, e->whylen, "%" PRIu64 " bytes: over the 1 GiB this check "
+				"reads", e->src->size);
+	if (rd(e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(e, h, machine) < 0 ||
+	    read_segments(e, h, &dynseg) < 0 || read_dynamic(e, &dynseg, d) < 0)
+		return -1;
+	return 0;
+}
+
 int bot_elf_exports(const struct bot_elf_src *src, unsigned machine, const char *const *names,
 		    size_t nnames, uint64_t *found, char *why, size_t whylen)
 {
 	struct elf e = { src, NULL, 0, why, whylen };
-	struct seg dynseg = { 0, 0, 0 };
 	struct dyn d;
-	uint8_t h[EHDR_SIZE];
 	int rc = -1;
 
 	*found = 0;
 	if (nnames > BOT_ELF_MAX_NAMES)
 		return bot_errf(why, whylen, "more than %d names asked for", BOT_ELF_MAX_NAMES);
-	if (src->size < EHDR_SIZE)
-		return bot_errf(why, whylen, "%" PRIu64 " bytes: too short for an ELF header (not a "
-				"shared library)", src->size);
-	if (src->size > BOT_ELF_MAX_FILE)
-		return bot_errf(why, whylen, "%" PRIu64 " bytes: over the 1 GiB this check reads",
-				src->size);
-	if (rd(&e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(&e, h, machine) < 0 ||
-	    read_segments(&e, h, &dynseg) < 0 || read_dynamic(&e, &dynseg, &d) < 0)
+	if (elf_open(&e, machine, &d) < 0)
 		goto out;
 	if (d.flags1 & ELF_DF_1_PIE) {
 		bot_errf(why, whylen, "a position-independent executable (PIE), not a shared library");
@@ -715,24 +727,14 @@ int bot_elf_object(const struct bot_elf_src *src, unsigned machine, const char *
 		   size_t len, size_t *got, char *why, size_t whylen)
 {
 	struct elf e = { src, NULL, 0, why, whylen };
-	struct seg dynseg = { 0, 0, 0 };
 	struct tables t;
 	struct dyn d;
-	uint8_t h[EHDR_SIZE];
 	const uint8_t *sym;
 	uint64_t idx = 0, value, size;
 	int rc = -1, r;
 
 	*got = 0;
-	if (src->size < EHDR_SIZE)
-		return bot_errf(why, whylen, "%" PRIu64 " bytes: too short for an ELF header (not a "
-				"shared library)", src->size);
-	if (src->size > BOT_ELF_MAX_FILE)
-		return bot_errf(why, whylen, "%" PRIu64 " bytes: over the 1 GiB this check reads",
-				src->size);
-	if (rd(&e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(&e, h, machine) < 0 ||
-	    read_segments(&e, h, &dynseg) < 0 || read_dynamic(&e, &dynseg, &d) < 0 ||
-	    tables_open(&e, &d, &t) < 0) {
+	if (elf_open(&e, machine, &d) < 0 || tables_open(&e, &d, &t) < 0) {
 		free(e.load);
 		return -1;
 	}
@@ -789,26 +791,13 @@ int bot_elf_needed(const struct bot_elf_src *src, unsigned machine, struct bot_e
 		   char *why, size_t whylen)
 {
 	struct elf e = { src, NULL, 0, why, whylen };
-	struct seg dynseg = { 0, 0, 0 };
 	struct dyn *d = malloc(sizeof(*d));
-	uint8_t h[EHDR_SIZE];
 	int rc = -1;
 
 	memset(deps, 0, sizeof(*deps));
 	if (!d)
 		return bot_errf(why, whylen, "out of memory");
-	if (src->size < EHDR_SIZE) {
-		bot_errf(why, whylen, "%" PRIu64 " bytes: too short for an ELF header (not a shared "
-			 "library)", src->size);
-		goto out;
-	}
-	if (src->size > BOT_ELF_MAX_FILE) {
-		bot_errf(why, whylen, "%" PRIu64 " bytes: over the 1 GiB this check reads",
-			 src->size);
-		goto out;
-	}
-	if (rd(&e, 0, h, EHDR_SIZE, "the ELF header") < 0 || check_header(&e, h, machine) < 0 ||
-	    read_segments(&e, h, &dynseg) < 0 || read_dynamic(&e, &dynseg, d) < 0)
+	if (elf_open(&e, machine, d) < 0)
 		goto out;
 	if (d->more_needed) {
 		bot_errf(why, whylen, "more than %d needed libraries (DT_NEEDED)",

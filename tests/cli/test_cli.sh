@@ -8,27 +8,7 @@ data=$top_srcdir/tests/cli/data
 bot=${NCCL_BOT:-./nccl-bot}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-
-# expect_rc NAME WANT_RC [GREP_PATTERN] -- CMD...: run, check the exit status
-# and that stderr+stdout match the pattern.
-expect() {
-	name=$1 want=$2 pat=$3
-	shift 4
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		bad "$name: exit $got, want $want"; sed 's/^/    /' "$tmp/out" | head -n 5; return
-	fi
-	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
-		bad "$name: output lacks /$pat/"; sed 's/^/    /' "$tmp/out" | head -n 5; return
-	fi
-	ok "$name"
-}
+. "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
 
 expect "help" 0 "replay" -- "$bot" --help
 expect "no subcommand" 2 "usage" -- "$bot"

@@ -14,24 +14,8 @@ NCCL_BOT_CONFIG=none
 export NCCL_BOT_CONFIG
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-# expect NAME WANT_RC GREP_PATTERN -- CMD...: exit status and a line of its output
-expect() {
-	tname=$1 want=$2 pat=$3
-	shift 4
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		bad "$tname: exit $got, want $want"; sed "s/^/    /" "$tmp/out" | head -n 8; return
-	fi
-	if [ -n "$pat" ] && ! grep -q -- "$pat" "$tmp/out"; then
-		bad "$tname: no '$pat' in:"; sed "s/^/    /" "$tmp/out" | head -n 8; return
-	fi
-	ok "$tname"
-}
+EXPECT_BASIC=1
+. "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
 
 cat >"$tmp/slurm.conf" <<'CONF'
 ClusterName=nbtest

@@ -15,26 +15,7 @@ export NCCL_BOT_CONFIG=none
 unset NCCL_BOT_REPORT_DIR
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); echo "ok - $1"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $1"; }
-
-# expect NAME WANT_RC GREP_PATTERN -- CMD...
-expect() {
-	tname=$1 want=$2 pat=$3
-	shift 4
-	"$@" >"$tmp/out" 2>&1
-	got=$?
-	if [ "$got" -ne "$want" ]; then
-		bad "$tname: exit $got, want $want"; sed "s/^/    /" "$tmp/out" | head -n 12; return
-	fi
-	if [ -n "$pat" ] && ! grep -Eq -- "$pat" "$tmp/out"; then
-		bad "$tname: output lacks /$pat/"; sed "s/^/    /" "$tmp/out" | head -n 12; return
-	fi
-	ok "$tname"
-}
+. "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
 
 mkdir -p "$tmp/sp" "$tmp/ob" "$tmp/ob2"
 cp "$spool/valid-mixed" "$tmp/sp/nb-a-1.spool"

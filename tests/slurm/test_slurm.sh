@@ -12,35 +12,8 @@ srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
 . "$srcdir/tests/slurm/cluster.sh"
 
-CLUSTER_PLUGIN=$builddir/spank/spank_nccl_bot.so
-LIB=$builddir/tuner
-if ! cluster_have_slurm; then
-	echo "test_slurm.sh: Slurm or munge not installed (scripts/setup installs them)" >&2
-	exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "test_slurm.sh: the test cluster's slurmd must run as root" >&2
-	exit 77
-fi
-if [ ! -f "$CLUSTER_PLUGIN" ]; then
-	echo "test_slurm.sh: $CLUSTER_PLUGIN not built (no Slurm headers, or a sanitizer build)" >&2
-	exit 77
-fi
-if [ ! -f "$LIB/libnccl-tuner-bot.so" ]; then
-	echo "test_slurm.sh: $LIB/libnccl-tuner-bot.so not built" >&2
-	exit 99
-fi
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-# check NAME COMMAND...: the command's status says
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else bad "$name"; fi
-}
+. "$srcdir/tests/slurm/lib.sh"
+slurm_test_needs test_slurm.sh "$LIB/libnccl-tuner-bot.so"
 
 t0=$(date +%s%N)
 cluster_init || exit 99
@@ -58,7 +31,6 @@ t_up=$(date +%s%N)
 SHOW='echo "$SLURMD_NODENAME tuner=${NCCL_TUNER_PLUGIN-} profiler=${NCCL_PROFILER_PLUGIN-} table=${NCCL_BOT_TABLE-}"'
 OUT=$D/out
 ERR=$D/err
-run() { timeout 60 "$@" >"$OUT" 2>"$ERR"; }
 
 # The policy a step table was compiled for (doc/formats.md section 8: the
 # payload's second byte), "" for no table.

@@ -13,36 +13,13 @@ srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
 . "$srcdir/tests/slurm/cluster.sh"
 
-CLUSTER_PLUGIN=$builddir/spank/spank_nccl_bot.so
-LIB=$builddir/tuner
-BOT=$builddir/nccl-bot
-HELPER=$builddir/nccl-bot-harvest-read
-if ! cluster_have_slurm; then
-	echo "test_slurm_doctor.sh: Slurm or munge not installed" >&2
-	exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "test_slurm_doctor.sh: the test cluster's slurmd must run as root" >&2
-	exit 77
-fi
-if [ ! -f "$CLUSTER_PLUGIN" ]; then
-	echo "test_slurm_doctor.sh: $CLUSTER_PLUGIN not built" >&2
-	exit 77
-fi
+. "$srcdir/tests/slurm/lib.sh"
+slurm_test_needs test_slurm_doctor.sh
 if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" != tmpfs ]; then
 	echo "test_slurm_doctor.sh: /dev/shm is not a tmpfs here" >&2
 	exit 77
 fi
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else bad "$name"; sed 's/^/    /' "$OUT" | head -n 12; fi
-}
+CHECK_SHOWS_OUT=1
 
 cluster_init || exit 99
 SPOOL=/dev/shm/nb-doctor-$$

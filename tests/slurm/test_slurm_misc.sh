@@ -13,36 +13,8 @@ srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
 . "$srcdir/tests/slurm/cluster.sh"
 
-CLUSTER_PLUGIN=$builddir/spank/spank_nccl_bot.so
-LIB=$builddir/tuner
-BOT=$builddir/nccl-bot
-HELPER=$builddir/nccl-bot-harvest-read
-EMU=$builddir/tests/emulator/nccl-emu
-if ! cluster_have_slurm; then
-	echo "test_slurm_misc.sh: Slurm or munge not installed" >&2
-	exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "test_slurm_misc.sh: the test cluster's slurmd must run as root" >&2
-	exit 77
-fi
-if [ ! -f "$CLUSTER_PLUGIN" ]; then
-	echo "test_slurm_misc.sh: $CLUSTER_PLUGIN not built" >&2
-	exit 77
-fi
-for f in "$LIB/libnccl-tuner-bot.so" "$BOT" "$HELPER" "$EMU"; do
-	[ -x "$f" ] || [ -f "$f" ] || { echo "test_slurm_misc.sh: $f not built" >&2; exit 99; }
-done
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else bad "$name"; fi
-}
+. "$srcdir/tests/slurm/lib.sh"
+slurm_test_needs test_slurm_misc.sh "$LIB/libnccl-tuner-bot.so" "$BOT" "$HELPER" "$EMU"
 
 t0=$(date +%s%N)
 cluster_init || exit 99
@@ -75,7 +47,6 @@ cluster_up || exit 99
 t_up=$(date +%s%N)
 OUT=$D/out
 ERR=$D/err
-run() { timeout 60 "$@" >"$OUT" 2>"$ERR"; }
 undrained() {
 	st=$(sinfo -h -p debug -o '%t' | sort -u | tr '\n' ' ')
 	case $st in *drain*|*drng*|*down*|*fail*) echo "  node states: $st"; return 1 ;; esac

@@ -13,36 +13,8 @@ srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
 . "$srcdir/tests/slurm/cluster.sh"
 
-CLUSTER_PLUGIN=$builddir/spank/spank_nccl_bot.so
-LIB=$builddir/tuner
-BOT=$builddir/nccl-bot
-HELPER=$builddir/nccl-bot-harvest-read
-EMU=$builddir/tests/emulator/nccl-emu
-if ! cluster_have_slurm; then
-	echo "test_slurm_report.sh: Slurm or munge not installed" >&2
-	exit 77
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "test_slurm_report.sh: the test cluster's slurmd must run as root" >&2
-	exit 77
-fi
-if [ ! -f "$CLUSTER_PLUGIN" ]; then
-	echo "test_slurm_report.sh: $CLUSTER_PLUGIN not built" >&2
-	exit 77
-fi
-for f in "$LIB/libnccl-tuner-bot.so" "$BOT" "$HELPER" "$EMU"; do
-	[ -x "$f" ] || [ -f "$f" ] || { echo "test_slurm_report.sh: $f not built" >&2; exit 99; }
-done
-
-pass=0
-fail=0
-ok() { echo "ok - $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL - $1"; fail=$((fail + 1)); }
-check() {
-	name=$1
-	shift
-	if "$@"; then ok "$name"; else bad "$name"; fi
-}
+. "$srcdir/tests/slurm/lib.sh"
+slurm_test_needs test_slurm_report.sh "$LIB/libnccl-tuner-bot.so" "$BOT" "$HELPER" "$EMU"
 
 t0=$(date +%s%N)
 cluster_init || exit 99
@@ -59,7 +31,6 @@ sed -i 's/^SchedulerType=.*/&\nSchedulerParameters=bf_interval=1/' "$SLURM_CONF"
 cluster_up || exit 99
 OUT=$D/out
 ERR=$D/err
-run() { timeout 60 "$@" >"$OUT" 2>"$ERR"; }
 NOBODY=
 id nobody >/dev/null 2>&1 && command -v runuser >/dev/null 2>&1 && NOBODY=1
 # the summary line of step $1 on srun's stderr
