@@ -41,7 +41,7 @@ ledger)	src="$srcdir/learn/ledger.c $srcdir/learn/log.c $srcdir/common/state.c $
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-ledger ;;
 siteconf|stateyaml)
-	src="$srcdir/learn/yamlin.c $srcdir/learn/yamlout.c $srcdir/learn/siteconf.c
+	src="$srcdir/learn/yamlin.c $srcdir/learn/yamlout.c $srcdir/learn/siteconf.c $srcdir/learn/hostlist.c
 		$srcdir/learn/stateyaml.c $srcdir/learn/log.c $srcdir/common/settings.c
 		$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool_codec.c
 		$srcdir/common/spool_read.c $p/context.c $p/kb.c $p/stats.c $p/policy.c $p/plan.c"
