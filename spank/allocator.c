@@ -107,6 +107,19 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	(void)sp;
 	read_cmdline(sbatch, &s);
 	why[0][0] = why[1][0] = 0;
+	if (s.unsure) {
+		/* an option the scan cannot read: a -p or -A after it is not
+		 * seen, so nothing is guessed from the environment, the
+		 * script or slurm.conf either */
+		snprintf(why[0], sizeof(why[0]), "%s's command line has an option nccl-bot cannot "
+			 "read", sbatch ? "sbatch" : "salloc");
+		snprintf(why[1], sizeof(why[1]), "%s", why[0]);
+		{
+			const struct bot_spank_submission sub = { "", "", why[0], why[1] };
+
+			return bot_spank_decide_here(0, "batch step", &sub);
+		}
+	}
 	/* each command reads its own variables, which beat the script */
 	if (!s.partition[0] && (env = getenv(sbatch ? "SBATCH_PARTITION" : "SALLOC_PARTITION")) &&
 	    strlen(env) < sizeof(s.partition))

@@ -5,11 +5,13 @@
  *
  * The option scan needs to know which options take a value in the next
  * word: every short option of sbatch and salloc that requires one is
- * listed; a long option written without "=" is taken to have one unless
- * it is one of those that never do (or only with "="), listed too. An
- * unlisted option of another SPANK plugin that has no value makes the
- * scan take the next word as its value: the script is then not found and
- * stays unknown, never another file's options taken for sbatch's.
+ * listed, and every long option of theirs, with a value or without (or
+ * one only after "="). A long option is matched as getopt matches it: its
+ * full name, or a prefix of exactly one name (sbatch takes --part for
+ * --partition). A long option that matches none or several (another SPANK
+ * plugin's flag, a typo) without "=" stops the scan: whether the next word
+ * is its value or the script is not known, so what follows it (the
+ * script included) stays unknown, never guessed.
  */
 #include <string.h>
 #include <strings.h>
@@ -30,12 +32,53 @@ static const char *const long_no_value[] = {
 	"wait", "x11", NULL,
 };
 
-static int no_value(const char *name, size_t len)
+/* Long options of sbatch and salloc (22.05) that take a value. */
+static const char *const long_with_value[] = {
+	"account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir",
+	"cluster-constraint", "clusters", "comment", "constraint", "container", "core-spec",
+	"cores-per-socket", "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline",
+	"delay-boot", "dependency", "distribution", "error", "exclude", "export", "export-file",
+	"extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
+	"gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "hint", "input", "job-name",
+	"kill-on-invalid-dep", "licenses", "mail-type", "mail-user", "mcs-label", "mem",
+	"mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "network", "nodefile", "nodelist",
+	"nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
+	"ntasks-per-socket", "open-mode", "output", "partition", "power", "prefer", "priority",
+	"profile", "qos", "reservation", "signal", "sockets-per-node", "switches",
+	"thread-spec", "threads-per-core", "time", "time-min", "tmp", "tres-per-task", "uid",
+	"wait-all-nodes", "wckey", "wrap", NULL,
+};
+
+enum opt_kind { OPT_UNKNOWN, OPT_NO_VALUE, OPT_VALUE };
+
+/* Which long option name[0..len) is, as getopt_long reads it: an exact
+ * name, else the one name it is a prefix of; *full gets that name. */
+static enum opt_kind long_option(const char *name, size_t len, const char **full)
 {
-	for (size_t i = 0; long_no_value[i]; i++)
-		if (strlen(long_no_value[i]) == len && !strncmp(long_no_value[i], name, len))
-			return 1;
-	return 0;
+	const char *const *lists[2] = { long_no_value, long_with_value };
+	enum opt_kind kind = OPT_UNKNOWN;
+	int matches = 0;
+
+	*full = NULL;
+	if (!len)
+		return OPT_UNKNOWN;
+	for (int l = 0; l < 2; l++)
+		for (size_t i = 0; lists[l][i]; i++) {
+			if (strncmp(lists[l][i], name, len))
+				continue;
+			if (!lists[l][i][len]) {	/* exact */
+				*full = lists[l][i];
+				return l ? OPT_VALUE : OPT_NO_VALUE;
+			}
+			matches++;
+			*full = lists[l][i];
+			kind = l ? OPT_VALUE : OPT_NO_VALUE;
+		}
+	if (matches != 1) {
+		*full = NULL;
+		return OPT_UNKNOWN;
+	}
+	return kind;
 }
 
 static void put(char *out, size_t len, const char *v)
@@ -53,6 +96,7 @@ static void put(char *out, size_t len, const char *v)
 struct found {
 	char *part, *acct;	/* where to store (size BOT_SPANK_SUBMIT_VALUE_MAX) */
 	int wrap;		/* --wrap: no script */
+	int unsure;		/* an option the scan cannot read: what follows unknown */
 };
 
 /*
@@ -73,18 +117,23 @@ static int scan(char *const *argv, int argc, struct found *f)
 			return i;	/* the script, or "-" */
 		i++;
 		if (a[1] == '-') {
-			const char *name = a + 2, *eq = strchr(name, '=');
+			const char *name = a + 2, *eq = strchr(name, '='), *full;
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
+			enum opt_kind kind = long_option(name, len, &full);
 
+			if (kind == OPT_UNKNOWN && !eq) {
+				f->unsure = 1;	/* its value or the script next? */
+				return argc;
+			}
 			if (eq)
 				v = eq + 1;
-			else if (!no_value(name, len) && i < argc)
+			else if (kind == OPT_VALUE && i < argc)
 				v = argv[i++];
-			if (len == 9 && !strncmp(name, "partition", 9))
+			if (full && !strcmp(full, "partition"))
 				opt = 'p';
-			else if (len == 7 && !strncmp(name, "account", 7))
+			else if (full && !strcmp(full, "account"))
 				opt = 'A';
-			else if (len == 4 && !strncmp(name, "wrap", 4))
+			else if (full && !strcmp(full, "wrap"))
 				f->wrap = 1;
 		} else {
 			/* a cluster of flags; the first that takes a value takes
@@ -117,7 +166,7 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX];
-	struct found f = { s->partition, s->account, 0 };
+	struct found f = { s->partition, s->account, 0, 0 };
 	int argc = 0, first;
 
 	memset(s, 0, sizeof(*s));
@@ -129,7 +178,13 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
 		argv[argc++] = copy + i;
 	first = scan(argv, argc, &f);
-	if (want_script && !f.wrap && first < argc && strcmp(argv[first], "-"))
+	if (f.unsure) {
+		/* a later -p or -A may follow the option not read */
+		s->partition[0] = s->account[0] = 0;
+		s->unsure = 1;
+		return;
+	}
+	if (want_script && !f.wrap && !f.unsure && first < argc && strcmp(argv[first], "-"))
 		put(s->script, sizeof(s->script), argv[first]);
 }
 
@@ -171,7 +226,7 @@ static int words(char *line, char **w)
 int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s)
 {
 	char part[BOT_SPANK_SUBMIT_VALUE_MAX] = "", acct[BOT_SPANK_SUBMIT_VALUE_MAX] = "";
-	struct found f = { part, acct, 0 };
+	struct found f = { part, acct, 0, 0 };
 	char line[LINE_MAX_ + 1], *w[WORDS_MAX];
 	size_t i = 0;
 	int lines = 0;

@@ -29,6 +29,9 @@ struct bot_spank_submit {
 	char partition[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char account[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char script[PATH_MAX];		/* sbatch's script; "" none (stdin, --wrap) */
+	int unsure;	/* the command line holds an option the scan cannot read
+			 * (another plugin's flag, an ambiguous prefix): partition and
+			 * account are "" and must not be guessed from elsewhere */
 };
 
 /*

@@ -368,6 +368,25 @@ START_TEST(test_submit)
 	ck_assert_str_eq(s.script, "");			/* salloc: a command, no script */
 	CMD(&s, "sbatch\0-p");				/* a value missing */
 	ck_assert_str_eq(s.partition, "");
+	/* long options abbreviated as getopt takes them */
+	CMD(&s, "sbatch\0-vv\0--part=gpuX\0--acco\0secret\0--pars\0job.sh");
+	ck_assert_str_eq(s.partition, "gpuX");
+	ck_assert_str_eq(s.account, "secret");
+	ck_assert_str_eq(s.script, "job.sh");	/* --pars: --parsable, no value */
+	ck_assert_int_eq(s.unsure, 0);
+	/* an option the scan cannot read (another plugin's flag, an ambiguous
+	 * prefix) stops it: the script is unknown, never the next word */
+	CMD(&s, "sbatch\0-p\0cpu\0--container-remap-root\0-p\0gpu\0x.sh");
+	ck_assert_str_eq(s.partition, "");	/* a later -p may follow: unknown */
+	ck_assert_str_eq(s.script, "");
+	ck_assert_int_eq(s.unsure, 1);
+	CMD(&s, "sbatch\0--par\0gpu\0x.sh");		/* partition or parsable? */
+	ck_assert_str_eq(s.partition, "");
+	ck_assert_str_eq(s.script, "");
+	ck_assert_int_eq(s.unsure, 1);
+	CMD(&s, "sbatch\0--container-image=x\0-A\0a\0x.sh");	/* "=": its value */
+	ck_assert_str_eq(s.account, "a");
+	ck_assert_str_eq(s.script, "x.sh");
 
 #define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
 	memset(&s, 0, sizeof(s));
