@@ -66,7 +66,10 @@ set -eu
 R=$1 lib=$2 spool=$3 emu=$4 probe=$5 libs=$6 table=$7 builddir=$8
 # a private root: nothing of the host but what is bound below
 mount -t tmpfs -o mode=755 nbroot "$R"
-mkdir -p "$R/opt/nccl-bot/lib" "$R/dev/shm/nccl-bot" "$R/bin" "$R/tmp"
+mkdir -p "$R/opt/nccl-bot/lib" "$R/dev/shm/nccl-bot" "$R/bin" "$R/tmp" "$R/proc"
+# /proc, as every container runtime mounts it (the sanitizer build's leak
+# checker reads it)
+mount -t proc nbproc "$R/proc"
 # bindfile SRC DST: one file, at DST inside the root
 bindfile() { mkdir -p "$R$(dirname "$2")"; : >"$R$2"; mount --bind "$1" "$R$2"; }
 # the lib_prefix at its fixed path, read-only (enroot mounts.d: bind,ro)
