@@ -300,10 +300,12 @@ static void unread_dropins(struct doc *d)
 #define SYSTEM_LIB_DIRS "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:" \
 	"/lib/aarch64-linux-gnu:/usr/lib/aarch64-linux-gnu:/lib64:/usr/lib64:/lib:/usr/lib"
 
-/* The NUL-terminated string at off of buf (len bytes), or NULL. */
+/* The NUL-terminated string at off of buf (len bytes), at most PATH_MAX
+ * bytes long, or NULL. (Unbounded, a hostile cache without NULs made every
+ * entry scan to the end: quadratic, minutes for 8 MiB.) */
 static const char *cache_str(const uint8_t *buf, size_t len, uint64_t off)
 {
-	if (off >= len || !memchr(buf + off, 0, len - off))
+	if (off >= len || !memchr(buf + off, 0, len - off < PATH_MAX ? len - off : PATH_MAX))
 		return NULL;
 	return (const char *)buf + off;
 }

@@ -564,6 +564,24 @@ START_TEST(test_ldcache)
 	}
 	ck_assert_int_eq(bot_doctor_ldcache((const uint8_t *)"not a cache", 11, "libc.so.6",
 					    note_path, &f), -1);
+	/* hostile: 100,000 entries whose strings point into 4 MiB without a
+	 * NUL; each string is looked at for PATH_MAX bytes at most (unbounded,
+	 * this took minutes and met the test's timeout) */
+	{
+		static uint8_t h[(4 << 20) + 48 + 100000 * 24];
+		uint32_t n = 100000, at = 48 + n * 24;
+
+		memcpy(h, "glibc-ld.so.cache1.1", 20);
+		memcpy(h + 20, &n, 4);
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t *e = h + 48 + (size_t)i * 24;
+
+			memcpy(e + 4, &at, 4);
+			memcpy(e + 8, &at, 4);
+		}
+		memset(h + at, 'A', sizeof(h) - at);
+		ck_assert_int_eq(bot_doctor_ldcache(h, sizeof(h), "libx.so.1", note_path, &f), 0);
+	}
 	/* the host's: libc.so.6 is there (glibc's own cache, where there is one) */
 	{
 		FILE *c = fopen("/etc/ld.so.cache", "rb");
