@@ -50,6 +50,7 @@ check() {
 	else
 		bad "$name"
 		if [ -n "${CHECK_SHOWS_OUT:-}" ]; then sed 's/^/    /' "$OUT" | head -n 12; fi
+		return 1	# so that "check ... || diagnostics" shows them
 	fi
 }
 run() { timeout 60 "$@" >"$OUT" 2>"$ERR"; }
