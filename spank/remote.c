@@ -430,33 +430,6 @@ out:
 	return n;
 }
 
-/* This node's fabric: fabric=, or the fabric map's (fabric_map= or the
- * fabric_map of config=: a root-side fact, read as root); "" when none says. */
-static void node_fabric(char *out, size_t len)
-{
-	struct bot_fabricmap m;
-	const char *f;
-	char err[PATH_MAX + 256];
-	int rc;
-
-	out[0] = 0;
-	if (bot_spank.args.fabric[0]) {
-		snprintf(out, len, "%s", bot_spank.args.fabric);
-		return;
-	}
-	rc = bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
-				     sizeof(err));
-	if (rc <= 0) {
-		if (rc < 0)
-			slurm_error("nccl-bot: %s", err);
-		return;
-	}
-	f = bot_fabricmap_lookup(&m, bot_spank.node);
-	if (f)
-		snprintf(out, len, "%s", f);
-	bot_fabricmap_free(&m);
-}
-
 static long ms_since(const struct timespec *t0)
 {
 	struct timespec now;
@@ -757,13 +730,29 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 	char pin[BOT_SPANK_FABRIC_MAX + 8], err[PATH_MAX + 256], *nodes;
 	struct bot_fabricmap m;
 	struct span span;
+	const char *f;
+	int have = 0, rc;
 
 	why[0] = 0;
-	node_fabric(out, len);
+	out[0] = 0;
+	/* this node's fabric: fabric=, or the fabric map's (fabric_map= or the
+	 * fabric_map of config=: a root-side fact, read as root, once) */
+	if (bot_spank.args.fabric[0]) {
+		snprintf(out, len, "%s", bot_spank.args.fabric);
+	} else {
+		rc = bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m,
+					     err, sizeof(err));
+		if (rc < 0)
+			slurm_error("nccl-bot: %s", err);
+		have = rc > 0;
+		f = have ? bot_fabricmap_lookup(&m, bot_spank.node) : NULL;
+		if (f)
+			snprintf(out, len, "%s", f);
+	}
 	if (!out[0]) {
 		snprintf(why, whylen, "this node's fabric is not known: fabric=, fabric_map= or "
 			 "config='s fabric_map");
-		return;
+		goto out;
 	}
 	if (sp && get(sp, BOT_SPANK_FABRIC_VAR, pin, sizeof(pin)) && strcmp(pin, "-")) {
 		if (strcmp(pin, out))
@@ -771,8 +760,8 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 				 "%.64s", pin, out);
 		goto out;
 	}
-	if (bot_spank.args.fabric[0])
-		return;	/* fabric=: every node's (node_fabric found a map otherwise) */
+	if (!have)
+		goto out;	/* fabric=: every node's */
 	nodes = malloc(65536);
 	if (!nodes) {
 		snprintf(why, whylen, "out of memory");
@@ -780,12 +769,6 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 	}
 	if (!sp || !get(sp, "SLURM_STEP_NODELIST", nodes, 65536))
 		snprintf(nodes, 65536, "%s", bot_spank.node);
-	if (bot_fabricmap_load_site(bot_spank.args.fabric_map, bot_spank.args.config, &m, err,
-				    sizeof(err)) <= 0) {
-		snprintf(why, whylen, "the fabric map cannot be read");
-		free(nodes);
-		goto out;
-	}
 	memset(&span, 0, sizeof(span));
 	span.m = &m;
 	if (bot_hostlist_expand(nodes, span_add, &span, err, sizeof(err)) < 0 &&
@@ -795,9 +778,10 @@ static void step_fabric(spank_t sp, char *out, size_t len, char *why, size_t why
 		snprintf(why, whylen, "the step ran on the prior: %.200s", span.st.why);
 	else if (span.st.state == 0 || strcmp(span.st.fabric, out))
 		snprintf(why, whylen, "the step's nodes are not on this node's fabric %.64s", out);
-	bot_fabricmap_free(&m);
 	free(nodes);
 out:
+	if (have)
+		bot_fabricmap_free(&m);
 	if (why[0]) {
 		bot_log_esc_inplace(why, whylen);
 		out[0] = 0;
