@@ -215,6 +215,16 @@ START_TEST(test_refusals)
 	}
 	ck_assert_msg(parses("mode shadow\nfabric_why no map here\nend 0\n", err, sizeof(err)) == 0,
 		      "%s", err);
+	{
+		/* the reason is kept whole, spaces and all (not its first word) */
+		char buf[512];
+		struct bot_report_part p;
+
+		snprintf(buf, sizeof(buf), "%sfabric_why no map <&\"> here\nend 0\n", head);
+		ck_assert_int_eq(bot_report_part_parse("t", buf, strlen(buf), &p, err, sizeof(err)), 0);
+		ck_assert_str_eq(p.fabric_why, "no map <&\"> here");
+		bot_report_part_free(&p);
+	}
 	ck_assert_msg(parses("ctx allreduce 80 8 2 0 - -\nend 1\n", err, sizeof(err)) == 0, "%s", err);
 	memset(lng, 'a', sizeof(lng));
 	memcpy(lng, "fabric_why ", 11);
