@@ -83,6 +83,14 @@ static unsigned arm_rgb(int arm)
 	return out;
 }
 
+/* A loss in percent; a loss is >= 0 (the best known arm is the fastest of
+ * those it is measured against), so a rounding error's -1e-16 is 0 rather
+ * than a y axis down to -10%. */
+static double pct(double loss)
+{
+	return loss < 0 && loss > -1e-9 ? 0 : loss * 100;
+}
+
 /* A time span for people: us, ms or s. */
 static const char *span(char *buf, size_t len, double s)
 {
@@ -128,7 +136,8 @@ static void notes_of(const struct bot_report_part *m, const char *where, size_t 
 		 "profiler %s", (unsigned long long)t.ranks_loaded,
 		 (unsigned long long)t.ranks_expected, nccl, tuner, prof);
 	snprintf(note[n++], NOTE_MAX, "loss: the latency of AUTO's arm and of ours against the "
-		 "best known arm's at each size (0%% is the best); bands: the arm each used");
+		 "best known arm's at each size (0%% is the best; ours drawn over AUTO's where they "
+		 "meet); bands: the arm each used");
 	if (in->dropped)
 		snprintf(note[n++], NOTE_MAX, "%zu panel(s) of the fewest calls left out (%zu "
 			 "context(s); at most %d drawn): the text report has them", in->dropped,
@@ -204,8 +213,8 @@ static void panel_of(const struct bot_report_part *m, struct work *w, const stru
 		bot_report_row(m, c, &r);
 		/* bucket 0 (0 bytes) has no place on a log2 axis */
 		w->x[j] = c->bucket ? (double)bot_bucket_lo(c->bucket) : NAN;
-		w->ya[j] = r.known ? r.loss_auto * 100 : NAN;
-		w->yo[j] = r.known ? r.loss_ours * 100 : NAN;
+		w->ya[j] = r.known ? pct(r.loss_auto) : NAN;
+		w->yo[j] = r.known ? pct(r.loss_ours) : NAN;
 		w->ca[j] = c->auto_arm < BOT_REPORT_NARMS ? c->auto_arm : -1;
 		w->co[j] = r.chosen;
 		if (r.known) {
