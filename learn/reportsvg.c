@@ -127,17 +127,17 @@ static void notes_of(const struct bot_report_part *m, const char *where, size_t 
 		span(ls, sizeof(ls), t.lost);
 		span(nt, sizeof(nt), fabs(t.saved - t.lost));
 		snprintf(note[n++], NOTE_MAX, "%llu calls decided of %llu; %ssaved %s, lost %s, net "
-			 "%s %s vs AUTO; %zu context(s) lost >10%%, %zu harmed, %zu unknown",
-			 (unsigned long long)t.calls_decided, (unsigned long long)t.calls,
-			 t.estimated ? "est. " : "", sv, ls, nt, t.saved >= t.lost ? "saved" : "lost",
-			 t.over10, t.harmed, t.unknown);
+			 "%s %s vs AUTO", (unsigned long long)t.calls_decided,
+			 (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
+			 t.saved >= t.lost ? "saved" : "lost");
+		snprintf(note[n++], NOTE_MAX, "%zu context(s) lost >10%%, %zu harmed (worse than "
+			 "AUTO by > 2 points), %zu unknown", t.over10, t.harmed, t.unknown);
 	}
 	snprintf(note[n++], NOTE_MAX, "tuner loaded on %llu of %llu ranks; NCCL %s, tuner %s, "
 		 "profiler %s", (unsigned long long)t.ranks_loaded,
 		 (unsigned long long)t.ranks_expected, nccl, tuner, prof);
-	snprintf(note[n++], NOTE_MAX, "loss: the latency of AUTO's arm and of ours against the "
-		 "best known arm's at each size (0%% is the best; ours drawn over AUTO's where they "
-		 "meet); bands: the arm each used");
+	snprintf(note[n++], NOTE_MAX, "loss: latency vs the best known arm's at that size (0%% = "
+		 "best; ours drawn over AUTO's); bands: the arm each used");
 	if (in->dropped)
 		snprintf(note[n++], NOTE_MAX, "%zu panel(s) of the fewest calls left out (%zu "
 			 "context(s); at most %d drawn): the text report has them", in->dropped,

@@ -292,6 +292,21 @@ static void label(struct out *o, double x, double y, const char *anchor, int siz
 	put(o, "</text>\n");
 }
 
+int bot_svg_fit(const char *s, double avail, int size)
+{
+	size_t n = 0;
+	double w;
+
+	s = s ? s : "";
+	for (size_t i = 0; s[i] && i < BOT_SVG_MAX_TEXT; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;	/* characters, not bytes */
+	w = (double)n * size * BOT_SVG_EM;
+	if (w <= avail || n == 0)
+		return size;
+	size = (int)floor(avail / ((double)n * BOT_SVG_EM));
+	return size < BOT_SVG_MIN_FONT ? BOT_SVG_MIN_FONT : size;
+}
+
 /* Marker k (circle, square, triangle, diamond) centred at x, y. */
 static void marker(struct out *o, int k, const char *colour, double x, double y)
 {
@@ -528,9 +543,11 @@ static void panel(struct out *o, const struct bot_svg_chart *c, double top)
 	double ptop = top + panel_head(c);
 
 	chart_scale(c, &sc);
-	label(o, PLOT_X, top + 20, "start", 14, " font-weight=\"bold\"", c->title);
+	label(o, PLOT_X, top + 20, "start", bot_svg_fit(c->title, DOC_W - PLOT_X - 8, 14),
+	      " font-weight=\"bold\"", c->title);
 	if (c->subtitle)
-		label(o, PLOT_X, top + 20 + SUBTITLE_H, "start", 12, " fill=\"#444444\"",
+		label(o, PLOT_X, top + 20 + SUBTITLE_H, "start",
+		      bot_svg_fit(c->subtitle, DOC_W - PLOT_X - 8, 12), " fill=\"#444444\"",
 		      c->subtitle);
 	axes(o, c, &sc, ptop);
 	if (!sc.npoints)
@@ -586,10 +603,11 @@ int bot_svg_render_doc(const struct bot_svg_doc *d, char **text_out, size_t *len
 	put(&o, "\" font-family=\"sans-serif\">\n<title>");
 	text(&o, d->title);
 	put(&o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	label(&o, DOC_W / 2.0, 28, "middle", 16, " font-weight=\"bold\"", d->title);
+	label(&o, DOC_W / 2.0, 28, "middle", bot_svg_fit(d->title, DOC_W - 16, 16),
+	      " font-weight=\"bold\"", d->title);
 	for (size_t i = 0; i < d->nnotes; i++)
-		label(&o, DOC_W / 2.0, 28 + (double)(i + 1) * NOTE_ROW, "middle", 12, "",
-		      d->notes[i]);
+		label(&o, DOC_W / 2.0, 28 + (double)(i + 1) * NOTE_ROW, "middle",
+		      bot_svg_fit(d->notes[i], DOC_W - 16, 12), "", d->notes[i]);
 	top = head;
 	for (size_t c = 0; c < d->ncharts; c++) {
 		put(&o, "<g>\n");

@@ -36,6 +36,8 @@
 #define BOT_SVG_MAX_CATS 64		/* categories of one chart's bands */
 #define BOT_SVG_MAX_NOTES 8		/* lines under the document's title */
 #define BOT_SVG_CELL 0.25		/* a band's cell: at most this many octaves wide */
+#define BOT_SVG_EM 0.6			/* a character's width for bot_svg_fit, in font sizes */
+#define BOT_SVG_MIN_FONT 7		/* bot_svg_fit's smallest font size */
 
 enum bot_svg_yaxis {
 	BOT_SVG_Y_LINEAR = 0,	/* plain numbers */
@@ -118,6 +120,12 @@ int bot_svg_render_doc(const struct bot_svg_doc *doc, char **text, size_t *len, 
  * x[i+1] (those drawn); -1 when x[i] is not drawn (as a series' point).
  */
 int bot_svg_cell(const double *x, size_t n, size_t i, double cell, double *lo, double *hi);
+
+/* The font size (at most size, at least BOT_SVG_MIN_FONT) at which s's
+ * first BOT_SVG_MAX_TEXT bytes fit into avail pixels, a character taken as
+ * BOT_SVG_EM font sizes wide: titles, subtitles and notes shrink rather
+ * than run off the page. */
+int bot_svg_fit(const char *s, double avail, int size);
 
 /* s escaped for XML text or an attribute into dst (dstlen > 0), cut at
  * BOT_SVG_MAX_TEXT bytes of s and before an escape that does not fit;

@@ -261,6 +261,28 @@ START_TEST(band_cells)
 }
 END_TEST
 
+/* Long titles and notes shrink to fit (bot_svg_fit), down to a floor. */
+START_TEST(text_fits)
+{
+	char s[401];
+
+	ck_assert_int_eq(bot_svg_fit("abc", 100, 12), 12);
+	ck_assert_int_eq(bot_svg_fit(NULL, 1, 12), 12);
+	memset(s, 'x', 50);
+	s[50] = 0;
+	ck_assert_int_eq(bot_svg_fit(s, 300, 12), 10);	/* 50 x 0.6 x 10 = 300 */
+	ck_assert_int_eq(bot_svg_fit(s, 360, 12), 12);
+	for (int i = 0; i < 50; i++)
+		memcpy(s + 2 * i, "\xc3\xa9", 2);	/* 50 characters in 100 bytes */
+	s[100] = 0;
+	ck_assert_int_eq(bot_svg_fit(s, 300, 12), 10);
+	memset(s, 'x', 400);
+	s[400] = 0;	/* the first BOT_SVG_MAX_TEXT bytes count, and the floor holds */
+	ck_assert_int_eq(bot_svg_fit(s, 300, 12), BOT_SVG_MIN_FONT);
+	ck_assert_int_eq(bot_svg_fit(s, 200 * 0.6 * 9, 12), 9);
+}
+END_TEST
+
 /* Notes, a subtitle, bands: cells in their category's colour, only the
  * categories used in the legend, the bounds. */
 START_TEST(bands_and_notes)
@@ -395,6 +417,7 @@ static Suite *svg_suite(void)
 	tcase_add_test(tc, hostile_wellformed);
 	tcase_add_test(tc, state_drawn);
 	tcase_add_test(tc, band_cells);
+	tcase_add_test(tc, text_fits);
 	tcase_add_test(tc, bands_and_notes);
 	suite_add_tcase(s, tc);
 	return s;
