@@ -35,7 +35,7 @@ struct bot_reportsvg_info {
 /*
  * m, a merged report (a job's steps: bot_report_merge), as one SVG
  * document; name says what it is in the title ("job 1234"), where the
- * directory it was read from (NULL: not said), nsteps and the steps merged.
+ * directory it was read from (NULL: not said), nsteps the steps merged.
  * 0 with *text (malloc()ed, NUL-terminated, *len bytes) and *info; -1 with
  * the reason on log when m has no context (nothing measured: no picture,
  * rather than an empty one) or the document cannot be made.
