@@ -941,7 +941,9 @@ static int split(struct pline *l, const char *s, size_t n)
 		if (!*q)
 			return -1;
 		l->f[l->nf++] = q;
-		if (!sp)
+		/* fabric_why's value is free text (any number of words, kept
+		 * whole in l->rest): its words are not fields */
+		if (!sp || (l->nf == 1 && !strcmp(q, "fabric_why")))
 			break;
 		q = sp + 1;
 	}
