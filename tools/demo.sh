@@ -176,7 +176,7 @@ echo "report of job 2 (nccl-bot report $job2):"
 "$BOT" report "$job2" >"$D/report.txt" 2>&1
 sed 's/^/  /' "$D/report.txt"
 if "$BOT" report --help 2>&1 | grep -q -- '--svg'; then
-	if "$BOT" report --svg "$NB_DEMO_SVG" "$job2" >"$D/svg.log" 2>&1 && [ -s "$NB_DEMO_SVG" ]; then
+	if "$BOT" report "$job2" --svg "$NB_DEMO_SVG" >"$D/svg.log" 2>&1 && [ -s "$NB_DEMO_SVG" ]; then
 		echo "picture: $NB_DEMO_SVG"
 	else
 		echo "picture: none ($(head -n 1 "$D/svg.log"))"
