@@ -4,6 +4,7 @@
 # srun summary lines, the second with less estimated loss, job 2's report,
 # exit 0, no progress drawn, its temporary directory removed and none of
 # its processes left; the same on a terminal (script(1)) draws progress;
+# with a stand-in `nccl-bot report --svg` (agreement R), "picture: FILE";
 # SIGINT at its first line (the cluster starting), once the cluster is up
 # and while job 1 runs, SIGTERM while it learns, SIGHUP at job 2's report:
 # each waits for the demo's own line (never a sleep), then
@@ -95,6 +96,33 @@ if script -qfec true /dev/null >/dev/null 2>&1; then
 else
 	echo "skip - on a terminal (no script(1))"
 fi
+
+# ---- the picture: a stand-in `nccl-bot report` that draws one -----------------------
+# (agreement R: `nccl-bot report JOBID --svg FILE`, exit 0 and FILE written;
+# until the real one lands, tools/demo.sh run as the command runs it, with an
+# nccl-bot whose report --help names --svg and whose --svg writes FILE)
+cat >"$T/bot-svg" <<EOF
+#!/bin/sh
+if [ "\$1" = report ]; then
+	case " \$* " in
+	*" --help "*) "$BOT" report --help; echo "  --svg FILE        (stand-in)"; exit 0 ;;
+	*" --svg "*) echo "\$*" >"$T/svg.args"; echo '<svg xmlns="http://www.w3.org/2000/svg"/>' >"\$4"; exit 0 ;;
+	esac
+fi
+exec "$BOT" "\$@"
+EOF
+chmod 755 "$T/bot-svg"
+mkdir "$T/direct"
+env NB_DEMO_DIR="$T/direct" NB_DEMO_CLUSTER="$srcdir/tests/slurm/cluster.sh" NB_DEMO_BOT="$T/bot-svg" \
+	NB_DEMO_PLUGIN="$CLUSTER_PLUGIN" NB_DEMO_LIBDIR="$LIB" NB_DEMO_HELPER="$HELPER" NB_DEMO_EMU="$EMU" \
+	NB_DEMO_SVG="$T/pic.svg" NCCL_BOT_CONFIG=none timeout 120 sh "$srcdir/tools/demo.sh" >"$OUT" 2>"$ERR"
+rc=$?
+check "where report draws a picture: 'picture: FILE', FILE written (exit $rc)" \
+	sh -c "test $rc = 0 && grep -qx 'picture: $T/pic.svg' '$OUT' && test -s '$T/pic.svg'"
+check "  ... asked for as nccl-bot report JOBID --svg FILE" \
+	grep -Eqx "report [0-9]+ --svg $T/pic.svg" "$T/svg.args"
+check "  ... its directory removed" test ! -e "$T/direct"
+check "  ... nothing of it running" leftovers "$T/direct"
 
 # ---- interrupted: SIGINT or SIGTERM after a line of its own --------------------------
 # interrupt SIGNAL MARKER: the demo (--keep) until a line starting MARKER,
