@@ -176,8 +176,7 @@ static int demo_find_files(struct demo_files *f)
 		bad |= demo_path(f->script, BOT_DEMO_PKGDATADIR, "demo.sh");
 		bad |= demo_path(f->cluster, BOT_DEMO_PKGDATADIR, "cluster.sh");
 		bad |= demo_path(f->plugin, BOT_DEMO_SPANKDIR, "spank_nccl_bot.so");
-		bad |= demo_path(f->libdir, BOT_DEMO_RANKDIR, "");
-		f->libdir[strlen(f->libdir) - 1] = 0;	/* the trailing '/' */
+		snprintf(f->libdir, sizeof(f->libdir), "%s", BOT_DEMO_RANKDIR);
 		bad |= demo_path(f->helper, BOT_DEMO_PKGLIBEXECDIR, "nccl-bot-harvest-read");
 		bad |= demo_path(f->emu, BOT_DEMO_PKGLIBEXECDIR, "nccl-emu");
 	}
@@ -488,6 +487,116 @@ static int demo_read(struct demo_view *v, struct demo_stream *s)
 	return 1;
 }
 
+/*
+ * The script, started with its stdout and stderr on pipes (*out, *err), in a
+ * process group of its own (a Ctrl-C reaches this process only, which
+ * passes it on) and with SIGTERM should this process die first. Its PID,
+ * or -1 after a message.
+ */
+static pid_t demo_spawn(const char *script, int *out, int *err)
+{
+	struct sigaction sa;
+	int po[2], pe[2];
+	pid_t child;
+
+	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
+		fprintf(stderr, "nccl-bot: demo: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = demo_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	fflush(NULL);
+	child = fork();
+	if (child < 0) {
+		fprintf(stderr, "nccl-bot: demo: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (child == 0) {
+		int null = open("/dev/null", O_RDONLY);
+
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", script, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(child, child);
+	close(po[1]);
+	close(pe[1]);
+	*out = po[0];
+	*err = pe[0];
+	return child;
+}
+
+/*
+ * The script's output relayed until both its streams end: "@@" lines drawn
+ * as progress, the others shown; a signal received passed on to it, and
+ * after DEMO_STOP_S seconds more its process group killed. Collects its
+ * status where it ends first (*status, *child_done).
+ */
+static void demo_relay(pid_t child, int out_fd, int err_fd, int *status, int *child_done)
+{
+	struct demo_view v;
+	struct demo_stream out = { .fd = out_fd, .to = stdout }, err = { .fd = err_fd, .to = stderr };
+	int open_streams = 2, rc;
+	time_t stop_by = 0;
+
+	memset(&v, 0, sizeof(v));
+	bot_progress_start(&v.prog, v.what, DEMO_STAGES);
+	if (!isatty(STDOUT_FILENO))
+		v.prog.on = 0;
+	while (open_streams) {
+		struct pollfd pfd[2] = { { out.fd, POLLIN, 0 }, { err.fd, POLLIN, 0 } };
+
+		if (demo_signal && !stop_by) {
+			bot_progress_end(&v.prog);
+			kill(child, demo_signal);
+			stop_by = time(NULL) + DEMO_STOP_S;
+		}
+		if (stop_by && time(NULL) > stop_by) {
+			fprintf(stderr, "nccl-bot: demo: the script did not stop within %d s: killed\n",
+				DEMO_STOP_S);
+			kill(-child, SIGKILL);
+			kill(child, SIGKILL);
+			break;
+		}
+		rc = poll(pfd, 2, 200);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (rc > 0) {
+			if (out.fd >= 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    !demo_read(&v, &out)) {
+				close(out.fd);
+				out.fd = -1;
+				open_streams--;
+			}
+			if (err.fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+			    !demo_read(&v, &err)) {
+				close(err.fd);
+				err.fd = -1;
+				open_streams--;
+			}
+		}
+		demo_reap(child, status, child_done);
+		demo_draw(&v);
+	}
+	bot_progress_end(&v.prog);
+	if (out.fd >= 0)
+		close(out.fd);
+	if (err.fd >= 0)
+		close(err.fd);
+}
+
 /* ---- the command ------------------------------------------------------------ */
 
 static void demo_env(const struct demo_files *f, const char *dir, const char *svg, int keep)
@@ -520,14 +629,10 @@ int bot_cmd_demo(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct demo_files f;
-	struct demo_view v;
-	struct demo_stream out = { .to = stdout }, err = { .to = stderr };
-	struct sigaction sa;
 	char dir[PATH_MAX], svg[PATH_MAX], cwd[PATH_MAX], names[512] = "";
 	const char *svg_opt = "nccl-bot-demo.svg", *tmp = getenv("TMPDIR");
-	int keep = 0, c, po[2], pe[2], status = 0, child_done = 0, open_streams = 2, rc;
+	int keep = 0, c, out_fd, err_fd, status = 0, child_done = 0;
 	pid_t child;
-	time_t stop_by = 0;
 	size_t stopped, left;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -571,93 +676,13 @@ int bot_cmd_demo(int argc, char **argv)
 		rmdir(dir);
 		return 1;
 	}
-	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
-		fprintf(stderr, "nccl-bot: demo: pipe: %s\n", strerror(errno));
-		rmdir(dir);
-		return 1;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = demo_on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	demo_env(&f, dir, svg, keep);
-	fflush(NULL);
-	child = fork();
+	child = demo_spawn(f.script, &out_fd, &err_fd);
 	if (child < 0) {
-		fprintf(stderr, "nccl-bot: demo: fork: %s\n", strerror(errno));
 		rmdir(dir);
 		return 1;
 	}
-	if (child == 0) {
-		int null = open("/dev/null", O_RDONLY);
-
-		/* its own process group: a Ctrl-C reaches this process only,
-		 * which asks the script to stop; and it stops if this process
-		 * dies first */
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
-			_exit(127);
-		execl("/bin/sh", "sh", f.script, (char *)NULL);
-		_exit(127);
-	}
-	setpgid(child, child);
-	close(po[1]);
-	close(pe[1]);
-	out.fd = po[0];
-	err.fd = pe[0];
-
-	memset(&v, 0, sizeof(v));
-	bot_progress_start(&v.prog, v.what, DEMO_STAGES);
-	if (!isatty(STDOUT_FILENO))
-		v.prog.on = 0;
-	while (open_streams) {
-		struct pollfd pfd[2] = { { out.fd, POLLIN, 0 }, { err.fd, POLLIN, 0 } };
-
-		if (demo_signal && !stop_by) {
-			bot_progress_end(&v.prog);
-			kill(child, demo_signal);
-			stop_by = time(NULL) + DEMO_STOP_S;
-		}
-		if (stop_by && time(NULL) > stop_by) {
-			fprintf(stderr, "nccl-bot: demo: the script did not stop within %d s: killed\n",
-				DEMO_STOP_S);
-			kill(-child, SIGKILL);
-			kill(child, SIGKILL);
-			break;
-		}
-		rc = poll(pfd, 2, 200);
-		if (rc < 0 && errno != EINTR)
-			break;
-		if (rc > 0) {
-			if (out.fd >= 0 && (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    !demo_read(&v, &out)) {
-				close(out.fd);
-				out.fd = -1;
-				open_streams--;
-			}
-			if (err.fd >= 0 && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
-			    !demo_read(&v, &err)) {
-				close(err.fd);
-				err.fd = -1;
-				open_streams--;
-			}
-		}
-		demo_reap(child, &status, &child_done);
-		demo_draw(&v);
-	}
-	bot_progress_end(&v.prog);
-	if (out.fd >= 0)
-		close(out.fd);
-	if (err.fd >= 0)
-		close(err.fd);
+	demo_relay(child, out_fd, err_fd, &status, &child_done);
 	while (!child_done && waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	child_done = 1;
