@@ -1,7 +1,7 @@
 #!/bin/sh
 # test_rpm.sh - `make rpm` builds the binary RPMs of packaging/rpm/nccl-bot.spec
 # on this (Debian) machine, and they hold the split the Debian packages hold
-# (doc/packaging.md, "RPM"): the rank-side library under
+# (doc/slurm.md, "RPM packages"): the rank-side library under
 # /opt/nccl-bot/VERSION/lib in nccl-bot-rank-VERSION alone, the SPANK plugin
 # in Slurm's plugin directory in slurm-spank-nccl-bot alone (Release naming
 # the Slurm major of the headers, requiring the exact rank package and
