@@ -9,7 +9,8 @@
 # /etc/slurm), the command and its helper in nccl-bot, the container
 # snippets in the noarch nccl-bot-containers; no file in two packages; and
 # the packaged nccl-bot, helper, rank library and plugin need the same
-# libraries (DT_NEEDED) as the ones the tree built.
+# libraries (DT_NEEDED) as the ones the tree built, and the rank library
+# and the plugin export the same names and need the same newest glibc.
 #
 # Run in the configured and built tree (builddir=DIR otherwise); nothing is
 # installed (rpm -qp on the files), so root is not needed. Skips (77)
@@ -184,6 +185,10 @@ if [ -z "$dups" ]; then ok "no file is in two packages"; else bad "files in two 
 
 # ---- the packaged ELF files need what the tree's do --------------------------
 needed() { readelf -d "$1" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort | tr '\n' ' '; }
+# exported names and the highest GLIBC_ version referenced (the rank
+# library's must stay at 2.28: test_so_deps.sh)
+exports() { readelf -W --dyn-syms "$1" 2>/dev/null | awk '$5 == "GLOBAL" && $7 != "UND" { sub(/@.*/, "", $8); print $8 }' | sort | tr '\n' ' '; }
+maxglibc() { readelf -W --dyn-syms "$1" 2>/dev/null | grep -o 'GLIBC_[0-9][0-9.]*' | sort -t. -k1,1 -k2,2n -k3,3n -u | tail -n 1; }
 mkdir -p "$tmp/root"
 for f in "$main" "$rank" ${spank:+"$spank"}; do
 	rpm2archive - <"$f" | tar -xzf - -C "$tmp/root" || bad "rpm2archive $f"
@@ -194,10 +199,17 @@ cmp_needed() {  # NAME PACKAGED TREE
 	pn=$(needed "$2") tn=$(needed "$3")
 	if [ -n "$pn" ] && [ "$pn" = "$tn" ]; then ok "$1: DT_NEEDED as the tree's: $pn"
 	else bad "$1: DT_NEEDED '$pn', the tree's '$tn'"; fi
+	[ "${4:-}" = interface ] || return
+	pe=$(exports "$2") te=$(exports "$3")
+	if [ -n "$pe" ] && [ "$pe" = "$te" ]; then ok "$1: exports as the tree's: $pe"
+	else bad "$1: exports '$pe', the tree's '$te'"; fi
+	pg=$(maxglibc "$2") tg=$(maxglibc "$3")
+	if [ -n "$pg" ] && [ "$pg" = "$tg" ]; then ok "$1: highest glibc version as the tree's: $pg"
+	else bad "$1: highest glibc version '$pg', the tree's '$tg'"; fi
 }
 cmp_needed nccl-bot "$tmp/root/usr/bin/nccl-bot" "$b/nccl-bot"
 cmp_needed nccl-bot-harvest-read "$tmp/root/usr/libexec/nccl-bot/nccl-bot-harvest-read" "$b/nccl-bot-harvest-read"
-cmp_needed libnccl-tuner-bot.so "$tmp/root$rdir/libnccl-tuner-bot.so" "$b/tuner/libnccl-tuner-bot.so"
+cmp_needed libnccl-tuner-bot.so "$tmp/root$rdir/libnccl-tuner-bot.so" "$b/tuner/libnccl-tuner-bot.so" interface
 # the rank library loads into any job: libc and libpthread alone (test_so_deps.sh)
 rn=$(needed "$tmp/root$rdir/libnccl-tuner-bot.so")
 case " $rn" in
@@ -205,6 +217,6 @@ case " $rn" in
 *) bad "rank: needs '$rn'" ;;
 esac
 if [ $with_slurm = yes ]; then
-	cmp_needed spank_nccl_bot.so "$tmp/root$plugdir/spank_nccl_bot.so" "$b/spank/spank_nccl_bot.so"
+	cmp_needed spank_nccl_bot.so "$tmp/root$plugdir/spank_nccl_bot.so" "$b/spank/spank_nccl_bot.so" interface
 fi
 finish
