@@ -164,17 +164,27 @@ if rpm2archive - <"$cont" | tar -xzOf - ./usr/share/nccl-bot/enroot/mounts.d/50-
 	grep -q "$rdir"; then
 	ok "containers: the enroot mount names $rdir"
 else bad "containers: the enroot mount does not name $rdir"; fi
-# the service pieces: units and sysusers.d come with `make install` (branch deb)
+# the service pieces: tmpfiles.d where systemd-tmpfiles reads it; the units
+# and the account from contrib/systemd/ and contrib/sysusers.d/ where the
+# tree has them
+if has nccl-bot /usr/lib/tmpfiles.d/nccl-bot.conf; then ok "nccl-bot: /usr/lib/tmpfiles.d/nccl-bot.conf"
+else bad "nccl-bot: no /usr/lib/tmpfiles.d/nccl-bot.conf"; fi
+rpm -qp --scripts "$main" >"$tmp/scripts" 2>&1
+if grep -Eq 'systemctl[^;|&]* (enable|start|restart)( |$)' "$tmp/scripts"; then
+	bad "nccl-bot's scriptlets enable or start a unit: $(grep -E 'systemctl' "$tmp/scripts" | tr '\n' ' ')"
+else ok "nccl-bot's scriptlets enable and start nothing"; fi
 units=$(grep -E '\.(service|timer)$' "$tmp/plain.nccl-bot" | tr '\n' ' ')
-if [ -z "$units" ]; then
-	skip "service pieces: make install installs no systemd units yet"
+if [ -z "$units" ] && [ ! -d "$b/contrib/systemd" ] && [ ! -d "${srcdir:-$b}/contrib/systemd" ]; then
+	skip "service pieces: the tree has no contrib/systemd/ yet"
 else
 	for u in nccl-bot-ship.service nccl-bot-ship.timer nccl-bot-compact.service nccl-bot-compact.timer; do
 		if has nccl-bot "/usr/lib/systemd/system/$u"; then ok "nccl-bot: /usr/lib/systemd/system/$u"
 		else bad "nccl-bot: no /usr/lib/systemd/system/$u (units: $units)"; fi
 	done
-	if grep -q '^/usr/lib/sysusers.d/' "$tmp/plain.nccl-bot"; then ok "nccl-bot: a sysusers.d file"
-	else bad "nccl-bot: no /usr/lib/sysusers.d file"; fi
+	if has nccl-bot /usr/lib/sysusers.d/nccl-bot.conf; then ok "nccl-bot: /usr/lib/sysusers.d/nccl-bot.conf"
+	else bad "nccl-bot: no /usr/lib/sysusers.d/nccl-bot.conf"; fi
+	if grep -q 'systemd-sysusers' "$tmp/scripts"; then ok "nccl-bot's %post makes the account (systemd-sysusers)"
+	else bad "nccl-bot's scriptlets do not run systemd-sysusers"; fi
 	if grep -Eq '^/etc/systemd/|\.wants/' "$tmp/plain.nccl-bot"; then bad "nccl-bot enables a unit"
 	else ok "nccl-bot enables no unit"; fi
 fi
