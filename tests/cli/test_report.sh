@@ -149,6 +149,9 @@ expect "  ... --json names the source of each latency" 0 \
 	"$bot" report --json --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
 expect "  ... and without it, the cost model's" 0 '"t_auto_source":"cost".*"harmed":true' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/est"
+expect "  ... --svg: the picture's note names where AUTO's latency came from" 0 \
+	"latency where the step did not run its arm: the fabric.{1,6}s state in 1 context\(s\), NCCL.{1,6}s cost model in 0" -- \
+	sh -c "'$bot' report --plugstack /dev/null --state '$tmp/st2' --svg '$tmp/est.svg' '$tmp/est' >/dev/null && cat '$tmp/est.svg'"
 expect "NCCL_BOT_STATE finds the state" 0 "estimated: the fabric's state" -- \
 	env NCCL_BOT_STATE="$tmp/st2" "$bot" report --plugstack /dev/null "$tmp/est"
 echo "optional /x/spank_nccl_bot.so enable=opt-in state_dir=$tmp/st2 mode=on" >"$tmp/plugstack-st.conf"
