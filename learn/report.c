@@ -19,6 +19,8 @@
 #include "common/writeall.h"
 #include "learn/report.h"
 #include "policies/context.h"
+#include "policies/kb.h"
+#include "policies/stats.h"
 
 #define NARMS BOT_REPORT_NARMS
 #define NONE BOT_REPORT_ARM_NONE
@@ -1580,6 +1582,8 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 			snprintf(out->fabric_why, sizeof(out->fabric_why), "parts name fabrics %s "
 				 "and %s", out->fabric, in->fabric);
 		out->shadow |= in->shadow;
+		if (!out->lookup)
+			out->lookup = in->lookup;
 		if (in->step_nodes > out->step_nodes)
 			out->step_nodes = in->step_nodes;
 		if (in->leaf_switches > out->leaf_switches)
@@ -1634,6 +1638,75 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 
 /* ---- numbers -------------------------------------------------------------- */
 
+const char *bot_report_src_name(int src)
+{
+	switch (src) {
+	case BOT_REPORT_SRC_STEP:
+		return "step";
+	case BOT_REPORT_SRC_STATE:
+		return "state";
+	case BOT_REPORT_SRC_COST:
+		return "cost";
+	default:
+		return "unknown";
+	}
+}
+
+int bot_report_state_arms(void *arg, const char *fabric, const struct bot_report_ctx *c,
+			  double ns[NARMS])
+{
+	const struct bot_report_states *st = arg;
+	const struct bot_kb_ctx *k = NULL;
+	int any = 0;
+
+	for (size_t i = 0; st && i < st->n && !k; i++)
+		if (st->kb[i] && !strcmp(st->fabric[i], fabric))
+			k = bot_kb_find(st->kb[i], bot_ctx_key(c->coll, c->bucket, c->nranks,
+							      c->nnodes));
+	if (!k)
+		return -1;
+	/* the lower median bin: a median like a part's, within half a bin */
+	for (int i = 0; i < NARMS; i++) {
+		int q = k->arm[i].n ? bot_stats_median_q(&k->arm[i]) : -1;
+
+		ns[i] = q >= 0 ? bot_us_from_q(q) * 1e3 : 0;
+		any |= ns[i] > 0;
+	}
+	return any ? 0 : -1;
+}
+
+/* Arms the step did not measure, from the fabric's state (formats.md 17,
+ * source 2): the state's ratio to the reference arm when it holds both,
+ * else its median. */
+static void from_state(const struct bot_report_part *p, const struct bot_report_ctx *c,
+		       int ref, struct bot_report_row *r)
+{
+	double ns[NARMS];
+
+	if (!p->lookup || !p->lookup->arms)
+		return;
+	for (int i = 0; i < NARMS; i++)
+		ns[i] = 0;
+	if (p->lookup->arms(p->lookup->arg, p->fabric, c, ns) < 0)
+		return;
+	for (int i = 0; i < NARMS; i++) {
+		if (c->arm[i].n || !(ns[i] > 0) || !isfinite(ns[i]))
+			continue;
+		if (ref >= 0 && ns[ref] > 0 && isfinite(ns[ref]))
+			r->t[i] = r->t[ref] * ns[i] / ns[ref];
+		else
+			r->t[i] = ns[i] * 1e-9;
+		r->est[i] = 1;
+		r->src[i] = BOT_REPORT_SRC_STATE;
+	}
+}
+
+/* Of two sources, the less sure (cost over state over step). */
+static int src_worse(int a, int b)
+{
+	return a > b ? a : b;
+}
+
 void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx *c,
 		    struct bot_report_row *r)
 {
@@ -1645,17 +1718,21 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 	r->best = -1;
 	for (int i = 0; i < NARMS; i++) {
 		r->t[i] = c->arm[i].n ? (double)c->arm[i].med_ns * 1e-9 : -1;
+		r->src[i] = c->arm[i].n ? BOT_REPORT_SRC_STEP : BOT_REPORT_SRC_NONE;
 		if (c->arm[i].n > refn) {
 			refn = c->arm[i].n;
 			ref = i;
 		}
 	}
-	/* an arm not measured: scaled from the reference arm by NCCL's row */
+	/* an arm not measured: from the fabric's state, else scaled from the
+	 * reference arm by NCCL's row */
+	from_state(p, c, ref, r);
 	if (ref >= 0 && c->has_cost && c->cost[ref] > 0)
 		for (int i = 0; i < NARMS; i++)
-			if (!c->arm[i].n && c->cost[i] > 0) {
+			if (!c->arm[i].n && !r->src[i] && c->cost[i] > 0) {
 				r->t[i] = r->t[ref] * (double)c->cost[i] / (double)c->cost[ref];
 				r->est[i] = 1;
+				r->src[i] = BOT_REPORT_SRC_COST;
 			}
 	a = c->auto_arm < NARMS ? c->auto_arm : -1;
 	x = p->shadow || c->decided >= NARMS ? a : c->decided;
@@ -1686,6 +1763,7 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 			sum_c += n;
 			sum_ct += n * r->t[y];
 			est |= r->est[y];
+			r->src_ours = src_worse(r->src_ours, r->src[y]);
 			r->saved += n * (r->t[a] > r->t[y] ? r->t[a] - r->t[y] : 0);
 			r->lost += n * (r->t[y] > r->t[a] ? r->t[y] - r->t[a] : 0);
 		}
@@ -1694,6 +1772,7 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 		} else if (!c->calls && x >= 0 && r->t[x] >= 0) {
 			r->t_ours = r->t[x];	/* no calls counted: the arm decided */
 			est = r->est[x];
+			r->src_ours = r->src[x];
 		} else {
 			r->saved = r->lost = 0;
 			return;

@@ -72,6 +72,20 @@ struct bot_report_ver {
 	uint64_t n;
 };
 
+/*
+ * The fabric's learned latencies, attached to a part by a reader (never in
+ * the part's text): arms(arg, fabric, c, ns) fills ns[arm] with the median
+ * in ns of each arm the fabric's state holds samples of for c's context
+ * (0: none) and returns 0, or -1 when it knows nothing of that fabric or
+ * context. formats.md 17, "Latency of an arm". bot_report_state_arms is one
+ * over loaded states.
+ */
+struct bot_report_lookup {
+	int (*arms)(void *arg, const char *fabric, const struct bot_report_ctx *c,
+		    double ns[BOT_REPORT_NARMS]);
+	void *arg;
+};
+
 struct bot_report_part {
 	char job[BOT_REPORT_TOKEN_MAX], step[BOT_REPORT_TOKEN_MAX], node[BOT_REPORT_TOKEN_MAX];
 	uint32_t restart, step_nodes, expected_ranks, leaf_switches;
@@ -89,6 +103,9 @@ struct bot_report_part {
 	struct bot_report_ctx *ctx;		/* ascending context key; malloc()ed */
 	size_t nctx;
 	size_t nparts;				/* merged: parts in it (1 for one part) */
+	const struct bot_report_lookup *lookup;	/* not stored: the fabric's state for
+						 * arms the step did not measure; NULL
+						 * none. A merge keeps out's, else in's */
 };
 
 void bot_report_part_init(struct bot_report_part *p);
@@ -205,10 +222,23 @@ enum bot_report_how {
  * a copy). 0, or -1 when out of memory or over BOT_REPORT_MAX_CTX. */
 int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *in, int how);
 
+/* Where an arm's latency came from (formats.md 17). */
+enum bot_report_src {
+	BOT_REPORT_SRC_NONE = 0,	/* unknown */
+	BOT_REPORT_SRC_STEP = 1,	/* measured in this step */
+	BOT_REPORT_SRC_STATE = 2,	/* the fabric's state (estimated) */
+	BOT_REPORT_SRC_COST = 3,	/* NCCL's cost model (estimated) */
+};
+/* "step", "state", "cost" or "unknown". */
+const char *bot_report_src_name(int src);
+
 /* One context's numbers (formats.md section 17). Times in seconds. */
 struct bot_report_row {
 	double t[BOT_REPORT_NARMS];	/* per-call latency, s; < 0 unknown */
-	int est[BOT_REPORT_NARMS];	/* t[] estimated from the reference arm */
+	int est[BOT_REPORT_NARMS];	/* t[] estimated (src state or cost) */
+	int src[BOT_REPORT_NARMS];	/* enum bot_report_src of t[] */
+	int src_ours;			/* of t_ours: the least sure of the decided arms'
+					 * (cost over state over step) */
 	int chosen;			/* x: the decided arm with the most calls, -1 unknown */
 	double t_ours;			/* the calls-weighted t of the decided arms, s */
 	int best;			/* best known arm, -1 none */
@@ -219,8 +249,21 @@ struct bot_report_row {
 	int over10, harmed;
 };
 
+/* The row of c, a context of p; arms the step did not measure through
+ * p->lookup when set, else (and then) NCCL's cost row. */
 void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx *c,
 		    struct bot_report_row *r);
+
+/* Loaded states for a lookup: arg is a struct bot_report_states; a fabric
+ * not among them, or a context not in its state, is -1. */
+struct bot_kb;
+struct bot_report_states {
+	size_t n;
+	const char *const *fabric;	/* n fabric names */
+	const struct bot_kb *const *kb;	/* their knowledge bases (a state's kb) */
+};
+int bot_report_state_arms(void *arg, const char *fabric, const struct bot_report_ctx *c,
+			  double ns[BOT_REPORT_NARMS]);
 
 struct bot_report_totals {
 	uint64_t calls, calls_decided;

@@ -138,6 +138,23 @@ static void notes_of(const struct bot_report_part *m, const char *where, size_t 
 		 (unsigned long long)t.ranks_expected, nccl, tuner, prof);
 	snprintf(note[n++], NOTE_MAX, "loss: latency vs the best known arm's at that size (0%% = "
 		 "best; ours drawn over AUTO's); bands: the arm each used");
+	/* where AUTO's latency came from when the step did not run it
+	 * (formats.md 17): the fabric's state, or NCCL's cost model */
+	if (!m->shadow) {
+		size_t from[4] = { 0 };
+
+		for (size_t i = 0; i < m->nctx; i++) {
+			struct bot_report_row r;
+
+			bot_report_row(m, &m->ctx[i], &r);
+			if (r.known && m->ctx[i].auto_arm < BOT_REPORT_NARMS)
+				from[r.src[m->ctx[i].auto_arm] & 3]++;
+		}
+		if (from[BOT_REPORT_SRC_STATE] || from[BOT_REPORT_SRC_COST])
+			snprintf(note[n++], NOTE_MAX, "AUTO's latency where the step did not run its "
+				 "arm: the fabric's state in %zu context(s), NCCL's cost model in %zu",
+				 from[BOT_REPORT_SRC_STATE], from[BOT_REPORT_SRC_COST]);
+	}
 	if (in->dropped)
 		snprintf(note[n++], NOTE_MAX, "%zu panel(s) of the fewest calls left out (%zu "
 			 "context(s); at most %d drawn): the text report has them", in->dropped,

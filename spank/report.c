@@ -9,7 +9,8 @@
  * user): a bounded wait for the nodes' parts, merged, one line on the
  * terminal. The parts themselves are written on the nodes by the harvest
  * reader as the user (tools/harvest_read.c, started by spank/remote.c);
- * nothing here runs as root.
+ * an arm the step did not measure takes the fabric's learned state
+ * (spank/reportstate.h) before NCCL's cost model; nothing here runs as root.
  */
 #include <limits.h>
 #include <poll.h>
@@ -25,6 +26,7 @@
 #include "policies/context.h"
 #include "spank/context.h"
 #include "spank/decide.h"
+#include "spank/reportstate.h"
 
 /* srun's wait for the nodes' parts (formats.md section 17). */
 #define REPORT_WAIT_MS 3000
@@ -213,7 +215,13 @@ int bot_spank_local_exit(spank_t sp)
 	uint32_t job = 0, step = 0, nnodes = 0, ntasks = 0, het;
 	char jobs[16], steps[16], name[40], dir[PATH_MAX], err[PATH_MAX + 128], line[2 * PATH_MAX];
 	struct passwd *pw;
-	int measured;
+	int measured, have_state = 0;
+	struct bot_state st;
+	const char *names[1] = { NULL };
+	const struct bot_kb *kbs[1] = { NULL };
+	struct bot_report_states states = { 1, names, kbs };
+	struct bot_report_lookup lookup = { bot_report_state_arms, &states };
+	char why[BOT_STATE_ERR_MAX + 64];
 
 	if (!tmpl || !*tmpl)
 		return 0;
@@ -285,6 +293,23 @@ int bot_spank_local_exit(spank_t sp)
 	 * heterogeneous one): a node whose part did not arrive still counts */
 	if (ntasks > m.expected_ranks)
 		m.expected_ranks = ntasks;
+	/* arms the step did not measure (AUTO's, once learning moved off it):
+	 * the fabric's state before NCCL's cost model (formats.md 17), read in
+	 * a bounded child; a state that cannot be had is the cost model */
+	if (m.nparts && !m.shadow && bot_spank.args.state_dir[0]) {
+		if (bot_spank_report_state(bot_spank.args.state_dir, m.fabric,
+					   bot_spank.args.timeout_ms, &m, &st, why,
+					   sizeof(why)) == 0) {
+			names[0] = st.fabric;
+			kbs[0] = st.kb;
+			m.lookup = &lookup;
+			have_state = 1;
+		} else {
+			bot_log_esc_inplace(why, sizeof(why));
+			slurm_debug("nccl-bot: report: %s; arms not measured come from NCCL's cost "
+				    "model", why);
+		}
+	}
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
 	if (!m.nparts && measured)
@@ -293,5 +318,7 @@ int bot_spank_local_exit(spank_t sp)
 	else
 		slurm_spank_log("%s", line);
 	bot_report_part_free(&m);
+	if (have_state)
+		bot_state_free(&st);
 	return 0;
 }

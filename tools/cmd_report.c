@@ -2,7 +2,7 @@
  * cmd_report.c - `nccl-bot report`: a job's report from its parts
  * (learn/report.h; doc/formats.md section 17; nccl-bot(1), REPORT).
  *
- *   nccl-bot report [--json] [--svg FILE] [--plugstack FILE] JOBID|DIR
+ *   nccl-bot report [--json] [--svg FILE] [--plugstack FILE] [--state DIR] JOBID|DIR
  *
  * DIR: every part in it, per step and per job. JOBID: its parts, from the
  * first of these directories that holds one: ./nccl-bot-JOBID,
@@ -14,7 +14,11 @@
  * Per step (the parts of its nodes merged) and per job (its steps merged):
  * per context the arms used with their measured latencies, AUTO's arm, our
  * choice, the best known arm, the estimated loss of both, time saved and
- * lost; then the totals. --svg FILE: the steps read merged, drawn
+ * lost; then the totals. An arm a step did not measure (AUTO's, once
+ * learning moved a context off it) takes its latency from the fabric's
+ * learned state when it has it (--state DIR, $NCCL_BOT_STATE, else
+ * state_dir= of plugstack.conf; learn/store.h), else from NCCL's cost
+ * model; the source is named (formats.md 17). --svg FILE: the steps read merged, drawn
  * (learn/reportsvg.h) into FILE besides the text or JSON. Exit status: 0
  * parts were read (and FILE written), 1 none (or the directory cannot be
  * read, or nothing was measured to draw, or FILE cannot be written), 2
@@ -36,6 +40,7 @@
 #include "common/readall.h"
 #include "learn/report.h"
 #include "learn/reportsvg.h"
+#include "learn/store.h"
 #include "policies/context.h"
 
 #define PLUGSTACK_MAX (1u << 20)
@@ -43,7 +48,8 @@
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot report [--json] [--svg FILE] [--plugstack FILE] JOBID|DIR\n"
+		"usage: nccl-bot report [--json] [--svg FILE] [--plugstack FILE] [--state DIR]\n"
+		"                       JOBID|DIR\n"
 		"\n"
 		"  The job's report: its steps' parts (one per node, written at each step's end\n"
 		"  as the job's user) merged per step and per job. Per context: the arms used,\n"
@@ -57,8 +63,13 @@ static void report_usage(FILE *f)
 		"                    scale, AUTO's and our estimated loss by message size, the\n"
 		"                    arms used, time saved and lost (exit 1 when nothing was\n"
 		"                    measured: no picture)\n"
-		"  --plugstack FILE  the plugstack.conf to read report_dir= from (default the\n"
-		"                    one beside $SLURM_CONF, else /etc/slurm/plugstack.conf)\n");
+		"  --plugstack FILE  the plugstack.conf to read report_dir= and state_dir= from\n"
+		"                    (default the one beside $SLURM_CONF, else\n"
+		"                    /etc/slurm/plugstack.conf)\n"
+		"  --state DIR       the fabrics' learned state (default $NCCL_BOT_STATE, else\n"
+		"                    plugstack.conf's state_dir=): an arm a step did not measure\n"
+		"                    (AUTO's, once learning moved off it) takes the latency the\n"
+		"                    fabric measured before NCCL's cost model's estimate\n");
 }
 
 static int job_like(const char *s)
@@ -78,8 +89,10 @@ static int has_parts(const char *dir, const char *job)
 	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && bot_report_dir_count(dir, job, NULL) > 0;
 }
 
-/* report_dir=VALUE of the spank_nccl_bot line in one plugstack file. */
-static int plugstack_one(int dirfd, const char *name, const char *path, char *out, size_t len)
+/* KEY=VALUE (key "report_dir=", "state_dir=") of the spank_nccl_bot line
+ * in one plugstack file: an absolute VALUE. */
+static int plugstack_one(int dirfd, const char *name, const char *path, const char *key,
+			 char *out, size_t len)
 {
 	const struct bot_open_rule rule = { .what = "plugstack.conf", .max = PLUGSTACK_MAX };
 	char err[PATH_MAX + 256];
@@ -103,8 +116,9 @@ static int plugstack_one(int dirfd, const char *name, const char *path, char *ou
 			if (strstr(line, "spank_nccl_bot") && line[strspn(line, " \t")] != '#')
 				for (w = strtok_r(line, " \t\r", &save); w;
 				     w = strtok_r(NULL, " \t\r", &save))
-					if (!strncmp(w, "report_dir=", 11) && w[11] == '/') {
-						snprintf(out, len, "%s", w + 11);
+					if (!strncmp(w, key, strlen(key)) &&
+					    w[strlen(key)] == '/') {
+						snprintf(out, len, "%s", w + strlen(key));
 						found = 1;
 					}
 		}
@@ -122,8 +136,8 @@ static int conf_name(const struct dirent *e, void *arg)
 	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
 }
 
-/* report_dir= of plugstack.conf, else of plugstack.conf.d beside it. */
-static int plugstack_report_dir(const char *file, char *out, size_t len)
+/* key's value in plugstack.conf, else in plugstack.conf.d beside it. */
+static int plugstack_value(const char *file, const char *key, char *out, size_t len)
 {
 	char dir[PATH_MAX], sub[PATH_MAX + 32], path[2 * PATH_MAX];
 	const char *slash = strrchr(file, '/');
@@ -131,7 +145,7 @@ static int plugstack_report_dir(const char *file, char *out, size_t len)
 	size_t n = 0;
 	int fd, found;
 
-	if (plugstack_one(AT_FDCWD, file, file, out, len))
+	if (plugstack_one(AT_FDCWD, file, file, key, out, len))
 		return 1;
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
 	snprintf(sub, sizeof(sub), "%s/plugstack.conf.d", dir);
@@ -142,13 +156,28 @@ static int plugstack_report_dir(const char *file, char *out, size_t len)
 	if (bot_dir_names(fd, conf_name, NULL, &names, &n) == 0)
 		for (size_t i = 0; i < n && !found; i++) {
 			snprintf(path, sizeof(path), "%s/%s", sub, names[i]);
-			found = plugstack_one(fd, names[i], path, out, len);
+			found = plugstack_one(fd, names[i], path, key, out, len);
 		}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 	close(fd);
 	return found;
+}
+
+/* The plugstack.conf a command reads: --plugstack, else the one beside
+ * $SLURM_CONF, else /etc/slurm/plugstack.conf. */
+static const char *plugstack_file(const char *plugstack, char *conf, size_t len)
+{
+	const char *sc = getenv("SLURM_CONF"), *slash = sc ? strrchr(sc, '/') : NULL;
+
+	if (plugstack)
+		return plugstack;
+	if (slash)
+		snprintf(conf, len, "%.*s/plugstack.conf", (int)(slash - sc), sc);
+	else
+		snprintf(conf, len, "/etc/slurm/plugstack.conf");
+	return conf;
 }
 
 /* Where JOBID's parts are: 0 with dir filled, or -1 (each place tried said). */
@@ -170,16 +199,8 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 			return 0;
 		snprintf(tried[nt++], PATH_MAX, "%s", dir);
 	}
-	if (!plugstack) {
-		const char *sc = getenv("SLURM_CONF"), *slash = sc ? strrchr(sc, '/') : NULL;
-
-		if (slash)
-			snprintf(conf, sizeof(conf), "%.*s/plugstack.conf", (int)(slash - sc), sc);
-		else
-			snprintf(conf, sizeof(conf), "/etc/slurm/plugstack.conf");
-		plugstack = conf;
-	}
-	if (plugstack_report_dir(plugstack, tmpl, sizeof(tmpl)) &&
+	plugstack = plugstack_file(plugstack, conf, sizeof(conf));
+	if (plugstack_value(plugstack, "report_dir=", tmpl, sizeof(tmpl)) &&
 	    bot_report_dir_expand(tmpl, job, user, dir, len, err, sizeof(err)) == 0) {
 		if (has_parts(dir, job))
 			return 0;
@@ -190,6 +211,91 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 		fprintf(stderr, "%s %s", i ? "," : "", tried[i]);
 	fprintf(stderr, " (nor report_dir= in %s)\n", plugstack);
 	return -1;
+}
+
+/* ---- the fabrics' learned state ------------------------------------------ */
+
+#define REPORT_MAX_FABRICS 16	/* fabrics one report loads; others: the cost model */
+
+/* The states of the fabrics the parts name, for the rows' lookup
+ * (formats.md 17, "Latency of an arm"). */
+struct report_states {
+	size_t n;
+	const char *name[REPORT_MAX_FABRICS];
+	const struct bot_kb *kb[REPORT_MAX_FABRICS];
+	struct bot_state s[REPORT_MAX_FABRICS];
+	struct bot_report_states st;
+	struct bot_report_lookup lookup;
+};
+
+/* Where the state is: --state, $NCCL_BOT_STATE, plugstack.conf's
+ * state_dir=; "" none. */
+static void state_dir_of(const char *opt, const char *plugstack, char *out, size_t len)
+{
+	const char *env = getenv("NCCL_BOT_STATE");
+	char conf[PATH_MAX];
+
+	out[0] = 0;
+	if (opt)
+		snprintf(out, len, "%s", opt);
+	else if (env && *env)
+		snprintf(out, len, "%s", env);
+	else if (!plugstack_value(plugstack_file(plugstack, conf, sizeof(conf)), "state_dir=", out,
+				  len))
+		out[0] = 0;
+}
+
+/* Load the state of each fabric the parts name (not "prior", not "*"): a
+ * fabric without state, or one that cannot be read (said), is left to the
+ * cost model. Returns the lookup to attach, or NULL when none loaded. */
+static const struct bot_report_lookup *states_load(struct report_states *rs, const char *dir,
+						   const struct bot_report_set *set)
+{
+	char snap[BOT_STATE_NAME_MAX], err[BOT_STATE_ERR_MAX + PATH_MAX];
+
+	memset(rs, 0, sizeof(*rs));
+	for (size_t i = 0; dir[0] && i < set->n; i++) {
+		const char *f = set->v[i].fabric;
+		size_t k = 0;
+		int rc;
+
+		if (!strcmp(f, "prior") || !bot_state_fabric_ok(f))
+			continue;
+		while (k < rs->n && strcmp(rs->name[k], f))
+			k++;
+		if (k < rs->n)
+			continue;
+		if (rs->n == REPORT_MAX_FABRICS) {
+			fprintf(stderr, "nccl-bot: report: over %d fabrics: %s's arms not measured "
+				"come from NCCL's cost model\n", REPORT_MAX_FABRICS, f);
+			continue;
+		}
+		rc = bot_store_load(dir, f, &rs->s[rs->n], snap, err, sizeof(err));
+		if (rc < 0) {
+			bot_log_esc_inplace(err, sizeof(err));
+			fprintf(stderr, "nccl-bot: report: warning: %s; fabric %s's arms not measured "
+				"come from NCCL's cost model\n", err, f);
+			continue;
+		}
+		rs->name[rs->n] = f;
+		rs->kb[rs->n] = rs->s[rs->n].kb;
+		rs->n++;
+	}
+	if (!rs->n)
+		return NULL;
+	rs->st.n = rs->n;
+	rs->st.fabric = rs->name;
+	rs->st.kb = rs->kb;
+	rs->lookup.arms = bot_report_state_arms;
+	rs->lookup.arg = &rs->st;
+	return &rs->lookup;
+}
+
+static void states_free(struct report_states *rs)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		bot_state_free(&rs->s[i]);
+	rs->n = 0;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -230,6 +336,13 @@ static const char *plugin_word(int p)
 {
 	return p == BOT_REPORT_PLUGIN_KEPT ? "kept" : p == BOT_REPORT_PLUGIN_REPLACED ?
 	       "replaced" : "none";
+}
+
+/* Where an estimated latency came from (formats.md 17); "" measured. */
+static const char *est_word(int src)
+{
+	return src == BOT_REPORT_SRC_STATE ? " (estimated: the fabric's state)" :
+	       src == BOT_REPORT_SRC_COST ? " (estimated: NCCL's cost model)" : "";
 }
 
 static void text_totals(const char *what, const struct bot_report_part *m)
@@ -319,7 +432,8 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		span(r.saved, sv, sizeof(sv));
 		span(r.lost, ls, sizeof(ls));
 		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%; saved %s, lost %s%s%s\n",
-		       ta, r.est[a] ? " (estimated)" : "", tx, r.estimated ? " (estimated)" : "",
+		       ta, est_word(r.src[a]), tx, r.src_ours > BOT_REPORT_SRC_STEP ?
+		       est_word(r.src_ours) : r.estimated ? " (estimated)" : "",
 		       r.loss_ours * 100, r.loss_auto * 100, sv, ls, r.over10 ? "; lost >10%" : "",
 		       r.harmed ? "; harmed" : "");
 	}
@@ -416,10 +530,14 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 		printf("]");
 		if (r.known)
 			printf(",\"t_auto_us\":%.3f,\"t_ours_us\":%.3f,\"estimated\":%s,"
-			       "\"loss_ours\":%.6g,\"loss_auto\":%.6g,\"saved\":%.9g,\"lost\":%.9g,"
-			       "\"over10\":%s,\"harmed\":%s}", r.t[a] * 1e6, r.t_ours * 1e6,
-			       r.estimated ? "true" : "false", r.loss_ours, r.loss_auto, r.saved,
-			       r.lost, r.over10 ? "true" : "false", r.harmed ? "true" : "false");
+			       "\"t_auto_source\":\"%s\",\"t_ours_source\":\"%s\","
+			       "\"best_source\":\"%s\",\"loss_ours\":%.6g,\"loss_auto\":%.6g,"
+			       "\"saved\":%.9g,\"lost\":%.9g,\"over10\":%s,\"harmed\":%s}",
+			       r.t[a] * 1e6, r.t_ours * 1e6, r.estimated ? "true" : "false",
+			       bot_report_src_name(r.src[a]), bot_report_src_name(r.src_ours),
+			       bot_report_src_name(r.src[r.best]), r.loss_ours, r.loss_auto,
+			       r.saved, r.lost, r.over10 ? "true" : "false",
+			       r.harmed ? "true" : "false");
 		else
 			printf(",\"known\":false}");
 	}
@@ -494,9 +612,12 @@ static int picture(const char *svg, const char *dir, const struct bot_report_set
 	return rc;
 }
 
-static int show(const char *dir, const char *job, int json, const char *svg)
+static int show(const char *dir, const char *job, int json, const char *svg,
+		const char *state)
 {
 	struct bot_log log = { bot_cmd_log, "report" };
+	struct report_states rs;
+	const struct bot_report_lookup *lookup;
 	struct bot_report_set set;
 	struct bot_report_part jobm, stepm, all;
 	char nodes[1024];
@@ -511,6 +632,10 @@ static int show(const char *dir, const char *job, int json, const char *svg)
 		bot_report_set_free(&set);
 		return 1;
 	}
+	/* every part's rows see its fabric's state (merges carry it on) */
+	lookup = states_load(&rs, state, &set);
+	for (size_t i = 0; i < set.n; i++)
+		set.v[i].lookup = lookup;
 	if (json) {
 		printf("{\"dir\":");
 		json_str(dir);
@@ -578,6 +703,7 @@ static int show(const char *dir, const char *job, int json, const char *svg)
 	bot_report_part_free(&all);
 	bot_report_part_free(&jobm);
 	bot_report_set_free(&set);
+	states_free(&rs);
 	return rc;
 }
 
@@ -587,11 +713,12 @@ int bot_cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "svg", required_argument, NULL, 'g' },
 		{ "plugstack", required_argument, NULL, 'p' },
+		{ "state", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *plugstack = NULL, *svg = NULL;
-	char dir[PATH_MAX];
+	const char *plugstack = NULL, *svg = NULL, *state = NULL;
+	char dir[PATH_MAX], sdir[PATH_MAX];
 	struct stat st;
 	int c, json = 0;
 
@@ -603,6 +730,13 @@ int bot_cmd_report(int argc, char **argv)
 			break;
 		case 'p':
 			plugstack = optarg;
+			break;
+		case 's':
+			if (!*optarg) {
+				fprintf(stderr, "nccl-bot: report: --state wants a directory\n");
+				return 2;
+			}
+			state = optarg;
 			break;
 		case 'g':
 			if (!*optarg) {
@@ -623,10 +757,11 @@ int bot_cmd_report(int argc, char **argv)
 		report_usage(stderr);
 		return 2;
 	}
+	state_dir_of(state, plugstack, sdir, sizeof(sdir));
 	if (job_like(argv[optind]) && !(stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))) {
 		if (find_dir(argv[optind], plugstack, dir, sizeof(dir)) < 0)
 			return 1;
-		return show(dir, argv[optind], json, svg);
+		return show(dir, argv[optind], json, svg, sdir);
 	}
-	return show(argv[optind], NULL, json, svg);
+	return show(argv[optind], NULL, json, svg, sdir);
 }

@@ -5,14 +5,16 @@
 # DIR` merges two nodes' parts of a step and two steps of a job, --json,
 # JOBID found through ./nccl-bot-JOBID, NCCL_BOT_REPORT_DIR and
 # --plugstack's report_dir=, a part that fails to parse named and skipped,
-# and the usage errors.
+# and the usage errors; an arm the step did not measure (AUTO's, once
+# learning moved off it) from the fabric's state (--state, NCCL_BOT_STATE,
+# plugstack.conf's state_dir=) before NCCL's cost model.
 set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 spool=$top_srcdir/tests/fuzz/corpus-spool
 corpus=$top_srcdir/tests/fuzz/corpus-report
 bot=$(cd "$(dirname "${NCCL_BOT:-./nccl-bot}")" && pwd)/$(basename "${NCCL_BOT:-./nccl-bot}")
 export NCCL_BOT_CONFIG=none
-unset NCCL_BOT_REPORT_DIR
+unset NCCL_BOT_REPORT_DIR NCCL_BOT_STATE
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
@@ -113,6 +115,57 @@ expect "a stale part of the same step (another token): warned, shown on its own"
 expect "  ... the step's own parts still merged apart" 0 "step 5\.0: 2 part\(s\) \(n1 n2\)" -- \
 	"$bot" report "$tmp/v2"
 rm -f "$tmp/v2/5.0.n3.part"
+
+# an arm the step did not measure (formats.md 17, "Latency of an arm"):
+# the step ran only our ring/simple (101 us); NCCL's row puts AUTO's
+# tree/ll at 100/105 of it (96 us): lost. The fabric's state (state add of
+# a spool fixture, ring/simple 101 us, plus tree/ll measured at 149 us
+# through export/import) says AUTO's arm is slower: saved.
+mkdir -m 700 "$tmp/est" "$tmp/st" "$tmp/st2"
+{
+	printf 'nccl-bot-report-part 2\njob 60\nstep 0\nnode n1\nfabric f\npolicy ucb1\n'
+	printf 'ctx allreduce 88 16 2 1000 tree/ll ring/simple\n'
+	printf 'cost 100 101 102 103 104 105 -1 -1 -1 -1 -1 -1 112 113 114 -1 -1 -1 118 119 120\n'
+	printf 'decided ring/simple 1000\narm ring/simple 10 100000 101000\nend 1\n'
+} >"$tmp/est/60.0.n1.part"
+"$bot" state add --state "$tmp/st" --fabric f "$spool/valid-mixed" >/dev/null 2>&1
+"$bot" state export --state "$tmp/st" --fabric f -o "$tmp/st.yaml" >/dev/null 2>&1
+sed 's|^    ring/simple: {n: 1, bins: \[\[1064, 1\]\]}$|    tree/ll: {n: 1, bins: [[1100, 1]]}\n&|' \
+	"$tmp/st.yaml" >"$tmp/st2.yaml"
+expect "a state with AUTO's arm measured (state add, export, import)" 0 "" -- \
+	"$bot" state import --state "$tmp/st2" --fabric f "$tmp/st2.yaml"
+expect "  ... it holds tree/ll and ring/simple" 0 "tree/ll: \{samples: 1" -- \
+	"$bot" state show --state "$tmp/st2" --fabric f
+expect "no state: AUTO's arm from NCCL's cost model, lost and harmed" 0 \
+	"AUTO 96\.2 us \(estimated: NCCL's cost model\), ours 101\.0 us.*lost 4\.810 ms.*harmed" -- \
+	"$bot" report --plugstack /dev/null "$tmp/est"
+expect "--state DIR: AUTO's arm from the fabric's state, saved, not harmed" 0 \
+	"AUTO 14[89]\.[0-9] us \(estimated: the fabric's state\), ours 101\.0 us( \(estimated\))?; loss ours 0\.0%.*lost 0\.000 ms$" -- \
+	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
+expect "  ... the step's total: est. saved, 0 harmed" 0 "step total: .*est\. saved 4[78]\.[0-9]+ ms, lost 0\.000 ms.* 0 harmed" -- \
+	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
+expect "  ... --json names the source of each latency" 0 \
+	'"t_auto_source":"state","t_ours_source":"step","best_source":"step".*"harmed":false' -- \
+	"$bot" report --json --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
+expect "  ... and without it, the cost model's" 0 '"t_auto_source":"cost".*"harmed":true' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/est"
+expect "  ... --svg: the picture's note names where AUTO's latency came from" 0 \
+	"latency where the step did not run its arm: the fabric.{1,6}s state in 1 context\(s\), NCCL.{1,6}s cost model in 0" -- \
+	sh -c "'$bot' report --plugstack /dev/null --state '$tmp/st2' --svg '$tmp/est.svg' '$tmp/est' >/dev/null && cat '$tmp/est.svg'"
+expect "NCCL_BOT_STATE finds the state" 0 "estimated: the fabric's state" -- \
+	env NCCL_BOT_STATE="$tmp/st2" "$bot" report --plugstack /dev/null "$tmp/est"
+echo "optional /x/spank_nccl_bot.so enable=opt-in state_dir=$tmp/st2 mode=on" >"$tmp/plugstack-st.conf"
+expect "plugstack.conf's state_dir= finds the state" 0 "estimated: the fabric's state" -- \
+	"$bot" report --plugstack "$tmp/plugstack-st.conf" "$tmp/est"
+expect "a state without AUTO's arm: the cost model still" 0 "estimated: NCCL's cost model" -- \
+	"$bot" report --plugstack /dev/null --state "$tmp/st" "$tmp/est"
+printf 'garbage\n' >"$tmp/st2/f/current.bad" && mv "$tmp/st2/f/current" "$tmp/st2/f/current.ok" &&
+	mv "$tmp/st2/f/current.bad" "$tmp/st2/f/current"
+expect "a state that cannot be read: said, the cost model, exit 0" 0 \
+	"warning: .*fabric f's arms not measured come from NCCL's cost model" -- \
+	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
+expect "--state without a directory (exit 2)" 2 "--state wants a directory" -- \
+	"$bot" report --state "" "$tmp/est"
 
 # a report directory others can write is refused; as root, parts of users
 # other than the directory's owner are not read

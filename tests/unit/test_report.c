@@ -9,6 +9,7 @@
 
 #include "learn/report.h"
 #include "policies/context.h"
+#include "policies/kb.h"
 #include "testutil.h"
 
 static char dir[128];
@@ -702,6 +703,89 @@ START_TEST(test_token_and_components)
 }
 END_TEST
 
+/*
+ * An arm the step did not measure (formats.md 17, "Latency of an arm"):
+ * the example's allgather measured only our tree/simple (120 us); NCCL's
+ * row (ring 8, tree 10) puts AUTO's ring/simple at 96 us, so without the
+ * fabric's state the context is lost and harmed. The fabric measured ring
+ * at 150 us and tree at 120 us: with its state AUTO's ring is ~150 us
+ * (the state's ratio on the step's tree), and the context saved.
+ */
+START_TEST(test_state_lookup)
+{
+	struct bot_report_part p, m;
+	struct bot_report_row r;
+	struct bot_report_totals t;
+	struct bot_kb *kb = bot_kb_new(), *only = bot_kb_new();
+	uint64_t key = bot_ctx_key(BOT_COLL_ALLGATHER, 84, 8, 2);
+	const char *names[1] = { "f" };
+	const struct bot_kb *kbs[1];
+	struct bot_report_states st = { 1, names, kbs };
+	struct bot_report_lookup lk = { bot_report_state_arms, &st };
+	char line[600];
+
+	ck_assert_ptr_nonnull(kb);
+	ck_assert_ptr_nonnull(only);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_int_eq(bot_kb_add_us(kb, key, RING_SIMPLE, 150), 0);
+		ck_assert_int_eq(bot_kb_add_us(kb, key, TREE_SIMPLE, 120), 0);
+	}
+	kbs[0] = kb;
+	example(&p, "a", 80000, 100000);
+	snprintf(p.fabric, sizeof(p.fabric), "f");
+	/* without the state: the old cost-model estimate, lost and harmed */
+	bot_report_row(&p, &p.ctx[0], &r);
+	ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_COST);
+	ck_assert_int_eq(r.src[TREE_SIMPLE], BOT_REPORT_SRC_STEP);
+	ck_assert(fabs(r.t[RING_SIMPLE] - 96e-6) < 1e-15);
+	ck_assert(r.lost > 0 && r.saved == 0 && r.harmed);
+	/* with it: AUTO's arm from the fabric's state, saved, not lost */
+	p.lookup = &lk;
+	bot_report_row(&p, &p.ctx[0], &r);
+	ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_STATE);
+	ck_assert_str_eq(bot_report_src_name(r.src[RING_SIMPLE]), "state");
+	ck_assert(r.est[RING_SIMPLE] && r.estimated && r.known);
+	ck_assert_msg(fabs(r.t[RING_SIMPLE] - 150e-6) < 1.5e-6, "%g", r.t[RING_SIMPLE]);
+	ck_assert_int_eq(r.best, TREE_SIMPLE);
+	ck_assert(r.saved > 500 * 29e-6 && r.lost == 0);
+	ck_assert(!r.harmed && !r.over10);
+	ck_assert_int_eq(r.src_ours, BOT_REPORT_SRC_STEP);
+	/* the measured context is untouched by the state */
+	bot_report_row(&p, &p.ctx[1], &r);
+	ck_assert(!r.estimated && r.src[RING_SIMPLE] == BOT_REPORT_SRC_STEP);
+	/* totals and the summary line: saved, still marked an estimate */
+	bot_report_totals(&p, &t);
+	ck_assert(t.lost == 0 && t.harmed == 0 && t.estimated);
+	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "est. saved ~") && strstr(line, "0 contexts lost >10%"), "%s",
+		      line);
+	/* a merge carries the lookup on */
+	bot_report_part_init(&m);
+	ck_assert_int_eq(bot_report_merge(&m, &p, BOT_REPORT_STEPS), 0);
+	ck_assert_ptr_eq(m.lookup, &lk);
+	bot_report_row(&m, &m.ctx[0], &r);
+	ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_STATE);
+	bot_report_part_free(&m);
+	/* a state without the step's reference arm: its median itself */
+	ck_assert_int_eq(bot_kb_add_us(only, key, RING_SIMPLE, 140), 0);
+	kbs[0] = only;
+	bot_report_row(&p, &p.ctx[0], &r);
+	ck_assert_msg(fabs(r.t[RING_SIMPLE] - 140e-6) < 1.5e-6, "%g", r.t[RING_SIMPLE]);
+	/* another fabric's state, or none for the context: the cost model */
+	snprintf(p.fabric, sizeof(p.fabric), "g");
+	bot_report_row(&p, &p.ctx[0], &r);
+	ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_COST);
+	snprintf(p.fabric, sizeof(p.fabric), "f");
+	kbs[0] = kb;
+	p.ctx[0].bucket = 85;
+	bot_report_row(&p, &p.ctx[0], &r);
+	ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_COST);
+	bot_report_part_free(&p);
+	bot_kb_free(kb);
+	bot_kb_free(only);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
 	Suite *s = suite_create("report");
@@ -719,6 +803,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_weighted_median);
 	tcase_add_test(tc, test_owner);
 	tcase_add_test(tc, test_token_and_components);
+	tcase_add_test(tc, test_state_lookup);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,6 +3,7 @@
  * plugstack.conf arguments (spank/args.h), the user's option value and the
  * gate and build of the one decision per step (spank/decide.h).
  */
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
@@ -15,7 +16,10 @@
 #include "spank/decide.h"
 #include "spank/doctor.h"
 #include "spank/fabricmap.h"
+#include "spank/reportstate.h"
 #include "spank/submit.h"
+#include "learn/store.h"
+#include "policies/kb.h"
 #include "testutil.h"
 
 static int parse(struct bot_spank_args *a, const char *node, char *err, size_t len, ...)
@@ -660,6 +664,98 @@ START_TEST(test_fabricmap_site)
 }
 END_TEST
 
+/*
+ * srun's summary and the fabric's state (spank/reportstate.h, formats.md
+ * 17): a step that ran only tree/simple (120 us) in a context where NCCL's
+ * row made AUTO's ring/simple 96 us; the fabric measured ring at 150 us.
+ * The bounded reader hands back each arm's median bin: the line saves.
+ */
+START_TEST(test_report_state)
+{
+	char dir[128], snap[BOT_STATE_NAME_MAX], err[BOT_STATE_ERR_MAX], why[512], line[600];
+	uint64_t key = bot_ctx_key(BOT_COLL_ALLGATHER, 84, 8, 2);
+	struct bot_state s, st;
+	struct bot_report_part m;
+	struct bot_report_ctx *c;
+	struct bot_report_row r;
+	const char *names[1];
+	const struct bot_kb *kbs[1];
+	struct bot_report_states states = { 1, names, kbs };
+	struct bot_report_lookup lk = { bot_report_state_arms, &states };
+
+	bot_test_mkdtemp(dir, sizeof(dir), "repstate");
+	ck_assert_int_eq(bot_state_init(&s, "f"), 0);
+	for (int i = 0; i < 5; i++) {
+		ck_assert_int_eq(bot_kb_add_us(s.kb, key, 5 /* ring/simple */, 150), 0);
+		ck_assert_int_eq(bot_kb_add_us(s.kb, key, 2 /* tree/simple */, 120), 0);
+	}
+	ck_assert_int_eq(bot_kb_add_us(s.kb, key + 1, 5, 10), 0);	/* not the step's */
+	ck_assert_msg(bot_store_publish(dir, &s, snap, err, sizeof(err)) == 0, "%s", err);
+	bot_state_free(&s);
+
+	bot_report_part_init(&m);
+	snprintf(m.job, sizeof(m.job), "7");
+	snprintf(m.step, sizeof(m.step), "0");
+	snprintf(m.fabric, sizeof(m.fabric), "f");
+	m.nparts = 1;
+	m.nctx = 1;
+	m.ctx = c = calloc(1, sizeof(*c));
+	ck_assert_ptr_nonnull(c);
+	c->coll = BOT_COLL_ALLGATHER;
+	c->bucket = 84;
+	c->nranks = 8;
+	c->nnodes = 2;
+	c->calls = c->src_calls = c->dcalls[2] = 500;
+	c->auto_arm = 5;
+	c->decided = 2;
+	c->has_cost = 1;
+	for (int i = 0; i < BOT_REPORT_NARMS; i++)
+		c->cost[i] = -1;
+	c->cost[2] = 10;
+	c->cost[5] = 8;
+	c->arm[2] = (struct bot_report_arm){ 6, 110000, 120000 };
+	bot_report_summary(&m, "7.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "est. lost ~"), "%s", line);
+
+	ck_assert_msg(bot_spank_report_state(dir, "f", 5000, &m, &st, why, sizeof(why)) == 0, "%s",
+		      why);
+	ck_assert_str_eq(st.fabric, "f");
+	ck_assert_uint_eq(bot_kb_count(st.kb), 1);	/* the step's context only */
+	ck_assert_uint_eq(bot_kb_find(st.kb, key)->arm[5].n, 1);	/* its median bin */
+	names[0] = st.fabric;
+	kbs[0] = st.kb;
+	m.lookup = &lk;
+	bot_report_row(&m, c, &r);
+	ck_assert_int_eq(r.src[5], BOT_REPORT_SRC_STATE);
+	ck_assert_msg(fabs(r.t[5] - 150e-6) < 2e-6, "%g", r.t[5]);
+	ck_assert(r.saved > 0 && r.lost == 0 && !r.harmed);
+	bot_report_summary(&m, "7.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "est. saved ~") && strstr(line, "0 contexts lost"), "%s", line);
+	bot_state_free(&st);
+
+	/* the fallbacks: a reason, never a failure of the step */
+	ck_assert_int_eq(bot_spank_report_state(dir, "g", 5000, &m, &st, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "no learned state"), "%s", why);
+	ck_assert_int_eq(bot_spank_report_state(dir, "prior", 5000, &m, &st, why, sizeof(why)), -1);
+	ck_assert_int_eq(bot_spank_report_state("", "f", 5000, &m, &st, why, sizeof(why)), -1);
+	{
+		char path[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/f/current", dir);
+		ck_assert_int_eq(unlink(path), 0);
+		f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		fputs("garbage\n", f);
+		fclose(f);
+	}
+	ck_assert_int_eq(bot_spank_report_state(dir, "f", 5000, &m, &st, why, sizeof(why)), -1);
+	ck_assert_msg(strstr(why, "cannot be read"), "%s", why);
+	bot_report_part_free(&m);
+	bot_test_rmtree(dir);
+}
+END_TEST
+
 static Suite *spank_suite(void)
 {
 	Suite *s = suite_create("spank_args");
@@ -676,6 +772,7 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_ldcache);
 	tcase_add_test(tc, test_submit);
 	tcase_add_test(tc, test_fabricmap_site);
+	tcase_add_test(tc, test_report_state);
 	suite_add_tcase(s, tc);
 	return s;
 }
