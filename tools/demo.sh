@@ -41,8 +41,9 @@ BOT=$NB_DEMO_BOT
 # 36 ms to saved 196 ms, job 2 saved 2.2-3.8 s); with 32 MiB allreduces
 # as well, or 200,000 calls, it did not in 1 run of 5 or more. (The line's
 # saving is an estimate: where job 2 runs tree and AUTO's ring ran in no
-# call of the step, ring's latency is NCCL's cost model's, which believes
-# ring faster; doc/formats.md section 17.)
+# call of the step, ring's latency comes from the fabric's state, which
+# job 1 measured, or else NCCL's cost model, which believes ring faster;
+# doc/formats.md section 17. The runs above predate the state's use.)
 FABRIC=a100-ib-hdr
 WORK=allreduce:16M,allreduce:64M,allgather:4M
 CALLS=400000
