@@ -52,8 +52,10 @@ fi
 # rank library alone
 slurmdep="libslurm-dev <!pkg.nccl-bot.rank-only>"
 case ${NCCL_BOT_SLURM:-/usr} in /usr|/usr/) ;; *) slurmdep= ;; esac
-sed -e "s|@RANK_PKG@|nccl-bot-rank-$upver|g" -e "s|@VERSION@|$upver|g" \
-	-e "s|@SLURM_BUILD_DEP@|$slurmdep|" debian/control.in >debian/control
+# (a line left blank would end the stanza: it goes instead)
+if [ -n "$slurmdep" ]; then depsed="s|@SLURM_BUILD_DEP@|$slurmdep|"; else depsed='/@SLURM_BUILD_DEP@/d'; fi
+sed -e "s|@RANK_PKG@|nccl-bot-rank-$upver|g" -e "s|@VERSION@|$upver|g" -e "$depsed" \
+	debian/control.in >debian/control
 
 DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=$(nproc)" dpkg-buildpackage -b -us -uc
 cd ..
