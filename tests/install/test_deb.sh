@@ -35,6 +35,13 @@ for c in dpkg-buildpackage dh lintian dpkg; do
 	command -v $c >/dev/null 2>&1 || { echo "test_deb.sh: $c not installed (scripts/setup installs it)"; exit 77; }
 done
 [ -f Makefile ] || { echo "test_deb.sh: run from a configured build tree"; exit 99; }
+# one install test at a time on a machine: they install and purge the same
+# packages and system paths (tests/install/*.sh take this lock; CI runs
+# them one after the other anyway)
+exec 9>/run/lock/nccl-bot-install-tests.lock
+if command -v flock >/dev/null 2>&1 && ! flock -w 1800 9; then
+	echo "test_deb.sh: another install test holds /run/lock/nccl-bot-install-tests.lock"; exit 99
+fi
 
 pass=0 fail=0 skip=0
 ok() { echo "ok - $1"; pass=$((pass + 1)); }
