@@ -35,8 +35,9 @@
 #   does, with one `include .../plugstack.conf.d/*.conf` line, and the
 #   cluster has a partition `gpu` of n1 and n2 (fabric a), as the guides'
 #   example cluster does.
-# - systemctl is a stand-in (PID 1 is not systemd here; and slurmd is the
-#   test cluster's, not a unit): `restart slurmd` restarts the test
+# - systemctl is a stand-in, also where PID 1 is systemd (here it is not:
+#   `ps -p 1`), because slurmd is the test cluster's, not a unit, and a test
+#   must not enable timers on the host: `restart slurmd` restarts the test
 #   cluster's daemons (this script owns them: the stand-in asks it through
 #   a FIFO and waits for its answer); `enable --now`/`disable --now` of a
 #   timer checks that it and its service are installed, verified by
@@ -46,8 +47,10 @@
 #   what the timer would start.
 # - `python train.py` is the NCCL emulator (tests/emulator/nccl-emu: two
 #   rank processes per task that load NCCL_TUNER_PLUGIN as NCCL does, decide
-#   from NCCL_BOT_TABLE and write spool files to NCCL_BOT_SPOOL); without
-#   NCCL_TUNER_PLUGIN (nccl-bot off) it says so and exits 0.
+#   from NCCL_BOT_TABLE and write spool files to NCCL_BOT_SPOOL, with
+#   NCCL_BOT_WINDOW=16 so that its short run measures, as tests/slurm/'s
+#   jobs do); without NCCL_TUNER_PLUGIN (nccl-bot off) it says so and
+#   exits 0.
 set -u
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(pwd)
@@ -233,6 +236,8 @@ if [ -z "\${NCCL_TUNER_PLUGIN:-}" ]; then
 	echo "train.py: no NCCL_TUNER_PLUGIN: NCCL's own choice, nothing of nccl-bot"
 	exit 0
 fi
+NCCL_BOT_WINDOW=16
+export NCCL_BOT_WINDOW
 if [ -n "\${NCCL_BOT_SPOOL:-}" ]; then set -- --spool "\$NCCL_BOT_SPOOL"; else set -- --no-spool; fi
 exec "$EMU" --suite consistency --scenario base --policy ucb1 --procs 2 --calls-each 4000 \\
 	--plugin "\$NCCL_TUNER_PLUGIN" --table "\$NCCL_BOT_TABLE" "\$@" --measured sim
@@ -413,8 +418,6 @@ mkdir -p "$D/etc/plugstack.conf.d"
 echo "include $D/etc/plugstack.conf.d/*.conf" >"$D/etc/plugstack.conf"
 echo 'PartitionName=gpu Nodes=n[1-2] MaxTime=INFINITE State=UP OverSubscribe=YES' >>"$SLURM_CONF"
 cluster_up || exit 99
-# the cluster's logs go with $D; a failure shows them
-export NCCL_BOT_WINDOW=16
 
 t0=$(date +%s)
 for phase in main last; do
