@@ -622,6 +622,7 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 
 struct pline {
 	char text[BOT_REPORT_LINE_MAX];
+	char rtext[BOT_REPORT_LINE_MAX];	/* rest's copy, whole */
 	char *f[MAXF];
 	int nf;
 	const char *rest;	/* after the key and one space */
@@ -923,10 +924,13 @@ static int split(struct pline *l, const char *s, size_t n)
 	{
 		char *sp = strchr(q, ' ');
 
-		if (sp)
-			l->rest = sp + 1;
+		/* the rest of the line is kept whole for fabric_why: a copy, since
+		 * the fields are split in place */
+		if (sp) {
+			memcpy(l->rtext, sp + 1, n - (size_t)(sp + 1 - q) + 1);
+			l->rest = l->rtext;
+		}
 	}
-	/* the rest of the line is kept whole for fabric_why: split a copy */
 	for (;;) {
 		char *sp = strchr(q, ' ');
 
@@ -937,7 +941,9 @@ static int split(struct pline *l, const char *s, size_t n)
 		if (!*q)
 			return -1;
 		l->f[l->nf++] = q;
-		if (!sp)
+		/* fabric_why's value is free text (any number of words, kept
+		 * whole in l->rest): its words are not fields */
+		if (!sp || (l->nf == 1 && !strcmp(q, "fabric_why")))
 			break;
 		q = sp + 1;
 	}

@@ -70,9 +70,9 @@ int bot_statesvg_loss(const struct bot_state *s, const char *snap, const char *f
 		if (!ncharts || bot_key_coll(keys[i - 1]) != coll) {
 			snprintf(ctitle[coll], sizeof(ctitle[coll]), "%s: AUTO's estimated loss "
 				 "against the best known arm", bot_coll_name((int)coll));
-			charts[ncharts++] = (struct bot_svg_chart){ ctitle[coll], "AUTO's loss",
-								    BOT_SVG_Y_PERCENT, lines + nlines,
-								    0 };
+			charts[ncharts++] = (struct bot_svg_chart){
+				.title = ctitle[coll], .ylabel = "AUTO's loss",
+				.yaxis = BOT_SVG_Y_PERCENT, .series = lines + nlines };
 		}
 		c = &charts[ncharts - 1];
 		if (!c->nseries || !same_line(keys[i - 1], k)) {
@@ -100,8 +100,8 @@ int bot_statesvg_loss(const struct bot_state *s, const char *snap, const char *f
 	info->charts = ncharts;
 	info->lines = nlines;
 	if (!ncharts)
-		charts[ncharts++] = (struct bot_svg_chart){ empty, "AUTO's loss", BOT_SVG_Y_PERCENT,
-							    NULL, 0 };
+		charts[ncharts++] = (struct bot_svg_chart){ .title = empty, .ylabel = "AUTO's loss",
+							    .yaxis = BOT_SVG_Y_PERCENT };
 	snprintf(title, sizeof(title), "nccl-bot: fabric %s%s%s", s->fabric,
 		 snap && *snap ? ", snapshot " : file ? ", " : "",
 		 snap && *snap ? snap : file ? file : "");

@@ -1,6 +1,7 @@
 /*
  * svg.c - charts for people as plain SVG (svg.h): escaping, scales and
- * ticks, one panel per chart, the document in a growing buffer.
+ * ticks, bands of cells, one panel per chart, the document in a growing
+ * buffer.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -23,6 +24,11 @@
 #define PANEL_BOTTOM 56		/* x labels and the axis's name below the plot */
 #define LEGEND_X (PLOT_X + PLOT_W + 24)
 #define LEGEND_ROW 18
+#define NOTE_ROW 18		/* a line of notes under the document's title */
+#define SUBTITLE_H 16		/* a panel's subtitle, between its title and its plot */
+#define BAND_TOP 46		/* the first band, below the plot's bottom */
+#define BAND_ROW 16		/* a band and the gap to the next */
+#define BAND_H 12
 
 static const char *const colours[] = { "#0072b2", "#d55e00", "#009e73", "#cc79a7",
 				       "#e69f00", "#56b4e9", "#222222", "#8c564b" };
@@ -208,7 +214,17 @@ static void chart_scale(const struct bot_svg_chart *c, struct scale *sc)
 			sc->npoints++;
 		}
 	}
-	if (!sc->npoints) {
+	for (size_t k = 0; k < c->nbands; k++) {
+		const struct bot_svg_band *b = &c->bands[k];
+
+		for (size_t i = 0; i < b->n; i++) {
+			if (!(b->x[i] >= 1 && b->x[i] <= BOT_SVG_MAX_X))
+				continue;
+			lxmin = fmin(lxmin, log2(b->x[i]));
+			lxmax = fmax(lxmax, log2(b->x[i]));
+		}
+	}
+	if (lxmin > lxmax) {
 		lxmin = 10;	/* 1K .. 1G */
 		lxmax = 30;
 	}
@@ -274,6 +290,21 @@ static void label(struct out *o, double x, double y, const char *anchor, int siz
 	put(o, "\" text-anchor=\"%s\" font-size=\"%d\"%s>", anchor, size, extra);
 	text(o, s);
 	put(o, "</text>\n");
+}
+
+int bot_svg_fit(const char *s, double avail, int size)
+{
+	size_t n = 0;
+	double w;
+
+	s = s ? s : "";
+	for (size_t i = 0; s[i] && i < BOT_SVG_MAX_TEXT; i++)
+		n += ((unsigned char)s[i] & 0xc0) != 0x80;	/* characters, not bytes */
+	w = (double)n * size * BOT_SVG_EM;
+	if (w <= avail || n == 0)
+		return size;
+	size = (int)floor(avail / ((double)n * BOT_SVG_EM));
+	return size < BOT_SVG_MIN_FONT ? BOT_SVG_MIN_FONT : size;
 }
 
 /* Marker k (circle, square, triangle, diamond) centred at x, y. */
@@ -397,48 +428,171 @@ static void series(struct out *o, const struct bot_svg_series *s, int k, const s
 	put(o, "</g>\n");
 }
 
+int bot_svg_cell(const double *x, size_t n, size_t i, double cell, double *lo, double *hi)
+{
+	double c, half;
+
+#define DRAWN(v) ((v) >= 1 && (v) <= BOT_SVG_MAX_X)
+	if (i >= n || !DRAWN(x[i]))
+		return -1;
+	c = log2(x[i]);
+	half = (cell > 0 && cell <= 64 ? cell : BOT_SVG_CELL) / 2;
+	*lo = c - half;
+	*hi = c + half;
+	if (i > 0 && DRAWN(x[i - 1]) && x[i - 1] < x[i])
+		*lo = fmax(*lo, (log2(x[i - 1]) + c) / 2);
+	if (i + 1 < n && DRAWN(x[i + 1]) && x[i + 1] > x[i])
+		*hi = fmin(*hi, (log2(x[i + 1]) + c) / 2);
+#undef DRAWN
+	return 0;
+}
+
+/* The categories the chart's bands use, as bits. */
+static uint64_t cats_used(const struct bot_svg_chart *c)
+{
+	uint64_t used = 0;
+
+	for (size_t k = 0; k < c->nbands; k++)
+		for (size_t i = 0; i < c->bands[k].n; i++) {
+			int cat = c->bands[k].cat[i];
+
+			if (cat >= 0 && (size_t)cat < c->ncats && c->bands[k].x[i] >= 1 &&
+			    c->bands[k].x[i] <= BOT_SVG_MAX_X)
+				used |= 1ull << cat;
+		}
+	return used;
+}
+
+static int popcount64(uint64_t v)
+{
+	int n = 0;
+
+	for (; v; v &= v - 1)
+		n++;
+	return n;
+}
+
+/* Band k: its label, its outline, one cell per size drawn. */
+static void band(struct out *o, const struct bot_svg_band *b, const struct bot_svg_chart *c,
+		 const struct scale *sc, double y)
+{
+	put(o, "<g>\n");
+	label(o, PLOT_X - 6, y + BAND_H - 2, "end", 10, "", b->name);
+	put(o, "<rect x=\"%d\" y=\"", PLOT_X);
+	num(o, y);
+	put(o, "\" width=\"%d\" height=\"%d\" fill=\"#f7f7f7\" stroke=\"#cccccc\"/>\n", PLOT_W,
+	    BAND_H);
+	for (size_t i = 0; i < b->n; i++) {
+		double lo, hi, x0, x1;
+		int cat = b->cat[i];
+
+		if (cat < 0 || (size_t)cat >= c->ncats ||
+		    bot_svg_cell(b->x, b->n, i, BOT_SVG_CELL, &lo, &hi) < 0)
+			continue;
+		x0 = PLOT_X + (fmax(lo, sc->xlo) - sc->xlo) / (sc->xhi - sc->xlo) * PLOT_W;
+		x1 = PLOT_X + (fmin(hi, sc->xhi) - sc->xlo) / (sc->xhi - sc->xlo) * PLOT_W;
+		if (x1 - x0 < 1.5) {	/* a cell stays visible on a wide axis */
+			x0 = (x0 + x1) / 2 - 0.75;
+			x1 = x0 + 1.5;
+		}
+		put(o, "<rect x=\"");
+		num(o, x0);
+		put(o, "\" y=\"");
+		num(o, y);
+		put(o, "\" width=\"");
+		num(o, x1 - x0);
+		put(o, "\" height=\"%d\" fill=\"#%06x\"/>\n", BAND_H, c->cats[cat].rgb & 0xffffffu);
+	}
+	put(o, "</g>\n");
+}
+
+/* The used categories in the legend, under the series. */
+static void cat_legend(struct out *o, const struct bot_svg_chart *c, uint64_t used, double top)
+{
+	double ly = top + 12 + ((double)c->nseries + (c->nseries ? 0.5 : 0)) * LEGEND_ROW;
+
+	for (size_t k = 0; k < c->ncats; k++) {
+		if (!(used >> k & 1))
+			continue;
+		put(o, "<rect x=\"%d\" y=\"", LEGEND_X + 3);
+		num(o, ly - 10);
+		put(o, "\" width=\"14\" height=\"10\" fill=\"#%06x\"/>\n", c->cats[k].rgb & 0xffffffu);
+		label(o, LEGEND_X + 26, ly, "start", 11, "", c->cats[k].name);
+		ly += LEGEND_ROW;
+	}
+}
+
+static double panel_head(const struct bot_svg_chart *c)
+{
+	return PLOT_TOP + (c->subtitle ? SUBTITLE_H : 0);
+}
+
 static double panel_height(const struct bot_svg_chart *c)
 {
-	double legend = 20.0 + (double)c->nseries * LEGEND_ROW;
+	int ncats = popcount64(cats_used(c));
+	double legend = 20.0 + (double)c->nseries * LEGEND_ROW +
+			(ncats ? (c->nseries ? 0.5 : 0) * LEGEND_ROW + ncats * LEGEND_ROW : 0);
+	double below = PANEL_BOTTOM + (c->nbands ? BAND_TOP - 36 + (double)c->nbands * BAND_ROW : 0);
 
-	return PLOT_TOP + fmax(PLOT_H, legend) + PANEL_BOTTOM;
+	return panel_head(c) + fmax(PLOT_H + below, legend + PANEL_BOTTOM);
 }
 
 static void panel(struct out *o, const struct bot_svg_chart *c, double top)
 {
 	struct scale sc;
-	double ptop = top + PLOT_TOP;
+	double ptop = top + panel_head(c);
 
 	chart_scale(c, &sc);
-	label(o, PLOT_X, top + 20, "start", 14, " font-weight=\"bold\"", c->title);
+	label(o, PLOT_X, top + 20, "start", bot_svg_fit(c->title, DOC_W - PLOT_X - 8, 14),
+	      " font-weight=\"bold\"", c->title);
+	if (c->subtitle)
+		label(o, PLOT_X, top + 20 + SUBTITLE_H, "start",
+		      bot_svg_fit(c->subtitle, DOC_W - PLOT_X - 8, 12), " fill=\"#444444\"",
+		      c->subtitle);
 	axes(o, c, &sc, ptop);
 	if (!sc.npoints)
 		label(o, PLOT_X + PLOT_W / 2.0, ptop + PLOT_H / 2.0, "middle", 13,
-		      " fill=\"#777777\"", "no data");
+		      " fill=\"#777777\"", c->empty ? c->empty : "no data");
 	for (size_t k = 0; k < c->nseries; k++)
 		series(o, &c->series[k], (int)k, &sc, ptop);
+	for (size_t k = 0; k < c->nbands; k++)
+		band(o, &c->bands[k], c, &sc, ptop + PLOT_H + BAND_TOP + (double)k * BAND_ROW);
+	cat_legend(o, c, cats_used(c), ptop);
 }
 
-int bot_svg_render(const char *title, const struct bot_svg_chart *charts, size_t ncharts,
-		   char **text_out, size_t *len, char *err, size_t errlen)
+int bot_svg_render_doc(const struct bot_svg_doc *d, char **text_out, size_t *len, char *err,
+		       size_t errlen)
 {
 	struct out o = { NULL, 0, 0, 0 };
 	size_t npoints = 0;
-	double h = DOC_TITLE_H, top;
+	double head = DOC_TITLE_H + (double)d->nnotes * NOTE_ROW, h = head, top;
 
 	*text_out = NULL;
 	*len = 0;
-	for (size_t c = 0; c < ncharts; c++) {
-		if (charts[c].nseries > BOT_SVG_MAX_SERIES)
+	if (d->nnotes > BOT_SVG_MAX_NOTES)
+		return bot_log_errf(err, errlen, "%zu lines of notes (at most %d)", d->nnotes,
+				    BOT_SVG_MAX_NOTES);
+	for (size_t c = 0; c < d->ncharts; c++) {
+		const struct bot_svg_chart *ch = &d->charts[c];
+
+		if (ch->nseries > BOT_SVG_MAX_SERIES)
 			return bot_log_errf(err, errlen, "chart %zu: %zu series (at most %d)", c + 1,
-					    charts[c].nseries, BOT_SVG_MAX_SERIES);
-		for (size_t k = 0; k < charts[c].nseries; k++) {
-			if (charts[c].series[k].n > BOT_SVG_MAX_POINTS - npoints)
+					    ch->nseries, BOT_SVG_MAX_SERIES);
+		if (ch->nbands > BOT_SVG_MAX_BANDS)
+			return bot_log_errf(err, errlen, "chart %zu: %zu bands (at most %d)", c + 1,
+					    ch->nbands, BOT_SVG_MAX_BANDS);
+		if (ch->ncats > BOT_SVG_MAX_CATS)
+			return bot_log_errf(err, errlen, "chart %zu: %zu categories (at most %d)",
+					    c + 1, ch->ncats, BOT_SVG_MAX_CATS);
+		for (size_t k = 0; k < ch->nseries + ch->nbands; k++) {
+			size_t n = k < ch->nseries ? ch->series[k].n : ch->bands[k - ch->nseries].n;
+
+			if (n > BOT_SVG_MAX_POINTS - npoints)
 				return bot_log_errf(err, errlen, "more than %u points",
 						    BOT_SVG_MAX_POINTS);
-			npoints += charts[c].series[k].n;
+			npoints += n;
 		}
-		h += panel_height(&charts[c]);
+		h += panel_height(ch);
 	}
 	put(&o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"",
@@ -447,15 +601,19 @@ int bot_svg_render(const char *title, const struct bot_svg_chart *charts, size_t
 	put(&o, "\" viewBox=\"0 0 %d ", DOC_W);
 	num(&o, h);
 	put(&o, "\" font-family=\"sans-serif\">\n<title>");
-	text(&o, title);
+	text(&o, d->title);
 	put(&o, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	label(&o, DOC_W / 2.0, 28, "middle", 16, " font-weight=\"bold\"", title);
-	top = DOC_TITLE_H;
-	for (size_t c = 0; c < ncharts; c++) {
+	label(&o, DOC_W / 2.0, 28, "middle", bot_svg_fit(d->title, DOC_W - 16, 16),
+	      " font-weight=\"bold\"", d->title);
+	for (size_t i = 0; i < d->nnotes; i++)
+		label(&o, DOC_W / 2.0, 28 + (double)(i + 1) * NOTE_ROW, "middle",
+		      bot_svg_fit(d->notes[i], DOC_W - 16, 12), "", d->notes[i]);
+	top = head;
+	for (size_t c = 0; c < d->ncharts; c++) {
 		put(&o, "<g>\n");
-		panel(&o, &charts[c], top);
+		panel(&o, &d->charts[c], top);
 		put(&o, "</g>\n");
-		top += panel_height(&charts[c]);
+		top += panel_height(&d->charts[c]);
 	}
 	put(&o, "</svg>\n");
 	if (o.fail) {
@@ -466,4 +624,12 @@ int bot_svg_render(const char *title, const struct bot_svg_chart *charts, size_t
 	*text_out = o.p;
 	*len = o.len;
 	return 0;
+}
+
+int bot_svg_render(const char *title, const struct bot_svg_chart *charts, size_t ncharts,
+		   char **text_out, size_t *len, char *err, size_t errlen)
+{
+	struct bot_svg_doc d = { title, NULL, 0, charts, ncharts };
+
+	return bot_svg_render_doc(&d, text_out, len, err, errlen);
 }

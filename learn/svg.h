@@ -2,11 +2,14 @@
  * svg.h - charts for people as plain SVG 1.1: the one writer of pictures
  * (`state show --svg`, and the reports).
  *
- * Owns the picture: a document with a title and one panel per chart,
- * stacked; each panel has an x axis of message sizes on a log2 scale
- * (ticks labelled 1K, 4K, 1M, ...), a y axis that is linear or in percent
- * (ticks 1, 2 or 5 times a power of ten, zero always shown), one polyline
- * or step line per series with a marker on each point, and a legend.
+ * Owns the picture: a document with a title, lines of notes under it and
+ * one panel per chart, stacked; each panel has a title and an optional
+ * subtitle, an x axis of message sizes on a log2 scale (ticks labelled 1K,
+ * 4K, 1M, ...), a y axis that is linear or in percent (ticks 1, 2 or 5
+ * times a power of ten, zero always shown), one polyline or step line per
+ * series with a marker on each point, optional bands under the plot (one
+ * coloured cell per size: which category, e.g. which arm, held there), and
+ * a legend of the series and of the categories the bands use.
  *
  * What reaches the output is always well-formed: every string (titles,
  * series names, which may be a fabric's or a context's name from a file)
@@ -29,6 +32,12 @@
 #define BOT_SVG_MAX_X 1152921504606846976.0	/* 2^60 bytes: the largest x drawn */
 #define BOT_SVG_MAX_POINTS (1u << 20)	/* points in one document */
 #define BOT_SVG_MAX_SERIES 64		/* series in one chart */
+#define BOT_SVG_MAX_BANDS 8		/* bands in one chart */
+#define BOT_SVG_MAX_CATS 64		/* categories of one chart's bands */
+#define BOT_SVG_MAX_NOTES 8		/* lines under the document's title */
+#define BOT_SVG_CELL 0.25		/* a band's cell: at most this many octaves wide */
+#define BOT_SVG_EM 0.6			/* a character's width for bot_svg_fit, in font sizes */
+#define BOT_SVG_MIN_FONT 7		/* bot_svg_fit's smallest font size */
 
 enum bot_svg_yaxis {
 	BOT_SVG_Y_LINEAR = 0,	/* plain numbers */
@@ -48,12 +57,47 @@ struct bot_svg_series {
 	enum bot_svg_line line;
 };
 
+/* A category of a chart's bands (an arm): its legend text and colour. */
+struct bot_svg_cat {
+	const char *name;	/* legend text (escaped) */
+	unsigned rgb;		/* 0xrrggbb */
+};
+
+/*
+ * A strip under the plot, on the plot's x scale: one coloured cell per
+ * size, the colour that of the category held at that size (categories, not
+ * values: no y). A cell is centred on its size, at most BOT_SVG_CELL octaves
+ * wide and never past the middle between its size and a neighbour's
+ * (bot_svg_cell), so a size not in x stays empty.
+ */
+struct bot_svg_band {
+	const char *name;	/* the strip's label, left of it (escaped) */
+	const double *x;	/* sizes in bytes, ascending; as a series' x */
+	const int *cat;		/* each size's category; outside 0..ncats-1: no cell */
+	size_t n;
+};
+
 struct bot_svg_chart {
 	const char *title;	/* the panel's title (escaped) */
 	const char *ylabel;	/* the y axis's label (escaped) */
 	enum bot_svg_yaxis yaxis;
 	const struct bot_svg_series *series;
 	size_t nseries;		/* at most BOT_SVG_MAX_SERIES */
+	const char *subtitle;	/* a line under the title (escaped); NULL: none */
+	const char *empty;	/* said in the plot when no series has a point; NULL: "no data" */
+	const struct bot_svg_band *bands;
+	size_t nbands;		/* at most BOT_SVG_MAX_BANDS */
+	const struct bot_svg_cat *cats;	/* the bands' categories; those used are in the legend */
+	size_t ncats;		/* at most BOT_SVG_MAX_CATS */
+};
+
+/* A document: the title, notes (one line each) under it, the charts. */
+struct bot_svg_doc {
+	const char *title;	/* escaped; NULL reads "" */
+	const char *const *notes;	/* escaped; a NULL line reads "" */
+	size_t nnotes;		/* at most BOT_SVG_MAX_NOTES */
+	const struct bot_svg_chart *charts;
+	size_t ncharts;
 };
 
 /*
@@ -64,6 +108,24 @@ struct bot_svg_chart {
  */
 int bot_svg_render(const char *title, const struct bot_svg_chart *charts, size_t ncharts,
 		   char **text, size_t *len, char *err, size_t errlen);
+/* The same for a whole document (notes under the title; too many notes,
+ * bands or categories are refused like too many series). */
+int bot_svg_render_doc(const struct bot_svg_doc *doc, char **text, size_t *len, char *err,
+		       size_t errlen);
+
+/*
+ * The cell of size i of a band's sizes x[0..n): 0 with [*lo, *hi] in log2
+ * bytes, centred on log2 x[i], at most cell octaves wide (cell <= 0:
+ * BOT_SVG_CELL) and never past the middle between x[i] and x[i-1] or
+ * x[i+1] (those drawn); -1 when x[i] is not drawn (as a series' point).
+ */
+int bot_svg_cell(const double *x, size_t n, size_t i, double cell, double *lo, double *hi);
+
+/* The font size (at most size, at least BOT_SVG_MIN_FONT) at which s's
+ * first BOT_SVG_MAX_TEXT bytes fit into avail pixels, a character taken as
+ * BOT_SVG_EM font sizes wide: titles, subtitles and notes shrink rather
+ * than run off the page. */
+int bot_svg_fit(const char *s, double avail, int size);
 
 /* s escaped for XML text or an attribute into dst (dstlen > 0), cut at
  * BOT_SVG_MAX_TEXT bytes of s and before an escape that does not fit;

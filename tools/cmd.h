@@ -40,6 +40,11 @@ void bot_cmd_log(void *arg, int level, const char *msg);
 int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum bot_set_kind kind,
 		      const char *range, int err, size_t bad);
 
+/* text written whole to path (a temporary O_EXCL beside it, fsynced,
+ * renamed over it, the directory fsynced; mode 0644 through the umask):
+ * 0, or 1 after "nccl-bot: CMD: reason" (tools/cmd_state.c). */
+int bot_cmd_write_file(const char *cmd, const char *path, const char *text, size_t len);
+
 /* An option that overrides a key of the site configuration. */
 struct bot_cmd_override {
 	const char *key;	/* the file's key ("user_cap") */

@@ -2,7 +2,7 @@
  * cmd_report.c - `nccl-bot report`: a job's report from its parts
  * (learn/report.h; doc/formats.md section 17; nccl-bot(1), REPORT).
  *
- *   nccl-bot report [--json] [--plugstack FILE] JOBID|DIR
+ *   nccl-bot report [--json] [--svg FILE] [--plugstack FILE] JOBID|DIR
  *
  * DIR: every part in it, per step and per job. JOBID: its parts, from the
  * first of these directories that holds one: ./nccl-bot-JOBID,
@@ -14,8 +14,11 @@
  * Per step (the parts of its nodes merged) and per job (its steps merged):
  * per context the arms used with their measured latencies, AUTO's arm, our
  * choice, the best known arm, the estimated loss of both, time saved and
- * lost; then the totals. Exit status: 0 parts were read, 1 none (or the
- * directory cannot be read), 2 usage.
+ * lost; then the totals. --svg FILE: the steps read merged, drawn
+ * (learn/reportsvg.h) into FILE besides the text or JSON. Exit status: 0
+ * parts were read (and FILE written), 1 none (or the directory cannot be
+ * read, or nothing was measured to draw, or FILE cannot be written), 2
+ * usage.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -32,6 +35,7 @@
 #include "common/dirscan.h"
 #include "common/readall.h"
 #include "learn/report.h"
+#include "learn/reportsvg.h"
 #include "policies/context.h"
 
 #define PLUGSTACK_MAX (1u << 20)
@@ -39,7 +43,7 @@
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: nccl-bot report [--json] [--plugstack FILE] JOBID|DIR\n"
+		"usage: nccl-bot report [--json] [--svg FILE] [--plugstack FILE] JOBID|DIR\n"
 		"\n"
 		"  The job's report: its steps' parts (one per node, written at each step's end\n"
 		"  as the job's user) merged per step and per job. Per context: the arms used,\n"
@@ -49,6 +53,10 @@ static void report_usage(FILE *f)
 		"  plugstack.conf's report_dir= (%%j, %%u expanded); DIR is read as it is.\n"
 		"\n"
 		"  --json            one JSON object instead of text\n"
+		"  --svg FILE        also draw the report into FILE (SVG): per collective and\n"
+		"                    scale, AUTO's and our estimated loss by message size, the\n"
+		"                    arms used, time saved and lost (exit 1 when nothing was\n"
+		"                    measured: no picture)\n"
 		"  --plugstack FILE  the plugstack.conf to read report_dir= from (default the\n"
 		"                    one beside $SLURM_CONF, else /etc/slurm/plugstack.conf)\n");
 }
@@ -429,12 +437,61 @@ static int same_step(const struct bot_report_part *a, const struct bot_report_pa
 	return same_job(a, b) && !strcmp(a->step, b->step) && a->token == b->token;
 }
 
-static int show(const char *dir, const char *job, int json)
+/* What the picture is of: "job J", or "jobs J1, J2, J3, ... (N jobs)". */
+static void job_names(const struct bot_report_set *set, char *buf, size_t len)
+{
+	char lead[BOT_REPORT_TOKEN_MAX], prev[BOT_REPORT_TOKEN_MAX] = "";
+	char first[3][BOT_REPORT_TOKEN_MAX];
+	size_t n = 0;
+
+	/* the set is sorted by leader job: a new job differs from the one before */
+	for (size_t i = 0; i < set->n; i++) {
+		bot_report_job_leader(set->v[i].job, lead, sizeof(lead));
+		if (i && !strcmp(lead, prev))
+			continue;
+		if (n < 3)
+			snprintf(first[n], sizeof(first[n]), "%s", lead);
+		n++;
+		snprintf(prev, sizeof(prev), "%s", lead);
+	}
+	if (n <= 1)
+		snprintf(buf, len, "job %s", n ? first[0] : "?");
+	else
+		snprintf(buf, len, "jobs %s, %s%s%s%s (%zu jobs)", first[0], first[1],
+			 n > 2 ? ", " : "", n > 2 ? first[2] : "", n > 3 ? ", ..." : "", n);
+}
+
+/* The steps read, merged into all, drawn into svg: 0 or 1. */
+static int picture(const char *svg, const char *dir, const struct bot_report_set *set,
+		   const struct bot_report_part *all, size_t nsteps)
+{
+	struct bot_log log = { bot_cmd_log, "report" };
+	struct bot_reportsvg_info in;
+	char name[3 * BOT_REPORT_TOKEN_MAX + 64], *text;
+	size_t len;
+	int rc;
+
+	job_names(set, name, sizeof(name));
+	if (bot_reportsvg_draw(all, name, dir, nsteps, &text, &len, &in, &log) < 0) {
+		fprintf(stderr, "nccl-bot: report: %s not written\n", svg);
+		return 1;
+	}
+	rc = bot_cmd_write_file("report", svg, text, len);
+	free(text);
+	if (rc == 0)
+		fprintf(stderr, "nccl-bot: report: %s: picture of %s: %zu panel(s), %zu context(s), "
+			"%zu with a known loss%s\n", svg, name, in.panels, in.contexts, in.known,
+			in.dropped ? " (panels of the fewest calls left out)" : "");
+	return rc;
+}
+
+static int show(const char *dir, const char *job, int json, const char *svg)
 {
 	struct bot_log log = { bot_cmd_log, "report" };
 	struct bot_report_set set;
-	struct bot_report_part jobm, stepm;
+	struct bot_report_part jobm, stepm, all;
 	char nodes[1024];
+	size_t nsteps = 0;
 	int rc = 0, first = 1;
 
 	if (bot_report_dir_read(dir, job, NULL, &set, &log) < 0)
@@ -453,6 +510,7 @@ static int show(const char *dir, const char *job, int json)
 		printf("nccl-bot report: %s\n", dir);
 	}
 	bot_report_part_init(&jobm);
+	bot_report_part_init(&all);
 	for (size_t i = 0; i < set.n && !rc;) {
 		size_t j = i, k = 0;
 
@@ -482,8 +540,10 @@ static int show(const char *dir, const char *job, int json)
 			bot_report_part_free(&jobm);
 			bot_report_part_init(&jobm);
 		}
-		if (bot_report_merge(&jobm, &stepm, BOT_REPORT_STEPS) < 0)
+		if (bot_report_merge(&jobm, &stepm, BOT_REPORT_STEPS) < 0 ||
+		    (svg && bot_report_merge(&all, &stepm, BOT_REPORT_STEPS) < 0))
 			rc = 1;
+		nsteps++;
 		if (json) {
 			printf("%s", first ? "" : ",");
 			json_step(&stepm, nodes);
@@ -504,6 +564,9 @@ static int show(const char *dir, const char *job, int json)
 	if (rc)
 		fprintf(stderr, "nccl-bot: report: out of memory or over %u contexts\n",
 			BOT_REPORT_MAX_CTX);
+	else if (svg)
+		rc = picture(svg, dir, &set, &all, nsteps);
+	bot_report_part_free(&all);
 	bot_report_part_free(&jobm);
 	bot_report_set_free(&set);
 	return rc;
@@ -513,11 +576,12 @@ int bot_cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "svg", required_argument, NULL, 'g' },
 		{ "plugstack", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *plugstack = NULL;
+	const char *plugstack = NULL, *svg = NULL;
 	char dir[PATH_MAX];
 	struct stat st;
 	int c, json = 0;
@@ -530,6 +594,13 @@ int bot_cmd_report(int argc, char **argv)
 			break;
 		case 'p':
 			plugstack = optarg;
+			break;
+		case 'g':
+			if (!*optarg) {
+				fprintf(stderr, "nccl-bot: report: --svg wants a file name\n");
+				return 2;
+			}
+			svg = optarg;
 			break;
 		case 'h':
 			report_usage(stdout);
@@ -546,7 +617,7 @@ int bot_cmd_report(int argc, char **argv)
 	if (job_like(argv[optind]) && !(stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))) {
 		if (find_dir(argv[optind], plugstack, dir, sizeof(dir)) < 0)
 			return 1;
-		return show(dir, argv[optind], json);
+		return show(dir, argv[optind], json, svg);
 	}
-	return show(argv[optind], NULL, json);
+	return show(argv[optind], NULL, json, svg);
 }

@@ -164,8 +164,6 @@ static int put_stdout(const char *verb, const char *text, size_t len)
 	return 0;
 }
 
-static int write_file(const char *verb, const char *path, const char *text, size_t len);
-
 /* The picture of `show --svg` written to svg: 0 or 1. */
 static int show_svg(const struct bot_state *s, const char *snap, const char *file,
 		    const char *svg)
@@ -179,7 +177,7 @@ static int show_svg(const struct bot_state *s, const char *snap, const char *fil
 		fprintf(stderr, "nccl-bot: state show: %s: %s\n", svg, err);
 		return 1;
 	}
-	rc = write_file("show", svg, text, len);
+	rc = bot_cmd_write_file("state show", svg, text, len);
 	free(text);
 	if (rc == 0)
 		fprintf(stderr, "nccl-bot: state show: %s: %zu chart(s), %zu line(s), %zu "
@@ -215,8 +213,8 @@ static int state_show(const char *dir, const char *fabric, const char *file, con
 
 /* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
  * fsynced, renamed over FILE, the directory fsynced (common/writeall.h; the
- * mode 0644 through the umask). 0 or 1. */
-static int write_file(const char *verb, const char *path, const char *text, size_t len)
+ * mode 0644 through the umask). 0 or 1. (cmd.h) */
+int bot_cmd_write_file(const char *cmd, const char *path, const char *text, size_t len)
 {
 	char tmp[4200], dir[4096], err[2 * sizeof(tmp) + 256];
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
@@ -224,7 +222,7 @@ static int write_file(const char *verb, const char *path, const char *text, size
 	int dfd, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= sizeof(tmp)) {
-		fprintf(stderr, "nccl-bot: state %s: %s: path too long\n", verb, path);
+		fprintf(stderr, "nccl-bot: %s: %s: path too long\n", cmd, path);
 		return 1;
 	}
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
@@ -232,14 +230,14 @@ static int write_file(const char *verb, const char *path, const char *text, size
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", base, (long)getpid());
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s: %s\n", verb, dir, strerror(errno));
+		fprintf(stderr, "nccl-bot: %s: %s: %s\n", cmd, dir, strerror(errno));
 		return 1;
 	}
 	/* messages name the files as the user wrote them: a bare FILE alone */
 	rc = bot_write_whole_at(dfd, slash ? dir : NULL, base, text, len, &r, err, sizeof(err));
 	close(dfd);
 	if (rc < 0) {
-		fprintf(stderr, "nccl-bot: state %s: %s\n", verb, err);
+		fprintf(stderr, "nccl-bot: %s: %s\n", cmd, err);
 		return 1;
 	}
 	return 0;
@@ -264,7 +262,7 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 		fprintf(stderr, "nccl-bot: state export: %s: %s\n", dir, err);
 		return 1;
 	}
-	rc = out ? write_file("export", out, text, len) : put_stdout("export", text, len);
+	rc = out ? bot_cmd_write_file("state export", out, text, len) : put_stdout("export", text, len);
 	free(text);
 	if (rc == 0 && out && !file)
 		fprintf(stderr, "nccl-bot: state export: %s: %s of %s/%s\n", out, snap, dir, fabric);

@@ -5,9 +5,9 @@
 # directory (default nccl-bot-<jobid>/ in the submit directory,
 # report_dir=, NCCL_BOT_REPORT_DIR), the one-line summary on srun's
 # terminal and in an sbatch output file, `nccl-bot report JOBID` finding
-# the directory, shadow mode, a step that measured nothing, and other
-# users: a job of nobody's gets a report of nobody's (root never wrote
-# into it), and nobody cannot read root's. Skips (77) as test_slurm.sh does.
+# the directory, its picture (--svg, rendered), shadow mode, a step that
+# measured nothing, and other users: a job of nobody's gets a report of
+# nobody's (root never wrote into it), and nobody cannot read root's. Skips (77) as test_slurm.sh does.
 set -u
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(cd "${builddir:-.}" && pwd)
@@ -63,6 +63,27 @@ check "nccl-bot report JOBID finds ./nccl-bot-JOBID and merges the step's two pa
 	has "$D/report.out" "step $job.0: 2 part(s) (n1 n2)"
 check "  ... per context: AUTO's arm, ours, the best known, loss and saved/lost" \
 	sh -c "grep -q 'best known' '$D/report.out' && grep -q 'loss ours' '$D/report.out'"
+# the picture of this job's report (issue 11): drawn, well-formed, rendered
+# to a PNG of the size the SVG says with something on it
+if command -v xmllint >/dev/null 2>&1 && command -v rsvg-convert >/dev/null 2>&1; then
+	"$BOT" report "$job" --svg "$D/report.svg" >/dev/null 2>"$D/svg.err"
+	sed 's/^/  # /' "$D/svg.err"
+	check "nccl-bot report JOBID --svg FILE: the job's picture, panels with known losses" \
+		grep -Eq "report.svg: picture of job $job: [1-9][0-9]* panel\(s\), [1-9][0-9]* context\(s\), [1-9][0-9]* with a known loss" "$D/svg.err"
+	check "  ... well-formed (xmllint)" xmllint --noout "$D/report.svg"
+	check "  ... titled with the job; the calls decided, the ranks (4 of 4), a panel per collective and scale" \
+		sh -c "grep -q '<title>nccl-bot report: job $job</title>' '$D/report.svg' && grep -Eq '>[0-9]+ calls decided of [0-9]+; ' '$D/report.svg' && grep -q 'tuner loaded on 4 of 4 ranks' '$D/report.svg' && grep -Eq '>(broadcast|reduce|allgather|reducescatter|allreduce), [0-9]+ nodes?, [0-9]+ ranks?<' '$D/report.svg'"
+	check "  ... AUTO's and our loss, the arms each used" \
+		sh -c "grep -q '>nccl-bot<' '$D/report.svg' && grep -q '>AUTO&#39;s arm<' '$D/report.svg' && grep -Eq '>(ring|tree|nvls|nvls_tree|collnet_direct|collnet_chain|pat)/(ll|ll128|simple)<' '$D/report.svg'"
+	rsvg-convert -o "$D/report.png" "$D/report.svg"
+	svgwh=$(sed -n 's/.*<svg [^>]*width="\([0-9]*\)" height="\([0-9]*\)[.0-9]*".*/\1 \2/p' "$D/report.svg")
+	pngwh=$(od -An -tu1 -j16 -N8 "$D/report.png" 2>/dev/null | awk '{ printf "%d %d", (($1*256+$2)*256+$3)*256+$4, (($5*256+$6)*256+$7)*256+$8 }')
+	pngsz=$(wc -c <"$D/report.png")
+	check "  ... rendered (rsvg-convert) to a PNG of ${pngwh:-?}, as the SVG says, not blank ($pngsz bytes)" \
+		sh -c "test '$pngwh' = '$svgwh' && test '${svgwh% *}' = 880 && test '${svgwh#* }' -gt 500 && test '$pngsz' -gt 30000"
+else
+	echo "skip - the report's picture (xmllint or rsvg-convert not installed: scripts/setup)"
+fi
 "$BOT" report --json "$job" >"$D/report.json" 2>&1
 check "  ... --json" has "$D/report.json" "\"steps\":\[{\"job\":\"$job\",\"step\":\"0\""
 check "  ... from elsewhere: not found, the places tried named (exit 1)" \

@@ -215,6 +215,31 @@ START_TEST(test_refusals)
 	}
 	ck_assert_msg(parses("mode shadow\nfabric_why no map here\nend 0\n", err, sizeof(err)) == 0,
 		      "%s", err);
+	{
+		/* the reason is kept whole, spaces and all (not its first word) */
+		char buf[512];
+		struct bot_report_part p;
+
+		snprintf(buf, sizeof(buf), "%sfabric_why no map <&\"> here\nend 0\n", head);
+		ck_assert_int_eq(bot_report_part_parse("t", buf, strlen(buf), &p, err, sizeof(err)), 0);
+		ck_assert_str_eq(p.fabric_why, "no map <&\"> here");
+		bot_report_part_free(&p);
+	}
+	{
+		/* a reason of many words (more than a line has fields) and two
+		 * spaces in a row is still one value, not a refused part */
+		char buf[1024], why[300] = "";
+		struct bot_report_part p;
+
+		for (int i = 0; i < 40; i++)
+			strcat(why, i == 20 ? "w  " : "w ");
+		strcat(why, "end");
+		snprintf(buf, sizeof(buf), "%sfabric_why %s\nend 0\n", head, why);
+		ck_assert_msg(bot_report_part_parse("t", buf, strlen(buf), &p, err, sizeof(err)) == 0,
+			      "%s", err);
+		ck_assert_str_eq(p.fabric_why, why);
+		bot_report_part_free(&p);
+	}
 	ck_assert_msg(parses("ctx allreduce 80 8 2 0 - -\nend 1\n", err, sizeof(err)) == 0, "%s", err);
 	memset(lng, 'a', sizeof(lng));
 	memcpy(lng, "fabric_why ", 11);

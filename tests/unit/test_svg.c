@@ -96,7 +96,8 @@ START_TEST(chart_ticks_and_series)
 		{ "4 nodes", x, y1, 4, BOT_SVG_POLYLINE },
 		{ "8 nodes", x, y2, 4, BOT_SVG_STEP },
 	};
-	struct bot_svg_chart c = { "allreduce", "loss", BOT_SVG_Y_PERCENT, s, 2 };
+	struct bot_svg_chart c = { .title = "allreduce", .ylabel = "loss", .yaxis = BOT_SVG_Y_PERCENT,
+				    .series = s, .nseries = 2 };
 	char *t, err[256];
 	size_t len;
 
@@ -139,7 +140,7 @@ START_TEST(not_finite_never_written)
 	double x[] = { 1024, NAN, 4096, INFINITY, 16384, 0, -5, 65536, 131072, 1e308, 1e-300, 0.5 };
 	double y[] = { 1, 2, NAN, 4, INFINITY, 6, 7, -INFINITY, 1e300, 1, 1, 1 };
 	struct bot_svg_series s = { "bad", x, y, 12, BOT_SVG_POLYLINE };
-	struct bot_svg_chart c = { "t", "y", BOT_SVG_Y_LINEAR, &s, 1 };
+	struct bot_svg_chart c = { .title = "t", .ylabel = "y", .series = &s, .nseries = 1 };
 	char *t, err[256];
 	size_t len;
 
@@ -163,8 +164,9 @@ START_TEST(empty_charts)
 {
 	struct bot_svg_series s = { NULL, NULL, NULL, 0, BOT_SVG_POLYLINE };
 	struct bot_svg_chart c[] = {
-		{ "empty series", "y", BOT_SVG_Y_PERCENT, &s, 1 },
-		{ NULL, NULL, BOT_SVG_Y_LINEAR, NULL, 0 },
+		{ .title = "empty series", .ylabel = "y", .yaxis = BOT_SVG_Y_PERCENT, .series = &s,
+		  .nseries = 1 },
+		{ .title = NULL },
 	};
 	char *t, err[256];
 	size_t len;
@@ -186,7 +188,8 @@ END_TEST
 START_TEST(bounds)
 {
 	static struct bot_svg_series s[BOT_SVG_MAX_SERIES + 1];
-	struct bot_svg_chart c = { "t", "y", BOT_SVG_Y_LINEAR, s, BOT_SVG_MAX_SERIES + 1 };
+	struct bot_svg_chart c = { .title = "t", .ylabel = "y", .series = s,
+				    .nseries = BOT_SVG_MAX_SERIES + 1 };
 	double x = 1024, y = 1;
 	char *t = (char *)1, err[256];
 	size_t len = 7;
@@ -212,7 +215,7 @@ START_TEST(hostile_wellformed)
 	const char *bad = "]]><!-- \"&amp;\x01\xff\xed\xa0\x80<script>&#0;";
 	double x[] = { 1, 2, 4 }, y[] = { -3, 0, 3 };
 	struct bot_svg_series s[] = { { bad, x, y, 3, BOT_SVG_STEP }, { bad, x, y, 0, 0 } };
-	struct bot_svg_chart c = { bad, bad, BOT_SVG_Y_LINEAR, s, 2 };
+	struct bot_svg_chart c = { .title = bad, .ylabel = bad, .series = s, .nseries = 2 };
 	char *t, err[256], path[BOT_TEST_PATH_MAX], cmd[BOT_TEST_PATH_MAX + 64];
 	size_t len;
 
@@ -230,6 +233,111 @@ START_TEST(hostile_wellformed)
 	}
 	snprintf(cmd, sizeof(cmd), "xmllint --noout '%s'", bot_test_path(path, dir, "h.svg"));
 	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* A band's cell (bot_svg_cell): a quarter octave centred on its size, cut
+ * at the middle to a neighbour, nothing for a size not drawn. */
+START_TEST(band_cells)
+{
+	double x[] = { 1024, 4096, 4096 * 1.0905077326652577 /* 2^(1/8) */, NAN, 0, 65536 };
+	double lo, hi;
+
+	ck_assert_int_eq(bot_svg_cell(x, 6, 0, 0, &lo, &hi), 0);
+	ck_assert_double_eq_tol(lo, 9.875, 1e-9);
+	ck_assert_double_eq_tol(hi, 10.125, 1e-9);
+	ck_assert_int_eq(bot_svg_cell(x, 6, 1, 0.25, &lo, &hi), 0);
+	ck_assert_double_eq_tol(lo, 11.875, 1e-9);
+	ck_assert_double_eq_tol(hi, 12.0625, 1e-9);	/* the middle to 2^12.125 */
+	ck_assert_int_eq(bot_svg_cell(x, 6, 2, 0.25, &lo, &hi), 0);
+	ck_assert_double_eq_tol(lo, 12.0625, 1e-9);
+	ck_assert_double_eq_tol(hi, 12.25, 1e-9);	/* NaN next: not a neighbour */
+	ck_assert_int_eq(bot_svg_cell(x, 6, 3, 0.25, &lo, &hi), -1);
+	ck_assert_int_eq(bot_svg_cell(x, 6, 4, 0.25, &lo, &hi), -1);
+	ck_assert_int_eq(bot_svg_cell(x, 6, 5, 1, &lo, &hi), 0);	/* 0 before: no neighbour */
+	ck_assert_double_eq_tol(lo, 15.5, 1e-9);
+	ck_assert_double_eq_tol(hi, 16.5, 1e-9);
+	ck_assert_int_eq(bot_svg_cell(x, 6, 6, 0.25, &lo, &hi), -1);
+}
+END_TEST
+
+/* Long titles and notes shrink to fit (bot_svg_fit), down to a floor. */
+START_TEST(text_fits)
+{
+	char s[401];
+
+	ck_assert_int_eq(bot_svg_fit("abc", 100, 12), 12);
+	ck_assert_int_eq(bot_svg_fit(NULL, 1, 12), 12);
+	memset(s, 'x', 50);
+	s[50] = 0;
+	ck_assert_int_eq(bot_svg_fit(s, 300, 12), 10);	/* 50 x 0.6 x 10 = 300 */
+	ck_assert_int_eq(bot_svg_fit(s, 360, 12), 12);
+	for (int i = 0; i < 50; i++)
+		memcpy(s + 2 * i, "\xc3\xa9", 2);	/* 50 characters in 100 bytes */
+	s[100] = 0;
+	ck_assert_int_eq(bot_svg_fit(s, 300, 12), 10);
+	memset(s, 'x', 400);
+	s[400] = 0;	/* the first BOT_SVG_MAX_TEXT bytes count, and the floor holds */
+	ck_assert_int_eq(bot_svg_fit(s, 300, 12), BOT_SVG_MIN_FONT);
+	ck_assert_int_eq(bot_svg_fit(s, 200 * 0.6 * 9, 12), 9);
+}
+END_TEST
+
+/* Notes, a subtitle, bands: cells in their category's colour, only the
+ * categories used in the legend, the bounds. */
+START_TEST(bands_and_notes)
+{
+	double x[] = { 1024, 2048, 4096, 8192, 16384 }, y[] = { 1, 2, NAN, 4, 5 };
+	int cat[] = { 0, 1, 0, -1, 7 };
+	struct bot_svg_series s = { "AUTO", x, y, 5, BOT_SVG_POLYLINE };
+	struct bot_svg_cat cats[] = { { "ring/ll", 0xff0000 }, { "tree<simple>", 0x0000ff },
+				      { "unused", 0x00ff00 } };
+	struct bot_svg_band b[] = { { "AUTO's arm", x, cat, 5 }, { "ours", x, cat, 2 } };
+	struct bot_svg_chart c = { .title = "allreduce", .ylabel = "loss", .yaxis = BOT_SVG_Y_PERCENT,
+				   .series = &s, .nseries = 1, .subtitle = "saved 1 ms & more",
+				   .bands = b, .nbands = 2, .cats = cats, .ncats = 3 };
+	const char *notes[] = { "calls <decided>", NULL };
+	struct bot_svg_doc d = { "job 1", notes, 2, &c, 1 };
+	char *t, *plain, err[256];
+	size_t len, plen;
+
+	ck_assert_int_eq(bot_svg_render_doc(&d, &t, &len, err, sizeof(err)), 0);
+	assert_document(t, len);
+	assert_finite(t);
+	ck_assert(strstr(t, ">calls &lt;decided&gt;</text>"));
+	ck_assert(strstr(t, ">saved 1 ms &amp; more</text>"));
+	ck_assert(strstr(t, ">AUTO&#39;s arm</text>"));
+	ck_assert(strstr(t, ">ours</text>"));
+	/* cells: 2 + 1 of ring/ll, 1 + 1 of tree/simple, each colour once more
+	 * in the legend; the unused category nowhere */
+	ck_assert_int_eq(count(t, "fill=\"#ff0000\""), 4);
+	ck_assert_int_eq(count(t, "fill=\"#0000ff\""), 3);
+	ck_assert(strstr(t, ">tree&lt;simple&gt;</text>"));
+	ck_assert(!strstr(t, "#00ff00"));
+	ck_assert(!strstr(t, ">unused<"));
+	/* taller than the same chart without notes, subtitle or bands */
+	c.subtitle = NULL;
+	c.nbands = 0;
+	ck_assert_int_eq(bot_svg_render("job 1", &c, 1, &plain, &plen, err, sizeof(err)), 0);
+	ck_assert_int_eq(strstr(plain, "height=\"") - plain, strstr(t, "height=\"") - t);
+	ck_assert(strncmp(strstr(plain, "height=\""), strstr(t, "height=\""), 16) != 0);
+	ck_assert(strstr(plain, "height=\"374.00\""));	/* 44 + 34 + 240 + 56 */
+	ck_assert(strstr(t, "height=\"468.00\""));	/* + 2 notes, a subtitle, 2 bands: 36 + 16 + 58 */
+	free(plain);
+	free(t);
+	/* bounds */
+	c.nbands = BOT_SVG_MAX_BANDS + 1;
+	ck_assert_int_eq(bot_svg_render_doc(&d, &t, &len, err, sizeof(err)), -1);
+	ck_assert(strstr(err, "bands (at most"));
+	c.nbands = 0;
+	c.ncats = BOT_SVG_MAX_CATS + 1;
+	ck_assert_int_eq(bot_svg_render_doc(&d, &t, &len, err, sizeof(err)), -1);
+	ck_assert(strstr(err, "categories (at most"));
+	c.ncats = 3;
+	d.nnotes = BOT_SVG_MAX_NOTES + 1;
+	ck_assert_int_eq(bot_svg_render_doc(&d, &t, &len, err, sizeof(err)), -1);
+	ck_assert(strstr(err, "lines of notes"));
+	ck_assert_ptr_null(t);
 }
 END_TEST
 
@@ -308,6 +416,9 @@ static Suite *svg_suite(void)
 	tcase_add_test(tc, bounds);
 	tcase_add_test(tc, hostile_wellformed);
 	tcase_add_test(tc, state_drawn);
+	tcase_add_test(tc, band_cells);
+	tcase_add_test(tc, text_fits);
+	tcase_add_test(tc, bands_and_notes);
 	suite_add_tcase(s, tc);
 	return s;
 }
