@@ -17,9 +17,10 @@
 #
 # Order: admin.md's blocks up to its "Uninstall" section, then user.md's
 # (a user on the cluster the admin has just set up), then admin.md's
-# Uninstall blocks. Each block runs as `sh -e` (every command must succeed),
-# in one working directory shared by all blocks (files carry over from block
-# to block, shell variables do not), bounded to 300 s.
+# Uninstall blocks. Each block runs as `sh -e` (```bash: `bash -e`; every
+# command must succeed), in one working directory shared by all blocks
+# (files carry over from block to block, shell variables do not), bounded
+# to 300 s.
 #
 # Markers, HTML comments on the lines just before a block's fence (Markdown
 # does not show them; several may stack):
@@ -91,9 +92,10 @@ guide_blocks() {
 }
 
 # ---- one block: run it, serve its systemctl requests, check its output ------------
-# run_block NAME FILE META: the block's output in $T/out
+# run_block NAME FILE META [SHELL]: the block's output in $T/out (SHELL: sh
+# for ```sh, bash for ```bash)
 run_block() {
-	name=$1 blk=$2 meta=$3
+	name=$1 blk=$2 meta=$3 bsh=${4:-sh}
 	reason=$(sed -n 's/^skip *//p' "$meta" | head -n 1)
 	if grep -q '^skip' "$meta"; then
 		if [ -z "$reason" ]; then bad "$name: a skip marker without a reason"; return; fi
@@ -106,7 +108,7 @@ run_block() {
 	fi
 	sed -e "s|/etc/slurm|$D/etc|g" "$blk" >"$T/run.sh"
 	[ -n "$STANDIN" ] && standin_sed "$T/run.sh"
-	(cd "$W" && PATH=$SHIM:$PATH timeout 300 sh -e "$T/run.sh" >"$T/out" 2>&1 </dev/null
+	(cd "$W" && PATH=$SHIM:$PATH timeout 300 "$bsh" -e "$T/run.sh" >"$T/out" 2>&1 </dev/null
 		echo "done $?" >"$CTL") &
 	bpid=$!
 	rc=
@@ -326,7 +328,7 @@ guide_blocks "$T/self.md" main "$T/selfblocks"
 (
 	pass=0 fail=0 skip=0 STANDIN=
 	while read -r n line sh phase; do
-		run_block "self.md:$line ($phase)" "$T/selfblocks/$n.sh" "$T/selfblocks/$n.meta"
+		run_block "self.md:$line ($phase)" "$T/selfblocks/$n.sh" "$T/selfblocks/$n.meta" "$sh"
 	done <"$T/selfblocks/list"
 	echo "self: $pass $fail $skip"
 ) >"$T/self.out" 2>&1
@@ -427,7 +429,7 @@ for phase in main last; do
 		[ $g = user ] && md=$USER
 		while read -r n line sh ph; do
 			[ "$ph" = $phase ] || continue
-			run_block "doc/$g.md:$line" "$T/$g/$n.sh" "$T/$g/$n.meta"
+			run_block "doc/$g.md:$line" "$T/$g/$n.sh" "$T/$g/$n.meta" "$sh"
 		done <"$T/$g/list"
 	done
 done
