@@ -282,7 +282,9 @@ mkdir -p "$W"
 mkfifo "$CTL" "$ACK" || exit 99
 NB_GUIDE_CTL=$CTL NB_GUIDE_ACK=$ACK
 export NB_GUIDE_CTL NB_GUIDE_ACK
+CLUSTER_PIDS=
 trap 'cluster_down; rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT TERM
 make_shims
 
 # ---- the checker checked first, on a guide of its own: a block that passes with
