@@ -403,6 +403,18 @@ else
 	fi
 	ln -s "$builddir/deb" "$W/deb"
 fi
+# one install test at a time on this host: they install and purge the same
+# packages and make the same directories (tests/install/test_deb.sh, run by
+# hand beside this one, purged the packages under it once)
+LOCK=/run/lock/nccl-bot-install-tests.lock
+[ -d /run/lock ] || LOCK=/tmp/nccl-bot-install-tests.lock
+exec 9>>"$LOCK"
+if command -v flock >/dev/null 2>&1 && ! flock -w 900 9; then
+	bad "another install test has held $LOCK for 15 minutes"
+	finish
+fi
+HAD_ACCOUNT=
+id nccl-bot >/dev/null 2>&1 && HAD_ACCOUNT=1
 # the guides make and remove these; a host that has them already (another
 # installation, or a run that was killed) cannot tell ours from its own
 pkgpaths="/usr/bin/nccl-bot /opt/nccl-bot /usr/share/slurm-spank-nccl-bot"
@@ -456,8 +468,8 @@ if [ -z "$STANDIN" ]; then
 	else bad "left behind:$found"; fi
 	if grep -q nccl-bot "$D/etc/plugstack.conf"; then bad "plugstack.conf still names nccl-bot"
 	else ok "plugstack.conf names nccl-bot no more"; fi
-	if id nccl-bot >/dev/null 2>&1; then
-		echo "# the service account nccl-bot stays (doc/admin.md says so); removed here"
+	if [ -z "$HAD_ACCOUNT" ] && id nccl-bot >/dev/null 2>&1; then
+		echo "# the service account nccl-bot stays (doc/admin.md says so); removed here, as it was not there before"
 		userdel nccl-bot 2>/dev/null
 	fi
 else
