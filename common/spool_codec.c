@@ -204,7 +204,7 @@ int bot_spool_rec_check(const struct bot_spool_rec *r, char *err, size_t errlen)
 	if (!arm_ok(r->auto_arm) || !arm_ok(r->decided))
 		return bot_errf(err, errlen, "auto_arm %u / decided %u out of range", r->auto_arm,
 			   r->decided);
-	if (r->policy > 11)
+	if (r->policy >= BOT_NPOLICY)
 		return bot_errf(err, errlen, "policy %u out of range", r->policy);
 	if (r->nranks < 1 || r->nnodes < 1 || r->nnodes > r->nranks || r->rank >= r->nranks)
 		return bot_errf(err, errlen, "rank %u nranks %u nnodes %u inconsistent", r->rank,
@@ -258,7 +258,7 @@ int bot_spool_proc_check(const struct bot_spool_rec *r, char *err, size_t errlen
 		return bot_errf(err, errlen, "process record: bytes 1..6 are %u %u %u %u %u %u "
 				"(want 0 0 255 0 255 255)", r->flags, r->coll, r->arm, r->nchannels,
 				r->auto_arm, r->decided);
-	if (r->policy > 11)
+	if (r->policy >= BOT_NPOLICY)
 		return bot_errf(err, errlen, "process record: policy %u out of range", r->policy);
 	if (r->tuner_abi < BOT_SPOOL_TUNER_ABI_MIN || r->tuner_abi > BOT_SPOOL_TUNER_ABI_MAX)
 		return bot_errf(err, errlen, "process record: tuner ABI %u (want %d..%d)",

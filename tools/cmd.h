@@ -25,6 +25,7 @@ int bot_cmd_compact(int argc, char **argv);
 int bot_cmd_fabric(int argc, char **argv);
 int bot_cmd_report(int argc, char **argv);
 int bot_cmd_doctor(int argc, char **argv);
+int bot_cmd_demo(int argc, char **argv);
 
 /* What learn/ reports, on stderr: "nccl-bot: <arg>: <msg>", arg being the
  * command's name as a string ("env", "state add"). For struct bot_log. */

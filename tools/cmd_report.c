@@ -256,7 +256,12 @@ static void text_totals(const char *what, const struct bot_report_part *m)
 static void text_step(const struct bot_report_part *m, const char *nodes, int contexts)
 {
 	char nccl[128], tuner[64], prof[64];
+	struct bot_report_totals t;
 
+	/* expected ranks as the step's summary line counts them (tasks, the
+	 * largest communicator, the ranks that loaded): a launcher's ranks
+	 * under one task are not "16 of 2" */
+	bot_report_totals(m, &t);
 	bot_report_versions(m->nccl, m->nnccl, BOT_REPORT_VER_NCCL, nccl, sizeof(nccl));
 	bot_report_versions(m->tuner, m->ntuner, BOT_REPORT_VER_ABI, tuner, sizeof(tuner));
 	bot_report_versions(m->profiler, m->nprofiler, BOT_REPORT_VER_ABI, prof, sizeof(prof));
@@ -268,9 +273,10 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 	if (m->token)
 		printf(", token %016llx", (unsigned long long)m->token);
 	putchar('\n');
-	printf("  tuner loaded on %llu of %u expected ranks (%llu with a table, %llu measured, "
+	printf("  tuner loaded on %llu of %llu expected ranks (%llu with a table, %llu measured, "
 	       "%llu on the prior); NCCL %s, tuner %s, profiler %s; spool files %llu read, "
-	       "%llu rejected\n", (unsigned long long)m->procs_loaded, m->expected_ranks,
+	       "%llu rejected\n", (unsigned long long)m->procs_loaded,
+	       (unsigned long long)t.ranks_expected,
 	       (unsigned long long)m->procs_table, (unsigned long long)m->procs_measured,
 	       (unsigned long long)m->procs_prior, nccl, tuner, prof,
 	       (unsigned long long)m->files_read, (unsigned long long)m->files_rejected);
@@ -346,6 +352,9 @@ static void json_totals(const struct bot_report_part *m)
 
 static void json_step(const struct bot_report_part *m, const char *nodes)
 {
+	struct bot_report_totals t;
+
+	bot_report_totals(m, &t);
 	printf("{\"job\":");
 	json_str(m->job);
 	printf(",\"step\":");
@@ -360,9 +369,9 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 	printf(",\"fabric_why\":");
 	json_str(m->fabric_why);
 	printf(",\"leaf_switches\":%u,\"user_plugin\":\"%s\",\"ranks_loaded\":%llu,"
-	       "\"ranks_expected\":%u,\"files_read\":%llu,\"files_rejected\":%llu,",
+	       "\"ranks_expected\":%llu,\"files_read\":%llu,\"files_rejected\":%llu,",
 	       m->leaf_switches, plugin_word(m->user_plugin), (unsigned long long)m->procs_loaded,
-	       m->expected_ranks, (unsigned long long)m->files_read,
+	       (unsigned long long)t.ranks_expected, (unsigned long long)m->files_read,
 	       (unsigned long long)m->files_rejected);
 	json_vers("nccl", m->nccl, m->nnccl);
 	putchar(',');

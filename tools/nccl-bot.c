@@ -32,6 +32,7 @@ static const struct subcommand subcommands[] = {
 	{ "report", bot_cmd_report, "a job's report from its steps' parts: per context, saved and lost vs AUTO" },
 	{ "doctor", bot_cmd_doctor, "is this host set up for the SPANK plugin? (a node health check)" },
 	{ "fabric", bot_cmd_fabric, "the fabric map from slurm.conf and topology.conf; a node list's fabric" },
+	{ "demo", bot_cmd_demo, "two emulated jobs on a throwaway local Slurm cluster: the second learns (root)" },
 };
 
 void bot_cmd_log(void *arg, int level, const char *msg)

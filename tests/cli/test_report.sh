@@ -47,6 +47,10 @@ expect "  ... per context: AUTO's arm, ours, the best known, loss, saved and los
 	"AUTO ring/simple, ours ring/simple, best known ring/simple" -- "$bot" report "$tmp/rep/99"
 expect "  ... the second step, and the job's total over both" 0 "job total: " -- \
 	sh -c "'$bot' report '$tmp/rep/99' | grep -q 'step 99.1: 1 part' && '$bot' report '$tmp/rep/99'"
+expect "  ... expected ranks: the largest communicator where the tasks say fewer" 0 \
+	"tuner loaded on 0 of 16 expected ranks" -- "$bot" report "$tmp/rep/99"
+expect "  ... the same in --json's step" 0 '"ranks_loaded":0,"ranks_expected":16,' -- \
+	"$bot" report --json "$tmp/rep/99"
 expect "report --json" 0 '^\{"dir":.*"steps":\[\{"job":"99","step":"0","nodes":"n1 n2","parts":2' -- \
 	"$bot" report --json "$tmp/rep/99"
 if command -v python3 >/dev/null 2>&1; then

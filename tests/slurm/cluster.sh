@@ -1,9 +1,12 @@
 # cluster.sh - a Slurm cluster of four emulated nodes on this host, for
-# tests/slurm/ (sourced, not run). doc/slurm.md, "The test cluster", says
-# what it is built from and why each setting is there.
+# tests/slurm/ and `nccl-bot demo` (sourced, not run; installed as
+# $(pkgdatadir)/cluster.sh for the demo, tools/demo.sh). doc/slurm.md, "The
+# test cluster", says what it is built from and why each setting is there.
 #
 #	. tests/slurm/cluster.sh
 #	cluster_init            # $D: slurm.conf, topology.conf, munge key
+#	                        # ($CLUSTER_DIR, an empty directory, if set;
+#	                        # else a new one under $TMPDIR)
 #	cluster_plugstack ARGS  # the plugin's plugstack.conf line
 #	cluster_up              # munged, slurmctld, slurmd n1..n4; nodes idle
 #	...                     # srun/sbatch/salloc with SLURM_CONF=$D/etc/slurm.conf
@@ -26,7 +29,12 @@ cluster_have_slurm() {
 
 cluster_init() {
 	PATH=$PATH:/usr/sbin
-	D=$(mktemp -d "${TMPDIR:-/tmp}/nb-slurm-XXXXXX") || return 1
+	if [ -n "${CLUSTER_DIR:-}" ]; then
+		D=$CLUSTER_DIR
+		[ -d "$D" ] || { echo "cluster: $D: not a directory" >&2; return 1; }
+	else
+		D=$(mktemp -d "${TMPDIR:-/tmp}/nb-slurm-XXXXXX") || return 1
+	fi
 	chmod 755 "$D"
 	mkdir -p "$D/etc" "$D/state" "$D/log" "$D/run" "$D/munge" "$D/spool/n1" "$D/spool/n2" \
 		"$D/spool/n3" "$D/spool/n4"

@@ -202,11 +202,12 @@ job=$(sed -n 's/^Submitted batch job //p' "$OUT")
 ended "$job" n2
 # a requeued job waits 2 minutes (its EligibleTime); now, for the test.
 # slurmctld refuses the update while it still finishes the requeue (the job
-# not pending yet): retried on that refusal, at most 5 s; and the wait for
+# not pending yet): retried on that refusal, at most 30 s (5 s was once too
+# short on a loaded machine); and the wait for
 # the second run allows for the 2 minutes should the update never be taken
 scontrol requeue "$job" >"$D/requeue.out" 2>&1
 i=0
-until scontrol update jobid="$job" StartTime=now >>"$D/requeue.out" 2>&1 || [ $i -ge 50 ]; do
+until scontrol update jobid="$job" StartTime=now >>"$D/requeue.out" 2>&1 || [ $i -ge 300 ]; do
 	i=$((i + 1))
 	sleep 0.1
 done

@@ -1793,7 +1793,24 @@ START_TEST(test_proc_rejects)
 	PROC_BAD(nchannels, 8, "bytes 1..6 are 0 0 255 8");
 	PROC_BAD(auto_arm, 0, "bytes 1..6 are 0 0 255 0 0 255");
 	PROC_BAD(decided, 0, "bytes 1..6 are 0 0 255 0 255 0");
-	PROC_BAD(policy, 12, "process record: policy 12 out of range");
+	PROC_BAD(policy, 16, "process record: policy 16 out of range");
+	{
+		/* the -free ids 12..15 (formats.md section 10) are policies too: a
+		 * process running thompson-free and its samples are read */
+		struct bot_spool_file f;
+		char err[BOT_SPOOL_ERR_MAX];
+
+		bad = proc_rec();
+		bad.policy = 15;
+		recs[1] = bad;
+		recs[0].policy = 15;
+		b = image(2, recs, 2, &n);
+		ck_assert_msg(bot_spool_parse("x.spool", b, n, &f, err, sizeof(err)) == 0, "%s", err);
+		ck_assert_uint_eq(f.recs[0].policy, 15);
+		bot_spool_free(&f);
+		free(b);
+		recs[0] = sample_rec();
+	}
 	PROC_BAD(tuner_abi, 1, "process record: tuner ABI 1 (want 2..6)");
 	PROC_BAD(tuner_abi, 7, "process record: tuner ABI 7 (want 2..6)");
 	PROC_BAD(profiler_abi, 3, "process record: profiler ABI 3 (want 0 or 4..6)");

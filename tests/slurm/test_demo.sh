@@ -1,0 +1,199 @@
+#!/bin/bash
+# test_demo.sh - `nccl-bot demo` (tools/cmd_demo.c, tools/demo.sh): the
+# README's first command. A run to its end (stdout not a terminal): two
+# srun summary lines, the second with less estimated loss, job 2's report,
+# exit 0, no progress drawn, its temporary directory removed and none of
+# its processes left; the same on a terminal (script(1)) draws progress;
+# with a stand-in `nccl-bot report --svg` (agreement R), "picture: FILE";
+# SIGINT at its first line (the cluster starting), once the cluster is up
+# and while job 1 runs, SIGTERM while it learns, SIGHUP at job 2's report:
+# each waits for the demo's own line (never a sleep), then
+# nothing of it is left running (the PIDs of its pid files, any process
+# naming its directory) and it exits non-zero; without root or without
+# Slurm's commands: a message saying what is missing, exit 1, nothing
+# started. Skips (77) as the other tests/slurm/ scripts do.
+set -u
+srcdir=$(cd "${srcdir:-.}" && pwd)
+builddir=$(cd "${builddir:-.}" && pwd)
+. "$srcdir/tests/slurm/cluster.sh"
+. "$srcdir/tests/slurm/lib.sh"
+slurm_test_needs test_demo.sh "$LIB/libnccl-tuner-bot.so" "$BOT" "$HELPER" "$EMU"
+
+t0=$(date +%s%N)
+T=$(mktemp -d "${TMPDIR:-/tmp}/nb-test-demo-XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT
+chmod 755 "$T"
+mkdir -m 1777 "$T/tmp"
+export TMPDIR=$T/tmp
+OUT=$T/out
+ERR=$T/err
+
+# leftovers DIR: the processes whose command line or environment names DIR
+# (munged, slurmctld, slurmd by their -f/-S, slurmstepd and the ranks by
+# SLURM_CONF); none expected
+leftovers() {
+	found=
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = $$ ] && continue
+		if grep -qsF "$1" "$p/cmdline" "$p/environ" 2>/dev/null; then
+			found="$found ${p#/proc/}($(tr '\0' ' ' <"$p/cmdline" | cut -c1-60))"
+		fi
+	done
+	[ -z "$found" ] || { echo "  left running:$found"; return 1; }
+}
+# pids_dead PID...: every one of them has ended
+pids_dead() {
+	[ $# -ge 1 ] || { echo "  no PIDs (munged, slurmctld, 4 slurmd expected)"; return 1; }
+	for p in "$@"; do
+		kill -0 "$p" 2>/dev/null && { echo "  PID $p still running"; return 1; }
+	done
+	return 0
+}
+# loss N: job N's srun line's estimated loss in seconds (saved: negative)
+loss() {
+	grep '^  nccl-bot: step [0-9]*\.0: ' "$OUT" | sed -n "$1p" |
+		sed -n 's/.* est\. \(saved\|lost\) ~\{0,1\}\([0-9.]*\) \([mun]*s\) vs AUTO.*/\1 \2 \3/p' |
+		awk '{ m = $3 == "s" ? 1 : $3 == "ms" ? 1e-3 : $3 == "us" ? 1e-6 : 1e-9
+		       printf "%.9f\n", ($1 == "saved" ? -1 : 1) * $2 * m }'
+}
+empty_tmp() { [ -z "$(ls -A "$TMPDIR")" ] || { echo "  left in TMPDIR: $(ls -A "$TMPDIR")"; return 1; }; }
+
+# ---- a run to its end, stdout and stderr not a terminal ---------------------------
+cd "$T" || exit 99
+a=$(date +%s%N)
+timeout 120 "$BOT" demo >"$OUT" 2>"$ERR"
+rc=$?
+ms=$((($(date +%s%N) - a) / 1000000))
+echo "  # the demo took $ms ms"
+sed 's/^/  # /' "$OUT" | grep -E 'nccl-bot: step|result|truth|job [12]|picture|stopped' | cut -c1-200
+check "the demo exits 0 ($ms ms)" test $rc = 0 || sed 's/^/    /' "$ERR" | tail -n 20
+check "  ... two srun summary lines, one per job" test "$(grep -c '^  nccl-bot: step [0-9]*\.0: ' "$OUT")" = 2
+l1=$(loss 1)
+l2=$(loss 2)
+check "  ... the second shows less estimated loss than the first (${l2:-?} s < ${l1:-?} s; negative: saved)" \
+	awk "BEGIN { exit !(\"$l1\" != \"\" && \"$l2\" != \"\" && $l2 + 0 < $l1 + 0) }"
+check "  ... and it says so" grep -q '^result: job 2.s line shows less estimated loss' "$OUT"
+check "  ... job 2's report: the step's parts, per context, the totals" \
+	sh -c "grep -q '^report of job 2 (nccl-bot report [0-9]*):' '$OUT' && grep -q '^  step [0-9]*\.0: 2 part(s) (n1 n2)' '$OUT' && grep -q '^    job total: ' '$OUT'"
+check "  ... where its picture is, or that there is none" grep -q '^picture: ' "$OUT"
+check "  ... the explanation first (a few lines)" \
+	test "$(sed -n '1{/^nccl-bot demo: /p}' "$OUT" | wc -l)" = 1 -a "$(sed -n '/^cluster: up/=' "$OUT")" -le 9
+check "  ... no progress when not on a terminal (no \\r, no escape, no @@ line)" \
+	sh -c "! grep -q \$(printf '\\r\\|\\033') '$OUT' '$ERR' && ! grep -q '^@@' '$OUT' '$ERR'"
+check "  ... every process stopped, the temporary directory removed" \
+	sh -c "grep -qx 'stopped: every process the demo started; its temporary directory removed' '$OUT'"
+check "  ... nothing of it running" leftovers "$TMPDIR/nccl-bot-demo."
+check "  ... nothing left in TMPDIR" empty_tmp
+check "  ... stderr empty" test ! -s "$ERR" || sed 's/^/    /' "$ERR" | head -n 5
+
+# ---- on a terminal: the progress line ---------------------------------------------
+if script -qfec true /dev/null >/dev/null 2>&1; then
+	timeout 120 script -qfec "'$BOT' demo --svg '$T/p.svg'" /dev/null >"$T/tty" 2>&1
+	check "on a terminal: progress drawn in place (stage of 7), then cleared" \
+		sh -c "grep -q 'nccl-bot: demo: starting munged, slurmctld and slurmd n1-n4 ([0-9]* s)  28% (2 of 7)' '$T/tty' && grep -q 'nccl-bot: demo: job 1 running (nothing learned yet) ([0-9]* s)  42% (3 of 7)' '$T/tty' && grep -q \"\$(printf '\\r\\033')\\[K\" '$T/tty'"
+	check "  ... the same summary lines" test "$(grep -c 'nccl-bot: step [0-9]*\.0: ' "$T/tty")" = 2
+	check "  ... nothing left" sh -c "$(declare -f leftovers); leftovers '$TMPDIR/nccl-bot-demo.' && test -z \"\$(ls -A '$TMPDIR')\""
+else
+	echo "skip - on a terminal (no script(1))"
+fi
+
+# ---- the picture: a stand-in `nccl-bot report` that draws one -----------------------
+# (agreement R: `nccl-bot report JOBID --svg FILE`, exit 0 and FILE written;
+# until the real one lands, tools/demo.sh run as the command runs it, with an
+# nccl-bot whose report --help names --svg and whose --svg writes FILE)
+cat >"$T/bot-svg" <<EOF
+#!/bin/sh
+if [ "\$1" = report ]; then
+	case " \$* " in
+	*" --help "*) "$BOT" report --help; echo "  --svg FILE        (stand-in)"; exit 0 ;;
+	*" --svg "*) echo "\$*" >"$T/svg.args"; echo '<svg xmlns="http://www.w3.org/2000/svg"/>' >"\$4"; exit 0 ;;
+	esac
+fi
+exec "$BOT" "\$@"
+EOF
+chmod 755 "$T/bot-svg"
+mkdir "$T/direct"
+env NB_DEMO_DIR="$T/direct" NB_DEMO_CLUSTER="$srcdir/tests/slurm/cluster.sh" NB_DEMO_BOT="$T/bot-svg" \
+	NB_DEMO_PLUGIN="$CLUSTER_PLUGIN" NB_DEMO_LIBDIR="$LIB" NB_DEMO_HELPER="$HELPER" NB_DEMO_EMU="$EMU" \
+	NB_DEMO_SVG="$T/pic.svg" NCCL_BOT_CONFIG=none timeout 120 sh "$srcdir/tools/demo.sh" >"$OUT" 2>"$ERR"
+rc=$?
+check "where report draws a picture: 'picture: FILE', FILE written (exit $rc)" \
+	sh -c "test $rc = 0 && grep -qx 'picture: $T/pic.svg' '$OUT' && test -s '$T/pic.svg'"
+check "  ... asked for as nccl-bot report JOBID --svg FILE" \
+	grep -Eqx "report [0-9]+ --svg $T/pic.svg" "$T/svg.args"
+check "  ... its directory removed" test ! -e "$T/direct"
+check "  ... nothing of it running" leftovers "$T/direct"
+
+# ---- interrupted: SIGINT or SIGTERM after a line of its own --------------------------
+# interrupt SIGNAL MARKER: the demo (--keep) until a line starting MARKER,
+# then SIGNAL; its status in $irc, its kept directory in $kept, the PIDs of
+# its daemons' pid files (read just before the signal) in $pids
+interrupt() {
+	rm -f "$T/fifo"
+	mkfifo "$T/fifo"
+	timeout 120 "$BOT" demo --keep >"$T/fifo" 2>"$ERR" &
+	pid=$!
+	sent=
+	pids=
+	dir=
+	: >"$OUT"
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >>"$OUT"
+		case $line in
+		"cluster: up in "*) dir=${line##* in } ;;
+		esac
+		case $line in
+		"$2"*)
+			if [ -z "$sent" ]; then
+				[ -n "$dir" ] && pids=$(cat "$dir"/run/*.pid "$dir"/munge/munged.pid 2>/dev/null)
+				kill -"$1" "$pid" && sent=1
+			fi
+			;;
+		esac
+	done <"$T/fifo"
+	wait "$pid"
+	irc=$?
+	kept=$(sed -n 's/^kept: \(.*\) (--keep)$/\1/p' "$OUT")
+	[ -n "$sent" ] || echo "  never saw '$2'"
+}
+for c in "INT nccl-bot demo: what" "INT cluster: up" "INT job 1 (" "TERM learning: " "HUP report of job 2"; do
+	set -- $c
+	sig=$1
+	shift
+	interrupt "$sig" "$*"
+	check "SIG$sig after '$*': exits non-zero ($irc), says so" \
+		sh -c "test '$irc' != 0 && test -n '$sent' && grep -q 'nccl-bot demo: interrupted (SIG$sig)' '$ERR'"
+	if [ "$*" = "nccl-bot demo: what" ]; then
+		# stopped while starting: pid files there may be, or not yet
+		[ -z "$pids" ] || check "  ... the daemons of its pid files ($(echo $pids)) have ended" pids_dead $pids
+	else
+		check "  ... the daemons of its pid files ($(echo $pids)) have ended" pids_dead $pids
+	fi
+	check "  ... nothing of it running" leftovers "$TMPDIR/nccl-bot-demo."
+	check "  ... no result line" sh -c "! grep -q '^result: ' '$OUT'"
+	[ -n "$kept" ] && rm -rf "$kept"
+done
+check "  ... and no directory but the kept ones" empty_tmp
+
+# ---- what it needs ------------------------------------------------------------------
+if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$BOT" demo >"$OUT" 2>"$ERR"
+	rc=$?
+	check "as user nobody: exit 1, a message saying it must run as root, and how" \
+		sh -c "test $rc = 1 && grep -q 'nccl-bot: demo: must run as root' '$ERR' && grep -q 'sudo nccl-bot demo' '$ERR'"
+	check "  ... nothing started, nothing written" sh -c "test ! -s '$OUT' && test -z \"\$(ls -A '$TMPDIR')\""
+else
+	echo "skip - as user nobody (no user nobody or no setpriv)"
+fi
+mkdir -p "$T/nopath"
+env PATH="$T/nopath" "$BOT" demo >"$OUT" 2>"$ERR"
+rc=$?
+check "without Slurm's and munge's commands in /usr/bin (not on PATH): exit 1, what is missing, scripts/setup" \
+	sh -c "test $rc = 1 && grep -q 'Slurm or munge is not installed (missing: munge srun sinfo scancel)' '$ERR' && grep -q 'scripts/setup' '$ERR'"
+check "  ... nothing started" sh -c "test ! -s '$OUT' && test -z \"\$(ls -A '$TMPDIR')\""
+"$BOT" demo --bogus >/dev/null 2>"$ERR"
+check "an unknown option: usage, exit 2" test $? = 2
+
+t1=$(date +%s%N)
+echo "$pass passed, $fail failed in $(((t1 - t0) / 1000000)) ms"
+[ $fail -eq 0 ]
