@@ -1,13 +1,18 @@
 #!/bin/sh
-# tests/cli/test_readme.sh - every ```sh and ```bash block of the guides run
+# tests/cli/test_readme.sh - every ```sh and ```bash block of the README run
 # as a new user would run it: each block in a fresh empty directory (HOME
 # there too) holding links to the build tree's nccl-bot, tuner/ and the
 # source tree's data/, with `sh -e` (bash -e for ```bash), so every command
 # of a block must succeed. Exit 1 names FILE:LINE of each block that failed
-# and shows the end of its output.
+# and shows the end of its output. A block fenced as another shell
+# (```shell, ```console, ```zsh, ```sh-session) fails: it would be neither
+# run nor skipped.
 #
-# usage: tests/cli/test_readme.sh [FILE.md...]   (default: README.md, and
-#        doc/admin.md and doc/user.md when they exist)
+# usage: tests/cli/test_readme.sh [FILE.md...]   (default: README.md)
+#
+# doc/admin.md and doc/user.md are not run here: their blocks install the
+# packages and need a Slurm cluster, and tests/install/test_guides.sh runs
+# them (as root, against the test cluster, with the packages of deb/).
 #
 # A block that must not run here (it installs packages, needs a job's spool
 # files, a Slurm cluster or root's directories, or runs for minutes) is
@@ -22,12 +27,7 @@ builddir=$(pwd)
 bot=${NCCL_BOT:-$builddir/nccl-bot}
 case $bot in /*) ;; *) bot=$builddir/$bot ;; esac
 [ -x "$bot" ] || { echo "test_readme: $bot: not built"; exit 1; }
-if [ $# = 0 ]; then
-	set -- "$top_srcdir/README.md"
-	for f in doc/admin.md doc/user.md; do
-		[ -f "$top_srcdir/$f" ] && set -- "$@" "$top_srcdir/$f"
-	done
-fi
+[ $# = 0 ] && set -- "$top_srcdir/README.md"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0 skip=0
@@ -55,6 +55,9 @@ true
 ```python
 raise SystemExit(1)
 ```
+```console
+$ true
+```
 SELF
 	NB_README_SELF=1 NCCL_BOT=$bot top_srcdir=$top_srcdir sh "$0" "$tmp/self.md" >"$tmp/self.out" 2>&1
 	rc=$?
@@ -62,8 +65,9 @@ SELF
 		grep -q "^FAIL - $tmp/self.md:4: exit 1" "$tmp/self.out" &&
 		grep -q "^skip - $tmp/self.md:9: slow on purpose" "$tmp/self.out" &&
 		grep -q "^FAIL - $tmp/self.md:13: a skip marker without a reason" "$tmp/self.out" &&
-		grep -q "^readme: 1 passed, 2 failed, 1 skipped" "$tmp/self.out"; then
-		echo "ok - the checker: runs, fails with sh -e, honours and demands skip reasons"
+		grep -q "^FAIL - $tmp/self.md:19: a \`\`\`console block: fence it \`\`\`sh (run) or mark it skip" "$tmp/self.out" &&
+		grep -q "^readme: 1 passed, 3 failed, 1 skipped" "$tmp/self.out"; then
+		echo "ok - the checker: runs, fails with sh -e, honours and demands skip reasons, refuses other shells' fences"
 		pass=$((pass + 1))
 	else
 		echo "FAIL - the checker on its own guide (exit $rc):"
@@ -80,6 +84,9 @@ for md in "$@"; do
 	/^<!-- check: skip/ { reason = $0; sub(/^<!-- check: skip */, "", reason)
 		sub(/ *-->.*$/, "", reason); if (reason == "") reason = "(no reason)"
 		marked = NR; next }
+	!inb && /^```(shell|console|zsh|sh-session|shellsession) *$/ { n++; sh = substr($0, 4); sub(/ *$/, "", sh)
+		printf "%d %d other:%s %s\n", n, NR, sh, (marked == NR - 1) ? reason : "" > (dir "/list")
+		inb = 1; printf "" > (dir "/block." n); next }
 	!inb && /^```(sh|bash) *$/ { inb = 1; n++; sh = substr($0, 4); sub(/ *$/, "", sh)
 		printf "%d %d %s %s\n", n, NR, sh, (marked == NR - 1) ? reason : "" > (dir "/list")
 		printf "" > (dir "/block." n); next }
@@ -98,6 +105,10 @@ for md in "$@"; do
 		if [ -n "$reason" ]; then
 			echo "skip - $name: $reason"; skip=$((skip + 1)); continue
 		fi
+		case $sh in other:*)
+			echo "FAIL - $name: a \`\`\`${sh#other:} block: fence it \`\`\`sh (run) or mark it skip"
+			fail=$((fail + 1)); continue ;;
+		esac
 		work=$tmp/run.$n
 		rm -rf "$work"
 		mkdir -p "$work/tuner"
