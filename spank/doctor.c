@@ -100,16 +100,31 @@ int bot_doctor_parse_version(const char *s, uint32_t *v)
 
 /* ---- reading a configuration file ----------------------------------- */
 
-/* The whole of path (a regular file, not a link, owned by root or us),
- * NUL-terminated (one byte past *len). */
+/* The whole of path (a regular file owned by root or us), NUL-terminated
+ * (one byte past *len). A symbolic link owned by root or us is followed,
+ * as Slurm follows it: the packages' plugstack line is meant to be linked
+ * into plugstack.conf.d (doc/admin.md); its target must pass the same
+ * rule. A link someone else owns is refused. */
 static int read_conf(const char *path, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
 	const struct bot_open_rule rule = { "configuration file", CONF_MAX, 0, 1, geteuid(), 1 };
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX], target[PATH_MAX];
+	const char *slash;
+	struct stat lst;
 	uint8_t *text;
 	int dfd, rc;
 
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		if (lst.st_uid != 0 && lst.st_uid != geteuid())
+			return bot_log_errf(err, errlen, "%s: a symbolic link owned by uid %u "
+					    "(want root's or uid %u's)", path,
+					    (unsigned)lst.st_uid, (unsigned)geteuid());
+		if (!realpath(path, target))
+			return bot_log_errf(err, errlen, "%s: a symbolic link to nothing readable: "
+					    "%s", path, strerror(errno));
+		path = target;
+	}
+	slash = strrchr(path, '/');
 	if (!slash || (size_t)(slash - path) >= sizeof(dir))
 		return bot_log_errf(err, errlen, "%s: not an absolute path", path);
 	memcpy(dir, path, (size_t)(slash - path));

@@ -124,6 +124,17 @@ expect "named twice (plugstack.conf and an included file): exit 1" 1 \
 	"^problem: plugstack: spank_nccl_bot.so is named 2 times ($tmp/etc/plugstack.conf:1 and $tmp/etc/plugstack.conf.d/nccl-bot.conf:1)" -- doc
 echo "include $tmp/etc/plugstack.conf.d/*.conf" >"$tmp/etc/plugstack.conf"
 expect "the line in an included plugstack.conf.d file: healthy" 0 "ok: plugstack: $tmp/etc/plugstack.conf.d/nccl-bot.conf:1" -- doc -v
+# the packages' line is linked into plugstack.conf.d (doc/admin.md): Slurm
+# follows the link, so does doctor; a link someone else owns is refused
+mv "$tmp/etc/plugstack.conf.d/nccl-bot.conf" "$tmp/shipped-plugstack.conf"
+ln -s "$tmp/shipped-plugstack.conf" "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+expect "the line linked into plugstack.conf.d: followed, healthy" 0 "ok: plugstack: .*spank_nccl_bot.so" -- doc -v
+if [ "$(id -u)" = 0 ]; then
+	chown -h nobody "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+	expect "  ... a link owned by another user: refused" 1 "nccl-bot.conf: a symbolic link owned by uid" -- doc
+fi
+rm "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+mv "$tmp/shipped-plugstack.conf" "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
 echo "optional /usr/lib/slurm/other.so" >"$tmp/etc/plugstack.conf"
 expect "a plugstack.conf.d file no include line reads: a warning" 1 \
 	"^warning: plugstack: $tmp/etc/plugstack.conf.d/nccl-bot.conf names spank_nccl_bot.so, but $tmp/etc/plugstack.conf does not include it" -- doc
