@@ -106,6 +106,11 @@ static const struct bot_policy_params defaults = {
 #ifndef SAFE_FLOOR
 #define SAFE_FLOOR	0.02
 #endif
+/* With several communicators, the chance at most that a probe charged as
+ * one communicator's round lands on two or more (guess_width). */
+#ifndef SAFE_LUMP
+#define SAFE_LUMP	0.05
+#endif
 
 /* The policy whose planner a -free variant uses. */
 static int base_id(int id)
@@ -290,12 +295,14 @@ struct belief {
 	double sd;	/* posterior sd */
 	uint64_t n_all;	/* samples, a lone outlier included (what the budget counts) */
 	double r_all;	/* their robust mean (q), NaN when n_all == 0 */
+	double qt, set;	/* q of their untrimmed mean latency, its standard error */
 };
 
 /* What the planner reads of one arm of one context: its robust summary
  * and the q of its prior entry. */
 struct arm_sum {
 	double loc, sd;	/* bot_stats_robust */
+	double qt, set;	/* bot_stats_mean_all */
 	uint64_t used;
 	double pq;	/* prior_q(prior[arm]) */
 };
@@ -367,6 +374,7 @@ static const struct arm_sum *arm_summary(struct bot_plan_memo *memo, const struc
 		memo->done[idx * BOT_NARMS + (size_t)a] = 1;
 	}
 	bot_stats_robust(&c->arm[a], &s->loc, &s->sd, &s->used);
+	bot_stats_mean_all(&c->arm[a], &s->qt, &s->set);
 	s->pq = prior_q(c->prior[a]);
 	return s;
 }
@@ -608,8 +616,10 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->m0 = as->pq;
 		x->r = as->loc;
 		x->n = as->used;
-		x->n_all = as->used;
+		x->n_all = c->arm[a].n;	/* every sample: outliers cost time too */
 		x->r_all = as->loc;
+		x->qt = as->qt;
+		x->set = as->set;
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;
@@ -1050,7 +1060,8 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 	/* the posterior mean, or the arm's own samples' mean when higher:
 	 * a prior that favours the arm never makes it look safer */
 	if (b->n && auto_measured)
-		return exp2((fmax(b->mu, b->r) + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
+		return exp2((fmax(fmax(b->mu, b->r), b->qt) + SAFE_Z * fmax(b->sd, b->set) - la) /
+			    BOT_Q_PER_OCTAVE) - 1.0;
 	pa = (double)v->ctx->prior[v->auto_arm];
 	pb = (double)v->ctx->prior[b->arm];
 	if (!(pa > 0) || !(pb >= 0))
@@ -1068,6 +1079,33 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 	return fmax(SAFE_FLOOR, ratio * (1.0 + SAFE_MARGIN) - 1.0);
 }
 
+/* The widest range (at most one communicator's share of the buckets) that
+ * two or more of nc communicators land in with probability at most
+ * SAFE_LUMP: each communicator's bucket is uniform and independent of the
+ * others' (a hash of its id), so the number in a range of w buckets is
+ * Binomial(nc, w / 256). A probe whose charge is a guess (an arm without
+ * samples, or any arm while AUTO's has none) is charged one
+ * communicator's round; without this narrowing a range of 256/nc buckets
+ * holds two or more communicators about a quarter of the time (8
+ * communicators: 26 %, three 6 %), each paying the arm's true excess for a
+ * whole round. At least 1 bucket (above ~90 communicators even that holds
+ * two with more than SAFE_LUMP). */
+static unsigned guess_width(uint32_t nc)
+{
+	unsigned w = (BOT_PROBE_BUCKETS + (nc ? nc : 1) - 1) / (nc ? nc : 1);
+
+	if (nc <= 1)
+		return w;
+	for (; w > 1; w--) {
+		double f = (double)w / BOT_PROBE_BUCKETS;
+		double p0 = pow(1.0 - f, (double)nc), p1 = (double)nc * f * pow(1.0 - f, (double)nc - 1);
+
+		if (1.0 - p0 - p1 <= SAFE_LUMP)
+			break;
+	}
+	return w;
+}
+
 /* What the context has spent and earned: *spent = the pessimistic net
  * excess of its measured calls over AUTO's arm (the gross excess, at least
  * the state's `explore`, less the pessimistic savings) and *base = the calls
@@ -1083,7 +1121,8 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 	if (!a)
 		return -1;
-	*la = (a->n ? fmin(a->mu, a->r) : a->mu) - SAFE_Z * a->sd;
+	*la = a->n ? fmin(fmin(a->mu, a->r), a->qt) - SAFE_Z * fmax(a->sd, a->set)
+		   : a->mu - SAFE_Z * a->sd;
 	*am = a->n > 0;
 	for (int i = 0; i < v->nb; i++) {
 		const struct belief *x = &v->b[i];
@@ -1091,11 +1130,11 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 		n += (double)x->n_all;
 		if (x->n)
-			e = (double)x->n * safe_excess(v, x, *la, *am);
+			e = (double)x->n_all * safe_excess(v, x, *la, *am);
 		else if (x->n_all)	/* a lone outlier the planner set aside: its
 					 * calls were paid for all the same */
 			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am),
-						    *am ? exp2((x->r_all - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
+						    *am ? exp2((fmax(x->r_all, x->qt) - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
 		if (e > 0)
 			g += e;
 		else
@@ -1179,8 +1218,8 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		d = safe_excess(v, b, la, am) - ex;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
-		if (unit > 0 && (!b->n || !am) && w > comm_width(s))
-			w = comm_width(s);
+		if (unit > 0 && (!b->n || !am) && w > guess_width(s->ncomms))
+			w = guess_width(s->ncomms);
 		f = (double)w / BOT_PROBE_BUCKETS;
 		c = r * fmax(f, unit) * d;
 		if (d > 0 && c > slack) {
