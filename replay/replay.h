@@ -157,7 +157,7 @@ struct bot_policy_result {
 	struct bot_policy pol;		/* with the chosen parameters */
 	unsigned grid_points;		/* 0 = not tuned */
 	unsigned grid_chosen;
-	double tune_mean, tune_p99;	/* of the chosen point on the training split */
+	double tune_mean, tune_p99, tune_harmed;	/* of the chosen point on the training split */
 	struct bot_ctx_result *res;	/* per test context */
 	struct bot_summary all;
 	struct bot_summary *fabric;	/* per fabric (ds->nfabrics) */
