@@ -302,7 +302,6 @@ struct belief {
  * and the q of its prior entry. */
 struct arm_sum {
 	double loc, sd;	/* bot_stats_robust */
-	double qt, set;	/* bot_stats_mean_all */
 	uint64_t used;
 	double pq;	/* prior_q(prior[arm]) */
 };
@@ -374,7 +373,6 @@ static const struct arm_sum *arm_summary(struct bot_plan_memo *memo, const struc
 		memo->done[idx * BOT_NARMS + (size_t)a] = 1;
 	}
 	bot_stats_robust(&c->arm[a], &s->loc, &s->sd, &s->used);
-	bot_stats_mean_all(&c->arm[a], &s->qt, &s->set);
 	s->pq = prior_q(c->prior[a]);
 	return s;
 }
@@ -618,8 +616,8 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->n = as->used;
 		x->n_all = c->arm[a].n;	/* every sample: outliers cost time too */
 		x->r_all = as->loc;
-		x->qt = as->qt;
-		x->set = as->set;
+		/* only the context's own arms need it (the budget's charges) */
+		bot_stats_mean_all(&c->arm[a], &x->qt, &x->set);
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;

@@ -368,7 +368,10 @@ void bot_stats_mean_all(const struct bot_stats *s, double *q, double *se)
 	if (!s || !s->n || (m = bot_stats_median_q(s)) < 0)
 		return;
 	for (uint32_t i = 0; i < s->nbins; i++) {
-		double x = exp2(((double)s->bins[i].bin - m) / BOT_Q_PER_OCTAVE), c = s->bins[i].count;
+		int d = (int)s->bins[i].bin - m;
+		double x = d >= -2 * BOT_MEAN_TRIM_Q && d <= 2 * BOT_MEAN_TRIM_Q ?
+				   ratio_q(d) : exp2((double)d / BOT_Q_PER_OCTAVE);
+		double c = s->bins[i].count;
 
 		s1 += c * x;
 		s2 += c * x * x;
