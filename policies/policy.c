@@ -295,7 +295,6 @@ struct belief {
 	double sd;	/* posterior sd */
 	uint64_t n_all;	/* samples, a lone outlier included (what the budget counts) */
 	double r_all;	/* their robust mean (q), NaN when n_all == 0 */
-	double qt, set;	/* q of their untrimmed mean latency, its standard error */
 };
 
 /* What the planner reads of one arm of one context: its robust summary
@@ -614,10 +613,8 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->m0 = as->pq;
 		x->r = as->loc;
 		x->n = as->used;
-		x->n_all = c->arm[a].n;	/* every sample: outliers cost time too */
+		x->n_all = as->used;
 		x->r_all = as->loc;
-		/* only the context's own arms need it (the budget's charges) */
-		bot_stats_mean_all(&c->arm[a], &x->qt, &x->set);
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;
@@ -1058,8 +1055,7 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 	/* the posterior mean, or the arm's own samples' mean when higher:
 	 * a prior that favours the arm never makes it look safer */
 	if (b->n && auto_measured)
-		return exp2((fmax(fmax(b->mu, b->r), b->qt) + SAFE_Z * fmax(b->sd, b->set) - la) /
-			    BOT_Q_PER_OCTAVE) - 1.0;
+		return exp2((fmax(b->mu, b->r) + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
 	pa = (double)v->ctx->prior[v->auto_arm];
 	pb = (double)v->ctx->prior[b->arm];
 	if (!(pa > 0) || !(pb >= 0))
@@ -1119,8 +1115,7 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 	if (!a)
 		return -1;
-	*la = a->n ? fmin(fmin(a->mu, a->r), a->qt) - SAFE_Z * fmax(a->sd, a->set)
-		   : a->mu - SAFE_Z * a->sd;
+	*la = (a->n ? fmin(a->mu, a->r) : a->mu) - SAFE_Z * a->sd;
 	*am = a->n > 0;
 	for (int i = 0; i < v->nb; i++) {
 		const struct belief *x = &v->b[i];
@@ -1128,11 +1123,11 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 		n += (double)x->n_all;
 		if (x->n)
-			e = (double)x->n_all * safe_excess(v, x, *la, *am);
+			e = (double)x->n * safe_excess(v, x, *la, *am);
 		else if (x->n_all)	/* a lone outlier the planner set aside: its
 					 * calls were paid for all the same */
 			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am),
-						    *am ? exp2((fmax(x->r_all, x->qt) - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
+						    *am ? exp2((x->r_all - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
 		if (e > 0)
 			g += e;
 		else

@@ -357,33 +357,3 @@ void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64
 	if (used)
 		*used = c;
 }
-
-void bot_stats_mean_all(const struct bot_stats *s, double *q, double *se)
-{
-	double s1 = 0, s2 = 0, n, mean, var;
-	int m;
-
-	*q = NAN;
-	*se = 0;
-	if (!s || !s->n || (m = bot_stats_median_q(s)) < 0)
-		return;
-	for (uint32_t i = 0; i < s->nbins; i++) {
-		int d = (int)s->bins[i].bin - m;
-		double x = d >= -2 * BOT_MEAN_TRIM_Q && d <= 2 * BOT_MEAN_TRIM_Q ?
-				   ratio_q(d) : exp2((double)d / BOT_Q_PER_OCTAVE);
-		double c = s->bins[i].count;
-
-		s1 += c * x;
-		s2 += c * x * x;
-	}
-	n = (double)s->n;
-	mean = s1 / n;
-	if (!(mean > 0))
-		return;
-	*q = m + BOT_Q_PER_OCTAVE * log2(mean);
-	if (n > 1) {
-		var = (s2 - n * mean * mean) / (n - 1);
-		if (var > 0)
-			*se = BOT_Q_PER_OCTAVE / 0.6931471805599453 * sqrt(var / n) / mean;
-	}
-}

@@ -65,12 +65,6 @@ double bot_stats_robust_sd_q(const struct bot_stats *s);
 /* Location, spread and count used, in one pass over the window (what the
  * planner calls): *loc NaN and *sd 0 when empty; any pointer may be NULL. */
 void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64_t *used);
-/* What the samples cost in time: *q the q of the arithmetic mean of every
- * sample's latency (none trimmed; NaN when empty) and *se its standard
- * error in q (0 below two samples). Safe exploration's charges use it: the
- * robust location drops samples more than 4x off the median, which cost
- * time all the same (doc/policies.md). */
-void bot_stats_mean_all(const struct bot_stats *s, double *q, double *se);
 /* Robust latency in microseconds (2^(loc/64)/1000); NaN when empty. */
 double bot_stats_robust_us(const struct bot_stats *s);
 
