@@ -139,6 +139,7 @@ struct bot_eval_opts {
 	int lofo;
 	size_t holdout;
 	unsigned worst;			/* table format: list this many worst contexts per policy */
+	int worst_excess;		/* ... ranked by run loss - AUTO's (the harmed ones first) */
 	/* Called with the fraction of the evaluation done, from any thread,
 	 * one call at a time (may be NULL). */
 	void (*progress)(void *arg, double frac);
