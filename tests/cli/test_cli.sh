@@ -84,10 +84,11 @@ else
 fi
 # --worst N --harmed ranks by run loss minus AUTO's, plain --worst by run loss.
 for how in plain harmed; do
-	h=()
-	[ $how = harmed ] && h=(--harmed)
+	h=
+	[ $how = harmed ] && h=--harmed
+	# shellcheck disable=SC2086
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f2.csv" --train-nodes 4 --test-nodes 4 \
-		--policy thompson --mode jobs --jobs 3 --no-tune --worst 6 ${h[@]+"${h[@]}"} >"$tmp/worst-$how" 2>/dev/null
+		--policy thompson --mode jobs --jobs 3 --no-tune --worst 6 $h >"$tmp/worst-$how" 2>/dev/null
 	if awk -v how=$how '
 		/^ worst 6 contexts of thompson/ { on = 1; head = $0; next }
 		on && /%/ { r = $3 + 0; a = $5 + 0; k = how == "harmed" ? r - a : r
