@@ -103,6 +103,10 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n,
 /* A context is harmed when the policy's run loss exceeds AUTO's by more
  * than this (2 points). */
 #define BOT_HARM_MARGIN 0.02
+/* What tuning minimises over a grid point's training run (lower wins):
+ * mean + p99/4 + harmed, harmed the share of the training contexts whose run
+ * loss exceeds AUTO's by more than BOT_HARM_MARGIN (doc/replay.md). */
+double bot_replay_tune_objective(double mean, double p99, double harmed);
 /* Fill s's harm fields from per-context results and AUTO's run losses
  * (the other fields are left alone). */
 void bot_summarize_harm(const struct bot_ctx_result *res, const double *auto_loss, size_t n,

@@ -233,7 +233,7 @@ static int first_error(struct task *t, size_t n, char *err, size_t errlen)
 
 /* Tune every policy (or take its defaults). */
 /* What tuning minimises on the training split (see the file comment). */
-static double tune_objective(double mean, double p99, double harmed)
+double bot_replay_tune_objective(double mean, double p99, double harmed)
 {
 	return mean + p99 / 4 + harmed;
 }
@@ -285,8 +285,8 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	for (size_t i = 0; i < nt && !rc; i++) {
 		struct bot_policy_result *pr = &ev->pol[t[i].pol];
 		int better = t[i].point == 0 ||
-			     tune_objective(t[i].mean, t[i].p99, t[i].harmed) <
-				     tune_objective(pr->tune_mean, pr->tune_p99, pr->tune_harmed);
+			     bot_replay_tune_objective(t[i].mean, t[i].p99, t[i].harmed) <
+				     bot_replay_tune_objective(pr->tune_mean, pr->tune_p99, pr->tune_harmed);
 
 		if (better) {
 			pr->pol = t[i].policy;
