@@ -1084,20 +1084,30 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
  * communicators: 26 %, three 6 %), each paying the arm's true excess for a
  * whole round. At least 1 bucket (above ~90 communicators even that holds
  * two with more than SAFE_LUMP). */
+static int lumps_ok(uint32_t nc, unsigned w)
+{
+	double f = (double)w / BOT_PROBE_BUCKETS, q = pow(1.0 - f, (double)nc - 1);
+
+	return 1.0 - q * (1.0 - f) - (double)nc * f * q <= SAFE_LUMP;
+}
+
 static unsigned guess_width(uint32_t nc)
 {
-	unsigned w = (BOT_PROBE_BUCKETS + (nc ? nc : 1) - 1) / (nc ? nc : 1);
+	unsigned lo = 1, hi = (BOT_PROBE_BUCKETS + (nc ? nc : 1) - 1) / (nc ? nc : 1);
 
-	if (nc <= 1)
-		return w;
-	for (; w > 1; w--) {
-		double f = (double)w / BOT_PROBE_BUCKETS;
-		double p0 = pow(1.0 - f, (double)nc), p1 = (double)nc * f * pow(1.0 - f, (double)nc - 1);
+	if (nc <= 1 || lumps_ok(nc, hi))
+		return hi;
+	/* the chance of two or more grows with w: bisect for the widest
+	 * range that keeps it within SAFE_LUMP (lo ok or 1, hi not ok) */
+	while (hi - lo > 1) {
+		unsigned mid = lo + (hi - lo) / 2;
 
-		if (1.0 - p0 - p1 <= SAFE_LUMP)
-			break;
+		if (lumps_ok(nc, mid))
+			lo = mid;
+		else
+			hi = mid;
 	}
-	return w;
+	return lo;
 }
 
 /* What the context has spent and earned: *spent = the pessimistic net
@@ -1164,7 +1174,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	double spent, gross, n, la, rate, r, slack, ex, unit;
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am;
-	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0;
+	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
 
 	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
 		plan_auto(out);
@@ -1211,8 +1221,12 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		d = safe_excess(v, b, la, am) - ex;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
-		if (unit > 0 && (!b->n || !am) && w > guess_width(s->ncomms))
-			w = guess_width(s->ncomms);
+		if (unit > 0 && (!b->n || !am)) {
+			if (!gw)
+				gw = guess_width(s->ncomms);	/* once per plan */
+			if (w > gw)
+				w = gw;
+		}
 		f = (double)w / BOT_PROBE_BUCKETS;
 		c = r * fmax(f, unit) * d;
 		if (d > 0 && c > slack) {
