@@ -1081,7 +1081,7 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
  * samples, or any arm while AUTO's has none) is charged one
  * communicator's round; without this narrowing a range of 256/nc buckets
  * holds two or more communicators about a quarter of the time (8
- * communicators: 26 %, three 6 %), each paying the arm's true excess for a
+ * communicators: 26 %, three or more 7 %), each paying the arm's true excess for a
  * whole round. At least 1 bucket (above ~90 communicators even that holds
  * two with more than SAFE_LUMP). */
 static int lumps_ok(uint32_t nc, unsigned w)

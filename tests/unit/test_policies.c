@@ -1083,7 +1083,7 @@ END_TEST
 
 /* A probe charged a guess (an arm without samples here) is narrowed so that
  * two or more of the round's communicators land in it with probability at
- * most 5 %: with 8 communicators, ranges of at most 11 buckets (12: 5.4 %),
+ * most 5 %: with 8 communicators, ranges of at most 11 buckets (12: 5.1 %),
  * where one communicator's share (32) holds two or more 26 % of the time;
  * per call (one communicator) it is not narrowed. Counted over 400 rounds:
  * the ranges that two or more communicators ran (at most 8 %). */
