@@ -106,6 +106,11 @@ static const struct bot_policy_params defaults = {
 #ifndef SAFE_FLOOR
 #define SAFE_FLOOR	0.02
 #endif
+/* With several communicators, the chance at most that a probe charged as
+ * one communicator's round lands on two or more (guess_width). */
+#ifndef SAFE_LUMP
+#define SAFE_LUMP	0.05
+#endif
 
 /* The policy whose planner a -free variant uses. */
 static int base_id(int id)
@@ -1068,6 +1073,43 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 	return fmax(SAFE_FLOOR, ratio * (1.0 + SAFE_MARGIN) - 1.0);
 }
 
+/* The widest range (at most one communicator's share of the buckets) that
+ * two or more of nc communicators land in with probability at most
+ * SAFE_LUMP: each communicator's bucket is uniform and independent of the
+ * others' (a hash of its id), so the number in a range of w buckets is
+ * Binomial(nc, w / 256). A probe whose charge is a guess (an arm without
+ * samples, or any arm while AUTO's has none) is charged one
+ * communicator's round; without this narrowing a range of 256/nc buckets
+ * holds two or more communicators about a quarter of the time (8
+ * communicators: 26 %, three or more 7 %), each paying the arm's true excess for a
+ * whole round. At least 1 bucket (above ~90 communicators even that holds
+ * two with more than SAFE_LUMP). */
+static int lumps_ok(uint32_t nc, unsigned w)
+{
+	double f = (double)w / BOT_PROBE_BUCKETS, q = pow(1.0 - f, (double)nc - 1);
+
+	return 1.0 - q * (1.0 - f) - (double)nc * f * q <= SAFE_LUMP;
+}
+
+static unsigned guess_width(uint32_t nc)
+{
+	unsigned lo = 1, hi = (BOT_PROBE_BUCKETS + (nc ? nc : 1) - 1) / (nc ? nc : 1);
+
+	if (nc <= 1 || lumps_ok(nc, hi))
+		return hi;
+	/* the chance of two or more grows with w: bisect for the widest
+	 * range that keeps it within SAFE_LUMP (lo ok or 1, hi not ok) */
+	while (hi - lo > 1) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (lumps_ok(nc, mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* What the context has spent and earned: *spent = the pessimistic net
  * excess of its measured calls over AUTO's arm (the gross excess, at least
  * the state's `explore`, less the pessimistic savings) and *base = the calls
@@ -1132,7 +1174,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	double spent, gross, n, la, rate, r, slack, ex, unit;
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am;
-	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0;
+	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
 
 	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
 		plan_auto(out);
@@ -1179,8 +1221,12 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		d = safe_excess(v, b, la, am) - ex;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
-		if (unit > 0 && (!b->n || !am) && w > comm_width(s))
-			w = comm_width(s);
+		if (unit > 0 && (!b->n || !am)) {
+			if (!gw)
+				gw = guess_width(s->ncomms);	/* once per plan */
+			if (w > gw)
+				w = gw;
+		}
 		f = (double)w / BOT_PROBE_BUCKETS;
 		c = r * fmax(f, unit) * d;
 		if (d > 0 && c > slack) {

@@ -103,6 +103,10 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n,
 /* A context is harmed when the policy's run loss exceeds AUTO's by more
  * than this (2 points). */
 #define BOT_HARM_MARGIN 0.02
+/* What tuning minimises over a grid point's training run (lower wins):
+ * mean + p99/4 + harmed, harmed the share of the training contexts whose run
+ * loss exceeds AUTO's by more than BOT_HARM_MARGIN (doc/replay.md). */
+double bot_replay_tune_objective(double mean, double p99, double harmed);
 /* Fill s's harm fields from per-context results and AUTO's run losses
  * (the other fields are left alone). */
 void bot_summarize_harm(const struct bot_ctx_result *res, const double *auto_loss, size_t n,
@@ -139,6 +143,7 @@ struct bot_eval_opts {
 	int lofo;
 	size_t holdout;
 	unsigned worst;			/* table format: list this many worst contexts per policy */
+	int worst_excess;		/* ... ranked by run loss - AUTO's (the harmed ones first) */
 	/* Called with the fraction of the evaluation done, from any thread,
 	 * one call at a time (may be NULL). */
 	void (*progress)(void *arg, double frac);
@@ -157,7 +162,7 @@ struct bot_policy_result {
 	struct bot_policy pol;		/* with the chosen parameters */
 	unsigned grid_points;		/* 0 = not tuned */
 	unsigned grid_chosen;
-	double tune_mean, tune_p99;	/* of the chosen point on the training split */
+	double tune_mean, tune_p99, tune_harmed;	/* of the chosen point on the training split */
 	struct bot_ctx_result *res;	/* per test context */
 	struct bot_summary all;
 	struct bot_summary *fabric;	/* per fabric (ds->nfabrics) */

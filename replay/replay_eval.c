@@ -5,10 +5,13 @@
  *   1. tune: every point of bot_policy_grid() runs the mode's protocol on
  *      the training contexts (at most tune_contexts of them, an even stride
  *      through the sorted list), each from empty knowledge; the point with
- *      the lowest objective mean + p99/4 wins (ties: the earlier point):
- *      users pay for the mean and notice the tail, and a point that buys
- *      a lower training mean with less exploration does not generalise to
- *      larger scales, where AUTO's errors grow;
+ *      the lowest objective mean + p99/4 + harmed wins (ties: the earlier
+ *      point): users pay for the mean and notice the tail, and a point that
+ *      buys a lower training mean with less exploration does not generalise
+ *      to larger scales, where AUTO's errors grow; harmed is the share of
+ *      the contexts whose run loss exceeds AUTO's by more than 2 points
+ *      (each weighs as a context 100 points worse), so that a point that
+ *      explores more only wins where it harms no more;
  *   2. history: with the chosen point, the policy runs on every training
  *      context, and the knowledge base it ends with is the cluster's state
  *      when the large jobs arrive;
@@ -37,7 +40,7 @@ struct task {
 	size_t pol;		/* index into ev->pol */
 	unsigned point;		/* grid point (tune) */
 	struct bot_policy policy;
-	double mean, p99;	/* tune result */
+	double mean, p99, harmed;	/* tune result (harmed: share of contexts) */
 	int rc;
 	char err[256];
 };
@@ -141,11 +144,15 @@ static void run_task(struct bot_eval *ev, struct task *t)
 
 		n = tune_subset(ev, sub);
 		t->rc = bot_replay_run(ds, sub, n, &t->policy, &ro, kbs, res, t->err, sizeof(t->err));
-		for (size_t i = 0; i < n; i++)
+		t->harmed = 0;
+		for (size_t i = 0; i < n; i++) {
 			l[i] = res[i].run_loss;
+			t->harmed += res[i].run_loss - ev->ds->ctx[sub[i]].auto_loss > BOT_HARM_MARGIN;
+		}
 		bot_summarize(l, NULL, n, &s);
 		t->mean = s.mean;
 		t->p99 = s.p99;
+		t->harmed = n ? t->harmed / (double)n : 0;
 		free(sub);
 		free(l);
 	} else {
@@ -226,9 +233,9 @@ static int first_error(struct task *t, size_t n, char *err, size_t errlen)
 
 /* Tune every policy (or take its defaults). */
 /* What tuning minimises on the training split (see the file comment). */
-static double tune_objective(double mean, double p99)
+double bot_replay_tune_objective(double mean, double p99, double harmed)
 {
-	return mean + p99 / 4;
+	return mean + p99 / 4 + harmed;
 }
 
 static int tune(struct bot_eval *ev, char *err, size_t errlen)
@@ -278,14 +285,15 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	for (size_t i = 0; i < nt && !rc; i++) {
 		struct bot_policy_result *pr = &ev->pol[t[i].pol];
 		int better = t[i].point == 0 ||
-			     tune_objective(t[i].mean, t[i].p99) <
-				     tune_objective(pr->tune_mean, pr->tune_p99);
+			     bot_replay_tune_objective(t[i].mean, t[i].p99, t[i].harmed) <
+				     bot_replay_tune_objective(pr->tune_mean, pr->tune_p99, pr->tune_harmed);
 
 		if (better) {
 			pr->pol = t[i].policy;
 			pr->grid_chosen = t[i].point;
 			pr->tune_mean = t[i].mean;
 			pr->tune_p99 = t[i].p99;
+			pr->tune_harmed = t[i].harmed;
 		}
 	}
 	free(t);

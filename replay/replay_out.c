@@ -120,7 +120,15 @@ static const char *arm_label(int arm)
 	return arm >= 0 && arm < BOT_NARMS ? bot_arm_name(arm) : "auto";
 }
 
-/* The N test contexts where a policy lost most, with what it ended on. */
+/* What --worst ranks a test context by: its run loss, or with --harmed its
+ * run loss minus AUTO's. */
+static double worst_key(const struct bot_eval *ev, const struct bot_policy_result *pr, size_t i)
+{
+	return pr->res[i].run_loss - (ev->opts.worst_excess ? ev->ds->ctx[ev->test[i]].auto_loss : 0);
+}
+
+/* The N test contexts where a policy lost most (or, --harmed, lost most
+ * against AUTO), with what it ended on. */
 static void print_worst(FILE *f, const struct bot_eval *ev, const struct bot_policy_result *pr)
 {
 	size_t n = ev->ntest, k = ev->opts.worst < n ? ev->opts.worst : n;
@@ -134,13 +142,14 @@ static void print_worst(FILE *f, const struct bot_eval *ev, const struct bot_pol
 	/* Partial selection sort: k is small. */
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = i + 1; j < n; j++)
-			if (pr->res[idx[j]].run_loss > pr->res[idx[i]].run_loss) {
+			if (worst_key(ev, pr, idx[j]) > worst_key(ev, pr, idx[i])) {
 				size_t t = idx[i];
 
 				idx[i] = idx[j];
 				idx[j] = t;
 			}
-	fprintf(f, "\n worst %zu contexts of %s\n", k, bot_policy_name(pr->pol.id));
+	fprintf(f, "\n worst %zu contexts of %s%s\n", k, bot_policy_name(pr->pol.id),
+		ev->opts.worst_excess ? " against AUTO (run - AUTO)" : "");
 	fprintf(f, "  %-12s %-32s %9s %9s %9s  %-18s %-18s %-18s\n", "fabric", "context", "run",
 		"final", "AUTO", "AUTO arm", "best arm", "final arm");
 	for (size_t i = 0; i < k; i++) {

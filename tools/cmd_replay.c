@@ -101,6 +101,7 @@ static void usage(FILE *f)
 		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
 		"  --worst N            table: list each policy's N worst test contexts\n"
+		"  --harmed             --worst ranks by run loss minus AUTO's (harm), not run loss\n"
 		"  --sim-fabrics LIST   without --data: simulator fabrics or families to generate\n"
 		"                       (builtin, alt, calibration; default builtin)\n"
 		"  --best WHICH         losses against the best arm of all (all, default) or the\n"
@@ -234,7 +235,7 @@ enum {
 	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
-	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
+	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HARMED, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
 	OPT_LOFO, OPT_BEST, OPT_HELP
 };
 
@@ -263,6 +264,7 @@ static const struct option options[] = {
 	{ "sim-samples", required_argument, NULL, OPT_SIM_SAMPLES },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "worst", required_argument, NULL, OPT_WORST },
+	{ "harmed", no_argument, NULL, OPT_HARMED },
 	{ "allow", required_argument, NULL, OPT_ALLOW },
 	{ "reference", no_argument, NULL, OPT_REFERENCE },
 	{ "sim-fabrics", required_argument, NULL, OPT_SIM_FABRICS },
@@ -387,6 +389,9 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_WORST:
 			rc = parse_u64("--worst", optarg, 0, 100000, &u);
 			a->eval.worst = (unsigned)u;
+			break;
+		case OPT_HARMED:
+			a->eval.worst_excess = 1;
 			break;
 		case OPT_TUNE_CTX:
 			rc = parse_u64("--tune-contexts", optarg, 0, 100000000, &u);

@@ -82,6 +82,23 @@ if [ "$(wc -l <"$tmp/fast.nosec")" -gt 20 ] && cmp -s "$tmp/fast.nosec" "$tmp/re
 else
 	bad "replay: optimised and --reference engines differ"
 fi
+# --worst N --harmed ranks by run loss minus AUTO's, plain --worst by run loss.
+for how in plain harmed; do
+	h=
+	[ $how = harmed ] && h=--harmed
+	# shellcheck disable=SC2086
+	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f2.csv" --train-nodes 4 --test-nodes 4 \
+		--policy thompson --mode jobs --jobs 3 --no-tune --worst 6 $h >"$tmp/worst-$how" 2>/dev/null
+	if awk -v how=$how '
+		/^ worst 6 contexts of thompson/ { on = 1; head = $0; next }
+		on && /%/ { r = $3 + 0; a = $5 + 0; k = how == "harmed" ? r - a : r
+			    if (n++ && k > last + 1e-9) bad = 1; last = k }
+		END { exit !(n == 6 && !bad && (how == "harmed") == (head ~ /against AUTO/)) }' "$tmp/worst-$how"; then
+		ok "replay --worst ($how) ranked"
+	else
+		bad "replay --worst ($how) not ranked"
+	fi
+done
 if ! grep -q '%' "$tmp/fast.err"; then ok "replay: no progress when stderr is not a terminal"
 else bad "replay: progress printed to a file"; fi
 expect "replay --progress always" 0 "jobs +100%" -- "$bot" replay --data "$tmp/f1.csv" --train-nodes 4 \

@@ -1081,6 +1081,63 @@ START_TEST(test_safe_savings)
 }
 END_TEST
 
+/* A probe charged a guess (an arm without samples here) is narrowed so that
+ * two or more of the round's communicators land in it with probability at
+ * most 5 %: with 8 communicators, ranges of at most 11 buckets (12: 5.1 %),
+ * where one communicator's share (32) holds two or more 26 % of the time;
+ * per call (one communicator) it is not narrowed. Counted over 400 rounds:
+ * the ranges that two or more communicators ran (at most 8 %). */
+START_TEST(test_safe_guess_lumps)
+{
+	struct bot_kb *kb = make_kb();
+	struct bot_policy p;
+	unsigned lumps = 0, probed = 0, ranges = 0;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	bot_policy_set(&p, "budget", 1.0);	/* every probe affordable */
+	for (int i = 0; i < 40; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
+	for (uint64_t r = 0; r < 400; r++) {
+		struct bot_shape s = { 42, 8, 100, r };
+		struct bot_plan pl;
+		unsigned on[BOT_NARMS] = { 0 };
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
+		ranges += pl.nprobe;
+		for (unsigned i = 0; i < pl.nprobe; i++)
+			ck_assert_uint_le(pl.probe[i].hi - pl.probe[i].lo, 11);
+		for (unsigned c = 0; c < 8; c++) {
+			int arm = bot_plan_arm(&pl, bot_probe_bucket(42, 1000 * r + c, KEY, 0));
+
+			if (arm != BOT_ARM_AUTO && arm != 0)
+				on[arm]++;
+		}
+		for (int a = 0; a < BOT_NARMS; a++) {
+			probed += on[a] > 0;
+			lumps += on[a] > 1;
+		}
+	}
+	ck_assert_uint_gt(probed, 100);
+	ck_assert_msg(lumps * 100 <= ranges * 8, "%u of %u probe ranges ran on two or more communicators",
+		      lumps, ranges);
+	{
+		struct bot_shape s = { 42, 1, 1, 0 };
+		struct bot_plan pl;
+		unsigned wide = 0;
+
+		for (uint64_t r = 0; r < 50; r++) {
+			s.round = r;
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
+			for (unsigned i = 0; i < pl.nprobe; i++)
+				wide += pl.probe[i].hi - pl.probe[i].lo > 11;
+		}
+		ck_assert_uint_gt(wide, 0);
+	}
+	bot_kb_free(kb);
+}
+END_TEST
+
 /* The budget spent, in section 12's unit: 100 calls of which 10 measured
  * on an arm 40 % slower than AUTO's cost at least 4 AUTO calls; a larger
  * stored explore wins; no calls, nothing to convert. */
@@ -1227,6 +1284,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_savings);
 	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
 	tcase_add_test(tp, test_safe_budget);
+	tcase_add_test(tp, test_safe_guess_lumps);
 	tcase_add_test(tp, test_scale_skill);
 	tcase_add_test(tp, test_explore_spent);
 	suite_add_tcase(s, tp);

@@ -410,6 +410,17 @@ START_TEST(test_signflip_fast)
 }
 END_TEST
 
+/* Tuning counts harm: a grid point with a lower training mean and tail that
+ * harms 1 context in 100 loses to one that harms none (each harmed context
+ * weighs as one 100 points worse); without harm the lower mean wins. */
+START_TEST(test_tune_objective)
+{
+	ck_assert(bot_replay_tune_objective(0.005, 0.02, 0) < bot_replay_tune_objective(0.007, 0.03, 0));
+	ck_assert(bot_replay_tune_objective(0.007, 0.03, 0) < bot_replay_tune_objective(0.005, 0.02, 0.01));
+	ck_assert(fabs(bot_replay_tune_objective(0.01, 0.04, 0.02) - 0.04) < 1e-12);
+}
+END_TEST
+
 /* Harm: saved - lost is the time AUTO would have taken minus the policy's,
  * so per context it equals calls x best x (AUTO's loss - run loss); harmed
  * and worst_excess follow the run losses. */
@@ -656,6 +667,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_signflip_fast);
 	tcase_add_test(t, test_lofo);
 	tcase_add_test(t, test_harm);
+	tcase_add_test(t, test_tune_objective);
 	tcase_add_test(t, test_holm);
 	tcase_add_test(t, test_signflip);
 	tcase_add_test(t, test_nodeset);
