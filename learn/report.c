@@ -1581,6 +1581,9 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 		if (strcmp(out->fabric, in->fabric) && !out->fabric_why[0])
 			snprintf(out->fabric_why, sizeof(out->fabric_why), "parts name fabrics %s "
 				 "and %s", out->fabric, in->fabric);
+		/* two fabrics: none ('*'), so that neither's state stands in
+		 * for the other's contexts (formats.md 17) */
+		tok_merge(out->fabric, in->fabric);
 		out->shadow |= in->shadow;
 		if (!out->lookup)
 			out->lookup = in->lookup;

@@ -150,11 +150,11 @@ int bot_spank_report_state(const char *state_dir, const char *fabric, uint64_t t
 	close(p[0]);
 	if (!done) {
 		kill(pid, SIGKILL);
-		/* reaped when it is done; one stuck in the kernel is left behind */
-		if (waitpid(pid, &status, WNOHANG) == 0) {
+		/* reaped once the kill lands, waited for at most about 100 ms (a
+		 * child just forked is not yet scheduled; 1 ms left zombies in
+		 * srun); one stuck in the kernel (a hung filesystem) is left */
+		for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; i++)
 			usleep(1000);
-			waitpid(pid, &status, WNOHANG);
-		}
 		free(buf);
 		return -1;
 	}

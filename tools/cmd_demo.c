@@ -671,6 +671,18 @@ int bot_cmd_demo(int argc, char **argv)
 			tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		return 1;
 	}
+	/* the script and the cluster's configuration name it from other
+	 * working directories: an absolute path, also for a relative TMPDIR */
+	if (dir[0] != '/') {
+		char abs[PATH_MAX];
+
+		if (!realpath(dir, abs)) {
+			fprintf(stderr, "nccl-bot: demo: %s: %s\n", dir, strerror(errno));
+			rmdir(dir);
+			return 1;
+		}
+		snprintf(dir, sizeof(dir), "%s", abs);
+	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
 		fprintf(stderr, "nccl-bot: demo: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 		rmdir(dir);

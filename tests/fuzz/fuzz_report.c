@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "learn/report.h"
+#include "learn/reportsvg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,6 +48,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	bot_report_totals(&m, &t);
 	bot_report_summary(&m, "1.0", "/r", line, sizeof(line));
+	{
+		/* the picture (learn/reportsvg.h): drawn whenever there is a
+		 * context (a number not finite fails the drawing), every
+		 * context in a panel or counted as left out */
+		struct bot_log log = { NULL, NULL };
+		struct bot_reportsvg_info in;
+		char *svg;
+		size_t ls;
+		int rc = bot_reportsvg_draw(&m, "1", "/r", 1, &svg, &ls, &in, &log);
+
+		if ((rc < 0) != (m.nctx == 0))
+			abort();
+		if (rc == 0) {
+			if (ls != strlen(svg) || in.contexts + in.dropped_ctx != m.nctx)
+				abort();
+			free(svg);
+		}
+	}
 	free(a);
 	free(b);
 	bot_report_part_free(&p);

@@ -175,6 +175,19 @@ for c in "INT nccl-bot demo: what" "INT cluster: up" "INT job 1 (" "TERM learnin
 done
 check "  ... and no directory but the kept ones" empty_tmp
 
+# ---- a relative TMPDIR: the script and the cluster's files name the directory from
+# other working directories (job 1 runs in DIR/work), so it is made absolute
+mkdir -m 1777 "$T/reltmp"
+export TMPDIR=reltmp
+interrupt INT "cluster: up"
+export TMPDIR=$T/tmp
+case $dir in /*) abs=1 ;; *) abs= ;; esac
+check "a relative TMPDIR: the demo's directory is absolute ($dir)" \
+	sh -c "test -n '$abs' && test '${dir%/*}' = '$T/reltmp'"
+check "  ... the daemons of its pid files ($(echo $pids)) have ended" pids_dead $pids
+check "  ... nothing of it running" leftovers "reltmp/nccl-bot-demo."
+[ -n "$kept" ] && rm -rf "$kept"
+
 # ---- what it needs ------------------------------------------------------------------
 if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; then
 	setpriv --reuid=nobody --regid=nogroup --clear-groups "$BOT" demo >"$OUT" 2>"$ERR"

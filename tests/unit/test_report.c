@@ -766,6 +766,24 @@ START_TEST(test_state_lookup)
 	bot_report_row(&m, &m.ctx[0], &r);
 	ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_STATE);
 	bot_report_part_free(&m);
+	{
+		/* a job's steps on two fabrics merged (the job total, the
+		 * picture): the merge names none ('*'), so fabric f's state
+		 * does not stand in for the contexts fabric g ran */
+		struct bot_report_part g;
+
+		example(&g, "b", 80000, 100000);
+		snprintf(g.fabric, sizeof(g.fabric), "g");
+		bot_report_part_init(&m);
+		ck_assert_int_eq(bot_report_merge(&m, &p, BOT_REPORT_STEPS), 0);
+		ck_assert_int_eq(bot_report_merge(&m, &g, BOT_REPORT_STEPS), 0);
+		ck_assert_str_eq(m.fabric, "*");
+		ck_assert_str_eq(m.fabric_why, "parts name fabrics f and g");
+		bot_report_row(&m, &m.ctx[0], &r);
+		ck_assert_int_eq(r.src[RING_SIMPLE], BOT_REPORT_SRC_COST);
+		bot_report_part_free(&m);
+		bot_report_part_free(&g);
+	}
 	/* a state without the step's reference arm: its median itself */
 	ck_assert_int_eq(bot_kb_add_us(only, key, RING_SIMPLE, 140), 0);
 	kbs[0] = only;

@@ -3,10 +3,12 @@
  * plugstack.conf arguments (spank/args.h), the user's option value and the
  * gate and build of the one decision per step (spank/decide.h).
  */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/settings.h"
@@ -738,6 +740,15 @@ START_TEST(test_report_state)
 	ck_assert_msg(strstr(why, "no learned state"), "%s", why);
 	ck_assert_int_eq(bot_spank_report_state(dir, "prior", 5000, &m, &st, why, sizeof(why)), -1);
 	ck_assert_int_eq(bot_spank_report_state("", "f", 5000, &m, &st, why, sizeof(why)), -1);
+	/* the bound passed: each reader killed and reaped, no zombie left in
+	 * srun (it has no other children here) */
+	for (int i = 0; i < 50; i++)
+		ck_assert_int_eq(bot_spank_report_state(dir, "f", 0, &m, &st, why, sizeof(why)),
+				 -1);
+	ck_assert_msg(strstr(why, "took over 0 ms"), "%s", why);
+	errno = 0;
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+	ck_assert_int_eq(errno, ECHILD);
 	{
 		char path[256];
 		FILE *f;
