@@ -81,6 +81,7 @@ struct demo_files {
 	char bot[PATH_MAX], script[PATH_MAX], cluster[PATH_MAX], plugin[PATH_MAX];
 	char libdir[PATH_MAX], lib[PATH_MAX], helper[PATH_MAX], emu[PATH_MAX];
 	int build_tree;
+	uid_t owner;	/* who may own the scripts: root, or the build tree's nccl-bot's owner */
 };
 
 static volatile sig_atomic_t demo_signal;
@@ -150,11 +151,17 @@ static int demo_path(char *dst, const char *dir, const char *name)
 }
 
 /* The build tree's files when this is the build tree's nccl-bot, else the
- * installed ones. */
+ * installed ones. "This is the build tree's" means the very file: the
+ * build path (baked in at build time) holds a regular file, not a link,
+ * with this process's device and inode. A path compared after realpath()
+ * would let whoever can write the old build path (a tree since removed,
+ * rpmbuild's under /tmp) point a link at the installed nccl-bot and have
+ * root's demo run their scripts. */
 static int demo_find_files(struct demo_files *f)
 {
-	char self[PATH_MAX], built[PATH_MAX];
+	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct stat built, me;
 	int bad = 0;
 
 	memset(f, 0, sizeof(*f));
@@ -164,7 +171,11 @@ static int demo_find_files(struct demo_files *f)
 	}
 	self[n] = 0;
 	snprintf(f->bot, sizeof(f->bot), "%s", self);
-	f->build_tree = realpath(BOT_DEMO_BUILDDIR "/nccl-bot", built) && !strcmp(built, self);
+	f->build_tree = lstat(BOT_DEMO_BUILDDIR "/nccl-bot", &built) == 0 && S_ISREG(built.st_mode) &&
+			stat("/proc/self/exe", &me) == 0 && built.st_dev == me.st_dev &&
+			built.st_ino == me.st_ino;
+	/* whoever owns the build tree's nccl-bot already decides what it runs */
+	f->owner = f->build_tree ? built.st_uid : 0;
 	if (f->build_tree) {
 		bad |= demo_path(f->script, BOT_DEMO_SRCDIR, "tools/demo.sh");
 		bad |= demo_path(f->cluster, BOT_DEMO_SRCDIR, "tests/slurm/cluster.sh");
@@ -232,6 +243,21 @@ static int demo_check(const struct demo_files *f)
 	if (!demo_exists(f->script, R_OK) || !demo_exists(f->cluster, R_OK)) {
 		fprintf(stderr, "nccl-bot: demo: %s or %s is missing: %s\n", f->script, f->cluster, how);
 		bad = 1;
+	}
+	for (int k = 0; k < 2 && !bad; k++) {
+		/* root runs them: they must be root's (or, in a build tree, its
+		 * nccl-bot's owner's) and writable by that owner alone */
+		const char *p = k ? f->cluster : f->script;
+		struct stat st;
+
+		if (stat(p, &st) == 0 && ((st.st_uid != 0 && st.st_uid != f->owner) ||
+					  (st.st_mode & 022))) {
+			fprintf(stderr, "nccl-bot: demo: %s is owned by uid %u, mode %03o: the demo runs "
+				"it as root, so it must be root's (or this nccl-bot's owner's) and "
+				"writable by its owner alone\n", p,
+				(unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+			bad = 1;
+		}
 	}
 	if (!demo_exists(f->lib, R_OK) || !demo_exists(f->helper, X_OK)) {
 		fprintf(stderr, "nccl-bot: demo: %s or %s is missing: %s\n", f->lib, f->helper,

@@ -204,6 +204,16 @@ rc=$?
 check "without Slurm's and munge's commands in /usr/bin (not on PATH): exit 1, what is missing, scripts/setup" \
 	sh -c "test $rc = 1 && grep -q 'Slurm or munge is not installed (missing: munge srun sinfo scancel)' '$ERR' && grep -q 'scripts/setup' '$ERR'"
 check "  ... nothing started" sh -c "test ! -s '$OUT' && test -z \"\$(ls -A '$TMPDIR')\""
+# root runs demo.sh: one that others may write is refused before anything
+# starts (the mode restored at once, also if the check fails)
+mode=$(stat -c %a "$srcdir/tools/demo.sh")
+chmod g+w "$srcdir/tools/demo.sh"
+"$BOT" demo >"$OUT" 2>"$ERR"
+rc=$?
+chmod "$mode" "$srcdir/tools/demo.sh"
+check "a demo.sh the group may write: refused as root's to run, exit 1" \
+	sh -c "test $rc = 1 && grep -q 'tools/demo.sh is owned by uid [0-9]*, mode 6[67][0-9]: the demo runs it as root' '$ERR'"
+check "  ... nothing started" sh -c "test ! -s '$OUT' && test -z \"\$(ls -A '$TMPDIR')\""
 "$BOT" demo --bogus >/dev/null 2>"$ERR"
 check "an unknown option: usage, exit 2" test $? = 2
 
