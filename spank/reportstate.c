@@ -26,8 +26,15 @@ static void child(int fd, const char *dir, const char *fabric, const struct bot_
 	char snap[BOT_STATE_NAME_MAX], err[BOT_STATE_ERR_MAX];
 	uint8_t *buf = NULL;
 	size_t len = 0, off = 0;
-	int rc = bot_store_load(dir, fabric, &s, snap, err, sizeof(err));
+	int rc;
 
+	/* srun's own handlers are not this reader's: a Ctrl-C ends it */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	rc = bot_store_load(dir, fabric, &s, snap, err, sizeof(err));
 	if (rc != 0)
 		_exit(rc > 0 ? 1 : 2);
 	if (bot_state_init(&r, fabric) < 0)
@@ -158,8 +165,20 @@ int bot_spank_report_state(const char *state_dir, const char *fabric, uint64_t t
 		free(buf);
 		return -1;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	{
+		pid_t w;
+
+		while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+			;
+		if (w != pid) {
+			/* SIGCHLD ignored, or another reaper took it: its exit
+			 * status is unknown, so its answer is not taken */
+			snprintf(why, whylen, "the state reader's exit was not seen: %s",
+				 strerror(errno));
+			free(buf);
+			return -1;
+		}
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
 		snprintf(why, whylen, WIFEXITED(status) && WEXITSTATUS(status) == 1 ?
 			 "fabric %s has no learned state yet" : "fabric %s's state cannot be read",

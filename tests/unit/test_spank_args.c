@@ -750,6 +750,16 @@ START_TEST(test_report_state)
 	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
 	ck_assert_int_eq(errno, ECHILD);
 	{
+		/* SIGCHLD ignored (a launcher may): the reader's exit status is
+		 * never seen, so its answer is not taken as a success */
+		void (*was)(int) = signal(SIGCHLD, SIG_IGN);
+
+		ck_assert_int_eq(bot_spank_report_state(dir, "f", 5000, &m, &st, why, sizeof(why)),
+				 -1);
+		ck_assert_msg(strstr(why, "exit was not seen"), "%s", why);
+		signal(SIGCHLD, was);
+	}
+	{
 		char path[256];
 		FILE *f;
 
