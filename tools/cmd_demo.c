@@ -709,6 +709,15 @@ int bot_cmd_demo(int argc, char **argv)
 		}
 		snprintf(dir, sizeof(dir), "%s", abs);
 	}
+	/* slurm.conf names paths in it unquoted: a blank or '#' there would
+	 * stop slurmctld with a parse error instead of this message */
+	if (strpbrk(dir, " \t\n#\"'=")) {
+		fprintf(stderr, "nccl-bot: demo: TMPDIR=%s: the cluster's configuration cannot name "
+			"a path with blanks, '#', quotes or '=' (Slurm's slurm.conf); use another "
+			"TMPDIR\n", tmp);
+		rmdir(dir);
+		return 1;
+	}
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) {
 		fprintf(stderr, "nccl-bot: demo: PR_SET_CHILD_SUBREAPER: %s\n", strerror(errno));
 		rmdir(dir);

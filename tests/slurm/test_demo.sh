@@ -214,6 +214,11 @@ chmod "$mode" "$srcdir/tools/demo.sh"
 check "a demo.sh the group may write: refused as root's to run, exit 1" \
 	sh -c "test $rc = 1 && grep -q 'tools/demo.sh is owned by uid [0-9]*, mode 6[67][0-9]: the demo runs it as root' '$ERR'"
 check "  ... nothing started" sh -c "test ! -s '$OUT' && test -z \"\$(ls -A '$TMPDIR')\""
+mkdir -p "$T/with space"
+env TMPDIR="$T/with space" "$BOT" demo >"$OUT" 2>"$ERR"
+rc=$?
+check "a TMPDIR with a blank: exit 1, says why, nothing started or left" \
+	sh -c "test $rc = 1 && grep -q 'cannot name a path with blanks' '$ERR' && test ! -s '$OUT' && test -z \"\$(ls -A '$T/with space')\""
 "$BOT" demo --bogus >/dev/null 2>"$ERR"
 check "an unknown option: usage, exit 2" test $? = 2
 
