@@ -24,6 +24,7 @@
 #include "common/table.h"
 #include "learn/stepenv.h"
 #include "policies/context.h"
+#include "spank/childread.h"
 #include "spank/decide.h"
 
 const char *const bot_spank_pinned[BOT_SPANK_MAX_VARS + 1] = {
@@ -226,19 +227,6 @@ static void child(int fd, const struct bot_stepenv_req *r)
 	_exit(0);
 }
 
-static long ms_left(const struct timespec *end)
-{
-	struct timespec now;
-
-	long long ns;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ns = (long long)(end->tv_sec - now.tv_sec) * 1000000000LL + (end->tv_nsec - now.tv_nsec);
-	/* rounded up: 0 only once the end has passed (a bound of 200 ms that
-	 * gave up after 199.6 ms failed the unit test under load) */
-	return ns <= 0 ? 0 : (long)((ns + 999999) / 1000000);
-}
-
 /* Parse the child's records; 0 when complete ('E' seen). */
 static int parse_child(char *buf, size_t n, struct bot_spank_decision *d, const struct bot_log *log)
 {
@@ -277,89 +265,32 @@ static int parse_child(char *buf, size_t n, struct bot_spank_decision *d, const 
 	return done ? 0 : -1;
 }
 
+/* child() through childread's signature */
+static void state_child(int fd, void *arg)
+{
+	child(fd, arg);
+}
+
 static int from_state(const struct bot_stepenv_req *r, uint64_t timeout_ms,
 		      struct bot_spank_decision *d, const struct bot_log *log, char *why,
 		      size_t whylen)
 {
-	size_t cap = BOT_TABLE_MAX_TEXT + 8192, n = 0;
-	char *buf = malloc(cap);
-	struct timespec end;
-	int p[2], status, rc = -1;
-	pid_t pid;
+	struct bot_spank_childread cr;
+	int rc;
 
-	if (!buf || pipe2(p, O_CLOEXEC) < 0) {
-		free(buf);
-		snprintf(why, whylen, "cannot start the state reader: %s", strerror(errno));
-		return -1;
-	}
-	pid = fork();
-	if (pid < 0) {
-		snprintf(why, whylen, "cannot start the state reader: %s", strerror(errno));
-		close(p[0]);
-		close(p[1]);
-		free(buf);
-		return -1;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		child(p[1], r);
-	}
-	close(p[1]);
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)(timeout_ms / 1000);
-	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
-	for (;;) {
-		struct pollfd pfd = { p[0], POLLIN, 0 };
-		long left = ms_left(&end);
-		ssize_t got;
-
-		if (left <= 0) {
-			snprintf(why, whylen, "reading the state took over %llu ms (timeout_ms=)",
-				 (unsigned long long)timeout_ms);
-			kill(pid, SIGKILL);
-			break;
-		}
-		int pr = poll(&pfd, 1, (int)left);
-
-		if (pr < 0 && errno != EINTR)
-			break;
-		if (pr <= 0)
-			continue;	/* the bound is checked above */
-		if (n == cap) {
-			char *nb = cap < (1u << 22) ? realloc(buf, cap * 2) : NULL;
-
-			if (!nb) {
-				snprintf(why, whylen, "the state reader said too much");
-				kill(pid, SIGKILL);
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		got = read(p[0], buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			rc = parse_child(buf, n, d, log);
-			if (rc < 0)
-				snprintf(why, whylen, "the state could not be used (above)");
-			break;
-		}
-		n += (size_t)got;
-	}
-	close(p[0]);
-	/* Reap it when it is done; one stuck in the kernel is left behind. */
-	if (waitpid(pid, &status, WNOHANG) == 0) {
-		usleep(1000);
-		waitpid(pid, &status, WNOHANG);
-	}
-	free(buf);
-	if (rc < 0)
+	/* the answer: the step's environment, its table at most
+	 * BOT_TABLE_MAX_TEXT; 4 MiB is far past any valid one */
+	if (bot_spank_childread(state_child, (void *)r, timeout_ms, (size_t)1 << 22, &cr, why,
+				whylen) < 0) {
 		bot_spank_decision_free(d);
+		return -1;
+	}
+	rc = parse_child((char *)cr.buf, cr.len, d, log);
+	if (rc < 0) {
+		snprintf(why, whylen, "the state could not be used (above)");
+		bot_spank_decision_free(d);
+	}
+	free(cr.buf);
 	return rc;
 }
 
