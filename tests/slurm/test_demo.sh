@@ -75,6 +75,15 @@ check "  ... the second shows less estimated loss than the first (${l2:-?} s < $
 check "  ... and it says so" grep -q '^result: job 2.s line shows less estimated loss' "$OUT"
 check "  ... job 2's report: the step's parts, per context, the totals" \
 	sh -c "grep -q '^report of job 2 (nccl-bot report [0-9]*):' '$OUT' && grep -q '^  step [0-9]*\.0: 2 part(s) (n1 n2)' '$OUT' && grep -q '^    job total: ' '$OUT'"
+# srun's line and `nccl-bot report` take AUTO's latency from the same
+# place (the fabric's state before NCCL's cost model, formats.md 17): job
+# 2's line and its report's step total agree (the line rounds to 3 digits)
+net=$(sed -n 's/^    step total: .* net \([0-9.]*\) \([mun]*s\) \(saved\|lost\) vs AUTO.*/\3 \1 \2/p' "$OUT" |
+	awk '{ m = $3 == "s" ? 1 : $3 == "ms" ? 1e-3 : $3 == "us" ? 1e-6 : 1e-9
+	       printf "%.9f\n", ($1 == "saved" ? -1 : 1) * $2 * m }')
+check "  ... job 2's line and its report agree on the time (${l2:-?} s, report ${net:-?} s)" \
+	awk -v l="$l2" -v n="$net" 'BEGIN { d = l - n; if (d < 0) d = -d; a = n < 0 ? -n : n
+		exit !(l != "" && n != "" && d <= 0.006 * a + 1e-4) }'
 check "  ... where its picture is, or that there is none" grep -q '^picture: ' "$OUT"
 check "  ... the explanation first (a few lines)" \
 	test "$(sed -n '1{/^nccl-bot demo: /p}' "$OUT" | wc -l)" = 1 -a "$(sed -n '/^cluster: up/=' "$OUT")" -le 9
