@@ -199,12 +199,17 @@ static int reduce_samples(struct gather *g, struct bot_kb *kb, struct bot_compil
 struct ranked {
 	struct bot_table_entry e;
 	uint64_t calls, key;
+	int trivial;			/* "leave it to AUTO": no probe, AUTO's arm */
 };
 
+/* Entries that decide something first, then those that say "AUTO", each
+ * most-called first: past the size budget the "AUTO" ones go first. */
 static int cmp_ranked(const void *pa, const void *pb)
 {
 	const struct ranked *a = pa, *b = pb;
 
+	if (a->trivial != b->trivial)
+		return a->trivial - b->trivial;
 	if (a->calls != b->calls)
 		return a->calls > b->calls ? -1 : 1;
 	/* keys are unique: a total order, the same with any qsort */
@@ -239,10 +244,19 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		rep->contexts++;
 		if (bot_policy_plan_memo(&o->policy, kb, memo, c->key, &shape, &plan) < 0)
 			continue;
-		/* Nothing to say beyond "leave it to AUTO". */
-		if (!plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
-				     plan.exploit == bot_prior_argmin(c->prior)))
-			continue;
+		/* "Leave it to AUTO" is said too where the ranks would probe:
+		 * a context the table does not name gets the policy on the
+		 * prior there, which probes 1 in 16 communicators outside any
+		 * budget (tuner/decide.c). Ranked after every entry that
+		 * decides something. */
+		r[m].trivial = !plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
+						plan.exploit == bot_prior_argmin(c->prior));
+		if (r[m].trivial) {
+			if (!bot_policy_probes_on_prior(o->policy.id))
+				continue;
+			plan.exploit = BOT_ARM_AUTO;
+			plan.nchannels = 0;
+		}
 		r[m].e.coll = (uint8_t)bot_key_coll(c->key);
 		r[m].e.bucket = (uint8_t)b;
 		r[m].e.plan = plan;

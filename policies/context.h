@@ -92,6 +92,17 @@ enum bot_policy_id {
 	BOT_NPOLICY = 16
 };
 
+/* Does the rank probe on the prior under this policy (1 in 16 communicators
+ * of a context the step table does not decide, tuner/decide.c)? The
+ * learning policies other than greedy, frozen and shadow. */
+static inline int bot_policy_probes_on_prior(int id)
+{
+	return id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 || id == BOT_POLICY_THOMPSON ||
+	       id == BOT_POLICY_ETC || id == BOT_POLICY_UCB1_COLD ||
+	       id == BOT_POLICY_THOMPSON_COLD || id == BOT_POLICY_EGREEDY_FREE ||
+	       id == BOT_POLICY_UCB1_FREE || id == BOT_POLICY_THOMPSON_FREE;
+}
+
 /* The policy's name, NULL for an unknown id. */
 const char *bot_policy_name(int id);
 /* A policy name, case-insensitively, '_' for '-' ("Thompson_Cold"); the id

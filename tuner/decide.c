@@ -26,9 +26,13 @@
  *	unknown version     init fails (another build may be loaded elsewhere)
  * NCCL_ALGO / NCCL_PROTO set: touch nothing, logged once per process.
  *
- * Cells the table does not decide (no entry, shape absent, or the plan's
- * arm for this comm is AUTO) and every cell without a table get "the policy
- * on the prior", at or above the size threshold:
+ * Cells the table does not decide (no entry, or shape absent) and every cell
+ * without a table get "the policy on the prior", at or above the size
+ * threshold. A cell whose entry's plan gives this comm AUTO (the exploit
+ * "AUTO's arm", written BOT_ARM_AUTO, outside the probe ranges) is decided:
+ * it is left to NCCL (marked BOT_DECIDE_PLANNED), except under sweep. The
+ * planner budgeted that context's probes (doc/policies.md); a probe of the
+ * rank's own there would spend exploration no budget counted.
  *	auto                      leave NCCL's choice, always
  *	sweep                     SWEEP: a per-cell call counter cycles over the
  *	                          allowed supported arms of each call's cost
@@ -206,9 +210,11 @@ static void build_cells(struct bot_decide_ctx *c, const struct bot_table *t, int
 		} else {
 			arm = e->plan.exploit;
 		}
-		if (arm >= BOT_NARMS)
-			continue;
 		cell = &c->cell[e->coll][e->bucket];
+		if (arm >= BOT_NARMS) {
+			cell->aux = BOT_DECIDE_PLANNED;	/* AUTO by the plan */
+			continue;
+		}
 		cell->arm = (uint8_t)arm;
 		if (!arm_static_ok(arm, t->allow))
 			cell->arm |= BOT_DECIDE_NEEDS_AUTO;
@@ -226,11 +232,7 @@ static void build_cells(struct bot_decide_ctx *c, const struct bot_table *t, int
 /* Learning policies probe the runner-up by the prior without a plan. */
 static int policy_learns(unsigned id)
 {
-	return id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 ||
-	       id == BOT_POLICY_THOMPSON || id == BOT_POLICY_ETC ||
-	       id == BOT_POLICY_UCB1_COLD || id == BOT_POLICY_THOMPSON_COLD ||
-	       id == BOT_POLICY_EGREEDY_FREE || id == BOT_POLICY_UCB1_FREE ||
-	       id == BOT_POLICY_THOMPSON_FREE;
+	return bot_policy_probes_on_prior((int)id);
 }
 
 /* No table: the decision inputs from the environment (tuner/env.h: a
@@ -281,6 +283,8 @@ static int build_dynamic(struct bot_decide_ctx *c, const struct bot_table *t, in
 			uint16_t row = BOT_DECIDE_NOCORR;
 
 			if (cell->arm != BOT_DECIDE_AUTO)
+				continue;
+			if (cell->aux == BOT_DECIDE_PLANNED && c->policy != BOT_POLICY_SWEEP)
 				continue;
 			if (c->policy == BOT_POLICY_SWEEP) {
 				cell->arm = BOT_DECIDE_SWEEP;

@@ -62,6 +62,9 @@
 #define BOT_DECIDE_SWEEP (BOT_DECIDE_DYN | 2)	/* cycle the allowed supported arms */
 /* cell.aux of a PRIOR/PROBE cell without scale corrections. */
 #define BOT_DECIDE_NOCORR 0xffff
+/* cell.aux of an AUTO cell the table planned (its plan's arm for this comm is
+ * AUTO): left to NCCL, never given the policy on the prior (decide.c). */
+#define BOT_DECIDE_PLANNED 0xfffe
 
 /* No-table probes: communicators whose probe bucket (0..255) is below this
  * probe the runner-up arm (1 in 16 communicators per context). */

@@ -220,6 +220,16 @@ START_TEST(test_min_over_ranks)
 	ck_assert_int_eq(bot_compile_spools(skewed, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
 	ck_assert_uint_eq(t->nentries, 1);
 	ck_assert_int_eq(t->entries[0].plan.exploit, SIMPLE);
+	/* thompson's ranks probe 1 in 16 communicators of a context the
+	 * table does not name (tuner/decide.c): its "leave it to AUTO" is
+	 * an entry, AUTO with no probe, so they do not probe outside the
+	 * budget; greedy's above needs none */
+	bot_policy_init(&o.policy, "thompson");
+	ck_assert_int_eq(bot_compile_spools(both, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(t->nentries, 1);
+	ck_assert_int_eq(t->entries[0].plan.exploit, BOT_ARM_AUTO);
+	ck_assert_int_eq(t->entries[0].plan.nprobe, 0);
+	ck_assert_int_eq(t->entries[0].plan.nchannels, 0);
 	free(t);
 }
 END_TEST

@@ -1827,6 +1827,70 @@ START_TEST(test_corrections_policies)
 }
 END_TEST
 
+/* A context the table plans as "leave it to AUTO" (the exploit is AUTO's
+ * arm, written BOT_ARM_AUTO, for every communicator outside the plan's
+ * probe ranges, or with no probe at all) is left to NCCL: the rank adds no
+ * probe of its own. The no-table probe (1 in 16 communicators, the prior's
+ * runner-up within 2x) there spent exploration the planner's budget never
+ * counted: the demo's job 2 ran ring/simple on one of its communicators of
+ * a context whose state said ring/ll128 was 14 % faster. A context the
+ * table does not name still gets the policy on the prior. */
+START_TEST(test_planned_auto_no_prior_probe)
+{
+	int probe = ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
+	unsigned low[2] = { 0, 0 }, ranged = 0, unplanned = 0;
+	unsigned b64 = bot_size_bucket(64 * MiB);
+
+	for (int withprobe = 0; withprobe < 2; withprobe++) {
+		table_one(BOT_ARM_AUTO);
+		tbl.policy = BOT_POLICY_THOMPSON;
+		tbl.entries[0].plan.nchannels = 0;
+		if (withprobe) {
+			tbl.entries[0].plan.nprobe = 1;
+			tbl.entries[0].plan.probe[0].arm = (uint8_t)probe;
+			tbl.entries[0].plan.probe[0].lo = 128;
+			tbl.entries[0].plan.probe[0].hi = 256;
+		}
+		set_table();
+		for (uint64_t k = 1; k <= 600; k++) {
+			uint64_t comm = k * 0x9e3779b97f4a7c15ULL;
+			unsigned pb = bot_probe_bucket(99, comm,
+						       bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 16, 2), 0);
+			unsigned pb64 = bot_probe_bucket(99, comm,
+							 bot_ctx_key(BOT_COLL_ALLREDUCE, b64, 16, 2), 0);
+			float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+			void *ctx = open5(comm, 16, 2);
+			int want;
+
+			cost_init(t);
+			memcpy(ref, t, sizeof(t));
+			call5(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, t);
+			want = withprobe && pb >= 128 ? probe : -1;
+			ck_assert_msg(forced_arm((float *)t, (float *)ref, NALGO * NPROTO) == want,
+				      "planned AUTO: probe range %d comm %llx bucket %u: forced %d, want %d",
+				      withprobe, (unsigned long long)comm, pb,
+				      forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+			low[withprobe] += pb < 16;
+			ranged += withprobe && pb >= 128;
+			/* 64 MiB has no entry: the policy on the prior, as before */
+			cost_init(t);
+			memcpy(ref, t, sizeof(t));
+			call5(ctx, BOT_COLL_ALLREDUCE, 64 * MiB, t);
+			want = pb64 < 16 ? expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1) : -1;
+			ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+			unplanned += pb64 < 16 && want >= 0;
+			ck_assert_int_eq(v5->finalize(ctx), 0);
+		}
+	}
+	/* the cases above all happened */
+	ck_assert_uint_gt(low[0], 0);
+	ck_assert_uint_gt(low[1], 0);
+	ck_assert_uint_gt(ranged, 0);
+	ck_assert_uint_gt(unplanned, 0);
+	ck_assert_int_eq(nwarn, 0);
+}
+END_TEST
+
 static Suite *tuner_suite(void)
 {
 	Suite *s = suite_create("tuner");
@@ -1866,6 +1930,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_sweep_table);
 	tcase_add_test(tc, test_corrections);
 	tcase_add_test(tc, test_corrections_policies);
+	tcase_add_test(tc, test_planned_auto_no_prior_probe);
 	suite_add_tcase(s, tc);
 	return s;
 }
