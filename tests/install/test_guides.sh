@@ -105,6 +105,16 @@ guide_blocks() {
 	END { if (inb) printf "%d %d unclosed main -\n", n, NR >> (dir "/list") }' "$1"
 }
 
+# guide_releases BLOCKDIR...: the directories NAME-V (a newer release's
+# packages in NAME-V/deb/) that the blocks not skipped name, one a line
+guide_releases() {
+	for g in "$@"; do
+		while read -r n line sh ph sect; do
+			grep -q '^skip' "$g/$n.meta" || cat "$g/$n.sh"
+		done <"$g/list"
+	done | grep -o '[a-z][a-z-]*-[0-9][0-9a-z.+~]*/deb/' | sed 's|/deb/$||' | sort -u
+}
+
 # ---- one block: run it, serve its systemctl requests, check its output ------------
 # run_block NAME FILE META [SHELL [SECTION]]: the block's output in $T/out
 # (SHELL: sh for ```sh, bash for ```bash; SECTION as guide_blocks says)
@@ -345,6 +355,19 @@ true
 ```
 SELF
 guide_blocks "$T/self.md" main "$T/selfblocks"
+# (parsed, never run: the release directories its blocks name)
+mkdir -p "$T/relblocks"
+cat >"$T/rel.md" <<'REL'
+## 11. Upgrades
+```sh
+apt-get install ./deb/nccl-bot_*.deb ./x-1.2.3/deb/x_*.deb ./x-1.2.3/deb/y_*.deb ./nccl-bot-0.9.1/deb/z.deb
+```
+<!-- check: skip not this one -->
+```sh
+ls nccl-bot-7.0.0/deb/
+```
+REL
+guide_blocks "$T/rel.md" main "$T/relblocks"
 (
 	pass=0 fail=0 skip=0 STANDIN=
 	while read -r n line sh phase sect; do
@@ -360,8 +383,10 @@ if grep -q "^ok - self.md:2 (main)" "$T/self.out" &&
 	grep -q "^FAIL - self.md:22 (main): a skip marker without a reason" "$T/self.out" &&
 	grep -q "^FAIL - self.md:25 (main): exit 1" "$T/self.out" &&
 	grep -q "^ok - self.md:29 (last)" "$T/self.out" &&
-	grep -q "^self: 2 5 1$" "$T/self.out"; then
-	ok "the checker: runs blocks with /etc/slurm mapped, fails on a failing command, a missing or rejected line, a reasonless skip, an unknown systemctl verb; defers Uninstall"
+	grep -q "^self: 2 5 1$" "$T/self.out" &&
+	[ "$(guide_releases "$T/relblocks" | tr '\n' ' ')" = "nccl-bot-0.9.1 x-1.2.3 " ] &&
+	[ "$(awk '{ print $5 }' "$T/relblocks/list" | sort -u)" = upgrade ]; then
+	ok "the checker: runs blocks with /etc/slurm mapped, fails on a failing command, a missing or rejected line, a reasonless skip, an unknown systemctl verb; defers Uninstall; finds the newer releases' directories"
 else
 	bad "the checker on its own guide:"
 	sed 's/^/    /' "$T/self.out"
@@ -422,11 +447,7 @@ else
 	ln -s "$builddir/deb" "$W/deb"
 	# a newer release's packages where a block names them (the header says how)
 	V=$(sed -n 's/^VERSION = //p' "$builddir/Makefile")
-	rels=$(cd "$T" && for g in admin user; do
-			while read -r n line sh ph sect; do
-				grep -q '^skip' "$g/$n.meta" || cat "$g/$n.sh"
-			done <"$g/list"
-		done | grep -o '[a-z][a-z-]*-[0-9][0-9a-z.+~]*/deb/' | sed 's|/deb/$||' | sort -u)
+	rels=$(guide_releases "$T/admin" "$T/user")
 	for rel in $rels; do
 		rv=${rel##*-}
 		if [ "$rv" = "$V" ]; then
