@@ -301,7 +301,7 @@ else
 		(cd "$D/work" && exec 6>&- 7>&- && timeout 120 srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$ACROSS") \
 			>"$T/across.out" 2>"$T/across.err" &
 		apid=$!
-		a= b=
+		a="" b=""
 		read -r -t 60 -u 7 a && read -r -t 60 -u 7 b
 		check "a step with $V's library pinned: both tasks started, waiting" test "$a $b" = "up up" ||
 			cat "$T/across.out" "$T/across.err"
