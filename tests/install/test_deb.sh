@@ -13,7 +13,10 @@
 # ship and compact run as the units run them (the account; ship with
 # CAP_DAC_OVERRIDE alone, and refused without it); a second version of the
 # rank library's package (make deb DEB_OTHER_VERSION=, rank-only profile)
-# installed beside the first, which stays untouched; finally everything
+# installed beside the first, which stays untouched, while a step started
+# with the first waits (its ranks then load the first, its pinned one; a
+# step started after the line names the second gets the second: what
+# doc/admin.md's "Upgrades" promises of running steps); finally everything
 # purged and nothing left behind (dpkg -S, the files, the directories). The
 # account stays after the purge, on purpose (debian/nccl-bot.postrm says
 # why); the test checks that too.
@@ -78,6 +81,10 @@ known() { dpkg-query -W -f '${db:Status-Status}\n' "$1" 2>/dev/null | grep -qv '
 # removed so that this run sees the postinst make it
 left=
 for p in $PKGS; do known "$p" && left="$left $p"; done
+# (and any other version of the rank library, e.g. the guides' test's 0.2.0)
+for p in $(dpkg-query -W -f '${Package}\n' 'nccl-bot-rank-*' 2>/dev/null); do
+	case " $left " in *" $p "*) ;; *) known "$p" && left="$left $p" ;; esac
+done
 if [ -n "$left" ]; then
 	echo "# purging what an earlier run left:$left"
 	dpkg --purge $left >/dev/null 2>&1
@@ -208,6 +215,18 @@ else
 	skipped "nccl-bot doctor (no slurmd to ask the version)"
 fi
 
+# ---- a second version of the rank library, built now ---------------------------
+# (rank-only: the same source as $V, another version); installed beside the
+# first while a step runs (below), or after the cluster part where that is
+# skipped
+find "/opt/nccl-bot/$V" -exec stat -c '%n %i %s %Y %a' {} + | sort >"$T/first.before"
+md5sum "/opt/nccl-bot/$V/lib/libnccl-tuner-bot.so" >>"$T/first.before"
+tb=$(date +%s%N)
+DEB_BUILD_PROFILES=pkg.nccl-bot.rank-only make deb DEBDIR="$T/deb2" DEB_OTHER_VERSION="$V2" >"$T/deb2.log" 2>&1
+check "make deb DEB_OTHER_VERSION=$V2 (profile pkg.nccl-bot.rank-only): $RANK2 alone ($(( ($(date +%s%N) - tb) / 1000000 )) ms)" \
+	test "$(cd "$T/deb2" 2>/dev/null && ls ./*.deb)" = "./${RANK2}_$V2-1_$ARCH.deb" || tail -n 20 "$T/deb2.log"
+D_RANK2=$T/deb2/${RANK2}_$V2-1_$ARCH.deb
+
 # ---- one Slurm job with the installed plugin ---------------------------------
 . "$srcdir/tests/slurm/cluster.sh"
 EMU=$builddir/tests/emulator/nccl-emu
@@ -268,6 +287,47 @@ else
 		else
 			skipped "ship and compact as the account (no setpriv)"
 		fi
+
+		# a step running across an upgrade (doc/admin.md, "Upgrades"): its
+		# two tasks start with $V pinned, say so through the FIFO up, and
+		# wait for the shared lock on gate, which this test holds while
+		# $RANK2 is installed beside $RANK and the line is pointed at $V2
+		# (lib_prefix=: a newer release's plugin names its own version by
+		# default); a step started then gets $V2; released, the first
+		# step's ranks load the library its pin names, $V's
+		mkfifo "$T/up" && exec 7<>"$T/up"
+		: >"$T/gate" && exec 6>"$T/gate" && flock 6
+		ACROSS="echo up >'$T/up'; flock -s '$T/gate' true; $EMUCMD"
+		(cd "$D/work" && exec 6>&- 7>&- && timeout 120 srun -N2 -n2 -w n1,n2 --nccl-bot=ucb1 sh -c "$ACROSS") \
+			>"$T/across.out" 2>"$T/across.err" &
+		apid=$!
+		a="" b=""
+		read -r -t 60 -u 7 a && read -r -t 60 -u 7 b
+		check "a step with $V's library pinned: both tasks started, waiting" test "$a $b" = "up up" ||
+			cat "$T/across.out" "$T/across.err"
+		dpkg -i "$D_RANK2" >"$T/install2.log" 2>&1
+		check "  ... meanwhile dpkg -i $RANK2 beside $RANK (exit 0)" test $? -eq 0 || tail -n 20 "$T/install2.log"
+		cluster_plugstack enable=opt-in mode=on policies=ucb1 fabric=a outbox_dir=/var/spool/nccl-bot/outbox \
+			lib_prefix=/opt/nccl-bot/$V2/lib
+		(cd "$D/work" && timeout 120 srun -N2 -n2 -w n3,n4 --nccl-bot=ucb1 sh -c "$EMUCMD") >"$OUT" 2>"$T/err"
+		check "  ... a step started now (n3,n4): both tasks get $V2's library and load it" \
+			test "$(grep -c "^tuner=/opt/nccl-bot/$V2/lib/libnccl-tuner-bot.so profiler=/opt/nccl-bot/$V2/lib/libnccl-tuner-bot.so\$" "$OUT"):$(grep -c '^PASS consistency/ucb1/base' "$OUT")" = 2:2 ||
+			cat "$OUT" "$T/err"
+		flock -u 6
+		exec 6>&- 7<&-
+		wait "$apid"
+		arc=$?
+		check "  ... released, the first step's ranks load $V's library, which its pin names, and finish (exit 0)" \
+			test "$arc:$(grep -c "^tuner=/opt/nccl-bot/$V/lib/libnccl-tuner-bot.so profiler=/opt/nccl-bot/$V/lib/libnccl-tuner-bot.so\$" "$T/across.out"):$(grep -c '^PASS consistency/ucb1/base' "$T/across.out")" = 0:2:2 ||
+			cat "$T/across.out" "$T/across.err"
+		# both steps harvested into the outbox, and the purge keeps an
+		# outbox with deltas not shipped (debian/nccl-bot.postrm): the
+		# jobs' ends (their epilogs, on their nodes), then their deltas go
+		for e in "$T/across.err:n1,n2" "$T/err:n3,n4"; do
+			j=$(sed -n 's/^nccl-bot: step \([0-9]*\)\.0: .*/\1/p' "${e%:*}" | head -n 1)
+			[ -n "$j" ] && timeout 60 srun -N2 -w "${e##*:}" --dependency=afterany:"$j" true >/dev/null 2>&1
+		done
+		rm -f /var/spool/nccl-bot/outbox/nbtest.*.nbd
 	else
 		bad "the test cluster starts with the installed plugin"
 	fi
@@ -276,14 +336,10 @@ else
 fi
 
 # ---- a second version side by side ---------------------------------------------
-find "/opt/nccl-bot/$V" -exec stat -c '%n %i %s %Y %a' {} + | sort >"$T/first.before"
-md5sum "/opt/nccl-bot/$V/lib/libnccl-tuner-bot.so" >>"$T/first.before"
-tb=$(date +%s%N)
-DEB_BUILD_PROFILES=pkg.nccl-bot.rank-only make deb DEBDIR="$T/deb2" DEB_OTHER_VERSION="$V2" >"$T/deb2.log" 2>&1
-check "make deb DEB_OTHER_VERSION=$V2 (profile pkg.nccl-bot.rank-only): $RANK2 alone ($(( ($(date +%s%N) - tb) / 1000000 )) ms)" \
-	test "$(cd "$T/deb2" 2>/dev/null && ls ./*.deb)" = "./${RANK2}_$V2-1_$ARCH.deb" || tail -n 20 "$T/deb2.log"
-dpkg -i "$T/deb2/${RANK2}_$V2-1_$ARCH.deb" >"$T/install2.log" 2>&1
-check "dpkg -i $RANK2 beside $RANK: both installed, neither replaced" \
+if ! installed "$RANK2"; then
+	dpkg -i "$D_RANK2" >"$T/install2.log" 2>&1
+fi
+check "$RANK2 installed beside $RANK: both installed, neither replaced" \
 	sh -c "[ \"\$(dpkg-query -W -f '\${db:Status-Status}' $RANK)\" = installed ] && [ \"\$(dpkg-query -W -f '\${db:Status-Status}' $RANK2)\" = installed ]" ||
 	tail -n 20 "$T/install2.log"
 check "  ... /opt/nccl-bot/$V/lib and /opt/nccl-bot/$V2/lib" \

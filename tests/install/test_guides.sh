@@ -52,6 +52,19 @@
 #   NCCL_BOT_WINDOW=16 so that its short run measures, as tests/slurm/'s
 #   jobs do); without NCCL_TUNER_PLUGIN (nccl-bot off) it says so and
 #   exits 0.
+#
+# What is made before the blocks run: deb/'s packages (`make deb` when it
+# holds none), and for a block that names NAME-V/deb/ (doc/admin.md's
+# "Upgrades": a newer release's packages, built in that release's own
+# source tree) release V's full set, built from this tree with `make deb
+# DEBDIR=... DEB_OTHER_VERSION=V` (about 25 s) into $T/NAME-V/deb and linked
+# into the working directory as NAME-V: each version's packages in a
+# directory of their own, as an administrator has them, so that a pattern
+# there matches one version. V must differ from deb/'s version, and the
+# guide must name deb/'s rank package (nccl-bot-rank-<deb/'s version>) as
+# the one the upgrade replaces: an example version that no longer matches
+# the tree fails here, by name. --standin skips the blocks of a section
+# whose heading names Upgrade (one build, no second release).
 set -u
 srcdir=$(cd "${srcdir:-.}" && pwd)
 builddir=$(pwd)
@@ -74,32 +87,47 @@ EMU=$builddir/tests/emulator/nccl-emu
 # ---- the guides into blocks -----------------------------------------------------
 # guide_blocks MD PHASE-PREFIX OUTDIR: OUTDIR/N.sh (the block), OUTDIR/N.meta
 # (its markers: "skip REASON", "expect ERE", "reject ERE"), and one line
-# "N LINE SHELL PHASE" per block in OUTDIR/list, PHASE being main, or
-# last for the blocks under a heading that names Uninstall.
+# "N LINE SHELL PHASE SECTION" per block in OUTDIR/list, PHASE being main,
+# or last for the blocks under a heading that names Uninstall; SECTION
+# upgrade under a heading that names Upgrade, else -.
 guide_blocks() {
 	awk -v dir="$3" -v md="$1" '
-	!inb && /^#+ / { last = ($0 ~ /Uninstall/) }
+	!inb && /^#+ / { last = ($0 ~ /Uninstall/); upg = ($0 ~ /Upgrade/) }
 	/^<!-- check: / { m = $0; sub(/^<!-- check: */, "", m); sub(/ *-->.*$/, "", m)
 		meta = meta m "\n"; mline = NR; next }
 	!inb && /^```(sh|bash) *$/ { inb = 1; n++; sh = substr($0, 4); sub(/ *$/, "", sh)
-		printf "%d %d %s %s\n", n, NR, sh, last ? "last" : "main" >> (dir "/list")
+		printf "%d %d %s %s %s\n", n, NR, sh, last ? "last" : "main", upg ? "upgrade" : "-" >> (dir "/list")
 		printf "%s", (mline == NR - 1) ? meta : "" > (dir "/" n ".meta"); close(dir "/" n ".meta")
 		meta = ""; printf "" > (dir "/" n ".sh"); next }
 	!inb && mline != NR { meta = "" }
 	inb && /^```/ { inb = 0; close(dir "/" n ".sh"); next }
 	inb { print > (dir "/" n ".sh") }
-	END { if (inb) printf "%d %d unclosed main\n", n, NR >> (dir "/list") }' "$1"
+	END { if (inb) printf "%d %d unclosed main -\n", n, NR >> (dir "/list") }' "$1"
+}
+
+# guide_releases BLOCKDIR...: the directories NAME-V (a newer release's
+# packages in NAME-V/deb/) that the blocks not skipped name, one a line
+guide_releases() {
+	for g in "$@"; do
+		while read -r n line sh ph sect; do
+			grep -q '^skip' "$g/$n.meta" || cat "$g/$n.sh"
+		done <"$g/list"
+	done | grep -o '[a-z][a-z-]*-[0-9][0-9a-z.+~]*/deb/' | sed 's|/deb/$||' | sort -u
 }
 
 # ---- one block: run it, serve its systemctl requests, check its output ------------
-# run_block NAME FILE META [SHELL]: the block's output in $T/out (SHELL: sh
-# for ```sh, bash for ```bash)
+# run_block NAME FILE META [SHELL [SECTION]]: the block's output in $T/out
+# (SHELL: sh for ```sh, bash for ```bash; SECTION as guide_blocks says)
 run_block() {
-	name=$1 blk=$2 meta=$3 bsh=${4:-sh}
+	name=$1 blk=$2 meta=$3 bsh=${4:-sh} sect=${5:--}
 	reason=$(sed -n 's/^skip *//p' "$meta" | head -n 1)
 	if grep -q '^skip' "$meta"; then
 		if [ -z "$reason" ]; then bad "$name: a skip marker without a reason"; return; fi
 		skipped "$name: $reason"
+		return
+	fi
+	if [ -n "$STANDIN" ] && [ "$sect" = upgrade ]; then
+		skipped "$name: needs a second release's packages (--standin)"
 		return
 	fi
 	if [ -n "$STANDIN" ] && grep -Eq 'apt-get|dpkg-query' "$blk"; then
@@ -327,10 +355,23 @@ true
 ```
 SELF
 guide_blocks "$T/self.md" main "$T/selfblocks"
+# (parsed, never run: the release directories its blocks name)
+mkdir -p "$T/relblocks"
+cat >"$T/rel.md" <<'REL'
+## 11. Upgrades
+```sh
+apt-get install ./deb/nccl-bot_*.deb ./x-1.2.3/deb/x_*.deb ./x-1.2.3/deb/y_*.deb ./nccl-bot-0.9.1/deb/z.deb
+```
+<!-- check: skip not this one -->
+```sh
+ls nccl-bot-7.0.0/deb/
+```
+REL
+guide_blocks "$T/rel.md" main "$T/relblocks"
 (
 	pass=0 fail=0 skip=0 STANDIN=
-	while read -r n line sh phase; do
-		run_block "self.md:$line ($phase)" "$T/selfblocks/$n.sh" "$T/selfblocks/$n.meta" "$sh"
+	while read -r n line sh phase sect; do
+		run_block "self.md:$line ($phase)" "$T/selfblocks/$n.sh" "$T/selfblocks/$n.meta" "$sh" "$sect"
 	done <"$T/selfblocks/list"
 	echo "self: $pass $fail $skip"
 ) >"$T/self.out" 2>&1
@@ -342,8 +383,10 @@ if grep -q "^ok - self.md:2 (main)" "$T/self.out" &&
 	grep -q "^FAIL - self.md:22 (main): a skip marker without a reason" "$T/self.out" &&
 	grep -q "^FAIL - self.md:25 (main): exit 1" "$T/self.out" &&
 	grep -q "^ok - self.md:29 (last)" "$T/self.out" &&
-	grep -q "^self: 2 5 1$" "$T/self.out"; then
-	ok "the checker: runs blocks with /etc/slurm mapped, fails on a failing command, a missing or rejected line, a reasonless skip, an unknown systemctl verb; defers Uninstall"
+	grep -q "^self: 2 5 1$" "$T/self.out" &&
+	[ "$(guide_releases "$T/relblocks" | tr '\n' ' ')" = "nccl-bot-0.9.1 x-1.2.3 " ] &&
+	[ "$(awk '{ print $5 }' "$T/relblocks/list" | sort -u)" = upgrade ]; then
+	ok "the checker: runs blocks with /etc/slurm mapped, fails on a failing command, a missing or rejected line, a reasonless skip, an unknown systemctl verb; defers Uninstall; finds the newer releases' directories"
 else
 	bad "the checker on its own guide:"
 	sed 's/^/    /' "$T/self.out"
@@ -402,6 +445,29 @@ else
 		fi
 	fi
 	ln -s "$builddir/deb" "$W/deb"
+	# a newer release's packages where a block names them (the header says how)
+	V=$(sed -n 's/^VERSION = //p' "$builddir/Makefile")
+	rels=$(guide_releases "$T/admin" "$T/user")
+	for rel in $rels; do
+		rv=${rel##*-}
+		if [ "$rv" = "$V" ]; then
+			bad "a guide names $rel/deb/ as a newer release, but $V is deb/'s version"
+			finish
+		fi
+		if ! grep -q "nccl-bot-rank-$V\([^0-9a-z.+~]\|\$\)" "$ADMIN"; then
+			bad "doc/admin.md upgrades to $rv but never names deb/'s rank package nccl-bot-rank-$V: its example versions are not this tree's"
+			finish
+		fi
+		tb=$(date +%s)
+		if make -C "$builddir" deb DEBDIR="$T/$rel/deb" DEB_OTHER_VERSION="$rv" >"$T/make-deb-$rv.log" 2>&1; then
+			ok "$rel/deb/: release $rv's packages for the upgrade (make deb DEB_OTHER_VERSION=$rv, $(($(date +%s) - tb)) s)"
+		else
+			bad "make deb DEB_OTHER_VERSION=$rv"
+			tail -n 20 "$T/make-deb-$rv.log" | sed 's/^/    /'
+			finish
+		fi
+		ln -s "$T/$rel" "$W/$rel"
+	done
 fi
 # one install test at a time on this host: they install and purge the same
 # packages and make the same directories (tests/install/test_deb.sh, run by
@@ -441,9 +507,9 @@ for phase in main last; do
 		[ $phase = last ] && [ $g = user ] && continue
 		md=$ADMIN
 		[ $g = user ] && md=$USER
-		while read -r n line sh ph; do
+		while read -r n line sh ph sect; do
 			[ "$ph" = $phase ] || continue
-			run_block "doc/$g.md:$line" "$T/$g/$n.sh" "$T/$g/$n.meta" "$sh"
+			run_block "doc/$g.md:$line" "$T/$g/$n.sh" "$T/$g/$n.meta" "$sh" "$sect"
 		done <"$T/$g/list"
 	done
 done
@@ -461,10 +527,12 @@ if [ -z "$STANDIN" ]; then
 		/usr/share/slurm-spank-nccl-bot /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_nccl_bot.so \
 		/usr/lib/tmpfiles.d/nccl-bot.conf /lib/systemd/system/nccl-bot-ship.service \
 		/usr/lib/systemd/system/nccl-bot-ship.service /etc/nccl-bot /var/lib/nccl-bot \
-		/var/spool/nccl-bot /dev/shm/nccl-bot "$D/etc/plugstack.conf.d/nccl-bot.conf"; do
+		/var/spool/nccl-bot /dev/shm/nccl-bot "$D/etc/plugstack.conf.d/nccl-bot.conf" \
+		/usr/share/doc/nccl-bot* /usr/share/doc/slurm-spank-nccl-bot /usr/share/lintian/overrides/nccl-bot* \
+		/usr/share/man/man1/nccl-bot* /usr/share/man/man8/spank_nccl_bot*; do
 		[ -e "$p" ] || [ -L "$p" ] && found="$found $p"
 	done
-	if [ -z "$found" ]; then ok "no file of nccl-bot left (commands, libraries, plugin, units, configuration, state, outbox, spool)"
+	if [ -z "$found" ]; then ok "no file of nccl-bot left, of either release (commands, rank libraries, plugin, units, documentation, configuration, state, outbox, spool)"
 	else bad "left behind:$found"; fi
 	if grep -q nccl-bot "$D/etc/plugstack.conf"; then bad "plugstack.conf still names nccl-bot"
 	else ok "plugstack.conf names nccl-bot no more"; fi
