@@ -26,9 +26,12 @@
 
 #include "policies/plan.h"
 
-#define BOT_TABLE_VERSION 1
-#define BOT_TABLE_PREFIX "NBT1."
-/* "NBT1." + 16 hex digits + "." */
+/* The version written (formats.md 8); versions BOT_TABLE_VERSION_MIN up to
+ * it are read. Version 2 has version 1's layout; an AUTO of a plan means
+ * "left to NCCL" there and "the policy on the prior" in version 1. */
+#define BOT_TABLE_VERSION 2
+#define BOT_TABLE_VERSION_MIN 1
+/* "NBT<version>." + 16 hex digits + "." */
 #define BOT_TABLE_HEAD_LEN 22
 /* Size budget: at most 96 KiB of text (one variable may hold 128 KiB). */
 #define BOT_TABLE_MAX_TEXT 98304
@@ -81,7 +84,7 @@ struct bot_table_corr {
 };
 
 struct bot_table {
-	uint8_t version;	/* BOT_TABLE_VERSION */
+	uint8_t version;	/* BOT_TABLE_VERSION_MIN..BOT_TABLE_VERSION */
 	uint8_t policy;		/* formats.md section 10 */
 	uint8_t flags;		/* BOT_TABLE_F_* */
 	uint8_t min_bytes_log2;	/* decisions below 2^k bytes are left to AUTO */
@@ -148,7 +151,9 @@ static inline int bot_table_err_fatal(int err)
 
 /* ---- encoder half (table_encode.c, tools only) ----------------------------- */
 
-/* Empty table: version 1, the given policy and seed, min 2^20 bytes. */
+/* Empty table: version BOT_TABLE_VERSION (a caller may set version 1 to
+ * write an older build's table), the given policy and seed, min 2^20
+ * bytes. */
 void bot_table_init(struct bot_table *t, int policy, uint64_t seed);
 
 /* Index of shape (nranks, nnodes), appended if absent; -1 when full. */

@@ -23,7 +23,7 @@ const char *bot_table_strerror(int err)
 	case BOT_TABLE_OK:
 		return "ok";
 	case BOT_TABLE_ESYNTAX:
-		return "not a step table (want NBT1.<16 hex>.<base64url>)";
+		return "not a step table (want NBT2.<16 hex>.<base64url>)";
 	case BOT_TABLE_EDIGEST:
 		return "digest does not match the payload";
 	case BOT_TABLE_EVERSION:
@@ -66,7 +66,8 @@ static int plan_ok(const struct bot_plan *p)
 
 static int header_ok(const struct bot_table *t)
 {
-	return t->version == BOT_TABLE_VERSION && (t->flags & ~BOT_TABLE_F_KNOWN) == 0 &&
+	return t->version >= BOT_TABLE_VERSION_MIN && t->version <= BOT_TABLE_VERSION &&
+	       (t->flags & ~BOT_TABLE_F_KNOWN) == 0 &&
 	       t->min_bytes_log2 <= 63 && (t->allow >> BOT_NARMS) == 0 &&
 	       t->nshapes <= BOT_TABLE_MAX_SHAPES && t->nentries <= BOT_TABLE_MAX_ENTRIES &&
 	       t->ncorr <= BOT_TABLE_MAX_CORR;
@@ -178,7 +179,7 @@ static int payload_get(const uint8_t *p, size_t n, struct bot_table *t)
 
 	if (n < BOT_TABLE_HDR_SIZE)
 		return BOT_TABLE_EFORMAT;
-	if (p[0] != BOT_TABLE_VERSION)
+	if (p[0] < BOT_TABLE_VERSION_MIN || p[0] > BOT_TABLE_VERSION)
 		return BOT_TABLE_EVERSION;
 	t->version = p[0];
 	t->policy = p[1];
@@ -240,10 +241,11 @@ int bot_table_decode(const char *text, size_t len, struct bot_table *t)
 		return BOT_TABLE_ESIZE;
 	if (len < 5 || memcmp(text, "NBT", 3) != 0)
 		return BOT_TABLE_ESYNTAX;
-	/* "NBT<digits>." with any version other than ours, however many digits
-	 * and whatever follows: another build's table, refused by name (a
-	 * later format may change everything after the first dot) */
-	if (text[3] != '1' || text[4] != '.') {
+	/* "NBT<digits>." with any version other than those read here, however
+	 * many digits and whatever follows: another build's table, refused by
+	 * name (a later format may change everything after the first dot) */
+	if (text[3] < '0' + BOT_TABLE_VERSION_MIN || text[3] > '0' + BOT_TABLE_VERSION ||
+	    text[4] != '.') {
 		size_t i = 3;
 
 		while (i < len && text[i] >= '0' && text[i] <= '9')
@@ -269,5 +271,12 @@ int bot_table_decode(const char *text, size_t len, struct bot_table *t)
 	if (bot_digest64(t->raw, (size_t)plen) != digest)
 		return BOT_TABLE_EDIGEST;
 	t->digest = digest;
-	return payload_get(t->raw, (size_t)plen, t);
+	{
+		int rc = payload_get(t->raw, (size_t)plen, t);
+
+		/* the prefix's digit names the payload's version byte */
+		if (rc == 0 && t->version != (uint8_t)(text[3] - '0'))
+			return BOT_TABLE_EVERSION;
+		return rc;
+	}
 }

@@ -212,7 +212,11 @@ static void build_cells(struct bot_decide_ctx *c, const struct bot_table *t, int
 		}
 		cell = &c->cell[e->coll][e->bucket];
 		if (arm >= BOT_NARMS) {
-			cell->aux = BOT_DECIDE_PLANNED;	/* AUTO by the plan */
+			/* AUTO by the plan: left to NCCL in a v2 table; in a v1
+			 * table, the policy on the prior, as v1's ranks decide
+			 * (formats.md 8: every rank decides the same bytes alike) */
+			if (t->version >= 2)
+				cell->aux = BOT_DECIDE_PLANNED;
 			continue;
 		}
 		cell->arm = (uint8_t)arm;
@@ -368,9 +372,9 @@ static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has
 	} else if (bot_table_err_fatal(err)) {
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 		    "nccl-bot: NCCL_BOT_TABLE: %s (this is nccl-bot " PACKAGE_VERSION
-		    ", table format %d): failing communicator init rather than deciding "
-		    "differently from other ranks; load the nccl-bot build that compiled the table",
-		    bot_table_strerror(err), BOT_TABLE_VERSION);
+		    ", reading table formats %d-%d): failing communicator init rather than "
+		    "deciding differently from other ranks; load the nccl-bot build that compiled "
+		    "the table", bot_table_strerror(err), BOT_TABLE_VERSION_MIN, BOT_TABLE_VERSION);
 		ret = -1;
 	} else {
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,

@@ -133,10 +133,19 @@ START_TEST(test_empty_round_trip)
 	ck_assert_int_eq(n, (long)bot_table_encoded_len(ta));
 	/* 24-byte header -> 32 base64 characters */
 	ck_assert_int_eq(n, BOT_TABLE_HEAD_LEN + 32);
-	ck_assert_int_eq(strncmp(text, "NBT1.", 5), 0);
+	ck_assert_int_eq(strncmp(text, "NBT2.", 5), 0);
 	ck_assert_int_eq(bot_table_decode(text, (size_t)n, tb), 0);
 	assert_same(ta, tb);
+	ck_assert_uint_eq(tb->version, 2);
 	ck_assert_uint_eq(tb->min_bytes_log2, 20);
+	/* a version 1 table (an older srun's) is still written and read as
+	 * one: prefix and version byte 1 */
+	ta->version = 1;
+	n = encode(ta);
+	ck_assert_int_eq(strncmp(text, "NBT1.", 5), 0);
+	ck_assert_int_eq(bot_table_decode(text, (size_t)n, tb), 0);
+	ck_assert_uint_eq(tb->version, 1);
+	assert_same(ta, tb);
 }
 END_TEST
 
@@ -187,7 +196,7 @@ START_TEST(test_layout)
 	raw = tb->raw;
 	{
 		static const uint8_t want[] = {
-			1, 3, 1, 17,
+			2, 3, 1, 17,
 			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
 			0x30, 0x20, 0x10, 0x00,
 			1, 0, 1, 0, 0, 0, 0, 0,
@@ -268,7 +277,7 @@ START_TEST(test_unknown_version)
 
 	bot_table_init(ta, 0, 1);
 	n = encode(ta);
-	text[3] = '2';
+	text[3] = '3';
 	err = bot_table_decode(text, (size_t)n, tb);
 	ck_assert_int_eq(err, BOT_TABLE_EVERSION);
 	ck_assert(bot_table_err_fatal(err));
@@ -291,7 +300,7 @@ START_TEST(test_unknown_version)
 	{
 		static const char *other[] = {
 			"NBT4294967297.0123456789abcdef.AAAA", "NBT10.0000000000000000.AAAA",
-			"NBT2.x", "NBT01.0000000000000000.AAAA", "NBT18446744073709551617.",
+			"NBT3.x", "NBT01.0000000000000000.AAAA", "NBT18446744073709551617.",
 		};
 
 		for (unsigned i = 0; i < sizeof(other) / sizeof(other[0]); i++)
@@ -327,7 +336,9 @@ static int decode_raw(const uint8_t *raw, size_t n)
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 	size_t o;
 
-	snprintf(buf, sizeof(buf), "NBT1.%016llx.", (unsigned long long)bot_digest64(raw, n));
+	/* the prefix names the payload's version byte */
+	snprintf(buf, sizeof(buf), "NBT%u.%016llx.", n ? (unsigned)raw[0] % 10 : 1u,
+		 (unsigned long long)bot_digest64(raw, n));
 	o = BOT_TABLE_HEAD_LEN;
 	for (size_t i = 0; i < n; i += 3) {
 		uint32_t v = (uint32_t)raw[i] << 16 | (i + 1 < n ? (uint32_t)raw[i + 1] << 8 : 0) |

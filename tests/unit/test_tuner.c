@@ -1891,6 +1891,39 @@ START_TEST(test_planned_auto_no_prior_probe)
 }
 END_TEST
 
+/* The same planned AUTO in a version 1 table (an older srun's) is decided
+ * as version 1's ranks decide it: the policy on the prior, so that ranks of
+ * both builds given the same bytes agree (formats.md 8). */
+START_TEST(test_planned_auto_v1_table)
+{
+	unsigned probed = 0;
+
+	table_one(BOT_ARM_AUTO);
+	tbl.version = 1;
+	tbl.policy = BOT_POLICY_THOMPSON;
+	tbl.entries[0].plan.nchannels = 0;
+	set_table();
+	ck_assert_int_eq(strncmp(getenv("NCCL_BOT_TABLE"), "NBT1.", 5), 0);
+	for (uint64_t k = 1; k <= 600; k++) {
+		uint64_t comm = k * 0x9e3779b97f4a7c15ULL;
+		unsigned pb = bot_probe_bucket(99, comm, bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 16, 2), 0);
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		void *ctx = open5(comm, 16, 2);
+		int want;
+
+		cost_init(t);
+		memcpy(ref, t, sizeof(t));
+		call5(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, t);
+		want = pb < 16 ? expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1) : -1;
+		ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+		probed += want >= 0;
+		ck_assert_int_eq(v5->finalize(ctx), 0);
+	}
+	ck_assert_uint_gt(probed, 0);
+	ck_assert_int_eq(nwarn, 0);
+}
+END_TEST
+
 static Suite *tuner_suite(void)
 {
 	Suite *s = suite_create("tuner");
@@ -1931,6 +1964,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_corrections);
 	tcase_add_test(tc, test_corrections_policies);
 	tcase_add_test(tc, test_planned_auto_no_prior_probe);
+	tcase_add_test(tc, test_planned_auto_v1_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
