@@ -3,6 +3,7 @@
  * (spank/fabricgen.h).
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,15 +42,91 @@ const struct bot_fabricgen_node *bot_fabricgen_find(const struct bot_fabricgen *
 	return bsearch(&key, g->node, g->n, sizeof(*g->node), node_cmp);
 }
 
-/* The node (kept sorted: an insertion), made when missing; NULL out of
- * memory or over the bound. */
+/* ---- the name index while a file is read ----------------------------------- */
+
+typedef const char *(*name_at_fn)(const struct bot_fabricgen *g, size_t i);
+
+static const char *node_name_at(const struct bot_fabricgen *g, size_t i)
+{
+	return g->node[i].name;
+}
+
+static const char *sw_name_at(const struct bot_fabricgen *g, size_t i)
+{
+	return g->sw[i].name;
+}
+
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The index of name in ix (cap a power of two, never full), or -1; *slot:
+ * where it is, or where it goes. */
+static long ix_find(const struct bot_fabricgen *g, const uint32_t *ix, size_t cap, name_at_fn at,
+		    const char *name, size_t *slot)
+{
+	size_t m = cap - 1;
+
+	for (size_t h = name_hash(name) & m;; h = (h + 1) & m)
+		if (!ix[h] || !strcmp(at(g, ix[h] - 1), name)) {
+			*slot = h;
+			return ix[h] ? (long)ix[h] - 1 : -1;
+		}
+}
+
+/* ix rebuilt over the first count names, with room for at least one more
+ * at a load of 1/2 at most; -1 out of memory (ix unchanged). */
+static int ix_make(const struct bot_fabricgen *g, uint32_t **ix, size_t *cap, name_at_fn at,
+		   size_t count)
+{
+	size_t c = 64, slot;
+	uint32_t *t;
+
+	while (c < 2 * (count + 1))
+		c *= 2;
+	if (*ix && c <= *cap)
+		return 0;
+	if (!(t = calloc(c, sizeof(*t))))
+		return -1;
+	for (size_t i = 0; i < count; i++) {
+		ix_find(g, t, c, at, at(g, i), &slot);
+		t[slot] = (uint32_t)(i + 1);
+	}
+	free(*ix);
+	*ix = t;
+	*cap = c;
+	return 0;
+}
+
+/* A read ends: the nodes sorted by name (bot_fabricgen_find's bsearch),
+ * the node index dropped (its positions are gone). */
+static void read_done(struct bot_fabricgen *g)
+{
+	if (g->n)
+		qsort(g->node, g->n, sizeof(*g->node), node_cmp);
+	free(g->node_ix);
+	g->node_ix = NULL;
+	g->node_ixcap = 0;
+}
+
+/* The node, appended when missing (sorted when the read ends); NULL out
+ * of memory or over the bound. */
 static struct bot_fabricgen_node *node_get(struct bot_fabricgen *g, const char *name)
 {
-	struct bot_fabricgen_node *n = (struct bot_fabricgen_node *)bot_fabricgen_find(g, name);
-	size_t lo = 0, hi = g->n;
+	struct bot_fabricgen_node *n;
+	size_t slot;
+	long i;
 
-	if (n)
-		return n;
+	if (ix_make(g, &g->node_ix, &g->node_ixcap, node_name_at, g->n) < 0)
+		return NULL;
+	i = ix_find(g, g->node_ix, g->node_ixcap, node_name_at, name, &slot);
+	if (i >= 0)
+		return &g->node[i];
 	if (g->n >= BOT_FABRICGEN_MAX_NODES)
 		return NULL;
 	if (g->n == g->cap) {
@@ -61,31 +138,25 @@ static struct bot_fabricgen_node *node_get(struct bot_fabricgen *g, const char *
 		g->node = v;
 		g->cap = cap;
 	}
-	/* names mostly come in order: look at the end first */
-	if (g->n && strcmp(g->node[g->n - 1].name, name) < 0)
-		lo = g->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (strcmp(g->node[mid].name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	memmove(g->node + lo + 1, g->node + lo, (g->n - lo) * sizeof(*g->node));
-	n = g->node + lo;
+	n = g->node + g->n;
 	memset(n, 0, sizeof(*n));
 	strcpy(n->name, name);
 	n->leaf = -1;
+	g->node_ix[slot] = (uint32_t)(g->n + 1);
 	g->n++;
 	return n;
 }
 
 static int switch_get(struct bot_fabricgen *g, const char *name)
 {
-	for (size_t i = 0; i < g->nsw; i++)
-		if (!strcmp(g->sw[i].name, name))
-			return (int)i;
+	size_t slot;
+	long i;
+
+	if (ix_make(g, &g->sw_ix, &g->sw_ixcap, sw_name_at, g->nsw) < 0)
+		return -1;
+	i = ix_find(g, g->sw_ix, g->sw_ixcap, sw_name_at, name, &slot);
+	if (i >= 0)
+		return (int)i;
 	if (g->nsw >= BOT_FABRICGEN_MAX_SWITCHES)
 		return -1;
 	if (g->nsw == g->swcap) {
@@ -100,6 +171,7 @@ static int switch_get(struct bot_fabricgen *g, const char *name)
 	memset(&g->sw[g->nsw], 0, sizeof(g->sw[0]));
 	strcpy(g->sw[g->nsw].name, name);
 	g->sw[g->nsw].parent = -1;
+	g->sw_ix[slot] = (uint32_t)(g->nsw + 1);
 	return (int)g->nsw++;
 }
 
@@ -107,6 +179,8 @@ void bot_fabricgen_free(struct bot_fabricgen *g)
 {
 	free(g->node);
 	free(g->sw);
+	free(g->node_ix);
+	free(g->sw_ix);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -227,8 +301,12 @@ static int conf_line(struct bot_fabricgen *g, struct line *l, char *err, size_t 
 int bot_fabricgen_slurmconf(struct bot_fabricgen *g, const char *name, const char *buf,
 			    size_t len, char *err, size_t errlen)
 {
+	int rc;
+
 	g->default_features[0] = 0;
-	return each_line(name, buf, len, conf_line, g, err, errlen);
+	rc = each_line(name, buf, len, conf_line, g, err, errlen);
+	read_done(g);
+	return rc;
 }
 
 /* ---- topology.conf ----------------------------------------------------------- */
@@ -298,7 +376,10 @@ static int topo_line(struct bot_fabricgen *g, struct line *l, char *err, size_t 
 int bot_fabricgen_topology(struct bot_fabricgen *g, const char *name, const char *buf,
 			   size_t len, char *err, size_t errlen)
 {
-	if (each_line(name, buf, len, topo_line, g, err, errlen) < 0)
+	int rc = each_line(name, buf, len, topo_line, g, err, errlen);
+
+	read_done(g);
+	if (rc < 0)
 		return -1;
 	/* no loops: every chain of parents ends within the switch count */
 	for (size_t i = 0; i < g->nsw; i++) {

@@ -25,6 +25,7 @@
 #define BOT_SPANK_FABRICGEN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "learn/hostlist.h"	/* bot_hostlist_expand: the host lists of both files */
 
@@ -51,6 +52,10 @@ struct bot_fabricgen {
 	struct bot_fabricgen_node *node;	/* sorted by name after each read */
 	size_t nsw, swcap;
 	struct bot_fabricgen_switch *sw;
+	/* while a file is read: names -> index + 1 (open addressing), so that
+	 * a node or switch is found or added in O(1) whatever the names' order */
+	uint32_t *node_ix, *sw_ix;
+	size_t node_ixcap, sw_ixcap;
 	char default_features[BOT_FABRICGEN_FEATURES];	/* slurm.conf's NodeName=DEFAULT */
 };
 

@@ -50,8 +50,9 @@ harvest)	src="$srcdir/learn/harvest.c $srcdir/learn/log.c $srcdir/common/delta.c
 		$srcdir/common/readall.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
 		$srcdir/common/dirscan.c $srcdir/common/writeall.c $p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-harvest; maxlen=8192 ;;
-report)	src="$srcdir/learn/report.c $srcdir/learn/log.c $srcdir/common/readall.c
-		$srcdir/common/writeall.c $srcdir/common/dirscan.c $p/context.c"
+report)	src="$srcdir/learn/report.c $srcdir/learn/reportsvg.c $srcdir/learn/svg.c $srcdir/learn/log.c
+		$srcdir/common/readall.c $srcdir/common/writeall.c $srcdir/common/dirscan.c
+		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-report ;;
 replay)	src="$srcdir/replay/dataset.c $srcdir/replay/replay.c $srcdir/common/sweep.c
 		$srcdir/sim/sim.c $srcdir/sim/sim_auto.c $srcdir/sim/sim_model.c $srcdir/sim/sim_calib.c
@@ -62,7 +63,7 @@ spank_args|doctor)
 	# fabricmap.c, submit.c) and what they reach in learn/ (the site
 	# configuration's map through libyaml), common/ and policies/; doctor
 	# adds its own file and the spool directory checks
-	src="$srcdir/spank/args.c $srcdir/spank/decide.c $srcdir/spank/fabricmap.c $srcdir/spank/submit.c
+	src="$srcdir/spank/args.c $srcdir/spank/decide.c $srcdir/spank/childread.c $srcdir/spank/fabricmap.c $srcdir/spank/submit.c
 		$srcdir/learn/siteconf.c $srcdir/learn/yamlin.c $srcdir/learn/hostlist.c $srcdir/learn/log.c $srcdir/learn/stepenv.c $srcdir/learn/compile.c $srcdir/learn/store.c
 		$srcdir/learn/ranklib.c $srcdir/learn/elf.c $srcdir/learn/crash.c $srcdir/learn/fabricdir.c
 		$srcdir/learn/ledger.c $srcdir/learn/lock.c $srcdir/learn/merge.c $srcdir/common/settings.c
