@@ -115,17 +115,29 @@ int bot_spank_childread(void (*fn)(int fd, void *arg), void *arg, uint64_t timeo
 		}
 		if (pr <= 0)
 			continue;	/* the bound is checked above */
-		if (r->len == cap) {
-			uint8_t *nb = cap < max ? realloc(r->buf, cap * 2 < max ? cap * 2 : max) : NULL;
+		if (r->len == cap && cap < max) {
+			size_t ncap = cap <= max / 2 ? cap * 2 : max;
+			uint8_t *nb = realloc(r->buf, ncap ? ncap : 1);
 
 			if (!nb) {
-				snprintf(why, whylen, "the state reader said over %zu bytes", max);
+				snprintf(why, whylen, "the state reader's answer: out of memory");
 				break;
 			}
 			r->buf = nb;
-			cap = cap * 2 < max ? cap * 2 : max;
+			cap = ncap;
 		}
-		got = read(p[0], r->buf + r->len, cap - r->len);
+		if (r->len == cap) {
+			/* max bytes read: only the end of the pipe may follow */
+			uint8_t extra;
+
+			got = read(p[0], &extra, 1);
+			if (got > 0) {
+				snprintf(why, whylen, "the state reader said over %zu bytes", max);
+				break;
+			}
+		} else {
+			got = read(p[0], r->buf + r->len, cap - r->len);
+		}
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got == 0) {
