@@ -40,8 +40,9 @@ static void run_child(int p[2], void (*fn)(int, void *), void *arg)
 }
 
 /* Reap pid if it ends within about 100 ms (a child just killed, or one that
- * has just written its last byte, may not have run to its end yet). */
-static void reap(pid_t pid, struct bot_spank_childread *r)
+ * has just written its last byte, may not have run to its end yet): 0, or
+ * -1 when it was not seen to end. */
+static int reap(pid_t pid, struct bot_spank_childread *r)
 {
 	for (int i = 0; i < 100; i++) {
 		int st;
@@ -50,13 +51,14 @@ static void reap(pid_t pid, struct bot_spank_childread *r)
 		if (w == pid) {
 			r->exited = 1;
 			r->status = st;
-			return;
+			return 0;
 		}
 		if (w < 0 && errno != EINTR)
-			return;	/* ECHILD: ignored SIGCHLD, or reaped elsewhere */
+			return 0;	/* ECHILD: ignored SIGCHLD, or reaped elsewhere */
 		if (w == 0)
 			usleep(1000);
 	}
+	return -1;
 }
 
 int bot_spank_childread(void (*fn)(int fd, void *arg), void *arg, uint64_t timeout_ms,
@@ -153,7 +155,13 @@ int bot_spank_childread(void (*fn)(int fd, void *arg), void *arg, uint64_t timeo
 	close(p[0]);
 	if (!eof)
 		kill(pid, SIGKILL);
-	reap(pid, r);
+	if (reap(pid, r) < 0 && eof) {
+		/* it closed the pipe but lives on: its answer is in, it
+		 * is not left running (r->exited stays 0) */
+		kill(pid, SIGKILL);
+		if (reap(pid, r) == 0)
+			r->exited = 0;
+	}
 	if (!eof) {
 		free(r->buf);
 		r->buf = NULL;

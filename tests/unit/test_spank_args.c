@@ -715,6 +715,56 @@ START_TEST(test_childread_bounds)
 }
 END_TEST
 
+/* A child that says its pid, closes the pipe and lives on. */
+static void close_and_stay(int fd, void *arg)
+{
+	pid_t me = getpid();
+
+	(void)arg;
+	if (write(fd, &me, sizeof(me)) != (ssize_t)sizeof(me))
+		_exit(3);
+	close(fd);
+	for (;;)
+		pause();
+}
+
+/* childread: a child that closed the pipe but does not exit is not left
+ * running; its answer stands, its exit is not reported as seen. */
+START_TEST(test_childread_no_orphan)
+{
+	struct bot_spank_childread r;
+	char why[256];
+	pid_t pid;
+
+	ck_assert_int_eq(bot_spank_childread(close_and_stay, NULL, 20000, 64, &r, why,
+					     sizeof(why)), 0);
+	ck_assert_uint_eq(r.len, sizeof(pid));
+	memcpy(&pid, r.buf, sizeof(pid));
+	free(r.buf);
+	ck_assert(!r.exited);
+	if (kill(pid, 0) == 0) {
+		/* killed but not yet reaped (a loaded machine) is not running:
+		 * /proc/PID/stat's state is Z */
+		char path[64], st[256] = "", *p;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(st, sizeof(st), f))
+				st[0] = 0;
+			fclose(f);
+		}
+		p = strrchr(st, ')');
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_assert_msg(p && p[1] == ' ' && p[2] == 'Z', "the child %d was left running",
+			      (int)pid);
+	} else {
+		ck_assert_int_eq(errno, ESRCH);
+	}
+}
+END_TEST
+
 START_TEST(test_report_state)
 {
 	char dir[128], snap[BOT_STATE_NAME_MAX], err[BOT_STATE_ERR_MAX], why[512], line[600];
@@ -838,6 +888,7 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_fabricmap_site);
 	tcase_add_test(tc, test_report_state);
 	tcase_add_test(tc, test_childread_bounds);
+	tcase_add_test(tc, test_childread_no_orphan);
 	suite_add_tcase(s, tc);
 	return s;
 }
