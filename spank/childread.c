@@ -40,8 +40,9 @@ static void run_child(int p[2], void (*fn)(int, void *), void *arg)
 }
 
 /* Reap pid if it ends within about 100 ms (a child just killed, or one that
- * has just written its last byte, may not have run to its end yet). */
-static void reap(pid_t pid, struct bot_spank_childread *r)
+ * has just written its last byte, may not have run to its end yet): 0, or
+ * -1 when it was not seen to end. */
+static int reap(pid_t pid, struct bot_spank_childread *r)
 {
 	for (int i = 0; i < 100; i++) {
 		int st;
@@ -50,13 +51,14 @@ static void reap(pid_t pid, struct bot_spank_childread *r)
 		if (w == pid) {
 			r->exited = 1;
 			r->status = st;
-			return;
+			return 0;
 		}
 		if (w < 0 && errno != EINTR)
-			return;	/* ECHILD: ignored SIGCHLD, or reaped elsewhere */
+			return 0;	/* ECHILD: ignored SIGCHLD, or reaped elsewhere */
 		if (w == 0)
 			usleep(1000);
 	}
+	return -1;
 }
 
 int bot_spank_childread(void (*fn)(int fd, void *arg), void *arg, uint64_t timeout_ms,
@@ -115,17 +117,29 @@ int bot_spank_childread(void (*fn)(int fd, void *arg), void *arg, uint64_t timeo
 		}
 		if (pr <= 0)
 			continue;	/* the bound is checked above */
-		if (r->len == cap) {
-			uint8_t *nb = cap < max ? realloc(r->buf, cap * 2 < max ? cap * 2 : max) : NULL;
+		if (r->len == cap && cap < max) {
+			size_t ncap = cap <= max / 2 ? cap * 2 : max;
+			uint8_t *nb = realloc(r->buf, ncap ? ncap : 1);
 
 			if (!nb) {
-				snprintf(why, whylen, "the state reader said over %zu bytes", max);
+				snprintf(why, whylen, "the state reader's answer: out of memory");
 				break;
 			}
 			r->buf = nb;
-			cap = cap * 2 < max ? cap * 2 : max;
+			cap = ncap;
 		}
-		got = read(p[0], r->buf + r->len, cap - r->len);
+		if (r->len == cap) {
+			/* max bytes read: only the end of the pipe may follow */
+			uint8_t extra;
+
+			got = read(p[0], &extra, 1);
+			if (got > 0) {
+				snprintf(why, whylen, "the state reader said over %zu bytes", max);
+				break;
+			}
+		} else {
+			got = read(p[0], r->buf + r->len, cap - r->len);
+		}
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got == 0) {
@@ -141,7 +155,13 @@ int bot_spank_childread(void (*fn)(int fd, void *arg), void *arg, uint64_t timeo
 	close(p[0]);
 	if (!eof)
 		kill(pid, SIGKILL);
-	reap(pid, r);
+	if (reap(pid, r) < 0 && eof) {
+		/* it closed the pipe but lives on: its answer is in, it
+		 * is not left running (r->exited stays 0) */
+		kill(pid, SIGKILL);
+		if (reap(pid, r) == 0)
+			r->exited = 0;
+	}
 	if (!eof) {
 		free(r->buf);
 		r->buf = NULL;

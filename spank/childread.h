@@ -7,9 +7,11 @@
  *
  * The child runs fn(fd, arg) with default signal handlers (srun's are not
  * its own) and must _exit; a return from fn exits 2. A child past the bound,
- * or one that says more than max bytes, is killed. Either way the parent
- * reaps it if it ends within about 100 ms of its last byte or of the kill;
- * one stuck in the kernel is left behind rather than waited for.
+ * or one that says more than max bytes, is killed, and so is one that
+ * closed the pipe but has not ended about 100 ms later (its answer stands,
+ * its exit is not reported as seen). Either way the parent reaps it if it
+ * ends within about 100 ms of its last byte or of the kill; one stuck in
+ * the kernel is left behind rather than waited for.
  */
 #ifndef BOT_SPANK_CHILDREAD_H
 #define BOT_SPANK_CHILDREAD_H

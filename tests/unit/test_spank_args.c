@@ -15,6 +15,7 @@
 #include "common/table.h"
 #include "policies/context.h"
 #include "spank/args.h"
+#include "spank/childread.h"
 #include "spank/decide.h"
 #include "spank/doctor.h"
 #include "spank/fabricmap.h"
@@ -672,6 +673,98 @@ END_TEST
  * row made AUTO's ring/simple 96 us; the fabric measured ring at 150 us.
  * The bounded reader hands back each arm's median bin: the line saves.
  */
+/* A child that writes n bytes (n in arg) then exits 0. */
+static void write_n(int fd, void *arg)
+{
+	size_t n = *(size_t *)arg, off = 0;
+	char b[4096];
+
+	memset(b, 'x', sizeof(b));
+	while (off < n) {
+		ssize_t w = write(fd, b, n - off < sizeof(b) ? n - off : sizeof(b));
+
+		if (w <= 0)
+			_exit(3);
+		off += (size_t)w;
+	}
+	_exit(0);
+}
+
+/* childread: exactly max bytes is an answer, max + 1 is not, and an empty
+ * answer is one even with max 0. */
+START_TEST(test_childread_bounds)
+{
+	struct bot_spank_childread r;
+	char why[256];
+	size_t sizes[] = { 0, 1, 65536, 65537, 200000 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+
+		ck_assert_int_eq(bot_spank_childread(write_n, &n, 20000, n, &r, why, sizeof(why)), 0);
+		ck_assert_uint_eq(r.len, n);
+		ck_assert(r.exited && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+		free(r.buf);
+		if (!n)
+			continue;
+		ck_assert_int_eq(bot_spank_childread(write_n, &n, 20000, n - 1, &r, why,
+						     sizeof(why)), -1);
+		ck_assert_ptr_null(r.buf);
+		ck_assert_ptr_nonnull(strstr(why, "over"));
+	}
+}
+END_TEST
+
+/* A child that says its pid, closes the pipe and lives on. */
+static void close_and_stay(int fd, void *arg)
+{
+	pid_t me = getpid();
+
+	(void)arg;
+	if (write(fd, &me, sizeof(me)) != (ssize_t)sizeof(me))
+		_exit(3);
+	close(fd);
+	for (;;)
+		pause();
+}
+
+/* childread: a child that closed the pipe but does not exit is not left
+ * running; its answer stands, its exit is not reported as seen. */
+START_TEST(test_childread_no_orphan)
+{
+	struct bot_spank_childread r;
+	char why[256];
+	pid_t pid;
+
+	ck_assert_int_eq(bot_spank_childread(close_and_stay, NULL, 20000, 64, &r, why,
+					     sizeof(why)), 0);
+	ck_assert_uint_eq(r.len, sizeof(pid));
+	memcpy(&pid, r.buf, sizeof(pid));
+	free(r.buf);
+	ck_assert(!r.exited);
+	if (kill(pid, 0) == 0) {
+		/* killed but not yet reaped (a loaded machine) is not running:
+		 * /proc/PID/stat's state is Z */
+		char path[64], st[256] = "", *p;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(st, sizeof(st), f))
+				st[0] = 0;
+			fclose(f);
+		}
+		p = strrchr(st, ')');
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_assert_msg(p && p[1] == ' ' && p[2] == 'Z', "the child %d was left running",
+			      (int)pid);
+	} else {
+		ck_assert_int_eq(errno, ESRCH);
+	}
+}
+END_TEST
+
 START_TEST(test_report_state)
 {
 	char dir[128], snap[BOT_STATE_NAME_MAX], err[BOT_STATE_ERR_MAX], why[512], line[600];
@@ -794,6 +887,8 @@ static Suite *spank_suite(void)
 	tcase_add_test(tc, test_submit);
 	tcase_add_test(tc, test_fabricmap_site);
 	tcase_add_test(tc, test_report_state);
+	tcase_add_test(tc, test_childread_bounds);
+	tcase_add_test(tc, test_childread_no_orphan);
 	suite_add_tcase(s, tc);
 	return s;
 }
