@@ -711,9 +711,9 @@ int bot_cmd_demo(int argc, char **argv)
 	}
 	/* slurm.conf names paths in it unquoted: a blank or '#' there would
 	 * stop slurmctld with a parse error instead of this message */
-	if (strpbrk(dir, " \t\n#\"'=")) {
+	if (strpbrk(dir, " \t\n\r#\"'=\\")) {
 		fprintf(stderr, "nccl-bot: demo: TMPDIR=%s: the cluster's configuration cannot name "
-			"a path with blanks, '#', quotes or '=' (Slurm's slurm.conf); use another "
+			"a path with blanks, '#', quotes, '=' or '\\' (Slurm's slurm.conf); use another "
 			"TMPDIR\n", tmp);
 		rmdir(dir);
 		return 1;
