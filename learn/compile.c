@@ -274,12 +274,16 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 
 		if (shape_idx < 0) {
 			rep->dropped++;
+			rep->dropped_auto += r[i].trivial;
 			continue;
 		}
 		r[i].e.shape = (uint8_t)shape_idx;
 		t->entries[k++] = r[i].e;
+		rep->entries_auto += r[i].trivial;
 	}
 	rep->dropped += m - i;	/* past the entry capacity */
+	for (; i < m; i++)
+		rep->dropped_auto += r[i].trivial;
 	t->nentries = (uint16_t)k;
 	free(r);
 	dropped = bot_table_fit(t, 0);
@@ -290,6 +294,13 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 	}
 	rep->dropped += (size_t)dropped;
 	rep->entries = t->nentries;
+	{
+		/* the fit dropped the last entries, which rank the trivial last */
+		size_t cut = (size_t)dropped < rep->entries_auto ? (size_t)dropped : rep->entries_auto;
+
+		rep->entries_auto -= cut;
+		rep->dropped_auto += cut;
+	}
 	return 0;
 }
 
@@ -565,6 +576,7 @@ int bot_compile_plan(const struct bot_kb *kb, const struct bot_compile_opts *o, 
 	}
 	rep->round = round;
 	rep->contexts = rep->entries = rep->dropped = 0;
+	rep->entries_auto = rep->dropped_auto = 0;
 	rc = plan_all(sorted ? sorted : kb, o, t, rep, err, errlen);
 	bot_kb_free(sorted);
 	return rc;

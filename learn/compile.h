@@ -39,6 +39,9 @@ struct bot_compile_report {
 	size_t files, files_rejected;
 	uint64_t samples, samples_unclean, collectives;	/* collectives: after the min over ranks */
 	size_t contexts, entries, dropped;		/* dropped: over the size budget */
+	/* of entries and dropped: "leave it to AUTO" entries (formats.md 8, a
+	 * v2 table; a dropped one gets the policy on the prior) */
+	size_t entries_auto, dropped_auto;
 	size_t files_merged_before;		/* skipped: already in the state (bot_compile_read) */
 	uint64_t jobs;				/* distinct table digests among the files */
 	uint64_t round;				/* the round planned */

@@ -95,15 +95,19 @@ static void say_source(const struct bot_stepenv_req *req, const struct bot_stepe
 	if (req->source == BOT_STEPENV_SPOOL)
 		fprintf(stderr, "nccl-bot: env: %zu spool file(s) (%zu skipped), %llu samples "
 			"(%llu labelled, not learned from), %llu collectives after the minimum over "
-			"ranks; %zu contexts, %zu table entries (%zu dropped by the size budget); "
-			"round %llu\n", r->files, r->files_rejected, (unsigned long long)r->samples,
+			"ranks; %zu contexts, %zu table entries (%zu leave the call to AUTO; %zu "
+			"dropped by the size budget, %zu of those leaving it to AUTO); round %llu\n",
+			r->files, r->files_rejected, (unsigned long long)r->samples,
 			(unsigned long long)r->samples_unclean, (unsigned long long)r->collectives,
-			r->contexts, r->entries, r->dropped, (unsigned long long)r->round);
+			r->contexts, r->entries, r->entries_auto, r->dropped, r->dropped_auto,
+			(unsigned long long)r->round);
 	else if (req->source == BOT_STEPENV_STATE)
 		fprintf(stderr, "nccl-bot: env: fabric %s%s%s: %zu sources, %zu contexts planned, "
-			"%zu table entries (%zu dropped by the size budget); round %llu\n",
+			"%zu table entries (%zu leave the call to AUTO; %zu dropped by the size "
+			"budget, %zu of those leaving it to AUTO); round %llu\n",
 			env->fabric, env->snapshot[0] ? ", " : "", env->snapshot, env->sources,
-			r->contexts, r->entries, r->dropped, (unsigned long long)r->round);
+			r->contexts, r->entries, r->entries_auto, r->dropped, r->dropped_auto,
+			(unsigned long long)r->round);
 }
 
 int bot_cmd_env(int argc, char **argv)

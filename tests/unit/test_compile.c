@@ -230,6 +230,12 @@ START_TEST(test_min_over_ranks)
 	ck_assert_int_eq(t->entries[0].plan.exploit, BOT_ARM_AUTO);
 	ck_assert_int_eq(t->entries[0].plan.nprobe, 0);
 	ck_assert_int_eq(t->entries[0].plan.nchannels, 0);
+	/* counted apart, so "dropped" and "entries" say what they decide */
+	ck_assert_uint_eq(rep.entries, 1);
+	ck_assert_uint_eq(rep.entries_auto, 1);
+	ck_assert_uint_eq(rep.dropped_auto, 0);
+	ck_assert_int_eq(bot_compile_spools(skewed, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rep.entries_auto, 0);
 	free(t);
 }
 END_TEST
