@@ -10,14 +10,9 @@
  * pipe and are logged here, so the user sees them once.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common/settings.h"
@@ -202,8 +197,10 @@ static void child_log(void *arg, int level, const char *msg)
 
 void (*bot_spank_test_child_hook)(void);
 
-static void child(int fd, const struct bot_stepenv_req *r)
+/* The state reader: run by bot_spank_childread in the child. */
+static void child(int fd, void *arg)
 {
+	const struct bot_stepenv_req *r = arg;
 	struct pipe_log pl = { fd };
 	struct bot_log log = { child_log, &pl };
 	struct bot_stepenv env;
@@ -265,12 +262,6 @@ static int parse_child(char *buf, size_t n, struct bot_spank_decision *d, const 
 	return done ? 0 : -1;
 }
 
-/* child() through childread's signature */
-static void state_child(int fd, void *arg)
-{
-	child(fd, arg);
-}
-
 static int from_state(const struct bot_stepenv_req *r, uint64_t timeout_ms,
 		      struct bot_spank_decision *d, const struct bot_log *log, char *why,
 		      size_t whylen)
@@ -280,7 +271,7 @@ static int from_state(const struct bot_stepenv_req *r, uint64_t timeout_ms,
 
 	/* the answer: the step's environment, its table at most
 	 * BOT_TABLE_MAX_TEXT; 4 MiB is far past any valid one */
-	if (bot_spank_childread(state_child, (void *)r, timeout_ms, (size_t)1 << 22, &cr, why,
+	if (bot_spank_childread(child, (void *)r, timeout_ms, (size_t)1 << 22, &cr, why,
 				whylen) < 0) {
 		bot_spank_decision_free(d);
 		return -1;

@@ -15,10 +15,19 @@
 #include "spank/childread.h"
 #include "spank/reportstate.h"
 
-/* The child: the state loaded, each arm of m's contexts cut to its median
- * bin, the image written to fd. Exit 0 written, 1 no state, 2 not read. */
-static void child(int fd, const char *dir, const char *fabric, const struct bot_report_part *m)
+struct child_arg {
+	const char *dir, *fabric;
+	const struct bot_report_part *m;
+};
+
+/* The state reader, run by bot_spank_childread in the child: the state
+ * loaded, each arm of m's contexts cut to its median bin, the image written
+ * to fd. Exit 0 written, 1 no state, 2 not read. */
+static void child(int fd, void *arg)
 {
+	const char *dir = ((const struct child_arg *)arg)->dir;
+	const char *fabric = ((const struct child_arg *)arg)->fabric;
+	const struct bot_report_part *m = ((const struct child_arg *)arg)->m;
 	struct bot_state s, r;
 	char snap[BOT_STATE_NAME_MAX], err[BOT_STATE_ERR_MAX];
 	uint8_t *buf = NULL;
@@ -61,20 +70,6 @@ static void child(int fd, const char *dir, const char *fabric, const struct bot_
 	_exit(0);
 }
 
-struct child_arg {
-	const char *dir, *fabric;
-	const struct bot_report_part *m;
-};
-
-/* child() through childread's signature (it runs with default signal
- * handlers: srun's are not its own) */
-static void state_child(int fd, void *arg)
-{
-	const struct child_arg *a = arg;
-
-	child(fd, a->dir, a->fabric, a->m);
-}
-
 int bot_spank_report_state(const char *state_dir, const char *fabric, uint64_t timeout_ms,
 			   const struct bot_report_part *m, struct bot_state *out, char *why,
 			   size_t whylen)
@@ -90,7 +85,7 @@ int bot_spank_report_state(const char *state_dir, const char *fabric, uint64_t t
 		snprintf(why, whylen, "no fabric state to read");
 		return -1;
 	}
-	if (bot_spank_childread(state_child, &a, timeout_ms > 60000 ? 60000 : timeout_ms,
+	if (bot_spank_childread(child, &a, timeout_ms > 60000 ? 60000 : timeout_ms,
 				BOT_SPANK_REPORT_STATE_MAX, &cr, why, whylen) < 0)
 		return -1;
 	buf = cr.buf;
