@@ -27,9 +27,11 @@
 #include "policies/plan.h"
 
 /* The version written (formats.md 8); versions BOT_TABLE_VERSION_MIN up to
- * it are read. Version 2 has version 1's layout; an AUTO of a plan means
- * "left to NCCL" there and "the policy on the prior" in version 1. */
-#define BOT_TABLE_VERSION 2
+ * it are read. Versions 2 and 3 have version 1's layout. An AUTO of a plan
+ * means "left to NCCL" from version 2 on and "the policy on the prior" in
+ * version 1; from version 3 on, a cell the table does not decide gets no
+ * probe on the prior (tuner/decide.c). */
+#define BOT_TABLE_VERSION 3
 #define BOT_TABLE_VERSION_MIN 1
 /* "NBT<version>." + 16 hex digits + "." */
 #define BOT_TABLE_HEAD_LEN 22

@@ -4,8 +4,8 @@
  * order, fitting it to the size budget and encoding it. Tools link both
  * halves; the rank-side library links only table_decode.c.
  *
- * The text is "NBT2.<digest hex>.<base64url payload>" (NBT1 for a version
- * 1 table); the payload is a
+ * The text is "NBT3.<digest hex>.<base64url payload>" (NBT1, NBT2 for a
+ * version 1, 2 table); the payload is a
  * little-endian header, shapes, entries and scale corrections. Works on a
  * caller-owned struct bot_table and allocates nothing.
  */
@@ -269,7 +269,7 @@ long bot_table_encode(const struct bot_table *t, char *out, size_t cap)
 	p = (uint8_t *)out + (tlen + 1 - plen);
 	payload_put(t, p);
 	memcpy(out, "NBT0.", 5);
-	out[3] = (char)('0' + t->version);	/* 1 or 2: bot_table_valid checked it */
+	out[3] = (char)('0' + t->version);	/* 1..3: bot_table_valid checked it */
 	hex64(bot_digest64(p, plen), out + 5);
 	out[21] = '.';
 	b64_put(p, plen, out + BOT_TABLE_HEAD_LEN);

@@ -244,11 +244,13 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		rep->contexts++;
 		if (bot_policy_plan_memo(&o->policy, kb, memo, c->key, &shape, &plan) < 0)
 			continue;
-		/* "Leave it to AUTO" is said too where the ranks would probe:
-		 * a context the table does not name gets the policy on the
-		 * prior there, which probes 1 in 16 communicators outside any
-		 * budget (tuner/decide.c). Ranked after every entry that
-		 * decides something. */
+		/* "Leave it to AUTO" is said too for the learning policies
+		 * that probe: a context the table does not name gets the
+		 * policy on the prior, which in a v3 table (formats.md 8) no
+		 * longer probes but still forces the argmin of the corrected
+		 * prior where the table has scale corrections, an arm the
+		 * budgeted plan did not choose (tuner/decide.c). Ranked after
+		 * every entry that decides something. */
 		r[m].trivial = !plan.nprobe && (plan.exploit == BOT_ARM_AUTO ||
 						plan.exploit == bot_prior_argmin(c->prior));
 		if (r[m].trivial) {

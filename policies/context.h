@@ -94,7 +94,8 @@ enum bot_policy_id {
 
 /* Does the rank probe on the prior under this policy (1 in 16 communicators
  * of a context the step table does not decide, tuner/decide.c)? The
- * learning policies other than greedy, frozen and shadow. */
+ * learning policies other than greedy, frozen and shadow, and only without
+ * a table or with a table of format 1 or 2 (doc/formats.md section 8). */
 static inline int bot_policy_probes_on_prior(int id)
 {
 	return id == BOT_POLICY_EGREEDY || id == BOT_POLICY_UCB1 || id == BOT_POLICY_THOMPSON ||

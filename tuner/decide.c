@@ -28,7 +28,9 @@
  *
  * Cells the table does not decide (no entry, or shape absent) and every cell
  * without a table get "the policy on the prior", at or above the size
- * threshold. A cell whose entry's plan gives this comm AUTO (the exploit
+ * threshold; in a table of format 3 or later that policy never probes
+ * (greedy's rule below: every probe a rank runs is then one the planner
+ * budgeted, formats.md 8). A cell whose entry's plan gives this comm AUTO (the exploit
  * "AUTO's arm", written BOT_ARM_AUTO, outside the probe ranges) is decided:
  * it is left to NCCL (marked BOT_DECIDE_PLANNED), except under sweep. The
  * planner budgeted that context's probes (doc/policies.md); a probe of the
@@ -42,11 +44,13 @@
  *	                          on one rank, shifts that rank's cycle; sweeps
  *	                          are controlled runs and the emulator reports it)
  *	egreedy ucb1 thompson etc ucb1-cold thompson-cold
- *	                          PROBE for communicators whose probe bucket
+ *	                          without a table or with one of format 1 or
+ *	                          2: PROBE for communicators whose probe bucket
  *	                          bot_probe_bucket(seed, commId, ctxkey, 0) is
  *	                          below BOT_DECIDE_PROBE_WIDTH (tuner v5+ only:
  *	                          v3/v4 pass no commId), else as below
- *	greedy greedy-cold frozen shadow, and learning policies off-probe
+ *	greedy greedy-cold frozen shadow, learning policies off-probe, and
+ *	every policy but sweep with a table of format 3 or later
  *	                          PRIOR when the table has scale corrections for
  *	                          the context's bytes per rank, else AUTO
  * The prior is NCCL's cost entry times the table's correction for (coll,
@@ -233,7 +237,8 @@ static void build_cells(struct bot_decide_ctx *c, const struct bot_table *t, int
 
 /* ---- the policy on the prior ------------------------------------------------ */
 
-/* Learning policies probe the runner-up by the prior without a plan. */
+/* Learning policies probe the runner-up by the prior without a plan (no
+ * table, or a table of format 1 or 2). */
 static int policy_learns(unsigned id)
 {
 	return bot_policy_probes_on_prior((int)id);
@@ -263,14 +268,16 @@ static unsigned cell_bpr_log2(unsigned coll, unsigned bucket, uint32_t nranks)
 }
 
 /* Give every undecided cell at or above the threshold its dynamic mode, and
- * build the correction rows it needs. t is NULL without a table. Returns 0,
- * or -1 when the rows cannot be allocated (logged; init fails). */
+ * build the correction rows it needs. t is NULL without a table. A table of
+ * format 3 or later never probes on the prior: every probe there is one
+ * the planner budgeted (formats.md 8). Returns 0, or -1 when the rows
+ * cannot be allocated (logged; init fails). */
 static int build_dynamic(struct bot_decide_ctx *c, const struct bot_table *t, int has_comm_id)
 {
 	uint64_t has[BOT_NCOLL] = { 0 };
 	uint16_t rowidx[BOT_NCOLL][64];
 	unsigned nrows = 0, min_bucket = 4u * c->min_bytes_log2;
-	int learn = policy_learns(c->policy) && has_comm_id;
+	int learn = policy_learns(c->policy) && has_comm_id && (!t || t->version < 3);
 
 	if (c->policy == BOT_POLICY_AUTO)
 		return 0;

@@ -66,8 +66,9 @@
  * AUTO): left to NCCL, never given the policy on the prior (decide.c). */
 #define BOT_DECIDE_PLANNED 0xfffe
 
-/* No-table probes: communicators whose probe bucket (0..255) is below this
- * probe the runner-up arm (1 in 16 communicators per context). */
+/* Probes on the prior (no table, or a table of format 1 or 2): communicators
+ * whose probe bucket (0..255) is below this probe the runner-up arm (1 in 16
+ * communicators per context). A format 3 table has none (decide.c). */
 #define BOT_DECIDE_PROBE_WIDTH 16
 
 /* Arms padded to 6 vectors of 4 (or 3 of 8) lanes for the dynamic decision

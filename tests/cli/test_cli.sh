@@ -146,7 +146,7 @@ expect "state unknown action" 2 "unknown action" -- "$bot" state frob
 expect "state show file" 0 "fabric: h100-ib-ndr" -- "$bot" state show "$snap"
 expect "state add needs a fabric" 2 "--fabric" -- "$bot" state add --state "$tmp" "$tmp"
 expect "state bad fabric name" 2 "want \[a-z0-9\]" -- "$bot" state add --state "$tmp" --fabric "../x" "$tmp"
-expect "env --state file" 0 "NCCL_BOT_TABLE='NBT2" -- "$bot" env --state "$snap" --policy thompson --lib "$lib"
+expect "env --state file" 0 "NCCL_BOT_TABLE='NBT3" -- "$bot" env --state "$snap" --policy thompson --lib "$lib"
 expect "env --state file, other fabric" 1 "holds fabric 'h100-ib-ndr', not 'roce'" -- \
 	"$bot" env --state "$snap" --fabric roce --lib "$lib"
 expect "env --state dir without --fabric" 2 "--fabric" -- "$bot" env --state "$tmp" --lib "$lib"

@@ -68,7 +68,7 @@ harvest 1 n1 "$ob" && harvest 1 n2 "$ob" || bad "setup: harvest"
 expect "setup: a good job published" 0 "merged 2 delta\\(s\\) of 1 job step\\(s\\).*published snap-" -- "$bot" compact --state "$st" --now $NOW $CONF
 good=$(cat "$st/$F/current")
 envtable >"$tmp/env.good"
-grep -q "NCCL_BOT_TABLE='NBT2" "$tmp/env.good" && grep -q "$good" "$tmp/env.good" &&
+grep -q "NCCL_BOT_TABLE='NBT3" "$tmp/env.good" && grep -q "$good" "$tmp/env.good" &&
 	ok "setup: env --state plans from $good" || { bad "setup: env --state"; cat "$tmp/env.good"; }
 # a good delta of another job, kept outside the inbox, the raw material below
 harvest 2 n1 "$tmp/elsewhere" || bad "setup: a second delta"

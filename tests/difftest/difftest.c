@@ -539,7 +539,7 @@ static void table_env(uint32_t nranks, uint32_t nnodes)
 		table_kind = 2;
 		table_newid = 0;
 	} else if (r < 51) {
-		table_text[3] = '3';	/* a format this build does not read */
+		table_text[3] = '4';	/* a format this build does not read */
 		table_kind = 3;
 		table_newid = 0;
 	} else if (r < 53) {

@@ -9,7 +9,7 @@
  * decoder and the decision path harder than a compiled table would; what
  * matters here is only that every rank decides the same from them.
  *
- * The mutators (a flipped payload byte; a valid format-version-3 table, a
+ * The mutators (a flipped payload byte; a valid format-version-4 table, a
  * version this build does not read) and
  * the digest are implemented here from doc/formats.md section 8, not with
  * the encoder, so the test does not share the code it checks.
@@ -141,8 +141,8 @@ char *emu_table_badver(const char *text)
 		free(p);
 		return NULL;
 	}
-	p[0] = 3;
-	out = format(3, emu_digest(p, n), p, n);
+	p[0] = 4;
+	out = format(4, emu_digest(p, n), p, n);
 	free(p);
 	return out;
 }
@@ -162,8 +162,8 @@ int emu_table_selfcheck(const char *text, char *err, size_t errlen)
 		snprintf(err, errlen, "digest %016llx != FNV-1a+mix64 of payload %016llx",
 			 (unsigned long long)d, (unsigned long long)emu_digest(p, n));
 		rc = -1;
-	} else if (n < 24 || p[0] < 1 || p[0] > 2 || (unsigned)(text[3] - '0') != p[0]) {
-		snprintf(err, errlen, "payload too short or version byte %u not the prefix's (1 or 2)",
+	} else if (n < 24 || p[0] < 1 || p[0] > 3 || (unsigned)(text[3] - '0') != p[0]) {
+		snprintf(err, errlen, "payload too short or version byte %u not the prefix's (1, 2 or 3)",
 			 n ? p[0] : 0);
 		rc = -1;
 	}

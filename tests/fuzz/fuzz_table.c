@@ -48,7 +48,7 @@ static void check_redigested(const char *text, size_t n)
 	int bits = 0;
 	char hex[17];
 
-	if (n < BOT_TABLE_HEAD_LEN || memcmp(text, "NBT", 3) != 0 || (text[3] != '1' && text[3] != '2') ||
+	if (n < BOT_TABLE_HEAD_LEN || memcmp(text, "NBT", 3) != 0 || (text[3] < '1' || text[3] > '3') ||
 	    text[4] != '.' || n > sizeof(buf))
 		return;
 	for (size_t i = BOT_TABLE_HEAD_LEN; i < n; i++) {

@@ -37,7 +37,7 @@ ERR=$D/err
 table_policy() {
 	t=$1
 	[ -n "$t" ] || return 0
-	p=${t#NBT2.*.}
+	p=${t#NBT3.*.}
 	p=$(printf '%s' "$p" | tr '_-' '/+')
 	while [ $((${#p} % 4)) -ne 0 ]; do p="$p="; done
 	printf '%s' "$p" | base64 -d 2>/dev/null | od -An -tu1 -j1 -N1 | tr -d ' '
@@ -52,7 +52,7 @@ alike_ours() {
 	l=$(head -n 1 "$OUT")
 	[ "$(field tuner "$l")" = "$LIB/libnccl-tuner-bot.so" ] &&
 		[ "$(field profiler "$l")" = "$LIB/libnccl-tuner-bot.so" ] &&
-		case $(field table "$l") in NBT2.*) true ;; *) false ;; esac ||
+		case $(field table "$l") in NBT3.*) true ;; *) false ;; esac ||
 		{ echo "  not ours:"; cat "$OUT" "$ERR"; return 1; }
 }
 policy_is() {
@@ -60,7 +60,7 @@ policy_is() {
 	[ "$got" = "$1" ] || { echo "  table policy '$got', want $1"; return 1; }
 }
 none_ours() {
-	! grep -q 'table=NBT2' "$OUT" && ! grep -q "tuner=$LIB" "$OUT" ||
+	! grep -q 'table=NBT3' "$OUT" && ! grep -q "tuner=$LIB" "$OUT" ||
 		{ echo "  nccl-bot set:"; cat "$OUT"; return 1; }
 }
 err_has() { grep -q -- "$1" "$ERR" || { echo "  stderr lacks '$1':"; cat "$ERR"; return 1; }; }
@@ -167,7 +167,7 @@ grep -v -e '^batch' -e '^nccl-bot: step ' "$D/job.out" >"$OUT" 2>/dev/null
 check "  ... the inner srun's tasks get nccl-bot" alike_ours 2
 check "  ... with ucb1's table" policy_is 4
 grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
-check "  ... and so does the batch step" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT2" "$OUT"
+check "  ... and so does the batch step" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT3" "$OUT"
 
 run salloc -N2 --nccl-bot=ucb1 srun -N2 -n2 sh -c "$SHOW"
 grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"

@@ -66,7 +66,7 @@ SHOW='echo "$SLURMD_NODENAME $(env | grep -E "^(NCCL_BOT_|NCCL_TUNER_PLUGIN|NCCL
 alike_ours() {
 	[ "$(wc -l <"$OUT")" -eq "$1" ] || { echo "  want $1 lines:"; cat "$OUT" "$ERR"; return 1; }
 	[ "$(cut -d' ' -f2- "$OUT" | sort -u | wc -l)" -eq 1 ] || { echo "  tasks differ:"; cat "$OUT"; return 1; }
-	grep -q "NCCL_TUNER_PLUGIN=$LIB/libnccl-tuner-bot.so .*" "$OUT" && grep -q 'NCCL_BOT_TABLE=NBT2\.' "$OUT" ||
+	grep -q "NCCL_TUNER_PLUGIN=$LIB/libnccl-tuner-bot.so .*" "$OUT" && grep -q 'NCCL_BOT_TABLE=NBT3\.' "$OUT" ||
 		{ echo "  not ours:"; cat "$OUT" "$ERR"; return 1; }
 }
 run srun -N1 -n1 -w n1 --nccl-bot=ucb1 sh -c "$SHOW" : -N1 -n2 -w n2 sh -c "$SHOW"
@@ -213,7 +213,7 @@ check "sbatch -p debug,other: the prior (the partitions span fabrics a and b)" \
 submit
 check "sbatch without a partition: slurm.conf's Default=YES partition debug, fabric a's snapshot" \
 	grep -q 'table from the fabric a snapshot' "$ERR" || grep nccl-bot "$ERR"
-check "  ... the batch step got a table" grep -q '^table=NBT2\.' "$D/batch.out"
+check "  ... the batch step got a table" grep -q '^table=NBT3\.' "$D/batch.out"
 # the script's own #SBATCH block, as sbatch reads it (the environment wins)
 printf '#!/bin/sh\n#SBATCH -N1\n\n# a comment\n#SBATCH --partition=other -A acct1\n%s\n#SBATCH -p debug\n' \
 	"$BATCHSHOW" >"$D/part.sh"
@@ -239,7 +239,7 @@ check "  ... a script on stdin is not read: the default partition's fabric a" \
 cluster_plugstack enable=default mode=on partitions=other $ARGS
 submit_script "$D/part.sh"
 check "partitions=other, #SBATCH --partition=other: the batch step gets nccl-bot" \
-	grep -q '^table=NBT2\.' "$D/batch.out" || grep nccl-bot "$ERR"
+	grep -q '^table=NBT3\.' "$D/batch.out" || grep nccl-bot "$ERR"
 submit
 check "partitions=other, no partition named: the default partition debug is not enabled" \
 	grep -q '^table=$' "$D/batch.out"
@@ -248,7 +248,7 @@ check "  ... the user is told" grep -q 'nccl-bot: not enabled in partition debug
 cluster_plugstack enable=default mode=on partitions=debug $ARGS
 submit
 check "partitions=debug, no partition named: slurm.conf's default debug, nccl-bot" \
-	grep -q '^table=NBT2\.' "$D/batch.out" || grep nccl-bot "$ERR"
+	grep -q '^table=NBT3\.' "$D/batch.out" || grep nccl-bot "$ERR"
 cluster_plugstack enable=default mode=on exclude_accounts=acct1 $ARGS
 submit -A acct1
 check "exclude_accounts=acct1, sbatch -A acct1: the batch step is left alone" \
@@ -260,7 +260,7 @@ check "  ... SBATCH_ACCOUNT=acct1: left alone" grep -q '^table=$' "$D/batch.out"
 submit_script "$D/part.sh"
 check "  ... #SBATCH -A acct1: left alone" grep -q '^table=$' "$D/batch.out"
 submit -A acct2
-check "  ... sbatch -A acct2: nccl-bot" grep -q '^table=NBT2\.' "$D/batch.out" || grep nccl-bot "$ERR"
+check "  ... sbatch -A acct2: nccl-bot" grep -q '^table=NBT3\.' "$D/batch.out" || grep nccl-bot "$ERR"
 job=$(timeout 60 sbatch -v --parsable -N1 -w n1 -o "$D/batch.out" --wrap "$BATCHSHOW" 2>"$ERR")
 ended "$job" n1
 check "  ... no account named (it may be the user's default, acct1): left alone" \
@@ -271,9 +271,9 @@ check "  ... and sbatch -v says why" \
 cluster_plugstack enable=default mode=on accounts=acct1 $ARGS
 submit -A acct1
 check "accounts=acct1, sbatch -A acct1: the batch step gets nccl-bot" \
-	grep -q '^table=NBT2\.' "$D/batch.out" || grep nccl-bot "$ERR"
+	grep -q '^table=NBT3\.' "$D/batch.out" || grep nccl-bot "$ERR"
 submit_script "$D/part.sh"
-check "  ... #SBATCH -A acct1: nccl-bot" grep -q '^table=NBT2\.' "$D/batch.out" || grep nccl-bot "$ERR"
+check "  ... #SBATCH -A acct1: nccl-bot" grep -q '^table=NBT3\.' "$D/batch.out" || grep nccl-bot "$ERR"
 
 # ---- the same map in the site configuration (config=, formats.md 15 v2) ---------------
 # no fabric_map=: config= names a version 2 file whose fabric_map gives

@@ -220,10 +220,12 @@ START_TEST(test_min_over_ranks)
 	ck_assert_int_eq(bot_compile_spools(skewed, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
 	ck_assert_uint_eq(t->nentries, 1);
 	ck_assert_int_eq(t->entries[0].plan.exploit, SIMPLE);
-	/* thompson's ranks probe 1 in 16 communicators of a context the
-	 * table does not name (tuner/decide.c): its "leave it to AUTO" is
-	 * an entry, AUTO with no probe, so they do not probe outside the
-	 * budget; greedy's above needs none */
+	/* thompson's ranks give a context the table does not name the
+	 * policy on the prior (tuner/decide.c): the corrected prior's argmin
+	 * (and, in a table of format 1 or 2, a probe of 1 in 16
+	 * communicators), which the budgeted plan did not choose: its "leave
+	 * it to AUTO" is an entry, AUTO with no probe; greedy's above needs
+	 * none */
 	bot_policy_init(&o.policy, "thompson");
 	ck_assert_int_eq(bot_compile_spools(both, 1, &o, t, &rep, NULL, err, sizeof(err)), 0);
 	ck_assert_uint_eq(t->nentries, 1);

@@ -597,7 +597,7 @@ static const struct bot_table *table_of(const struct bot_stepenv *env)
 	const char *text = bot_stepenv_get(env, "NCCL_BOT_TABLE");
 
 	ck_assert_ptr_nonnull(text);
-	ck_assert_int_eq(strncmp(text, "NBT2.", 5), 0);
+	ck_assert_int_eq(strncmp(text, "NBT3.", 5), 0);
 	ck_assert_int_eq(bot_table_decode(text, strlen(text), &decoded), BOT_TABLE_OK);
 	return &decoded;
 }

@@ -133,13 +133,19 @@ START_TEST(test_empty_round_trip)
 	ck_assert_int_eq(n, (long)bot_table_encoded_len(ta));
 	/* 24-byte header -> 32 base64 characters */
 	ck_assert_int_eq(n, BOT_TABLE_HEAD_LEN + 32);
-	ck_assert_int_eq(strncmp(text, "NBT2.", 5), 0);
+	ck_assert_int_eq(strncmp(text, "NBT3.", 5), 0);
 	ck_assert_int_eq(bot_table_decode(text, (size_t)n, tb), 0);
 	assert_same(ta, tb);
-	ck_assert_uint_eq(tb->version, 2);
+	ck_assert_uint_eq(tb->version, 3);
 	ck_assert_uint_eq(tb->min_bytes_log2, 20);
-	/* a version 1 table (an older srun's) is still written and read as
-	 * one: prefix and version byte 1 */
+	/* version 2 and 1 tables (an older srun's) are still written and
+	 * read as such: prefix and version byte */
+	ta->version = 2;
+	n = encode(ta);
+	ck_assert_int_eq(strncmp(text, "NBT2.", 5), 0);
+	ck_assert_int_eq(bot_table_decode(text, (size_t)n, tb), 0);
+	ck_assert_uint_eq(tb->version, 2);
+	assert_same(ta, tb);
 	ta->version = 1;
 	n = encode(ta);
 	ck_assert_int_eq(strncmp(text, "NBT1.", 5), 0);
@@ -196,7 +202,7 @@ START_TEST(test_layout)
 	raw = tb->raw;
 	{
 		static const uint8_t want[] = {
-			2, 3, 1, 17,
+			3, 3, 1, 17,
 			0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,
 			0x30, 0x20, 0x10, 0x00,
 			1, 0, 1, 0, 0, 0, 0, 0,
@@ -277,7 +283,7 @@ START_TEST(test_unknown_version)
 
 	bot_table_init(ta, 0, 1);
 	n = encode(ta);
-	text[3] = '3';
+	text[3] = '4';
 	err = bot_table_decode(text, (size_t)n, tb);
 	ck_assert_int_eq(err, BOT_TABLE_EVERSION);
 	ck_assert(bot_table_err_fatal(err));
@@ -300,7 +306,7 @@ START_TEST(test_unknown_version)
 	{
 		static const char *other[] = {
 			"NBT4294967297.0123456789abcdef.AAAA", "NBT10.0000000000000000.AAAA",
-			"NBT3.x", "NBT01.0000000000000000.AAAA", "NBT18446744073709551617.",
+			"NBT4.x", "NBT01.0000000000000000.AAAA", "NBT18446744073709551617.",
 		};
 
 		for (unsigned i = 0; i < sizeof(other) / sizeof(other[0]); i++)

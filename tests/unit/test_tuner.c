@@ -1773,31 +1773,37 @@ START_TEST(test_corrections_policies)
 	}
 	v5->finalize(ctx);
 
-	/* thompson: probing comms take the runner-up by the corrected prior */
-	table_corr(&r);
-	tbl.policy = 5;
-	set_table();
-	for (uint64_t comm = 1; comm <= 64; comm++) {
-		ctx = open5(comm, 32, 4);
-		for (int it = 0; it < 100; it++) {
-			float t[NALGO][NPROTO], ref[NALGO][NPROTO];
-			int coll, nch = 0, pb, want;
-			size_t n;
-			unsigned bucket, l;
+	/* thompson: probing comms take the runner-up by the corrected prior
+	 * in a format 2 table; in a format 3 table no comm probes on the
+	 * prior, every one takes the corrected prior's argmin (formats.md 8) */
+	for (int ver = 2; ver <= 3; ver++) {
+		table_corr(&r);
+		tbl.policy = 5;
+		tbl.version = (uint8_t)ver;
+		set_table();
+		for (uint64_t comm = 1; comm <= 64; comm++) {
+			ctx = open5(comm, 32, 4);
+			for (int it = 0; it < 100; it++) {
+				float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+				int coll, nch = 0, pb, want;
+				size_t n;
+				unsigned bucket, l;
 
-			r = bot_mix64(r);
-			coll = (int)(r % 5);
-			n = (size_t)1 << (20 + (r >> 8) % 12);
-			bucket = bot_size_bucket(n);
-			l = bot_kb_bpr_bucket(bot_ctx_key((unsigned)coll, bucket, 32, 4)) / 4;
-			pb = bot_probe_bucket(99, comm, bot_ctx_key((unsigned)coll, bucket, 32, 4), 0) < 16;
-			cost_random(t, &r);
-			memcpy(ref, t, sizeof(t));
-			v5->getCollInfo(ctx, coll, n, 1, (float **)t, NALGO, NPROTO, 0, &nch);
-			want = expect_prior((float *)ref, NALGO * NPROTO, 0, corr_f[coll][l], pb);
-			ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+				r = bot_mix64(r);
+				coll = (int)(r % 5);
+				n = (size_t)1 << (20 + (r >> 8) % 12);
+				bucket = bot_size_bucket(n);
+				l = bot_kb_bpr_bucket(bot_ctx_key((unsigned)coll, bucket, 32, 4)) / 4;
+				pb = ver < 3 &&
+				     bot_probe_bucket(99, comm, bot_ctx_key((unsigned)coll, bucket, 32, 4), 0) < 16;
+				cost_random(t, &r);
+				memcpy(ref, t, sizeof(t));
+				v5->getCollInfo(ctx, coll, n, 1, (float **)t, NALGO, NPROTO, 0, &nch);
+				want = expect_prior((float *)ref, NALGO * NPROTO, 0, corr_f[coll][l], pb);
+				ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+			}
+			v5->finalize(ctx);
 		}
-		v5->finalize(ctx);
 	}
 
 	/* zero, huge, infinite and -0.0 entries: decided, deterministic, safe */
@@ -1834,15 +1840,21 @@ END_TEST
  * runner-up within 2x) there spent exploration the planner's budget never
  * counted: the demo's job 2 ran ring/simple on one of its communicators of
  * a context whose state said ring/ll128 was 14 % faster. A context the
- * table does not name still gets the policy on the prior. */
+ * table does not name still gets the policy on the prior: in a format 2
+ * table that probes 1 in 16 communicators; in a format 3 table it never
+ * probes (formats.md 8: every probe a rank runs is one the planner
+ * budgeted), and without corrections it leaves the call to NCCL. */
 START_TEST(test_planned_auto_no_prior_probe)
 {
 	int probe = ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
-	unsigned low[2] = { 0, 0 }, ranged = 0, unplanned = 0;
+	unsigned low[2] = { 0, 0 }, ranged = 0, unplanned = 0, unprobed = 0;
 	unsigned b64 = bot_size_bucket(64 * MiB);
 
-	for (int withprobe = 0; withprobe < 2; withprobe++) {
+	for (int run = 0; run < 4; run++) {
+		int withprobe = run & 1, ver = run < 2 ? 2 : 3;
+
 		table_one(BOT_ARM_AUTO);
+		tbl.version = (uint8_t)ver;
 		tbl.policy = BOT_POLICY_THOMPSON;
 		tbl.entries[0].plan.nchannels = 0;
 		if (withprobe) {
@@ -1872,13 +1884,20 @@ START_TEST(test_planned_auto_no_prior_probe)
 				      forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
 			low[withprobe] += pb < 16;
 			ranged += withprobe && pb >= 128;
-			/* 64 MiB has no entry: the policy on the prior, as before */
+			/* 64 MiB has no entry: the policy on the prior; format
+			 * 2 probes there, format 3 leaves it to NCCL */
 			cost_init(t);
 			memcpy(ref, t, sizeof(t));
 			call5(ctx, BOT_COLL_ALLREDUCE, 64 * MiB, t);
-			want = pb64 < 16 ? expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1) : -1;
-			ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
-			unplanned += pb64 < 16 && want >= 0;
+			want = ver == 2 && pb64 < 16 ?
+				expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1) : -1;
+			ck_assert_msg(forced_arm((float *)t, (float *)ref, NALGO * NPROTO) == want,
+				      "format %d: unplanned 64 MiB comm %llx bucket %u: forced %d, want %d",
+				      ver, (unsigned long long)comm, pb64,
+				      forced_arm((float *)t, (float *)ref, NALGO * NPROTO), want);
+			unplanned += ver == 2 && pb64 < 16 && want >= 0;
+			unprobed += ver == 3 && pb64 < 16 &&
+				    expect_prior((float *)ref, NALGO * NPROTO, 0, NULL, 1) >= 0;
 			ck_assert_int_eq(v5->finalize(ctx), 0);
 		}
 	}
@@ -1887,6 +1906,7 @@ START_TEST(test_planned_auto_no_prior_probe)
 	ck_assert_uint_gt(low[1], 0);
 	ck_assert_uint_gt(ranged, 0);
 	ck_assert_uint_gt(unplanned, 0);
+	ck_assert_uint_gt(unprobed, 0);	/* format 3: comms that format 2 would probe */
 	ck_assert_int_eq(nwarn, 0);
 }
 END_TEST
