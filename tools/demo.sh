@@ -39,7 +39,12 @@ BOT=$NB_DEMO_BOT
 # Chosen by measurement (2026-12-01): with these, job 2's line showed
 # more estimated time saved than job 1's in every run tried (job 1 lost
 # 36 ms to saved 196 ms, job 2 saved 2.2-3.8 s); with 32 MiB allreduces
-# as well, or 200,000 calls, it did not in 1 run of 5 or more. (The line's
+# as well, or 200,000 calls, it did not in 1 run of 5 or more. Since step
+# table format v3 job 1 decides nothing (a context the table does not
+# name is not probed: doc/policies.md "On the ranks"), and job 2 probes
+# what job 1's calls earned in budget: in 7 runs of 7, job 2 saved
+# 461 ms-1.27 s (2,400-8,500 calls decided; simulator truth 351-355 us
+# against AUTO's 368.6 us). (The line's
 # saving is an estimate: where job 2 runs tree and AUTO's ring ran in no
 # call of the step, ring's latency comes from the fabric's state, which
 # job 1 measured, or else NCCL's cost model, which believes ring faster;
