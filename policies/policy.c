@@ -1215,13 +1215,17 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		double d, c, f;
 
 		b = view_arm(v, arm[i]);
-		/* AUTO's arm is never forced, not even as a probe */
-		if (!b || arm[i] == out->exploit || arm[i] == v->auto_arm || !w)
+		/* AUTO's arm is never forced, not even as a probe: a probe of
+		 * it (while another arm is exploited) leaves the call to NCCL,
+		 * BOT_ARM_AUTO below, so that the baseline is measured again
+		 * (an estimate of it that one slow draw inflated would
+		 * otherwise never be corrected); it costs the baseline */
+		if (!b || arm[i] == out->exploit || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
-		if (unit > 0 && (!b->n || !am)) {
+		if (unit > 0 && (!b->n || !am) && arm[i] != v->auto_arm) {
 			if (!gw)
 				gw = guess_width(s->ncomms);	/* once per plan */
 			if (w > gw)
@@ -1245,6 +1249,9 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		arm[k] = arm[i];
 		width[k++] = w;
 	}
+	for (unsigned i = 0; i < k; i++)
+		if (arm[i] == v->auto_arm)
+			arm[i] = BOT_ARM_AUTO;
 	if (out->exploit == v->auto_arm)
 		out->exploit = BOT_ARM_AUTO;
 	memset(out->probe, 0, sizeof(out->probe));

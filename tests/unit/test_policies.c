@@ -921,8 +921,11 @@ START_TEST(test_policy_random_kbs)
 				ck_assert_mem_eq(&pm, &pl, sizeof(pl));
 				if (pl.exploit != BOT_ARM_AUTO)
 					ck_assert(x->prior[pl.exploit] >= 0);
+				/* a probe "AUTO" (left to NCCL) only while
+				 * another arm is exploited (safe_clip) */
 				for (unsigned i = 0; i < pl.nprobe; i++)
-					ck_assert(pl.probe[i].arm != BOT_ARM_AUTO &&
+					ck_assert(pl.probe[i].arm == BOT_ARM_AUTO ?
+						  pl.exploit != BOT_ARM_AUTO :
 						  x->prior[pl.probe[i].arm] >= 0 &&
 						  pl.probe[i].arm != pl.exploit);
 			}
@@ -1078,6 +1081,46 @@ START_TEST(test_safe_savings)
 		ck_assert_int_eq(pl.exploit, 5);
 		bot_kb_free(kb);
 	}
+}
+END_TEST
+
+/* While another arm is exploited, AUTO's own arm is measured again through
+ * probes that leave the call to NCCL (BOT_ARM_AUTO), never forced: one
+ * slow draw had inflated AUTO's estimate (21 samples at 10 us, one at 36),
+ * another arm (5, 9.8 us) looked better and was exploited, and without a
+ * probe of AUTO that estimate was never corrected: the replay's per-call
+ * harm (h100-roce allgather 4 GiB, ring/ll128 exploited at +3.2 %). The
+ * probe ranges name BOT_ARM_AUTO, never AUTO's arm index (0 here). */
+START_TEST(test_safe_auto_remeasured)
+{
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb();
+	unsigned exploited = 0, auto_probes = 0;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (int i = 0; i < 21; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 36.0), 0);
+	for (int i = 0; i < 12; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(9.8, (uint64_t)i + 50)), 0);
+	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 34), 0);
+	for (uint64_t r = 0; r < 200; r++) {
+		struct bot_shape sh = { 7, 1, 1, r };
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(bot_plan_check(&pl), 0);
+		if (pl.exploit == BOT_ARM_AUTO)
+			continue;
+		exploited++;
+		for (unsigned i = 0; i < pl.nprobe; i++) {
+			ck_assert_int_ne(pl.probe[i].arm, 0);
+			auto_probes += pl.probe[i].arm == BOT_ARM_AUTO;
+		}
+	}
+	ck_assert_uint_gt(exploited, 100);
+	ck_assert_uint_gt(auto_probes, 0);
+	bot_kb_free(kb);
 }
 END_TEST
 
@@ -1285,6 +1328,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
 	tcase_add_test(tp, test_safe_budget);
 	tcase_add_test(tp, test_safe_guess_lumps);
+	tcase_add_test(tp, test_safe_auto_remeasured);
 	tcase_add_test(tp, test_scale_skill);
 	tcase_add_test(tp, test_explore_spent);
 	suite_add_tcase(s, tp);
