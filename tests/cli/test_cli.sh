@@ -156,6 +156,10 @@ expect "replay --budget 0.02 --no-tune: parameters line" 0 "thompson +defaults: 
 	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy thompson,thompson-free --no-tune --budget 0.02
 if grep -Eq "thompson-free +defaults: .* budget=none$" "$tmp/out"; then ok "replay --budget: thompson-free's line says none"
 else bad "replay --budget: thompson-free's parameters line"; fi
+expect "replay --budget 0.02 --format json" 0 '"budget": 0\.02}' -- "$bot" replay --sim-fabrics h100-ib-ndr \
+	--mode jobs --jobs 2 --policy thompson,thompson-free --no-tune --budget 0.02 --format json
+if grep -q '"budget": null}' "$tmp/out"; then ok "replay --budget: JSON budget null for thompson-free"
+else bad "replay --budget: JSON lacks thompson-free's null budget"; fi
 
 # The second simulator family, and leave-one-fabric-out.
 expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
