@@ -134,6 +134,11 @@ struct bot_eval_opts {
 	int history;			/* run the chosen policy on the training split first */
 	unsigned threads;
 	uint32_t allow;			/* arms probed beyond bot_arm_allowed()'s defaults */
+	/* budget_set: every policy with a safe-exploration budget (finite
+	 * par.budget; not the -free variants) gets `budget` instead of its
+	 * default, in tuning (every grid point), history and scoring alike. */
+	int budget_set;
+	double budget;
 	const int *policies;		/* policy ids */
 	size_t npolicies;
 	double alpha;			/* significance level after Holm (0.05) */

@@ -16,6 +16,10 @@
  *      context, and the knowledge base it ends with is the cluster's state
  *      when the large jobs arrive;
  *   3. score: the policy runs on the test contexts from that state.
+ * opts.budget (when set) replaces the safe-exploration budget of every
+ * budgeted policy at every step, grid points included: bot_policy_grid()
+ * hands out the defaults' budget, and a budget chosen on the command line
+ * is what is being measured, not a parameter to tune.
  * Leaving one fabric out (opts.holdout), step 1 uses the other fabrics'
  * training contexts only, steps 2 and 3 the held-out fabric's: parameters
  * never see the fabric they are scored on, its own cluster history may.
@@ -231,13 +235,21 @@ static int first_error(struct task *t, size_t n, char *err, size_t errlen)
 	return 0;
 }
 
-/* Tune every policy (or take its defaults). */
+/* The run's settings on a policy's parameters: opts.budget, when set,
+ * for a policy that has a budget (the -free variants' is INFINITY). */
+static void apply_opts(const struct bot_eval_opts *o, struct bot_policy *p)
+{
+	if (o->budget_set && isfinite(p->par.budget))
+		p->par.budget = o->budget;
+}
+
 /* What tuning minimises on the training split (see the file comment). */
 double bot_replay_tune_objective(double mean, double p99, double harmed)
 {
 	return mean + p99 / 4 + harmed;
 }
 
+/* Tune every policy (or take its defaults). */
 static int tune(struct bot_eval *ev, char *err, size_t errlen)
 {
 	struct task *t = NULL;
@@ -268,6 +280,7 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 			t[nt].point = i;
 			t[nt].policy = ev->pol[k].pol;
 			t[nt].policy.par = par;
+			apply_opts(&ev->opts, &t[nt].policy);
 			nt++;
 			ev->pol[k].grid_points = i + 1;
 		}
@@ -505,6 +518,7 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 			return -1;
 		}
 		pr->pol.allow = o->allow;
+		apply_opts(o, &pr->pol);
 		pr->res = calloc(ev->ntest, sizeof(*pr->res));
 		if (!pr->res)
 			goto oom;

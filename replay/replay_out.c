@@ -17,10 +17,13 @@
 
 static const char *const param_names[] = {
 	"prior_weight", "prior_sd", "probe_frac", "epsilon", "ucb_c",
-	"discount", "share", "plausible", "etc_rounds",
+	"discount", "share", "plausible", "etc_rounds", "budget",
 };
+#define NPARAMS (sizeof(param_names) / sizeof(param_names[0]))
 
-static void param_values(const struct bot_policy_params *p, double v[9])
+/* budget is INFINITY for the -free variants: "none" in the table and CSV,
+ * null in JSON. */
+static void param_values(const struct bot_policy_params *p, double v[NPARAMS])
 {
 	v[0] = p->prior_weight;
 	v[1] = p->prior_sd;
@@ -31,18 +34,21 @@ static void param_values(const struct bot_policy_params *p, double v[9])
 	v[6] = p->share;
 	v[7] = p->plausible;
 	v[8] = p->etc_rounds;
+	v[9] = p->budget;
 }
 
 /* The tuned parameters as "name=value ..." */
 static void params_format(const struct bot_policy_params *p, char *buf, size_t len)
 {
-	double v[9];
+	double v[NPARAMS];
 	size_t o = 0;
 
 	param_values(p, v);
 	buf[0] = 0;
-	for (int i = 0; i < 9 && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%s=%g", i ? " " : "", param_names[i], v[i]);
+	for (size_t i = 0; i < NPARAMS && o < len; i++)
+		o += (size_t)(isfinite(v[i]) ?
+			snprintf(buf + o, len - o, "%s%s=%g", i ? " " : "", param_names[i], v[i]) :
+			snprintf(buf + o, len - o, "%s%s=none", i ? " " : "", param_names[i]));
 }
 
 /* ---- table ---- */
@@ -288,7 +294,7 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 {
 	const struct bot_eval *e0 = ev[0];
 	char train[128], test[128];
-	double v[9];
+	double v[NPARAMS];
 
 	bot_nodeset_format(&e0->opts.train, train, sizeof(train));
 	bot_nodeset_format(&e0->opts.test, test, sizeof(test));
@@ -342,7 +348,7 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 				   "\"grid_points\": %u, \"grid_point\": %u, \"params\": {",
 				ev[m]->nscen, pr->better, pr->worse, pr->grid_points, pr->grid_chosen);
 			param_values(&pr->pol.par, v);
-			for (int i = 0; i < 9; i++) {
+			for (size_t i = 0; i < NPARAMS; i++) {
 				fprintf(f, "%s\"%s\": ", i ? ", " : "", param_names[i]);
 				jnum(f, v[i]);
 			}

@@ -87,6 +87,10 @@ static void usage(FILE *f)
 		"  --epoch E            epochs mode: calls per epoch (default 100)\n"
 		"  --delay D            epochs mode: epochs before feedback is used (default 2)\n"
 		"  --skew X             arrival-skew noise sd (default 0.02)\n"
+		"  --budget X           safe-exploration budget of every budgeted learning policy,\n"
+		"                       a fraction 0..1 of AUTO's latency (default 0.01: 1 %%);\n"
+		"                       kept through tuning; the -free policies have no budget\n"
+		"                       and ignore it (doc/policies.md)\n"
 		"  --allow LIST         arms policies may probe beyond Ring, Tree, PAT and AUTO's\n"
 		"                       algorithm: algo/proto or algo names, all, none (default none)\n"
 		"  --prior SRC          data, sim or none (default data: auto_us, else the simulator)\n"
@@ -113,8 +117,9 @@ static void usage(FILE *f)
 		"  --progress WHEN      auto (default: on a terminal), always or never; on stderr\n"
 		"  --help\n"
 		"\n"
-		"Numbers are decimal digits without blanks, signs or leading zeros, and lists\n"
-		"have no empty items (doc/formats.md section 11).\n");
+		"Numbers are decimal digits without blanks, signs or leading zeros (X: with an\n"
+		"optional fraction and exponent, 0.02 or 1e-3), and lists have no empty items\n"
+		"(doc/formats.md section 11).\n");
 }
 
 static int bad(const char *opt, const char *val, const char *why)
@@ -144,11 +149,38 @@ static int parse_seed(const char *opt, const char *s, uint64_t *out)
 	return rc ? bot_cmd_bad_value("replay", opt, s, BOT_SET_HEX64, NULL, rc, 0) : 0;
 }
 
+/* A real number within [lo, hi]: digits with an optional fraction and
+ * exponent (0.02, .5, 1e-3), the settings grammar's digits with a decimal
+ * point; no blank, sign, hex, inf or nan (doc/formats.md section 11). */
 static int parse_dbl(const char *opt, const char *s, double lo, double hi, double *out)
 {
+	size_t i = 0, digits = 0, exp = 0;
 	char *e;
 	double v;
 
+	if (s[0] == '-') {
+		char why[96];
+
+		snprintf(why, sizeof(why), "negative (want %g..%g)", lo, hi);
+		return bad(opt, s, why);
+	}
+	for (; s[i] >= '0' && s[i] <= '9'; i++)
+		digits++;
+	if (s[i] == '.')
+		for (i++; s[i] >= '0' && s[i] <= '9'; i++)
+			digits++;
+	if (digits && (s[i] == 'e' || s[i] == 'E')) {
+		i++;
+		if (s[i] == '+' || s[i] == '-')
+			i++;
+		for (; s[i] >= '0' && s[i] <= '9'; i++)
+			exp++;
+		if (!exp)
+			digits = 0;
+	}
+	if (!digits || s[i])
+		return bad(opt, s, "expected a decimal number (digits, an optional fraction and "
+			   "exponent; no blank, sign, hex, inf or nan)");
 	errno = 0;
 	v = strtod(s, &e);
 	if (*e || e == s)
@@ -236,7 +268,7 @@ enum {
 	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
 	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HARMED, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
-	OPT_LOFO, OPT_BEST, OPT_HELP
+	OPT_LOFO, OPT_BEST, OPT_BUDGET, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -270,6 +302,7 @@ static const struct option options[] = {
 	{ "sim-fabrics", required_argument, NULL, OPT_SIM_FABRICS },
 	{ "lofo", no_argument, NULL, OPT_LOFO },
 	{ "best", required_argument, NULL, OPT_BEST },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
 	{ "progress", required_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
@@ -403,6 +436,10 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			break;
 		case OPT_ALPHA:
 			rc = parse_dbl("--alpha", optarg, 0, 1, &a->eval.alpha);
+			break;
+		case OPT_BUDGET:
+			rc = parse_dbl("--budget", optarg, 0, 1, &a->eval.budget);
+			a->eval.budget_set = 1;
 			break;
 		case OPT_SIM_SEED:
 			rc = parse_seed("--sim-seed", optarg, &a->sim_seed);

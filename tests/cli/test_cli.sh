@@ -119,6 +119,48 @@ expect "replay --alpha 1e-300" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --trai
 	--policy greedy --no-tune --mode jobs --jobs 2 --alpha 1e-300 --sample-rate 1e-300 --skew 1e-300
 if grep -Eqi 'inf|nan' "$tmp/out"; then bad "extreme options printed inf or nan"; else ok "extreme options: finite report"; fi
 
+# --budget: the safe-exploration budget of every budgeted policy, a
+# fraction 0..1 in the decimal grammar; kept through tuning; -free ignore it.
+for v in -0.01 1.5 nan inf 1e400 0x1p-4 +0.1 ' 0.1' '' 1e; do
+	expect "replay --budget '$v' refused" 2 "replay: --budget '$(printf '%s' "$v" | sed 's/[+.]/\\&/g')'" -- \
+		"$bot" replay --budget "$v"
+done
+expect "replay --skew +0.5 refused" 2 "--skew '\+0.5': expected a decimal number" -- "$bot" replay --skew +0.5
+budget_run() {	# budget_run OUT [--budget X]: thompson and thompson-free on one fabric, CSV
+	out=$1
+	shift
+	"$bot" replay --sim-fabrics h100-ib-ndr --mode jobs --policy thompson,thompson-free --format csv "$@" \
+		>"$tmp/$out" 2>"$tmp/$out.err" || bad "replay $* failed: $(head -n 3 "$tmp/$out.err")"
+}
+budget_run b-def.csv
+budget_run b-001.csv --budget 0.01
+budget_run b-0.csv --budget 0
+budget_run b-05.csv --budget 0.5
+# row POLICY FILE: the policy's overall row, without its params column
+row() { awk -F, -v p="$1" '$2 == p && $3 == "all" { $15 = ""; print }' "$2"; }
+if [ -s "$tmp/b-def.csv" ] && cmp -s "$tmp/b-def.csv" "$tmp/b-001.csv"; then ok "replay --budget 0.01 is the default"
+else bad "replay --budget 0.01 differs from the default"; fi
+# budget 0: thompson never leaves AUTO's arm here (nothing lost), the default does
+lost0=$(awk -F, '$2 == "thompson" && $3 == "all" { print $19 }' "$tmp/b-0.csv")
+lostd=$(awk -F, '$2 == "thompson" && $3 == "all" { print $19 }' "$tmp/b-def.csv")
+if [ "$lost0" = 0 ] && [ -n "$lostd" ] && [ "$lostd" != 0 ]; then ok "replay --budget 0: thompson loses nothing (default: $lostd s)"
+else bad "replay --budget 0: thompson lost '$lost0' s, default '$lostd' s"; fi
+if [ -n "$(row thompson "$tmp/b-05.csv")" ] && [ "$(row thompson "$tmp/b-05.csv")" != "$(row thompson "$tmp/b-def.csv")" ]
+then ok "replay --budget 0.5 changes thompson's result"; else bad "replay --budget 0.5 changes nothing"; fi
+if [ -n "$(row thompson-free "$tmp/b-0.csv")" ] && [ "$(row thompson-free "$tmp/b-0.csv")" = "$(row thompson-free "$tmp/b-def.csv")" ] &&
+	[ "$(row thompson-free "$tmp/b-05.csv")" = "$(row thompson-free "$tmp/b-def.csv")" ]
+then ok "replay --budget: thompson-free ignores it"; else bad "replay --budget changed thompson-free"; fi
+if grep -q '^jobs,thompson,all,.*budget=0\.5,' "$tmp/b-05.csv" && grep -q '^jobs,thompson-free,all,.*budget=none,' "$tmp/b-05.csv"
+then ok "replay --budget: the tuned parameters carry it"; else bad "replay --budget: params lack it"; fi
+expect "replay --budget 0.02 --no-tune: parameters line" 0 "thompson +defaults: .* budget=0\.02$" -- "$bot" replay \
+	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy thompson,thompson-free --no-tune --budget 0.02
+if grep -Eq "thompson-free +defaults: .* budget=none$" "$tmp/out"; then ok "replay --budget: thompson-free's line says none"
+else bad "replay --budget: thompson-free's parameters line"; fi
+expect "replay --budget 0.02 --format json" 0 '"budget": 0\.02}' -- "$bot" replay --sim-fabrics h100-ib-ndr \
+	--mode jobs --jobs 2 --policy thompson,thompson-free --no-tune --budget 0.02 --format json
+if grep -q '"budget": null}' "$tmp/out"; then ok "replay --budget: JSON budget null for thompson-free"
+else bad "replay --budget: JSON lacks thompson-free's null budget"; fi
+
 # The second simulator family, and leave-one-fabric-out.
 expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
 expect "sim --fabric nope" 2 "nope" -- "$bot" sim --fabric builtin,nope

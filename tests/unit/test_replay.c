@@ -593,6 +593,76 @@ START_TEST(test_json_keys)
 }
 END_TEST
 
+/* opts.budget replaces the budget of every budgeted policy in every grid
+ * point of the tuning, so the chosen point and the scored run have it; the
+ * -free variants keep none; unset, the default (0.01) stays. Budget 0 and
+ * a budget of 1 change what thompson does. */
+START_TEST(test_eval_budget)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_THOMPSON_FREE, BOT_POLICY_GREEDY };
+	static const double budgets[] = { -1, 0, 0.03, 1 };
+	struct bot_dataset ds;
+	struct bot_eval e[4];
+	int differs0 = 0, differs1 = 0;
+
+	simdata(&ds);
+	for (int b = 0; b < 4; b++) {
+		struct bot_eval_opts o;
+		char err[256];
+
+		eval_opts(&o, BOT_MODE_JOBS, pols, 3);
+		o.history = 0;
+		o.budget_set = budgets[b] >= 0;
+		o.budget = budgets[b];
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e[b], err, sizeof(err)), "%s", err);
+		for (size_t k = 0; k < 3; k++) {
+			const struct bot_policy_result *pr = &e[b].pol[k];
+
+			ck_assert_uint_gt(pr->grid_points, 1);
+			if (pr->pol.id == BOT_POLICY_THOMPSON_FREE)
+				ck_assert(isinf(pr->pol.par.budget));
+			else
+				ck_assert_msg(pr->pol.par.budget == (b ? budgets[b] : 0.01),
+					      "%s: budget %g after tuning (grid point %u), want %g",
+					      bot_policy_name(pr->pol.id), pr->pol.par.budget,
+					      pr->grid_chosen, b ? budgets[b] : 0.01);
+		}
+	}
+	/* thompson (k = 0) on the test contexts: budget 0 and 1 each differ
+	 * from the default; thompson-free (k = 1) is the same in every run. */
+	for (size_t i = 0; i < e[0].ntest; i++) {
+		differs0 |= e[1].pol[0].res[i].run_loss != e[0].pol[0].res[i].run_loss;
+		differs1 |= e[3].pol[0].res[i].run_loss != e[0].pol[0].res[i].run_loss;
+		for (int b = 1; b < 4; b++)
+			ck_assert_double_eq(e[b].pol[1].res[i].run_loss, e[0].pol[1].res[i].run_loss);
+	}
+	/* untuned: the defaults with the budget */
+	{
+		struct bot_eval_opts o;
+		struct bot_eval u;
+		char err[256];
+
+		eval_opts(&o, BOT_MODE_JOBS, pols, 3);
+		o.tune = 0;
+		o.budget_set = 1;
+		o.budget = 0.03;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &u, err, sizeof(err)), "%s", err);
+		ck_assert_uint_eq(u.pol[0].grid_points, 0);
+		ck_assert_double_eq(u.pol[0].pol.par.budget, 0.03);
+		ck_assert_double_eq(u.pol[2].pol.par.budget, 0.03);
+		ck_assert(isinf(u.pol[1].pol.par.budget));
+		bot_eval_free(&u);
+	}
+	ck_assert_msg(differs0, "budget 0 changed no run of thompson");
+	ck_assert_msg(differs1, "budget 1 changed no run of thompson");
+	/* budget 0 explores less: no more loss than the default anywhere in sum */
+	ck_assert(e[1].pol[0].all.lost <= e[0].pol[0].all.lost);
+	for (int b = 0; b < 4; b++)
+		bot_eval_free(&e[b]);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
 /* Load one file as `nccl-bot replay --data FILE` does; the message in msg,
  * the file's path (gone by then) in path (BOT_TEST_PATH_MAX bytes). */
 static int load_file(const char *content, char *msg, size_t len, char *path)
@@ -672,6 +742,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_signflip);
 	tcase_add_test(t, test_nodeset);
 	tcase_add_test(t, test_json_keys);
+	tcase_add_test(t, test_eval_budget);
 	tcase_add_loop_test(t, test_bad_input, 0, (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	suite_add_tcase(s, t);
 	return s;
