@@ -44,23 +44,9 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-bot=${NCCL_BOT:-}
-if [ -z "$bot" ]; then
-	for c in ./nccl-bot "$here/nccl-bot" "$here"/_build*/nccl-bot "$here"/build*/nccl-bot; do
-		if [ -x "$c" ]; then bot=$c; break; fi
-	done
-fi
-if [ -z "$bot" ] || [ ! -x "$bot" ]; then
-	echo "bench/replay_budget.sh: no nccl-bot binary (build first, or set NCCL_BOT)" >&2
-	exit 2
-fi
-if [ -n "${BENCH_OUT:-}" ]; then
-	tmp=$BENCH_OUT
-	mkdir -p "$tmp"
-else
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-fi
+. "$here/bench/lib.sh"
+bench_bot bench/replay_budget.sh
+bench_tmp
 free=$policy-free
 if ! "$bot" replay --policy "$free" --help >/dev/null 2>&1; then free=""; fi
 start=$(date +%s.%N)

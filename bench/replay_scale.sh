@@ -35,24 +35,10 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-bot=${NCCL_BOT:-}
-if [ -z "$bot" ]; then
-	for c in ./nccl-bot "$here/nccl-bot" "$here"/_build*/nccl-bot "$here"/build*/nccl-bot; do
-		if [ -x "$c" ]; then bot=$c; break; fi
-	done
-fi
-if [ -z "$bot" ] || [ ! -x "$bot" ]; then
-	echo "bench/replay_scale.sh: no nccl-bot binary (build first, or set NCCL_BOT)" >&2
-	exit 2
-fi
+. "$here/bench/lib.sh"
+bench_bot bench/replay_scale.sh
 bot=$(cd "$(dirname "$bot")" && pwd)/$(basename "$bot")
-if [ -n "${BENCH_OUT:-}" ]; then
-	tmp=$BENCH_OUT
-	mkdir -p "$tmp"
-else
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-fi
+bench_tmp
 timer=
 [ -x /usr/bin/time ] && timer=/usr/bin/time
 
