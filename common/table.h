@@ -5,7 +5,7 @@
  * the launcher (SPANK, `nccl-bot env`) and passed to every rank in one
  * environment variable, so every rank has the same bytes by construction:
  *
- *	NBT1.<digest: 16 lower-case hex>.<payload: base64url, no padding>
+ *	NBT3.<digest: 16 lower-case hex>.<payload: base64url, no padding>
  *
  * This module owns the in-memory form (struct bot_table) and the codec, in
  * two halves: table_decode.c (the decoder and the validation; the rank-side

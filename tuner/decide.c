@@ -50,7 +50,7 @@
  *	                          below BOT_DECIDE_PROBE_WIDTH (tuner v5+ only:
  *	                          v3/v4 pass no commId), else as below
  *	greedy greedy-cold frozen shadow, learning policies off-probe, and
- *	every policy but sweep with a table of format 3 or later
+ *	the learning policies with a table of format 3 or later
  *	                          PRIOR when the table has scale corrections for
  *	                          the context's bytes per rank, else AUTO
  * The prior is NCCL's cost entry times the table's correction for (coll,

@@ -4,6 +4,8 @@
  * difference classified as one of the intended changes or reported.
  *
  * usage: difftest NEW.so REF.so FAKE_NCCL.so [CALLS [SEED]]
+ * (DIFFTEST_REF_TABLE_VERSION: the newest step-table format REF.so reads,
+ * default 1; valid tables are written in formats 1 up to it)
  *
  * Run it through tests/difftest/run.sh, which builds the reference .so from
  * a git revision, the fake NCCL and this driver (see there). Not part of
@@ -76,6 +78,12 @@
 /* the step table names a policy id the reference does not know (12-15,
  * the -free variants): it reads them as auto */
 static int table_newid;
+/* The newest step-table format the reference reads (run.sh passes it; 1
+ * for revisions before formats were versioned): valid tables are written
+ * in a format both builds read, 1 up to it, so that the same bytes are
+ * compared (doc/formats.md section 8: a format version decides alike in
+ * every build that reads it). */
+static unsigned ref_table_version = 1;
 
 typedef void (*logger_t)(int level, unsigned long flags, const char *file, int line,
 			 const char *fmt, ...);
@@ -510,6 +518,8 @@ static int table_random(uint32_t nranks, uint32_t nnodes)
 	}
 	if (bot_table_normalize(&tbl))
 		return -1;
+	tbl.version = (uint8_t)(1 + rn(ref_table_version < BOT_TABLE_VERSION ? ref_table_version
+									   : BOT_TABLE_VERSION));
 	n = bot_table_encode(&tbl, table_text, sizeof(table_text));
 	return n < 0 ? -1 : 0;
 }
@@ -886,6 +896,11 @@ int main(int argc, char **argv)
 		die("usage: difftest NEW.so REF.so FAKE_NCCL.so [CALLS [SEED]]\n");
 	total = argc > 4 ? strtoull(argv[4], NULL, 10) : 10000000;
 	seed = argc > 5 ? strtoull(argv[5], NULL, 10) : 1;
+	if (getenv("DIFFTEST_REF_TABLE_VERSION")) {
+		ref_table_version = (unsigned)strtoul(getenv("DIFFTEST_REF_TABLE_VERSION"), NULL, 10);
+		if (ref_table_version < 1 || ref_table_version > 9)
+			die("difftest: DIFFTEST_REF_TABLE_VERSION must be 1..9\n");
+	}
 	rs = seed;
 	load(&nb, argv[1], argv[3]);
 	load(&rb, argv[2], argv[3]);

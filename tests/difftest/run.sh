@@ -10,6 +10,10 @@
 #             rank-side split); its .so is built from `git archive` in a
 #             temporary directory (autoreconf, configure, make: a minute)
 #   REF_SO    a reference .so already built (skips the build)
+#   REF_TABLE_VERSION  the newest step-table format the reference reads
+#             (default: BOT_TABLE_VERSION in REF_REV's common/table.h, 1
+#             where it has none; with REF_SO, 1): valid tables are written
+#             in formats both builds read
 #   NEW_SO    the library under test (default tuner/libnccl-tuner-bot.so)
 #   CC        compiler for the driver and the fake NCCL (default cc)
 #   KEEP=1    keep the temporary directory
@@ -47,9 +51,19 @@ $cc -std=c11 -O2 -Wall -Wextra -I"$top" -o "$tmp/difftest" "$top/tests/difftest/
 	"$top/common/settings.c" "$top/common/table_decode.c" "$top/common/table_encode.c" \
 	"$top/policies/context.c" -ldl -lm
 
+# the newest table format the reference reads
+if [ -z "${REF_TABLE_VERSION:-}" ]; then
+	REF_TABLE_VERSION=1
+	if [ -z "${REF_SO:-}" ]; then
+		v=$(git -C "$top" show "$rev:common/table.h" 2>/dev/null |
+			sed -n 's/^#define BOT_TABLE_VERSION \([0-9][0-9]*\)$/\1/p')
+		[ -z "$v" ] || REF_TABLE_VERSION=$v
+	fi
+fi
 echo "run.sh: new $new"
-echo "run.sh: ref $ref ($rev)"
+echo "run.sh: ref $ref ($rev, table formats up to $REF_TABLE_VERSION)"
 # the builds read only what the driver sets in their own namespaces
 env -u NCCL_BOT_TABLE -u NCCL_BOT_POLICY -u NCCL_BOT_SEED -u NCCL_BOT_MIN_BYTES \
 	-u NCCL_BOT_ALLOW -u NCCL_BOT_DEBUG -u NCCL_BOT_SPOOL -u NCCL_ALGO -u NCCL_PROTO \
+	DIFFTEST_REF_TABLE_VERSION=$REF_TABLE_VERSION \
 	"$tmp/difftest" "$new" "$ref" "$tmp/fake_nccl.so" "$calls" "$seed"

@@ -75,7 +75,7 @@ static inline int emu_nccl_usable(float x, float cap)
 #define EMU_A_ALLOCFAIL	0x010	/* allocations refused in every comm init on one rank */
 #define EMU_A_ENV	0x020	/* decision-irrelevant NCCL_BOT_* differences on one rank */
 #define EMU_A_CORRUPT	0x040	/* one rank's NCCL_BOT_TABLE has a flipped payload byte */
-#define EMU_A_BADVER	0x080	/* one rank's NCCL_BOT_TABLE is format version 2 */
+#define EMU_A_BADVER	0x080	/* one rank's NCCL_BOT_TABLE is format version 4 */
 #define EMU_A_ENVPOLICY	0x100	/* one rank's NCCL_BOT_POLICY differs (launcher error) */
 /* Not an asymmetry (every rank gets the same tables): some cost tables hold
  * entries in [3.6e9, FLT_MAX], which only 2.29+ may pick (emu_cost_huge()). */
@@ -115,7 +115,7 @@ struct emu_cfg {
 	const char *policy;		/* NCCL_BOT_POLICY when there is no table */
 	const char *table;		/* NCCL_BOT_TABLE for every rank, or NULL */
 	const char *table_corrupt;	/* the corrupted rank's value */
-	const char *table_badver;	/* the version-2 rank's value */
+	const char *table_badver;	/* the version-4 rank's value */
 	int timeout_s;
 	int verbose;
 	/* learning loop (emu_loop.c); zero = the default behaviour */
@@ -222,7 +222,7 @@ char *emu_table_build(int policy, uint64_t seed, const struct emu_shape *shapes,
 		      unsigned nshapes, char *err, size_t errlen);
 /* Flip one payload byte, keeping the digest (-> digest mismatch). */
 char *emu_table_corrupt(const char *text);
-/* Re-encode as format version 2 with a valid digest. */
+/* Re-encode as format version 4 (one no build reads) with a valid digest. */
 char *emu_table_badver(const char *text);
 /* Own implementation of the formats.md digest; for self-checks. */
 uint64_t emu_digest(const uint8_t *p, size_t n);
