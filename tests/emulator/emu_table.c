@@ -249,7 +249,11 @@ char *emu_table_build(int policy, uint64_t seed, const struct emu_shape *shapes,
 						break;
 					pr->lo = (uint16_t)a;
 					pr->hi = (uint16_t)b;
-					pr->arm = nsup && (q >> 20) % 4 ? (uint8_t)sup[(q >> 24) % nsup]
+					/* a probe of AUTO (255: left to NCCL, as the
+					 * budgeted policies write AUTO's own arm) in 1
+					 * of 8 */
+					pr->arm = (q >> 40) % 8 == 0 ? 255 :
+						  nsup && (q >> 20) % 4 ? (uint8_t)sup[(q >> 24) % nsup]
 									: (uint8_t)((q >> 24) % EMU_NUM_ARMS);
 					e->plan.nprobe++;
 					lo = b;

@@ -1911,6 +1911,44 @@ START_TEST(test_planned_auto_no_prior_probe)
 }
 END_TEST
 
+/* A probe range of AUTO (BOT_ARM_AUTO, what the budgeted policies write for
+ * a probe of AUTO's own arm while another arm is exploited) leaves those
+ * communicators' calls to NCCL: no forced arm, no probe of the rank's own;
+ * the other communicators run the exploit. */
+START_TEST(test_probe_range_auto)
+{
+	int exploit = ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE);
+	unsigned in = 0, out = 0;
+
+	table_one(exploit);
+	tbl.policy = BOT_POLICY_THOMPSON;
+	tbl.entries[0].plan.nchannels = 0;
+	tbl.entries[0].plan.nprobe = 1;
+	tbl.entries[0].plan.probe[0].arm = BOT_ARM_AUTO;
+	tbl.entries[0].plan.probe[0].lo = 128;
+	tbl.entries[0].plan.probe[0].hi = 256;
+	set_table();
+	for (uint64_t k = 1; k <= 400; k++) {
+		uint64_t comm = k * 0x9e3779b97f4a7c15ULL;
+		unsigned pb = bot_probe_bucket(99, comm, bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 16, 2), 0);
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		void *ctx = open5(comm, 16, 2);
+
+		cost_init(t);
+		memcpy(ref, t, sizeof(t));
+		call5(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, t);
+		ck_assert_int_eq(forced_arm((float *)t, (float *)ref, NALGO * NPROTO),
+				 pb >= 128 ? -1 : exploit);
+		in += pb >= 128;
+		out += pb < 128;
+		ck_assert_int_eq(v5->finalize(ctx), 0);
+	}
+	ck_assert_uint_gt(in, 0);
+	ck_assert_uint_gt(out, 0);
+	ck_assert_int_eq(nwarn, 0);
+}
+END_TEST
+
 /* The same planned AUTO in a version 1 table (an older srun's) is decided
  * as version 1's ranks decide it: the policy on the prior, so that ranks of
  * both builds given the same bytes agree (formats.md 8). */
@@ -1985,6 +2023,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_corrections_policies);
 	tcase_add_test(tc, test_planned_auto_no_prior_probe);
 	tcase_add_test(tc, test_planned_auto_v1_table);
+	tcase_add_test(tc, test_probe_range_auto);
 	suite_add_tcase(s, tc);
 	return s;
 }
