@@ -178,9 +178,9 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, doubl
 		if (!exp)
 			digits = 0;
 	}
-	if (!digits || s[i])
+	if (!digits || s[i] || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
 		return bad(opt, s, "expected a decimal number (digits, an optional fraction and "
-			   "exponent; no blank, sign, hex, inf or nan)");
+			   "exponent; no blank, sign, leading zero, hex, inf or nan)");
 	errno = 0;
 	v = strtod(s, &e);
 	if (*e || e == s)

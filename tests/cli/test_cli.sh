@@ -121,7 +121,7 @@ if grep -Eqi 'inf|nan' "$tmp/out"; then bad "extreme options printed inf or nan"
 
 # --budget: the safe-exploration budget of every budgeted policy, a
 # fraction 0..1 in the decimal grammar; kept through tuning; -free ignore it.
-for v in -0.01 1.5 nan inf 1e400 0x1p-4 +0.1 ' 0.1' '' 1e; do
+for v in -0.01 1.5 nan inf 1e400 0x1p-4 +0.1 ' 0.1' '' 1e 00.01; do
 	expect "replay --budget '$v' refused" 2 "replay: --budget '$(printf '%s' "$v" | sed 's/[+.]/\\&/g')'" -- \
 		"$bot" replay --budget "$v"
 done
