@@ -199,7 +199,7 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 		fprintf(f, "   held-out fabric %s: parameters tuned on the other fabrics' %zu training contexts, "
 			   "history from its own %zu; scored on its %zu test contexts\n",
 			ev->ds->fabrics[ev->opts.holdout], ev->ntuneset, ev->ntrain, ev->ntest);
-	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4)" : " (defaults)");
+	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4 + share harmed)" : " (defaults)");
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 
