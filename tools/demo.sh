@@ -40,11 +40,15 @@ BOT=$NB_DEMO_BOT
 # more estimated time saved than job 1's in every run tried (job 1 lost
 # 36 ms to saved 196 ms, job 2 saved 2.2-3.8 s); with 32 MiB allreduces
 # as well, or 200,000 calls, it did not in 1 run of 5 or more. Since step
-# table format v3 job 1 decides nothing (a context the table does not
-# name is not probed: doc/policies.md "On the ranks"), and job 2 probes
-# what job 1's calls earned in budget: in 7 runs of 7, job 2 saved
-# 461 ms-1.27 s (2,400-8,500 calls decided; simulator truth 351-355 us
-# against AUTO's 368.6 us). (The line's
+# table format v3 a context the table does not name is not probed
+# (doc/policies.md "On the ranks"): a learning job 1 decided nothing and job
+# 2 probed within the budget job 1's calls earned, a coin toss on one job
+# (its line lost 162 ms in 1 run of 10, where one communicator's probe of
+# tree on one node cost more than the others' probes saved). So job 1 is a
+# calibration run now (sweep): every arm measured in one job, and job 2
+# exploits what was faster. Measured in 4 runs: job 1's line lost 13-46 s,
+# job 2's saved 4.4-6.2 s (simulator truth 265-266 us against AUTO's 368.6
+# us; job 1 620.6 us). (The line's
 # saving is an estimate: where job 2 runs tree and AUTO's ring ran in no
 # call of the step, ring's latency comes from the fabric's state, which
 # job 1 measured, or else NCCL's cost model, which believes ring faster;
@@ -100,9 +104,10 @@ nccl-bot demo: what nccl-bot does for a Slurm user, on this machine alone (no GP
   A throwaway Slurm cluster (4 nodes on this host, its own munged) loads nccl-bot's SPANK
   plugin. Two training jobs run \`srun --nccl-bot\`: on 2 nodes, NCCL emulator ranks on a
   simulated fabric, $FABRIC, where NCCL's cost model (AUTO) picks ring for 16 and 64 MiB
-  allreduces and tree is about 60% faster. Job 1 starts with nothing learned; its
-  measurements are harvested on each node, shipped and compacted into the fabric's state;
-  job 2 decides from that. Each srun prints one line: what nccl-bot saved or lost vs AUTO.
+  allreduces and tree is about 60% faster. Job 1 calibrates (--nccl-bot=sweep: every arm
+  in turn, as an administrator does once per new fabric); its measurements are harvested,
+  shipped and compacted into the fabric's state; job 2 decides from that. Each srun prints
+  one line: what nccl-bot saved or lost vs AUTO.
 EOF
 
 stage 1 "writing the cluster's configuration"
@@ -114,8 +119,9 @@ mkdir -p "$D/work" "$D/state" "$D/spool" "$D/outbox/n1" "$D/outbox/n2" "$D/outbo
 	exit 1
 printf 'n1 a\nn2 a\nn3 b\nn4 b\n' >"$D/fabric.map"
 # mode=on: nccl-bot decides (a site starts in shadow mode); policy=thompson,
-# the learning policy (a site's default is greedy)
-cluster_plugstack enable=opt-in mode=on policy=thompson lib_prefix="$NB_DEMO_LIBDIR" \
+# the learning policy (a site's default is greedy); policies=sweep lets job 1
+# be a calibration run (--nccl-bot=sweep)
+cluster_plugstack enable=opt-in mode=on policy=thompson policies=sweep lib_prefix="$NB_DEMO_LIBDIR" \
 	spool_dir="$D/spool" outbox_dir="$D/outbox/%n" fabric_map="$D/fabric.map" \
 	harvest_helper="$NB_DEMO_HELPER" state_dir="$D/state" || exit 1
 
@@ -131,11 +137,11 @@ NCCL_BOT_WINDOW=16
 export NCCL_BOT_WINDOW
 EMUCMD="\"$NB_DEMO_EMU\" --suite consistency --scenario base --policy thompson --procs 8 --ranks-per-node 4 --fabric $FABRIC --workload $WORK --measured sim --calls-each $CALLS --plugin \"\$NCCL_TUNER_PLUGIN\" --table \"\$NCCL_BOT_TABLE\" --spool \"\$NCCL_BOT_SPOOL\" --seed \$((SLURM_JOB_ID * 2 + SLURM_PROCID))"
 
-# job N STAGE WHAT: one training job on n1, n2; its line into $D/line.N
+# job N STAGE WHAT [POLICY]: one training job on n1, n2; its line into $D/line.N
 job() {
 	stage "$2" "job $1 running ($3)"
-	echo "job $1 ($3): srun --nccl-bot on n1, n2, 16 emulated ranks"
-	srun -N2 -n2 -w n1,n2 -J "train$1" --nccl-bot sh -c "$EMUCMD" >"$D/job$1.out" 2>"$D/job$1.err" &
+	echo "job $1 ($3): srun --nccl-bot${4:+=$4} on n1, n2, 16 emulated ranks"
+	srun -N2 -n2 -w n1,n2 -J "train$1" --nccl-bot${4:+=$4} sh -c "$EMUCMD" >"$D/job$1.out" 2>"$D/job$1.err" &
 	SRUN_PID=$!
 	wait "$SRUN_PID"
 	src=$?
@@ -150,7 +156,7 @@ job() {
 	jobid=$(sed -n 's/^nccl-bot: step \([0-9]*\)\.0: .*/\1/p' "$D/line.$1")
 }
 
-job 1 3 "nothing learned yet"
+job 1 3 "a calibration run, every arm in turn" sweep
 job1=$jobid
 
 stage 4 "learning: harvest, ship, compact"

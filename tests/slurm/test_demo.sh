@@ -99,7 +99,7 @@ check "  ... stderr empty" test ! -s "$ERR" || sed 's/^/    /' "$ERR" | head -n 
 if script -qfec true /dev/null >/dev/null 2>&1; then
 	timeout 120 script -qfec "'$BOT' demo --svg '$T/p.svg'" /dev/null >"$T/tty" 2>&1
 	check "on a terminal: progress drawn in place (stage of 7), then cleared" \
-		sh -c "grep -q 'nccl-bot: demo: starting munged, slurmctld and slurmd n1-n4 ([0-9]* s)  28% (2 of 7)' '$T/tty' && grep -q 'nccl-bot: demo: job 1 running (nothing learned yet) ([0-9]* s)  42% (3 of 7)' '$T/tty' && grep -q \"\$(printf '\\r\\033')\\[K\" '$T/tty'"
+		sh -c "grep -q 'nccl-bot: demo: starting munged, slurmctld and slurmd n1-n4 ([0-9]* s)  28% (2 of 7)' '$T/tty' && grep -q 'nccl-bot: demo: job 1 running (a calibration run, every arm in turn) ([0-9]* s)  42% (3 of 7)' '$T/tty' && grep -q \"\$(printf '\\r\\033')\\[K\" '$T/tty'"
 	check "  ... the same summary lines" test "$(grep -c 'nccl-bot: step [0-9]*\.0: ' "$T/tty")" = 2
 	check "  ... nothing left" sh -c "$(declare -f leftovers); leftovers '$TMPDIR/nccl-bot-demo.' && test -z \"\$(ls -A '$TMPDIR')\""
 else
