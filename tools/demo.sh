@@ -46,8 +46,8 @@ BOT=$NB_DEMO_BOT
 # (its line lost 162 ms in 1 run of 10, where one communicator's probe of
 # tree on one node cost more than the others' probes saved). So job 1 is a
 # calibration run now (sweep): every arm measured in one job, and job 2
-# exploits what was faster. Measured in 4 runs: job 1's line lost 13-46 s,
-# job 2's saved 4.4-6.2 s (simulator truth 265-266 us against AUTO's 368.6
+# exploits what was faster. Measured in 10 runs: job 1's line lost 13-84 s,
+# job 2's saved 4.4-10.1 s (simulator truth 265-266 us against AUTO's 368.6
 # us; job 1 620.6 us). (The line's
 # saving is an estimate: where job 2 runs tree and AUTO's ring ran in no
 # call of the step, ring's latency comes from the fabric's state, which
