@@ -1204,12 +1204,13 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		width[nin++] = (unsigned)(out->probe[i].hi - out->probe[i].lo);
 	}
 	slack -= r * ex;
-	/* With several communicators a probe is lumpy: a communicator whose
-	 * bucket falls in its range runs the arm for the whole round, so a
-	 * probe that happens costs at least one communicator's round, however
-	 * narrow its range. It is charged that, and kept only when the budget
-	 * covers it; per call (one communicator) a range shrinks to fit. */
-	unit = s->ncomms > 1 ? 1.0 / s->ncomms : 0;
+	/* A probe is lumpy when a round holds several communicators or several
+	 * calls: a communicator whose bucket falls in its range runs the arm
+	 * for the whole round, so a probe that happens costs at least one
+	 * communicator's round, however narrow its range. It is charged that,
+	 * and kept only when the budget covers it; per call (one communicator,
+	 * one call a round) a range shrinks to fit. */
+	unit = s->ncomms > 1 || s->calls > 1 ? 1.0 / (s->ncomms ? s->ncomms : 1) : 0;
 	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
 		unsigned w = width[i];
 		double d, c, f;

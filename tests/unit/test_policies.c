@@ -1124,6 +1124,39 @@ START_TEST(test_safe_auto_remeasured)
 }
 END_TEST
 
+/* One communicator running a round of many calls is as lumpy as one of
+ * several: a probe that lands runs the arm for the whole round (a job with
+ * one communicator per context, plain data parallel), so it is charged the
+ * whole round and dropped when the budget does not cover that. Per call (one
+ * call a round) a range still shrinks to what the budget covers. Before,
+ * one communicator meant "per call" whatever the round held: replay jobs
+ * mode with --comms 1 --plan-comms 1 harmed 145 contexts, 51 with this rule. */
+START_TEST(test_safe_single_comm_lump)
+{
+	struct bot_policy p;
+	struct bot_kb *kb = make_kb();
+	unsigned guess[2] = { 0, 0 };
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 20), 0);
+	for (int lumpy = 0; lumpy < 2; lumpy++)
+		for (uint64_t r = 0; r < 64; r++) {
+			struct bot_shape sh = { 11, 1, lumpy ? 500 : 1, r };
+			struct bot_plan pl;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			for (unsigned i = 0; i < pl.nprobe; i++)
+				guess[lumpy] += pl.probe[i].arm != BOT_ARM_AUTO && pl.probe[i].arm != 0;
+		}
+	ck_assert_uint_gt(guess[0], 0);	/* per call: narrowed probes */
+	ck_assert_uint_eq(guess[1], 0);	/* a round of 500 calls: too dear */
+	bot_kb_free(kb);
+}
+END_TEST
+
 /* A probe charged a guess (an arm without samples here) is narrowed so that
  * two or more of the round's communicators land in it with probability at
  * most 5 %: with 8 communicators, ranges of at most 11 buckets (12: 5.1 %),
@@ -1329,6 +1362,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_budget);
 	tcase_add_test(tp, test_safe_guess_lumps);
 	tcase_add_test(tp, test_safe_auto_remeasured);
+	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_scale_skill);
 	tcase_add_test(tp, test_explore_spent);
 	suite_add_tcase(s, tp);
