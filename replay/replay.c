@@ -308,7 +308,11 @@ static void memo_renew(struct run *r, const unsigned char *used)
 static int plan_ctx(const struct run *r, const struct bot_ds_ctx *c, uint64_t round, uint64_t k,
 		    struct bot_plan *plan, char *err, size_t errlen)
 {
-	struct bot_shape shape = { r->o->seed, (uint32_t)r->ncomm, k, round };
+	/* the planner is told the communicators it assumes (the ranks' step
+	 * table is compiled for --comms, which may not be what the job has) */
+	uint32_t pc = r->o->mode == BOT_MODE_PERCALL || !r->o->plan_comms ? (uint32_t)r->ncomm
+									   : r->o->plan_comms;
+	struct bot_shape shape = { r->o->seed, pc, k, round };
 	char name[64];
 
 	struct bot_plan_memo *m = r->memo ? r->memo[c->fabric] : NULL;

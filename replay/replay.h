@@ -39,6 +39,8 @@ struct bot_replay_opts {
 	uint64_t calls;		/* per context (per-call), per comm and job (jobs), per comm (epochs) */
 	uint32_t jobs;		/* jobs mode */
 	uint32_t comms;		/* communicators sharing a context (jobs, epochs) */
+	uint32_t plan_comms;	/* communicators the planner assumes (what a step table
+				 * is compiled for, `nccl-bot env --comms`); 0 = comms */
 	double sample_rate;	/* fraction of calls whose latency reaches the planner (jobs, epochs) */
 	uint32_t epoch;		/* calls per epoch (epochs) */
 	uint32_t delay;		/* epochs between a measurement and the first plan using it (>= 1) */

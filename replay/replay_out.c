@@ -185,12 +185,18 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 			(unsigned long long)r->calls);
 		break;
 	case BOT_MODE_JOBS:
-		fprintf(f, "%u jobs x %u comms x %llu calls, sample rate %g, feedback after each job\n",
+		fprintf(f, "%u jobs x %u comms x %llu calls, sample rate %g, feedback after each job",
 			r->jobs, r->comms, (unsigned long long)r->calls, r->sample_rate);
+		if (r->plan_comms && r->plan_comms != r->comms)
+			fprintf(f, "; planned for %u comms", r->plan_comms);
+		fputc('\n', f);
 		break;
 	default:
-		fprintf(f, "%u comms x %llu calls in epochs of %u, sample rate %g, feedback %u epoch(s) late\n",
+		fprintf(f, "%u comms x %llu calls in epochs of %u, sample rate %g, feedback %u epoch(s) late",
 			r->comms, (unsigned long long)r->calls, r->epoch, r->sample_rate, r->delay);
+		if (r->plan_comms && r->plan_comms != r->comms)
+			fprintf(f, "; planned for %u comms", r->plan_comms);
+		fputc('\n', f);
 	}
 	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list 0x%x\n",
 		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
@@ -308,9 +314,11 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 		const struct bot_replay_opts *r = &ev[m]->opts.run;
 
 		fprintf(f, "%s\n    {\"mode\": \"%s\", \"calls\": %llu, \"jobs\": %u, \"comms\": %u, "
+			   "\"plan_comms\": %u, "
 			   "\"sample_rate\": %g, \"epoch\": %u, \"delay\": %u, \"scenarios\": %zu, \"seconds\": %.3f}",
 			m ? "," : "", bot_replay_mode_name(r->mode), (unsigned long long)r->calls, r->jobs,
-			r->comms, r->sample_rate, r->epoch, r->delay, ev[m]->nscen, ev[m]->seconds);
+			r->comms, r->plan_comms && r->mode != BOT_MODE_PERCALL ? r->plan_comms : r->comms,
+			r->sample_rate, r->epoch, r->delay, ev[m]->nscen, ev[m]->seconds);
 	}
 	fprintf(f, "\n  ],\n  \"auto\": {\"name\": \"auto\", ");
 	if (e0->opts.lofo) {

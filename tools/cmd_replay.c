@@ -83,6 +83,8 @@ static void usage(FILE *f)
 		"                       epochs: calls per comm (default 500; epochs 10000)\n"
 		"  --jobs J             jobs mode: successive jobs (default 20)\n"
 		"  --comms C            communicators sharing a context (default 8)\n"
+		"  --plan-comms C       communicators the planner assumes (what a step table is\n"
+		"                       compiled for; default: --comms); jobs and epochs modes\n"
 		"  --sample-rate X      fraction of calls measured (default 0.01)\n"
 		"  --epoch E            epochs mode: calls per epoch (default 100)\n"
 		"  --delay D            epochs mode: epochs before feedback is used (default 2)\n"
@@ -265,7 +267,7 @@ static int parse_allow(struct replay_args *a, const char *s)
 
 enum {
 	OPT_DATA = 256, OPT_POLICY, OPT_MODE, OPT_SEED, OPT_TRAIN, OPT_TEST, OPT_CALLS, OPT_JOBS,
-	OPT_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
+	OPT_COMMS, OPT_PLAN_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
 	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HARMED, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
 	OPT_LOFO, OPT_BEST, OPT_BUDGET, OPT_HELP
@@ -281,6 +283,7 @@ static const struct option options[] = {
 	{ "calls", required_argument, NULL, OPT_CALLS },
 	{ "jobs", required_argument, NULL, OPT_JOBS },
 	{ "comms", required_argument, NULL, OPT_COMMS },
+	{ "plan-comms", required_argument, NULL, OPT_PLAN_COMMS },
 	{ "sample-rate", required_argument, NULL, OPT_RATE },
 	{ "epoch", required_argument, NULL, OPT_EPOCH },
 	{ "delay", required_argument, NULL, OPT_DELAY },
@@ -378,6 +381,10 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_COMMS:
 			rc = parse_u64("--comms", optarg, 1, 4096, &u);
 			a->run.comms = (uint32_t)u;
+			break;
+		case OPT_PLAN_COMMS:
+			rc = parse_u64("--plan-comms", optarg, 1, 4096, &u);
+			a->run.plan_comms = (uint32_t)u;
 			break;
 		case OPT_RATE:
 			rc = parse_dbl("--sample-rate", optarg, 0, 1, &a->run.sample_rate);

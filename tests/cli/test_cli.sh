@@ -158,8 +158,23 @@ if grep -Eq "thompson-free +defaults: .* budget=none$" "$tmp/out"; then ok "repl
 else bad "replay --budget: thompson-free's parameters line"; fi
 expect "replay --budget 0.02 --format json" 0 '"budget": 0\.02}' -- "$bot" replay --sim-fabrics h100-ib-ndr \
 	--mode jobs --jobs 2 --policy thompson,thompson-free --no-tune --budget 0.02 --format json
+
 if grep -q '"budget": null}' "$tmp/out"; then ok "replay --budget: JSON budget null for thompson-free"
 else bad "replay --budget: JSON lacks thompson-free's null budget"; fi
+
+# --plan-comms: the planner told C communicators, the jobs having --comms
+expect "replay --plan-comms 0 refused" 2 "replay: --plan-comms '0'" -- "$bot" replay --plan-comms 0
+expect "replay --plan-comms: the header says so" 0 "2 comms x 500 calls, sample rate 0\.01, feedback after each job; planned for 8 comms" -- \
+	"$bot" replay --sim-fabrics h100-ib-ndr --mode jobs --policy thompson --no-tune --comms 2 --plan-comms 8
+expect "replay --plan-comms: JSON plan_comms" 0 '"comms": 2, "plan_comms": 8,' -- "$bot" replay --sim-fabrics h100-ib-ndr \
+	--mode jobs --jobs 2 --policy thompson --no-tune --comms 2 --plan-comms 8 --format json
+budget_run pc-8.csv --comms 2 --plan-comms 8 --no-tune
+budget_run pc-2.csv --comms 2 --plan-comms 2 --no-tune
+budget_run pc-none.csv --comms 2 --no-tune
+if [ -n "$(row thompson "$tmp/pc-8.csv")" ] && [ "$(row thompson "$tmp/pc-8.csv")" != "$(row thompson "$tmp/pc-2.csv")" ] &&
+	[ "$(row thompson "$tmp/pc-2.csv")" = "$(row thompson "$tmp/pc-none.csv")" ]
+then ok "replay --plan-comms: planning for 8 of 2 communicators changes thompson, planning for 2 is the default"
+else bad "replay --plan-comms: no effect, or --plan-comms 2 is not --comms 2"; fi
 
 # The second simulator family, and leave-one-fabric-out.
 expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
