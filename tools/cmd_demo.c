@@ -29,7 +29,7 @@
  *     has ended every descendant still running is stopped (SIGTERM, then
  *     SIGKILL) before it exits.
  *
- * Exit status: 0 when job 2's line shows less estimated loss than job 1's;
+ * Exit status: 0 when job 2 saved time against AUTO (its line and the truth);
  * 1 when it does not, or something failed or is missing; 2 usage; 128+N
  * after signal N.
  */
@@ -104,7 +104,7 @@ static void demo_usage(FILE *f)
 		"some allreduces, the second job deciding from what the first measured\n"
 		"(harvest, ship, compact), print both jobs' summary lines and the second one's\n"
 		"report, then stop every daemon it started (also on Ctrl-C) and remove the\n"
-		"directory. Exit 0 when job 2's line shows less estimated loss than job 1's.\n"
+		"directory. Exit 0 when job 2 saved time against AUTO (its line and the truth).\n"
 		"Needs root (slurmd runs as root) and Slurm and munge installed (scripts/setup\n"
 		"in the source tree installs them). Takes about 10 s.\n"
 		"\n"

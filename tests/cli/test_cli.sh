@@ -158,7 +158,6 @@ if grep -Eq "thompson-free +defaults: .* budget=none$" "$tmp/out"; then ok "repl
 else bad "replay --budget: thompson-free's parameters line"; fi
 expect "replay --budget 0.02 --format json" 0 '"budget": 0\.02}' -- "$bot" replay --sim-fabrics h100-ib-ndr \
 	--mode jobs --jobs 2 --policy thompson,thompson-free --no-tune --budget 0.02 --format json
-
 if grep -q '"budget": null}' "$tmp/out"; then ok "replay --budget: JSON budget null for thompson-free"
 else bad "replay --budget: JSON lacks thompson-free's null budget"; fi
 
@@ -175,6 +174,18 @@ if [ -n "$(row thompson "$tmp/pc-8.csv")" ] && [ "$(row thompson "$tmp/pc-8.csv"
 	[ "$(row thompson "$tmp/pc-2.csv")" = "$(row thompson "$tmp/pc-none.csv")" ]
 then ok "replay --plan-comms: planning for 8 of 2 communicators changes thompson, planning for 2 is the default"
 else bad "replay --plan-comms: no effect, or --plan-comms 2 is not --comms 2"; fi
+# per call there is one communicator and one call a round: it does not apply
+"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune --format csv \
+	>"$tmp/pc-call.csv" 2>/dev/null
+"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune --format csv \
+	--plan-comms 8 >"$tmp/pc-call8.csv" 2>/dev/null
+if [ -s "$tmp/pc-call.csv" ] && cmp -s "$tmp/pc-call.csv" "$tmp/pc-call8.csv"; then ok "replay --plan-comms: per-call mode ignores it"
+else bad "replay --plan-comms changed per-call mode"; fi
+# a tuned run too (its grid points are planned as the scored run is)
+budget_run pc-t8.csv --comms 2 --plan-comms 8 --tune-contexts 64
+budget_run pc-t2.csv --comms 2 --tune-contexts 64
+if [ -n "$(row thompson "$tmp/pc-t8.csv")" ] && [ "$(row thompson "$tmp/pc-t8.csv")" != "$(row thompson "$tmp/pc-t2.csv")" ]
+then ok "replay --plan-comms: a tuned run changes with it"; else bad "replay --plan-comms: no effect on a tuned run"; fi
 
 # The second simulator family, and leave-one-fabric-out.
 expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
