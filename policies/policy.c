@@ -1201,6 +1201,8 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	if (b && !b->n)
 		ex = INFINITY;
 	if (ex > 0 && r * ex > slack) {
+		int demoted = out->exploit;
+
 		if (b) {
 			unsigned w = comm_width(s), cap = budget(&p->par);
 
@@ -1218,8 +1220,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 			const struct belief *x = &v->b[i];
 			double e;
 
-			if (x->n < SAFE_FALLBACK_N || x->arm == v->auto_arm ||
-			    (nin && x->arm == arm[nin - 1]))
+			if (x->n < SAFE_FALLBACK_N || x->arm == v->auto_arm || x->arm == demoted)
 				continue;
 			e = safe_excess(v, x, la, am);
 			if (e < ex) {

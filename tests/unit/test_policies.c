@@ -514,6 +514,13 @@ static double noisy(double us, uint64_t i)
 	return us * (1.0 + 0.02 * ((double)(bot_mix64(i) % 1001) / 1000.0 - 0.5));
 }
 
+/* n samples of arm in context key: noisy(us, first), noisy(us, first + 1), ... */
+static void add_noisy(struct bot_kb *kb, uint64_t key, int arm, int n, double us, uint64_t first)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(bot_kb_add_us(kb, key, arm, noisy(us, first + (uint64_t)i)), 0);
+}
+
 static struct bot_kb *make_kb(void)
 {
 	struct bot_kb *kb = bot_kb_new();
@@ -1070,8 +1077,7 @@ START_TEST(test_safe_savings)
 		struct bot_kb *kb = make_kb();
 		struct bot_plan pl;
 
-		for (int i = 0; i < 20; i++)
-			ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(2.0, (uint64_t)i)), 0);
+		add_noisy(kb, KEY, 5, 20, 2.0, 0);
 		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 2000), 0);
 		ck_assert_int_eq(bot_policy_init(&p, "greedy"), 0);
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1098,11 +1104,9 @@ START_TEST(test_safe_auto_remeasured)
 	unsigned exploited = 0, auto_probes = 0;
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
-	for (int i = 0; i < 21; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	add_noisy(kb, KEY, 0, 21, 10.0, 0);
 	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 36.0), 0);
-	for (int i = 0; i < 12; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(9.8, (uint64_t)i + 50)), 0);
+	add_noisy(kb, KEY, 5, 12, 9.8, 50);
 	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 34), 0);
 	for (uint64_t r = 0; r < 200; r++) {
 		struct bot_shape sh = { 7, 1, 1, r };
@@ -1146,12 +1150,9 @@ START_TEST(test_safe_fallback_exploit)
 
 		fill_prior(pr);
 		ck_assert_int_eq(bot_kb_set_prior(kb, nb, pr), 0);
-		for (int i = 0; i < 40; i++)
-			ck_assert_int_eq(bot_kb_add_us(kb, nb, 5, noisy(4.0, (uint64_t)i + 7)), 0);
-		for (int i = 0; i < 40; i++)
-			ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
-		for (int i = 0; i < (many ? 24 : 5); i++)
-			ck_assert_int_eq(bot_kb_add_us(kb, KEY, 4, noisy(6.0, (uint64_t)i + 300)), 0);
+		add_noisy(kb, nb, 5, 40, 4.0, 7);
+		add_noisy(kb, KEY, 0, 40, 10.0, 0);
+		add_noisy(kb, KEY, 4, (many ? 24 : 5), 6.0, 300);
 		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
 		for (uint64_t r = 0; r < 32; r++) {
 			struct bot_shape sh = { 5, 8, 500, r };
@@ -1182,8 +1183,7 @@ START_TEST(test_safe_single_comm_lump)
 	unsigned guess[2] = { 0, 0 };
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
-	for (int i = 0; i < 20; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	add_noisy(kb, KEY, 0, 20, 10.0, 0);
 	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 20), 0);
 	for (int lumpy = 0; lumpy < 2; lumpy++)
 		for (uint64_t r = 0; r < 64; r++) {
@@ -1215,8 +1215,7 @@ START_TEST(test_safe_guess_lumps)
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
 	bot_policy_set(&p, "budget", 1.0);	/* every probe affordable */
-	for (int i = 0; i < 40; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	add_noisy(kb, KEY, 0, 40, 10.0, 0);
 	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
 	for (uint64_t r = 0; r < 400; r++) {
 		struct bot_shape s = { 42, 8, 100, r };
@@ -1269,10 +1268,8 @@ START_TEST(test_explore_spent)
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
 	ck_assert_uint_eq(bot_policy_explore_spent(&p, kb, KEY), 0);
-	for (int i = 0; i < 90; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
-	for (int i = 0; i < 10; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(14.0, (uint64_t)i + 500)), 0);
+	add_noisy(kb, KEY, 0, 90, 10.0, 0);
+	add_noisy(kb, KEY, 5, 10, 14.0, 500);
 	ck_assert_uint_eq(bot_policy_explore_spent(&p, kb, KEY), 0);
 	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 100), 0);
 	e = bot_policy_explore_spent(&p, kb, KEY);
@@ -1285,8 +1282,7 @@ START_TEST(test_explore_spent)
 	 * aside as an outlier, was paid for all the same: one call on an arm
 	 * 5x AUTO's costs at least 3 AUTO calls */
 	kb = make_kb();
-	for (int i = 0; i < 99; i++)
-		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, noisy(10.0, (uint64_t)i)), 0);
+	add_noisy(kb, KEY, 0, 99, 10.0, 0);
 	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 1, 50.0), 0);
 	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 100), 0);
 	ck_assert_uint_ge(bot_policy_explore_spent(&p, kb, KEY), 3 * 65536);

@@ -251,6 +251,15 @@ static void table_one(int arm)
 	tbl.nentries = 1;
 }
 
+/* table_one()'s entry probes arm on buckets [lo, hi). */
+static void table_probe(int arm, unsigned lo, unsigned hi)
+{
+	tbl.entries[0].plan.nprobe = 1;
+	tbl.entries[0].plan.probe[0].arm = (uint8_t)arm;
+	tbl.entries[0].plan.probe[0].lo = (uint16_t)lo;
+	tbl.entries[0].plan.probe[0].hi = (uint16_t)hi;
+}
+
 static void set_table(void)
 {
 	ck_assert_int_eq(bot_table_normalize(&tbl), 0);
@@ -828,10 +837,7 @@ START_TEST(test_probes)
 	int seen[2] = { 0, 0 };
 
 	table_one(exploit);
-	tbl.entries[0].plan.nprobe = 1;
-	tbl.entries[0].plan.probe[0].arm = (uint8_t)probe;
-	tbl.entries[0].plan.probe[0].lo = 0;
-	tbl.entries[0].plan.probe[0].hi = 128;
+	table_probe(probe, 0, 128);
 	set_table();
 	for (uint64_t comm = 1; comm <= 64; comm++) {
 		uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 16, 2);
@@ -1040,8 +1046,7 @@ START_TEST(test_two_ranks_same_decisions)
 	uint64_t r = 1;
 
 	table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
-	tbl.entries[0].plan.nprobe = 1;
-	tbl.entries[0].plan.probe[0] = (struct bot_probe){ ARM(BOT_ALGO_TREE, BOT_PROTO_SIMPLE), 0, 100 };
+	table_probe(ARM(BOT_ALGO_TREE, BOT_PROTO_SIMPLE), 0, 100);
 	set_table();
 	a = open5(COMM, 16, 2);
 	b = open5(COMM, 16, 2);
@@ -1857,12 +1862,8 @@ START_TEST(test_planned_auto_no_prior_probe)
 		tbl.version = (uint8_t)ver;
 		tbl.policy = BOT_POLICY_THOMPSON;
 		tbl.entries[0].plan.nchannels = 0;
-		if (withprobe) {
-			tbl.entries[0].plan.nprobe = 1;
-			tbl.entries[0].plan.probe[0].arm = (uint8_t)probe;
-			tbl.entries[0].plan.probe[0].lo = 128;
-			tbl.entries[0].plan.probe[0].hi = 256;
-		}
+		if (withprobe)
+			table_probe(probe, 128, 256);
 		set_table();
 		for (uint64_t k = 1; k <= 600; k++) {
 			uint64_t comm = k * 0x9e3779b97f4a7c15ULL;
@@ -1923,10 +1924,7 @@ START_TEST(test_probe_range_auto)
 	table_one(exploit);
 	tbl.policy = BOT_POLICY_THOMPSON;
 	tbl.entries[0].plan.nchannels = 0;
-	tbl.entries[0].plan.nprobe = 1;
-	tbl.entries[0].plan.probe[0].arm = BOT_ARM_AUTO;
-	tbl.entries[0].plan.probe[0].lo = 128;
-	tbl.entries[0].plan.probe[0].hi = 256;
+	table_probe(BOT_ARM_AUTO, 128, 256);
 	set_table();
 	for (uint64_t k = 1; k <= 400; k++) {
 		uint64_t comm = k * 0x9e3779b97f4a7c15ULL;
