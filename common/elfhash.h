@@ -3,7 +3,7 @@
  * dynamic loader computes them: the GNU hash (DT_GNU_HASH: h = h * 33 + c
  * from 5381) and the System V hash (DT_HASH). Used where a symbol is
  * looked up the loader's way: in a file by the rank library check
- * (learn/elf.c), in the loaded objects by the rank side (tuner/ncclver.c).
+ * (learn/elfread.c), in the loaded objects by the rank side (tuner/ncclver.c).
  * Header-only, integer operations only.
  */
 #ifndef BOT_COMMON_ELFHASH_H

@@ -1,7 +1,7 @@
 /*
  * spool.h - the spool file (doc/formats.md section 9, format v2; v1 still
  * read): what a rank process ran (its process record) and measured, written
- * by the rank-side library (tuner/spool.c) and read by tools (`nccl-bot
+ * by the rank-side library (tuner/spoolwriter.c) and read by tools (`nccl-bot
  * spool`, harvest, compact).
  *
  * Owns the on-disk layout: the 64-byte header, the 160-byte records, the

@@ -4,7 +4,7 @@
  * little-endian packing and unpacking of the header and records (the
  * process record, kind 3, by its own layout), and the range checks of a
  * measurement record and of a process record. No I/O and no allocation: libnccl-tuner-bot.so
- * links this file (its writer is tuner/spool.c) and not spool_read.c.
+ * links this file (its writer is tuner/spoolwriter.c) and not spool_read.c.
  */
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * opening a device can have side effects, a FIFO or a FUSE file can hang),
  * open it without following links and without blocking, make sure the open
  * file is the one looked at, and read its dynamic symbols through
- * learn/elf.c with pread(), so nothing is mapped or loaded.
+ * learn/elfread.c with pread(), so nothing is mapped or loaded.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "common/readall.h"
-#include "learn/elf.h"
+#include "learn/elfread.h"
 #include "learn/log.h"
 #include "learn/ranklib.h"
 

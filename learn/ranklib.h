@@ -9,7 +9,7 @@
  * must be absolute (NCCL resolves a bare name through its own search), name
  * a regular file, and be an ELF shared object for this machine that
  * exports the tuner plugin symbols this build's rank-side library exports
- * (tuner/exports.map). The file is read (learn/elf.h), never loaded: no
+ * (tuner/exports.map). The file is read (learn/elfread.h), never loaded: no
  * constructor of a user-named file runs in the tool, nor in the SPANK
  * plugin, which checks as root.
  */

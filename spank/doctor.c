@@ -19,7 +19,7 @@
 
 #include "common/le.h"
 #include "common/readall.h"
-#include "learn/elf.h"
+#include "learn/elfread.h"
 #include "learn/log.h"
 #include "learn/ranklib.h"
 #include "spank/args.h"

@@ -49,11 +49,11 @@ int bot_renv_has_table(void);
 int bot_renv_test_stuck_ns(uint64_t *stuck_ns);
 int bot_renv_test_pool_max(uint64_t *n);
 int bot_renv_test_no_quiet(void);
-/* The spool's rewrite period in ns (tuner/spool.h), at least 1 ms; *ns set
+/* The spool's rewrite period in ns (tuner/spoolwriter.h), at least 1 ms; *ns set
  * only when the variable is a valid number. */
 int bot_renv_test_spool_period_ns(uint64_t *ns);
 /* 1 only for "1": the spool behaves as if its writer thread could not be
- * started (tuner/spool.h). */
+ * started (tuner/spoolwriter.h). */
 int bot_renv_test_spool_no_thread(void);
 
 #endif

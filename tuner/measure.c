@@ -12,7 +12,7 @@
 #include "tuner/measure.h"
 #include "tuner/messages.h"
 #include "tuner/records.h"
-#include "tuner/spool.h"
+#include "tuner/spoolwriter.h"
 #include "tuner/windows.h"
 
 /* Whether this comm measures, and with what: from the step table when

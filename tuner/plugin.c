@@ -22,7 +22,7 @@
  * v4 (2.27) and v5/v6 (2.28+) have their own descriptor layouts, each read
  * by its own entry point.
  *
- * The spool's process record (tuner/spool.h): each successful tuner init
+ * The spool's process record (tuner/spoolwriter.h): each successful tuner init
  * (v2 included) is noted with its ABI version when NCCL_BOT_SPOOL is set,
  * each profiler init with its own (v6 has its init entry point for that
  * alone), and every tuner finalize has the file brought up to date.
@@ -38,7 +38,7 @@
 #include "tuner/nccl_abi.h"
 #include "tuner/ncclver.h"
 #include "tuner/records.h"
-#include "tuner/spool.h"
+#include "tuner/spoolwriter.h"
 #include "tuner/windows.h"
 
 /* ---- the process record (init and finalize only) --------------------------- */

@@ -3,7 +3,7 @@
  * never installed and never loaded: tuner/libpthread-link/libpthread.so.0
  * is built from it only to link libnccl-tuner-bot.so against (Makefile.inc).
  *
- * Why. The .so calls pthread_create (tuner/spool.c's writer thread) and
+ * Why. The .so calls pthread_create (tuner/spoolwriter.c's writer thread) and
  * must load on glibc 2.28, where pthread_create@@GLIBC_2.2.5 (x86-64;
  * GLIBC_2.17 on aarch64) is defined in libpthread.so.0 only. Linked on
  * glibc >= 2.34, where it lives in libc.so.6 (pthread_create@@GLIBC_2.34,

@@ -36,7 +36,7 @@
 #include "common/spool.h"
 #include "policies/context.h"
 #include "tuner/records.h"
-#include "tuner/spool.h"
+#include "tuner/spoolwriter.h"
 #include "tuner/util.h"
 
 #define TAG_COLL 0x6c6c6f632d746f62ull		/* "bot-coll" */

@@ -5,7 +5,7 @@
  * No pthread locks in the library: pthread symbols were re-versioned in
  * glibc 2.34, and libnccl-tuner-bot.so must load on glibc 2.28 (the one
  * pthread call, the spool's writer thread, is pinned to 2.28's version:
- * tuner/spool.c). The lock is a compiler-builtin test-and-set that yields
+ * tuner/spoolwriter.c). The lock is a compiler-builtin test-and-set that yields
  * while it waits; it guards only short, rare sections (init, window
  * transitions, record lists, the spool store), never getCollInfo's
  * decision.

@@ -27,7 +27,7 @@
 #include "policies/context.h"
 #include "tuner/link.h"
 #include "tuner/records.h"
-#include "tuner/spool.h"
+#include "tuner/spoolwriter.h"
 #include "tuner/util.h"
 #include "tuner/windows.h"
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_elf.c - fuzz target for the ELF reader of the rank library check
- * (learn/elf.c).
+ * (learn/elfread.c).
  *
  * The check reads files a user names, and later does so as root in the
  * SPANK plugin, so any bytes must give an answer without a crash, a hang or
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "learn/elf.h"
+#include "learn/elfread.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,7 +33,7 @@ struct mem {
 };
 
 /* At most this many reads per check: 9 names, each a few hundred chunk
- * reads at worst (learn/elf.c). */
+ * reads at worst (learn/elfread.c). */
 #define MAX_READS 20000
 
 static int mem_read(void *arg, uint64_t off, void *buf, size_t len)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-fuzz-elf.sh - automake test: the ELF reader's fuzz target
-# (tests/fuzz/fuzz_elf, the rank library check's learn/elf.c) over its seed
+# (tests/fuzz/fuzz_elf, the rank library check's learn/elfread.c) over its seed
 # corpus (tests/fuzz/make-corpus-elf.sh made it) and the standalone driver's
 # deterministic mutations. FUZZ_ITERATIONS and FUZZ_SEED pass through.
 srcdir=${srcdir:-.}

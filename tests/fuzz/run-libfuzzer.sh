@@ -35,7 +35,7 @@ settings)	src="$srcdir/common/settings.c $p/context.c"; corpus=corpus-settings ;
 delta)	src="$srcdir/common/delta.c $srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/spool_codec.c
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-delta ;;
-elf)	src="$srcdir/learn/elf.c"; corpus=corpus-elf; maxlen=16384 ;;
+elf)	src="$srcdir/learn/elfread.c"; corpus=corpus-elf; maxlen=16384 ;;
 ledger)	src="$srcdir/learn/ledger.c $srcdir/learn/log.c $srcdir/common/state.c $srcdir/common/readall.c
 		$srcdir/common/spool_codec.c $srcdir/common/writeall.c $srcdir/common/dirscan.c
 		$p/context.c $p/kb.c $p/stats.c"
@@ -65,7 +65,7 @@ spank_args|doctor)
 	# adds its own file and the spool directory checks
 	src="$srcdir/spank/args.c $srcdir/spank/decide.c $srcdir/spank/childread.c $srcdir/spank/fabricmap.c $srcdir/spank/submit.c
 		$srcdir/learn/siteconf.c $srcdir/learn/yamlin.c $srcdir/learn/hostlist.c $srcdir/learn/log.c $srcdir/learn/stepenv.c $srcdir/learn/compile.c $srcdir/learn/store.c
-		$srcdir/learn/ranklib.c $srcdir/learn/elf.c $srcdir/learn/crash.c $srcdir/learn/fabricdir.c
+		$srcdir/learn/ranklib.c $srcdir/learn/elfread.c $srcdir/learn/crash.c $srcdir/learn/fabricdir.c
 		$srcdir/learn/ledger.c $srcdir/learn/lock.c $srcdir/learn/merge.c $srcdir/common/settings.c
 		$srcdir/common/state.c $srcdir/common/readall.c $srcdir/common/writeall.c
 		$srcdir/common/dirscan.c $srcdir/common/delta.c $srcdir/common/table_encode.c

@@ -1,6 +1,6 @@
 /*
  * test_ranklib.c - the rank library check (learn/ranklib.h) and its ELF
- * reader (learn/elf.h).
+ * reader (learn/elfread.h).
  *
  * Accepted: the built rank-side library (and a link to it, resolved).
  * Refused, each with its reason: a relative path, a missing file, a
@@ -32,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "learn/elf.h"
+#include "learn/elfread.h"
 #include "learn/ranklib.h"
 #include "tests/unit/testutil.h"
 

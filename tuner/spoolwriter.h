@@ -1,5 +1,5 @@
 /*
- * spool.h - the rank-side spool writer: this process's measurements,
+ * spoolwriter.h - the rank-side spool writer: this process's measurements,
  * kept in bounded memory and rewritten as one cumulative file
  * $NCCL_BOT_SPOOL/nb-<hostname>-<pid>-<token>.spool (doc/formats.md section
  * 9; the token is unique per process and per instance of the library).
@@ -19,8 +19,8 @@
  * compared with the pid recorded at setup). Every failure only costs
  * learning: it is logged once, never returned to NCCL.
  */
-#ifndef BOT_TUNER_SPOOL_H
-#define BOT_TUNER_SPOOL_H
+#ifndef BOT_TUNER_SPOOLWRITER_H
+#define BOT_TUNER_SPOOLWRITER_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 /*
- * elf.h - a small, bounded reader of ELF64 little-endian shared objects.
+ * elfread.h - a small, bounded reader of ELF64 little-endian shared objects.
  *
  * Owns one question: would this machine's dynamic loader load the file as
  * a shared library, which of some names does it export the way dlsym()
@@ -20,8 +20,8 @@
  * memory, never a crash or a read out of bounds. 32-bit and big-endian
  * files are refused with that reason.
  */
-#ifndef BOT_LEARN_ELF_H
-#define BOT_LEARN_ELF_H
+#ifndef BOT_LEARN_ELFREAD_H
+#define BOT_LEARN_ELFREAD_H
 
 #include <stddef.h>
 #include <stdint.h>

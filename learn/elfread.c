@@ -1,6 +1,6 @@
 /*
- * elf.c - does a file export some names the way the dynamic loader would
- * find them (learn/elf.h)?
+ * elfread.c - does a file export some names the way the dynamic loader would
+ * find them (learn/elfread.h)?
  *
  * The walk: ELF header (64 bytes: magic, class, byte order, type, machine),
  * program headers (PT_LOAD segments map addresses to file offsets; the one
@@ -36,7 +36,7 @@
 #include "common/elfhash.h"
 #include "common/errf.h"
 #include "common/le.h"
-#include "learn/elf.h"
+#include "learn/elfread.h"
 
 #define EHDR_SIZE 64
 #define PHDR_SIZE 56

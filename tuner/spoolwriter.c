@@ -1,5 +1,5 @@
 /*
- * spool.c - the rank-side spool writer (tuner/spool.h, format in
+ * spoolwriter.c - the rank-side spool writer (tuner/spoolwriter.h, format in
  * common/spool.h and doc/formats.md section 9).
  *
  * Samples are stored already packed (160 B each) in chunks allocated as they
@@ -71,7 +71,7 @@
 #include "common/spool.h"
 #include "policies/context.h"
 #include "tuner/env.h"
-#include "tuner/spool.h"
+#include "tuner/spoolwriter.h"
 #include "tuner/util.h"
 
 #ifndef PACKAGE_VERSION
