@@ -646,6 +646,13 @@ static void demo_env(const struct demo_files *f, const char *dir, const char *sv
 	unsetenv("SLURM_CONF");
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int bot_cmd_demo(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -667,6 +674,13 @@ int bot_cmd_demo(int argc, char **argv)
 			keep = 1;
 			break;
 		case 's':
+			/* refused now, not after the cluster ran: the picture
+			 * is written last */
+			if (!*optarg || is_dir(optarg)) {
+				fprintf(stderr, "nccl-bot: demo: --svg '%s': want a file name%s\n",
+					optarg, *optarg ? ", not a directory" : "");
+				return 2;
+			}
 			svg_opt = optarg;
 			break;
 		case 'h':

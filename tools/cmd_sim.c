@@ -244,6 +244,20 @@ static int write_sweep(const char *path, const struct bot_sweep *sw)
 	return rc;
 }
 
+/* The options that take a value: any other word is unknown, also when no
+ * value follows it (not "missing value"). */
+static int sim_takes_value(const char *opt)
+{
+	static const char *const valued[] = { "--fabric", "--nodes", "--min-bytes", "--max-bytes",
+					      "--samples", "--seed", "--coll", "--output",
+					      "--data" };
+
+	for (size_t i = 0; i < sizeof(valued) / sizeof(valued[0]); i++)
+		if (!strcmp(opt, valued[i]))
+			return 1;
+	return 0;
+}
+
 int bot_cmd_sim(int argc, char **argv)
 {
 	const struct bot_fabric *fab[MAX_FABRICS];
@@ -262,6 +276,10 @@ int bot_cmd_sim(int argc, char **argv)
 		char *arg = argv[ai], *val = NULL, *eq;
 		char opt[64];
 
+		if (!strcmp(arg, "-h")) {
+			usage(stdout);
+			return 0;
+		}
 		if (strncmp(arg, "--", 2)) {
 			fprintf(stderr, "nccl-bot: sim: unexpected argument '%s' (see --help)\n", arg);
 			return 2;
@@ -287,6 +305,10 @@ int bot_cmd_sim(int argc, char **argv)
 			else
 				do_rep = 1;
 			continue;
+		}
+		if (!sim_takes_value(opt)) {
+			fprintf(stderr, "nccl-bot: sim: unknown option '%s' (see --help)\n", opt);
+			return 2;
 		}
 		if (!val) {
 			if (ai + 1 >= argc) {

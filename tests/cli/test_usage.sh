@@ -1,0 +1,66 @@
+#!/bin/sh
+# tests/cli/test_usage.sh - usage errors as a new user meets them: every
+# message starts with "nccl-bot: CMD:" (getopt's own too), an option is never
+# taken for a file or a value, a refused value is refused before any work
+# (the demo's --svg before its cluster starts).
+set -u
+top_srcdir=${top_srcdir:-${srcdir:-.}}
+bot=${NCCL_BOT:-./nccl-bot}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/cli/lib.sh"
+
+# getopt's messages (an unknown option, a missing value) name the command
+# after "nccl-bot:", as the command's own messages do.
+for cmd in env harvest "spool sweep" "state add" "state show" "state export" ship compact \
+	report fabric "fabric generate" demo replay sim doctor; do
+	# shellcheck disable=SC2086 # $cmd is one or two words
+	expect "$cmd: unknown option named with the command" 2 "^nccl-bot: $cmd: .*--frob" -- \
+		"$bot" $cmd --frob
+done
+for cmd in env "state add" ship compact report; do
+	# shellcheck disable=SC2086
+	expect "$cmd: missing value named with the command" 2 "^nccl-bot: $cmd: .*--state" -- \
+		"$bot" $cmd --state
+done
+
+# spool show has options too: --help, and an unknown one is a usage error,
+# not a missing file; "--" ends the options.
+expect "spool show --help" 0 "^usage: nccl-bot spool show" -- "$bot" spool show --help
+expect "spool show -h" 0 "^usage: nccl-bot spool show" -- "$bot" spool show -h
+expect "spool show --frob" 2 "^nccl-bot: spool show: unknown option '--frob'" -- \
+	"$bot" spool show --frob
+expect "spool show -- a missing file" 1 "^nccl-bot: spool show: -x: No such file" -- \
+	"$bot" spool show -- -x
+expect "spool show, options only" 2 "^usage:" -- "$bot" spool show --
+# spool show's rejections name the command too
+printf 'garbage\n' >"$tmp/bad.spool"
+expect "spool show: a rejected file named with the command" 1 \
+	"^nccl-bot: spool show: .*bad.spool: truncated" -- "$bot" spool show "$tmp/bad.spool"
+
+# sim: an unknown option is unknown also as the last word (not "missing
+# value"); -h is --help
+expect "sim: unknown last option" 2 "unknown option '--frob'" -- "$bot" sim --frob
+expect "sim -h" 0 "^usage: nccl-bot sim" -- "$bot" sim -h
+
+# compact --fabric takes a fabric name, as state does
+expect "compact --fabric ''" 2 "^nccl-bot: compact: --fabric '': want" -- \
+	"$bot" compact --state "$tmp" --fabric ''
+expect "compact --fabric UPPER" 2 "^nccl-bot: compact: --fabric 'UPPER': want" -- \
+	"$bot" compact --state "$tmp" --fabric UPPER
+expect "compact: the unexpected argument named" 2 "unexpected argument 'stray'" -- \
+	"$bot" compact --state "$tmp" stray
+
+# env --lib '' is a usage error naming the option
+expect "env --lib ''" 2 "^nccl-bot: env: --lib '': want" -- "$bot" env --prior-only --lib ''
+
+# demo --svg: a file name, refused before anything starts. PATH holds no
+# Slurm: without the check the demo would stop at its missing commands
+# (exit 1), never start a cluster.
+expect "demo --svg ''" 2 "^nccl-bot: demo: --svg '': want a file name" -- \
+	env PATH=/nonexistent "$bot" demo --svg ''
+expect "demo --svg DIR" 2 "^nccl-bot: demo: --svg '.*': want a file name, not a directory" -- \
+	env PATH=/nonexistent "$bot" demo --svg "$tmp"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
