@@ -2,7 +2,9 @@
 # tests/cli/test_usage.sh - usage errors as a new user meets them: every
 # message starts with "nccl-bot: CMD:" (getopt's own too), an option is never
 # taken for a file or a value, a refused value is refused before any work
-# (the demo's --svg before its cluster starts).
+# (the demo's --svg before its cluster starts), and paths in messages are
+# written as the user gave the directory ("spool/" does not become
+# "spool//x.spool").
 set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 bot=${NCCL_BOT:-./nccl-bot}
@@ -61,6 +63,25 @@ expect "demo --svg ''" 2 "^nccl-bot: demo: --svg '': want a file name" -- \
 	env PATH=/nonexistent "$bot" demo --svg ''
 expect "demo --svg DIR" 2 "^nccl-bot: demo: --svg '.*': want a file name, not a directory" -- \
 	env PATH=/nonexistent "$bot" demo --svg "$tmp"
+
+# A directory given with a trailing '/': one '/' before the file's name.
+mkdir "$tmp/sp" "$tmp/outbox" "$tmp/state"
+printf 'garbage\n' >"$tmp/sp/bad.spool"
+expect "harvest DIR/: one slash" 1 "sp/bad.spool: rejected" -- \
+	"$bot" harvest --fabric a --outbox "$tmp/outbox" "$tmp/sp/"
+expect "spool show DIR/: one slash" 1 "sp/bad.spool: truncated" -- "$bot" spool show "$tmp/sp/"
+expect "state add DIR/: one slash" 1 "sp/bad.spool: truncated" -- \
+	"$bot" state add --state "$tmp/state" --fabric a "$tmp/sp/"
+for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
+	"state add --state $tmp/state --fabric a"; do
+	# shellcheck disable=SC2086
+	"$bot" $c "$tmp/sp/" >"$tmp/out" 2>&1
+	if grep -q 'sp//' "$tmp/out"; then
+		bad "$c DIR/: a doubled slash"; sed 's/^/    /' "$tmp/out" | head -n 3
+	else
+		ok "$c DIR/: no doubled slash"
+	fi
+done
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
