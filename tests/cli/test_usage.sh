@@ -83,5 +83,28 @@ for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
 	fi
 done
 
+# Every long option of a subcommand's --help is in its man page: its section
+# of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
+# replay's section says that --help lists every option, so it is left out.
+for cmd in env harvest sim spool state report doctor fabric demo ship compact; do
+	case $cmd in
+	ship | compact) sed 's/\\-/-/g' "$top_srcdir/man/nccl-bot-$cmd.1" >"$tmp/man" ;;
+	*) sed 's/\\-/-/g' "$top_srcdir/man/nccl-bot.1" | awk -v c="$cmd" '
+		/^\.SH "nccl-bot / { on = ($0 == ".SH \"nccl-bot " c "\"") }
+		/^\.SH SYNOPSIS/ { syn = 1; next }
+		/^\.SH/ && !/nccl-bot/ { syn = 0 }
+		on || syn' >"$tmp/man" ;;
+	esac
+	missing=
+	for o in $("$bot" $cmd --help 2>&1 | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+		grep -qF -- "$o" "$tmp/man" || missing="$missing $o"
+	done
+	if [ -s "$tmp/man" ] && [ -z "$missing" ]; then
+		ok "$cmd: every option of --help is in the man page"
+	else
+		bad "$cmd: --help options not in the man page:$missing"
+	fi
+done
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
