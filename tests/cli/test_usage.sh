@@ -64,6 +64,17 @@ expect "demo --svg ''" 2 "^nccl-bot: demo: --svg '': want a file name" -- \
 expect "demo --svg DIR" 2 "^nccl-bot: demo: --svg '.*': want a file name, not a directory" -- \
 	env PATH=/nonexistent "$bot" demo --svg "$tmp"
 
+# harvest's numbers follow the settings grammar too (README: no blanks,
+# signs or leading zeros): --nodes 02 was taken as 2, --step 007 as 7
+mkdir -p "$tmp/empty" "$tmp/ob"
+for o in "--nodes 02" "--nodes +1" "--restart 01" "--step 007" "--nodes 4294967296"; do
+	# shellcheck disable=SC2086
+	expect "harvest $o refused" 2 "^nccl-bot: harvest: ${o%% *} '.*': want decimal" -- \
+		"$bot" harvest --outbox "$tmp/ob" --fabric a $o "$tmp/empty"
+done
+expect "harvest --step batch still taken" 1 "no spool file" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric a --step batch "$tmp/empty"
+
 # A directory given with a trailing '/': one '/' before the file's name.
 mkdir "$tmp/sp" "$tmp/outbox" "$tmp/state"
 printf 'garbage\n' >"$tmp/sp/bad.spool"
