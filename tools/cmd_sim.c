@@ -364,6 +364,20 @@ int bot_cmd_sim(int argc, char **argv)
 			(unsigned long long)o.min_bytes, (unsigned long long)o.max_bytes);
 		return 2;
 	}
+	{
+		/* sizes are powers of two: a range without one would be an
+		 * empty sweep (1 TiB at most: no overflow) */
+		uint64_t p2 = 1;
+
+		while (p2 < o.min_bytes)
+			p2 <<= 1;
+		if (p2 > o.max_bytes) {
+			fprintf(stderr, "nccl-bot: sim: --min-bytes %llu to --max-bytes %llu holds "
+				"no power of two (the message sizes simulated)\n",
+				(unsigned long long)o.min_bytes, (unsigned long long)o.max_bytes);
+			return 2;
+		}
+	}
 	if (do_list) {
 		list_fabrics(stdout);
 		return 0;

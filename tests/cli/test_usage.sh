@@ -44,6 +44,12 @@ expect "spool show: a rejected file named with the command" 1 \
 # value"); -h is --help
 expect "sim: unknown last option" 2 "unknown option '--frob'" -- "$bot" sim --frob
 expect "sim -h" 0 "^usage: nccl-bot sim" -- "$bot" sim -h
+# sim's sizes are powers of two: a range without one is refused, not an
+# empty sweep with exit 0
+expect "sim: a size range without a power of two" 2 "holds no power of two" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --coll allreduce --min-bytes 3 --max-bytes 3
+expect "sim: 3 to 4 holds 4" 0 "^h100-roce,allreduce,4," -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --coll allreduce --samples 1 --min-bytes 3 --max-bytes 4
 
 # compact --fabric takes a fabric name, as state does
 expect "compact --fabric ''" 2 "^nccl-bot: compact: --fabric '': want" -- \
