@@ -62,6 +62,8 @@ static int parse_size(const char *opt, const char *s, uint64_t *v)
 
 /* "1,2,4-8" -> node counts (ranges select entries of the default list);
  * each number decimal, 1..65535. */
+/* 0, -1 (not counts or ranges), or -2 (well formed, but its ranges hold no
+ * count of the default list) */
 static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 {
 	char buf[256], *tok, *save = NULL;
@@ -91,7 +93,7 @@ static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 			return -1;
 		out[(*n)++] = (unsigned)lo;
 	}
-	return *n ? 0 : -1;
+	return *n ? 0 : -2;
 }
 
 static int parse_colls(const char *s, unsigned *mask)
@@ -324,7 +326,12 @@ int bot_cmd_sim(int argc, char **argv)
 				return bad(opt, bn, "unknown fabric or family (see --list; families: "
 					   "builtin, alt, calibration)");
 		} else if (!strcmp(opt, "--nodes")) {
-			if (parse_nodes(val, nodes, &o.nnodes))
+			int pn = parse_nodes(val, nodes, &o.nnodes);
+
+			if (pn == -2)
+				return bad(opt, val, "its ranges hold no count of the default list "
+					   "1,2,3,4,6,8,12,16,24,32,48,64 (a count named alone, as 5, is simulated as it is)");
+			if (pn)
 				return bad(opt, val, "expected decimal counts 1..65535 or ranges "
 					   "like 4-8");
 			o.nodes = nodes;

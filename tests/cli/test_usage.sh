@@ -44,6 +44,10 @@ expect "spool show: a rejected file named with the command" 1 \
 # value"); -h is --help
 expect "sim: unknown last option" 2 "unknown option '--frob'" -- "$bot" sim --frob
 expect "sim -h" 0 "^usage: nccl-bot sim" -- "$bot" sim -h
+expect "sim: a node range without a count of the default list" 2 "hold no count of the default list" -- \
+	"$bot" sim --fabric h100-roce --nodes 5-5
+expect "sim: a bad node list is still that" 2 "expected decimal counts" -- \
+	"$bot" sim --fabric h100-roce --nodes x
 # sim's sizes are powers of two: a range without one is refused, not an
 # empty sweep with exit 0
 expect "sim: a size range without a power of two" 2 "holds no power of two" -- \
