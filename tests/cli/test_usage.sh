@@ -73,6 +73,8 @@ expect "demo --svg ''" 2 "^nccl-bot: demo: --svg '': want a file name" -- \
 	env PATH=/nonexistent "$bot" demo --svg ''
 expect "demo --svg DIR" 2 "^nccl-bot: demo: --svg '.*': want a file name, not a directory" -- \
 	env PATH=/nonexistent "$bot" demo --svg "$tmp"
+expect "demo --svg in a missing directory" 2 "^nccl-bot: demo: --svg '.*': .* is not a directory" -- \
+	env PATH=/nonexistent "$bot" demo --svg "$tmp/missing/demo.svg"
 
 # harvest's numbers follow the settings grammar too (README: no blanks,
 # signs or leading zeros): --nodes 02 was taken as 2, --step 007 as 7
