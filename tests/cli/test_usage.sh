@@ -106,6 +106,21 @@ for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
 	fi
 done
 
+# state rollback from a damaged `current` (its parent field changed): the
+# parent it names is not known, which is not "the chain was pruned at" a
+# snapshot that never existed
+mkdir "$tmp/rb"
+printf 'nccl-bot-state: 1\nfabric: a\nrounds: 0\nepoch: 0\nsources: []\ncontexts: []\n' >"$tmp/s0.yaml"
+sed 's/rounds: 0/rounds: 1/' "$tmp/s0.yaml" >"$tmp/s1.yaml"
+"$bot" state import --state "$tmp/rb" --fabric a "$tmp/s0.yaml" >/dev/null 2>&1
+"$bot" state import --state "$tmp/rb" --fabric a "$tmp/s1.yaml" >/dev/null 2>&1
+cur=$(cat "$tmp/rb/a/current")
+# the parent digest is the u64 at offset 96 (doc/formats.md section 12)
+printf 'X' | dd of="$tmp/rb/a/$cur" bs=1 seek=96 conv=notrunc 2>/dev/null
+expect "rollback from a damaged current: its parent not known" 1 "its parent is not known .*damaged.*--to" -- \
+	"$bot" state rollback --state "$tmp/rb" --fabric a
+if grep -q "pruned at" "$tmp/out"; then bad "rollback: no 'pruned at' a name never kept"; else ok "rollback: no 'pruned at' a name never kept"; fi
+
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
 # replay's section says that --help lists every option, so it is left out.
