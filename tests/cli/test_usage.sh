@@ -106,6 +106,16 @@ for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
 	fi
 done
 
+# ship_command of blanks alone names no program (split on blanks, the
+# delta's own path became the command): refused as an option and in the file
+mkdir "$tmp/sob"
+printf 'x' >"$tmp/sob/local.j1.0.0.n1.nbd"
+expect "ship --ship-command of blanks" 2 "^nccl-bot: ship: --ship-command '   ': .*no program" -- \
+	"$bot" ship --outbox "$tmp/sob" --ship-command '   '
+printf 'version: 1\nship_command: "  "\n' >"$tmp/sc.yaml"
+expect "ship_command of blanks in the site configuration" 2 "sc.yaml:2:[0-9]+: ship_command: .*no program" -- \
+	"$bot" ship --outbox "$tmp/sob" --config "$tmp/sc.yaml"
+
 # state rollback from a damaged `current` (its parent field changed): the
 # parent it names is not known, which is not "the chain was pruned at" a
 # snapshot that never existed
