@@ -311,21 +311,23 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* dir/name (name NULL: dir as given), opened later from dirfd. */
+/* dir/name (name NULL: dir as given; no second '/' after a dir given as
+ * "spool/"), opened later from dirfd. */
 static int push_path(struct bot_compile_paths *p, const char *dir, const char *name, int dirfd)
 {
 	size_t dlen = strlen(dir), len = dlen + (name ? strlen(name) + 1 : 0) + 1;
+	size_t sep = dlen && dir[dlen - 1] == '/' ? 0 : 1;
 
 	if (bot_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
 	    bot_grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
 	    !(p->v[p->n] = malloc(len)))
 		return -1;
 	if (name)
-		snprintf(p->v[p->n], len, "%s/%s", dir, name);
+		snprintf(p->v[p->n], len, "%s%s%s", dir, sep ? "/" : "", name);
 	else
 		memcpy(p->v[p->n], dir, len);
 	p->at[p->n].dirfd = dirfd;
-	p->at[p->n].name = name ? dlen + 1 : 0;
+	p->at[p->n].name = name ? dlen + sep : 0;
 	p->n++;
 	return 0;
 }

@@ -193,6 +193,15 @@ static int list_dir(struct listing *l, size_t i, size_t max)
 }
 
 /* The reason without the "PATH: " prefix the readers put on it. */
+/* What goes between a directory and a name in a message's path: nothing
+ * after a directory given as "spool/" or "/". */
+static const char *path_sep(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && dir[n - 1] == '/' ? "" : "/";
+}
+
 static const char *strip_path(const char *err, const char *path)
 {
 	size_t n = strlen(path);
@@ -231,7 +240,7 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	size_t len, first, rest;
 	int sfd, rc;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, e->name);
+	snprintf(path, sizeof(path), "%s%s%s", dir, path_sep(dir), e->name);
 	sfd = bot_open_at(dirfd, e->name, path, &rule, &st, err, sizeof(err));
 	if (sfd < 0 && req->on_file)
 		req->on_file(req->on_file_arg, NULL);
@@ -424,11 +433,12 @@ struct collect {
 
 static void file_path(const struct collect *c, const uint8_t *u, char *path, size_t len)
 {
+	const char *dir = c->req->src[bot_le_get16(u + 52)].dir;
 	char name[NAME_LEN];
 
 	memcpy(name, u + NAME_OFF, NAME_LEN - 1);
 	name[NAME_LEN - 1] = 0;
-	snprintf(path, len, "%s/%s", c->req->src[bot_le_get16(u + 52)].dir, name);
+	snprintf(path, len, "%s%s%s", dir, path_sep(dir), name);
 }
 
 static void reject(struct collect *c, const char *path, int why, const char *text)

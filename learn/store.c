@@ -550,10 +550,24 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 			return -1;
 		}
 		if (n < (size_t)steps + 1 || !v[steps].present) {
-			int pruned = n && !v[n - 1].present;
+			int pruned = n && !v[n - 1].present, damaged = 0;
 			size_t back = pruned ? n - 2 : n - 1;
+			char why[BOT_STATE_ERR_MAX];
+			struct bot_state cs;
 
-			if (pruned)
+			/* a missing parent named by a damaged `current` is no
+			 * pruning: its header cannot be trusted */
+			if (pruned) {
+				damaged = load_snap(dirfd, fdir, cur, fabric, &cs, why,
+						    sizeof(why)) < 0;
+				if (!damaged)
+					bot_state_free(&cs);
+			}
+			if (damaged)
+				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: its parent is "
+					     "not known (%s); name a kept snapshot to restore (--to; "
+					     "`state verify` lists them)", fdir, steps, cur, why);
+			else if (pruned)
 				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: only %zu older "
 					     "snapshot(s) kept (the chain was pruned at %s)", fdir,
 					     steps, cur, back, v[n - 1].name);

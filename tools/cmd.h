@@ -2,8 +2,9 @@
  * cmd.h - subcommands of the nccl-bot tool.
  *
  * Each subcommand is `int bot_cmd_NAME(int argc, char **argv)` with argv[0]
- * the subcommand's name; it returns the process exit status (0 success, 1
- * failure, 2 usage error) and prints its own messages, prefixed "nccl-bot:".
+ * "nccl-bot: NAME" (bot_cmd_progname); it returns the process exit status (0
+ * success, 1 failure, 2 usage error) and prints its own messages, prefixed
+ * "nccl-bot:".
  */
 #ifndef BOT_CMD_H
 #define BOT_CMD_H
@@ -26,6 +27,11 @@ int bot_cmd_fabric(int argc, char **argv);
 int bot_cmd_report(int argc, char **argv);
 int bot_cmd_doctor(int argc, char **argv);
 int bot_cmd_demo(int argc, char **argv);
+
+/* argv[0] becomes "nccl-bot: NAME" ("nccl-bot: state add"): getopt_long
+ * prints it before its own messages (an unknown option, a missing value),
+ * so that they start with "nccl-bot:" as every other message does. */
+void bot_cmd_progname(char **argv, const char *name);
 
 /* What learn/ reports, on stderr: "nccl-bot: <arg>: <msg>", arg being the
  * command's name as a string ("env", "state add"). For struct bot_log. */

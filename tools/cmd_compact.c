@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "cmd.h"
+#include "common/state.h"
 #include "learn/compact.h"
 #include "learn/metrics.h"
 #include "tools/progress.h"
@@ -244,6 +245,13 @@ int bot_cmd_compact(int argc, char **argv)
 			conf.wait = 1;
 			break;
 		case 'f':
+			if (!bot_state_fabric_ok(optarg)) {
+				fprintf(stderr, "nccl-bot: compact: --fabric '%s': want "
+					"[a-z0-9][a-z0-9._-]{0,63}\n", optarg);
+				free(only);
+				free(ov);
+				return 2;
+			}
 			only[nonly++] = optarg;
 			break;
 		case 'n':
@@ -274,7 +282,7 @@ int bot_cmd_compact(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "nccl-bot: compact: unexpected argument\n");
+		fprintf(stderr, "nccl-bot: compact: unexpected argument '%s'\n", argv[optind]);
 		compact_usage(stderr);
 		free(only);
 		free(ov);

@@ -646,6 +646,13 @@ static void demo_env(const struct demo_files *f, const char *dir, const char *sv
 	unsetenv("SLURM_CONF");
 }
 
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int bot_cmd_demo(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -667,6 +674,13 @@ int bot_cmd_demo(int argc, char **argv)
 			keep = 1;
 			break;
 		case 's':
+			/* refused now, not after the cluster ran: the picture
+			 * is written last */
+			if (!*optarg || is_dir(optarg)) {
+				fprintf(stderr, "nccl-bot: demo: --svg '%s': want a file name%s\n",
+					optarg, *optarg ? ", not a directory" : "");
+				return 2;
+			}
 			svg_opt = optarg;
 			break;
 		case 'h':
@@ -682,14 +696,29 @@ int bot_cmd_demo(int argc, char **argv)
 		demo_usage(stderr);
 		return 2;
 	}
-	if (demo_find_files(&f) || demo_check(&f))
-		return 1;
 	if (svg_opt[0] == '/' || !getcwd(cwd, sizeof(cwd)))
 		snprintf(svg, sizeof(svg), "%s", svg_opt);
 	else if (snprintf(svg, sizeof(svg), "%s/%s", cwd, svg_opt) >= (int)sizeof(svg)) {
 		fprintf(stderr, "nccl-bot: demo: --svg: the path is too long\n");
 		return 2;
 	}
+	{
+		/* the picture's directory must exist now, not after the jobs */
+		char parent[PATH_MAX], *slash;
+
+		snprintf(parent, sizeof(parent), "%s", svg);
+		slash = strrchr(parent, '/');
+		if (slash) {
+			slash[slash == parent ? 1 : 0] = 0;
+			if (!is_dir(parent)) {
+				fprintf(stderr, "nccl-bot: demo: --svg '%s': %s is not a directory\n",
+					svg_opt, parent);
+				return 2;
+			}
+		}
+	}
+	if (demo_find_files(&f) || demo_check(&f))
+		return 1;
 	if (snprintf(dir, sizeof(dir), "%s/nccl-bot-demo.XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
 		    (int)sizeof(dir) ||
 	    !mkdtemp(dir)) {

@@ -174,6 +174,11 @@ int bot_cmd_env(int argc, char **argv)
 							 rc, bad);
 			break;
 		case 'l':
+			if (!*optarg) {
+				fprintf(stderr, "nccl-bot: env: --lib '': want the rank-side "
+					"library's path (empty)\n");
+				return 2;
+			}
 			lib = optarg;
 			break;
 		case 'n':

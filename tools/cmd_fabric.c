@@ -470,8 +470,10 @@ static int show(int argc, char **argv)
 
 int bot_cmd_fabric(int argc, char **argv)
 {
-	if (argc >= 2 && !strcmp(argv[1], "generate"))
+	if (argc >= 2 && !strcmp(argv[1], "generate")) {
+		bot_cmd_progname(argv + 1, "fabric generate");
 		return generate(argc - 1, argv + 1);
+	}
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		fabric_usage(stdout);
 		return 0;

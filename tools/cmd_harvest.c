@@ -70,19 +70,17 @@ static void harvest_usage(FILE *f)
 }
 
 /* A decimal u32 in [lo, hi]: 0, or -1. */
+/* A number of the settings grammar (common/settings.h: decimal digits, no
+ * sign, blank or leading zero) within [lo, hi]: 0, or its error (ERANGE,
+ * EINVAL, ...: bot_set_strerror). */
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
-	unsigned long long v;
-	char *end;
+	uint64_t v;
+	int rc = bot_set_range(s, lo, hi, &v);
 
-	if (!*s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < lo || v > hi)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
+	if (!rc)
+		*out = (uint32_t)v;
+	return rc;
 }
 
 static int parse_step(const char *s, uint32_t *out)
@@ -264,17 +262,22 @@ int bot_cmd_harvest(int argc, char **argv)
 				return bad_opt("--node", optarg, "[A-Za-z0-9._-]{1,63}");
 			break;
 		case 'r':
-			if (parse_u32(optarg, 0, UINT32_MAX, &id->restart) < 0)
-				return bad_opt("--restart", optarg, "a count 0..4294967295");
+			if ((rc = parse_u32(optarg, 0, UINT32_MAX, &id->restart)))
+				return bot_cmd_bad_value("harvest", "--restart", optarg,
+							 BOT_SET_NUMBER, "from 0 to 4294967295", rc,
+							 0);
 			break;
 		case 's':
-			if (parse_step(optarg, &id->step) < 0)
-				return bad_opt("--step", optarg, "0..4294967280, batch, extern or "
-					       "interactive");
+			if ((rc = parse_step(optarg, &id->step)))
+				return bot_cmd_bad_value("harvest", "--step", optarg, BOT_SET_NUMBER,
+							 "from 0 to 4294967280, or batch, extern, "
+							 "interactive", rc, 0);
 			break;
 		case 'N':
-			if (parse_u32(optarg, 1, UINT32_MAX, &id->step_nodes) < 0)
-				return bad_opt("--nodes", optarg, "a count >= 1");
+			if ((rc = parse_u32(optarg, 1, UINT32_MAX, &id->step_nodes)))
+				return bot_cmd_bad_value("harvest", "--nodes", optarg,
+							 BOT_SET_NUMBER, "from 1 to 4294967295", rc,
+							 0);
 			break;
 		case 'C':
 			config = optarg;

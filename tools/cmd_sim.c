@@ -62,6 +62,8 @@ static int parse_size(const char *opt, const char *s, uint64_t *v)
 
 /* "1,2,4-8" -> node counts (ranges select entries of the default list);
  * each number decimal, 1..65535. */
+/* 0, -1 (not counts or ranges), or -2 (well formed, but its ranges hold no
+ * count of the default list) */
 static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 {
 	char buf[256], *tok, *save = NULL;
@@ -91,7 +93,7 @@ static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 			return -1;
 		out[(*n)++] = (unsigned)lo;
 	}
-	return *n ? 0 : -1;
+	return *n ? 0 : -2;
 }
 
 static int parse_colls(const char *s, unsigned *mask)
@@ -244,6 +246,20 @@ static int write_sweep(const char *path, const struct bot_sweep *sw)
 	return rc;
 }
 
+/* The options that take a value: any other word is unknown, also when no
+ * value follows it (not "missing value"). */
+static int sim_takes_value(const char *opt)
+{
+	static const char *const valued[] = { "--fabric", "--nodes", "--min-bytes", "--max-bytes",
+					      "--samples", "--seed", "--coll", "--output",
+					      "--data" };
+
+	for (size_t i = 0; i < sizeof(valued) / sizeof(valued[0]); i++)
+		if (!strcmp(opt, valued[i]))
+			return 1;
+	return 0;
+}
+
 int bot_cmd_sim(int argc, char **argv)
 {
 	const struct bot_fabric *fab[MAX_FABRICS];
@@ -262,6 +278,10 @@ int bot_cmd_sim(int argc, char **argv)
 		char *arg = argv[ai], *val = NULL, *eq;
 		char opt[64];
 
+		if (!strcmp(arg, "-h")) {
+			usage(stdout);
+			return 0;
+		}
 		if (strncmp(arg, "--", 2)) {
 			fprintf(stderr, "nccl-bot: sim: unexpected argument '%s' (see --help)\n", arg);
 			return 2;
@@ -288,6 +308,10 @@ int bot_cmd_sim(int argc, char **argv)
 				do_rep = 1;
 			continue;
 		}
+		if (!sim_takes_value(opt)) {
+			fprintf(stderr, "nccl-bot: sim: unknown option '%s' (see --help)\n", opt);
+			return 2;
+		}
 		if (!val) {
 			if (ai + 1 >= argc) {
 				fprintf(stderr, "nccl-bot: sim: %s: missing value\n", opt);
@@ -302,7 +326,12 @@ int bot_cmd_sim(int argc, char **argv)
 				return bad(opt, bn, "unknown fabric or family (see --list; families: "
 					   "builtin, alt, calibration)");
 		} else if (!strcmp(opt, "--nodes")) {
-			if (parse_nodes(val, nodes, &o.nnodes))
+			int pn = parse_nodes(val, nodes, &o.nnodes);
+
+			if (pn == -2)
+				return bad(opt, val, "its ranges hold no count of the default list "
+					   "1,2,3,4,6,8,12,16,24,32,48,64 (a count named alone, as 5, is simulated as it is)");
+			if (pn)
 				return bad(opt, val, "expected decimal counts 1..65535 or ranges "
 					   "like 4-8");
 			o.nodes = nodes;
@@ -341,6 +370,20 @@ int bot_cmd_sim(int argc, char **argv)
 		fprintf(stderr, "nccl-bot: sim: --min-bytes %llu is above --max-bytes %llu\n",
 			(unsigned long long)o.min_bytes, (unsigned long long)o.max_bytes);
 		return 2;
+	}
+	{
+		/* sizes are powers of two: a range without one would be an
+		 * empty sweep (1 TiB at most: no overflow) */
+		uint64_t p2 = 1;
+
+		while (p2 < o.min_bytes)
+			p2 <<= 1;
+		if (p2 > o.max_bytes) {
+			fprintf(stderr, "nccl-bot: sim: --min-bytes %llu to --max-bytes %llu holds "
+				"no power of two (the message sizes simulated)\n",
+				(unsigned long long)o.min_bytes, (unsigned long long)o.max_bytes);
+			return 2;
+		}
 	}
 	if (do_list) {
 		list_fabrics(stdout);

@@ -73,7 +73,7 @@ static int show_one(const struct bot_compile_paths *list, size_t fi)
 	const struct bot_spool_rec *proc = NULL;
 
 	if (bot_compile_read_file(list, fi, &f, err, sizeof(err)) < 0) {
-		fprintf(stderr, "nccl-bot: %s (rejected)\n", err);
+		fprintf(stderr, "nccl-bot: spool show: %s (rejected)\n", err);
 		return 1;
 	}
 	for (uint64_t i = 0; i < f.hdr.nrecords; i++) {
@@ -213,16 +213,37 @@ int bot_cmd_spool(int argc, char **argv)
 		return argc < 2 ? 2 : 0;
 	}
 	if (!strcmp(argv[1], "show")) {
-		if (argc < 3) {
+		/* show takes no option: --help is the usage, any other word
+		 * starting with '-' a usage error rather than a file name
+		 * ("--" ends the options; ./-x names a file -x). */
+		int i = 2, paths = 0;
+
+		for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+			if (!strcmp(argv[i], "--")) {
+				i++;
+				break;
+			}
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				spool_usage(stdout);
+				return 0;
+			}
+			fprintf(stderr, "nccl-bot: spool show: unknown option '%s' (a file of that "
+				"name: ./%s)\n", argv[i], argv[i]);
 			spool_usage(stderr);
 			return 2;
 		}
-		for (int i = 2; i < argc; i++)
+		for (; i < argc; i++, paths++)
 			rc |= show_path(argv[i]);
+		if (!paths) {
+			spool_usage(stderr);
+			return 2;
+		}
 		return rc;
 	}
-	if (!strcmp(argv[1], "sweep"))
+	if (!strcmp(argv[1], "sweep")) {
+		bot_cmd_progname(argv + 1, "spool sweep");
 		return cmd_sweep(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "nccl-bot: spool: unknown action '%s'\n", argv[1]);
 	spool_usage(stderr);
 	return 2;

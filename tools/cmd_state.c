@@ -355,6 +355,12 @@ int bot_cmd_state(int argc, char **argv)
 			"verify, rollback or quarantine)\n", verb);
 		return 2;
 	}
+	{
+		char name[32];
+
+		snprintf(name, sizeof(name), "state %s", verb);
+		bot_cmd_progname(argv + 1, name);
+	}
 	if (o.dir && !*o.dir)
 		o.dir = NULL;
 	optind = 1;

@@ -35,6 +35,14 @@ static const struct subcommand subcommands[] = {
 	{ "demo", bot_cmd_demo, "two emulated jobs on a throwaway local Slurm cluster: the second learns (root)" },
 };
 
+void bot_cmd_progname(char **argv, const char *name)
+{
+	static char buf[80];
+
+	snprintf(buf, sizeof(buf), "nccl-bot: %s", name);
+	argv[0] = buf;
+}
+
 void bot_cmd_log(void *arg, int level, const char *msg)
 {
 	(void)level;
@@ -77,8 +85,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		if (!strcmp(argv[1], subcommands[i].name))
+		if (!strcmp(argv[1], subcommands[i].name)) {
+			bot_cmd_progname(argv + 1, subcommands[i].name);
 			return subcommands[i].run(argc - 1, argv + 1);
+		}
 	fprintf(stderr, "nccl-bot: unknown subcommand '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

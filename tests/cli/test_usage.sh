@@ -1,0 +1,158 @@
+#!/bin/sh
+# tests/cli/test_usage.sh - usage errors as a new user meets them: every
+# message starts with "nccl-bot: CMD:" (getopt's own too), an option is never
+# taken for a file or a value, a refused value is refused before any work
+# (the demo's --svg before its cluster starts), and paths in messages are
+# written as the user gave the directory ("spool/" does not become
+# "spool//x.spool").
+set -u
+top_srcdir=${top_srcdir:-${srcdir:-.}}
+bot=${NCCL_BOT:-./nccl-bot}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$top_srcdir/tests/cli/lib.sh"
+
+# getopt's messages (an unknown option, a missing value) name the command
+# after "nccl-bot:", as the command's own messages do.
+for cmd in env harvest "spool sweep" "state add" "state show" "state export" ship compact \
+	report fabric "fabric generate" demo replay sim doctor; do
+	# shellcheck disable=SC2086 # $cmd is one or two words
+	expect "$cmd: unknown option named with the command" 2 "^nccl-bot: $cmd: .*--frob" -- \
+		"$bot" $cmd --frob
+done
+for cmd in env "state add" ship compact report; do
+	# shellcheck disable=SC2086
+	expect "$cmd: missing value named with the command" 2 "^nccl-bot: $cmd: .*--state" -- \
+		"$bot" $cmd --state
+done
+
+# spool show has options too: --help, and an unknown one is a usage error,
+# not a missing file; "--" ends the options.
+expect "spool show --help" 0 "^usage: nccl-bot spool show" -- "$bot" spool show --help
+expect "spool show -h" 0 "^usage: nccl-bot spool show" -- "$bot" spool show -h
+expect "spool show --frob" 2 "^nccl-bot: spool show: unknown option '--frob'" -- \
+	"$bot" spool show --frob
+expect "spool show -- a missing file" 1 "^nccl-bot: spool show: -x: No such file" -- \
+	"$bot" spool show -- -x
+expect "spool show, options only" 2 "^usage:" -- "$bot" spool show --
+# spool show's rejections name the command too
+printf 'garbage\n' >"$tmp/bad.spool"
+expect "spool show: a rejected file named with the command" 1 \
+	"^nccl-bot: spool show: .*bad.spool: truncated" -- "$bot" spool show "$tmp/bad.spool"
+
+# sim: an unknown option is unknown also as the last word (not "missing
+# value"); -h is --help
+expect "sim: unknown last option" 2 "unknown option '--frob'" -- "$bot" sim --frob
+expect "sim -h" 0 "^usage: nccl-bot sim" -- "$bot" sim -h
+expect "sim: a node range without a count of the default list" 2 "hold no count of the default list" -- \
+	"$bot" sim --fabric h100-roce --nodes 5-5
+expect "sim: a bad node list is still that" 2 "expected decimal counts" -- \
+	"$bot" sim --fabric h100-roce --nodes x
+# sim's sizes are powers of two: a range without one is refused, not an
+# empty sweep with exit 0
+expect "sim: a size range without a power of two" 2 "holds no power of two" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --coll allreduce --min-bytes 3 --max-bytes 3
+expect "sim: 3 to 4 holds 4" 0 "^h100-roce,allreduce,4," -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --coll allreduce --samples 1 --min-bytes 3 --max-bytes 4
+
+# compact --fabric takes a fabric name, as state does
+expect "compact --fabric ''" 2 "^nccl-bot: compact: --fabric '': want" -- \
+	"$bot" compact --state "$tmp" --fabric ''
+expect "compact --fabric UPPER" 2 "^nccl-bot: compact: --fabric 'UPPER': want" -- \
+	"$bot" compact --state "$tmp" --fabric UPPER
+expect "compact: the unexpected argument named" 2 "unexpected argument 'stray'" -- \
+	"$bot" compact --state "$tmp" stray
+
+# env --lib '' is a usage error naming the option
+expect "env --lib ''" 2 "^nccl-bot: env: --lib '': want" -- "$bot" env --prior-only --lib ''
+
+# demo --svg: a file name, refused before anything starts. PATH holds no
+# Slurm: without the check the demo would stop at its missing commands
+# (exit 1), never start a cluster.
+expect "demo --svg ''" 2 "^nccl-bot: demo: --svg '': want a file name" -- \
+	env PATH=/nonexistent "$bot" demo --svg ''
+expect "demo --svg DIR" 2 "^nccl-bot: demo: --svg '.*': want a file name, not a directory" -- \
+	env PATH=/nonexistent "$bot" demo --svg "$tmp"
+expect "demo --svg in a missing directory" 2 "^nccl-bot: demo: --svg '.*': .* is not a directory" -- \
+	env PATH=/nonexistent "$bot" demo --svg "$tmp/missing/demo.svg"
+
+# harvest's numbers follow the settings grammar too (README: no blanks,
+# signs or leading zeros): --nodes 02 was taken as 2, --step 007 as 7
+mkdir -p "$tmp/empty" "$tmp/ob"
+for o in "--nodes 02" "--nodes +1" "--restart 01" "--step 007" "--nodes 4294967296"; do
+	# shellcheck disable=SC2086
+	expect "harvest $o refused" 2 "^nccl-bot: harvest: ${o%% *} '.*': want decimal" -- \
+		"$bot" harvest --outbox "$tmp/ob" --fabric a $o "$tmp/empty"
+done
+expect "harvest --step batch still taken" 1 "no spool file" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric a --step batch "$tmp/empty"
+
+# A directory given with a trailing '/': one '/' before the file's name.
+mkdir "$tmp/sp" "$tmp/outbox" "$tmp/state"
+printf 'garbage\n' >"$tmp/sp/bad.spool"
+expect "harvest DIR/: one slash" 1 "sp/bad.spool: rejected" -- \
+	"$bot" harvest --fabric a --outbox "$tmp/outbox" "$tmp/sp/"
+expect "spool show DIR/: one slash" 1 "sp/bad.spool: truncated" -- "$bot" spool show "$tmp/sp/"
+expect "state add DIR/: one slash" 1 "sp/bad.spool: truncated" -- \
+	"$bot" state add --state "$tmp/state" --fabric a "$tmp/sp/"
+for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
+	"state add --state $tmp/state --fabric a"; do
+	# shellcheck disable=SC2086
+	"$bot" $c "$tmp/sp/" >"$tmp/out" 2>&1
+	if grep -q 'sp//' "$tmp/out"; then
+		bad "$c DIR/: a doubled slash"; sed 's/^/    /' "$tmp/out" | head -n 3
+	else
+		ok "$c DIR/: no doubled slash"
+	fi
+done
+
+# ship_command of blanks alone names no program (split on blanks, the
+# delta's own path became the command): refused as an option and in the file
+mkdir "$tmp/sob"
+printf 'x' >"$tmp/sob/local.j1.0.0.n1.nbd"
+expect "ship --ship-command of blanks" 2 "^nccl-bot: ship: --ship-command '   ': .*no program" -- \
+	"$bot" ship --outbox "$tmp/sob" --ship-command '   '
+printf 'version: 1\nship_command: "  "\n' >"$tmp/sc.yaml"
+expect "ship_command of blanks in the site configuration" 2 "sc.yaml:2:[0-9]+: ship_command: .*no program" -- \
+	"$bot" ship --outbox "$tmp/sob" --config "$tmp/sc.yaml"
+
+# state rollback from a damaged `current` (its parent field changed): the
+# parent it names is not known, which is not "the chain was pruned at" a
+# snapshot that never existed
+mkdir "$tmp/rb"
+printf 'nccl-bot-state: 1\nfabric: a\nrounds: 0\nepoch: 0\nsources: []\ncontexts: []\n' >"$tmp/s0.yaml"
+sed 's/rounds: 0/rounds: 1/' "$tmp/s0.yaml" >"$tmp/s1.yaml"
+"$bot" state import --state "$tmp/rb" --fabric a "$tmp/s0.yaml" >/dev/null 2>&1
+"$bot" state import --state "$tmp/rb" --fabric a "$tmp/s1.yaml" >/dev/null 2>&1
+cur=$(cat "$tmp/rb/a/current")
+# the parent digest is the u64 at offset 96 (doc/formats.md section 12)
+printf 'X' | dd of="$tmp/rb/a/$cur" bs=1 seek=96 conv=notrunc 2>/dev/null
+expect "rollback from a damaged current: its parent not known" 1 "its parent is not known .*damaged.*--to" -- \
+	"$bot" state rollback --state "$tmp/rb" --fabric a
+if grep -q "pruned at" "$tmp/out"; then bad "rollback: no 'pruned at' a name never kept"; else ok "rollback: no 'pruned at' a name never kept"; fi
+
+# Every long option of a subcommand's --help is in its man page: its section
+# of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
+# replay's section says that --help lists every option, so it is left out.
+for cmd in env harvest sim spool state report doctor fabric demo ship compact; do
+	case $cmd in
+	ship | compact) sed 's/\\-/-/g' "$top_srcdir/man/nccl-bot-$cmd.1" >"$tmp/man" ;;
+	*) sed 's/\\-/-/g' "$top_srcdir/man/nccl-bot.1" | awk -v c="$cmd" '
+		/^\.SH "nccl-bot / { on = ($0 == ".SH \"nccl-bot " c "\"") }
+		/^\.SH SYNOPSIS/ { syn = 1; next }
+		/^\.SH/ && !/nccl-bot/ { syn = 0 }
+		on || syn' >"$tmp/man" ;;
+	esac
+	missing=
+	for o in $("$bot" $cmd --help 2>&1 | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+		grep -qF -- "$o" "$tmp/man" || missing="$missing $o"
+	done
+	if [ -s "$tmp/man" ] && [ -z "$missing" ]; then
+		ok "$cmd: every option of --help is in the man page"
+	else
+		bad "$cmd: --help options not in the man page:$missing"
+	fi
+done
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
