@@ -123,6 +123,24 @@ static const struct bot_policy_params defaults = {
 #define SAFE_LUMP	0.05
 #endif
 
+/* The worst-case lump rule (safe_clip, doc/policies.md): where a probe is a
+ * lump, an arm without samples here that NCCL's cost model rates more than
+ * SAFE_TRUST times AUTO's arm is probed only while one communicator's round
+ * on it would cost at most SAFE_WORST_CAP of the context's calls so far (this
+ * round included) even if the arm were SAFE_WORST_K times slower than the
+ * model says. Chosen on replay seed 0 (built-in fabrics, jobs and epochs
+ * modes, and the real data: an arm the model put at 2.0x was 5.25x on
+ * aws-g5-a10g), then checked on all 15 seed pairs. */
+#ifndef SAFE_TRUST
+#define SAFE_TRUST	1.6
+#endif
+#ifndef SAFE_WORST_K
+#define SAFE_WORST_K	2.5
+#endif
+#ifndef SAFE_WORST_CAP
+#define SAFE_WORST_CAP	0.02
+#endif
+
 /* The policy whose planner a -free variant uses. */
 static int base_id(int id)
 {
@@ -1121,6 +1139,28 @@ static unsigned guess_width(uint32_t nc)
 	return lo;
 }
 
+/* The worst-case lump rule (SAFE_TRUST): may arm b, without samples here,
+ * be probed on lumps of `lump` calls (one communicator's round) by a context
+ * with `calls` calls so far, this round included? Yes when NCCL's own cost
+ * model rates it within SAFE_TRUST of AUTO's arm, or when even SAFE_WORST_K
+ * times the model's ratio would cost at most SAFE_WORST_CAP of those calls.
+ * The ratio is the cost model's as NCCL gave it, never the one corrected by
+ * neighbours: a correction borrowed from other sizes is what made an arm
+ * truly 5.25x slower look 1.16x (aws-g5-a10g, real data). The budget's
+ * charge (safe_excess) is an expected cost; this bounds one bad surprise. */
+static int worst_ok(const struct view *v, const struct belief *b, double lump, double calls)
+{
+	double pa = (double)v->ctx->prior[v->auto_arm], pb = (double)v->ctx->prior[b->arm];
+	double ratio;
+
+	if (!(pa > 0) || !(pb >= 0))
+		return 0;
+	ratio = pb / pa;
+	if (ratio <= SAFE_TRUST)
+		return 1;
+	return lump * (ratio * SAFE_WORST_K - 1.0) <= SAFE_WORST_CAP * calls;
+}
+
 /* What the context has spent and earned: *spent = the pessimistic net
  * excess of its measured calls over AUTO's arm (the gross excess, at least
  * the state's `explore`, less the pessimistic savings) and *base = the calls
@@ -1170,6 +1210,40 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 	return 0;
 }
 
+/* Calls so far (*n, as safe_history counts them) and this round's (*r), in
+ * the same unit. -1 when AUTO's arm is not in the view. */
+static int safe_calls(const struct view *v, const struct bot_shape *s, double *n, double *r)
+{
+	double spent, gross, la, rate;
+	int am;
+
+	if (safe_history(v, &spent, &gross, n, &la, &rate, &am) < 0)
+		return -1;
+	*r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
+	if (!v->ctx->calls)
+		*r *= rate;
+	return 0;
+}
+
+/* Where probes are lumps, an arm the worst-case lump rule forbids now is no
+ * candidate for the planner: a policy that kept proposing it (a cold
+ * policy's optimism about an arm without samples) would have it dropped by
+ * safe_clip round after round and starve the arms it could try. */
+static void worst_filter(struct view *v, const struct bot_shape *s)
+{
+	double n, r, lump;
+
+	if (!(s->ncomms > 1 || s->calls > 1) || safe_calls(v, s, &n, &r) < 0)
+		return;
+	lump = r / (double)(s->ncomms ? s->ncomms : 1);
+	for (int i = 0; i < v->nb; i++) {
+		struct belief *x = &v->b[i];
+
+		if (!x->n && x->arm != v->auto_arm && !worst_ok(v, x, lump, n + r))
+			x->plausible = 0;
+	}
+}
+
 /* Clip a plan to the budget: with R the calls of this round, S the net
  * spent excess and N the calls so far, keep S + R * (plan's excess per call)
  * <= budget * (N + R). The exploit falls back to AUTO when it alone does
@@ -1187,13 +1261,11 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	int arm[BOT_MAX_PROBES + 1], am;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
 
-	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
+	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0 ||
+	    safe_calls(v, s, &n, &r) < 0) {
 		plan_auto(out);
 		return;
 	}
-	r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
-	if (!v->ctx->calls)
-		r *= rate;
 	slack = p->par.budget * (n + r) - spent;
 	b = view_arm(v, out->exploit);
 	ex = b ? safe_excess(v, b, la, am) : INFINITY;
@@ -1254,6 +1326,8 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
+		if (unit > 0 && !b->n && arm[i] != v->auto_arm && !worst_ok(v, b, r * unit, n + r))
+			continue;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
 		if (unit > 0 && (!b->n || !am) && arm[i] != v->auto_arm) {
@@ -1361,6 +1435,8 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		}
 	} else if (build_view(p, kb, memo, key, cold, &v) < 0) {
 		return 0;
+	} else if (isfinite(p->par.budget)) {
+		worst_filter(&v, shape);
 	}
 	switch (id) {
 	case BOT_POLICY_AUTO:
