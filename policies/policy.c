@@ -20,7 +20,9 @@
  *
  * Arms are "plausible" when supported (cost entry >= 0) and their prior is
  * within `plausible` times the best prior, or their posterior is already
- * that competitive; nothing else is ever planned. The exploit arm is the
+ * that competitive, and, where a probe is a lump, when the worst-case lump
+ * rule does not forbid them this round (worst_filter; safe_clip below);
+ * nothing else is ever planned. The exploit arm is the
  * lowest posterior mean. Probes are ranges of the 256 probe buckets:
  * Thompson sizes them by each arm's probability of being best (estimated
  * with K deterministic draws; with one communicator, drawing the probe
@@ -1229,18 +1231,21 @@ static int safe_calls(const struct view *v, const struct bot_shape *s, double *n
  * candidate for the planner: a policy that kept proposing it (a cold
  * policy's optimism about an arm without samples) would have it dropped by
  * safe_clip round after round and starve the arms it could try. */
-static void worst_filter(struct view *v, const struct bot_shape *s)
+static void worst_filter(const struct view *judge, const struct bot_shape *s, struct view *v)
 {
 	double n, r, lump;
 
-	if (!(s->ncomms > 1 || s->calls > 1) || safe_calls(v, s, &n, &r) < 0)
+	if (!(s->ncomms > 1 || s->calls > 1) || safe_calls(judge, s, &n, &r) < 0)
 		return;
 	lump = r / (double)(s->ncomms ? s->ncomms : 1);
-	for (int i = 0; i < v->nb; i++) {
-		struct belief *x = &v->b[i];
+	for (int i = 0; i < judge->nb; i++) {
+		const struct belief *x = &judge->b[i];
 
-		if (!x->n && x->arm != v->auto_arm && !worst_ok(v, x, lump, n + r))
-			x->plausible = 0;
+		if (x->n || x->arm == judge->auto_arm || worst_ok(judge, x, lump, n + r))
+			continue;
+		for (int j = 0; j < v->nb; j++)
+			if (v->b[j].arm == x->arm)
+				v->b[j].plausible = 0;
 	}
 }
 
@@ -1436,7 +1441,14 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 	} else if (build_view(p, kb, memo, key, cold, &v) < 0) {
 		return 0;
 	} else if (isfinite(p->par.budget)) {
-		worst_filter(&v, shape);
+		/* judged as safe_clip will judge it: on the warm view (a cold
+		 * view counts a lone outlier as a measurement) */
+		struct view w;
+
+		if (!cold)
+			worst_filter(&v, shape, &v);
+		else if (build_view(p, kb, memo, key, 0, &w) == 0)
+			worst_filter(&w, shape, &v);
 	}
 	switch (id) {
 	case BOT_POLICY_AUTO:

@@ -860,6 +860,19 @@ START_TEST(test_policy_converges)
 		}
 		bot_kb_free(kb);
 	}
+	/* One communicator running rounds of 100 calls (a lump): the arms the
+	 * worst-case lump rule holds back (rated 2.5x and 6x) stay unmeasured,
+	 * and the learners still settle on arm 5. */
+	{
+		struct bot_kb *kb = make_kb();
+		int auto_bad = !learns(_i);
+
+		run_loop(&p, kb, 300, 1, 1, auto_bad, &pl);
+		if (learns(_i) || _i == BOT_POLICY_GREEDY || _i == BOT_POLICY_FROZEN)
+			ck_assert_msg(pl.exploit == 5, "%s exploit %d (rounds of 100 calls)",
+				      bot_policy_name(_i), pl.exploit);
+		bot_kb_free(kb);
+	}
 }
 END_TEST
 
@@ -1254,12 +1267,50 @@ static unsigned worst_case_probes(uint64_t calls, uint32_t ncomms, uint32_t per,
 	return hits;
 }
 
+/* worst_filter: a cold policy whose optimism ties an arm the rule forbids
+ * (2.0x, lower index) with one it allows (1.5x) probes the allowed one. */
+START_TEST(test_safe_worst_filter)
+{
+	struct bot_kb *kb = bot_kb_new();
+	struct bot_policy p;
+	float pr[BOT_NARMS];
+	unsigned h1 = 0, h5 = 0;
+
+	for (int a = 0; a < BOT_NARMS; a++)
+		pr[a] = -1.0f;
+	pr[0] = 10.0f;
+	pr[1] = 20.0f;
+	pr[5] = 15.0f;
+	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
+	add_noisy(kb, KEY, 0, 40, 10.0, 0);
+	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
+	ck_assert_int_eq(bot_policy_init(&p, "ucb1-cold"), 0);
+	bot_policy_set(&p, "budget", 1.0);
+	for (uint64_t r = 0; r < 5; r++) {
+		struct bot_shape sh = { 7, 1, 100, r };
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		for (unsigned i = 0; i < pl.nprobe; i++) {
+			h1 += pl.probe[i].arm == 1;
+			h5 += pl.probe[i].arm == 5;
+		}
+	}
+	ck_assert_uint_eq(h1, 0);
+	ck_assert_uint_gt(h5, 0);
+	bot_kb_free(kb);
+}
+END_TEST
+
 START_TEST(test_safe_worst_case_lump)
 {
 	ck_assert_uint_eq(worst_case_probes(4000, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_probes(4000, 8, 500, 1), 0);
 	ck_assert_uint_gt(worst_case_probes(200000, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_probes(4000, 1, 1, 5), 0);	/* per call */
+	/* the boundary: 500 x 4 <= 0.02 x (N + 4,000) from N = 96,000 calls */
+	ck_assert_uint_eq(worst_case_probes(95999, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_probes(96000, 8, 500, 5), 0);
 }
 END_TEST
 
@@ -1467,6 +1518,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
 	tcase_add_test(tp, test_safe_worst_case_lump);
+	tcase_add_test(tp, test_safe_worst_filter);
 	tcase_add_test(tp, test_scale_skill);
 	tcase_add_test(tp, test_explore_spent);
 	suite_add_tcase(s, tp);
