@@ -126,6 +126,25 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 
 	memset(res, 0, sizeof(*res));
 	res->outcome = BOT_MERGE_FAILED;
+	/* The inputs are listed before the state is touched: a path that does
+	 * not exist, or lists no spool file, leaves no trace in the state
+	 * directory (taking the lock makes the fabric's directory, so a
+	 * mistyped fabric would otherwise stay behind, and `state verify`
+	 * would list it). They are listed again under the lock and read. */
+	{
+		struct bot_compile_paths list;
+
+		if (bot_compile_list(req->paths, req->npaths, &list, err, sizeof(err)) < 0) {
+			bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
+			return -1;
+		}
+		res->files = list.n;
+		bot_compile_paths_free(&list);
+		if (res->files == 0) {
+			nothing_listed(req, log);
+			return -1;
+		}
+	}
 	if (!lock) {
 		bot_lock_init_flock(&own);
 		lock = &own;

@@ -13,7 +13,9 @@
  * to new ones, is refused unless the request says partial; so is one whose
  * every new file failed validation (a compactor must never acknowledge
  * corrupt input as merged). Paths that hold no spool file at all (an empty
- * or misnamed directory) are an error naming them. Nothing is published
+ * or misnamed directory), or that cannot be listed, are an error naming
+ * them, found before the state directory is touched (no fabric directory
+ * is made for a mistyped fabric). Nothing is published
  * when no file is new or anything fails: `current` keeps naming the
  * previous snapshot.
  *

@@ -248,6 +248,13 @@ expect "state add, a good and a bad file" 1 \
 mkdir "$tmp/emptyjob"
 expect "state add, no spool files" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/emptyjob"
+# a mistyped fabric with nothing to merge leaves nothing behind for state verify to list
+expect "state add, no spool files, new fabric" 1 "no spool files in .*/emptyjob" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo "$tmp/emptyjob"
+expect "state add, no such path, new fabric" 1 "nosuchjob" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo2 "$tmp/nosuchjob"
+[ ! -e "$tmp/st/typo" ] && [ ! -e "$tmp/st/typo2" ] && ok "state add with nothing to merge: no fabric directory made" ||
+	bad "state add with nothing to merge made a fabric directory"
 head -c 300 "$snap" >"$tmp/trunc.nbs"
 expect "truncated snapshot" 1 "trunc.nbs: checksum mismatch" -- "$bot" env --state "$tmp/trunc.nbs" --lib "$lib"
 expect "not a snapshot" 1 "bad magic" -- "$bot" state show "$top_srcdir/tests/cli/test_cli.sh"

@@ -1156,6 +1156,10 @@ START_TEST(test_merge_no_files_is_an_error)
 	ck_assert_uint_eq(res.files, 0);
 	ck_assert_msg(strstr(logged, "error: " FABRIC ": no spool files in ") &&
 		      strstr(logged, "/job1 "), "%s", logged);
+	/* ... and the state directory is not touched: no fabric directory
+	 * (its lock) is left behind for a fabric that merged nothing */
+	snprintf(path, sizeof(path), "%s/%s", state, FABRIC);
+	ck_assert_msg(access(path, F_OK) != 0, "%s was made", path);
 	/* misnamed files are not spool files either */
 	snprintf(path, sizeof(path), "%s/job1/nb-1-0.spl", dir);
 	write_file(path, "x", 1);
@@ -1191,10 +1195,13 @@ START_TEST(test_readdir_errors)
 	ck_assert_msg(strstr(logged, "cannot list the directory"), "%s", logged);
 	readdir_fail = 0;
 
-	/* a fabric directory without `current` (the failed merge made it):
-	 * listed for snapshots */
+	/* the failed listing came before the state was touched: no fabric
+	 * directory; one without `current` (as a merge that failed later
+	 * leaves it) is listed for snapshots */
 	snprintf(path, sizeof(path), "%s/%s", state, FABRIC);
-	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(stat(path, &st), -1);
+	ck_assert_int_eq(mkdir(state, 0755) == 0 || errno == EEXIST, 1);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
 	readdir_fail = 1;
 	readdir_left = 0;
 	ck_assert_int_eq(bot_store_load(state, FABRIC, &s, NULL, err, sizeof(err)), -1);
