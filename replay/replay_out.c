@@ -317,7 +317,8 @@ static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 			   "\"plan_comms\": %u, "
 			   "\"sample_rate\": %g, \"epoch\": %u, \"delay\": %u, \"scenarios\": %zu, \"seconds\": %.3f}",
 			m ? "," : "", bot_replay_mode_name(r->mode), (unsigned long long)r->calls, r->jobs,
-			r->comms, r->plan_comms && r->mode != BOT_MODE_PERCALL ? r->plan_comms : r->comms,
+			r->mode == BOT_MODE_PERCALL ? 1u : r->comms,
+			r->mode == BOT_MODE_PERCALL ? 1u : r->plan_comms ? r->plan_comms : r->comms,
 			r->sample_rate, r->epoch, r->delay, ev[m]->nscen, ev[m]->seconds);
 	}
 	fprintf(f, "\n  ],\n  \"auto\": {\"name\": \"auto\", ");

@@ -167,6 +167,10 @@ expect "replay --plan-comms: the header says so" 0 "2 comms x 500 calls, sample 
 	"$bot" replay --sim-fabrics h100-ib-ndr --mode jobs --policy thompson --no-tune --comms 2 --plan-comms 8
 expect "replay --plan-comms: JSON plan_comms" 0 '"comms": 2, "plan_comms": 8,' -- "$bot" replay --sim-fabrics h100-ib-ndr \
 	--mode jobs --jobs 2 --policy thompson --no-tune --comms 2 --plan-comms 8 --format json
+# per call there is one communicator whatever --comms says, and JSON says so
+expect "replay per-call: JSON comms 1" 0 '"mode": "per-call", "calls": [0-9]*, "jobs": [0-9]*, "comms": 1, "plan_comms": 1,' -- \
+	"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune \
+	--comms 2 --plan-comms 8 --format json
 budget_run pc-8.csv --comms 2 --plan-comms 8 --no-tune
 budget_run pc-2.csv --comms 2 --plan-comms 2 --no-tune
 budget_run pc-none.csv --comms 2 --no-tune
