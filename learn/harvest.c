@@ -192,7 +192,6 @@ static int list_dir(struct listing *l, size_t i, size_t max)
 	return rc;
 }
 
-/* The reason without the "PATH: " prefix the readers put on it. */
 /* What goes between a directory and a name in a message's path: nothing
  * after a directory given as "spool/" or "/". */
 static const char *path_sep(const char *dir)
@@ -202,6 +201,7 @@ static const char *path_sep(const char *dir)
 	return n && dir[n - 1] == '/' ? "" : "/";
 }
 
+/* The reason without the "PATH: " prefix the readers put on it. */
 static const char *strip_path(const char *err, const char *path)
 {
 	size_t n = strlen(path);

@@ -422,7 +422,7 @@ static void command_one(struct ship *s, const char *name)
 	snprintf(cmd, sizeof(cmd), "%s", s->o->command);
 	for (char *tok = strtok(cmd, " \t"); tok && argc < MAX_ARGS; tok = strtok(NULL, " \t"))
 		argv[argc++] = tok;
-	if (argc == 0) {	/* never the delta as the program (siteconf refuses it too) */
+	if (argc == 0) {	/* never the delta as the program (nccl-bot ship refuses it first) */
 		s->r->failed++;
 		bot_log_msg(s->log, BOT_LOG_WARN, "the ship command names no program; %s kept in "
 			    "the outbox", opath);

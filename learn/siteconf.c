@@ -135,13 +135,6 @@ static int set_scalar(struct bot_siteconf *c, int i, const char *s, char *why, s
 			snprintf(why, wlen, "'%.64s' is not an absolute path (or \"\")", s);
 			return -1;
 		}
-		if (k->kind == K_CMD && *s && !s[strspn(s, " ")]) {
-			/* split on blanks it names no program: the delta's
-			 * path would be run (formats.md 15) */
-			snprintf(why, wlen, "blanks alone name no program (\"\" copies into the "
-				 "inbox)");
-			return -1;
-		}
 		strcpy((char *)c + k->off, s);
 	}
 	c->set |= 1u << i;

@@ -551,22 +551,28 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 		}
 		if (n < (size_t)steps + 1 || !v[steps].present) {
 			int pruned = n && !v[n - 1].present, damaged = 0;
-			size_t back = pruned ? n - 2 : n - 1;
+			size_t back = pruned && n >= 2 ? n - 2 : n ? n - 1 : 0;
 			char why[BOT_STATE_ERR_MAX];
 			struct bot_state cs;
 
-			/* a missing parent named by a damaged `current` is no
-			 * pruning: its header cannot be trusted */
-			if (pruned) {
-				damaged = load_snap(dirfd, fdir, cur, fabric, &cs, why,
+			/* a missing parent named by a damaged snapshot (the
+			 * one whose header names it, v[n - 2]) is no pruning:
+			 * that header cannot be trusted */
+			if (pruned && n >= 2) {
+				damaged = load_snap(dirfd, fdir, v[n - 2].name, fabric, &cs, why,
 						    sizeof(why)) < 0;
 				if (!damaged)
 					bot_state_free(&cs);
 			}
-			if (damaged)
-				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: its parent is "
-					     "not known (%s); name a kept snapshot to restore (--to; "
-					     "`state verify` lists them)", fdir, steps, cur, why);
+			if (pruned && n < 2)
+				bot_log_errf(err, errlen, "%s: `current` names %s, which is not "
+					     "there; name a kept snapshot to restore (--to; `state "
+					     "verify` lists them)", fdir, cur);
+			else if (damaged)
+				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: the parent of "
+					     "%s is not known (%s); name a kept snapshot to restore "
+					     "(--to; `state verify` lists them)", fdir, steps, cur,
+					     v[n - 2].name, why);
 			else if (pruned)
 				bot_log_errf(err, errlen, "%s: %u step(s) back from %s: only %zu older "
 					     "snapshot(s) kept (the chain was pruned at %s)", fdir,

@@ -69,10 +69,9 @@ static void harvest_usage(FILE *f)
 		"                 read it with nccl-bot report DIR\n");
 }
 
-/* A decimal u32 in [lo, hi]: 0, or -1. */
 /* A number of the settings grammar (common/settings.h: decimal digits, no
- * sign, blank or leading zero) within [lo, hi]: 0, or its error (ERANGE,
- * EINVAL, ...: bot_set_strerror). */
+ * sign, blank or leading zero) within [lo, hi]: 0, or its error (a
+ * BOT_SET_E* code: bot_set_strerror). */
 static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 {
 	uint64_t v;

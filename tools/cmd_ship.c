@@ -144,6 +144,20 @@ int bot_cmd_ship(int argc, char **argv)
 	if ((!o.state || !*o.state) && (sc.set & (1u << BOT_SITECONF_STATE_DIR)))
 		o.state = sc.state_dir;
 	o.command = sc.ship_command;
+	/* Blanks alone name no program (split on blanks, the delta's own path
+	 * would be the command): ship refuses it; the other readers of the
+	 * site configuration do not read the key (formats.md 15). */
+	if (*o.command && !o.command[strspn(o.command, " ")]) {
+		if (nov)
+			fprintf(stderr, "nccl-bot: ship: --ship-command '%s': blanks alone name no "
+				"program (\"\" copies into the inbox)\n", o.command);
+		else
+			fprintf(stderr, "nccl-bot: ship: site configuration: %s: ship_command: "
+				"blanks alone name no program (\"\" copies into the inbox)\n",
+				sc.source);
+		bot_siteconf_free(&sc);
+		return 2;
+	}
 	if (!metrics && sc.metrics_dir[0])
 		metrics = sc.metrics_dir;
 	if (!o.outbox || (!*o.command && (!o.state || !*o.state))) {

@@ -61,9 +61,8 @@ static int parse_size(const char *opt, const char *s, uint64_t *v)
 }
 
 /* "1,2,4-8" -> node counts (ranges select entries of the default list);
- * each number decimal, 1..65535. */
-/* 0, -1 (not counts or ranges), or -2 (well formed, but its ranges hold no
- * count of the default list) */
+ * each number decimal, 1..65535. 0, -1 (not counts or ranges), or -2 (well
+ * formed, but its ranges hold no count of the default list). */
 static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 {
 	char buf[256], *tok, *save = NULL;

@@ -34,6 +34,13 @@ expect "spool show --frob" 2 "^nccl-bot: spool show: unknown option '--frob'" --
 	"$bot" spool show --frob
 expect "spool show -- a missing file" 1 "^nccl-bot: spool show: -x: No such file" -- \
 	"$bot" spool show -- -x
+# after "--" a file named like an option is read (the old build took "--"
+# for a file too, and failed on it)
+botabs=$(cd "$(dirname "$bot")" && pwd)/$(basename "$bot")
+mkdir "$tmp/dash"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/dash/-x"
+expect "spool show -- a file named -x" 0 "" -- \
+	sh -c 'cd "$1" && exec "$2" spool show -- -x' sh "$tmp/dash" "$botabs"
 expect "spool show, options only" 2 "^usage:" -- "$bot" spool show --
 # spool show's rejections name the command too
 printf 'garbage\n' >"$tmp/bad.spool"
@@ -112,9 +119,16 @@ mkdir "$tmp/sob"
 printf 'x' >"$tmp/sob/local.j1.0.0.n1.nbd"
 expect "ship --ship-command of blanks" 2 "^nccl-bot: ship: --ship-command '   ': .*no program" -- \
 	"$bot" ship --outbox "$tmp/sob" --ship-command '   '
-printf 'version: 1\nship_command: "  "\n' >"$tmp/sc.yaml"
-expect "ship_command of blanks in the site configuration" 2 "sc.yaml:2:[0-9]+: ship_command: .*no program" -- \
+printf 'version: 1\nstate_dir: %s\nship_command: "  "\n' "$tmp/scst" >"$tmp/sc.yaml"
+expect "ship_command of blanks in the site configuration" 2 "site configuration: .*sc.yaml: ship_command: .*no program" -- \
 	"$bot" ship --outbox "$tmp/sob" --config "$tmp/sc.yaml"
+[ -e "$tmp/sob/local.j1.0.0.n1.nbd" ] && ok "ship_command of blanks: the delta is kept" ||
+	bad "ship_command of blanks: the delta is gone"
+# ... and only ship refuses it: the readers that do not read the key still
+# take the file (a site whose shipping was broken keeps compacting)
+mkdir -p "$tmp/scst/inbox"
+expect "compact with a blanks ship_command in the file" 0 "" -- \
+	"$bot" compact --config "$tmp/sc.yaml"
 
 # state rollback from a damaged `current` (its parent field changed): the
 # parent it names is not known, which is not "the chain was pruned at" a
@@ -127,9 +141,21 @@ sed 's/rounds: 0/rounds: 1/' "$tmp/s0.yaml" >"$tmp/s1.yaml"
 cur=$(cat "$tmp/rb/a/current")
 # the parent digest is the u64 at offset 96 (doc/formats.md section 12)
 printf 'X' | dd of="$tmp/rb/a/$cur" bs=1 seek=96 conv=notrunc 2>/dev/null
-expect "rollback from a damaged current: its parent not known" 1 "its parent is not known .*damaged.*--to" -- \
+expect "rollback from a damaged current: its parent not known" 1 "the parent of $cur is not known .*damaged.*--to" -- \
 	"$bot" state rollback --state "$tmp/rb" --fabric a
 if grep -q "pruned at" "$tmp/out"; then bad "rollback: no 'pruned at' a name never kept"; else ok "rollback: no 'pruned at' a name never kept"; fi
+# the same two steps back, the damaged snapshot being the middle one: it is
+# the one named (its header named the missing parent), not `current`
+mkdir "$tmp/rb2"
+sed 's/rounds: 0/rounds: 2/' "$tmp/s0.yaml" >"$tmp/s2.yaml"
+for y in s0 s1 s2; do
+	"$bot" state import --state "$tmp/rb2" --fabric a "$tmp/$y.yaml" >/dev/null 2>&1
+done
+mid=$(ls "$tmp/rb2/a" | grep '^snap-' | while read -r f; do
+	"$bot" state show "$tmp/rb2/a/$f" 2>/dev/null | grep -q '^rounds: 1' && echo "$f"; done)
+printf 'X' | dd of="$tmp/rb2/a/$mid" bs=1 seek=96 conv=notrunc 2>/dev/null
+expect "rollback, a damaged middle snapshot: named" 1 "the parent of $mid is not known" -- \
+	"$bot" state rollback --state "$tmp/rb2" --fabric a --steps 2
 
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).

@@ -76,6 +76,13 @@ static void noisy(void *arg, int level, const char *msg)
 	fprintf(stderr, "  [%s] %s\n", bot_log_level_name(level), msg);
 }
 
+/* Keeps the last message (arg: a char[512]). */
+static void keep_last(void *arg, int level, const char *msg)
+{
+	(void)level;
+	snprintf((char *)arg, 512, "%s", msg);
+}
+
 static struct bot_log qlog = { quiet, NULL };
 static struct bot_log nlog = { noisy, NULL };
 
@@ -1631,6 +1638,19 @@ START_TEST(t_ship_command)
 	put_delta(outbox, &s, "n0", rec, 1, NULL);
 	ck_assert_int_eq(bot_ship_run(&o, &sr, &qlog), 0);
 	ck_assert_uint_eq(sr.failed, 1);
+	ck_assert_int_eq(count_dir(outbox, ".nbd"), 1);
+	/* blanks alone name no program: the delta is never run as the
+	 * command; failed, kept */
+	o.command = "   ";
+	{
+		char last[512] = "";
+		struct bot_log klog = { keep_last, last };
+
+		ck_assert_int_eq(bot_ship_run(&o, &sr, &klog), 0);
+		ck_assert_msg(strstr(last, "the ship command names no program"), "%s", last);
+	}
+	ck_assert_uint_eq(sr.failed, 1);
+	ck_assert_uint_eq(sr.shipped, 0);
 	ck_assert_int_eq(count_dir(outbox, ".nbd"), 1);
 	/* killed at the run's timeout */
 	o.command = "tail -n 0 -f";
