@@ -1150,6 +1150,14 @@ static unsigned guess_width(uint32_t nc)
  * neighbours: a correction borrowed from other sizes is what made an arm
  * truly 5.25x slower look 1.16x (aws-g5-a10g, real data). The budget's
  * charge (safe_excess) is an expected cost; this bounds one bad surprise. */
+/* A round is lumpy when it holds several communicators or several calls: a
+ * communicator whose bucket falls in a probe's range runs the arm for the
+ * whole round (safe_clip). */
+static int lumpy(const struct bot_shape *s)
+{
+	return s->ncomms > 1 || s->calls > 1;
+}
+
 static int worst_ok(const struct view *v, const struct belief *b, double lump, double calls)
 {
 	double pa = (double)v->ctx->prior[v->auto_arm], pb = (double)v->ctx->prior[b->arm];
@@ -1161,6 +1169,13 @@ static int worst_ok(const struct view *v, const struct belief *b, double lump, d
 	if (ratio <= SAFE_TRUST)
 		return 1;
 	return lump * (ratio * SAFE_WORST_K - 1.0) <= SAFE_WORST_CAP * calls;
+}
+
+/* Does the rule forbid arm b now? Only an arm without samples here, never
+ * AUTO's own. */
+static int worst_forbids(const struct view *v, const struct belief *b, double lump, double calls)
+{
+	return !b->n && b->arm != v->auto_arm && !worst_ok(v, b, lump, calls);
 }
 
 /* What the context has spent and earned: *spent = the pessimistic net
@@ -1212,19 +1227,12 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 	return 0;
 }
 
-/* Calls so far (*n, as safe_history counts them) and this round's (*r), in
- * the same unit. -1 when AUTO's arm is not in the view. */
-static int safe_calls(const struct view *v, const struct bot_shape *s, double *n, double *r)
+/* This round's calls in safe_history's unit (rate: its samples per call). */
+static double round_calls(const struct view *v, const struct bot_shape *s, double rate)
 {
-	double spent, gross, la, rate;
-	int am;
+	double r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
 
-	if (safe_history(v, &spent, &gross, n, &la, &rate, &am) < 0)
-		return -1;
-	*r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
-	if (!v->ctx->calls)
-		*r *= rate;
-	return 0;
+	return v->ctx->calls ? r : r * rate;
 }
 
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no
@@ -1233,18 +1241,18 @@ static int safe_calls(const struct view *v, const struct bot_shape *s, double *n
  * safe_clip round after round and starve the arms it could try. */
 static void worst_filter(const struct view *judge, const struct bot_shape *s, struct view *v)
 {
-	double n, r, lump;
+	double spent, gross, n, la, rate, r, lump;
+	int am;
 
-	if (!(s->ncomms > 1 || s->calls > 1) || safe_calls(judge, s, &n, &r) < 0)
+	if (!lumpy(s) || safe_history(judge, &spent, &gross, &n, &la, &rate, &am) < 0)
 		return;
+	r = round_calls(judge, s, rate);
 	lump = r / (double)(s->ncomms ? s->ncomms : 1);
 	for (int i = 0; i < judge->nb; i++) {
-		const struct belief *x = &judge->b[i];
-
-		if (x->n || x->arm == judge->auto_arm || worst_ok(judge, x, lump, n + r))
+		if (!worst_forbids(judge, &judge->b[i], lump, n + r))
 			continue;
 		for (int j = 0; j < v->nb; j++)
-			if (v->b[j].arm == x->arm)
+			if (v->b[j].arm == judge->b[i].arm)
 				v->b[j].plausible = 0;
 	}
 }
@@ -1266,11 +1274,11 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	int arm[BOT_MAX_PROBES + 1], am;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
 
-	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0 ||
-	    safe_calls(v, s, &n, &r) < 0) {
+	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
 		plan_auto(out);
 		return;
 	}
+	r = round_calls(v, s, rate);
 	slack = p->par.budget * (n + r) - spent;
 	b = view_arm(v, out->exploit);
 	ex = b ? safe_excess(v, b, la, am) : INFINITY;
@@ -1317,7 +1325,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	 * communicator's round, however narrow its range. It is charged that,
 	 * and kept only when the budget covers it; per call (one communicator,
 	 * one call a round) a range shrinks to fit. */
-	unit = s->ncomms > 1 || s->calls > 1 ? 1.0 / (s->ncomms ? s->ncomms : 1) : 0;
+	unit = lumpy(s) ? 1.0 / (s->ncomms ? s->ncomms : 1) : 0;
 	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
 		unsigned w = width[i];
 		double d, c, f;
@@ -1331,7 +1339,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
-		if (unit > 0 && !b->n && arm[i] != v->auto_arm && !worst_ok(v, b, r * unit, n + r))
+		if (unit > 0 && worst_forbids(v, b, r * unit, n + r))
 			continue;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
