@@ -183,3 +183,10 @@ int bot_read_at(int dirfd, const char *name, const char *path, const struct bot_
 	/* reads one byte past the size: a file that changed is refused, not cut */
 	return bot_read_whole(fd, path, r->max, buf, len, err, errlen);
 }
+
+const char *bot_path_sep(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && dir[n - 1] == '/' ? "" : "/";
+}

@@ -61,4 +61,9 @@ int bot_read_at(int dirfd, const char *name, const char *path, const struct bot_
  * for a regular file or a kind without a name. */
 const char *bot_file_kind(mode_t m);
 
+/* What goes between a directory and a name in the path a message shows
+ * (the `path` of bot_open_at): "/", or "" after a directory given as
+ * "spool/" or "/", so that no message says "spool//x.spool". */
+const char *bot_path_sep(const char *dir);
+
 #endif

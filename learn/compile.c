@@ -27,6 +27,7 @@
 
 #include "common/dirscan.h"
 #include "common/grow.h"
+#include "common/readall.h"
 #include "common/spool.h"
 #include "common/state.h"
 #include "learn/compile.h"
@@ -315,19 +316,19 @@ static int cmp_str(const void *a, const void *b)
  * "spool/"), opened later from dirfd. */
 static int push_path(struct bot_compile_paths *p, const char *dir, const char *name, int dirfd)
 {
-	size_t dlen = strlen(dir), len = dlen + (name ? strlen(name) + 1 : 0) + 1;
-	size_t sep = dlen && dir[dlen - 1] == '/' ? 0 : 1;
+	const char *sep = bot_path_sep(dir);
+	size_t dlen = strlen(dir), len = dlen + (name ? strlen(sep) + strlen(name) : 0) + 1;
 
 	if (bot_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) ||
 	    bot_grow((void **)&p->at, &p->atcap, p->n + 1, sizeof(*p->at)) ||
 	    !(p->v[p->n] = malloc(len)))
 		return -1;
 	if (name)
-		snprintf(p->v[p->n], len, "%s%s%s", dir, sep ? "/" : "", name);
+		snprintf(p->v[p->n], len, "%s%s%s", dir, sep, name);
 	else
 		memcpy(p->v[p->n], dir, len);
 	p->at[p->n].dirfd = dirfd;
-	p->at[p->n].name = name ? dlen + sep : 0;
+	p->at[p->n].name = name ? dlen + strlen(sep) : 0;
 	p->n++;
 	return 0;
 }

@@ -192,15 +192,6 @@ static int list_dir(struct listing *l, size_t i, size_t max)
 	return rc;
 }
 
-/* What goes between a directory and a name in a message's path: nothing
- * after a directory given as "spool/" or "/". */
-static const char *path_sep(const char *dir)
-{
-	size_t n = strlen(dir);
-
-	return n && dir[n - 1] == '/' ? "" : "/";
-}
-
 /* The reason without the "PATH: " prefix the readers put on it. */
 static const char *strip_path(const char *err, const char *path)
 {
@@ -240,7 +231,7 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 	size_t len, first, rest;
 	int sfd, rc;
 
-	snprintf(path, sizeof(path), "%s%s%s", dir, path_sep(dir), e->name);
+	snprintf(path, sizeof(path), "%s%s%s", dir, bot_path_sep(dir), e->name);
 	sfd = bot_open_at(dirfd, e->name, path, &rule, &st, err, sizeof(err));
 	if (sfd < 0 && req->on_file)
 		req->on_file(req->on_file_arg, NULL);
@@ -438,7 +429,7 @@ static void file_path(const struct collect *c, const uint8_t *u, char *path, siz
 
 	memcpy(name, u + NAME_OFF, NAME_LEN - 1);
 	name[NAME_LEN - 1] = 0;
-	snprintf(path, len, "%s%s%s", dir, path_sep(dir), name);
+	snprintf(path, len, "%s%s%s", dir, bot_path_sep(dir), name);
 }
 
 static void reject(struct collect *c, const char *path, int why, const char *text)
