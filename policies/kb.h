@@ -25,7 +25,8 @@ struct bot_kb_ctx {
 	uint64_t key;
 	int has_prior;
 	float prior[BOT_NARMS];		/* us; < 0 unsupported */
-	uint64_t calls;			/* how often jobs called it (weight, not a statistic) */
+	uint64_t calls;			/* how often jobs called it, once per rank that
+					 * counted (formats.md 12; a weight, not a statistic) */
 	uint64_t explore;		/* exploration budget spent across jobs (formats.md
 					 * 12; unit defined by the safe-exploration
 					 * policies); merges keep the larger */

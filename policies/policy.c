@@ -1178,6 +1178,20 @@ static int worst_forbids(const struct view *v, const struct belief *b, double lu
 	return !b->n && b->arm != v->auto_arm && !worst_ok(v, b, lump, calls);
 }
 
+/* A context's calls as one communicator counts them. The stored `calls` add
+ * every rank's summaries (formats.md 12), a communicator's calls times the
+ * ranks that wrote them: read as they are, a context on 128 ranks looks 128
+ * times busier than it is, and the budget and the worst-case lump rule,
+ * which compare a round's calls with the calls so far, are that many times
+ * looser. Divided by the key's nRanks they are a communicator's calls
+ * (fewer where some ranks wrote nothing: the safe side). */
+static double comm_calls(const struct bot_kb_ctx *c)
+{
+	uint32_t nr = bot_key_nranks(c->key);
+
+	return (double)c->calls / (double)(nr ? nr : 1);
+}
+
 /* What the context has spent and earned: *spent = the pessimistic net
  * excess of its measured calls over AUTO's arm (the gross excess, at least
  * the state's `explore`, less the pessimistic savings) and *base = the calls
@@ -1212,7 +1226,7 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 			sv -= e;
 	}
 	if (v->ctx->calls && n > 0)
-		r = n / (double)v->ctx->calls;	/* samples per call */
+		r = n / comm_calls(v->ctx);	/* samples per call */
 	g /= r;
 	sv /= r;
 	n /= r;
@@ -1227,12 +1241,23 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 	return 0;
 }
 
-/* This round's calls in safe_history's unit (rate: its samples per call). */
+/* This round's calls in safe_history's unit (rate: its samples per call):
+ * the shape's (communicators x calls per communicator), or the context's
+ * average over the rounds so far where that is more. A table is compiled
+ * for 500 calls per communicator and job (learn/compile.c); a context whose
+ * jobs make ten times that would otherwise have lumps ten times longer than
+ * the budget and the worst-case lump rule charge. The rounds so far are the
+ * fabric's (jobs that did not run the context count too), so the average
+ * can only fall short of the truth, never exceed it. */
 static double round_calls(const struct view *v, const struct bot_shape *s, double rate)
 {
 	double r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
 
-	return v->ctx->calls ? r : r * rate;
+	if (!v->ctx->calls)
+		return r * rate;
+	if (s->round > 0 && comm_calls(v->ctx) / (double)s->round > r)
+		r = comm_calls(v->ctx) / (double)s->round;
+	return r;
 }
 
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no

@@ -393,9 +393,13 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 			struct bot_plan plan;
 
 			/* the calls whose feedback just arrived: safe exploration
-			 * converts samples to calls with them (doc/policies.md) */
+			 * converts samples to calls with them (doc/policies.md);
+			 * counted as a state counts them, once per rank
+			 * (formats.md 12) */
 			if (round >= r.delay && !o->frozen &&
-			    bot_kb_add_calls(kbs[c->fabric], c->key, r.ncomm * calls_in_round(&r, round - r.delay)))
+			    bot_kb_add_calls(kbs[c->fabric], c->key,
+					     r.ncomm * calls_in_round(&r, round - r.delay) *
+					     bot_key_nranks(c->key)))
 				goto oom;
 			if (plan_ctx(&r, c, round, k, &plan, err, errlen))
 				goto out;

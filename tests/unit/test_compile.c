@@ -390,6 +390,74 @@ START_TEST(test_spool_sweep_fills_cost_rows)
 }
 END_TEST
 
+/* The calls of the job's summaries, as ranks write them: every rank of each
+ * of 8 communicators reports the 500 calls it saw, `jobs` times over. */
+static int simple_probed_after(unsigned jobs)
+{
+	struct bot_compile_batch *b = bot_compile_batch_new();
+	struct bot_compile_opts o;
+	struct bot_compile_report rep;
+	struct bot_table *t = malloc(sizeof(*t));
+	const struct bot_table_entry *e;
+	struct bot_kb *kb = NULL;
+	struct bot_spool_rec r;
+	char err[256];
+	int hit = 0;
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(t);
+	for (int i = 0; i < 40; i++) {	/* AUTO's arm, measured */
+		r = sample(LL, (uint64_t)i, 100000, 0);
+		r.cost[SIMPLE] = 200.0f;	/* NCCL's model: 2.0x AUTO's */
+		ck_assert_int_eq(bot_compile_add_records(b, &r, 1), 0);
+	}
+	for (unsigned c = 0; c < 8; c++)
+		for (uint32_t rank = 0; rank < NRANKS; rank++) {
+			r = sample(LL, 0, 0, rank);
+			r.kind = BOT_SPOOL_SUMMARY;
+			r.comm_id = COMM + c;
+			r.decided = (uint8_t)LL;
+			r.duration_ns = 0;
+			r.seq = 0;
+			r.calls = 500ull * jobs;
+			r.cost[SIMPLE] = 200.0f;
+			ck_assert_int_eq(bot_compile_add_records(b, &r, 1), 0);
+		}
+	ck_assert_int_eq(bot_compile_batch_finish(b, &kb, NULL), 0);
+	bot_compile_batch_free(b);
+	ck_assert_uint_eq(bot_kb_find(kb, bot_ctx_key(BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES),
+						      NRANKS, NNODES))->calls,
+			  8ull * NRANKS * 500 * jobs);
+	bot_compile_opts_default(&o);
+	bot_policy_init(&o.policy, "etc");	/* probes every arm it may */
+	bot_policy_set(&o.policy, "budget", 1.0);
+	bot_policy_set(&o.policy, "etc_rounds", 1e9);
+	for (unsigned round = jobs; round < jobs + 3; round++) {
+		ck_assert_msg(bot_compile_plan(kb, &o, round, t, &rep, err, sizeof(err)) == 0, "%s",
+			      err);
+		e = find_entry(t, BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES));
+		for (unsigned i = 0; e && i < e->plan.nprobe; i++)
+			hit |= e->plan.probe[i].arm == SIMPLE;
+		hit |= e && e->plan.exploit == SIMPLE;
+	}
+	bot_kb_free(kb);
+	free(t);
+	return hit;
+}
+
+/* The state's calls count every rank's summary (formats.md 12), 16 ranks
+ * here; the worst-case lump rule (doc/policies.md) compares a
+ * communicator's round with a communicator's calls so far: an arm the model
+ * rates 2.0x is held back until 24 jobs of 8 communicators x 500 calls, not
+ * until 24 / 16 of them. */
+START_TEST(test_rank_calls_per_communicator)
+{
+	ck_assert_int_eq(simple_probed_after(2), 0);
+	ck_assert_int_eq(simple_probed_after(23), 0);
+	ck_assert_int_eq(simple_probed_after(24), 1);
+}
+END_TEST
+
 /* More shapes than a table holds (256): the most-called contexts keep theirs. */
 START_TEST(test_shapes_past_the_limit_by_calls)
 {
@@ -446,6 +514,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, test_round_counts_jobs);
 	tcase_add_test(tc, test_spool_sweep_fills_cost_rows);
 	tcase_add_test(tc, test_shapes_past_the_limit_by_calls);
+	tcase_add_test(tc, test_rank_calls_per_communicator);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -477,6 +477,13 @@ END_TEST
 
 static const int arms_used[] = { 0, 1, 2, 3, 4, 5, 18, 20 };
 
+/* A context's calls as a state holds them (formats.md 12): every rank's
+ * summaries added, so a communicator's `calls` count nRanks times. */
+static void add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls)
+{
+	ck_assert_int_eq(bot_kb_add_calls(kb, key, calls * bot_key_nranks(key)), 0);
+}
+
 /* A context: AUTO thinks tree/ll (0) is best at 10 us. */
 static void fill_prior(float pr[BOT_NARMS])
 {
@@ -576,7 +583,7 @@ static void run_loop_calls(const struct bot_policy *p, struct bot_kb *kb, unsign
 							       noisy(truth(arm, auto_bad), comm * 31 + k)), 0);
 		}
 		/* the round's calls: safe exploration's samples-to-calls rate */
-		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, (uint64_t)ncomms * calls), 0);
+		add_calls(kb, KEY, (uint64_t)ncomms * calls);
 	}
 	if (last) {
 		struct bot_shape s = { 42, ncomms, calls, rounds };
@@ -1051,7 +1058,7 @@ START_TEST(test_safe_budget)
 				for (unsigned j = 0; j < 5; j++)
 					ck_assert_int_eq(bot_kb_add_us(kb, KEY, arm, noisy(t, comm * 31 + j)), 0);
 			}
-			ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 800), 0);
+			add_calls(kb, KEY, 800);
 		}
 		cost[v] = c / base - 1;
 		bot_kb_free(kb);
@@ -1083,7 +1090,7 @@ START_TEST(test_safe_savings)
 			if (v)
 				ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, noisy(6.0, (uint64_t)i + 99)), 0);
 		}
-		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, v ? 400 : 200), 0);
+		add_calls(kb, KEY, v ? 400 : 200);
 		for (uint64_t r = 0; r < 16; r++) {
 			struct bot_plan pl;
 
@@ -1103,7 +1110,7 @@ START_TEST(test_safe_savings)
 		struct bot_plan pl;
 
 		add_noisy(kb, KEY, 5, 20, 2.0, 0);
-		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 2000), 0);
+		add_calls(kb, KEY, 2000);
 		ck_assert_int_eq(bot_policy_init(&p, "greedy"), 0);
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
 		ck_assert_int_eq(pl.exploit, BOT_ARM_AUTO);
@@ -1132,7 +1139,7 @@ START_TEST(test_safe_auto_remeasured)
 	add_noisy(kb, KEY, 0, 21, 10.0, 0);
 	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 36.0), 0);
 	add_noisy(kb, KEY, 5, 12, 9.8, 50);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 34), 0);
+	add_calls(kb, KEY, 34);
 	for (uint64_t r = 0; r < 200; r++) {
 		struct bot_shape sh = { 7, 1, 1, r };
 		struct bot_plan pl;
@@ -1178,7 +1185,7 @@ START_TEST(test_safe_fallback_exploit)
 		add_noisy(kb, nb, 5, 40, 4.0, 7);
 		add_noisy(kb, KEY, 0, 40, 10.0, 0);
 		add_noisy(kb, KEY, 4, (many ? 24 : 5), 6.0, 300);
-		ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
+		add_calls(kb, KEY, 4000);
 		for (uint64_t r = 0; r < 32; r++) {
 			struct bot_shape sh = { 5, 8, 500, r };
 			struct bot_plan pl;
@@ -1209,7 +1216,7 @@ START_TEST(test_safe_single_comm_lump)
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
 	add_noisy(kb, KEY, 0, 20, 10.0, 0);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 20), 0);
+	add_calls(kb, KEY, 20);
 	for (int lumpy = 0; lumpy < 2; lumpy++)
 		for (uint64_t r = 0; r < 64; r++) {
 			struct bot_shape sh = { 11, 1, lumpy ? 500 : 1, r };
@@ -1234,8 +1241,12 @@ END_TEST
  * rated 1.5x is probed either way, and per call the rule does not apply. The
  * budget is set to cover every probe, so only this rule can drop one. On the
  * real data (aws-g5-a10g) such an arm was 5.25x, and its one communicator's
- * job harmed the context by 2.7 points. */
-static unsigned worst_case_probes(uint64_t calls, uint32_t ncomms, uint32_t per, int arm)
+ * job harmed the context by 2.7 points. The calls so far were made in
+ * `rounds` rounds (the state's rounds: a round longer on average than the
+ * shape's is the lump instead); calls are a communicator's, stored as a
+ * state stores them (add_calls). */
+static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
+				  int arm)
 {
 	struct bot_kb *kb = bot_kb_new();
 	struct bot_policy p;
@@ -1250,11 +1261,12 @@ static unsigned worst_case_probes(uint64_t calls, uint32_t ncomms, uint32_t per,
 	pr[5] = 20.0f;		/* 2.0x */
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
 	add_noisy(kb, KEY, 0, 40, 10.0, 0);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, calls), 0);
+	add_calls(kb, KEY, calls);
 	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
 	bot_policy_set(&p, "budget", 1.0);
-	for (uint64_t r = 0; r < 3; r++) {	/* ETC's first cycle: every arm */
-		struct bot_shape sh = { 7, ncomms, per, r };
+	bot_policy_set(&p, "etc_rounds", 1e9);	/* still exploring at `rounds` */
+	for (uint64_t r = 0; r < 3; r++) {	/* one ETC cycle: every arm */
+		struct bot_shape sh = { 7, ncomms, per, rounds + r };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1265,6 +1277,12 @@ static unsigned worst_case_probes(uint64_t calls, uint32_t ncomms, uint32_t per,
 	}
 	bot_kb_free(kb);
 	return hits;
+}
+
+/* The calls so far made in rounds of the shape's size. */
+static unsigned worst_case_probes(uint64_t calls, uint32_t ncomms, uint32_t per, int arm)
+{
+	return worst_case_rounds(calls, calls / ((uint64_t)ncomms * per), ncomms, per, arm);
 }
 
 /* worst_filter: a cold policy whose optimism ties an arm the rule forbids
@@ -1283,7 +1301,7 @@ START_TEST(test_safe_worst_filter)
 	pr[5] = 15.0f;
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
 	add_noisy(kb, KEY, 0, 40, 10.0, 0);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
+	add_calls(kb, KEY, 4000);
 	ck_assert_int_eq(bot_policy_init(&p, "ucb1-cold"), 0);
 	bot_policy_set(&p, "budget", 1.0);
 	for (uint64_t r = 0; r < 5; r++) {
@@ -1311,6 +1329,27 @@ START_TEST(test_safe_worst_case_lump)
 	/* the boundary: 500 x 4 <= 0.02 x (N + 4,000) from N = 96,000 calls */
 	ck_assert_uint_eq(worst_case_probes(95999, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_probes(96000, 8, 500, 5), 0);
+	/* 200,000 calls in 5 rounds: jobs of 40,000 calls, 5,000 per
+	 * communicator, not the 500 the table was compiled for; one
+	 * communicator's job on the arm would be 20,000 x 4 = 80,000 calls
+	 * against 2 % of 240,000. In 50 rounds (4,000 each) it is allowed. */
+	ck_assert_uint_eq(worst_case_rounds(200000, 5, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_rounds(200000, 50, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_rounds(200000, 5, 8, 500, 1), 0);	/* 1.5x */
+}
+END_TEST
+
+/* A state counts a context's calls once per rank (formats.md 12): 64 ranks
+ * of 8 communicators x 500 calls store 256,000 for one job. Read as a
+ * communicator's calls, that one job would be 64 jobs' worth and admit the
+ * 2.0x arm the worst-case lump rule holds back for 24 jobs; the policies
+ * divide by the key's nRanks. */
+START_TEST(test_safe_rank_calls)
+{
+	ck_assert_uint_eq(bot_key_nranks(KEY), 64);
+	ck_assert_uint_eq(worst_case_probes(4000, 8, 500, 5), 0);	/* 256,000 stored */
+	ck_assert_uint_eq(worst_case_probes(92000, 8, 500, 5), 0);	/* 23 jobs */
+	ck_assert_uint_gt(worst_case_probes(96000, 8, 500, 5), 0);	/* 24 jobs */
 }
 END_TEST
 
@@ -1329,7 +1368,7 @@ START_TEST(test_safe_guess_lumps)
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
 	bot_policy_set(&p, "budget", 1.0);	/* every probe affordable */
 	add_noisy(kb, KEY, 0, 40, 10.0, 0);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 4000), 0);
+	add_calls(kb, KEY, 4000);
 	for (uint64_t r = 0; r < 400; r++) {
 		struct bot_shape s = { 42, 8, 100, r };
 		struct bot_plan pl;
@@ -1384,7 +1423,7 @@ START_TEST(test_explore_spent)
 	add_noisy(kb, KEY, 0, 90, 10.0, 0);
 	add_noisy(kb, KEY, 5, 10, 14.0, 500);
 	ck_assert_uint_eq(bot_policy_explore_spent(&p, kb, KEY), 0);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 100), 0);
+	add_calls(kb, KEY, 100);
 	e = bot_policy_explore_spent(&p, kb, KEY);
 	ck_assert_uint_ge(e, 4 * 65536);
 	ck_assert_uint_le(e, 6 * 65536);
@@ -1397,7 +1436,7 @@ START_TEST(test_explore_spent)
 	kb = make_kb();
 	add_noisy(kb, KEY, 0, 99, 10.0, 0);
 	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 1, 50.0), 0);
-	ck_assert_int_eq(bot_kb_add_calls(kb, KEY, 100), 0);
+	add_calls(kb, KEY, 100);
 	ck_assert_uint_ge(bot_policy_explore_spent(&p, kb, KEY), 3 * 65536);
 	bot_kb_free(kb);
 }
@@ -1521,6 +1560,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_worst_filter);
 	tcase_add_test(tp, test_scale_skill);
 	tcase_add_test(tp, test_explore_spent);
+	tcase_add_test(tp, test_safe_rank_calls);
 	suite_add_tcase(s, tp);
 	return s;
 }
