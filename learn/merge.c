@@ -7,10 +7,12 @@
  * nothing is published. Spool-file ids become sources of the new state,
  * which is how a file is never merged twice.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "learn/compile.h"
 #include "learn/merge.h"
@@ -68,6 +70,78 @@ static void nothing_listed(const struct bot_merge_req *req, const struct bot_log
 	bot_log_msg(log, BOT_LOG_ERROR, "%s: no spool files in %s (a job's files are named "
 		    "*.spool, or a directory holds them); nothing merged", req->fabric,
 		    req->npaths ? names : "no path");
+}
+
+/* Does the state directory hold nothing for this fabric yet (no directory
+ * of its name)? Anything else, an error included, says no: the locked path
+ * then decides as before. */
+static int fabric_absent(const struct bot_merge_req *req)
+{
+	char path[4096];
+	struct stat st;
+	int n = snprintf(path, sizeof(path), "%s/%s", req->dir, req->fabric);
+
+	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) < 0 && errno == ENOENT;
+}
+
+/* Would the batch merge into a fabric without state? Read whole without a
+ * word (a NULL log), as the locked path reads it: a file that fails
+ * validation, or none new, decides it (job_whole). */
+static int would_merge(const struct bot_merge_req *req)
+{
+	struct bot_merge_result res = { 0 };
+	struct bot_compile_report rep;
+	struct bot_kb *batch = NULL;
+	uint64_t *src = NULL;
+	size_t nsrc = 0;
+	char err[BOT_STATE_ERR_MAX];
+	int rc = bot_compile_read(req->paths, req->npaths, NULL, &batch, &src, &nsrc, &rep, NULL,
+				  err, sizeof(err));
+
+	bot_kb_free(batch);
+	free(src);
+	if (rc < 0)
+		return 0;	/* refuse_unlocked says why */
+	res.files = rep.files;
+	res.rejected = rep.files_rejected;
+	res.merged = nsrc;
+	return nsrc && job_whole(req, &res, NULL);
+}
+
+/* A batch that would not merge into a fabric without state: said as the
+ * locked path says it (each file rejected, then the refusal), without
+ * taking the lock, which would make the fabric's directory and leave it
+ * behind for `state verify` to list. */
+static int refuse_unlocked(const struct bot_merge_req *req, struct bot_merge_result *res,
+			   const struct bot_log *log)
+{
+	struct bot_compile_report rep;
+	struct bot_kb *batch = NULL;
+	uint64_t *src = NULL;
+	size_t nsrc = 0;
+	char err[BOT_STATE_ERR_MAX];
+	int rc = bot_compile_read(req->paths, req->npaths, NULL, &batch, &src, &nsrc, &rep, log,
+				  err, sizeof(err));
+
+	bot_kb_free(batch);
+	free(src);
+	if (rc < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
+		return -1;
+	}
+	res->files = rep.files;
+	res->rejected = rep.files_rejected;
+	res->merged = nsrc;
+	if (!job_whole(req, res, log)) {
+		res->outcome = BOT_MERGE_REFUSED;
+	} else if (!nsrc) {
+		res->outcome = BOT_MERGE_NOTHING_NEW;
+	} else {	/* a file changed since the first read */
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: the job's spool files changed while they "
+			    "were read; nothing merged (run it again)", req->fabric);
+	}
+	res->merged = 0;
+	return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
 }
 
 /* next = cur + batch, with cur's sources and the batch's, made from the
@@ -130,20 +204,27 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	 * not exist, or lists no spool file, leaves no trace in the state
 	 * directory (taking the lock makes the fabric's directory, so a
 	 * mistyped fabric would otherwise stay behind, and `state verify`
-	 * would list it). They are listed again under the lock and read. */
+	 * would list it). They are listed again under the lock and read. For
+	 * a fabric without state, a batch that would not merge (a file that
+	 * fails validation, or none new) is refused here, before the lock: its
+	 * files are read once more for that, on a fabric's first merge only. */
 	{
 		struct bot_compile_paths list;
+		int fresh;
 
 		if (bot_compile_list(req->paths, req->npaths, &list, err, sizeof(err)) < 0) {
 			bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
 			return -1;
 		}
 		res->files = list.n;
+		fresh = list.n && fabric_absent(req);
 		bot_compile_paths_free(&list);
 		if (res->files == 0) {
 			nothing_listed(req, log);
 			return -1;
 		}
+		if (fresh && !would_merge(req))
+			return refuse_unlocked(req, res, log);
 	}
 	if (!lock) {
 		bot_lock_init_flock(&own);

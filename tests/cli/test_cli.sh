@@ -259,6 +259,19 @@ expect "state add, no such path, new fabric" 1 "nosuchjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric typo2 "$tmp/nosuchjob"
 [ ! -e "$tmp/st/typo" ] && [ ! -e "$tmp/st/typo2" ] && ok "state add with nothing to merge: no fabric directory made" ||
 	bad "state add with nothing to merge made a fabric directory"
+# nor does a job refused for its files (every file bad, or a bad one without
+# --partial): the refusal is said as for a fabric with state
+mkdir "$tmp/badjob"
+echo "not a spool file" >"$tmp/badjob/nb-x-2.spool"
+expect "state add, every file bad, new fabric" 1 "typo3: of this job's 1 spool file\(s\), 1 failed validation" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo3 "$tmp/badjob"
+expect "state add, every file bad, --partial, new fabric" 1 "typo4: nothing new \(1 file\(s\) read, 0 already merged, 1 rejected\)" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo4 --partial "$tmp/badjob"
+expect "state add, a good and a bad file, new fabric" 1 "typo5: nothing merged: 1 file\(s\) rejected; --partial merges" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo5 "$tmp/mixedjob"
+[ ! -e "$tmp/st/typo3" ] && [ ! -e "$tmp/st/typo4" ] && [ ! -e "$tmp/st/typo5" ] &&
+	ok "state add refused for its files: no fabric directory made" ||
+	bad "state add refused for its files made a fabric directory"
 head -c 300 "$snap" >"$tmp/trunc.nbs"
 expect "truncated snapshot" 1 "trunc.nbs: checksum mismatch" -- "$bot" env --state "$tmp/trunc.nbs" --lib "$lib"
 expect "not a snapshot" 1 "bad magic" -- "$bot" state show "$top_srcdir/tests/cli/test_cli.sh"
