@@ -36,7 +36,8 @@ static void spool_usage(FILE *f)
 		"\n"
 		"  show     header, record counts, labels and contexts of each spool file\n"
 		"  sweep    a forced-arm sweep CSV (one row per clean sample) on stdout\n"
-		"  A directory means its *.spool files, sorted by name.\n"
+		"  A directory means its *.spool files, sorted by name; a path holding none\n"
+		"  is named and the exit status is 1 (with no spool file at all, no CSV).\n"
 		"  --fabric NAME   the fabric column (default \"unknown\")\n");
 }
 
@@ -189,6 +190,12 @@ static int cmd_sweep(int argc, char **argv)
 	if (rc < 0) {
 		bot_sweep_free(&sw);
 		return rc == -2 ? 2 : 1;
+	}
+	if (!rep.files) {
+		/* no spool file at all (each path named on the log): no CSV,
+		 * as spool show prints nothing */
+		bot_sweep_free(&sw);
+		return 1;
 	}
 	if (bot_sweep_write_header(stdout) < 0)
 		bad = 1;

@@ -157,6 +157,18 @@ printf 'X' | dd of="$tmp/rb2/a/$mid" bs=1 seek=96 conv=notrunc 2>/dev/null
 expect "rollback, a damaged middle snapshot: named" 1 "the parent of $mid is not known" -- \
 	"$bot" state rollback --state "$tmp/rb2" --fabric a --steps 2
 
+# spool sweep of a directory without spool files: named, exit 1, as spool
+# show does (it printed a header-only CSV and exited 0)
+mkdir "$tmp/nospool"
+expect "spool sweep DIR without spool files" 1 "^nccl-bot: spool sweep: .*/nospool: no \\*\\.spool files" -- \
+	"$bot" spool sweep "$tmp/nospool"
+"$bot" spool sweep "$tmp/nospool" 2>/dev/null >"$tmp/csv"
+[ -s "$tmp/csv" ] && bad "spool sweep, no spool file: no CSV" || ok "spool sweep, no spool file: no CSV"
+expect "spool sweep: a DIR without them beside one with them" 1 "nospool: no \\*\\.spool files" -- \
+	"$bot" spool sweep "$tmp/nospool" "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed"
+grep -q '^fabric,' "$tmp/out" && ok "spool sweep: the other path converted" ||
+	bad "spool sweep: the other path converted"
+
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
 # replay's section says that --help lists every option, so it is left out.
