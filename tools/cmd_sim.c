@@ -36,7 +36,7 @@ static void usage(FILE *o)
 		"  --samples N           rows per (context, arm) (default 16)\n"
 		"  --seed S              noise seed, decimal or 0x-hex (default 0)\n"
 		"  --coll LIST           collectives (broadcast,reduce,allgather,reducescatter,allreduce)\n"
-		"  --output FILE         write the sweep here (default stdout)\n"
+		"  --output FILE         write the sweep here (default stdout, as for -)\n"
 		"  --list                list the fabrics and exit\n"
 		"  --calibrate           print the calibration report (reads --data)\n"
 		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"

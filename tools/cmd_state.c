@@ -77,7 +77,8 @@ static void state_usage(FILE *f)
 		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,63}\n"
 		"  --partial      add: merge the valid, new files of a job anyway (their\n"
 		"                 collectives lose the minimum over the other files' ranks)\n"
-		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename)\n"
+		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename);\n"
+		"                 - is standard output (./- names a file -)\n"
 		"  --svg FILE     show: write the picture to FILE (written whole, as -o)\n"
 		"  --as F         import: the export's fabric may differ; it becomes F\n"
 		"  --to SNAP      rollback: the snapshot to make current\n"
@@ -376,7 +377,7 @@ int bot_cmd_state(int argc, char **argv)
 			o.partial = 1;
 			break;
 		case 'o':
-			o.out = optarg;
+			o.out = strcmp(optarg, "-") ? optarg : NULL;	/* - is stdout */
 			break;
 		case 'g':
 			svg = optarg;

@@ -169,6 +169,21 @@ expect "spool sweep: a DIR without them beside one with them" 1 "nospool: no \\*
 grep -q '^fabric,' "$tmp/out" && ok "spool sweep: the other path converted" ||
 	bad "spool sweep: the other path converted"
 
+# -o - (--output -) is standard output, not a file named "-"
+mkdir "$tmp/odash"
+mkdir "$tmp/oxst"
+"$bot" state import --state "$tmp/oxst" --fabric a "$tmp/s0.yaml" >/dev/null 2>&1
+expect "state export -o -: the YAML on standard output" 0 "^nccl-bot-state: " -- \
+	sh -c 'cd "$1" && exec "$2" state export --state "$3" --fabric a -o -' sh "$tmp/odash" \
+	"$botabs" "$tmp/oxst"
+expect "state export --output -: the same" 0 "^nccl-bot-state: " -- \
+	sh -c 'cd "$1" && exec "$2" state export --state "$3" --fabric a --output -' sh "$tmp/odash" \
+	"$botabs" "$tmp/oxst"
+expect "sim --output -: the CSV on standard output" 0 "^h100-roce,allreduce,4," -- \
+	sh -c 'cd "$1" && exec "$2" sim --fabric h100-roce --nodes 1 --coll allreduce --samples 1 --min-bytes 4 --max-bytes 4 --output -' \
+	sh "$tmp/odash" "$botabs"
+expect "  ... no file named -" 0 "" -- test ! -e "$tmp/odash/-"
+
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
 # replay's section says that --help lists every option, so it is left out.
