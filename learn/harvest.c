@@ -560,8 +560,8 @@ static int child_error(struct collect *c, const uint8_t *u, char *err, size_t er
 
 	switch (code) {
 	case ERR_DIR:
-		return bot_log_errf(err, errlen, "%s: cannot list the spool directory: %s", dir,
-				    strerror((int)e));
+		return bot_log_errf(err, errlen, "%s: cannot list the spool directory: %s",
+				    bot_path_shown(dir), strerror((int)e));
 	case ERR_FILES:
 		return bot_log_errf(err, errlen, "%s: more than %zu spool files (the bound of "
 				    "one harvest): refused whole, none read", dir,

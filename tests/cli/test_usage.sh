@@ -184,6 +184,14 @@ expect "sim --output -: the CSV on standard output" 0 "^h100-roce,allreduce,4," 
 	sh "$tmp/odash" "$botabs"
 expect "  ... no file named -" 0 "" -- test ! -e "$tmp/odash/-"
 
+# The empty path is shown as '' (it read ": No such file or directory")
+mkdir "$tmp/est" "$tmp/eob"
+for c in "spool show" "spool sweep" "state add --state $tmp/est --fabric a" "state show" \
+	"state export" "report" "replay --data" "harvest --outbox $tmp/eob --fabric a"; do
+	# shellcheck disable=SC2086 # $c is several words
+	expect "${c%% --*} '': the empty path shown" 1 "^nccl-bot: ${c%% --*}: '': " -- "$bot" $c ''
+done
+
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
 # replay's section says that --help lists every option, so it is left out.
