@@ -44,6 +44,8 @@ static void usage(FILE *o)
 		"  --help                this text\n");
 }
 
+#define EMPTY_ITEM "an empty item (a list's items are separated by single commas)"
+
 static int bad(const char *opt, const char *val, const char *why)
 {
 	fprintf(stderr, "nccl-bot: sim: %s: invalid value '%s': %s\n", opt, val, why);
@@ -325,8 +327,11 @@ int bot_cmd_sim(int argc, char **argv)
 				return bad(opt, bn, "unknown fabric or family (see --list; families: "
 					   "builtin, alt, calibration)");
 		} else if (!strcmp(opt, "--nodes")) {
-			int pn = parse_nodes(val, nodes, &o.nnodes);
+			int pn;
 
+			if (bot_cmd_list_has_empty(val))
+				return bad(opt, val, EMPTY_ITEM);
+			pn = parse_nodes(val, nodes, &o.nnodes);
 			if (pn == -2)
 				return bad(opt, val, "its ranges hold no count of the default list "
 					   "1,2,3,4,6,8,12,16,24,32,48,64 (a count named alone, as 5, is simulated as it is)");
@@ -354,6 +359,8 @@ int bot_cmd_sim(int argc, char **argv)
 			if (rc2)
 				return bot_cmd_bad_value("sim", opt, val, BOT_SET_HEX64, NULL, rc2, 0);
 		} else if (!strcmp(opt, "--coll")) {
+			if (bot_cmd_list_has_empty(val))
+				return bad(opt, val, EMPTY_ITEM);
 			if (parse_colls(val, &o.coll_mask))
 				return bad(opt, val, "expected collective names separated by commas");
 		} else if (!strcmp(opt, "--output")) {

@@ -60,6 +60,11 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
 	return 2;
 }
 
+int bot_cmd_list_has_empty(const char *list)
+{
+	return *list && (*list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,"));
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: nccl-bot SUBCOMMAND [options]\n\nsubcommands:\n");

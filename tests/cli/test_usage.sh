@@ -55,6 +55,16 @@ expect "sim: a node range without a count of the default list" 2 "hold no count 
 	"$bot" sim --fabric h100-roce --nodes 5-5
 expect "sim: a bad node list is still that" 2 "expected decimal counts" -- \
 	"$bot" sim --fabric h100-roce --nodes x
+# an empty item of a list is refused, naming the option and the value (",":
+# "hold no count of the default list"; "4,,8" was taken as 4,8)
+for v in , 4,,8 4, ,4; do
+	expect "sim --nodes '$v': an empty item" 2 "^nccl-bot: sim: --nodes: invalid value '$v': an empty item" -- \
+		"$bot" sim --fabric h100-roce --nodes "$v" --coll allreduce --samples 1 --min-bytes 4 --max-bytes 4
+done
+expect "sim --coll 'allreduce,': an empty item" 2 "^nccl-bot: sim: --coll: invalid value 'allreduce,': an empty item" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --coll allreduce, --samples 1 --min-bytes 4 --max-bytes 4
+expect "replay --mode 'jobs,,epochs': an empty item" 2 "^nccl-bot: replay: --mode 'jobs,,epochs': an empty item" -- \
+	"$bot" replay --mode jobs,,epochs
 # sim's sizes are powers of two: a range without one is refused, not an
 # empty sweep with exit 0
 expect "sim: a size range without a power of two" 2 "holds no power of two" -- \
