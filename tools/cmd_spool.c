@@ -221,15 +221,18 @@ int bot_cmd_spool(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "show")) {
 		/* show takes no option: --help is the usage, any other word
-		 * starting with '-' a usage error rather than a file name
+		 * starting with '-', before the files or after them, a usage
+		 * error rather than a file name, found before any file is read
 		 * ("--" ends the options; ./-x names a file -x). */
-		int i = 2, paths = 0;
+		int i, end = argc, paths = 0;
 
-		for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		for (i = 2; i < argc; i++) {
 			if (!strcmp(argv[i], "--")) {
-				i++;
+				end = i;
 				break;
 			}
+			if (argv[i][0] != '-' || !argv[i][1])
+				continue;
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 				spool_usage(stdout);
 				return 0;
@@ -239,8 +242,12 @@ int bot_cmd_spool(int argc, char **argv)
 			spool_usage(stderr);
 			return 2;
 		}
-		for (; i < argc; i++, paths++)
+		for (i = 2; i < argc; i++) {
+			if (i == end)
+				continue;	/* the "--" itself */
 			rc |= show_path(argv[i]);
+			paths++;
+		}
 		if (!paths) {
 			spool_usage(stderr);
 			return 2;

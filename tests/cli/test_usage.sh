@@ -42,6 +42,15 @@ cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/dash/-x"
 expect "spool show -- a file named -x" 0 "" -- \
 	sh -c 'cd "$1" && exec "$2" spool show -- -x' sh "$tmp/dash" "$botabs"
 expect "spool show, options only" 2 "^usage:" -- "$bot" spool show --
+# an option after the files is one too (it was opened as a file), found
+# before any file is shown; after "--" it is a file
+expect "spool show FILE --frob" 2 "^nccl-bot: spool show: unknown option '--frob'" -- \
+	"$bot" spool show "$tmp/dash/-x" --frob
+grep -q "spool v" "$tmp/out" && bad "spool show FILE --frob: nothing shown first" ||
+	ok "spool show FILE --frob: nothing shown first"
+expect "spool show FILE --help" 0 "^usage: nccl-bot spool show" -- "$bot" spool show "$tmp/dash/-x" --help
+expect "spool show FILE -- --frob: a file" 1 "^nccl-bot: spool show: --frob: No such file" -- \
+	"$bot" spool show "$tmp/dash/-x" -- --frob
 # spool show's rejections name the command too
 printf 'garbage\n' >"$tmp/bad.spool"
 expect "spool show: a rejected file named with the command" 1 \
