@@ -57,7 +57,13 @@ static int parse_size(const char *opt, const char *s, uint64_t *v)
 {
 	int rc = bot_set_bytes(s, v);
 
+	const char *unit = rc == BOT_SET_ESYNTAX ? bot_cmd_bytes_unit(s) : NULL;
+
 	if (!rc && (*v < 1 || *v > UINT64_C(1) << 40))
+		rc = BOT_SET_ERANGE;
+	/* a count of a unit past TiB is past 1TiB (or below 1, as 0PiB) */
+	if (unit && (!strcmp(unit, "PiB") || !strcmp(unit, "EiB") || !strcmp(unit, "ZiB") ||
+		     !strcmp(unit, "YiB")))
 		rc = BOT_SET_ERANGE;
 	return rc ? bot_cmd_bad_value("sim", opt, s, BOT_SET_BYTES, "from 1 to 1TiB", rc, 0) : 0;
 }

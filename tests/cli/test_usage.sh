@@ -211,6 +211,20 @@ for c in "spool show" "spool sweep" "state add --state $tmp/est --fabric a" "sta
 	expect "${c%% --*} '': the empty path shown" 1 "^nccl-bot: ${c%% --*}: '': " -- "$bot" $c ''
 done
 
+# a byte count's unit: past TiB on sim is out of its range (1 to 1TiB);
+# elsewhere an unknown unit is named (both said "no blanks or signs")
+for o in "--min-bytes 1PiB" "--max-bytes 2EiB"; do
+	# shellcheck disable=SC2086
+	expect "sim $o: out of range" 2 "^nccl-bot: sim: ${o%% *} '.*': want .*from 1 to 1TiB \\(out of range\\)$" -- \
+		"$bot" sim --fabric h100-roce --nodes 1 $o
+done
+expect "sim --min-bytes 1PB: an unknown unit" 2 "\\(an unknown unit 'PB'\\)$" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --min-bytes 1PB
+expect "env --min-bytes 1PiB: an unknown unit" 2 "^nccl-bot: env: --min-bytes '1PiB': .*\\(an unknown unit 'PiB'\\)$" -- \
+	"$bot" env --prior-only --min-bytes 1PiB
+expect "sim --min-bytes '1 MiB': still the syntax" 2 "no blanks or signs" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --min-bytes '1 MiB'
+
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
 # replay's section says that --help lists every option, so it is left out.
