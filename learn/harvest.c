@@ -850,7 +850,8 @@ static int finish(struct collect *c, char *err, size_t errlen)
 	res->records = n;
 	res->flags = h.flags;
 	res->identity = bot_delta_identity(&h);
-	snprintf(res->path, sizeof(res->path), "%s/%s", c->req->outbox, res->name);
+	snprintf(res->path, sizeof(res->path), "%s%s%s", c->req->outbox,
+		 bot_path_sep(c->req->outbox), res->name);
 	rc = write_delta(c->req->outbox, res->name, buf, len, c->log, err, errlen);
 	free(buf);
 	if (rc == 1) {

@@ -132,6 +132,40 @@ for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
 	fi
 done
 
+# ... and a state directory or outbox given so: "st/a", "st/inbox", "ob/x"
+# in every message, never "st//a" (the paths opened are unchanged)
+mkdir -p "$tmp/t7/st" "$tmp/t7/ob" "$tmp/t7/sp"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/t7/sp/nb-a-1.spool"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-summary" "$tmp/t7/sp/nb-a-2.spool"
+st=$tmp/t7/st/ ob=$tmp/t7/ob/
+{
+	for i in 1 1; do
+		"$bot" harvest --outbox "$ob" --fabric a --cluster c --job $i --restart 1 --step batch \
+			--node n1 --nodes 2 "$tmp/t7/sp"
+	done
+	"$bot" ship --outbox "$ob" --state "$st"
+	printf junk >"$tmp/t7/st/inbox/c.9.1.batch.n1.nbd"
+	"$bot" compact --state "$st"
+	"$bot" state quarantine --state "$st" show c.9.1.batch.n1.nbd
+	"$bot" state add --state "$st" --fabric a "$tmp/t7/sp"
+	"$bot" state export --state "$st" --fabric a -o "$tmp/t7/x.yaml"
+	"$bot" state export --state "$st" --fabric b
+	"$bot" state import --state "$st" --fabric a "$tmp/t7/x.yaml"
+	"$bot" state rollback --state "$st" --fabric a
+	"$bot" state rollback --state "$st" --fabric a --to snap-0000000000000000.nbs
+} >"$tmp/t7/out" 2>&1
+for m in "wrote $tmp/t7/ob/c.1.1.batch.n1.nbd" "$tmp/t7/ob/c.1.1.batch.n1.nbd exists" \
+	"quarantined c.9.1.batch.n1.nbd: $tmp/t7/st/inbox/c.9" "unreadable: '$tmp/t7/st/quarantine/c.9" \
+	"published $tmp/t7/st/a/snap-" "of $tmp/t7/st/a" "export: $tmp/t7/st/b: no state yet" \
+	"rollback: $tmp/t7/st/a: current is now" "rollback: $tmp/t7/st/a/snap-0000000000000000.nbs: no such"; do
+	grep -qF -- "$m" "$tmp/t7/out" && ok "trailing '/': $m" || bad "trailing '/': $m"
+done
+if grep -q 't7/[a-z]*//' "$tmp/t7/out"; then
+	bad "state directory or outbox DIR/: a doubled slash"; grep 't7/[a-z]*//' "$tmp/t7/out" | head -n 5
+else
+	ok "state directory or outbox DIR/: no doubled slash"
+fi
+
 # ship_command of blanks alone names no program (split on blanks, the
 # delta's own path became the command): refused as an option and in the file
 mkdir "$tmp/sob"
