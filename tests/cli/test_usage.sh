@@ -66,7 +66,7 @@ expect "sim: a bad node list is still that" 2 "expected decimal counts" -- \
 	"$bot" sim --fabric h100-roce --nodes x
 # an empty item of a list is refused, naming the option and the value (",":
 # "hold no count of the default list"; "4,,8" was taken as 4,8)
-for v in , 4,,8 4, ,4; do
+for v in ',' '4,,8' '4,' ',4'; do
 	expect "sim --nodes '$v': an empty item" 2 "^nccl-bot: sim: --nodes: invalid value '$v': an empty item" -- \
 		"$bot" sim --fabric h100-roce --nodes "$v" --coll allreduce --samples 1 --min-bytes 4 --max-bytes 4
 done
