@@ -190,3 +190,8 @@ const char *bot_path_sep(const char *dir)
 
 	return n && dir[n - 1] == '/' ? "" : "/";
 }
+
+const char *bot_path_shown(const char *path)
+{
+	return *path ? path : "''";
+}

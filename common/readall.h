@@ -66,4 +66,8 @@ const char *bot_file_kind(mode_t m);
  * "spool/" or "/", so that no message says "spool//x.spool". */
 const char *bot_path_sep(const char *dir);
 
+/* A path as a message shows it: path itself, or "''" for the empty path
+ * (which otherwise reads ": No such file or directory"). */
+const char *bot_path_shown(const char *path);
+
 #endif

@@ -512,7 +512,7 @@ int bot_state_read_file(const char *path, struct bot_state *out, char *err, size
 
 	memset(out, 0, sizeof(*out));
 	if (fd < 0)
-		return bot_errf(err, errlen, "%s: %s", path, strerror(errno));
+		return bot_errf(err, errlen, "%s: %s", bot_path_shown(path), strerror(errno));
 	if (bot_read_whole(fd, path, BOT_STATE_MAX_FILE, &b, &len, err, errlen) < 0)
 		return -1;
 	rc = bot_state_parse(path, b, len, out, err, errlen);

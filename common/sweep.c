@@ -800,7 +800,10 @@ int bot_sweep_read(struct bot_sweep *sw, const char *path, char *err, size_t err
 	f = is_stdin ? stdin : fopen(path, "rb");
 	if (!f) {
 		if (err && errlen)
-			snprintf(err, errlen, "%s: cannot open: %s", name, strerror(errno));
+			/* the empty path as '' (readall.h bot_path_shown: this
+			 * file links alone in the fuzz targets) */
+			snprintf(err, errlen, "%s: cannot open: %s", *name ? name : "''",
+				 strerror(errno));
 		return -1;
 	}
 	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode)) {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common/delta.h"
+#include "common/readall.h"
 #include "learn/compact.h"
 #include "learn/compile.h"
 #include "learn/crash.h"
@@ -1154,10 +1155,12 @@ out:
 static int open_dirs(struct run *x)
 {
 	int sfd = open(x->c->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	const char *sep = bot_path_sep(x->c->state);
 
-	snprintf(x->inpath, sizeof(x->inpath), "%s/inbox", x->c->state);
-	snprintf(x->qpath, sizeof(x->qpath), "%s/quarantine", x->c->state);
-	snprintf(x->hpath, sizeof(x->hpath), "%s/held", x->c->state);
+	/* for messages: "state/inbox" also for "state/" (opened through sfd) */
+	snprintf(x->inpath, sizeof(x->inpath), "%s%sinbox", x->c->state, sep);
+	snprintf(x->qpath, sizeof(x->qpath), "%s%squarantine", x->c->state, sep);
+	snprintf(x->hpath, sizeof(x->hpath), "%s%sheld", x->c->state, sep);
 	if (sfd < 0) {
 		bot_log_msg(x->log, BOT_LOG_ERROR, "%s: %s", x->c->state, strerror(errno));
 		return -1;

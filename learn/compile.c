@@ -400,7 +400,8 @@ int bot_compile_list(const char *const *paths, size_t npaths, struct bot_compile
 		/* An argument may be a link to a directory (the caller named it);
 		 * files themselves are never read through a link. */
 		if (stat(paths[i], &st) < 0)
-			rc = bot_log_errf(err, errlen, "%s: %s", paths[i], strerror(errno));
+			rc = bot_log_errf(err, errlen, "%s: %s", bot_path_shown(paths[i]),
+					  strerror(errno));
 		else if (S_ISDIR(st.st_mode))
 			rc = list_dir(paths[i], out, err, errlen);
 		else if (out->n >= BOT_COMPILE_MAX_FILES)

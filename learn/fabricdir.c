@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/readall.h"
 #include "common/state.h"
 #include "learn/fabricdir.h"
 #include "learn/log.h"
@@ -15,7 +16,7 @@
 int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		       char fdir_out[BOT_FABRIC_PATH_MAX], char *err, size_t errlen)
 {
-	char fdir[BOT_FABRIC_PATH_MAX];
+	char fdir[BOT_FABRIC_PATH_MAX], shown[BOT_FABRIC_PATH_MAX];
 	const char *hint = create ? " (create the state directory first)" : "";
 	struct stat st;
 	int fd, created = 0;
@@ -25,9 +26,13 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 	if (!bot_state_fabric_ok(fabric))
 		return bot_log_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
 	if ((size_t)snprintf(fdir, sizeof(fdir), "%s/%s", dir, fabric) >= sizeof(fdir))
-		return bot_log_errf(err, errlen, "%s/%s: path too long", dir, fabric);
+		return bot_log_errf(err, errlen, "%s%s%s: path too long", dir, bot_path_sep(dir),
+				    fabric);
+	/* messages (and fdir_out, for the callers' messages) say "state/a",
+	 * also for a DIR given as "state/" (what is opened is unchanged) */
+	snprintf(shown, sizeof(shown), "%s%s%s", dir, bot_path_sep(dir), fabric);
 	if (fdir_out)
-		memcpy(fdir_out, fdir, sizeof(fdir));
+		memcpy(fdir_out, shown, sizeof(shown));
 	if (stat(dir, &st) < 0)
 		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
 	if (!S_ISDIR(st.st_mode))
@@ -36,7 +41,7 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		if (mkdir(fdir, 0755) == 0)
 			created = 1;
 		else if (errno != EEXIST)
-			return bot_log_errf(err, errlen, "%s: %s", fdir, strerror(errno));
+			return bot_log_errf(err, errlen, "%s: %s", shown, strerror(errno));
 	}
 	fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	/* mkdir's mode went through the umask: readers need 0755 */
@@ -44,14 +49,14 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		int e = errno;
 
 		close(fd);
-		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", fdir,
+		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", shown,
 				    strerror(e));
 	}
 	if (fd >= 0)
 		return fd;
 	if (errno == ENOENT && !create)
 		return -2;
-	return bot_log_errf(err, errlen, "%s: %s", fdir,
+	return bot_log_errf(err, errlen, "%s: %s", shown,
 			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
 			strerror(errno));
 }

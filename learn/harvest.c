@@ -560,8 +560,8 @@ static int child_error(struct collect *c, const uint8_t *u, char *err, size_t er
 
 	switch (code) {
 	case ERR_DIR:
-		return bot_log_errf(err, errlen, "%s: cannot list the spool directory: %s", dir,
-				    strerror((int)e));
+		return bot_log_errf(err, errlen, "%s: cannot list the spool directory: %s",
+				    bot_path_shown(dir), strerror((int)e));
 	case ERR_FILES:
 		return bot_log_errf(err, errlen, "%s: more than %zu spool files (the bound of "
 				    "one harvest): refused whole, none read", dir,
@@ -850,7 +850,8 @@ static int finish(struct collect *c, char *err, size_t errlen)
 	res->records = n;
 	res->flags = h.flags;
 	res->identity = bot_delta_identity(&h);
-	snprintf(res->path, sizeof(res->path), "%s/%s", c->req->outbox, res->name);
+	snprintf(res->path, sizeof(res->path), "%s%s%s", c->req->outbox,
+		 bot_path_sep(c->req->outbox), res->name);
 	rc = write_delta(c->req->outbox, res->name, buf, len, c->log, err, errlen);
 	free(buf);
 	if (rc == 1) {

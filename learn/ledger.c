@@ -380,8 +380,9 @@ int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t 
 	if (fabric && !bot_state_fabric_ok(fabric))
 		return bot_log_errf(err, errlen, "fabric name '%s' is not "
 				    "[a-z0-9][a-z0-9._-]{0,63}", fabric);
-	if ((size_t)snprintf(path, pathlen, "%s/.ledger", dir) >= pathlen)
-		return bot_log_errf(err, errlen, "%s/.ledger: path too long", dir);
+	if ((size_t)snprintf(path, pathlen, "%s%s.ledger", dir, bot_path_sep(dir)) >= pathlen)
+		return bot_log_errf(err, errlen, "%s%s.ledger: path too long", dir,
+				    bot_path_sep(dir));
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -389,7 +390,7 @@ int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t 
 	close(dfd);
 	if (top < 0 || !fabric)
 		return top;
-	snprintf(path, pathlen, "%s/.ledger/%s", dir, fabric);
+	snprintf(path, pathlen, "%s%s.ledger/%s", dir, bot_path_sep(dir), fabric);
 	fd = open_sub(top, fabric, path, err, errlen);
 	close(top);
 	return fd;

@@ -1422,7 +1422,7 @@ int bot_report_dir_select(const char *dir, const struct bot_report_filter *f,
 	memset(set, 0, sizeof(*set));
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		bot_log_msg(log, BOT_LOG_ERROR, "%s: %s", dir, strerror(errno));
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: %s", bot_path_shown(dir), strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;

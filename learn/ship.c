@@ -271,7 +271,7 @@ static void copy_one(struct ship *s, const char *name)
 	size_t len;
 	int fd, tfd, rc;
 
-	snprintf(opath, sizeof(opath), "%s/%s", s->o->outbox, name);
+	snprintf(opath, sizeof(opath), "%s%s%s", s->o->outbox, bot_path_sep(s->o->outbox), name);
 	fd = bot_open_at(s->outfd, name, opath, &outbox_delta, &st, err, sizeof(err));
 	if (fd == -BOT_OPEN_GONE) {
 		s->r->duplicate++;	/* gone: another shipper took it */
@@ -469,7 +469,9 @@ static int open_inbox(struct ship *s, char *err, size_t errlen)
 {
 	int sfd = open(s->o->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	snprintf(s->inpath, sizeof(s->inpath), "%s/inbox", s->o->state);
+	/* for messages: "state/inbox" also for "state/" (opened through sfd) */
+	snprintf(s->inpath, sizeof(s->inpath), "%s%sinbox", s->o->state,
+		 bot_path_sep(s->o->state));
 	if (sfd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", s->o->state, strerror(errno));
 	if (mkdirat(sfd, "inbox", 0750) == 0) {

@@ -224,6 +224,11 @@ int bot_spoolsweep(const char *const *paths, size_t npaths, const char *fabric,
 			rep->bad++;
 			continue;
 		}
+		if (!list.n) {
+			/* as spool show: a path without spool files is named */
+			bot_log_msg(log, BOT_LOG_WARN, "%s: no *.spool files", paths[p]);
+			rep->bad++;
+		}
 		for (size_t i = 0; i < list.n && !s.oom; i++)
 			sweep_file(&s, &list, i);
 		bot_compile_paths_free(&list);

@@ -14,7 +14,8 @@
  * its own window's copy of the row: rows are filled after every file is
  * read. Files are read whole or not at all, the safe way
  * (learn/compile.h bot_compile_read_file: no link, FIFO or device): a bad
- * one is named on the log and skipped.
+ * one is named on the log and skipped, and so is a path (a directory)
+ * holding no spool file.
  */
 #ifndef BOT_LEARN_SPOOLSWEEP_H
 #define BOT_LEARN_SPOOLSWEEP_H
@@ -27,7 +28,8 @@
 
 struct bot_spoolsweep_report {
 	size_t files;		/* spool files read */
-	size_t bad;		/* files rejected, paths that cannot be listed: named on the log */
+	size_t bad;		/* files rejected, paths that cannot be listed or hold no
+				 * spool file: named on the log */
 	uint64_t rows;		/* clean samples, a row each */
 	uint64_t labelled;	/* labelled samples: not learned from, no row */
 	uint64_t summaries;	/* context summaries: no row */

@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "common/readall.h"
 #include "common/settings.h"
 #include "common/table.h"
 #include "learn/ranklib.h"
@@ -169,8 +170,9 @@ static int from_state(const struct bot_stepenv_req *r, struct bot_stepenv *out,
 		return -1;
 	}
 	if (rc == 1)
-		bot_log_msg(log, BOT_LOG_INFO, "%s/%s: no learned state yet; the table holds no "
-			    "learned entries (as from the prior only)", r->state, r->fabric);
+		bot_log_msg(log, BOT_LOG_INFO, "%s%s%s: no learned state yet; the table holds no "
+			    "learned entries (as from the prior only)", r->state,
+			    bot_path_sep(r->state), r->fabric);
 	compile_opts(r, &o);
 	rc = bot_compile_plan(s.kb, &o, r->round >= 0 ? (uint64_t)r->round : s.rounds, t,
 			      &out->compile, err, sizeof(err));

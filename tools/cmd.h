@@ -37,6 +37,15 @@ void bot_cmd_progname(char **argv, const char *name);
  * command's name as a string ("env", "state add"). For struct bot_log. */
 void bot_cmd_log(void *arg, int level, const char *msg);
 
+/* The unit of a byte count ("PiB" of "1PiB"): what follows its leading
+ * digits when that is letters alone, else NULL. bot_cmd_bad_value names it
+ * as an unknown unit where the grammar refused the value's syntax. */
+const char *bot_cmd_bytes_unit(const char *value);
+
+/* 1 when a comma-separated list has an empty item (",", "4,,8", "4,"),
+ * which strtok would skip unseen; else 0 (also for "", no list at all). */
+int bot_cmd_list_has_empty(const char *list);
+
 /*
  * A value the settings grammar (common/settings.h) refused: prints
  * "nccl-bot: CMD: OPT 'VALUE': want <bot_set_want(kind)>[, RANGE] (<reason>)"

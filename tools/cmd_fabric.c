@@ -60,7 +60,7 @@ static void fabric_usage(FILE *f)
 		"  --yaml             write it as a site configuration (version: 2, fabric_map:\n"
 		"                     each fabric's nodes) to merge into site.yaml\n"
 		"  -o FILE            write the map there (temporary name, fsync, rename); default\n"
-		"                     standard output\n"
+		"                     standard output, as for -o - (./- names a file -)\n"
 		"  --map FILE         the fabric map (plugstack.conf's fabric_map=); alone, no site\n"
 		"                     configuration is read\n"
 		"  --config FILE      the site configuration whose fabric_map is the map\n"
@@ -297,7 +297,7 @@ static int generate(int argc, char **argv)
 		case 'c': conf = optarg; break;
 		case 't': topo = optarg; break;
 		case 'b': rule = optarg; break;
-		case 'o': out = optarg; break;
+		case 'o': out = strcmp(optarg, "-") ? optarg : NULL; break;	/* - is stdout */
 		case 'y': yaml = 1; break;
 		case 'h': fabric_usage(stdout); return 0;
 		default: fabric_usage(stderr); return 2;

@@ -119,7 +119,9 @@ static int make_sources(char **argv, int argc, struct bot_harvest_src *src, char
 		char *slash;
 
 		copies[i] = NULL;
-		if (lstat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+		/* the empty path is no entry of "." but a path that is not
+		 * there (named '' by the harvest) */
+		if (!*argv[i] || (lstat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))) {
 			src[i].dir = argv[i];
 			src[i].name = NULL;
 			continue;

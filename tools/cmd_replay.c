@@ -239,6 +239,9 @@ static int parse_modes(struct replay_args *a, const char *s)
 	a->nmodes = 0;
 	if (strlen(s) >= sizeof(buf))
 		return bad("--mode", s, "too long");
+	if (bot_cmd_list_has_empty(s))
+		return bad("--mode", s, "an empty item (a list's items are separated by single "
+			   "commas)");
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int m = bot_replay_mode_parse(tok);

@@ -36,13 +36,15 @@ static void usage(FILE *o)
 		"  --samples N           rows per (context, arm) (default 16)\n"
 		"  --seed S              noise seed, decimal or 0x-hex (default 0)\n"
 		"  --coll LIST           collectives (broadcast,reduce,allgather,reducescatter,allreduce)\n"
-		"  --output FILE         write the sweep here (default stdout)\n"
+		"  --output FILE         write the sweep here (default stdout, as for -)\n"
 		"  --list                list the fabrics and exit\n"
 		"  --calibrate           print the calibration report (reads --data)\n"
 		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"
 		"  --data DIR            external sweep files (default data/external/sweep)\n"
 		"  --help                this text\n");
 }
+
+#define EMPTY_ITEM "an empty item (a list's items are separated by single commas)"
 
 static int bad(const char *opt, const char *val, const char *why)
 {
@@ -55,7 +57,13 @@ static int parse_size(const char *opt, const char *s, uint64_t *v)
 {
 	int rc = bot_set_bytes(s, v);
 
+	const char *unit = rc == BOT_SET_ESYNTAX ? bot_cmd_bytes_unit(s) : NULL;
+
 	if (!rc && (*v < 1 || *v > UINT64_C(1) << 40))
+		rc = BOT_SET_ERANGE;
+	/* a count of a unit past TiB is past 1TiB (or below 1, as 0PiB) */
+	if (unit && (!strcmp(unit, "PiB") || !strcmp(unit, "EiB") || !strcmp(unit, "ZiB") ||
+		     !strcmp(unit, "YiB")))
 		rc = BOT_SET_ERANGE;
 	return rc ? bot_cmd_bad_value("sim", opt, s, BOT_SET_BYTES, "from 1 to 1TiB", rc, 0) : 0;
 }
@@ -325,8 +333,11 @@ int bot_cmd_sim(int argc, char **argv)
 				return bad(opt, bn, "unknown fabric or family (see --list; families: "
 					   "builtin, alt, calibration)");
 		} else if (!strcmp(opt, "--nodes")) {
-			int pn = parse_nodes(val, nodes, &o.nnodes);
+			int pn;
 
+			if (bot_cmd_list_has_empty(val))
+				return bad(opt, val, EMPTY_ITEM);
+			pn = parse_nodes(val, nodes, &o.nnodes);
 			if (pn == -2)
 				return bad(opt, val, "its ranges hold no count of the default list "
 					   "1,2,3,4,6,8,12,16,24,32,48,64 (a count named alone, as 5, is simulated as it is)");
@@ -354,6 +365,8 @@ int bot_cmd_sim(int argc, char **argv)
 			if (rc2)
 				return bot_cmd_bad_value("sim", opt, val, BOT_SET_HEX64, NULL, rc2, 0);
 		} else if (!strcmp(opt, "--coll")) {
+			if (bot_cmd_list_has_empty(val))
+				return bad(opt, val, EMPTY_ITEM);
 			if (parse_colls(val, &o.coll_mask))
 				return bad(opt, val, "expected collective names separated by commas");
 		} else if (!strcmp(opt, "--output")) {

@@ -36,7 +36,8 @@ static void spool_usage(FILE *f)
 		"\n"
 		"  show     header, record counts, labels and contexts of each spool file\n"
 		"  sweep    a forced-arm sweep CSV (one row per clean sample) on stdout\n"
-		"  A directory means its *.spool files, sorted by name.\n"
+		"  A directory means its *.spool files, sorted by name; a path holding none\n"
+		"  is named and the exit status is 1 (with no spool file at all, no CSV).\n"
 		"  --fabric NAME   the fabric column (default \"unknown\")\n");
 }
 
@@ -190,6 +191,12 @@ static int cmd_sweep(int argc, char **argv)
 		bot_sweep_free(&sw);
 		return rc == -2 ? 2 : 1;
 	}
+	if (!rep.files) {
+		/* no spool file at all (each path named on the log): no CSV,
+		 * as spool show prints nothing */
+		bot_sweep_free(&sw);
+		return 1;
+	}
 	if (bot_sweep_write_header(stdout) < 0)
 		bad = 1;
 	for (size_t i = 0; i < sw.nrows; i++)
@@ -214,15 +221,18 @@ int bot_cmd_spool(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "show")) {
 		/* show takes no option: --help is the usage, any other word
-		 * starting with '-' a usage error rather than a file name
+		 * starting with '-', before the files or after them, a usage
+		 * error rather than a file name, found before any file is read
 		 * ("--" ends the options; ./-x names a file -x). */
-		int i = 2, paths = 0;
+		int i, end = argc, paths = 0;
 
-		for (; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
+		for (i = 2; i < argc; i++) {
 			if (!strcmp(argv[i], "--")) {
-				i++;
+				end = i;
 				break;
 			}
+			if (argv[i][0] != '-' || !argv[i][1])
+				continue;
 			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 				spool_usage(stdout);
 				return 0;
@@ -232,8 +242,12 @@ int bot_cmd_spool(int argc, char **argv)
 			spool_usage(stderr);
 			return 2;
 		}
-		for (; i < argc; i++, paths++)
+		for (i = 2; i < argc; i++) {
+			if (i == end)
+				continue;	/* the "--" itself */
 			rc |= show_path(argv[i]);
+			paths++;
+		}
 		if (!paths) {
 			spool_usage(stderr);
 			return 2;

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "common/dirscan.h"
+#include "common/readall.h"
 #include "common/state.h"
 #include "common/writeall.h"
 #include "learn/lock.h"
@@ -77,7 +78,8 @@ static void state_usage(FILE *f)
 		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,63}\n"
 		"  --partial      add: merge the valid, new files of a job anyway (their\n"
 		"                 collectives lose the minimum over the other files' ranks)\n"
-		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename)\n"
+		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename);\n"
+		"                 - is standard output (./- names a file -)\n"
 		"  --svg FILE     show: write the picture to FILE (written whole, as -o)\n"
 		"  --as F         import: the export's fabric may differ; it becomes F\n"
 		"  --to SNAP      rollback: the snapshot to make current\n"
@@ -96,9 +98,9 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	case BOT_MERGE_PUBLISHED:
 		fprintf(stderr, "nccl-bot: state add: %s: merged %zu spool file(s) (%zu already "
 			"merged, %zu rejected), %" PRIu64 " collectives after the minimum over "
-			"ranks; %zu contexts, round %" PRIu64 "; published %s/%s/%s\n", fabric,
+			"ranks; %zu contexts, round %" PRIu64 "; published %s%s%s/%s\n", fabric,
 			res.merged, res.merged_before, res.rejected, res.collectives, res.contexts,
-			res.round, dir, fabric, res.snapshot);
+			res.round, dir, bot_path_sep(dir), fabric, res.snapshot);
 		return 0;
 	case BOT_MERGE_NOTHING_NEW:
 		fprintf(stderr, "nccl-bot: state add: %s: nothing new (%zu file(s) read, %zu "
@@ -146,8 +148,8 @@ static int load_state(const char *verb, const char *dir, const char *fabric, con
 		return 1;
 	}
 	if (rc == 1) {
-		fprintf(stderr, "nccl-bot: state %s: %s/%s: no state yet (no `current`)\n", verb,
-			dir, fabric);
+		fprintf(stderr, "nccl-bot: state %s: %s%s%s: no state yet (no `current`)\n", verb,
+			dir, bot_path_sep(dir), fabric);
 		bot_state_free(s);
 		return 1;
 	}
@@ -265,7 +267,8 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 	rc = out ? bot_cmd_write_file("state export", out, text, len) : put_stdout("export", text, len);
 	free(text);
 	if (rc == 0 && out && !file)
-		fprintf(stderr, "nccl-bot: state export: %s: %s of %s/%s\n", out, snap, dir, fabric);
+		fprintf(stderr, "nccl-bot: state export: %s: %s of %s%s%s\n", out, snap, dir,
+			bot_path_sep(dir), fabric);
 	return rc;
 }
 
@@ -313,9 +316,9 @@ static int state_import(const char *dir, const char *fabric, const char *as, con
 		bot_state_free(&in);
 		return 1;
 	}
-	fprintf(stderr, "nccl-bot: state import: %s: %zu contexts; published %s/%s/%s (parent "
-		"%s)\n", file, bot_kb_count(in.kb), dir, fabric, out, snap[0] && in.parent ? snap :
-		"none");
+	fprintf(stderr, "nccl-bot: state import: %s: %zu contexts; published %s%s%s/%s (parent "
+		"%s)\n", file, bot_kb_count(in.kb), dir, bot_path_sep(dir), fabric, out,
+		snap[0] && in.parent ? snap : "none");
 	bot_state_free(&in);
 	return 0;
 }
@@ -376,7 +379,7 @@ int bot_cmd_state(int argc, char **argv)
 			o.partial = 1;
 			break;
 		case 'o':
-			o.out = optarg;
+			o.out = strcmp(optarg, "-") ? optarg : NULL;	/* - is stdout */
 			break;
 		case 'g':
 			svg = optarg;

@@ -58,8 +58,8 @@ int bot_state_rollback(const struct bot_state_opts *o)
 		fprintf(stderr, "nccl-bot: state rollback: %s\n", err);
 		return 1;
 	}
-	fprintf(stderr, "nccl-bot: state rollback: %s/%s: current is now %s\n", o->dir, o->fabric,
-		snap);
+	fprintf(stderr, "nccl-bot: state rollback: %s%s%s: current is now %s\n", o->dir,
+		bot_path_sep(o->dir), o->fabric, snap);
 	return 0;
 }
 
@@ -97,10 +97,13 @@ static int qname_ok(const char *n)
  * unless quiet_enoent and it does not exist). */
 static int open_sub(const char *dir, const char *sub, char *path, size_t plen, int quiet_enoent)
 {
+	char opened[4200];
 	int fd;
 
-	snprintf(path, plen, "%s/%s", dir, sub);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* path, for messages, says "state/quarantine" also for "state/" */
+	snprintf(opened, sizeof(opened), "%s/%s", dir, sub);
+	snprintf(path, plen, "%s%s%s", dir, bot_path_sep(dir), sub);
+	fd = open(opened, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && !(quiet_enoent && errno == ENOENT))
 		fprintf(stderr, "nccl-bot: state quarantine: %s: %s\n", path,
 			errno == ELOOP || errno == ENOTDIR ? "not a directory (or a symbolic link)" :

@@ -135,7 +135,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
 	if (fd == -2) {
-		problem(problems, "%s/%s: no such fabric directory", dir, fabric);
+		problem(problems, "%s%s%s: no such fabric directory", dir, bot_path_sep(dir), fabric);
 		return;
 	}
 	if (fd < 0) {

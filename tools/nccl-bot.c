@@ -49,15 +49,40 @@ void bot_cmd_log(void *arg, int level, const char *msg)
 	fprintf(stderr, "nccl-bot: %s: %s\n", (const char *)arg, msg);
 }
 
+const char *bot_cmd_bytes_unit(const char *value)
+{
+	const char *u = value + strspn(value, "0123456789");
+
+	if (u == value || !*u)
+		return NULL;
+	for (const char *c = u; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+			return NULL;
+	return u;
+}
+
 int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum bot_set_kind kind,
 		      const char *range, int err, size_t bad)
 {
-	fprintf(stderr, "nccl-bot: %s: %s '%s': want %s%s%s (%s", cmd, opt, value,
-		bot_set_want(kind), range ? ", " : "", range ? range : "", bot_set_strerror(err));
+	const char *unit = (kind == BOT_SET_BYTES || kind == BOT_SET_THRESHOLD) &&
+			   err == BOT_SET_ESYNTAX ? bot_cmd_bytes_unit(value) : NULL;
+
+	fprintf(stderr, "nccl-bot: %s: %s '%s': want %s%s%s (", cmd, opt, value,
+		bot_set_want(kind), range ? ", " : "", range ? range : "");
+	/* "1PiB" has no blank or sign: its unit is what is refused */
+	if (unit)
+		fprintf(stderr, "an unknown unit '%s'", unit);
+	else
+		fprintf(stderr, "%s", bot_set_strerror(err));
 	if (kind == BOT_SET_ALLOW && bad < strlen(value))
 		fprintf(stderr, ": '%.*s'", (int)strcspn(value + bad, ","), value + bad);
 	fprintf(stderr, ")\n");
 	return 2;
+}
+
+int bot_cmd_list_has_empty(const char *list)
+{
+	return *list && (*list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,"));
 }
 
 static void usage(FILE *f)

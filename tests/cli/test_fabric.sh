@@ -45,6 +45,12 @@ expect "generate --by top-switch -o: topology.conf beside slurm.conf is found" 0
 expect "  ... the map names the spine" 0 "^n3 spine$" -- cat "$tmp/top.map"
 expect "  ... no temporary left" 0 "" -- test -z "$(ls -A "$tmp" | grep tmp)"
 "$bot" fabric generate --slurm-conf "$tmp/slurm.conf" -o "$tmp/fabric.map" 2>/dev/null
+# -o - is standard output, not a file named "-"
+mkdir "$tmp/dash"
+expect "generate -o -: the map on standard output" 0 "^n3 b$" -- \
+	sh -c 'cd "$1" && exec "$2" fabric generate --slurm-conf ../slurm.conf -o -' sh "$tmp/dash" \
+	"$(cd "$(dirname "$bot")" && pwd)/$(basename "$bot")"
+expect "  ... no file named -" 0 "" -- test ! -e "$tmp/dash/-"
 expect "fabric NODELIST: one fabric" 0 "^step: fabric a " -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-2]'
 expect "  ... each node's line" 0 "^n2 a$" -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-2]'
 expect "fabric NODELIST: two fabrics: the prior, and why" 0 "^step: the prior (the step's nodes span fabrics a and b)" -- \

@@ -42,6 +42,15 @@ cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/dash/-x"
 expect "spool show -- a file named -x" 0 "" -- \
 	sh -c 'cd "$1" && exec "$2" spool show -- -x' sh "$tmp/dash" "$botabs"
 expect "spool show, options only" 2 "^usage:" -- "$bot" spool show --
+# an option after the files is one too (it was opened as a file), found
+# before any file is shown; after "--" it is a file
+expect "spool show FILE --frob" 2 "^nccl-bot: spool show: unknown option '--frob'" -- \
+	"$bot" spool show "$tmp/dash/-x" --frob
+grep -q "spool v" "$tmp/out" && bad "spool show FILE --frob: nothing shown first" ||
+	ok "spool show FILE --frob: nothing shown first"
+expect "spool show FILE --help" 0 "^usage: nccl-bot spool show" -- "$bot" spool show "$tmp/dash/-x" --help
+expect "spool show FILE -- --frob: a file" 1 "^nccl-bot: spool show: --frob: No such file" -- \
+	"$bot" spool show "$tmp/dash/-x" -- --frob
 # spool show's rejections name the command too
 printf 'garbage\n' >"$tmp/bad.spool"
 expect "spool show: a rejected file named with the command" 1 \
@@ -55,6 +64,16 @@ expect "sim: a node range without a count of the default list" 2 "hold no count 
 	"$bot" sim --fabric h100-roce --nodes 5-5
 expect "sim: a bad node list is still that" 2 "expected decimal counts" -- \
 	"$bot" sim --fabric h100-roce --nodes x
+# an empty item of a list is refused, naming the option and the value (",":
+# "hold no count of the default list"; "4,,8" was taken as 4,8)
+for v in ',' '4,,8' '4,' ',4'; do
+	expect "sim --nodes '$v': an empty item" 2 "^nccl-bot: sim: --nodes: invalid value '$v': an empty item" -- \
+		"$bot" sim --fabric h100-roce --nodes "$v" --coll allreduce --samples 1 --min-bytes 4 --max-bytes 4
+done
+expect "sim --coll 'allreduce,': an empty item" 2 "^nccl-bot: sim: --coll: invalid value 'allreduce,': an empty item" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --coll allreduce, --samples 1 --min-bytes 4 --max-bytes 4
+expect "replay --mode 'jobs,,epochs': an empty item" 2 "^nccl-bot: replay: --mode 'jobs,,epochs': an empty item" -- \
+	"$bot" replay --mode jobs,,epochs
 # sim's sizes are powers of two: a range without one is refused, not an
 # empty sweep with exit 0
 expect "sim: a size range without a power of two" 2 "holds no power of two" -- \
@@ -113,6 +132,40 @@ for c in "harvest --fabric a --outbox $tmp/outbox" "spool show" "spool sweep" \
 	fi
 done
 
+# ... and a state directory or outbox given so: "st/a", "st/inbox", "ob/x"
+# in every message, never "st//a" (the paths opened are unchanged)
+mkdir -p "$tmp/t7/st" "$tmp/t7/ob" "$tmp/t7/sp"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/t7/sp/nb-a-1.spool"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-summary" "$tmp/t7/sp/nb-a-2.spool"
+st=$tmp/t7/st/ ob=$tmp/t7/ob/
+{
+	for i in 1 1; do
+		"$bot" harvest --outbox "$ob" --fabric a --cluster c --job $i --restart 1 --step batch \
+			--node n1 --nodes 2 "$tmp/t7/sp"
+	done
+	"$bot" ship --outbox "$ob" --state "$st"
+	printf junk >"$tmp/t7/st/inbox/c.9.1.batch.n1.nbd"
+	"$bot" compact --state "$st"
+	"$bot" state quarantine --state "$st" show c.9.1.batch.n1.nbd
+	"$bot" state add --state "$st" --fabric a "$tmp/t7/sp"
+	"$bot" state export --state "$st" --fabric a -o "$tmp/t7/x.yaml"
+	"$bot" state export --state "$st" --fabric b
+	"$bot" state import --state "$st" --fabric a "$tmp/t7/x.yaml"
+	"$bot" state rollback --state "$st" --fabric a
+	"$bot" state rollback --state "$st" --fabric a --to snap-0000000000000000.nbs
+} >"$tmp/t7/out" 2>&1
+for m in "wrote $tmp/t7/ob/c.1.1.batch.n1.nbd" "$tmp/t7/ob/c.1.1.batch.n1.nbd exists" \
+	"quarantined c.9.1.batch.n1.nbd: $tmp/t7/st/inbox/c.9" "unreadable: '$tmp/t7/st/quarantine/c.9" \
+	"published $tmp/t7/st/a/snap-" "of $tmp/t7/st/a" "export: $tmp/t7/st/b: no state yet" \
+	"rollback: $tmp/t7/st/a: current is now" "rollback: $tmp/t7/st/a/snap-0000000000000000.nbs: no such"; do
+	grep -qF -- "$m" "$tmp/t7/out" && ok "trailing '/': $m" || bad "trailing '/': $m"
+done
+if grep -q 't7/[a-z]*//' "$tmp/t7/out"; then
+	bad "state directory or outbox DIR/: a doubled slash"; grep 't7/[a-z]*//' "$tmp/t7/out" | head -n 5
+else
+	ok "state directory or outbox DIR/: no doubled slash"
+fi
+
 # ship_command of blanks alone names no program (split on blanks, the
 # delta's own path became the command): refused as an option and in the file
 mkdir "$tmp/sob"
@@ -156,6 +209,55 @@ mid=$(ls "$tmp/rb2/a" | grep '^snap-' | while read -r f; do
 printf 'X' | dd of="$tmp/rb2/a/$mid" bs=1 seek=96 conv=notrunc 2>/dev/null
 expect "rollback, a damaged middle snapshot: named" 1 "the parent of $mid is not known" -- \
 	"$bot" state rollback --state "$tmp/rb2" --fabric a --steps 2
+
+# spool sweep of a directory without spool files: named, exit 1, as spool
+# show does (it printed a header-only CSV and exited 0)
+mkdir "$tmp/nospool"
+expect "spool sweep DIR without spool files" 1 "^nccl-bot: spool sweep: .*/nospool: no \\*\\.spool files" -- \
+	"$bot" spool sweep "$tmp/nospool"
+"$bot" spool sweep "$tmp/nospool" 2>/dev/null >"$tmp/csv"
+[ -s "$tmp/csv" ] && bad "spool sweep, no spool file: no CSV" || ok "spool sweep, no spool file: no CSV"
+expect "spool sweep: a DIR without them beside one with them" 1 "nospool: no \\*\\.spool files" -- \
+	"$bot" spool sweep "$tmp/nospool" "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed"
+grep -q '^fabric,' "$tmp/out" && ok "spool sweep: the other path converted" ||
+	bad "spool sweep: the other path converted"
+
+# -o - (--output -) is standard output, not a file named "-"
+mkdir "$tmp/odash"
+mkdir "$tmp/oxst"
+"$bot" state import --state "$tmp/oxst" --fabric a "$tmp/s0.yaml" >/dev/null 2>&1
+expect "state export -o -: the YAML on standard output" 0 "^nccl-bot-state: " -- \
+	sh -c 'cd "$1" && exec "$2" state export --state "$3" --fabric a -o -' sh "$tmp/odash" \
+	"$botabs" "$tmp/oxst"
+expect "state export --output -: the same" 0 "^nccl-bot-state: " -- \
+	sh -c 'cd "$1" && exec "$2" state export --state "$3" --fabric a --output -' sh "$tmp/odash" \
+	"$botabs" "$tmp/oxst"
+expect "sim --output -: the CSV on standard output" 0 "^h100-roce,allreduce,4," -- \
+	sh -c 'cd "$1" && exec "$2" sim --fabric h100-roce --nodes 1 --coll allreduce --samples 1 --min-bytes 4 --max-bytes 4 --output -' \
+	sh "$tmp/odash" "$botabs"
+expect "  ... no file named -" 0 "" -- test ! -e "$tmp/odash/-"
+
+# The empty path is shown as '' (it read ": No such file or directory")
+mkdir "$tmp/est" "$tmp/eob"
+for c in "spool show" "spool sweep" "state add --state $tmp/est --fabric a" "state show" \
+	"state export" "report" "replay --data" "harvest --outbox $tmp/eob --fabric a"; do
+	# shellcheck disable=SC2086 # $c is several words
+	expect "${c%% --*} '': the empty path shown" 1 "^nccl-bot: ${c%% --*}: '': " -- "$bot" $c ''
+done
+
+# a byte count's unit: past TiB on sim is out of its range (1 to 1TiB);
+# elsewhere an unknown unit is named (both said "no blanks or signs")
+for o in "--min-bytes 1PiB" "--max-bytes 2EiB"; do
+	# shellcheck disable=SC2086
+	expect "sim $o: out of range" 2 "^nccl-bot: sim: ${o%% *} '.*': want .*from 1 to 1TiB \\(out of range\\)$" -- \
+		"$bot" sim --fabric h100-roce --nodes 1 $o
+done
+expect "sim --min-bytes 1PB: an unknown unit" 2 "\\(an unknown unit 'PB'\\)$" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --min-bytes 1PB
+expect "env --min-bytes 1PiB: an unknown unit" 2 "^nccl-bot: env: --min-bytes '1PiB': .*\\(an unknown unit 'PiB'\\)$" -- \
+	"$bot" env --prior-only --min-bytes 1PiB
+expect "sim --min-bytes '1 MiB': still the syntax" 2 "no blanks or signs" -- \
+	"$bot" sim --fabric h100-roce --nodes 1 --min-bytes '1 MiB'
 
 # Every long option of a subcommand's --help is in its man page: its section
 # of nccl-bot(1) (or the synopsis), or nccl-bot-ship(1) and nccl-bot-compact(1).
