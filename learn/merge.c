@@ -84,36 +84,13 @@ static int fabric_absent(const struct bot_merge_req *req)
 	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) < 0 && errno == ENOENT;
 }
 
-/* Would the batch merge into a fabric without state? Read whole without a
- * word (a NULL log), as the locked path reads it: a file that fails
- * validation, or none new, decides it (job_whole). */
-static int would_merge(const struct bot_merge_req *req)
-{
-	struct bot_merge_result res = { 0 };
-	struct bot_compile_report rep;
-	struct bot_kb *batch = NULL;
-	uint64_t *src = NULL;
-	size_t nsrc = 0;
-	char err[BOT_STATE_ERR_MAX];
-	int rc = bot_compile_read(req->paths, req->npaths, NULL, &batch, &src, &nsrc, &rep, NULL,
-				  err, sizeof(err));
-
-	bot_kb_free(batch);
-	free(src);
-	if (rc < 0)
-		return 0;	/* refuse_unlocked says why */
-	res.files = rep.files;
-	res.rejected = rep.files_rejected;
-	res.merged = nsrc;
-	return nsrc && job_whole(req, &res, NULL);
-}
-
-/* A batch that would not merge into a fabric without state: said as the
- * locked path says it (each file rejected, then the refusal), without
- * taking the lock, which would make the fabric's directory and leave it
- * behind for `state verify` to list. */
-static int refuse_unlocked(const struct bot_merge_req *req, struct bot_merge_result *res,
-			   const struct bot_log *log)
+/* A fabric without state: the batch read whole, as the locked path reads
+ * it, into res (files, rejected, merged) and judged as a job (job_whole),
+ * messages on log (NULL: none). The outcome it would have: NOTHING_NEW or
+ * REFUSED, PUBLISHED when it would merge, FAILED when it cannot be read
+ * (the reason said on log). */
+static enum bot_merge_outcome judge_unlocked(const struct bot_merge_req *req,
+					     struct bot_merge_result *res, const struct bot_log *log)
 {
 	struct bot_compile_report rep;
 	struct bot_kb *batch = NULL;
@@ -127,21 +104,37 @@ static int refuse_unlocked(const struct bot_merge_req *req, struct bot_merge_res
 	free(src);
 	if (rc < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
-		return -1;
+		return BOT_MERGE_FAILED;
 	}
 	res->files = rep.files;
 	res->rejected = rep.files_rejected;
 	res->merged = nsrc;
-	if (!job_whole(req, res, log)) {
-		res->outcome = BOT_MERGE_REFUSED;
-	} else if (!nsrc) {
-		res->outcome = BOT_MERGE_NOTHING_NEW;
-	} else {	/* a file changed since the first read */
+	if (!job_whole(req, res, log))
+		return BOT_MERGE_REFUSED;
+	return nsrc ? BOT_MERGE_PUBLISHED : BOT_MERGE_NOTHING_NEW;
+}
+
+/* A batch for a fabric without state that would not merge is refused
+ * before the lock, which would make the fabric's directory and leave it
+ * behind for `state verify` to list: read once without a word to judge it,
+ * then again to say it as the locked path says it (each file rejected,
+ * then the refusal). 1 when refused here (res filled, messages said), 0 to
+ * go on under the lock. */
+static int refused_unlocked(const struct bot_merge_req *req, struct bot_merge_result *res,
+			    const struct bot_log *log)
+{
+	struct bot_merge_result quiet = { 0 };
+
+	if (judge_unlocked(req, &quiet, NULL) == BOT_MERGE_PUBLISHED)
+		return 0;
+	res->outcome = judge_unlocked(req, res, log);
+	if (res->outcome == BOT_MERGE_PUBLISHED) {	/* a file changed between the reads */
 		bot_log_msg(log, BOT_LOG_ERROR, "%s: the job's spool files changed while they "
 			    "were read; nothing merged (run it again)", req->fabric);
+		res->outcome = BOT_MERGE_FAILED;
 	}
 	res->merged = 0;
-	return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
+	return 1;
 }
 
 /* next = cur + batch, with cur's sources and the batch's, made from the
@@ -223,8 +216,8 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 			nothing_listed(req, log);
 			return -1;
 		}
-		if (fresh && !would_merge(req))
-			return refuse_unlocked(req, res, log);
+		if (fresh && refused_unlocked(req, res, log))
+			return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
 	}
 	if (!lock) {
 		bot_lock_init_flock(&own);
