@@ -1331,8 +1331,9 @@ START_TEST(test_safe_worst_case_lump)
 	ck_assert_uint_gt(worst_case_probes(96000, 8, 500, 5), 0);
 	/* 200,000 calls in 5 rounds: jobs of 40,000 calls, 5,000 per
 	 * communicator, not the 500 the table was compiled for; one
-	 * communicator's job on the arm would be 20,000 x 4 = 80,000 calls
-	 * against 2 % of 240,000. In 50 rounds (4,000 each) it is allowed. */
+	 * communicator's job on the arm would be 5,000 x 4 = 20,000 calls
+	 * against 2 % of 240,000 (4,800). In 50 rounds (4,000 each) it is
+	 * allowed. */
 	ck_assert_uint_eq(worst_case_rounds(200000, 5, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_rounds(200000, 50, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_rounds(200000, 5, 8, 500, 1), 0);	/* 1.5x */
