@@ -649,6 +649,16 @@ struct principal {
 	uint64_t cap;
 };
 
+/* n x 100 x the key's nRanks, at most UINT64_MAX. */
+static uint64_t calls_cap(uint64_t n, uint64_t key)
+{
+	uint64_t nr = bot_key_nranks(key) ? bot_key_nranks(key) : 1;
+
+	if (n > UINT64_MAX / 100 / nr)
+		return UINT64_MAX;
+	return n * 100 * nr;
+}
+
 /* Cap the step's samples and calls by what its principals have left in the
  * window, and charge them: *offered and *admitted count samples. */
 static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delta_hdr *h,
@@ -691,9 +701,12 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 				if (bot_ledger_use_add(l, p[k].kind, p[k].id, c->key, a, s->n) < 0)
 					return -1;
 		}
+		/* calls count once per rank (formats.md 12), samples once per
+		 * communicator's call: a cap of n samples allows n x 100 of a
+		 * communicator's calls, nRanks times that as stored */
 		allow = UINT64_MAX;
 		for (int k = 0; k < np; k++) {
-			uint64_t cap = p[k].cap * 100;
+			uint64_t cap = calls_cap(p[k].cap, c->key);
 			uint64_t used = bot_ledger_used(l, p[k].kind, p[k].id, c->key,
 							BOT_LEDGER_CALLS);
 			uint64_t left = used >= cap ? 0 : cap - used;

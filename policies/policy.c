@@ -1242,22 +1242,14 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 }
 
 /* This round's calls in safe_history's unit (rate: its samples per call):
- * the shape's (communicators x calls per communicator), or the context's
- * average over the rounds so far where that is more. A table is compiled
- * for 500 calls per communicator and job (learn/compile.c); a context whose
- * jobs make ten times that would otherwise have lumps ten times longer than
- * the budget and the worst-case lump rule charge. The rounds so far are the
- * fabric's (jobs that did not run the context count too), so the average
- * can only fall short of the truth, never exceed it. */
+ * the shape's, communicators x calls per communicator. (The context's
+ * average over the rounds so far is not a measure of a job: a state's
+ * rounds count merges, and one compactor run merges many steps.) */
 static double round_calls(const struct view *v, const struct bot_shape *s, double rate)
 {
 	double r = (double)(s->ncomms ? s->ncomms : 1) * (double)(s->calls ? s->calls : 1);
 
-	if (!v->ctx->calls)
-		return r * rate;
-	if (s->round > 0 && comm_calls(v->ctx) / (double)s->round > r)
-		r = comm_calls(v->ctx) / (double)s->round;
-	return r;
+	return v->ctx->calls ? r : r * rate;
 }
 
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no

@@ -1111,6 +1111,36 @@ START_TEST(t_account_cap)
 }
 END_TEST
 
+/* Calls are capped per communicator's call as samples are: user_cap x 100
+ * x nRanks as stored, since every rank's summary counts (formats.md 12,
+ * 14). Two communicators of 8 ranks, 100 calls each: 1,600 stored calls
+ * against a cap of 1 x 100 x 8 = 800. */
+START_TEST(t_calls_cap)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[16];
+	struct bot_state st;
+	char err[BOT_STATE_ERR_MAX];
+	struct step s = mkstep("750", 1, 1000);
+
+	conf_init(&c, (int64_t)time(NULL));
+	c.user_cap = 1;
+	for (uint32_t i = 0; i < 16; i++) {
+		summary(&rec[i], 5.0f);
+		rec[i].comm_id = 1 + i / 8;
+		rec[i].rank = i % 8;
+	}
+	put_delta(inbox, &s, "n0", rec, 16, NULL);
+	ck_assert_int_eq(compact(&c, &r), 0);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
+	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))->calls,
+			  800);
+	bot_state_free(&st);
+}
+END_TEST
+
 /* ---- decay -------------------------------------------------------------------------- */
 
 START_TEST(t_decay)
@@ -2203,6 +2233,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_prior_fabrics);
 	tcase_add_test(tc, t_user_cap);
 	tcase_add_test(tc, t_account_cap);
+	tcase_add_test(tc, t_calls_cap);
 	tcase_add_test(tc, t_decay);
 	tcase_add_test(tc, t_decay_follows);
 	tcase_add_test(tc, t_bin_saturates);
