@@ -458,6 +458,36 @@ START_TEST(test_rank_calls_per_communicator)
 }
 END_TEST
 
+/* A communicator's calls are the largest estimate any of its ranks wrote
+ * (each counts only its windows' calls, and one whose windows never saw
+ * the context writes no summary), stored once per rank: two communicators
+ * of 16 ranks, three summaries of one (200, 500, 300) and one of the other
+ * (40): (500 + 40) x 16. Adding the summaries as they are said 1,040. */
+START_TEST(test_calls_largest_per_communicator)
+{
+	struct bot_compile_batch *b = bot_compile_batch_new();
+	const uint64_t calls[] = { 200, 500, 300, 40 };
+	struct bot_kb *kb = NULL;
+	struct bot_spool_rec r;
+
+	ck_assert_ptr_nonnull(b);
+	for (unsigned i = 0; i < 4; i++) {
+		r = sample(LL, 0, 0, i);
+		r.kind = BOT_SPOOL_SUMMARY;
+		r.comm_id = COMM + (i == 3);
+		r.duration_ns = 0;
+		r.calls = calls[i];
+		ck_assert_int_eq(bot_compile_add_records(b, &r, 1), 0);
+	}
+	ck_assert_int_eq(bot_compile_batch_finish(b, &kb, NULL), 0);
+	bot_compile_batch_free(b);
+	ck_assert_uint_eq(bot_kb_find(kb, bot_ctx_key(BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES),
+						      NRANKS, NNODES))->calls,
+			  (500 + 40) * NRANKS);
+	bot_kb_free(kb);
+}
+END_TEST
+
 /* More shapes than a table holds (256): the most-called contexts keep theirs. */
 START_TEST(test_shapes_past_the_limit_by_calls)
 {
@@ -515,6 +545,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, test_spool_sweep_fills_cost_rows);
 	tcase_add_test(tc, test_shapes_past_the_limit_by_calls);
 	tcase_add_test(tc, test_rank_calls_per_communicator);
+	tcase_add_test(tc, test_calls_largest_per_communicator);
 	suite_add_tcase(s, tc);
 	return s;
 }
