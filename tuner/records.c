@@ -77,6 +77,7 @@ struct bot_rec_comm {
 	struct slot slot[NSLOTS];
 	uint32_t algo_seen;
 	uint64_t calls[BOT_NCOLL][BOT_NBUCKETS];	/* window calls (tuner thread) */
+	uint64_t periods, measured;	/* arming points, windows opened (tuner thread) */
 	uint32_t captured[BOT_NCOLL][BOT_NBUCKETS];
 	char lock;			/* live list */
 	int finalized;			/* profiler finalize ran (lock) */
@@ -192,6 +193,28 @@ void bot_rec_put(struct bot_rec_comm *rc)
 	bot_spin_unlock(&reg_lock);
 	bot_spool_retire(rc);
 	free(rc);
+}
+
+void bot_rec_period(struct bot_rec_comm *rc, int measured)
+{
+	/* one writer (the comm's tuner thread); the spool thread reads */
+	__atomic_store_n(&rc->periods, rc->periods + 1, __ATOMIC_RELAXED);
+	if (measured)
+		__atomic_store_n(&rc->measured, rc->measured + 1, __ATOMIC_RELAXED);
+}
+
+/* Window calls as all calls: times id.scale (a window per period), and
+ * times the periods over those measured where the quiet time skipped some
+ * (an estimate either way; at most UINT64_MAX). */
+static uint64_t scaled_calls(const struct bot_rec_comm *rc, uint64_t wcalls)
+{
+	uint64_t periods = __atomic_load_n(&rc->periods, __ATOMIC_RELAXED);
+	uint64_t measured = __atomic_load_n(&rc->measured, __ATOMIC_RELAXED);
+	double c = (double)wcalls * (double)rc->id.scale;
+
+	if (measured && periods > measured)
+		c = c * (double)periods / (double)measured;
+	return c >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)c;
 }
 
 /* ---- cost rows (window calls, tuner thread) ------------------------------------ */
@@ -805,8 +828,8 @@ static void record_summaries(void *obj, void (*emit)(const struct bot_spool_rec 
 	for (unsigned c = 0; c < BOT_NCOLL; c++)
 		for (unsigned b = 0; b < BOT_NBUCKETS; b++) {
 			/* window calls scaled to all calls (an estimate) */
-			uint64_t calls = __atomic_load_n(&rc->calls[c][b], __ATOMIC_RELAXED) *
-					 rc->id.scale;
+			uint64_t calls = scaled_calls(rc, __atomic_load_n(&rc->calls[c][b],
+									  __ATOMIC_RELAXED));
 			uint64_t cap = __atomic_load_n(&rc->captured[c][b], __ATOMIC_RELAXED);
 			struct slot *s;
 

@@ -354,13 +354,16 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 		bot_win_poll();
 		w->win_start = w->ncalls;
 		if (w->cap_skip) {
+			/* a capture's back-off: its calls are the captured ones */
 			w->cap_skip--;
 			w->next = w->ncalls + w->period;
 		} else if (window_open(w)) {
 			bot_spool_note_measured();	/* the process record's flag */
+			bot_rec_period(w->rc, 1);
 			w->win_left = w->window;
 			w->next = w->ncalls + 1;
 		} else {
+			bot_rec_period(w->rc, 0);	/* the quiet time skipped it */
 			w->next = w->ncalls + w->period;
 		}
 	}

@@ -1,0 +1,76 @@
+#!/bin/sh
+# calls.sh - how many calls a rank's summaries say (doc/formats.md section 9):
+# window calls x 100, x the periods over those measured. A process skips
+# windows in its quiet time (tuner/windows.c: after the mask was on for T,
+# no window opens for 98 T), so window calls x 100 alone said a fraction of
+# the calls made, and the policies, which compare a round's calls with the
+# calls so far (doc/policies.md), held back probes that long. In `make
+# check` (about 1 s): nccl-emu, 8 rank processes, every communicator making
+# 20,000 calls of allreduce 64 MiB; each summary's calls must be within 2x
+# of 20,000 (window calls x 100 alone: 3,200 here), and a state made from
+# the job must hold each communicator's calls once per rank, within 2x.
+# NCCL_BOT_SO: the plugin.
+set -u
+top=$(pwd)
+so=${NCCL_BOT_SO:-$top/tuner/libnccl-tuner-bot.so}
+emu=$top/tests/emulator/nccl-emu
+bot=$top/nccl-bot
+for f in "$emu" "$bot" "$so"; do
+	if [ ! -e "$f" ]; then
+		echo "calls.sh: $f not built" >&2
+		exit 99
+	fi
+done
+so=$(cd "$(dirname "$so")" && pwd)/$(basename "$so")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nccl-bot-calls.XXXXXX") || exit 99
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP
+
+npass=0
+nfail=0
+ok() { npass=$((npass + 1)); echo "PASS $*"; }
+bad() { nfail=$((nfail + 1)); echo "FAIL $*"; }
+
+mkdir "$tmp/spool" "$tmp/state"
+if "$emu" --suite consistency --scenario base --policy thompson --workload allreduce:64M \
+	--calls-each 20000 --procs 8 --timeout 120 --spool "$tmp/spool" --plugin "$so" \
+	>"$tmp/out" 2>&1; then
+	ok "the emulated job ran"
+else
+	bad "the emulated job failed"
+	sed 's/^/    /' "$tmp/out" | tail -n 12
+fi
+"$bot" spool show "$tmp/spool" >"$tmp/show" 2>&1
+# "comm ID rank R/N nodes M allreduce 67108864 B+: CALLS calls (...)"
+sed -n 's/^ *comm .*: \([0-9]*\) calls (.*/\1/p' "$tmp/show" >"$tmp/calls"
+n=$(wc -l <"$tmp/calls")
+off=$(awk '$1 < 10000 || $1 > 40000' "$tmp/calls" | wc -l)
+if [ "$n" -gt 0 ] && [ "$off" -eq 0 ]; then
+	ok "summaries: $n, each within 2x of 20000 calls ($(sort -n "$tmp/calls" | head -n 1)-$(sort -n "$tmp/calls" | tail -n 1))"
+else
+	bad "summaries: $off of $n more than 2x off 20000 calls: $(sort -n "$tmp/calls" | uniq -c | tr '\n' ' ')"
+fi
+# the state: per context, calls / nRanks / communicators (from the summaries)
+if "$bot" state add --state "$tmp/state" --fabric emu "$tmp/spool" >"$tmp/add" 2>&1; then
+	ok "state add"
+else
+	bad "state add failed"
+	sed 's/^/    /' "$tmp/add"
+fi
+"$bot" state show --state "$tmp/state" --fabric emu >"$tmp/state.yaml" 2>&1
+# comms per context as "nodes/ranks": from the show lines (distinct comm ids)
+sed -n 's/^ *comm \([0-9a-f]*\) rank [0-9]*\/\([0-9]*\) nodes \([0-9]*\) .*/\3 \2 \1/p' "$tmp/show" |
+	sort -u | awk '{ n[$1 "/" $2]++ } END { for (k in n) print k, n[k] }' >"$tmp/comms"
+awk -v comms="$tmp/comms" '
+	BEGIN { while ((getline l < comms) > 0) { split(l, f, " "); c[f[1]] = f[2] } }
+	/^- context: / { split($3, p, "/"); nodes = substr(p[3], 2); ranks = substr(p[4], 2) }
+	/^  calls: / { k = nodes "/" ranks; if (!(k in c)) { print "none", k; next }
+		per = $2 / ranks / c[k]; print (per >= 10000 && per <= 40000 ? "ok" : "off"), k, per }
+' "$tmp/state.yaml" >"$tmp/per"
+if [ -s "$tmp/per" ] && ! grep -qv '^ok' "$tmp/per"; then
+	ok "state: each communicator's calls within 2x of 20000 ($(awk '{print $3}' "$tmp/per" | tr '\n' ' '))"
+else
+	bad "state: $(tr '\n' ';' <"$tmp/per")"
+fi
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]
