@@ -84,57 +84,42 @@ static int fabric_absent(const struct bot_merge_req *req)
 	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) < 0 && errno == ENOENT;
 }
 
-/* A fabric without state: the batch read whole, as the locked path reads
- * it, into res (files, rejected, merged) and judged as a job (job_whole),
- * messages on log (NULL: none). The outcome it would have: NOTHING_NEW or
- * REFUSED, PUBLISHED when it would merge, FAILED when it cannot be read
- * (the reason said on log). */
-static enum bot_merge_outcome judge_unlocked(const struct bot_merge_req *req,
-					     struct bot_merge_result *res, const struct bot_log *log)
-{
+/* A job's files read and judged (job_whole) before the lock, for a fabric
+ * without state: what the locked path would read, said on log as it says
+ * it. */
+struct early {
 	struct bot_compile_report rep;
-	struct bot_kb *batch = NULL;
-	uint64_t *src = NULL;
-	size_t nsrc = 0;
-	char err[BOT_STATE_ERR_MAX];
-	int rc = bot_compile_read(req->paths, req->npaths, NULL, &batch, &src, &nsrc, &rep, log,
-				  err, sizeof(err));
+	struct bot_kb *batch;
+	uint64_t *src;
+	size_t nsrc;
+};
 
-	bot_kb_free(batch);
-	free(src);
-	if (rc < 0) {
+static void early_free(struct early *e)
+{
+	bot_kb_free(e->batch);
+	free(e->src);
+	memset(e, 0, sizeof(*e));
+}
+
+/* The outcome the batch would have: PUBLISHED when it would merge (e holds
+ * it), else NOTHING_NEW, REFUSED, or FAILED when it cannot be read (the
+ * reason said); res's files, rejected and merged filled. */
+static enum bot_merge_outcome judge_early(const struct bot_merge_req *req, struct early *e,
+					  struct bot_merge_result *res, const struct bot_log *log)
+{
+	char err[BOT_STATE_ERR_MAX];
+
+	if (bot_compile_read(req->paths, req->npaths, NULL, &e->batch, &e->src, &e->nsrc,
+			     &e->rep, log, err, sizeof(err)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
 		return BOT_MERGE_FAILED;
 	}
-	res->files = rep.files;
-	res->rejected = rep.files_rejected;
-	res->merged = nsrc;
+	res->files = e->rep.files;
+	res->rejected = e->rep.files_rejected;
+	res->merged = e->nsrc;
 	if (!job_whole(req, res, log))
 		return BOT_MERGE_REFUSED;
-	return nsrc ? BOT_MERGE_PUBLISHED : BOT_MERGE_NOTHING_NEW;
-}
-
-/* A batch for a fabric without state that would not merge is refused
- * before the lock, which would make the fabric's directory and leave it
- * behind for `state verify` to list: read once without a word to judge it,
- * then again to say it as the locked path says it (each file rejected,
- * then the refusal). 1 when refused here (res filled, messages said), 0 to
- * go on under the lock. */
-static int refused_unlocked(const struct bot_merge_req *req, struct bot_merge_result *res,
-			    const struct bot_log *log)
-{
-	struct bot_merge_result quiet = { 0 };
-
-	if (judge_unlocked(req, &quiet, NULL) == BOT_MERGE_PUBLISHED)
-		return 0;
-	res->outcome = judge_unlocked(req, res, log);
-	if (res->outcome == BOT_MERGE_PUBLISHED) {	/* a file changed between the reads */
-		bot_log_msg(log, BOT_LOG_ERROR, "%s: the job's spool files changed while they "
-			    "were read; nothing merged (run it again)", req->fabric);
-		res->outcome = BOT_MERGE_FAILED;
-	}
-	res->merged = 0;
-	return 1;
+	return e->nsrc ? BOT_MERGE_PUBLISHED : BOT_MERGE_NOTHING_NEW;
 }
 
 /* next = cur + batch, with cur's sources and the batch's, made from the
@@ -188,6 +173,7 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	struct bot_kb *batch = NULL;
 	uint64_t *src = NULL;
 	size_t nsrc = 0;
+	struct early early = { 0 };
 	char err[BOT_STATE_ERR_MAX], old[BOT_STATE_NAME_MAX];
 	int loaded, pub;
 
@@ -198,9 +184,11 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	 * directory (taking the lock makes the fabric's directory, so a
 	 * mistyped fabric would otherwise stay behind, and `state verify`
 	 * would list it). They are listed again under the lock and read. For
-	 * a fabric without state, a batch that would not merge (a file that
-	 * fails validation, or none new) is refused here, before the lock: its
-	 * files are read once more for that, on a fabric's first merge only. */
+	 * a fabric without state they are read here, before the lock: a batch
+	 * that would not merge (a file that fails validation, or none new) is
+	 * refused without making the fabric's directory, and one that would is
+	 * merged from this read if the fabric still has no state under the
+	 * lock (else read again there, quietly: said once). */
 	{
 		struct bot_compile_paths list;
 		int fresh;
@@ -216,8 +204,15 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 			nothing_listed(req, log);
 			return -1;
 		}
-		if (fresh && refused_unlocked(req, res, log))
-			return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
+		if (fresh) {
+			res->outcome = judge_early(req, &early, res, log);
+			if (res->outcome != BOT_MERGE_PUBLISHED) {
+				early_free(&early);
+				res->merged = 0;
+				return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
+			}
+			res->outcome = BOT_MERGE_FAILED;
+		}
 	}
 	if (!lock) {
 		bot_lock_init_flock(&own);
@@ -225,6 +220,7 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	}
 	if (lock->acquire(lock, req->dir, req->fabric, err, sizeof(err)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
+		early_free(&early);
 		return -1;
 	}
 	loaded = bot_store_load(req->dir, req->fabric, &cur, res->snapshot, err, sizeof(err));
@@ -235,11 +231,19 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	}
 	res->contexts = bot_kb_count(cur.kb);
 	res->round = cur.rounds;
-	if (bot_compile_read(req->paths, req->npaths, &cur, &batch, &src, &nsrc, &rep, log, err,
-			     sizeof(err)) < 0) {
+	if (early.batch && loaded == 1) {	/* still no state: the early read */
+		batch = early.batch;
+		src = early.src;
+		nsrc = early.nsrc;
+		rep = early.rep;
+		early.batch = NULL;
+		early.src = NULL;
+	} else if (bot_compile_read(req->paths, req->npaths, &cur, &batch, &src, &nsrc, &rep,
+				    early.batch ? NULL : log, err, sizeof(err)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
 		goto out;
 	}
+	early_free(&early);
 	res->files = rep.files;
 	res->merged = nsrc;
 	res->merged_before = rep.files_merged_before;
@@ -275,6 +279,7 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	res->outcome = BOT_MERGE_PUBLISHED;
 out:
 	lock->release(lock);
+	early_free(&early);
 	bot_state_free(&next);
 	bot_state_free(&cur);
 	bot_kb_free(batch);
