@@ -819,7 +819,7 @@ static int read_step(struct run *x, struct text *t, struct bot_compact_fabric *f
 			if (rc == -1)
 				return -1;
 			snprintf(err, sizeof(err), "over the bounds of one batch (%s)", rc == -2 ?
-				 "clean samples or summaries" : "contexts");
+				 "clean samples" : "contexts");
 			for (size_t j = 0; j < n; j++)
 				quarantine_prov(x, t, fr, &x->it[idx[j]], BOT_Q_IMPOSSIBLE, err);
 			return 1;

@@ -14,8 +14,7 @@
  * (those contexts fall back to the prior on every rank alike).
  *
  * Memory is bounded per batch (compile.h BOT_COMPILE_MAX_*): files listed,
- * clean samples and summaries kept, contexts; past a bound the batch is
- * refused whole.
+ * clean samples kept, contexts; past a bound the batch is refused whole.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,17 +45,9 @@ struct set {
 	int has_zero;
 };
 
-/* One summary's calls: a rank's estimate of its communicator's calls of a
- * context. */
-struct comm_calls {
-	uint64_t comm_id, key, calls;
-};
-
 struct gather {
 	struct sample *s;
 	size_t ns, scap;
-	struct comm_calls *c;		/* summaries, reduced per communicator at the end */
-	size_t nc, ccap;
 	struct set digests;		/* distinct table digests */
 	struct set seen;		/* ids of the files read, for the second-copy check */
 	uint64_t *src;			/* ids of the files read, in order */
@@ -143,13 +134,8 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 		if (!(r->flags & BOT_SPOOL_F_NO_COST) && bot_kb_offer_prior(kb, key, r->cost) < 0)
 			return -1;
 		if (r->kind == BOT_SPOOL_SUMMARY) {
-			if (!bot_kb_get(kb, key))	/* the context, its calls added at the end */
+			if (bot_kb_add_calls(kb, key, r->calls) < 0)
 				return -1;
-			if (g->nc >= BOT_COMPILE_MAX_SAMPLES)
-				return -2;
-			if (bot_grow((void **)&g->c, &g->ccap, g->nc + 1, sizeof(*g->c)))
-				return -1;
-			g->c[g->nc++] = (struct comm_calls){ r->comm_id, key, r->calls };
 			continue;
 		}
 		rep->samples++;
@@ -189,39 +175,6 @@ static int cmp_sample(const void *pa, const void *pb)
 	if (a->arm != b->arm)
 		return a->arm < b->arm ? -1 : 1;
 	return (a->ns > b->ns) - (a->ns < b->ns);
-}
-
-static int cmp_comm_calls(const void *pa, const void *pb)
-{
-	const struct comm_calls *a = pa, *b = pb;
-
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->comm_id != b->comm_id)
-		return a->comm_id < b->comm_id ? -1 : 1;
-	return (a->calls < b->calls) - (a->calls > b->calls);	/* largest first */
-}
-
-/* Each communicator's calls of a context, the largest any of its ranks
- * estimated (a rank whose windows saw less, or none of it, writes less or
- * nothing), into kb once per rank: times the key's nRanks (formats.md 12). */
-static int reduce_calls(struct gather *g, struct bot_kb *kb)
-{
-	if (g->nc)
-		qsort(g->c, g->nc, sizeof(*g->c), cmp_comm_calls);
-	for (size_t i = 0; i < g->nc;) {
-		size_t j = i;
-		uint64_t nr = bot_key_nranks(g->c[i].key) ? bot_key_nranks(g->c[i].key) : 1;
-		uint64_t calls = g->c[i].calls;
-
-		while (j < g->nc && g->c[j].key == g->c[i].key && g->c[j].comm_id == g->c[i].comm_id)
-			j++;
-		if (bot_kb_add_calls(kb, g->c[i].key, calls > UINT64_MAX / nr ? UINT64_MAX : calls * nr))
-			return -1;
-		i = j;
-	}
-	g->nc = 0;
-	return 0;
 }
 
 /* Minimum over the ranks of each collective, into kb. */
@@ -536,8 +489,8 @@ static int read_one(struct read_ctx *x, const struct bot_compile_paths *list, si
 		rc = gather_file(x->g, x->kb, &f, x->rep);
 	bot_spool_free(&f);
 	if (rc == -2)
-		return bot_log_errf(x->err, x->errlen, "%s: more than %llu clean samples or "
-				    "summaries in one batch: refused whole (split the input)", path,
+		return bot_log_errf(x->err, x->errlen, "%s: more than %llu clean samples in one "
+				    "batch: refused whole (split the input)", path,
 				    (unsigned long long)BOT_COMPILE_MAX_SAMPLES);
 	if (rc < 0)
 		return bot_log_errf(x->err, x->errlen, "out of memory");
@@ -573,7 +526,7 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 	for (size_t i = 0; i < list.n; i++)
 		if (read_one(&x, &list, i) < 0)
 			goto out;
-	if (reduce_samples(&g, kb, rep) < 0 || reduce_calls(&g, kb) < 0) {
+	if (reduce_samples(&g, kb, rep) < 0) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -590,7 +543,6 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
 out:
 	bot_compile_paths_free(&list);
 	free(g.s);
-	free(g.c);
 	free(g.digests.v);
 	free(g.seen.v);
 	free(g.src);
@@ -689,7 +641,7 @@ int bot_compile_batch_finish(struct bot_compile_batch *b, struct bot_kb **kb,
 			     struct bot_compile_report *rep)
 {
 	*kb = NULL;
-	if (reduce_samples(&b->g, b->kb, &b->rep) < 0 || reduce_calls(&b->g, b->kb) < 0)
+	if (reduce_samples(&b->g, b->kb, &b->rep) < 0)
 		return -1;
 	b->g.ns = 0;
 	*kb = bot_kb_sorted(b->kb);
@@ -703,7 +655,6 @@ void bot_compile_batch_free(struct bot_compile_batch *b)
 	if (!b)
 		return;
 	free(b->g.s);
-	free(b->g.c);
 	free(b->g.digests.v);
 	free(b->g.seen.v);
 	free(b->g.src);

@@ -55,7 +55,7 @@ void bot_compile_opts_default(struct bot_compile_opts *o);
 #define BOT_COMPILE_MAX_FILES 65536u		/* spool files listed */
 #endif
 #ifndef BOT_COMPILE_MAX_SAMPLES
-#define BOT_COMPILE_MAX_SAMPLES (1ull << 26)	/* clean samples, and summaries, kept for the reduce */
+#define BOT_COMPILE_MAX_SAMPLES (1ull << 26)	/* clean samples kept for the reduce */
 #endif
 #ifndef BOT_COMPILE_MAX_CONTEXTS
 #define BOT_COMPILE_MAX_CONTEXTS (1u << 20)	/* contexts (the state's own limit) */
@@ -99,8 +99,7 @@ int bot_compile_read_file(const struct bot_compile_paths *p, size_t i, struct bo
 /*
  * The reading half: spool files (as bot_compile_list expands them) -> a
  * knowledge base in key order (priors
- * by bot_kb_offer_prior, calls from summaries (the largest per communicator
- * times nRanks), clean samples reduced to the
+ * by bot_kb_offer_prior, calls from summaries, clean samples reduced to the
  * minimum over ranks) in *kb, and the files' ids in *src (malloc()ed,
  * *nsrc of them; section 12: bot_digest64 of the bytes). With dedup (may
  * be NULL), files already merged into that state are skipped and counted in
@@ -120,9 +119,9 @@ int bot_compile_read(const char *const *paths, size_t npaths, const struct bot_s
  * deltas: each node's records, reduced on its node): records of any number
  * of sources added to one batch are gathered and reduced exactly as
  * bot_compile_read does with files (priors offered, calls from summaries,
- * the largest per communicator times nRanks, clean samples reduced to the
- * minimum over ranks across all sources). add returns 0, -1 out of memory,
- * -2 past BOT_COMPILE_MAX_SAMPLES clean samples or summaries, or -3 past BOT_COMPILE_MAX_CONTEXTS (the batch is then to be
+ * clean samples reduced to the minimum over ranks across all sources).
+ * add returns 0, -1 out of memory, -2 past BOT_COMPILE_MAX_SAMPLES clean
+ * samples or -3 past BOT_COMPILE_MAX_CONTEXTS (the batch is then to be
  * refused whole); finish reduces and hands out a knowledge base in key
  * order (bot_kb_free) and the counts (rep may be NULL): 0, or -1 out of
  * memory. A batch is finished once.

@@ -354,8 +354,9 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 		bot_win_poll();
 		w->win_start = w->ncalls;
 		if (w->cap_skip) {
-			/* a capture's back-off: its calls are the captured ones */
+			/* a capture's back-off: a period not measured */
 			w->cap_skip--;
+			bot_rec_period(w->rc, 0);
 			w->next = w->ncalls + w->period;
 		} else if (window_open(w)) {
 			bot_spool_note_measured();	/* the process record's flag */

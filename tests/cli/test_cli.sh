@@ -265,6 +265,8 @@ mkdir "$tmp/badjob"
 echo "not a spool file" >"$tmp/badjob/nb-x-2.spool"
 expect "state add, every file bad, new fabric" 1 "typo3: of this job's 1 spool file\(s\), 1 failed validation" -- \
 	"$bot" state add --state "$tmp/st" --fabric typo3 "$tmp/badjob"
+[ "$(grep -c 'rejected .*nb-x-2.spool' "$tmp/out")" = 1 ] && ok "state add, every file bad, new fabric: the file named once" ||
+	bad "state add, every file bad, new fabric: the file named $(grep -c 'rejected' "$tmp/out") times"
 expect "state add, every file bad, --partial, new fabric" 1 "typo4: nothing new \(1 file\(s\) read, 0 already merged, 1 rejected\)" -- \
 	"$bot" state add --state "$tmp/st" --fabric typo4 --partial "$tmp/badjob"
 expect "state add, a good and a bad file, new fabric" 1 "typo5: nothing merged: 1 file\(s\) rejected; --partial merges" -- \

@@ -963,9 +963,8 @@ START_TEST(t_prior_fabrics)
 	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
 	ck_assert_float_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
 			   ->prior[ARM_RING_LL], 9.0f);
-	/* two steps' summaries of 100 calls, once per rank of the key's 8 */
 	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))->calls,
-			  1600);
+			  200);
 	bot_state_free(&st);
 
 	/* --fabric f2: f1's step stays in the inbox */
@@ -1163,7 +1162,7 @@ START_TEST(t_decay)
 
 		s2.job = "799";
 		summary(&sum, 5.0f);
-		sum.calls = 200;	/* 1,600 stored: once per rank of 8 */
+		sum.calls = 1600;
 		put_delta(inbox, &s2, "n0", &sum, 1, NULL);
 	}
 	ck_assert_int_eq(compact(&c, &r), 0);
@@ -1214,10 +1213,10 @@ END_TEST
  * One context (allreduce 1 MiB, 8 ranks on 1 node), arm ring/ll. Every
  * window (86400 s) one job step of one user brings S = 1024 samples (under
  * the per-user cap of 4096, so no cap scales it) and a summary row with 100
- * calls (800 stored: 8 ranks) and a prior. Before each window's merge the state is multiplied by
+ * calls and a prior. Before each window's merge the state is multiplied by
  * 15/16 (rounded down, per bin), so after the merge n' = floor(15 n / 16)
  * + S: n stays below the ceiling 16 S (if n <= 16 S then 15/16 n + S <=
- * 16 S), and the calls below 16 x 800. 200 windows at 10 us reach that
+ * 16 S), and the calls below 16 x 100. 200 windows at 10 us reach that
  * steady state. Then the hardware changes: every step measures 20 us. The
  * old bin decays as (15/16)^k while the new one fills as 16 S (1 -
  * (15/16)^k); the robust location (section 6: the mean over the bins within
@@ -1263,8 +1262,7 @@ static void decay_state(uint64_t *n, uint64_t *calls, float *prior)
 
 START_TEST(t_decay_follows)
 {
-	/* CALLS: a summary of 100 calls, stored once per rank of the key's 8 */
-	const uint64_t S = 1024, CALLS = 800, steady = 200;
+	const uint64_t S = 1024, CALLS = 100, steady = 200;
 	const int64_t base = 86400ll * 20000 + 43200;
 	const int N = (int)ceil(log(2.0) / log(16.0 / 15.0));
 	struct bot_compact_conf c;

@@ -150,8 +150,8 @@ START_TEST(test_samples_bound)
 	ck_assert_uint_eq(rep.collectives, 20);
 	write_spool("nb-3.spool", 1, 1, 3);
 	ck_assert_int_eq(read_batch(&rep, err, sizeof(err)), -1);
-	ck_assert_msg(strstr(err, "nb-3.spool: more than 20 clean samples or summaries in one "
-			     "batch: refused whole"), "%s", err);
+	ck_assert_msg(strstr(err, "nb-3.spool: more than 20 clean samples in one batch: refused "
+			     "whole"), "%s", err);
 }
 END_TEST
 
