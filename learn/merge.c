@@ -221,6 +221,7 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	if (lock->acquire(lock, req->dir, req->fabric, err, sizeof(err)) < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
 		early_free(&early);
+		res->merged = 0;	/* the early read's count: nothing was */
 		return -1;
 	}
 	loaded = bot_store_load(req->dir, req->fabric, &cur, res->snapshot, err, sizeof(err));

@@ -542,6 +542,27 @@ START_TEST(test_merge_with_its_own_lock)
 }
 END_TEST
 
+/* A fabric's first merge whose lock cannot be taken: read before the lock
+ * (a fabric without state), yet nothing merged is what it says. */
+START_TEST(test_first_merge_lock_fails)
+{
+	struct counting c = { .fail = 1 };
+	struct bot_lock lock = { count_acquire, count_release, -1, &c };
+	struct bot_merge_result res;
+	char cur[64];
+
+	write_job(1);
+	ck_assert_int_eq(merge(1, 0, &lock, &res), -1);
+	ck_assert_int_eq(res.outcome, BOT_MERGE_FAILED);
+	ck_assert_int_eq(c.acquired, 1);
+	ck_assert_uint_eq(res.merged, 0);
+	ck_assert_msg(strstr(logged, "error: the compactor's lock is busy; nothing merged"), "%s",
+		      logged);
+	current(cur);
+	ck_assert_str_eq(cur, "");
+}
+END_TEST
+
 /* The store publishes without a lock file (its caller locks) and creates
  * the fabric directory when the caller's lock did not. */
 START_TEST(test_store_publish_without_flock)
@@ -1381,6 +1402,7 @@ static Suite *learn_suite(void)
 	tcase_add_test(merge_tc, test_lock_try_while_held);
 	tcase_add_test(merge_tc, test_merge_waits_for_the_lock);
 	tcase_add_test(merge_tc, test_concurrent_merges_lose_nothing);
+	tcase_add_test(merge_tc, test_first_merge_lock_fails);
 	tcase_add_test(merge_tc, test_merge_with_its_own_lock);
 	tcase_add_test(merge_tc, test_store_publish_without_flock);
 	tcase_add_test(merge_tc, test_merge_refuses_odd_entries);
