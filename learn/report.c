@@ -1865,9 +1865,12 @@ void bot_report_versions(const struct bot_report_ver *v, size_t n, int kind, cha
 
 static void seconds(double s, char *buf, size_t len)
 {
-	if (s >= 1)
+	/* plain digits (%.3g writes 1e+03 from 999.5 on): readers take [0-9.]* */
+	if (s >= 999.5)
+		snprintf(buf, len, "%.0f s", s);
+	else if (s >= 0.9995)
 		snprintf(buf, len, "%.3g s", s);
-	else if (s >= 1e-3)
+	else if (s >= 0.9995e-3)
 		snprintf(buf, len, "%.3g ms", s * 1e3);
 	else
 		snprintf(buf, len, "%.3g us", s * 1e6);

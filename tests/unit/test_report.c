@@ -343,6 +343,16 @@ START_TEST(test_numbers)
 	ck_assert_msg(!strcmp(line, "nccl-bot: step 77.0: 1500 calls decided, est. saved ~8 ms vs "
 			      "AUTO, 1 contexts lost >10%, tuner loaded on 3 of 8 ranks, NCCL "
 			      "2.28.9, tuner v5, profiler n/a; report: /r"), "%s", line);
+	/* 1000 s and more, or a value that rounds up to the next unit: plain
+	 * digits, as the demo and test_demo.sh read them ([0-9.]*), never
+	 * 2e+03 s or 1e+03 ms */
+	p.ctx[1].calls = p.ctx[1].src_calls = 100000000;	/* 2000 s - 12 ms */
+	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "est. saved ~2000 s vs AUTO"), "%s", line);
+	p.ctx[1].calls = p.ctx[1].src_calls = 50585;		/* 1.0117 s - 12 ms */
+	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "est. saved ~1 s vs AUTO"), "%s", line);
+	p.ctx[1].calls = p.ctx[1].src_calls = 1000;
 	/* shadow: NCCL's choice stands, nothing claimed */
 	p.shadow = 1;
 	bot_report_totals(&p, &t);
