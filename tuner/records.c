@@ -76,12 +76,8 @@ struct bot_rec_comm {
 	struct bot_rec_comm *all_prev, *all_next;	/* registry (reg_lock) */
 	struct slot slot[NSLOTS];
 	uint32_t algo_seen;
-	/* window calls, each weighted by the periods its window stands for
-	 * (tuner thread) */
-	uint64_t calls[BOT_NCOLL][BOT_NBUCKETS];
-	/* tuner thread: periods begun, those up to the last window opened,
-	 * since it, and the weight of the open window's calls */
-	uint64_t periods, covered, since, weight;
+	uint64_t calls[BOT_NCOLL][BOT_NBUCKETS];	/* window calls (tuner thread) */
+	uint64_t periods, measured;	/* arming points, windows opened (tuner thread) */
 	uint32_t captured[BOT_NCOLL][BOT_NBUCKETS];
 	char lock;			/* live list */
 	int finalized;			/* profiler finalize ran (lock) */
@@ -199,35 +195,25 @@ void bot_rec_put(struct bot_rec_comm *rc)
 	free(rc);
 }
 
-/* A window that opens stands for the periods since the last one that
- * opened, itself included: its calls count that many times, so a context
- * that ran while windows were skipped is counted from the window after,
- * not from the comm's average. One writer (the comm's tuner thread); the
- * spool thread reads periods and covered. */
 void bot_rec_period(struct bot_rec_comm *rc, int measured)
 {
-	uint64_t periods = rc->periods + 1;
-
-	__atomic_store_n(&rc->periods, periods, __ATOMIC_RELAXED);
-	rc->since++;
-	if (!measured)
-		return;
-	rc->weight = rc->since;
-	rc->since = 0;
-	__atomic_store_n(&rc->covered, periods, __ATOMIC_RELAXED);
+	/* one writer (the comm's tuner thread); the spool thread reads */
+	__atomic_store_n(&rc->periods, rc->periods + 1, __ATOMIC_RELAXED);
+	if (measured)
+		__atomic_store_n(&rc->measured, rc->measured + 1, __ATOMIC_RELAXED);
 }
 
-/* Weighted window calls as all calls: times id.scale (a window per period),
- * and the periods after the last window that opened by the comm's periods
- * over those covered (an estimate; at most UINT64_MAX). */
+/* Window calls as all calls: times id.scale (a window per period), and
+ * times the periods over those measured where the quiet time skipped some
+ * (an estimate either way; at most UINT64_MAX). */
 static uint64_t scaled_calls(const struct bot_rec_comm *rc, uint64_t wcalls)
 {
 	uint64_t periods = __atomic_load_n(&rc->periods, __ATOMIC_RELAXED);
-	uint64_t covered = __atomic_load_n(&rc->covered, __ATOMIC_RELAXED);
+	uint64_t measured = __atomic_load_n(&rc->measured, __ATOMIC_RELAXED);
 	double c = (double)wcalls * (double)rc->id.scale;
 
-	if (covered && periods > covered)
-		c = c * (double)periods / (double)covered;
+	if (measured && periods > measured)
+		c = c * (double)periods / (double)measured;
 	return c >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)c;
 }
 
@@ -280,10 +266,8 @@ void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, i
 	if ((unsigned)coll < BOT_NCOLL) {
 		uint64_t *p = &rc->calls[coll][bucket];
 
-		/* one writer: the comm's tuner thread; a window opened before
-		 * any period was counted (none can) would weigh 1 */
-		__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) +
-				 (rc->weight ? rc->weight : 1), __ATOMIC_RELAXED);
+		/* one writer: the comm's tuner thread */
+		__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	}
 	if (!row->measured)
 		return;

@@ -80,11 +80,10 @@ struct bot_rec_row {
 void bot_rec_row_before(struct bot_rec_comm *rc, struct bot_rec_row *row, int coll,
 			size_t nbytes, const float *t, int numAlgo, int numProto);
 /* A period of the comm's windows began at an arming point (tuner thread):
- * measured when its window opened, not when the process's quiet time or a
- * capture's back-off skipped it. A window's calls count for the periods
- * since the last window that opened, and the summaries scale the periods
- * after the last one by the comm's periods over those covered, as well as
- * by id.scale (formats.md section 9). */
+ * measured when its window opened, not when the process's quiet time
+ * skipped it (a capture's back-off is no period here). The summaries scale
+ * window calls by the periods over the measured ones as well as by
+ * id.scale (formats.md section 9). */
 void bot_rec_period(struct bot_rec_comm *rc, int measured);
 void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, int coll,
 		       size_t nbytes, const float *t, int numAlgo, int numProto);

@@ -54,9 +54,9 @@
  * getCollInfo concurrently for one comm). Calls are not counted per
  * context here: a dense per-comm array cost 1.1 ns median per getCollInfo
  * (bench/hotpath.sh, profcost), over the 1 ns budget; window calls are
- * counted in the records, each once per period since the last window that
- * opened (bot_rec_period: the quiet time skips some), and scaled by
- * period / window.
+ * counted in the records and scaled by period / window, and by the
+ * periods over those whose window opened (bot_rec_period: the quiet time
+ * skips some).
  */
 struct bot_win_hot {
 	uint64_t left;

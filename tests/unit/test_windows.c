@@ -371,6 +371,54 @@ START_TEST(test_stuck_window_closes_on_events)
 }
 END_TEST
 
+/* The calls at which comm `id` (rank `rank`) opens its windows in its first
+ * `np` periods, alone in the process (no quiet time), into start[]. */
+static void window_starts(uint64_t id, int rank, unsigned np, long *start)
+{
+	static int m = 0;
+	struct comm a;
+	long call = 0;
+	unsigned k = 0;
+	int on = 0;
+
+	comm_open(&a, id, &m, rank, 1);
+	while (k < np && call < (long)(np + 1) * PERIOD) {
+		int now = gci(&a) == MASK_ON;
+
+		call++;
+		if (now && !on)
+			start[k++] = call;
+		on = now;
+	}
+	comm_close(&a);
+	ck_assert_uint_eq(k, np);
+}
+
+/* Each period's arming point is drawn anew from the comm id and the
+ * period's index: the same on every rank of the comm, always leaving room
+ * for the window in its period, and not at one offset for good (comms
+ * calling in lockstep kept the same distance, and one whose arming points
+ * fell in another's quiet time fell there every period: it never measured). */
+START_TEST(test_arming_points_drawn_per_period)
+{
+	enum { NP = 8 };
+	long s0[NP], s1[NP];
+	int distinct = 0;
+
+	window_starts(0xabcdef12, 0, NP, s0);
+	window_starts(0xabcdef12, 1, NP, s1);
+	for (unsigned p = 0; p < NP; p++) {
+		long off = s0[p] - (long)p * PERIOD;
+
+		ck_assert_int_eq(s0[p], s1[p]);		/* every rank alike */
+		ck_assert_int_ge(off, 1);
+		ck_assert_int_le(off, PERIOD - WINDOW + 1);
+		distinct += p && s0[p] - s0[p - 1] != PERIOD;
+	}
+	ck_assert_int_gt(distinct, 0);
+}
+END_TEST
+
 /* The quiet time after a stuck window is at most 300 stuck times (hook:
  * 5 ms -> 1.5 s; 10 minutes by default), not 98 times however long the
  * mask stayed on (here 300 ms -> 29 s; an idle hour -> four days without
@@ -552,6 +600,7 @@ static Suite *windows_suite(void)
 	tcase_add_test(tc, test_mask_slots);
 	tcase_add_test(tc, test_stuck_window_closes_on_events);
 	tcase_add_test(tc, test_quiet_capped);
+	tcase_add_test(tc, test_arming_points_drawn_per_period);
 	tcase_add_test(tc, test_dead_records_not_reused);
 	tcase_add_test(tc, test_pool_full);
 	suite_add_tcase(s, tc);
