@@ -51,8 +51,8 @@ BOT=$NB_DEMO_BOT
 # job 2's saved 4.4-10.1 s (simulator truth 265-266 us against AUTO's 368.6
 # us; job 1 620.6 us). Since the ranks' summaries count the windows their
 # process's quiet time skipped (doc/formats.md section 9, 2026-12-01), the
-# lines count about 25 times the calls, as many as ran: in 7 runs job 1's
-# lost 325-1750 s, job 2's saved 191-308 s (the truth: 103.6 us saved per
+# lines count about 25 times the calls, as many as ran: in 10 runs job 1's
+# lost 325-1957 s, job 2's saved 191-308 s (the truth: 103.6 us saved per
 # collective, about 2.5 million collectives). (The line's
 # saving is an estimate: where job 2 runs tree and AUTO's ring ran in no
 # call of the step, ring's latency comes from the fabric's state, which
