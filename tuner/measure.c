@@ -74,6 +74,7 @@ static struct bot_win *meas_new(const struct bot_env *env, uint64_t comm_id, int
 	id.policy = policy;
 	id.min_bytes = *min_bytes = 1ull << min_log2;
 	id.scale = BOT_WIN_PERIOD_FACTOR;
+	id.window = env->window;
 	id.log = log;
 	rc = bot_rec_new(&id);
 	if (!rc)

@@ -203,17 +203,28 @@ void bot_rec_period(struct bot_rec_comm *rc, int measured)
 		__atomic_store_n(&rc->measured, rc->measured + 1, __ATOMIC_RELAXED);
 }
 
-/* Window calls as all calls: times id.scale (a window per period), and
- * times the periods over those measured where the quiet time skipped some
- * (an estimate either way; at most UINT64_MAX). */
-static uint64_t scaled_calls(const struct bot_rec_comm *rc, uint64_t wcalls)
+void bot_rec_period_captured(struct bot_rec_comm *rc)
+{
+	if (!rc->measured)
+		return;
+	__atomic_store_n(&rc->periods, rc->periods - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&rc->measured, rc->measured - 1, __ATOMIC_RELAXED);
+}
+
+/* A context's window calls as all its calls: the comm's calls over its
+ * periods (periods x window x scale) shared out as its window calls were
+ * (wcalls of all wtotal), so periods the quiet time skipped, and windows
+ * cut short (a capture, a comm that stopped calling), count as the windows
+ * that ran; without a period counted, window calls x scale. An estimate;
+ * at most UINT64_MAX. */
+static uint64_t scaled_calls(const struct bot_rec_comm *rc, uint64_t wcalls, uint64_t wtotal)
 {
 	uint64_t periods = __atomic_load_n(&rc->periods, __ATOMIC_RELAXED);
 	uint64_t measured = __atomic_load_n(&rc->measured, __ATOMIC_RELAXED);
 	double c = (double)wcalls * (double)rc->id.scale;
 
-	if (measured && periods > measured)
-		c = c * (double)periods / (double)measured;
+	if (measured && wtotal && rc->id.window)
+		c = c * (double)periods * (double)rc->id.window / (double)wtotal;
 	return c >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)c;
 }
 
@@ -824,12 +835,16 @@ static void record_summaries(void *obj, void (*emit)(const struct bot_spool_rec 
 {
 	struct bot_rec_comm *rc = obj;
 	struct bot_spool_rec r;
+	uint64_t wtotal = 0;
 
+	for (unsigned c = 0; c < BOT_NCOLL; c++)
+		for (unsigned b = 0; b < BOT_NBUCKETS; b++)
+			wtotal += __atomic_load_n(&rc->calls[c][b], __ATOMIC_RELAXED);
 	for (unsigned c = 0; c < BOT_NCOLL; c++)
 		for (unsigned b = 0; b < BOT_NBUCKETS; b++) {
 			/* window calls scaled to all calls (an estimate) */
 			uint64_t calls = scaled_calls(rc, __atomic_load_n(&rc->calls[c][b],
-									  __ATOMIC_RELAXED));
+									  __ATOMIC_RELAXED), wtotal);
 			uint64_t cap = __atomic_load_n(&rc->captured[c][b], __ATOMIC_RELAXED);
 			struct slot *s;
 

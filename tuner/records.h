@@ -38,6 +38,7 @@ struct bot_rec_id {
 	uint8_t policy;		/* doc/formats.md section 10, for the records */
 	uint64_t min_bytes;	/* nothing smaller is measured */
 	uint32_t scale;		/* all calls per window call (period / window) */
+	uint32_t window;	/* calls per window (NCCL_BOT_WINDOW) */
 	bot_nccl_logger_t log;	/* NCCL's, for profiler finalize's report; may be NULL */
 };
 
@@ -81,10 +82,14 @@ void bot_rec_row_before(struct bot_rec_comm *rc, struct bot_rec_row *row, int co
 			size_t nbytes, const float *t, int numAlgo, int numProto);
 /* A period of the comm's windows began at an arming point (tuner thread):
  * measured when its window opened, not when the process's quiet time
- * skipped it (a capture's back-off is no period here). The summaries scale
- * window calls by the periods over the measured ones as well as by
- * id.scale (formats.md section 9). */
+ * skipped it (a capture's back-off is no period here). The summaries share
+ * the comm's calls over its periods out as the window calls were
+ * (formats.md section 9). */
 void bot_rec_period(struct bot_rec_comm *rc, int measured);
+/* The window just closed saw a graph capture: its period was mostly
+ * captured calls (counted apart), so it counts in neither periods nor
+ * measured (tuner thread). */
+void bot_rec_period_captured(struct bot_rec_comm *rc);
 void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, int coll,
 		       size_t nbytes, const float *t, int numAlgo, int numProto);
 

@@ -364,6 +364,7 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 			bot_win_close(w);
 			/* a capture seen during this window: skip 2^k windows, k <= 6 */
 			if (__atomic_exchange_n(&w->cap_seen, 0, __ATOMIC_RELAXED)) {
+				bot_rec_period_captured(w->rc);
 				w->cap_skip = 1u << w->cap_level;
 				if (w->cap_level < 6)
 					w->cap_level++;

@@ -54,9 +54,9 @@
  * getCollInfo concurrently for one comm). Calls are not counted per
  * context here: a dense per-comm array cost 1.1 ns median per getCollInfo
  * (bench/hotpath.sh, profcost), over the 1 ns budget; window calls are
- * counted in the records and scaled by period / window, and by the
- * periods over those whose window opened (bot_rec_period: the quiet time
- * skips some).
+ * counted in the records, and the comm's calls over its periods
+ * (bot_rec_period: the quiet time skips some windows) are shared out as
+ * the window calls were.
  */
 struct bot_win_hot {
 	uint64_t left;
