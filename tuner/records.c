@@ -217,10 +217,9 @@ void bot_rec_period_captured(struct bot_rec_comm *rc)
  * cut short (a capture, a comm that stopped calling), count as the windows
  * that ran; without a period counted, window calls x scale. An estimate;
  * at most UINT64_MAX. */
-static uint64_t scaled_calls(const struct bot_rec_comm *rc, uint64_t wcalls, uint64_t wtotal)
+static uint64_t scaled_calls(const struct bot_rec_comm *rc, uint64_t wcalls, uint64_t wtotal,
+			     uint64_t periods, uint64_t measured)
 {
-	uint64_t periods = __atomic_load_n(&rc->periods, __ATOMIC_RELAXED);
-	uint64_t measured = __atomic_load_n(&rc->measured, __ATOMIC_RELAXED);
 	double c = (double)wcalls * (double)rc->id.scale;
 
 	if (measured && wtotal && rc->id.window)
@@ -835,6 +834,10 @@ static void record_summaries(void *obj, void (*emit)(const struct bot_spool_rec 
 {
 	struct bot_rec_comm *rc = obj;
 	struct bot_spool_rec r;
+	/* one reading of the counters for every context of the pass (the
+	 * tuner thread may go on counting) */
+	uint64_t periods = __atomic_load_n(&rc->periods, __ATOMIC_RELAXED);
+	uint64_t measured = __atomic_load_n(&rc->measured, __ATOMIC_RELAXED);
 	uint64_t wtotal = 0;
 
 	for (unsigned c = 0; c < BOT_NCOLL; c++)
@@ -844,7 +847,8 @@ static void record_summaries(void *obj, void (*emit)(const struct bot_spool_rec 
 		for (unsigned b = 0; b < BOT_NBUCKETS; b++) {
 			/* window calls scaled to all calls (an estimate) */
 			uint64_t calls = scaled_calls(rc, __atomic_load_n(&rc->calls[c][b],
-									  __ATOMIC_RELAXED), wtotal);
+									  __ATOMIC_RELAXED),
+						      wtotal, periods, measured);
 			uint64_t cap = __atomic_load_n(&rc->captured[c][b], __ATOMIC_RELAXED);
 			struct slot *s;
 

@@ -380,20 +380,26 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 		bot_win_poll();
 		w->win_start = w->ncalls;
 		if (w->cap_skip) {
-			/* a capture's back-off: not a period of the ratio (its
-			 * calls are mostly captured ones, counted apart; scaling
-			 * the eager contexts by it counted them half again in
-			 * test_spool's test_min_bytes_and_capture) */
+			/* a capture's back-off: not a period of the estimate (its
+			 * calls are mostly captured ones, counted apart; counting
+			 * it gave the eager contexts half again in test_spool's
+			 * test_min_bytes_and_capture) */
 			w->cap_skip--;
 			w->next = next_period(w);
-		} else if (window_open(w)) {
-			bot_spool_note_measured();	/* the process record's flag */
-			bot_rec_period(w->rc, 1);
-			w->win_left = w->window;
-			w->next = w->ncalls + 1;
 		} else {
-			bot_rec_period(w->rc, 0);	/* the quiet time skipped it */
-			w->next = next_period(w);
+			/* a capture counts when seen in this window: one seen while
+			 * another comm's window had the mask on does not back off,
+			 * or take out, this comm's next clean one */
+			__atomic_store_n(&w->cap_seen, 0, __ATOMIC_RELAXED);
+			if (window_open(w)) {
+				bot_spool_note_measured();	/* the process record's flag */
+				bot_rec_period(w->rc, 1);
+				w->win_left = w->window;
+				w->next = w->ncalls + 1;
+			} else {
+				bot_rec_period(w->rc, 0);	/* the quiet time skipped it */
+				w->next = next_period(w);
+			}
 		}
 	}
 	h->left = w->next - w->ncalls;
