@@ -649,16 +649,6 @@ struct principal {
 	uint64_t cap;
 };
 
-/* n x 100 x the key's nRanks, at most UINT64_MAX. */
-static uint64_t calls_cap(uint64_t n, uint64_t key)
-{
-	uint64_t nr = bot_key_nranks(key) ? bot_key_nranks(key) : 1;
-
-	if (n > UINT64_MAX / 100 / nr)
-		return UINT64_MAX;
-	return n * 100 * nr;
-}
-
 /* Cap the step's samples and calls by what its principals have left in the
  * window, and charge them: *offered and *admitted count samples. */
 static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delta_hdr *h,
@@ -706,7 +696,8 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 		 * communicator's calls, nRanks times that as stored */
 		allow = UINT64_MAX;
 		for (int k = 0; k < np; k++) {
-			uint64_t cap = calls_cap(p[k].cap, c->key);
+			uint64_t cap = bot_key_rank_calls(c->key, p[k].cap > UINT64_MAX / 100 ?
+								  UINT64_MAX : p[k].cap * 100);
 			uint64_t used = bot_ledger_used(l, p[k].kind, p[k].id, c->key,
 							BOT_LEDGER_CALLS);
 			uint64_t left = used >= cap ? 0 : cap - used;

@@ -7,14 +7,14 @@
  * nothing is published. Spool-file ids become sources of the new state,
  * which is how a file is never merged twice.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "learn/compile.h"
+#include "learn/fabricdir.h"
 #include "learn/merge.h"
 #include "learn/store.h"
 #include "policies/context.h"
@@ -77,11 +77,12 @@ static void nothing_listed(const struct bot_merge_req *req, const struct bot_log
  * then decides as before. */
 static int fabric_absent(const struct bot_merge_req *req)
 {
-	char path[4096];
-	struct stat st;
-	int n = snprintf(path, sizeof(path), "%s/%s", req->dir, req->fabric);
+	char err[BOT_STATE_ERR_MAX];
+	int fd = bot_fabricdir_open(req->dir, req->fabric, 0, NULL, err, sizeof(err));
 
-	return n > 0 && (size_t)n < sizeof(path) && lstat(path, &st) < 0 && errno == ENOENT;
+	if (fd >= 0)
+		close(fd);
+	return fd == -2;
 }
 
 /* A job's files read and judged (job_whole) before the lock, for a fabric

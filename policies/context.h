@@ -128,6 +128,14 @@ static inline unsigned bot_key_coll(uint64_t k) { return (unsigned)(k >> 56); }
 static inline unsigned bot_key_bucket(uint64_t k) { return (unsigned)(k >> 48) & 0xff; }
 static inline uint32_t bot_key_nnodes(uint64_t k) { return (uint32_t)(k >> 32) & 0xffff; }
 static inline uint32_t bot_key_nranks(uint64_t k) { return (uint32_t)k; }
+/* A communicator's calls of context k as a state counts them, once per rank
+ * (doc/formats.md section 12): calls x nRanks, at most UINT64_MAX. */
+static inline uint64_t bot_key_rank_calls(uint64_t k, uint64_t calls)
+{
+	uint64_t nr = bot_key_nranks(k) ? bot_key_nranks(k) : 1;
+
+	return calls > UINT64_MAX / nr ? UINT64_MAX : calls * nr;
+}
 
 /* Writes "allreduce/1MiB+0/n16/r128" into buf (always NUL-terminated when
  * len > 0; buf may be NULL with len 0). The size is 2^(bucket/4) in binary

@@ -214,15 +214,6 @@ static uint64_t ctx_id(const struct bot_ds_ctx *c)
 	return bot_mix64(c->key) ^ ((uint64_t)c->fabric << 1);
 }
 
-/* A round's calls as a state counts them, once per rank (formats.md 12),
- * at most UINT64_MAX. */
-static uint64_t rank_calls(uint64_t calls, uint64_t key)
-{
-	uint64_t nr = bot_key_nranks(key) ? bot_key_nranks(key) : 1;
-
-	return calls > UINT64_MAX / nr ? UINT64_MAX : calls * nr;
-}
-
 static uint64_t calls_in_round(const struct run *r, uint64_t round)
 {
 	const struct bot_replay_opts *o = r->o;
@@ -407,8 +398,8 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 			 * (formats.md 12) */
 			if (round >= r.delay && !o->frozen &&
 			    bot_kb_add_calls(kbs[c->fabric], c->key,
-					     rank_calls(r.ncomm * calls_in_round(&r, round - r.delay),
-							c->key)))
+					     bot_key_rank_calls(c->key, r.ncomm *
+								calls_in_round(&r, round - r.delay))))
 				goto oom;
 			if (plan_ctx(&r, c, round, k, &plan, err, errlen))
 				goto out;

@@ -44,7 +44,6 @@ struct bot_win {
 	uint64_t ncalls;		/* getCollInfo calls, as of the last transition */
 	uint64_t next;			/* ncalls of the next transition */
 	uint32_t win_left;
-	uint64_t win_start;
 	uint32_t cap_skip, cap_level;	/* capture back-off: windows to skip */
 	int cap_seen;			/* set by a captured API event */
 	int counted;			/* this comm's window counts in open_windows */
@@ -378,7 +377,6 @@ void bot_win_after(struct bot_win_hot *h, struct bot_win_call *wc, int coll, siz
 	} else {
 		/* arming point: call ncalls decides that calls ncalls+1.. are measured */
 		bot_win_poll();
-		w->win_start = w->ncalls;
 		if (w->cap_skip) {
 			/* a capture's back-off: not a period of the estimate (its
 			 * calls are mostly captured ones, counted apart; counting
