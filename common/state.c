@@ -1,13 +1,13 @@
 /*
  * state.c - per-fabric learned state: the snapshot codec (state.h,
- * doc/formats.md section 12; writes version 2, reads 1 and 2).
+ * doc/formats.md section 12; writes version 3, reads 1, 2 and 3).
  *
  * The encoder writes contexts in key order and bins in bin order, so one
  * state has one byte string (per format version); the parser accepts
  * exactly that form and nothing else, which makes a snapshot's digest a
- * name for its content. The two versions differ only in the header's
- * lineage fields (parent, ledger, epoch, reserved: 32 bytes) and each
- * context's explore word (8 bytes before its histograms).
+ * name for its content. The versions differ only in the header's lineage
+ * fields (parent, ledger, epoch, reserved: 32 bytes; v2 on) and each
+ * context's words before its histograms: explore (v2 on), summaries (v3).
  * The state directory around snapshots (`current`, publishing, locking) is
  * learn/store.c and learn/lock.c.
  */
@@ -167,6 +167,13 @@ static uint32_t arm_mask(const struct bot_kb_ctx *c)
 	return m;
 }
 
+/* A context record's size before its histograms, per format version. */
+static size_t ctx_size(unsigned version)
+{
+	return version == 1 ? BOT_STATE_CTX_SIZE_V1 : version == 2 ? BOT_STATE_CTX_SIZE_V2 :
+	       BOT_STATE_CTX_SIZE;
+}
+
 static int cmp_ctx(const void *pa, const void *pb)
 {
 	const struct bot_kb_ctx *a = *(const struct bot_kb_ctx *const *)pa;
@@ -186,14 +193,14 @@ int bot_state_encode_version(const struct bot_state *s, unsigned version, uint8_
 {
 	size_t n = bot_kb_count(s->kb), size, off;
 	size_t hdr = version == 1 ? BOT_STATE_HDR_SIZE_V1 : BOT_STATE_HDR_SIZE;
-	size_t ctx = version == 1 ? BOT_STATE_CTX_SIZE_V1 : BOT_STATE_CTX_SIZE;
+	size_t ctx = ctx_size(version);
 	const struct bot_kb_ctx **v = NULL;
 	uint8_t *b;
 
 	*buf = NULL;
 	*len = 0;
-	if (version != 1 && version != BOT_STATE_VERSION)
-		return bot_errf(err, errlen, "snapshot format version %u: this build writes 1 and %d",
+	if (version < 1 || version > BOT_STATE_VERSION)
+		return bot_errf(err, errlen, "snapshot format version %u: this build writes 1 to %d",
 				version, BOT_STATE_VERSION);
 	if (version == 1 && (s->parent || s->ledger || s->epoch))
 		return bot_errf(err, errlen, "format version 1 has no parent, ledger or epoch");
@@ -208,12 +215,13 @@ int bot_state_encode_version(const struct bot_state *s, unsigned version, uint8_
 	for (size_t i = 0; i < n; i++) {
 		v[i] = bot_kb_at(s->kb, i);
 		size += ctx;
-		if (version == 1 && v[i]->explore) {
+		if ((version == 1 && v[i]->explore) || (version < 3 && v[i]->summaries)) {
 			uint64_t key = v[i]->key;
+			const char *what = v[i]->summaries ? "summaries" : "explore";
 
 			free(v);
-			return bot_errf(err, errlen, "context %016" PRIx64 ": format version 1 has no "
-					"explore", key);
+			return bot_errf(err, errlen, "context %016" PRIx64 ": format version %u has no "
+					"%s", key, version, what);
 		}
 		for (int a = 0; a < BOT_NARMS; a++) {
 			if (v[i]->arm[a].n > BOT_STATE_MAX_ARM_N) {
@@ -275,6 +283,8 @@ int bot_state_encode_version(const struct bot_state *s, unsigned version, uint8_
 		}
 		if (version >= 2)
 			bot_le_put64(b + off + 108, c->explore);
+		if (version >= 3)
+			bot_le_put64(b + off + 116, c->summaries);
 		off += ctx;
 		for (int a = 0; a < BOT_NARMS; a++) {
 			const struct bot_stats *st = &c->arm[a];
@@ -346,8 +356,10 @@ static int parse_contexts(const char *name, const uint8_t *b, size_t end, size_t
 		if (!c)
 			return bot_errf(err, errlen, "%s: out of memory", name);
 		c->calls = calls;
-		if (ctx >= BOT_STATE_CTX_SIZE)
+		if (ctx >= BOT_STATE_CTX_SIZE_V2)
 			c->explore = bot_le_get64(b + off + 108);
+		if (ctx >= BOT_STATE_CTX_SIZE)
+			c->summaries = bot_le_get64(b + off + 116);
 		if (flags & 1) {
 			memcpy(c->prior, prior, sizeof(prior));
 			c->has_prior = 1;
@@ -406,9 +418,9 @@ int bot_state_parse_header(const char *name, const uint8_t *b, size_t len,
 				"%s: %zu bytes: shorter than a header" :
 				"%s: not an nccl-bot state snapshot (bad magic)", name, len);
 	h->version = bot_le_get32(b + 8);
-	if (h->version != 1 && h->version != BOT_STATE_VERSION)
+	if (h->version < 1 || h->version > BOT_STATE_VERSION)
 		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads "
-				"versions 1 and %d", name, h->version, BOT_STATE_VERSION);
+				"versions 1 to %d", name, h->version, BOT_STATE_VERSION);
 	hdr = h->version == 1 ? BOT_STATE_HDR_SIZE_V1 : BOT_STATE_HDR_SIZE;
 	if (len < hdr)
 		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header", name, len);
@@ -454,9 +466,9 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 	if (memcmp(b, BOT_STATE_MAGIC, 8))
 		return bot_errf(err, errlen, "%s: not an nccl-bot state snapshot (bad magic)", name);
 	h.version = bot_le_get32(b + 8);
-	if (h.version != 1 && h.version != BOT_STATE_VERSION)
+	if (h.version < 1 || h.version > BOT_STATE_VERSION)
 		return bot_errf(err, errlen, "%s: snapshot format version %u; this build reads "
-				"versions 1 and %d", name, h.version, BOT_STATE_VERSION);
+				"versions 1 to %d", name, h.version, BOT_STATE_VERSION);
 	hdr = h.version == 1 ? BOT_STATE_HDR_SIZE_V1 : BOT_STATE_HDR_SIZE;
 	if (len < hdr + BOT_STATE_TRAILER_SIZE)
 		return bot_errf(err, errlen, "%s: %zu bytes: shorter than a header and trailer", name, len);
@@ -494,7 +506,7 @@ int bot_state_parse(const char *name, const uint8_t *b, size_t len, struct bot_s
 		out->nsources++;
 	}
 	if (parse_contexts(name, b, end, off, h.ncontexts,
-			   h.version == 1 ? BOT_STATE_CTX_SIZE_V1 : BOT_STATE_CTX_SIZE, out, err,
+			   ctx_size(h.version), out, err,
 			   errlen) < 0) {
 		bot_state_free(out);
 		return -1;

@@ -1,11 +1,12 @@
 /*
- * state.h - per-fabric learned state (doc/formats.md section 12, format v2;
- * version 1 files are still read).
+ * state.h - per-fabric learned state (doc/formats.md section 12, format v3;
+ * versions 1 and 2 are still read).
  *
  * Owns the snapshot file: header (with the lineage: parent, ledger,
  * epoch), sources, context records, CRC-32C trailer; canonical, so equal
- * states have equal bytes and names. Version 1 files read as a state with
- * parent, ledger, epoch and every context's explore 0. The
+ * states have equal bytes and names. Version 2 files read as a state whose
+ * contexts' summaries are 0; version 1 files also with parent, ledger,
+ * epoch and every context's explore 0. The
  * state directory around snapshots (content-addressed snapshots per fabric,
  * the `current` pointer, publishing, the writers' lock) is learn/store.h
  * and learn/lock.h.
@@ -25,11 +26,12 @@
 #include "policies/kb.h"
 
 #define BOT_STATE_MAGIC "NBSTATE1"
-#define BOT_STATE_VERSION 2		/* written; 1 and 2 are read */
+#define BOT_STATE_VERSION 3		/* written; 1, 2 and 3 are read */
 #define BOT_STATE_HDR_SIZE 128
 #define BOT_STATE_HDR_SIZE_V1 96
 #define BOT_STATE_SRC_SIZE 8
-#define BOT_STATE_CTX_SIZE 116	/* a context record without its histograms */
+#define BOT_STATE_CTX_SIZE 124	/* a context record without its histograms */
+#define BOT_STATE_CTX_SIZE_V2 116
 #define BOT_STATE_CTX_SIZE_V1 108
 #define BOT_STATE_TRAILER_SIZE 8
 #define BOT_STATE_FABRIC_MAX 64
@@ -74,10 +76,11 @@ int bot_state_add_sources(struct bot_state *s, const uint64_t *ids, size_t n);
  * (a limit exceeded, out of memory) in err. */
 int bot_state_encode(const struct bot_state *s, uint8_t **buf, size_t *len, char *err,
 		     size_t errlen);
-/* The same in a given format version: BOT_STATE_VERSION, or 1 for a state
- * without lineage (parent, ledger, epoch and every explore 0; else -1), so
- * that tests and tools can make the files an older reader reads. Each
- * version's encoding is canonical. */
+/* The same in a given format version: BOT_STATE_VERSION; 2 for a state
+ * whose every summaries count is 0; 1 for one without lineage either
+ * (parent, ledger, epoch and every explore 0); else -1: so that tests and
+ * tools can make the files an older reader reads. Each version's encoding
+ * is canonical. */
 int bot_state_encode_version(const struct bot_state *s, unsigned version, uint8_t **buf,
 			     size_t *len, char *err, size_t errlen);
 /* Validate and decode a whole image named `name`: 0 with *out filled (free

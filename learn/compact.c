@@ -706,6 +706,12 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 				allow = left;
 		}
 		if (c->calls > allow) {
+			/* the summaries scale alike, rounded down (at least
+			 * 1 of 65536 while any remain): a cap must never make
+			 * a job's communicators look less busy (formats.md 14) */
+			uint64_t sm = (uint64_t)((unsigned __int128)c->summaries * allow / c->calls);
+
+			c->summaries = sm || !allow || !c->summaries ? sm : 1;
 			c->calls = allow;
 			*capped = 1;
 		}
@@ -725,6 +731,7 @@ static int merge_step(struct bot_kb *fab, const struct bot_kb *step)
 
 		/* prior rows follow the newest merged step (section 14, "Decay") */
 		if (bot_kb_add_calls(fab, s->key, s->calls) < 0 ||
+		    bot_kb_add_summaries(fab, s->key, s->summaries) < 0 ||
 		    (s->has_prior && bot_kb_set_prior(fab, s->key, s->prior) < 0) ||
 		    !(d = bot_kb_get(fab, s->key)))
 			return -1;
@@ -737,7 +744,8 @@ static int merge_step(struct bot_kb *fab, const struct bot_kb *step)
 }
 
 /* 15/16 per window elapsed since the state's epoch, at most 64 times:
- * histograms and call counts. */
+ * histograms, call and summaries counts (alike, so that their quotient,
+ * a communicator's calls per job, stays). */
 static void decay_windows(struct bot_kb *kb, uint64_t windows)
 {
 	if (windows > 64)
@@ -748,6 +756,7 @@ static void decay_windows(struct bot_kb *kb, uint64_t windows)
 			struct bot_kb_ctx *c = bot_kb_get(kb, bot_kb_at(kb, i)->key);
 
 			c->calls = c->calls / 16 * 15 + c->calls % 16 * 15 / 16;
+			c->summaries = c->summaries / 16 * 15 + c->summaries % 16 * 15 / 16;
 		}
 	}
 }

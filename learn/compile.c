@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,17 @@ void bot_compile_opts_default(struct bot_compile_opts *o)
 	o->calls = 500;
 	o->round = -1;
 	o->min_bytes_log2 = 20;
+}
+
+uint64_t bot_compile_round_calls(const struct bot_kb_ctx *c, uint64_t floor_calls)
+{
+	double per = bot_kb_calls_per_comm(c);
+
+	if (!(per > (double)floor_calls))
+		return floor_calls;
+	if (per >= 18446744073709549568.0)
+		return UINT64_MAX;
+	return (uint64_t)ceil(per);
 }
 
 static uint64_t rec_key(const struct bot_spool_rec *r)
@@ -134,7 +146,10 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 		if (!(r->flags & BOT_SPOOL_F_NO_COST) && bot_kb_offer_prior(kb, key, r->cost) < 0)
 			return -1;
 		if (r->kind == BOT_SPOOL_SUMMARY) {
-			if (bot_kb_add_calls(kb, key, r->calls) < 0)
+			/* one rank's estimate of its communicator's calls in
+			 * the job: the state keeps how many (formats.md 12) */
+			if (bot_kb_add_calls(kb, key, r->calls) < 0 ||
+			    bot_kb_add_summaries(kb, key, 65536) < 0)
 				return -1;
 			continue;
 		}
@@ -243,6 +258,7 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 		if (!c->has_prior || bot_bucket_lo(b) < (1ULL << o->min_bytes_log2))
 			continue;
 		rep->contexts++;
+		shape.calls = bot_compile_round_calls(c, o->calls);
 		if (bot_policy_plan_memo(&o->policy, kb, memo, c->key, &shape, &plan) < 0)
 			continue;
 		/* "Leave it to AUTO" is said too for the learning policies

@@ -30,7 +30,10 @@ struct bot_compile_opts {
 	struct bot_policy policy;	/* id, parameters and allow-list */
 	uint64_t seed;
 	uint32_t ncomms;		/* communicators expected to share a context */
-	uint64_t calls;			/* calls per communicator in a job */
+	uint64_t calls;			/* calls per communicator in a job: the
+					 * least a context is planned for (its
+					 * state's own count, when larger, wins:
+					 * bot_compile_round_calls) */
 	int64_t round;			/* job index; < 0 = the number of jobs seen */
 	unsigned min_bytes_log2;	/* contexts below 2^k bytes are left to AUTO */
 };
@@ -48,6 +51,15 @@ struct bot_compile_report {
 };
 
 void bot_compile_opts_default(struct bot_compile_opts *o);
+
+/* The calls per communicator a context's plan is made for: what its ranks'
+ * summaries say a communicator made in a job (bot_kb_calls_per_comm), when
+ * the state records that and it is more than floor_calls, else
+ * floor_calls. A probe runs one communicator's whole job, and the budget
+ * and the worst-case lump rule weigh that lump against the calls so far;
+ * planned for fewer calls than the jobs make, a probe costs that many times
+ * what it was allowed (doc/policies.md, "How many calls a round holds"). */
+uint64_t bot_compile_round_calls(const struct bot_kb_ctx *c, uint64_t floor_calls);
 
 /* Bounds of one batch (one job's files, or one reader's arguments): past
  * them the whole batch is refused with the reason, never cut. */

@@ -155,6 +155,7 @@ int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, ch
 
 		ctx_begin(y, c);
 		key_u64(y, "explore", c->explore);
+		key_u64(y, "summaries", c->summaries);
 		bot_yamlout_str(y, "prior");
 		if (c->has_prior) {
 			bot_yamlout_map(y, 1);
@@ -412,11 +413,11 @@ static int key_ok(uint64_t k)
 
 /* One context mapping (its MAP event read) into s->kb. */
 static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, struct bot_state *s,
-			int first, uint64_t *prev)
+			int first, uint64_t *prev, int *saw_summaries)
 {
 	struct bot_kb_ctx c, *dst;
 	struct bot_yamlin_ev ev;
-	uint64_t calls = 0, explore = 0, key = 0;
+	uint64_t calls = 0, explore = 0, summaries = 0, key = 0;
 	int have_key = 0, rc = -1;
 
 	memset(&c, 0, sizeof(c));
@@ -453,6 +454,11 @@ static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, st
 		} else if (!strcmp(ev.s, "explore")) {
 			if (next_u64(r, &ev, "explore", 0, UINT64_MAX, &explore) < 0)
 				goto out;
+		} else if (!strcmp(ev.s, "summaries")) {
+			/* schema 2 (formats.md 16); the schema may come later */
+			if (next_u64(r, &ev, "summaries", 0, UINT64_MAX, &summaries) < 0)
+				goto out;
+			*saw_summaries = 1;
 		} else if (!strcmp(ev.s, "prior")) {
 			if (read_prior(r, &c) < 0)
 				goto out;
@@ -485,7 +491,7 @@ static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, st
 			}
 		} else {
 			bot_yamlin_fail(r, &ev, "unknown key '%.64s' in a context (context, key, "
-					"calls, explore, prior, arms)", ev.s);
+					"calls, explore, summaries, prior, arms)", ev.s);
 			goto out;
 		}
 	}
@@ -504,6 +510,7 @@ static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, st
 		goto out;
 	}
 	dst->explore = explore;
+	dst->summaries = summaries;
 	for (int a = 0; a < BOT_NARMS; a++)
 		if (c.arm[a].n && bot_stats_merge(&dst->arm[a], &c.arm[a]) < 0) {
 			bot_yamlin_fail(r, at, "out of memory");
@@ -521,7 +528,7 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 {
 	struct bot_yamlin_ev ev, root;
 	uint64_t schema = 0, v;
-	int have_fabric = 0;
+	int have_fabric = 0, saw_summaries = 0;
 
 	if (bot_yamlin_next(r, &root) < 0)
 		return -1;
@@ -536,9 +543,9 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 		if (!strcmp(ev.s, "nccl-bot-state")) {
 			if (next_u64(r, &ev, "nccl-bot-state", 0, UINT32_MAX, &schema) < 0)
 				return -1;
-			if (schema != BOT_STATEYAML_SCHEMA)
-				return bot_yamlin_fail(r, &ev, "schema %llu: this build reads schema %d",
-						       (unsigned long long)schema,
+			if (schema < 1 || schema > BOT_STATEYAML_SCHEMA)
+				return bot_yamlin_fail(r, &ev, "schema %llu: this build reads schemas "
+						       "1 to %d", (unsigned long long)schema,
 						       BOT_STATEYAML_SCHEMA);
 		} else if (!strcmp(ev.s, "nccl-bot-state-show")) {
 			return bot_yamlin_fail(r, &ev, "a `state show` rendering, not an export "
@@ -598,7 +605,7 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 				if (n >= BOT_STATE_MAX_CONTEXTS)
 					return bot_yamlin_fail(r, &ev, "contexts: more than %u",
 							       BOT_STATE_MAX_CONTEXTS);
-				if (read_context(r, &ev, s, n == 0, &prev) < 0)
+				if (read_context(r, &ev, s, n == 0, &prev, &saw_summaries) < 0)
 					return -1;
 				n++;
 			}
@@ -610,6 +617,9 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 	}
 	if (!schema)
 		return bot_yamlin_fail(r, &root, "no nccl-bot-state: 1 (not a state export)");
+	if (schema < 2 && saw_summaries)
+		return bot_yamlin_fail(r, &root, "unknown key 'summaries' in a context: schema "
+				       "%llu has none (schema 2 does)", (unsigned long long)schema);
 	if (!have_fabric)
 		return bot_yamlin_fail(r, &root, "no fabric");
 	if (bot_yamlin_next(r, &ev) < 0)
@@ -773,7 +783,7 @@ int bot_stateyaml_show(const struct bot_state *s, const char *snap, const char *
 
 	if (doc_begin(s, &y, &v, &n, text, len, err, errlen) < 0)
 		return -1;
-	key_u64(y, "nccl-bot-state-show", BOT_STATEYAML_SCHEMA);
+	key_u64(y, "nccl-bot-state-show", BOT_STATESHOW_SCHEMA);
 	key_str(y, "fabric", s->fabric);
 	if (snap && *snap)
 		key_str(y, "snapshot", snap);

@@ -20,12 +20,13 @@
 
 #include "common/state.h"
 
-#define BOT_STATEYAML_SCHEMA 1
+#define BOT_STATEYAML_SCHEMA 2	/* written; 1 and 2 read (formats.md 16) */
+#define BOT_STATESHOW_SCHEMA 1
 #define BOT_STATEYAML_MAX_BYTES ((size_t)256 << 20)
 #define BOT_STATEYAML_MAX_SCALARS (1ull << 26)
 #define BOT_STATEYAML_MAX_SCALAR 4096
 
-/* s as schema-1 YAML: 0 with *text (malloc()ed, NUL-terminated, *len
+/* s as schema-2 YAML: 0 with *text (malloc()ed, NUL-terminated, *len
  * bytes), or -1 with err. */
 int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, char *err,
 			 size_t errlen);

@@ -178,6 +178,7 @@ struct bot_kb *bot_kb_clone(const struct bot_kb *kb)
 		d->has_prior = s->has_prior;
 		d->calls = s->calls;
 		d->explore = s->explore;
+		d->summaries = s->summaries;
 		memcpy(d->prior, s->prior, sizeof(d->prior));
 		for (int a = 0; a < BOT_NARMS; a++)
 			if (bot_stats_copy(&d->arm[a], &s->arm[a]) < 0)
@@ -308,6 +309,23 @@ int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls)
 	return 0;
 }
 
+int bot_kb_add_summaries(struct bot_kb *kb, uint64_t key, uint64_t summaries)
+{
+	struct bot_kb_ctx *c = bot_kb_get(kb, key);
+
+	if (!c)
+		return -1;
+	c->summaries = summaries > UINT64_MAX - c->summaries ? UINT64_MAX : c->summaries + summaries;
+	return 0;
+}
+
+double bot_kb_calls_per_comm(const struct bot_kb_ctx *c)
+{
+	if (!c || !c->summaries)
+		return 0;
+	return (double)c->calls * 65536.0 / (double)c->summaries;
+}
+
 int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src)
 {
 	int halved = 0;
@@ -316,7 +334,8 @@ int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src)
 		const struct bot_kb_ctx *s = src->ctx[i];
 		struct bot_kb_ctx *d;
 
-		if (bot_kb_add_calls(dst, s->key, s->calls) < 0)
+		if (bot_kb_add_calls(dst, s->key, s->calls) < 0 ||
+		    bot_kb_add_summaries(dst, s->key, s->summaries) < 0)
 			return -1;
 		if (s->has_prior && bot_kb_offer_prior(dst, s->key, s->prior) < 0)
 			return -1;
@@ -362,6 +381,7 @@ struct bot_kb *bot_kb_sorted(const struct bot_kb *kb)
 		d->has_prior = v[i]->has_prior;
 		d->calls = v[i]->calls;
 		d->explore = v[i]->explore;
+		d->summaries = v[i]->summaries;
 		memcpy(d->prior, v[i]->prior, sizeof(d->prior));
 		for (int a = 0; a < BOT_NARMS; a++)
 			if (bot_stats_copy(&d->arm[a], &v[i]->arm[a]) < 0)

@@ -30,6 +30,9 @@ struct bot_kb_ctx {
 	uint64_t explore;		/* exploration budget spent across jobs (formats.md
 					 * 12; unit defined by the safe-exploration
 					 * policies); merges keep the larger */
+	uint64_t summaries;		/* rank summaries that `calls` adds up, x 2^16
+					 * (formats.md 12): calls x 2^16 / summaries is a
+					 * communicator's calls per job; 0 unknown */
 	struct bot_stats arm[BOT_NARMS];
 };
 
@@ -52,7 +55,14 @@ int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARM
 int bot_kb_offer_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
 /* Add to a context's call count (saturating). 0, or -1 on allocation failure. */
 int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls);
-/* dst += src: calls, statistics (bot_stats_merge: an arm whose counters
+/* Add to a context's summaries count (x 2^16; saturating). 0, or -1 on
+ * allocation failure. */
+int bot_kb_add_summaries(struct bot_kb *kb, uint64_t key, uint64_t summaries);
+/* A communicator's calls of the context per job, as its ranks' summaries
+ * estimated them on average (calls x 2^16 / summaries); 0 when the context
+ * records no summaries (formats.md 12: v1 and v2 states, the replay). */
+double bot_kb_calls_per_comm(const struct bot_kb_ctx *c);
+/* dst += src: calls, summaries, statistics (bot_stats_merge: an arm whose counters
  * would overflow is halved), priors by bot_kb_offer_prior(), explore the
  * larger of the two (a budget spent is not spent twice by merging the same
  * history again; 0, the v1 value, changes nothing). Returns the number of

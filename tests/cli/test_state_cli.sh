@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
 
-snap=$top_srcdir/tests/fuzz/corpus-state/valid-v2-two-jobs.nbs
+snap=$top_srcdir/tests/fuzz/corpus-state/valid-v3-summaries.nbs
 spool=$top_srcdir/tests/fuzz/corpus-spool
 yc=$top_srcdir/tests/fuzz/corpus-stateyaml
 F=h100-ib-ndr
@@ -48,7 +48,7 @@ if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(c
 else
 	bad "export/import round trip changed the state"
 fi
-expect "export to stdout" 0 "^nccl-bot-state: 1" -- "$bot" state export --state "$tmp/a" --fabric $F
+expect "export to stdout" 0 "^nccl-bot-state: 2" -- "$bot" state export --state "$tmp/a" --fabric $F
 expect "export, no state yet" 1 "no state yet" -- "$bot" state export --state "$tmp/b" --fabric $F
 expect "import: another fabric's export" 1 "holds fabric 'h100-ib-ndr', not 'roce' \\(pass --as roce" -- \
 	"$bot" state import --state "$tmp/b" --fabric roce "$tmp/two.yaml"

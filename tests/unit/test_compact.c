@@ -1137,6 +1137,10 @@ START_TEST(t_calls_cap)
 	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
 	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))->calls,
 			  800);
+	/* 16 summaries of 100 calls capped to 800: their count scales alike,
+	 * so a communicator's calls per job stay 100 */
+	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
+			  ->summaries, 8 * 65536);
 	bot_state_free(&st);
 }
 END_TEST
@@ -1187,10 +1191,17 @@ START_TEST(t_decay)
 		struct bot_state st;
 		char err[BOT_STATE_ERR_MAX];
 
-		/* calls decay too: 1600 -> 1500 -> 1406 -> 1318 */
+		const struct bot_kb_ctx *k;
+
+		/* calls decay too: 1600 -> 1500 -> 1406 -> 1318; the one
+		 * summary's count alike (65536 -> 61440 -> 57600 -> 54000),
+		 * so a communicator's calls per job stay 1600 within rounding */
 		ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
-		ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
-				  ->calls, 1318);
+		k = bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1));
+		ck_assert_uint_eq(k->calls, 1318);
+		ck_assert_uint_eq(k->summaries, 54000);
+		ck_assert_msg(fabs(bot_kb_calls_per_comm(k) - 1600) < 1, "%g",
+			      bot_kb_calls_per_comm(k));
 		bot_state_free(&st);
 	}
 

@@ -191,7 +191,8 @@ START_TEST(test_structural_rejections)
 	m = malloc(n + 8);
 	ck_assert_ptr_nonnull(m);
 #define FRESH() memcpy(m, b, n)
-	FRESH(); m[8] = 3;			expect_reject(m, n, "version 3");
+	FRESH(); m[8] = 4;			expect_reject(m, n, "version 4");
+	FRESH(); m[8] = 0;			expect_reject(m, n, "version 0");
 	FRESH(); m[123] = 1;			expect_reject(m, n, "offset 120: reserved");
 	FRESH(); m[12] = 1;			expect_reject(m, n, "unknown flags");
 	FRESH(); m[16] = 'H';			expect_reject(m, n, "fabric name");
@@ -207,11 +208,11 @@ START_TEST(test_structural_rejections)
 	FRESH(); memcpy(m + CTX0 + 24, &bits, 4);	/* little-endian hosts */
 						expect_reject(m, n, "prior entry 0");
 	FRESH(); m[CTX0 + 16] = 0;		expect_reject(m, n, "without a prior row");
-	/* first arm's histogram: nbins u32 at CTX0 + 116 (after explore at
-	 * 108), bins after it */
-	FRESH(); memset(m + CTX0 + 116, 0, 4);	expect_reject(m, n, "bins");
-	FRESH(); memset(m + CTX0 + 120 + 4, 0, 4);	expect_reject(m, n, "zero count");
-	FRESH(); m[CTX0 + 120 + 1] = 0x20;	expect_reject(m, n, "bin over 2560");
+	/* first arm's histogram: nbins u32 at CTX0 + 124 (after explore at
+	 * 108 and summaries at 116), bins after it */
+	FRESH(); memset(m + CTX0 + 124, 0, 4);	expect_reject(m, n, "bins");
+	FRESH(); memset(m + CTX0 + 128 + 4, 0, 4);	expect_reject(m, n, "zero count");
+	FRESH(); m[CTX0 + 128 + 1] = 0x20;	expect_reject(m, n, "bin over 2560");
 	/* trailing bytes before the trailer */
 	memcpy(m, b, n - 8);
 	memset(m + n - 8, 0, 16);
@@ -370,15 +371,15 @@ START_TEST(test_v1_read_v2_lineage)
 	fill(&a, 0);
 	ck_assert_msg(bot_state_encode_version(&a, 1, &b1, &n1, err, sizeof(err)) == 0, "%s", err);
 	encode(&a, &b2, &n2);
-	ck_assert_uint_eq(n2, n1 + 32 + 3 * 8);	/* header +32, 3 contexts +8 */
+	ck_assert_uint_eq(n2, n1 + 32 + 3 * 16);	/* header +32, 3 contexts +16 */
 	ck_assert_uint_eq(b1[8], 1);
-	ck_assert_uint_eq(b2[8], 2);
+	ck_assert_uint_eq(b2[8], 3);
 	ck_assert_msg(bot_state_parse("v1.nbs", b1, n1, &c, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(c.version, 1);
 	ck_assert(c.parent == 0 && c.ledger == 0 && c.epoch == 0);
 	ck_assert_uint_eq(bot_kb_find(c.kb, k)->explore, 0);
 	ck_assert_uint_eq(bot_kb_find(c.kb, k)->arm[bot_arm(1, 0)].n, 5);
-	encode(&c, &b3, &n3);			/* read v1, written v2: the same state */
+	encode(&c, &b3, &n3);			/* read v1, written v3: the same state */
 	ck_assert_uint_eq(n3, n2);
 	ck_assert_mem_eq(b3, b2, n2);
 	free(b3);
@@ -391,8 +392,8 @@ START_TEST(test_v1_read_v2_lineage)
 	((struct bot_kb_ctx *)bot_kb_find(a.kb, k))->explore = 77;
 	free(b2);
 	encode(&a, &b2, &n2);
-	ck_assert_msg(bot_state_parse("v2.nbs", b2, n2, &c, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_uint_eq(c.version, 2);
+	ck_assert_msg(bot_state_parse("v3.nbs", b2, n2, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(c.version, 3);
 	ck_assert(c.parent == 0x0123456789abcdefull && c.ledger == 42 && c.epoch == 20421);
 	ck_assert_uint_eq(bot_kb_find(c.kb, k)->explore, 77);
 	encode(&c, &b3, &n3);
@@ -404,7 +405,7 @@ START_TEST(test_v1_read_v2_lineage)
 	c.parent = c.ledger = c.epoch = 0;
 	ck_assert_int_eq(bot_state_encode_version(&c, 1, &b1, &n1, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "has no explore"), "%s", err);
-	ck_assert_int_eq(bot_state_encode_version(&c, 3, &b1, &n1, err, sizeof(err)), -1);
+	ck_assert_int_eq(bot_state_encode_version(&c, 4, &b1, &n1, err, sizeof(err)), -1);
 	free(b2);
 	free(b3);
 	bot_state_free(&c);
@@ -436,6 +437,81 @@ START_TEST(test_v1_read_v2_lineage)
 END_TEST
 
 /* Sources inserted in one batch: sorted, unique, the same as one by one. */
+/* Version 3 adds each context's summaries (formats.md 12); version 2 files
+ * read as a state whose summaries are 0, and write back byte for byte in
+ * version 2; merges add summaries. */
+START_TEST(test_v2_read_v3_summaries)
+{
+	struct bot_state a, c;
+	uint8_t *b2, *b3, *b4;
+	size_t n2, n3, n4;
+	char err[BOT_STATE_ERR_MAX];
+	uint64_t k = key_of(BOT_COLL_ALLGATHER, 90, 64, 8);
+	struct bot_kb_ctx *x;
+
+	fill(&a, 0);
+	a.parent = 9;
+	((struct bot_kb_ctx *)bot_kb_find(a.kb, k))->explore = 5;
+	ck_assert_msg(bot_state_encode_version(&a, 2, &b2, &n2, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(b2[8], 2);
+	encode(&a, &b3, &n3);
+	ck_assert_uint_eq(n3, n2 + 3 * 8);	/* 3 contexts +8 */
+	ck_assert_msg(bot_state_parse("v2.nbs", b2, n2, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(c.version, 2);
+	ck_assert_uint_eq(c.parent, 9);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->explore, 5);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->summaries, 0);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->arm[bot_arm(1, 0)].n, 5);
+	ck_assert_msg(bot_state_encode_version(&c, 2, &b4, &n4, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(n4, n2);
+	ck_assert_mem_eq(b4, b2, n2);
+	free(b4);
+	encode(&c, &b4, &n4);			/* read v2, written v3: the same state */
+	ck_assert_uint_eq(n4, n3);
+	ck_assert_mem_eq(b4, b3, n3);
+	free(b4);
+
+	/* summaries round-trip in v3; v2 and v1 cannot hold them */
+	x = bot_kb_get(c.kb, k);
+	x->summaries = 3 * 65536 + 1;
+	ck_assert_double_eq_tol(bot_kb_calls_per_comm(x), (double)x->calls * 65536 / (3 * 65536 + 1),
+				1e-9);
+	encode(&c, &b4, &n4);
+	bot_state_free(&c);
+	ck_assert_msg(bot_state_parse("v3.nbs", b4, n4, &c, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(bot_kb_find(c.kb, k)->summaries, 3 * 65536 + 1);
+	free(b4);
+	ck_assert_int_eq(bot_state_encode_version(&c, 2, &b4, &n4, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "version 2 has no summaries"), "%s", err);
+	c.parent = 0;
+	c.ledger = 0;
+	c.epoch = 0;
+	((struct bot_kb_ctx *)bot_kb_find(c.kb, k))->explore = 0;
+	ck_assert_int_eq(bot_state_encode_version(&c, 1, &b4, &n4, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "version 1 has no summaries"), "%s", err);
+
+	/* merges add them, saturating */
+	{
+		struct bot_kb *y = bot_kb_new();
+
+		ck_assert_int_eq(bot_kb_add_summaries(y, k, UINT64_MAX - 2), 0);
+		ck_assert_int_eq(bot_kb_merge(y, c.kb), 0);
+		ck_assert_uint_eq(bot_kb_find(y, k)->summaries, UINT64_MAX);
+		bot_kb_free(y);
+		y = bot_kb_new();
+		ck_assert_int_eq(bot_kb_merge(y, c.kb), 0);
+		ck_assert_int_eq(bot_kb_merge(y, c.kb), 0);
+		ck_assert_uint_eq(bot_kb_find(y, k)->summaries, 2 * (3 * 65536 + 1));
+		ck_assert_uint_eq(bot_kb_find(y, k)->calls, 2 * bot_kb_find(c.kb, k)->calls);
+		bot_kb_free(y);
+	}
+	free(b2);
+	free(b3);
+	bot_state_free(&c);
+	bot_state_free(&a);
+}
+END_TEST
+
 START_TEST(test_add_sources_batch)
 {
 	struct bot_state a, b;
@@ -1080,6 +1156,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_merge_order_independent);
 	tcase_add_test(tc, test_merge_overflow_halves);
 	tcase_add_test(tc, test_v1_read_v2_lineage);
+	tcase_add_test(tc, test_v2_read_v3_summaries);
 	tcase_add_test(tc, test_add_sources_batch);
 	tcase_add_test(tc, test_directory);
 	tcase_add_test(tc, test_directory_hazards);

@@ -598,12 +598,30 @@ START_TEST(state_import_rules)
 	c = bot_kb_find(s.kb, 0x0450000200000010ull);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_uint_eq(c->calls, 5000);
+	ck_assert_uint_eq(c->summaries, 0);	/* schema 1 */
 	ck_assert(c->has_prior && c->prior[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)] == 12.5f &&
 		  c->prior[0] == -1.0f);
 	ck_assert_uint_eq(c->arm[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)].n, 128);
 	bot_state_free(&s);
 
-	state_edit(1, "nccl-bot-state: 2\n", "s.yaml:1:17: schema 2: this build reads schema 1");
+	state_edit(1, "nccl-bot-state: 3\n", "s.yaml:1:17: schema 3: this build reads schemas 1 to 2");
+	state_edit(1, "nccl-bot-state: 0\n", "schema 0: this build reads schemas 1 to 2");
+	/* summaries: schema 2's, wherever the schema key stands */
+	state_edit(11, "    summaries: 65536\n", "unknown key 'summaries' in a context: schema 1 "
+		   "has none");
+	{
+		static const char s2[] = "fabric: f1\ncontexts:\n  - key: \"0x0450000200000010\"\n"
+					 "    calls: 5000\n    summaries: 655360\nnccl-bot-state: 2\n";
+
+		ck_assert_msg(bot_stateyaml_import("s2.yaml", s2, strlen(s2), &s, err,
+						   sizeof(err)) == 0, "%s", err);
+		c = bot_kb_find(s.kb, 0x0450000200000010ull);
+		ck_assert_uint_eq(c->summaries, 655360);
+		ck_assert_double_eq_tol(bot_kb_calls_per_comm(c), 500.0, 1e-9);
+		bot_state_free(&s);
+	}
+	state_refused("fabric: f1\ncontexts:\n  - key: \"0x0450000200000010\"\n"
+		      "    summaries: -1\nnccl-bot-state: 2\n", "summaries");
 	state_edit(1, "nccl-bot-state-show: 1\n", "a `state show` rendering");
 	state_edit(2, "fabric: F1\n", "s.yaml:2:9: fabric 'F1'");
 	state_edit(3, "rounds: -1\n", "s.yaml:3:9: rounds: '-1' is not a number");
@@ -683,12 +701,18 @@ START_TEST(state_file_and_show)
 	ck_assert_msg(strstr(err, "show.yaml:1:1: a `state show` rendering"), "%s", err);
 	free(text);
 
+	c->calls = 7000;
+	c->summaries = 14 * 65536 + 3;
 	ck_assert_int_eq(bot_stateyaml_export(&s, &text, &len, err, sizeof(err)), 0);
+	ck_assert_msg(!strncmp(text, "nccl-bot-state: 2\n", 18) &&
+		      strstr(text, "summaries: 917507"), "%s", text);
 	bot_test_write(dir, "e.yaml", text, len);
 	free(text);
 	ck_assert_int_eq(bot_stateyaml_import_file(bot_test_path(path, dir, "e.yaml"), &t, err,
 						   sizeof(err)), 0);
 	ck_assert_uint_eq(bot_kb_count(t.kb), 1);
+	ck_assert_uint_eq(bot_kb_at(t.kb, 0)->summaries, 14 * 65536 + 3);
+	ck_assert_uint_eq(bot_kb_at(t.kb, 0)->calls, 7000);
 	bot_state_free(&t);
 	bot_state_free(&s);
 }
