@@ -74,6 +74,27 @@ static inline int bot_arm_allowed(int arm, int auto_arm, uint32_t allow)
 	       ((allow >> arm) & 1u);
 }
 
+/*
+ * Can a rank measure the arm on a context of nnodes nodes? NCCL's profiler
+ * reports nChannels 0 for a collective on the CollNet path, which is
+ * CollNet Direct, CollNet Chain and NVLS across nodes, and then no kernel
+ * channel events: the rank library labels such a sample "channels
+ * missing" (doc/formats.md section 9) and it never becomes a clean
+ * sample. A probe of such an arm is paid and never learned from: its cost
+ * is missing from the statistics the budget is computed from, so it would
+ * be probed again in every job. Planners therefore never force one
+ * (doc/policies.md, "Arms the ranks cannot measure").
+ */
+static inline int bot_arm_measurable(int arm, uint32_t nnodes)
+{
+	int algo = arm / BOT_NPROTO;
+
+	if (arm < 0 || arm >= BOT_NARMS)
+		return 0;
+	return algo != BOT_ALGO_COLLNET_DIRECT && algo != BOT_ALGO_COLLNET_CHAIN &&
+	       !(algo == BOT_ALGO_NVLS && nnodes > 1);
+}
+
 /* The arms of AUTO's algorithm family as a bit mask (0 for an arm out of
  * range): what bot_arm_allowed() adds for auto_arm. */
 static inline uint32_t bot_arm_family_mask(int auto_arm)

@@ -638,6 +638,11 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v->auto_arm, p->allow))
 			continue;
 		as = arm_summary(memo, c, idx, a, &tmp);
+		/* an arm the ranks cannot measure is a candidate only where
+		 * the state holds samples of it (an import): never a probe,
+		 * strip_unmeasurable() */
+		if (a != v->auto_arm && !as->used && !bot_arm_measurable(a, bot_key_nnodes(key)))
+			continue;
 		x = &v->b[v->nb++];
 		x->arm = a;
 		x->plausible = 1;
@@ -1305,7 +1310,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	if (ex > 0 && r * ex > slack) {
 		int demoted = out->exploit;
 
-		if (b) {
+		if (b && bot_arm_measurable(demoted, bot_key_nnodes(key))) {
 			unsigned w = comm_width(s), cap = budget(&p->par);
 
 			arm[nin] = out->exploit;
@@ -1395,6 +1400,21 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		layout(out, arm, width, k, s->seed, key, s->round);
 }
 
+/* Drop the probes of arms the ranks cannot measure (bot_arm_measurable):
+ * their buckets fall to the exploit. Such a probe would be paid in every
+ * job and never learned from. */
+static void strip_unmeasurable(struct bot_plan *out, uint32_t nnodes)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < out->nprobe && i < BOT_MAX_PROBES; i++)
+		if (out->probe[i].arm == BOT_ARM_AUTO || bot_arm_measurable(out->probe[i].arm, nnodes))
+			out->probe[k++] = out->probe[i];
+	for (unsigned i = k; i < BOT_MAX_PROBES; i++)
+		memset(&out->probe[i], 0, sizeof(out->probe[i]));
+	out->nprobe = (uint8_t)k;
+}
+
 uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key)
 {
 	const struct bot_kb_ctx *c = kb ? bot_kb_find(kb, key) : NULL;
@@ -1449,8 +1469,9 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		for (int a = 0; a < BOT_NARMS; a++) {
 			struct belief *x;
 
-			if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v.auto_arm, p->allow))
-				continue;
+			if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v.auto_arm, p->allow) ||
+			    (a != v.auto_arm && !bot_arm_measurable(a, bot_key_nnodes(key))))
+				continue;	/* a sweep cannot measure it either */
 			x = &v.b[v.nb++];
 			memset(x, 0, sizeof(*x));
 			x->arm = a;
@@ -1505,6 +1526,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		plan_etc(p, &v, shape, out);
 		break;
 	}
+	strip_unmeasurable(out, bot_key_nnodes(key));
 	if (id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP || !isfinite(p->par.budget))
 		return 0;
 	/* Safe exploration judges the plan with the warm beliefs, whatever

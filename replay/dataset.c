@@ -522,7 +522,10 @@ size_t bot_dataset_rebase(struct bot_dataset *ds, uint32_t allow)
 		if (c->auto_arm < 0)
 			continue;
 		for (int a = 0; a < BOT_NARMS; a++)
+			/* reachable: allowed, and measurable where it is not AUTO's
+			 * own (a policy never forces what ranks cannot measure) */
 			if (c->arm[a].usable && bot_arm_allowed(a, c->auto_arm, allow) &&
+			    (a == c->auto_arm || bot_arm_measurable(a, bot_key_nnodes(c->key))) &&
 			    (best < 0 || c->arm[a].mean < c->arm[best].mean))
 				best = a;
 		if (best < 0)

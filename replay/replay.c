@@ -281,7 +281,10 @@ static void deliver(const struct run *r, struct fb_buf *b)
 	for (size_t j = 0; j < b->n; j++) {
 		const struct bot_ds_ctx *c = &r->ds->ctx[r->ctxs[b->v[j].ctx]];
 
-		bot_kb_add_us(r->kbs[c->fabric], c->key, b->v[j].arm, b->v[j].us);
+		/* what a rank cannot measure, the replay does not learn either
+		 * (AUTO's own arm included: CollNet, NVLS across nodes) */
+		if (bot_arm_measurable(b->v[j].arm, bot_key_nnodes(c->key)))
+			bot_kb_add_us(r->kbs[c->fabric], c->key, b->v[j].arm, b->v[j].us);
 	}
 	b->n = 0;
 }

@@ -689,6 +689,80 @@ START_TEST(test_policy_allow_list)
 }
 END_TEST
 
+/* Arms the ranks cannot measure (bot_arm_measurable: CollNet, NVLS across
+ * nodes; the profiler reports no channels for them) are never forced
+ * without samples: a probe of one would be paid in every job and never
+ * learned from. On one node NVLS is measurable, and the same plan reaches
+ * it (so that the test can fail). */
+static unsigned unmeasurable_uses(int id, uint32_t nnodes, int samples)
+{
+	const int nvls = bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE);
+	const int nvls_tree = bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_SIMPLE);
+	const int cn = bot_arm(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE);
+	uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 64, nnodes);
+	struct bot_policy p;
+	unsigned uses = 0;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(id)), 0);
+	p.allow = 1u << cn;		/* the admin's opt-in */
+	for (unsigned nc = 1; nc <= 8; nc *= 8) {
+		struct bot_kb *kb = bot_kb_new();
+		float pr[BOT_NARMS];
+
+		for (int a = 0; a < BOT_NARMS; a++)
+			pr[a] = -1.0f;
+		pr[nvls_tree] = 10.0f;	/* AUTO */
+		pr[nvls] = 10.5f;
+		pr[cn] = 10.4f;
+		pr[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] = 30.0f;
+		ck_assert_int_eq(bot_kb_set_prior(kb, key, pr), 0);
+		ck_assert_int_eq(bot_kb_add_calls(kb, key, 1000000ull * 64), 0);
+		for (int k = 0; k < 40; k++)	/* AUTO's arm, measured */
+			ck_assert_int_eq(bot_kb_add_us(kb, key, nvls_tree, 10.0), 0);
+		for (int k = 0; k < 20 && samples; k++) {
+			ck_assert_int_eq(bot_kb_add_us(kb, key, nvls, 5.0), 0);
+			ck_assert_int_eq(bot_kb_add_us(kb, key, cn, 5.0), 0);
+		}
+		for (uint64_t r = 0; r < 40; r++) {
+			struct bot_shape s = { 5, nc, 100, r };
+			struct bot_plan pl;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			for (unsigned i = 0; i < pl.nprobe; i++)
+				uses += pl.probe[i].arm == nvls || pl.probe[i].arm == cn;
+			if (!samples)
+				uses += pl.exploit == nvls || pl.exploit == cn;
+		}
+		bot_kb_free(kb);
+	}
+	return uses;
+}
+
+START_TEST(test_policy_unmeasurable)
+{
+	ck_assert(!bot_arm_measurable(bot_arm(BOT_ALGO_NVLS, BOT_PROTO_LL), 2));
+	ck_assert(bot_arm_measurable(bot_arm(BOT_ALGO_NVLS, BOT_PROTO_LL), 1));
+	ck_assert(bot_arm_measurable(bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_LL), 8));
+	ck_assert(!bot_arm_measurable(bot_arm(BOT_ALGO_COLLNET_CHAIN, BOT_PROTO_SIMPLE), 1));
+	ck_assert(!bot_arm_measurable(bot_arm(BOT_ALGO_COLLNET_DIRECT, BOT_PROTO_SIMPLE), 4));
+	ck_assert(bot_arm_measurable(bot_arm(BOT_ALGO_RING, BOT_PROTO_LL), 64));
+	ck_assert(!bot_arm_measurable(BOT_NARMS, 1));
+	/* across nodes: neither probed nor exploited without samples, nor
+	 * probed with them (an import's) */
+	ck_assert_uint_eq(unmeasurable_uses(_i, 8, 0), 0);
+	ck_assert_uint_eq(unmeasurable_uses(_i, 8, 1), 0);
+}
+END_TEST
+
+/* The same plans on one node, where NVLS is measurable, do use it. */
+START_TEST(test_policy_unmeasurable_can_fail)
+{
+	ck_assert_uint_gt(unmeasurable_uses(BOT_POLICY_SWEEP, 1, 0), 0);
+	ck_assert_uint_gt(unmeasurable_uses(BOT_POLICY_THOMPSON_FREE, 1, 0), 0);
+}
+END_TEST
+
 START_TEST(test_policy_registry)
 {
 	struct bot_policy p;
@@ -1548,6 +1622,8 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_scale_transfer);
 	tcase_add_test(tp, test_safe_savings);
 	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
+	tcase_add_loop_test(tp, test_policy_unmeasurable, 0, BOT_NPOLICY);
+	tcase_add_test(tp, test_policy_unmeasurable_can_fail);
 	tcase_add_test(tp, test_safe_budget);
 	tcase_add_test(tp, test_safe_guess_lumps);
 	tcase_add_test(tp, test_safe_auto_remeasured);
