@@ -252,6 +252,22 @@ expect "state add, a good and a bad file" 1 \
 mkdir "$tmp/emptyjob"
 expect "state add, no spool files" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/emptyjob"
+# an empty directory beside a good job's files is the same error, naming it
+# alone, nothing published (each path given is part of the job)
+mkdir "$tmp/goodjob"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/goodjob/nb-a-1.spool"
+expect "state add, a good file and an empty directory" 1 "no spool files in [^ ]*/emptyjob \\(" -- \
+	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/goodjob/nb-a-1.spool" "$tmp/emptyjob"
+if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && ! grep -q "goodjob\|published" "$tmp/out"; then
+	ok "state add, a good file and an empty directory: nothing published, the good file not named"
+else
+	bad "state add, a good file and an empty directory: published, or named the good file"
+	sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+expect "state add, an empty directory before a good one, new fabric" 1 "typo6: no spool files in [^ ]*/emptyjob \\(" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo6 "$tmp/emptyjob" "$tmp/goodjob"
+[ ! -e "$tmp/st/typo6" ] && ok "state add, an empty directory beside a good one: no fabric directory made" ||
+	bad "state add, an empty directory beside a good one made a fabric directory"
 # a mistyped fabric with nothing to merge leaves nothing behind for state verify to list
 expect "state add, no spool files, new fabric" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric typo "$tmp/emptyjob"
