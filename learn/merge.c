@@ -27,6 +27,8 @@
 static int job_whole(const struct bot_merge_req *req, const struct bot_merge_result *res,
 		     const struct bot_log *log)
 {
+	char why[128] = "";
+
 	if (req->partial)
 		return 1;
 	if (res->rejected && !res->merged) {
@@ -42,12 +44,18 @@ static int job_whole(const struct bot_merge_req *req, const struct bot_merge_res
 	}
 	if (!res->merged || (!res->rejected && !res->merged_before))
 		return 1;
-	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
-		    "validation (rejected, named above) and %zu were merged before; nothing "
-		    "merged, not even the %zu valid new file(s): a job is merged whole, once. Fix "
-		    "or remove the rejected files, or merge the valid new ones alone (a partial "
-		    "merge)", req->fabric, res->files, res->rejected, res->merged_before,
-		    res->merged);
+	/* each reason said only where it holds: never "0 failed validation" */
+	if (res->rejected)
+		snprintf(why, sizeof(why), "%zu failed validation (rejected, named above)%s",
+			 res->rejected, res->merged_before ? " and " : "");
+	if (res->merged_before)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%zu were merged before",
+			 res->merged_before);
+	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %s; nothing "
+		    "merged, not even the %zu valid new file(s): a job is merged whole, once. "
+		    "%s the valid new ones alone (a partial merge)", req->fabric, res->files, why,
+		    res->merged, res->rejected ? "Fix or remove the rejected files, or merge" :
+		    "Merge");
 	return 0;
 }
 

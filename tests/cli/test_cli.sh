@@ -268,6 +268,19 @@ expect "state add, an empty directory before a good one, new fabric" 1 "typo6: n
 	"$bot" state add --state "$tmp/st" --fabric typo6 "$tmp/emptyjob" "$tmp/goodjob"
 [ ! -e "$tmp/st/typo6" ] && ok "state add, an empty directory beside a good one: no fabric directory made" ||
 	bad "state add, an empty directory beside a good one made a fabric directory"
+# a job half merged before, nothing rejected: the refusal names the files
+# merged before and never says "0 failed validation"
+expect "state add, a job's first file" 0 "whole1: merged 1 spool file" -- \
+	"$bot" state add --state "$tmp/st" --fabric whole1 "$tmp/goodjob"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-summary" "$tmp/goodjob/nb-b-2.spool"
+expect "state add, half merged before" 1 "whole1: of this job's 2 spool file\\(s\\), 1 were merged before; nothing merged" -- \
+	"$bot" state add --state "$tmp/st" --fabric whole1 "$tmp/goodjob"
+if ! grep -q "failed validation\|rejected, named above" "$tmp/out"; then
+	ok "state add, half merged before: no rejection spoken of"
+else
+	bad "state add, half merged before: speaks of rejected files"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+rm "$tmp/goodjob/nb-b-2.spool"
 # a mistyped fabric with nothing to merge leaves nothing behind for state verify to list
 expect "state add, no spool files, new fabric" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric typo "$tmp/emptyjob"
