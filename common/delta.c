@@ -27,19 +27,26 @@
 #define ID_TO 392
 #define ID_ZERO 328	/* ... with 328..391 (counts and times) zeroed */
 
-/* String fields: offset in the header, name for messages, rule. */
+/* String fields: offset in the header (each field BOT_DELTA_STR bytes),
+ * name for messages, rule, and the most characters: 63 (a NUL at least),
+ * or the whole field for the fabric (formats.md section 12's names, as the
+ * state's header holds them). */
 enum str_rule { R_NAME, R_JOB, R_FABRIC, R_ACCOUNT };
+_Static_assert(BOT_STATE_FABRIC_MAX == BOT_DELTA_FABRIC_MAX &&
+	       BOT_DELTA_FABRIC_MAX == BOT_DELTA_STR,
+	       "every fabric a state holds fits a delta's fabric field whole");
 
 static const struct str_field {
 	size_t off;
 	const char *what;
 	enum str_rule rule;
+	size_t max;
 } str_fields[] = {
-	{ 16, "cluster", R_NAME },
-	{ 80, "job", R_JOB },
-	{ 144, "fabric", R_FABRIC },
-	{ 208, "node", R_NAME },
-	{ 392, "account", R_ACCOUNT },
+	{ 16, "cluster", R_NAME, BOT_DELTA_STR - 1 },
+	{ 80, "job", R_JOB, BOT_DELTA_STR - 1 },
+	{ 144, "fabric", R_FABRIC, BOT_DELTA_FABRIC_MAX },
+	{ 208, "node", R_NAME, BOT_DELTA_STR - 1 },
+	{ 392, "account", R_ACCOUNT, BOT_DELTA_STR - 1 },
 };
 
 static const char *rule_text(enum str_rule r)
@@ -50,7 +57,7 @@ static const char *rule_text(enum str_rule r)
 	case R_JOB:
 		return "[A-Za-z0-9_+-]{1,63}";
 	case R_FABRIC:
-		return "[a-z0-9][a-z0-9._-]{0,62}";
+		return "[a-z0-9][a-z0-9._-]{0,63}";
 	case R_ACCOUNT:
 		break;
 	}
@@ -63,11 +70,12 @@ static int in_set(int c, const char *extra)
 	       (c && strchr(extra, c));
 }
 
-static int str_ok(const char *s, enum str_rule r)
+static int str_ok(const char *s, const struct str_field *f)
 {
+	enum str_rule r = f->rule;
 	size_t n = strlen(s);
 
-	if (n >= BOT_DELTA_STR)
+	if (n > f->max)
 		return 0;
 	if (r == R_FABRIC)
 		return bot_state_fabric_ok(s);
@@ -117,11 +125,11 @@ int bot_delta_hdr_check(const struct bot_delta_hdr *h, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(str_fields) / sizeof(str_fields[0]); i++) {
 		const char *s = str_of(h, i);
 
-		if (memchr(s, 0, BOT_DELTA_STR) == NULL)
+		if (memchr(s, 0, str_fields[i].max + 1) == NULL)
 			return bot_errf(err, errlen, "%s: not NUL-terminated", str_fields[i].what);
-		if (!str_ok(s, str_fields[i].rule))
-			return bot_errf(err, errlen, "%s '%.63s' is not %s", str_fields[i].what, s,
-					rule_text(str_fields[i].rule));
+		if (!str_ok(s, &str_fields[i]))
+			return bot_errf(err, errlen, "%s '%.*s' is not %s", str_fields[i].what,
+					(int)str_fields[i].max, s, rule_text(str_fields[i].rule));
 	}
 	if (memchr(h->build_id, 0, sizeof(h->build_id)) == NULL || !build_id_ok(h->build_id))
 		return bot_errf(err, errlen, "build id is not printable ASCII");
@@ -155,7 +163,8 @@ static void pack_hdr(uint8_t b[BOT_DELTA_HDR_SIZE], const struct bot_delta_hdr *
 	bot_le_put32(b + 8, BOT_DELTA_VERSION);
 	bot_le_put32(b + 12, h->flags);
 	for (size_t i = 0; i < sizeof(str_fields) / sizeof(str_fields[0]); i++)
-		memcpy(b + str_fields[i].off, str_of(h, i), strnlen(str_of(h, i), BOT_DELTA_STR));
+		memcpy(b + str_fields[i].off, str_of(h, i),
+		       strnlen(str_of(h, i), str_fields[i].max));
 	bot_le_put32(b + 272, h->uid);
 	bot_le_put32(b + 276, h->gid);
 	bot_le_put32(b + 280, h->restart);
@@ -194,7 +203,7 @@ uint64_t bot_delta_identity(const struct bot_delta_hdr *h)
 
 	/* strings cut at their field, as packing does */
 	c.cluster[BOT_DELTA_STR - 1] = c.job[BOT_DELTA_STR - 1] = 0;
-	c.fabric[BOT_DELTA_STR - 1] = c.node[BOT_DELTA_STR - 1] = 0;
+	c.fabric[BOT_DELTA_FABRIC_MAX] = c.node[BOT_DELTA_STR - 1] = 0;
 	c.account[BOT_DELTA_STR - 1] = c.build_id[BOT_SPOOL_BUILD_ID_SIZE] = 0;
 	pack_hdr(b, &c);
 	return identity_of_image(b);
@@ -322,14 +331,17 @@ int bot_delta_encode(const struct bot_delta_hdr *h, const struct bot_spool_rec *
 
 /* ---- reader -------------------------------------------------------------- */
 
-/* A string field at b+off: NUL padded (one NUL at least), into dst. */
-static int get_str(const uint8_t *b, size_t off, size_t size, char *dst)
+/* A string field f of the header b: NUL padded, a NUL at least unless the
+ * field may be used whole, into dst (f->max + 1 bytes). */
+static int get_str(const uint8_t *b, const struct str_field *f, char *dst)
 {
-	const uint8_t *nul = memchr(b + off, 0, size);
+	const uint8_t *nul = memchr(b + f->off, 0, BOT_DELTA_STR);
 
-	if (!nul || !bot_le_zero(nul, size - (size_t)(nul - (b + off))))
+	if (nul ? !bot_le_zero(nul, BOT_DELTA_STR - (size_t)(nul - (b + f->off))) :
+	    f->max < BOT_DELTA_STR)
 		return -1;
-	memcpy(dst, b + off, size);
+	memcpy(dst, b + f->off, BOT_DELTA_STR);
+	dst[f->max] = 0;	/* 63: the padding's; 64: past the field */
 	return 0;
 }
 
@@ -364,7 +376,7 @@ static int parse_hdr(const char *name, const uint8_t *b, struct bot_delta_hdr *h
 	for (size_t i = 0; i < sizeof(str_fields) / sizeof(str_fields[0]); i++) {
 		char *dst = (char *)str_of(h, i);
 
-		if (get_str(b, str_fields[i].off, BOT_DELTA_STR, dst) < 0)
+		if (get_str(b, &str_fields[i], dst) < 0)
 			return bot_errf(err, errlen, "%s: offset %zu: %s not NUL padded", name,
 					str_fields[i].off, str_fields[i].what);
 	}

@@ -24,7 +24,8 @@
 #define BOT_DELTA_HDR_SIZE 512
 #define BOT_DELTA_MAX_RECORDS (1u << 18)
 #define BOT_DELTA_MAX_FILE (48u << 20)
-#define BOT_DELTA_STR 64		/* cluster, job, fabric, node, account: 63 chars + NUL */
+#define BOT_DELTA_STR 64		/* cluster, job, node, account: 63 chars + NUL */
+#define BOT_DELTA_FABRIC_MAX 64		/* the fabric may use its whole 64-byte field */
 #define BOT_DELTA_NAME_MAX 352		/* <cluster>.<job>.<restart>.<step>.<node>.nbd + NUL */
 #define BOT_DELTA_ERR_MAX 768
 
@@ -46,7 +47,7 @@ struct bot_delta_hdr {
 	uint32_t flags;
 	char cluster[BOT_DELTA_STR];
 	char job[BOT_DELTA_STR];
-	char fabric[BOT_DELTA_STR];
+	char fabric[BOT_DELTA_FABRIC_MAX + 1];
 	char node[BOT_DELTA_STR];
 	uint32_t uid, gid;
 	uint32_t restart;

@@ -27,6 +27,8 @@
 static int job_whole(const struct bot_merge_req *req, const struct bot_merge_result *res,
 		     const struct bot_log *log)
 {
+	char why[128] = "";
+
 	if (req->partial)
 		return 1;
 	if (res->rejected && !res->merged) {
@@ -42,34 +44,78 @@ static int job_whole(const struct bot_merge_req *req, const struct bot_merge_res
 	}
 	if (!res->merged || (!res->rejected && !res->merged_before))
 		return 1;
-	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %zu failed "
-		    "validation (rejected, named above) and %zu were merged before; nothing "
-		    "merged, not even the %zu valid new file(s): a job is merged whole, once. Fix "
-		    "or remove the rejected files, or merge the valid new ones alone (a partial "
-		    "merge)", req->fabric, res->files, res->rejected, res->merged_before,
-		    res->merged);
+	/* each reason said only where it holds: never "0 failed validation" */
+	if (res->rejected)
+		snprintf(why, sizeof(why), "%zu failed validation (rejected, named above)%s",
+			 res->rejected, res->merged_before ? " and " : "");
+	if (res->merged_before)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why), "%zu were merged before",
+			 res->merged_before);
+	bot_log_msg(log, BOT_LOG_ERROR, "%s: of this job's %zu spool file(s), %s; nothing "
+		    "merged, not even the %zu valid new file(s): a job is merged whole, once. "
+		    "%s the valid new ones alone (a partial merge)", req->fabric, res->files, why,
+		    res->merged, res->rejected ? "Fix or remove the rejected files, or merge" :
+		    "Merge");
 	return 0;
 }
 
-/* No spool file at all: an error naming what was given (an empty or
- * misnamed directory is not a job). */
-static void nothing_listed(const struct bot_merge_req *req, const struct bot_log *log)
+/* Paths that hold no spool file: an error naming them (an empty or
+ * misnamed directory is not a job, nor part of one: formats.md section 12,
+ * "Merging"), names[0..n-1] of them. */
+static void nothing_listed(const struct bot_merge_req *req, const char *const *names, size_t n,
+			   const struct bot_log *log)
 {
-	char names[1024];
+	char list[1024];
 	size_t m = 0;
 
-	names[0] = 0;
-	for (size_t i = 0; i < req->npaths && m < sizeof(names); i++) {
+	list[0] = 0;
+	for (size_t i = 0; i < n && m < sizeof(list); i++) {
 		if (i == 4) {
-			snprintf(names + m, sizeof(names) - m, " and %zu more", req->npaths - 4);
+			snprintf(list + m, sizeof(list) - m, " and %zu more", n - 4);
 			break;
 		}
-		m += (size_t)snprintf(names + m, sizeof(names) - m, "%s%s", i ? ", " : "",
-				      req->paths[i]);
+		m += (size_t)snprintf(list + m, sizeof(list) - m, "%s%s", i ? ", " : "", names[i]);
 	}
 	bot_log_msg(log, BOT_LOG_ERROR, "%s: no spool files in %s (a job's files are named "
 		    "*.spool, or a directory holds them); nothing merged", req->fabric,
-		    req->npaths ? names : "no path");
+		    n ? list : "no path");
+}
+
+/* Each path listed alone, before the state is touched: *files the spool
+ * files they hold in all, and an error naming those that hold none (a
+ * directory without *.spool entries), or one that cannot be listed. 0 or
+ * -1 (said on log). */
+static int list_paths(const struct bot_merge_req *req, size_t *files, const struct bot_log *log)
+{
+	const char **empty = calloc(req->npaths ? req->npaths : 1, sizeof(*empty));
+	char err[BOT_STATE_ERR_MAX];
+	size_t nempty = 0;
+	int rc = 0;
+
+	*files = 0;
+	if (!empty) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s: out of memory; nothing merged", req->fabric);
+		return -1;
+	}
+	for (size_t i = 0; i < req->npaths; i++) {
+		struct bot_compile_paths one;
+
+		if (bot_compile_list(&req->paths[i], 1, &one, err, sizeof(err)) < 0) {
+			bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
+			rc = -1;
+			break;
+		}
+		if (one.n == 0)
+			empty[nempty++] = req->paths[i];
+		*files += one.n;
+		bot_compile_paths_free(&one);
+	}
+	if (rc == 0 && (nempty || !req->npaths)) {
+		nothing_listed(req, empty, nempty, log);
+		rc = -1;
+	}
+	free(empty);
+	return rc;
 }
 
 /* Does the state directory hold nothing for this fabric yet (no directory
@@ -181,7 +227,9 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	memset(res, 0, sizeof(*res));
 	res->outcome = BOT_MERGE_FAILED;
 	/* The inputs are listed before the state is touched: a path that does
-	 * not exist, or lists no spool file, leaves no trace in the state
+	 * not exist, or lists no spool file (alone or beside paths that do:
+	 * each path is a part of the job, and an empty one a mistake to name,
+	 * not to merge around), leaves no trace in the state
 	 * directory (taking the lock makes the fabric's directory, so a
 	 * mistyped fabric would otherwise stay behind, and `state verify`
 	 * would list it). They are listed again under the lock and read. For
@@ -190,30 +238,16 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	 * refused without making the fabric's directory, and one that would is
 	 * merged from this read if the fabric still has no state under the
 	 * lock (else read again there, quietly: said once). */
-	{
-		struct bot_compile_paths list;
-		int fresh;
-
-		if (bot_compile_list(req->paths, req->npaths, &list, err, sizeof(err)) < 0) {
-			bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged", err);
-			return -1;
+	if (list_paths(req, &res->files, log) < 0)
+		return -1;
+	if (fabric_absent(req)) {
+		res->outcome = judge_early(req, &early, res, log);
+		if (res->outcome != BOT_MERGE_PUBLISHED) {
+			early_free(&early);
+			res->merged = 0;
+			return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
 		}
-		res->files = list.n;
-		fresh = list.n && fabric_absent(req);
-		bot_compile_paths_free(&list);
-		if (res->files == 0) {
-			nothing_listed(req, log);
-			return -1;
-		}
-		if (fresh) {
-			res->outcome = judge_early(req, &early, res, log);
-			if (res->outcome != BOT_MERGE_PUBLISHED) {
-				early_free(&early);
-				res->merged = 0;
-				return res->outcome <= BOT_MERGE_NOTHING_NEW ? 0 : -1;
-			}
-			res->outcome = BOT_MERGE_FAILED;
-		}
+		res->outcome = BOT_MERGE_FAILED;
 	}
 	if (!lock) {
 		bot_lock_init_flock(&own);
@@ -250,8 +284,8 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	res->merged = nsrc;
 	res->merged_before = rep.files_merged_before;
 	res->rejected = rep.files_rejected;
-	if (res->files == 0) {
-		nothing_listed(req, log);
+	if (res->files == 0) {	/* emptied since they were listed */
+		nothing_listed(req, req->paths, req->npaths, log);
 		goto out;
 	}
 	if (!job_whole(req, res, log)) {

@@ -12,9 +12,9 @@
  * one with a file that fails validation, or with files merged before next
  * to new ones, is refused unless the request says partial; so is one whose
  * every new file failed validation (a compactor must never acknowledge
- * corrupt input as merged). Paths that hold no spool file at all (an empty
- * or misnamed directory), or that cannot be listed, are an error naming
- * them, found before the state directory is touched (no fabric directory
+ * corrupt input as merged). A path that holds no spool file (an empty or
+ * misnamed directory), alone or beside paths that do, or one that cannot
+ * be listed, is an error naming it (nothing merged), found before the state directory is touched (no fabric directory
  * is made for a mistyped fabric). Nothing is published
  * when no file is new or anything fails: `current` keeps naming the
  * previous snapshot.

@@ -53,7 +53,7 @@ static void harvest_usage(FILE *f)
 		"\n"
 		"  --outbox DIR   where the delta goes (an existing directory; default outbox_dir\n"
 		"                 of the site configuration, when it sets one)\n"
-		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,62}\n"
+		"  --fabric F     fabric name, [a-z0-9][a-z0-9._-]{0,63}\n"
 		"  --cluster C    cluster name, [A-Za-z0-9._-]{1,63} (default local)\n"
 		"  --job J        job string, [A-Za-z0-9_+-]{1,63} (default j + 15 hex digits\n"
 		"                 of the records read: the same files, the same job)\n"
@@ -247,8 +247,11 @@ int bot_cmd_harvest(int argc, char **argv)
 			req.outbox = optarg;
 			break;
 		case 'f':
-			if (set_str(id->fabric, optarg) < 0 || !bot_state_fabric_ok(optarg))
-				return bad_opt("--fabric", optarg, "[a-z0-9][a-z0-9._-]{0,62}");
+			/* section 12's names: at most 64 characters, the delta's
+			 * whole field (BOT_DELTA_FABRIC_MAX) */
+			if (!bot_state_fabric_ok(optarg))
+				return bad_opt("--fabric", optarg, "[a-z0-9][a-z0-9._-]{0,63}");
+			snprintf(id->fabric, sizeof(id->fabric), "%s", optarg);
 			break;
 		case 'c':
 			if (set_str(id->cluster, optarg) < 0)

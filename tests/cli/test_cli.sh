@@ -252,6 +252,35 @@ expect "state add, a good and a bad file" 1 \
 mkdir "$tmp/emptyjob"
 expect "state add, no spool files" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/emptyjob"
+# an empty directory beside a good job's files is the same error, naming it
+# alone, nothing published (each path given is part of the job)
+mkdir "$tmp/goodjob"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed" "$tmp/goodjob/nb-a-1.spool"
+expect "state add, a good file and an empty directory" 1 "no spool files in [^ ]*/emptyjob \\(" -- \
+	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/goodjob/nb-a-1.spool" "$tmp/emptyjob"
+if [ ! -e "$tmp/st/h100-ib-ndr/current" ] && ! grep -q "goodjob\|published" "$tmp/out"; then
+	ok "state add, a good file and an empty directory: nothing published, the good file not named"
+else
+	bad "state add, a good file and an empty directory: published, or named the good file"
+	sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+expect "state add, an empty directory before a good one, new fabric" 1 "typo6: no spool files in [^ ]*/emptyjob \\(" -- \
+	"$bot" state add --state "$tmp/st" --fabric typo6 "$tmp/emptyjob" "$tmp/goodjob"
+[ ! -e "$tmp/st/typo6" ] && ok "state add, an empty directory beside a good one: no fabric directory made" ||
+	bad "state add, an empty directory beside a good one made a fabric directory"
+# a job half merged before, nothing rejected: the refusal names the files
+# merged before and never says "0 failed validation"
+expect "state add, a job's first file" 0 "whole1: merged 1 spool file" -- \
+	"$bot" state add --state "$tmp/st" --fabric whole1 "$tmp/goodjob"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-summary" "$tmp/goodjob/nb-b-2.spool"
+expect "state add, half merged before" 1 "whole1: of this job's 2 spool file\\(s\\), 1 were merged before; nothing merged" -- \
+	"$bot" state add --state "$tmp/st" --fabric whole1 "$tmp/goodjob"
+if ! grep -q "failed validation\|rejected, named above" "$tmp/out"; then
+	ok "state add, half merged before: no rejection spoken of"
+else
+	bad "state add, half merged before: speaks of rejected files"; sed 's/^/    /' "$tmp/out" | head -n 5
+fi
+rm "$tmp/goodjob/nb-b-2.spool"
 # a mistyped fabric with nothing to merge leaves nothing behind for state verify to list
 expect "state add, no spool files, new fabric" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric typo "$tmp/emptyjob"

@@ -109,5 +109,21 @@ else
 	bad "stranded delta"; ls -la "$tmp/ob3" "$tmp/st/inbox"
 fi
 
+# A fabric of 64 characters (formats.md section 12's longest, which a state
+# holds) is harvested, shipped and compacted into its state: the delta's
+# fabric field is used whole (section 13), as the state's header is.
+f64=$(printf 'f%.0s' $(seq 64))
+mkdir -p "$tmp/ob4" "$tmp/st4"
+expect "harvest, a 64-character fabric" 0 "wrote $tmp/ob4/local.92.0.0.n1.nbd" -- \
+	"$bot" harvest --outbox "$tmp/ob4" --fabric "$f64" --node n1 --job 92 --nodes 2 "$tmp/sp"
+expect "harvest, a 65-character fabric" 2 "--fabric '${f64}f': want" -- \
+	"$bot" harvest --outbox "$tmp/ob4" --fabric "${f64}f" --node n1 --job 93 --nodes 2 "$tmp/sp"
+expect "ship, a 64-character fabric" 0 "1 shipped" -- "$bot" ship --outbox "$tmp/ob4" --state "$tmp/st4"
+expect "compact, a 64-character fabric" 0 "$f64: merged 1 delta" -- \
+	"$bot" compact --state "$tmp/st4" --now $(($(date +%s) + 7200))
+[ -f "$tmp/st4/$f64/current" ] && [ -z "$(ls -A "$tmp/st4/quarantine")" ] &&
+	ok "a 64-character fabric's delta reached its state" ||
+	bad "a 64-character fabric's delta did not reach its state"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -13,25 +13,8 @@
 # then fall short of 20,000 per communicator, the safe side.)
 # NCCL_BOT_SO: the plugin.
 set -u
-top=$(pwd)
-so=${NCCL_BOT_SO:-$top/tuner/libnccl-tuner-bot.so}
-emu=$top/tests/emulator/nccl-emu
-bot=$top/nccl-bot
-for f in "$emu" "$bot" "$so"; do
-	if [ ! -e "$f" ]; then
-		echo "calls.sh: $f not built" >&2
-		exit 99
-	fi
-done
-so=$(cd "$(dirname "$so")" && pwd)/$(basename "$so")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nccl-bot-calls.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' INT TERM HUP
-
-npass=0
-nfail=0
-ok() { npass=$((npass + 1)); echo "PASS $*"; }
-bad() { nfail=$((nfail + 1)); echo "FAIL $*"; }
+. "$(dirname "$0")/lib.sh"
+emu_begin ""
 
 mkdir "$tmp/spool" "$tmp/state"
 if "$emu" --suite consistency --scenario base --policy thompson --workload allreduce:64M \
@@ -71,5 +54,4 @@ if [ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got"; then
 else
 	bad "state: want $(tr '\n' ' ' <"$tmp/want"), got $(tr '\n' ' ' <"$tmp/got")"
 fi
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+emu_end

@@ -46,10 +46,8 @@
 # of as many runs). Each job costs about 0.15 s.
 #   LOOP_KEEP     keep the temporary directory (its path is printed)
 set -u
-top=$(pwd)
-so=${NCCL_BOT_SO:-$top/tuner/libnccl-tuner-bot.so}
-emu=$top/tests/emulator/nccl-emu
-bot=$top/nccl-bot
+. "$(dirname "$0")/lib.sh"
+emu_begin "${LOOP_KEEP:-}"
 jobs=${LOOP_JOBS:-32}
 calls=${LOOP_CALLS:-48000}
 fabric=h100-ib-ndr
@@ -58,28 +56,8 @@ nctx=6				# 3 workload entries x 2 comm shapes (8x8, 4x4)
 comms=${LOOP_COMMS:-2}		# comms sharing a context: world+world2, or 4 splits
 allow=collnet_direct,collnet_chain,nvls,nvls_tree
 layout="--procs 8 --ranks-per-node 1"
-
-for f in "$emu" "$bot" "$so"; do
-	if [ ! -e "$f" ]; then
-		echo "loop.sh: $f not built" >&2
-		exit 99
-	fi
-done
-so=$(cd "$(dirname "$so")" && pwd)/$(basename "$so")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nccl-bot-loop.XXXXXX") || exit 99
-if [ -n "${LOOP_KEEP:-}" ]; then
-	echo "# keeping $tmp"
-else
-	trap 'rm -rf "$tmp"' EXIT
-fi
-trap 'exit 1' INT TERM HUP
 # shorter windows (16 calls every 1,600 per comm): documented knob
 export NCCL_BOT_WINDOW=16
-
-npass=0
-nfail=0
-ok() { npass=$((npass + 1)); echo "PASS $*"; }
-bad() { nfail=$((nfail + 1)); echo "FAIL $*"; }
 
 # run_job NAME SEED POLICY [--no-table]: nccl-emu with $NCCL_BOT_TABLE (or
 # without a table: NCCL_BOT_POLICY=POLICY), spool $tmp/NAME
@@ -353,5 +331,4 @@ for v in 2.24:0: 2.27:0: 2.27:1:1 2.28:1:; do
 	fi
 done
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+emu_end

@@ -22,30 +22,9 @@
 # 2.27 with NCCL_BOT_MEASURE_V4=1 (measures); 2.21 (tuner v2 pass-through,
 # no profiler). NCCL_BOT_SO: the plugin; SPOOLV2_KEEP=1 keeps the directory.
 set -u
-top=$(pwd)
 srcdir=${srcdir:-.}
-so=${NCCL_BOT_SO:-$top/tuner/libnccl-tuner-bot.so}
-emu=$top/tests/emulator/nccl-emu
-bot=$top/nccl-bot
-for f in "$emu" "$bot" "$so"; do
-	if [ ! -e "$f" ]; then
-		echo "spool-v2.sh: $f not built" >&2
-		exit 99
-	fi
-done
-so=$(cd "$(dirname "$so")" && pwd)/$(basename "$so")
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/nccl-bot-spoolv2.XXXXXX") || exit 99
-if [ -n "${SPOOLV2_KEEP:-}" ]; then
-	echo "# keeping $tmp"
-else
-	trap 'rm -rf "$tmp"' EXIT
-fi
-trap 'exit 1' INT TERM HUP
-
-npass=0
-nfail=0
-ok() { npass=$((npass + 1)); echo "PASS $*"; }
-bad() { nfail=$((nfail + 1)); echo "FAIL $*"; }
+. "$(dirname "$0")/lib.sh"
+emu_begin "${SPOOLV2_KEEP:-}"
 
 # job NAME RELEASE POLICY TABLE(table|no-table) MEASURE_V4 MEASURES(1|0) 'PROCESS LINE'
 job() {
@@ -129,5 +108,4 @@ else
 	bad "v1/read: $(head -n 2 "$tmp/v1")"
 fi
 
-echo "$npass passed, $nfail failed"
-[ "$nfail" -eq 0 ]
+emu_end

@@ -8,8 +8,9 @@
 #   tests/fuzz/make-corpus-delta.sh [SRCDIR] [OUTDIR]   (default . and SRCDIR/tests/fuzz/corpus-delta)
 #
 # Seeds: deltas `nccl-bot harvest` writes from the spool corpus (samples and
-# summaries, summaries only, no records; a batch step and a restart), then
-# copies of one with a bad CRC, cut short, and with the wrong magic.
+# summaries, summaries only, no records; a batch step and a restart; a
+# fabric of 64 characters, its header field used whole), then copies of one
+# with a bad CRC, cut short, and with the wrong magic.
 set -eu
 src=${1:-.}
 out=${2:-$src/tests/fuzz/corpus-delta}
@@ -22,17 +23,20 @@ cp "$spool/valid-mixed" "$tmp/a/nb-a-1.spool"
 cp "$spool/valid-summary" "$tmp/a/nb-a-2.spool"
 cp "$spool/valid-summary" "$tmp/b/nb-b-1.spool"
 cp "$spool/valid-empty" "$tmp/c/nb-c-1.spool"
-# harvest NAME ARGS...: one delta, renamed NAME in the corpus
+# harvest NAME ARGS...: one delta of fabric $fabric, renamed NAME in the corpus
+fabric=h100-ib-ndr
 harvest() {
 	name=$1
 	shift
 	rm -f "$tmp/out"/*
-	"$bot" harvest --outbox "$tmp/out" --fabric h100-ib-ndr --node n1 --nodes 2 "$@" 2>/dev/null
+	"$bot" harvest --outbox "$tmp/out" --fabric "$fabric" --node n1 --nodes 2 "$@" 2>/dev/null
 	cp "$tmp/out"/*.nbd "$out/$name"
 }
 harvest valid-mixed --job 1234 --step 0 "$tmp/a"
 harvest valid-summary --cluster alps --job 1234_7 --step batch --restart 1 "$tmp/b"
 harvest valid-empty "$tmp/c"
+fabric=h100-ib-ndr.$(printf 'x%.0s' $(seq 52))	# 64 characters, no NUL in the field
+harvest valid-fabric64 --job 1235 "$tmp/a"
 f=$out/valid-mixed
 n=$(wc -c <"$f")
 cp "$f" "$out/bad-crc"

@@ -294,6 +294,60 @@ START_TEST(test_order)
 }
 END_TEST
 
+/* A fabric of 64 characters (section 12's longest, as a state holds it)
+ * fills its whole field, reads back whole and keeps its last character in
+ * the identity and the re-encoding; one character wrong in the full field,
+ * or bytes after its NUL, are refused. */
+START_TEST(test_fabric_whole_field)
+{
+	struct bot_spool_rec r[8];
+	struct bot_delta_hdr h = hdr(), h63;
+	struct bot_delta d;
+	char err[BOT_DELTA_ERR_MAX], name[BOT_DELTA_NAME_MAX];
+	uint8_t *b, *b2, *c;
+	size_t len, len2, n = records(r);
+
+	memset(h.fabric, 'f', BOT_DELTA_FABRIC_MAX);
+	h.fabric[BOT_DELTA_FABRIC_MAX] = 0;
+	h.fabric[10] = '.';
+	ck_assert_msg(bot_delta_encode(&h, r, n, &b, &len, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_mem_eq(b + 144, h.fabric, 64);
+	ck_assert_uint_eq(b[208], 'n');	/* the node's field right after, untouched */
+	ck_assert_msg(bot_delta_parse(NAME, 1, b, len, &d, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(strlen(d.hdr.fabric), 64);
+	ck_assert_str_eq(d.hdr.fabric, h.fabric);
+	ck_assert_str_eq(d.hdr.node, "nid001");
+	ck_assert_uint_eq(d.identity, bot_delta_identity(&h));
+	h63 = h;
+	h63.fabric[63] = 0;
+	ck_assert_uint_ne(d.identity, bot_delta_identity(&h63));
+	ck_assert_int_eq(bot_delta_name(&d.hdr, name), 0);
+	ck_assert_str_eq(name, NAME);
+	ck_assert_msg(bot_delta_encode(&d.hdr, d.recs, d.hdr.nrecords, &b2, &len2, err,
+				       sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(len2, len);
+	ck_assert_mem_eq(b2, b, len);
+	bot_delta_free(&d);
+	free(b2);
+
+	c = malloc(len);
+	ck_assert_ptr_nonnull(c);
+	memcpy(c, b, len);
+	c[144 + 63] = 'F';
+	fix_crc(c, len);
+	h.fabric[63] = 'F';	/* said whole, all 64 characters */
+	snprintf(err, sizeof(err), "header: fabric '%s' is not [a-z0-9][a-z0-9._-]{0,63}",
+		 h.fabric);
+	expect_refused(c, len, err);
+	memcpy(c, b, len);
+	c[144 + 40] = 0;
+	fix_crc(c, len);
+	expect_refused(c, len, "offset 144: fabric not NUL padded");
+	free(c);
+	free(b);
+}
+END_TEST
+
 /* One refusal per line: mutate a fresh image at an offset, fix the CRC
  * unless the test is the CRC, and expect the reason. */
 START_TEST(test_refusals)
@@ -443,6 +497,7 @@ static Suite *delta_suite(void)
 	tcase_add_test(tc, test_identity);
 	tcase_add_test(tc, test_order);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_fabric_whole_field);
 	tcase_add_test(tc, test_read_at);
 	tcase_add_test(tc, test_negative_zero_cost);
 	suite_add_tcase(s, tc);
