@@ -706,13 +706,14 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 				allow = left;
 		}
 		if (c->calls > allow) {
-			/* the summaries scale alike, rounded down (at least
-			 * 1 of 65536 while any remain): a cap must never make
-			 * a job's communicators look less busy (formats.md 14) */
+			/* the summaries scale alike, rounded down: a cap must
+			 * never make a job's communicators look less busy; where
+			 * none would remain, no calls do either (calls without
+			 * summaries are a pre-v3 state's, formats.md 12, 14) */
 			uint64_t sm = (uint64_t)((unsigned __int128)c->summaries * allow / c->calls);
 
-			c->summaries = sm || !allow || !c->summaries ? sm : 1;
-			c->calls = allow;
+			c->calls = sm || !c->summaries ? allow : 0;
+			c->summaries = sm;
 			*capped = 1;
 		}
 		for (int k = 0; k < np; k++)
@@ -730,8 +731,7 @@ static int merge_step(struct bot_kb *fab, const struct bot_kb *step)
 		struct bot_kb_ctx *d;
 
 		/* prior rows follow the newest merged step (section 14, "Decay") */
-		if (bot_kb_add_calls(fab, s->key, s->calls) < 0 ||
-		    bot_kb_add_summaries(fab, s->key, s->summaries) < 0 ||
+		if (bot_kb_add_counts(fab, s->key, s->calls, s->summaries) < 0 ||
 		    (s->has_prior && bot_kb_set_prior(fab, s->key, s->prior) < 0) ||
 		    !(d = bot_kb_get(fab, s->key)))
 			return -1;
@@ -755,8 +755,19 @@ static void decay_windows(struct bot_kb *kb, uint64_t windows)
 		for (size_t i = 0; i < bot_kb_count(kb); i++) {
 			struct bot_kb_ctx *c = bot_kb_get(kb, bot_kb_at(kb, i)->key);
 
+			uint64_t was = c->calls;
+
 			c->calls = c->calls / 16 * 15 + c->calls % 16 * 15 / 16;
-			c->summaries = c->summaries / 16 * 15 + c->summaries % 16 * 15 / 16;
+			/* the summaries follow the calls' own rounding down,
+			 * rounded down themselves: decay never makes a job look
+			 * less busy (both to 0 once no summary remains) */
+			if (c->summaries) {
+				c->summaries = was ? (uint64_t)((unsigned __int128)c->summaries *
+								c->calls / was) :
+						     c->summaries / 16 * 15;
+				if (!c->summaries)
+					c->calls = 0;
+			}
 		}
 	}
 }

@@ -60,7 +60,7 @@ void bot_compile_opts_default(struct bot_compile_opts *o)
 	memset(o, 0, sizeof(*o));
 	bot_policy_init(&o->policy, "thompson");
 	o->ncomms = 8;
-	o->calls = 500;
+	o->calls = BOT_COMPILE_CALLS;
 	o->round = -1;
 	o->min_bytes_log2 = 20;
 }
@@ -147,9 +147,14 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 			return -1;
 		if (r->kind == BOT_SPOOL_SUMMARY) {
 			/* one rank's estimate of its communicator's calls in
-			 * the job: the state keeps how many (formats.md 12) */
+			 * the job: the state keeps how many (formats.md 12),
+			 * a summary of fewer than BOT_COMPILE_CALLS calls as
+			 * that fraction of one */
+			uint64_t units = r->calls >= BOT_COMPILE_CALLS ? 65536 :
+					 r->calls * 65536 / BOT_COMPILE_CALLS;
+
 			if (bot_kb_add_calls(kb, key, r->calls) < 0 ||
-			    bot_kb_add_summaries(kb, key, 65536) < 0)
+			    bot_kb_add_summaries(kb, key, units) < 0)
 				return -1;
 			continue;
 		}

@@ -50,6 +50,14 @@ struct bot_compile_report {
 	uint64_t round;				/* the round planned */
 };
 
+/* The calls per communicator and job a table is planned for by default,
+ * and the least a rank summary must report to count as a whole one in the
+ * state's summaries (formats.md 12): one of c < 500 calls counts c / 500,
+ * so that summaries carrying few or no calls, which cost a principal
+ * nothing against the compactor's calls cap, cannot pull a context's calls
+ * per job below the default the compile would use anyway. */
+#define BOT_COMPILE_CALLS 500u
+
 void bot_compile_opts_default(struct bot_compile_opts *o);
 
 /* The calls per communicator a context's plan is made for: what its ranks'

@@ -413,7 +413,7 @@ static int key_ok(uint64_t k)
 
 /* One context mapping (its MAP event read) into s->kb. */
 static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, struct bot_state *s,
-			int first, uint64_t *prev, int *saw_summaries)
+			int first, uint64_t *prev, uint64_t schema, int *saw_summaries)
 {
 	struct bot_kb_ctx c, *dst;
 	struct bot_yamlin_ev ev;
@@ -455,7 +455,13 @@ static int read_context(struct bot_yamlin *r, const struct bot_yamlin_ev *at, st
 			if (next_u64(r, &ev, "explore", 0, UINT64_MAX, &explore) < 0)
 				goto out;
 		} else if (!strcmp(ev.s, "summaries")) {
-			/* schema 2 (formats.md 16); the schema may come later */
+			/* schema 2 (formats.md 16); the schema may come later
+			 * (then judged at the end) */
+			if (schema == 1) {
+				bot_yamlin_fail(r, &ev, "unknown key 'summaries' in a context: "
+						"schema 1 has none (schema 2 does)");
+				goto out;
+			}
 			if (next_u64(r, &ev, "summaries", 0, UINT64_MAX, &summaries) < 0)
 				goto out;
 			*saw_summaries = 1;
@@ -605,7 +611,7 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 				if (n >= BOT_STATE_MAX_CONTEXTS)
 					return bot_yamlin_fail(r, &ev, "contexts: more than %u",
 							       BOT_STATE_MAX_CONTEXTS);
-				if (read_context(r, &ev, s, n == 0, &prev, &saw_summaries) < 0)
+				if (read_context(r, &ev, s, n == 0, &prev, schema, &saw_summaries) < 0)
 					return -1;
 				n++;
 			}

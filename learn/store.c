@@ -168,7 +168,7 @@ static int list_snaps(int dirfd, const char *fdir, int tmps, char (**names)[BOT_
 	return 0;
 }
 
-/* A fabric directory without `current`: 0 no snapshot, 1 only version 2
+/* A fabric directory without `current`: 0 no snapshot, 1 only version 2 or later
  * first snapshots of this fabric (an interrupted first publish: no state
  * yet), 2 anything else (a `current` existed and is gone: refused), or -1
  * with err (it cannot be listed: never taken for one without snapshots). */

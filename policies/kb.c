@@ -319,6 +319,29 @@ int bot_kb_add_summaries(struct bot_kb *kb, uint64_t key, uint64_t summaries)
 	return 0;
 }
 
+/* calls x (ref_summaries / ref_calls), rounded down, saturating. */
+static uint64_t at_ratio(uint64_t calls, uint64_t ref_calls, uint64_t ref_summaries)
+{
+	unsigned __int128 s = (unsigned __int128)calls * ref_summaries / ref_calls;
+
+	return s > UINT64_MAX ? UINT64_MAX : (uint64_t)s;
+}
+
+int bot_kb_add_counts(struct bot_kb *kb, uint64_t key, uint64_t calls, uint64_t summaries)
+{
+	struct bot_kb_ctx *c = bot_kb_get(kb, key);
+
+	if (!c)
+		return -1;
+	if (calls && summaries && c->calls && !c->summaries)
+		c->summaries = at_ratio(c->calls, calls, summaries);
+	else if (calls && !summaries && c->calls && c->summaries)
+		summaries = at_ratio(calls, c->calls, c->summaries);
+	c->calls = calls > UINT64_MAX - c->calls ? UINT64_MAX : c->calls + calls;
+	c->summaries = summaries > UINT64_MAX - c->summaries ? UINT64_MAX : c->summaries + summaries;
+	return 0;
+}
+
 double bot_kb_calls_per_comm(const struct bot_kb_ctx *c)
 {
 	if (!c || !c->summaries)
@@ -334,8 +357,7 @@ int bot_kb_merge(struct bot_kb *dst, const struct bot_kb *src)
 		const struct bot_kb_ctx *s = src->ctx[i];
 		struct bot_kb_ctx *d;
 
-		if (bot_kb_add_calls(dst, s->key, s->calls) < 0 ||
-		    bot_kb_add_summaries(dst, s->key, s->summaries) < 0)
+		if (bot_kb_add_counts(dst, s->key, s->calls, s->summaries) < 0)
 			return -1;
 		if (s->has_prior && bot_kb_offer_prior(dst, s->key, s->prior) < 0)
 			return -1;

@@ -58,6 +58,13 @@ int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls);
 /* Add to a context's summaries count (x 2^16; saturating). 0, or -1 on
  * allocation failure. */
 int bot_kb_add_summaries(struct bot_kb *kb, uint64_t key, uint64_t summaries);
+/* Add calls and their summaries, as a merge does: where one side has calls
+ * but no summaries (a state written before format v3, formats.md 12) and
+ * the other has both, the calls without summaries are given summaries at
+ * the other side's calls per summary (rounded down: never a less busy
+ * job), so that old calls do not count as calls of the new jobs. 0, or -1
+ * on allocation failure. */
+int bot_kb_add_counts(struct bot_kb *kb, uint64_t key, uint64_t calls, uint64_t summaries);
 /* A communicator's calls of the context per job, as its ranks' summaries
  * estimated them on average (calls x 2^16 / summaries); 0 when the context
  * records no summaries (formats.md 12: v1 and v2 states, the replay). */

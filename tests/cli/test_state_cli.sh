@@ -49,6 +49,19 @@ else
 	bad "export/import round trip changed the state"
 fi
 expect "export to stdout" 0 "^nccl-bot-state: 2" -- "$bot" state export --state "$tmp/a" --fabric $F
+# a state written before format v3 (formats.md 12) still reads, and an
+# import of its export publishes the same state as v3 (summaries 0)
+v2=$top_srcdir/tests/fuzz/corpus-state/valid-v2-two-jobs.nbs
+mkdir "$tmp/v2"
+expect "show a v2 snapshot" 0 "^  auto_loss_pct: 37.92" -- "$bot" state show "$v2"
+expect "export a v2 snapshot" 0 "" -- "$bot" state export "$v2" -o "$tmp/v2.yaml"
+expect "import it" 0 "published .*/$F/snap-" -- "$bot" state import --state "$tmp/v2" --fabric $F "$tmp/v2.yaml"
+if "$bot" state export --state "$tmp/v2" --fabric $F | grep -q '^  summaries: 0$' &&
+	! "$bot" state export --state "$tmp/v2" --fabric $F | grep '^  summaries: ' | grep -vq ': 0$'; then
+	ok "a v2 snapshot's contexts read with summaries 0"
+else
+	bad "a v2 snapshot's summaries are not 0"
+fi
 expect "export, no state yet" 1 "no state yet" -- "$bot" state export --state "$tmp/b" --fabric $F
 expect "import: another fabric's export" 1 "holds fabric 'h100-ib-ndr', not 'roce' \\(pass --as roce" -- \
 	"$bot" state import --state "$tmp/b" --fabric roce "$tmp/two.yaml"

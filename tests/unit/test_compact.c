@@ -1137,10 +1137,12 @@ START_TEST(t_calls_cap)
 	ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
 	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))->calls,
 			  800);
-	/* 16 summaries of 100 calls capped to 800: their count scales alike,
-	 * so a communicator's calls per job stay 100 */
+	/* 16 summaries of 100 calls, each a fifth of one (fewer than
+	 * BOT_COMPILE_CALLS), capped to 800 calls: their count scales alike
+	 * (16 x 13107 / 2), so the calls per job stay the 500 a summary must
+	 * report to count whole */
 	ck_assert_uint_eq(bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1))
-			  ->summaries, 8 * 65536);
+			  ->summaries, 16 * 13107 / 2);
 	bot_state_free(&st);
 }
 END_TEST
@@ -1194,14 +1196,15 @@ START_TEST(t_decay)
 		const struct bot_kb_ctx *k;
 
 		/* calls decay too: 1600 -> 1500 -> 1406 -> 1318; the one
-		 * summary's count alike (65536 -> 61440 -> 57600 -> 54000),
-		 * so a communicator's calls per job stay 1600 within rounding */
+		 * summary's count follows the calls, rounded down (65536 ->
+		 * 61440 -> 57589 -> 53984), so a communicator's calls per job
+		 * stay 1600, never fewer */
 		ck_assert_int_eq(bot_store_load(state, FABRIC, &st, NULL, err, sizeof(err)), 0);
 		k = bot_kb_find(st.kb, bot_ctx_key(4, bot_size_bucket(MIB), 8, 1));
 		ck_assert_uint_eq(k->calls, 1318);
-		ck_assert_uint_eq(k->summaries, 54000);
-		ck_assert_msg(fabs(bot_kb_calls_per_comm(k) - 1600) < 1, "%g",
-			      bot_kb_calls_per_comm(k));
+		ck_assert_uint_eq(k->summaries, 53984);
+		ck_assert_msg(bot_kb_calls_per_comm(k) >= 1600 && bot_kb_calls_per_comm(k) < 1601,
+			      "%g", bot_kb_calls_per_comm(k));
 		bot_state_free(&st);
 	}
 

@@ -487,6 +487,38 @@ START_TEST(test_round_calls_from_summaries)
 }
 END_TEST
 
+/* Summaries carrying few or no calls cost a principal nothing against the
+ * compactor's calls cap; each counts as calls / 500 of one (formats.md 12),
+ * so 8,000 of them cannot drag a context of 5,000-call jobs down to the
+ * default: 128 honest summaries of 5,000 calls, 4,000 of 0 and 4,000 of 1
+ * calls give about 4,700 calls per job (every summary whole: 79). */
+START_TEST(test_summaries_few_calls)
+{
+	struct bot_compile_batch *b = bot_compile_batch_new();
+	struct bot_kb *kb = NULL;
+	struct bot_spool_rec r;
+	const struct bot_kb_ctx *c;
+
+	ck_assert_ptr_nonnull(b);
+	for (unsigned i = 0; i < 8128; i++) {
+		r = sample(LL, 0, 0, i % NRANKS);
+		r.kind = BOT_SPOOL_SUMMARY;
+		r.comm_id = COMM + i / NRANKS;
+		r.duration_ns = 0;
+		r.seq = 0;
+		r.calls = i < 128 ? 5000 : i < 4128 ? 0 : 1;
+		ck_assert_int_eq(bot_compile_add_records(b, &r, 1), 0);
+	}
+	ck_assert_int_eq(bot_compile_batch_finish(b, &kb, NULL), 0);
+	bot_compile_batch_free(b);
+	c = bot_kb_find(kb, bot_ctx_key(BOT_COLL_ALLREDUCE, bot_size_bucket(NBYTES), NRANKS, NNODES));
+	ck_assert_ptr_nonnull(c);
+	ck_assert_uint_eq(c->summaries, 128 * 65536 + 4000 * (65536 / 500));
+	ck_assert_uint_gt(bot_compile_round_calls(c, 500), 4700);
+	bot_kb_free(kb);
+}
+END_TEST
+
 /* Summaries i..j of one communicator (ranks i..j-1, calls[i..j-1]) as one
  * batch: the calls it stores for the context. */
 static uint64_t batch_calls(const uint64_t *calls, unsigned i, unsigned j)
@@ -584,6 +616,7 @@ static Suite *compile_suite(void)
 	tcase_add_test(tc, test_shapes_past_the_limit_by_calls);
 	tcase_add_test(tc, test_rank_calls_per_communicator);
 	tcase_add_test(tc, test_round_calls_from_summaries);
+	tcase_add_test(tc, test_summaries_few_calls);
 	tcase_add_test(tc, test_calls_add_across_batches);
 	suite_add_tcase(s, tc);
 	return s;

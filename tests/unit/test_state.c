@@ -436,7 +436,6 @@ START_TEST(test_v1_read_v2_lineage)
 }
 END_TEST
 
-/* Sources inserted in one batch: sorted, unique, the same as one by one. */
 /* Version 3 adds each context's summaries (formats.md 12); version 2 files
  * read as a state whose summaries are 0, and write back byte for byte in
  * version 2; merges add summaries. */
@@ -490,11 +489,41 @@ START_TEST(test_v2_read_v3_summaries)
 	ck_assert_int_eq(bot_state_encode_version(&c, 1, &b4, &n4, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "version 1 has no summaries"), "%s", err);
 
+	/* a state written before v3 holds calls without summaries: merged
+	 * with a job that has both, its calls get summaries at the job's
+	 * calls per summary (rounded down), both ways round, so old calls
+	 * do not count as the new job's */
+	{
+		uint64_t k2 = key_of(BOT_COLL_ALLREDUCE, 80, 16, 2);
+		struct bot_kb *old = bot_kb_new(), *job = bot_kb_new(), *y;
+
+		ck_assert_int_eq(bot_kb_add_calls(old, k2, 100000), 0);
+		ck_assert_int_eq(bot_kb_add_counts(job, k2, 640000, 128 * 65536), 0);
+		y = bot_kb_clone(old);
+		ck_assert_int_eq(bot_kb_merge(y, job), 0);
+		ck_assert_uint_eq(bot_kb_find(y, k2)->calls, 740000);
+		ck_assert_uint_eq(bot_kb_find(y, k2)->summaries, 148 * 65536);
+		ck_assert_double_eq_tol(bot_kb_calls_per_comm(bot_kb_find(y, k2)), 5000, 1e-9);
+		bot_kb_free(y);
+		y = bot_kb_clone(job);
+		ck_assert_int_eq(bot_kb_merge(y, old), 0);
+		ck_assert_uint_eq(bot_kb_find(y, k2)->summaries, 148 * 65536);
+		bot_kb_free(y);
+		/* rounded down: 1 call at a ratio of 3 calls per summary */
+		y = bot_kb_new();
+		ck_assert_int_eq(bot_kb_add_counts(y, k2, 3, 65536), 0);
+		ck_assert_int_eq(bot_kb_add_counts(y, k2, 1, 0), 0);
+		ck_assert_uint_eq(bot_kb_find(y, k2)->summaries, 65536 + 21845);
+		bot_kb_free(y);
+		bot_kb_free(old);
+		bot_kb_free(job);
+	}
+
 	/* merges add them, saturating */
 	{
 		struct bot_kb *y = bot_kb_new();
 
-		ck_assert_int_eq(bot_kb_add_summaries(y, k, UINT64_MAX - 2), 0);
+		ck_assert_int_eq(bot_kb_add_counts(y, k, 1, UINT64_MAX - 2), 0);
 		ck_assert_int_eq(bot_kb_merge(y, c.kb), 0);
 		ck_assert_uint_eq(bot_kb_find(y, k)->summaries, UINT64_MAX);
 		bot_kb_free(y);
@@ -512,6 +541,7 @@ START_TEST(test_v2_read_v3_summaries)
 }
 END_TEST
 
+/* Sources inserted in one batch: sorted, unique, the same as one by one. */
 START_TEST(test_add_sources_batch)
 {
 	struct bot_state a, b;

@@ -607,8 +607,10 @@ START_TEST(state_import_rules)
 	state_edit(1, "nccl-bot-state: 3\n", "s.yaml:1:17: schema 3: this build reads schemas 1 to 2");
 	state_edit(1, "nccl-bot-state: 0\n", "schema 0: this build reads schemas 1 to 2");
 	/* summaries: schema 2's, wherever the schema key stands */
-	state_edit(11, "    summaries: 65536\n", "unknown key 'summaries' in a context: schema 1 "
-		   "has none");
+	state_edit(11, "    summaries: 65536\n", "s.yaml:11:5: unknown key 'summaries' in a "
+		   "context: schema 1 has none");
+	state_refused("fabric: f1\ncontexts:\n  - key: \"0x0450000200000010\"\n"
+		      "    summaries: 1\nnccl-bot-state: 1\n", "s.yaml:1:1: unknown key 'summaries'");
 	{
 		static const char s2[] = "fabric: f1\ncontexts:\n  - key: \"0x0450000200000010\"\n"
 					 "    calls: 5000\n    summaries: 655360\nnccl-bot-state: 2\n";
