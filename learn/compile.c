@@ -153,8 +153,7 @@ static int gather_recs(struct gather *g, struct bot_kb *kb, const struct bot_spo
 			uint64_t units = r->calls >= BOT_COMPILE_CALLS ? 65536 :
 					 r->calls * 65536 / BOT_COMPILE_CALLS;
 
-			if (bot_kb_add_calls(kb, key, r->calls) < 0 ||
-			    bot_kb_add_summaries(kb, key, units) < 0)
+			if (bot_kb_add_counts(kb, key, r->calls, units) < 0)
 				return -1;
 			continue;
 		}

@@ -299,23 +299,18 @@ int bot_kb_offer_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NA
 	return 0;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return b > UINT64_MAX - a ? UINT64_MAX : a + b;
+}
+
 int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls)
 {
 	struct bot_kb_ctx *c = bot_kb_get(kb, key);
 
 	if (!c)
 		return -1;
-	c->calls = calls > UINT64_MAX - c->calls ? UINT64_MAX : c->calls + calls;
-	return 0;
-}
-
-int bot_kb_add_summaries(struct bot_kb *kb, uint64_t key, uint64_t summaries)
-{
-	struct bot_kb_ctx *c = bot_kb_get(kb, key);
-
-	if (!c)
-		return -1;
-	c->summaries = summaries > UINT64_MAX - c->summaries ? UINT64_MAX : c->summaries + summaries;
+	c->calls = sat_add(c->calls, calls);
 	return 0;
 }
 
@@ -337,8 +332,8 @@ int bot_kb_add_counts(struct bot_kb *kb, uint64_t key, uint64_t calls, uint64_t 
 		c->summaries = at_ratio(c->calls, calls, summaries);
 	else if (calls && !summaries && c->calls && c->summaries)
 		summaries = at_ratio(calls, c->calls, c->summaries);
-	c->calls = calls > UINT64_MAX - c->calls ? UINT64_MAX : c->calls + calls;
-	c->summaries = summaries > UINT64_MAX - c->summaries ? UINT64_MAX : c->summaries + summaries;
+	c->calls = sat_add(c->calls, calls);
+	c->summaries = sat_add(c->summaries, summaries);
 	return 0;
 }
 

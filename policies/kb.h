@@ -55,10 +55,8 @@ int bot_kb_set_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARM
 int bot_kb_offer_prior(struct bot_kb *kb, uint64_t key, const float prior[BOT_NARMS]);
 /* Add to a context's call count (saturating). 0, or -1 on allocation failure. */
 int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls);
-/* Add to a context's summaries count (x 2^16; saturating). 0, or -1 on
- * allocation failure. */
-int bot_kb_add_summaries(struct bot_kb *kb, uint64_t key, uint64_t summaries);
-/* Add calls and their summaries, as a merge does: where one side has calls
+/* Add calls and the summaries (x 2^16) that report them, saturating, as a
+ * merge does: where one side has calls
  * but no summaries (a state written before format v3, formats.md 12) and
  * the other has both, the calls without summaries are given summaries at
  * the other side's calls per summary (rounded down: never a less busy
