@@ -1468,18 +1468,23 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		v.nb = 0;
 		for (int a = 0; a < BOT_NARMS; a++) {
 			struct belief *x;
+			struct arm_sum tmp;
+			const struct arm_sum *as = NULL;
 
-			if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v.auto_arm, p->allow) ||
-			    (a != v.auto_arm && !bot_arm_measurable(a, bot_key_nnodes(key))))
-				continue;	/* a sweep cannot measure it either */
+			if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v.auto_arm, p->allow))
+				continue;
+			if (id != BOT_POLICY_AUTO && id != BOT_POLICY_SWEEP)
+				as = arm_summary(memo, c, idx, a, &tmp);
+			/* as build_view: an arm the ranks cannot measure only
+			 * with samples (a sweep cannot measure it either) */
+			if (a != v.auto_arm && !bot_arm_measurable(a, bot_key_nnodes(key)) &&
+			    !(as && as->used))
+				continue;
 			x = &v.b[v.nb++];
 			memset(x, 0, sizeof(*x));
 			x->arm = a;
 			x->plausible = 1;
-			if (id != BOT_POLICY_AUTO && id != BOT_POLICY_SWEEP) {
-				struct arm_sum tmp;
-				const struct arm_sum *as = arm_summary(memo, c, idx, a, &tmp);
-
+			if (as) {
 				x->r = as->loc;
 				x->n = as->used;
 			}

@@ -453,6 +453,8 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		memset(c, 0, sizeof(*c));
 		c->fabric = rank[w0->fabric];
 		c->key = key;
+		c->nccl_nodes = bot_sim_nccl_nodes(bot_sim_fabric_find(sw->fabrics[w0->fabric]),
+						   bot_key_nnodes(key));
 		c->nbytes = w0->nbytes;
 		c->row = (uint32_t)idx[i];
 		for (int a = 0; a < BOT_NARMS; a++) {
@@ -525,7 +527,7 @@ size_t bot_dataset_rebase(struct bot_dataset *ds, uint32_t allow)
 			/* reachable: allowed, and measurable where it is not AUTO's
 			 * own (a policy never forces what ranks cannot measure) */
 			if (c->arm[a].usable && bot_arm_allowed(a, c->auto_arm, allow) &&
-			    (a == c->auto_arm || bot_arm_measurable(a, bot_key_nnodes(c->key))) &&
+			    (a == c->auto_arm || bot_arm_measurable(a, c->nccl_nodes)) &&
 			    (best < 0 || c->arm[a].mean < c->arm[best].mean))
 				best = a;
 		if (best < 0)

@@ -64,6 +64,8 @@ struct bot_ds_ctx {
 	float prior[BOT_NARMS];	/* what policies see; -1 for arms not usable */
 	int prior_from_sim;
 	int unreachable;	/* after bot_dataset_rebase(): the best arm of all is not allowed */
+	uint32_t nccl_nodes;	/* the nodes NCCL counts (bot_sim_nccl_nodes for a simulator's
+				 * fabric, else the key's): what bot_arm_measurable needs */
 	double best_all_us;	/* best over every usable arm (= best_us unless rebased) */
 };
 

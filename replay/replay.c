@@ -282,8 +282,8 @@ static void deliver(const struct run *r, struct fb_buf *b)
 		const struct bot_ds_ctx *c = &r->ds->ctx[r->ctxs[b->v[j].ctx]];
 
 		/* what a rank cannot measure, the replay does not learn either
-		 * (AUTO's own arm included: CollNet, NVLS across nodes) */
-		if (bot_arm_measurable(b->v[j].arm, bot_key_nnodes(c->key)))
+		 * (AUTO's own arm included: CollNet, NVLS across NCCL's nodes) */
+		if (bot_arm_measurable(b->v[j].arm, c->nccl_nodes))
 			bot_kb_add_us(r->kbs[c->fabric], c->key, b->v[j].arm, b->v[j].us);
 	}
 	b->n = 0;

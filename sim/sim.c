@@ -233,6 +233,13 @@ const char *bot_sim_fabric_desc(const struct bot_fabric *f) { return f->desc; }
 unsigned bot_sim_gpus_per_node(const struct bot_fabric *f) { return f->gpn; }
 unsigned bot_sim_max_nodes(const struct bot_fabric *f) { return f->max_nodes; }
 
+unsigned bot_sim_nccl_nodes(const struct bot_fabric *f, unsigned nnodes)
+{
+	unsigned dn = f && f->domain_nodes ? f->domain_nodes : 1;
+
+	return (nnodes + dn - 1) / dn;
+}
+
 static int gen_context(const struct bot_fabric *f, int fidx, int coll, uint64_t nbytes,
 		       unsigned nnodes, const struct bot_sim_opts *o, struct bot_sweep *sw)
 {

@@ -27,6 +27,10 @@ const char *bot_sim_fabric_name(const struct bot_fabric *f);
 /* One-line human description ("8x H100 SXM per node, 8x 400G IB NDR rails, ..."). */
 const char *bot_sim_fabric_desc(const struct bot_fabric *f);
 unsigned bot_sim_gpus_per_node(const struct bot_fabric *f);
+/* The nodes NCCL counts for a context the simulator keys by nnodes nodes:
+ * nodes of one NVLink domain (MNNVL, gb200's trays) are one NCCL node
+ * (NCCL groups ranks into nodes by their NVLink reach); else nnodes. */
+unsigned bot_sim_nccl_nodes(const struct bot_fabric *f, unsigned nnodes);
 /* "builtin" (the four scoring fabrics), "alt" (the second family, built
  * from specifications: doc/simulator.md) or "calibration". */
 const char *bot_sim_fabric_family(const struct bot_fabric *f);

@@ -797,10 +797,17 @@ dyn_decide(struct bot_decide_ctx *c, struct bot_decide_cell *cell, int coll, siz
 
 	allowed = s->sup & (stat | bot_arm_family_mask((int)s->auto_arm));
 	if (cell->arm == BOT_DECIDE_SWEEP) {
-		/* the k-th allowed supported arm, k = counter mod their count */
-		for (cnt = 0, m = allowed; m; m &= m - 1)
+		/* the k-th allowed supported arm, k = counter mod their count,
+		 * of those the ranks can measure (and AUTO's own): a sweep of
+		 * CollNet or NVLS across nodes would measure nothing */
+		uint32_t sw = allowed & (c->measurable |
+					 (s->auto_arm < BOT_NARMS ? 1u << s->auto_arm : 0u));
+
+		if (!sw)
+			sw = allowed;
+		for (cnt = 0, m = sw; m; m &= m - 1)
 			cnt++;
-		for (i = cell->aux++ % cnt, m = allowed; i; i--)
+		for (i = cell->aux++ % cnt, m = sw; i; i--)
 			m &= m - 1;
 		arm = ctz32(m);
 	} else {
@@ -951,6 +958,9 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	c->comm_id = comm_id;
 	c->nranks = nranks > UINT32_MAX ? UINT32_MAX : (uint32_t)nranks;
 	c->nnodes = nnodes > UINT32_MAX ? UINT32_MAX : (uint32_t)nnodes;
+	for (unsigned a = 0; a < BOT_NARMS; a++)
+		if (bot_arm_measurable((int)a, c->nnodes))
+			c->measurable |= 1u << a;
 	c->log = log;
 	c->cap = cost_cap(abi, log, &c->nccl_version);
 	c->cap_bits = bot_decide_bits(c->cap);

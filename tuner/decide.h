@@ -99,6 +99,8 @@ struct bot_decide_ctx {
 	uint32_t ndyn;		/* dynamic cells */
 	uint32_t allow_static;	/* arms allowed whatever AUTO picks:
 				 * bot_arm_allowed(a, -1, allow-list) */
+	uint32_t measurable;	/* arms a rank can measure on this comm's nodes
+				 * (bot_arm_measurable): what a sweep cycles through */
 	uint64_t seed;
 	uint64_t comm_id;
 	uint32_t nranks, nnodes;

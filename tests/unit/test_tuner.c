@@ -1546,7 +1546,9 @@ START_TEST(test_warn_after_silent_init)
 }
 END_TEST
 
-/* Sweep: per context, the k-th allowed supported arm, k = calls mod count. */
+/* Sweep: per context, the k-th allowed supported arm the ranks can measure
+ * (or AUTO's own), k = calls mod count; the comm spans 2 nodes, so NVLS is
+ * not measurable (policies/plan.h bot_arm_measurable). */
 static void sweep_check(void *ctx, int with_allow_nvls)
 {
 	static const size_t sizes[] = { 2 * MiB, 3 * MiB, 64 * MiB };
@@ -1568,7 +1570,8 @@ static void sweep_check(void *ctx, int with_allow_nvls)
 		a = auto_of((float *)ref, NALGO * NPROTO);
 		for (int k = 0; k < NALGO * NPROTO; k++)
 			if (ref[k / 3][k % 3] >= 0.0f &&
-			    bot_arm_allowed(k, a, with_allow_nvls ? 7u << 12 : 0))
+			    bot_arm_allowed(k, a, with_allow_nvls ? 7u << 12 : 0) &&
+			    (k == a || bot_arm_measurable(k, 2)))
 				list[nl++] = k;
 		want = list[calls[coll][si]++ % (unsigned)nl];
 		ck_assert_int_eq(v5->getCollInfo(ctx, coll, sizes[si], 1, (float **)t, NALGO, NPROTO,
@@ -1576,8 +1579,8 @@ static void sweep_check(void *ctx, int with_allow_nvls)
 		got = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
 		ck_assert_msg(got == (want == a ? -1 : want), "call %d coll %d size %zu: got %d want %d",
 			      it, coll, sizes[si], got, want);
-		if (!with_allow_nvls)
-			ck_assert(t[4][0] == 50.0f && t[4][1] == 50.0f && t[4][2] == 50.0f);
+		/* allowed or not, NVLS across nodes is never swept */
+		ck_assert(t[4][0] == 50.0f && t[4][1] == 50.0f && t[4][2] == 50.0f);
 	}
 }
 
@@ -1615,38 +1618,50 @@ START_TEST(test_sweep_no_table)
 END_TEST
 
 /* NCCL_BOT_ALLOW=all at the ranks (common/settings.h): sweep cycles over
- * every supported arm, CollNet and NVLS included, and nothing is refused. */
+ * every supported arm the ranks can measure, NVLS on one node included,
+ * CollNet and NVLS across nodes not (the profiler gives them no channels:
+ * a sweep would measure nothing), and nothing is refused. */
 START_TEST(test_allow_all_sweep)
 {
-	unsigned seen[NALGO * NPROTO] = { 0 };
-	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
-	void *ctx;
-	int nch = 0;
-
-	setenv("NCCL_BOT_POLICY", "sweep", 1);
-	setenv("NCCL_BOT_ALLOW", "all", 1);
-	ctx = open5(COMM, 16, 2);
-	ck_assert_int_eq(nwarn, 0);
-	for (int i = 0; i < 3 * NALGO * NPROTO; i++) {
-		int arm;
+	for (unsigned nodes = 1; nodes <= 2; nodes++) {
+		unsigned seen[NALGO * NPROTO] = { 0 }, n = 0;
+		float t[NALGO][NPROTO], ref[NALGO][NPROTO];
+		void *ctx;
+		int nch = 0;
 
 		for (int k = 0; k < NALGO * NPROTO; k++)
-			((float *)ref)[k] = 10.0f + (float)k;	/* every arm supported */
-		memcpy(t, ref, sizeof(t));
-		ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t,
-						 NALGO, NPROTO, 0, &nch), 0);
-		arm = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
-		seen[arm < 0 ? 0 : arm]++;	/* -1: AUTO's own, tree/ll */
+			n += bot_arm_measurable(k, nodes);
+		ck_assert_uint_eq(n, nodes == 1 ? 15 : 12);
+		setenv("NCCL_BOT_POLICY", "sweep", 1);
+		setenv("NCCL_BOT_ALLOW", "all", 1);
+		ctx = open5(COMM, 8 * nodes, nodes);
+		ck_assert_int_eq(nwarn, 0);
+		for (unsigned i = 0; i < 3 * n; i++) {
+			int arm;
+
+			for (int k = 0; k < NALGO * NPROTO; k++)
+				((float *)ref)[k] = 10.0f + (float)k;	/* every arm supported */
+			memcpy(t, ref, sizeof(t));
+			ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1,
+							 (float **)t, NALGO, NPROTO, 0, &nch), 0);
+			arm = forced_arm((float *)t, (float *)ref, NALGO * NPROTO);
+			seen[arm < 0 ? 0 : arm]++;	/* -1: AUTO's own, tree/ll */
+		}
+		for (int k = 0; k < NALGO * NPROTO; k++)
+			ck_assert_msg(seen[k] == (bot_arm_measurable(k, nodes) ? 3u : 0u),
+				      "%u nodes: arm %d swept %u times", nodes, k, seen[k]);
+		v5->finalize(ctx);
 	}
-	for (int k = 0; k < NALGO * NPROTO; k++)
-		ck_assert_msg(seen[k] == 3, "arm %d swept %u times", k, seen[k]);
-	v5->finalize(ctx);
 	/* "none" is the default spelled out: Ring, Tree, PAT and AUTO's only */
-	setenv("NCCL_BOT_ALLOW", "none", 1);
-	ctx = open5(COMM, 16, 2);
-	ck_assert_int_eq(nwarn, 0);
-	sweep_check(ctx, 0);
-	v5->finalize(ctx);
+	{
+		void *ctx;
+
+		setenv("NCCL_BOT_ALLOW", "none", 1);
+		ctx = open5(COMM, 16, 2);
+		ck_assert_int_eq(nwarn, 0);
+		sweep_check(ctx, 0);
+		v5->finalize(ctx);
+	}
 }
 END_TEST
 
