@@ -1400,15 +1400,16 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		layout(out, arm, width, k, s->seed, key, s->round);
 }
 
-/* Drop the probes of arms the ranks cannot measure (bot_arm_measurable):
- * their buckets fall to the exploit. Such a probe would be paid in every
- * job and never learned from. */
-static void strip_unmeasurable(struct bot_plan *out, uint32_t nnodes)
+/* Drop the probes of arms the ranks cannot measure (bot_arm_measurable),
+ * AUTO's own kept: their buckets fall to the exploit. Such a probe would be
+ * paid in every job and never learned from. */
+static void strip_unmeasurable(struct bot_plan *out, uint32_t nnodes, int auto_arm)
 {
 	unsigned k = 0;
 
 	for (unsigned i = 0; i < out->nprobe && i < BOT_MAX_PROBES; i++)
-		if (out->probe[i].arm == BOT_ARM_AUTO || bot_arm_measurable(out->probe[i].arm, nnodes))
+		if (out->probe[i].arm == BOT_ARM_AUTO || out->probe[i].arm == auto_arm ||
+		    bot_arm_measurable(out->probe[i].arm, nnodes))
 			out->probe[k++] = out->probe[i];
 	for (unsigned i = k; i < BOT_MAX_PROBES; i++)
 		memset(&out->probe[i], 0, sizeof(out->probe[i]));
@@ -1531,7 +1532,7 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 		plan_etc(p, &v, shape, out);
 		break;
 	}
-	strip_unmeasurable(out, bot_key_nnodes(key));
+	strip_unmeasurable(out, bot_key_nnodes(key), v.auto_arm);
 	if (id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP || !isfinite(p->par.budget))
 		return 0;
 	/* Safe exploration judges the plan with the warm beliefs, whatever
