@@ -1300,6 +1300,13 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		plan_auto(out);
 		return;
 	}
+	/* AUTO's own arm unmeasured and unmeasurable (CollNet, NVLS across
+	 * nodes, picked by NCCL): no arm can ever be judged against it, so
+	 * nothing a probe measures could be exploited; stay with NCCL */
+	if (!am && !bot_arm_measurable(v->auto_arm, bot_key_nnodes(key))) {
+		plan_auto(out);
+		return;
+	}
 	r = round_calls(v, s, rate);
 	slack = p->par.budget * (n + r) - spent;
 	b = view_arm(v, out->exploit);

@@ -755,6 +755,58 @@ START_TEST(test_policy_unmeasurable)
 }
 END_TEST
 
+/* A context whose AUTO is unmeasurable (NVLS across nodes, picked by NCCL)
+ * and unmeasured: nothing a probe measures could ever be judged against
+ * it, so the budgeted policies spend nothing there, whatever the prior
+ * says of NVLS_TREE; with AUTO's arm measured (an import) they do probe. */
+static unsigned probes_beside_unmeasurable_auto(int id, int auto_samples)
+{
+	const int nvls = bot_arm(BOT_ALGO_NVLS, BOT_PROTO_SIMPLE);
+	const int nvls_tree = bot_arm(BOT_ALGO_NVLS_TREE, BOT_PROTO_SIMPLE);
+	uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 64, 8);
+	struct bot_policy p;
+	struct bot_kb *kb = bot_kb_new();
+	float pr[BOT_NARMS];
+	unsigned probes = 0;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(id)), 0);
+	for (int a = 0; a < BOT_NARMS; a++)
+		pr[a] = -1.0f;
+	pr[nvls] = 10.0f;	/* AUTO */
+	pr[nvls_tree] = 10.2f;
+	pr[bot_arm(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] = 10.4f;
+	ck_assert_int_eq(bot_kb_set_prior(kb, key, pr), 0);
+	ck_assert_int_eq(bot_kb_add_calls(kb, key, 1000000ull * 64), 0);
+	for (int k = 0; k < 40 && auto_samples; k++)
+		ck_assert_int_eq(bot_kb_add_us(kb, key, nvls, 10.0), 0);
+	for (uint64_t r = 0; r < 40; r++) {
+		struct bot_shape s = { 5, 8, 500, r };
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
+		for (unsigned i = 0; i < pl.nprobe; i++)
+			probes += pl.probe[i].arm != BOT_ARM_AUTO;
+		probes += pl.exploit != BOT_ARM_AUTO;
+	}
+	bot_kb_free(kb);
+	return probes;
+}
+
+START_TEST(test_policy_unmeasurable_auto)
+{
+	struct bot_policy p;
+	unsigned with = 0;
+
+	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
+	if (_i == BOT_POLICY_AUTO || _i == BOT_POLICY_SWEEP || !isfinite(p.par.budget))
+		return;
+	ck_assert_uint_eq(probes_beside_unmeasurable_auto(_i, 0), 0);
+	with = probes_beside_unmeasurable_auto(_i, 1);
+	if (_i == BOT_POLICY_THOMPSON)
+		ck_assert_uint_gt(with, 0);	/* so that the test can fail */
+}
+END_TEST
+
 /* The same plans on one node, where NVLS is measurable, do use it. */
 START_TEST(test_policy_unmeasurable_can_fail)
 {
@@ -1624,6 +1676,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tp, test_policy_allow_list, 0, BOT_NPOLICY);
 	tcase_add_loop_test(tp, test_policy_unmeasurable, 0, BOT_NPOLICY);
 	tcase_add_test(tp, test_policy_unmeasurable_can_fail);
+	tcase_add_loop_test(tp, test_policy_unmeasurable_auto, 0, BOT_NPOLICY);
 	tcase_add_test(tp, test_safe_budget);
 	tcase_add_test(tp, test_safe_guess_lumps);
 	tcase_add_test(tp, test_safe_auto_remeasured);
