@@ -706,14 +706,9 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 				allow = left;
 		}
 		if (c->calls > allow) {
-			/* the summaries scale alike, rounded down: a cap must
-			 * never make a job's communicators look less busy; where
-			 * none would remain, no calls do either (calls without
-			 * summaries are a pre-v3 state's, formats.md 12, 14) */
-			uint64_t sm = (uint64_t)((unsigned __int128)c->summaries * allow / c->calls);
-
-			c->calls = sm || !c->summaries ? allow : 0;
-			c->summaries = sm;
+			/* the summaries scale alike: a cap must never make a
+			 * job's communicators look less busy (formats.md 14) */
+			bot_kb_set_calls(c, allow);
 			*capped = 1;
 		}
 		for (int k = 0; k < np; k++)
@@ -755,19 +750,12 @@ static void decay_windows(struct bot_kb *kb, uint64_t windows)
 		for (size_t i = 0; i < bot_kb_count(kb); i++) {
 			struct bot_kb_ctx *c = bot_kb_get(kb, bot_kb_at(kb, i)->key);
 
-			uint64_t was = c->calls;
-
-			c->calls = c->calls / 16 * 15 + c->calls % 16 * 15 / 16;
-			/* the summaries follow the calls' own rounding down,
-			 * rounded down themselves: decay never makes a job look
-			 * less busy (both to 0 once no summary remains) */
-			if (c->summaries) {
-				c->summaries = was ? (uint64_t)((unsigned __int128)c->summaries *
-								c->calls / was) :
-						     c->summaries / 16 * 15;
-				if (!c->summaries)
-					c->calls = 0;
-			}
+			/* the summaries follow the calls' own rounding down:
+			 * decay never makes a job look less busy */
+			if (c->calls)
+				bot_kb_set_calls(c, c->calls / 16 * 15 + c->calls % 16 * 15 / 16);
+			else
+				c->summaries = c->summaries / 16 * 15;
 		}
 	}
 }

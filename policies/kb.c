@@ -337,6 +337,16 @@ int bot_kb_add_counts(struct bot_kb *kb, uint64_t key, uint64_t calls, uint64_t 
 	return 0;
 }
 
+void bot_kb_set_calls(struct bot_kb_ctx *c, uint64_t calls)
+{
+	if (c->summaries && c->calls) {
+		c->summaries = at_ratio(calls, c->calls, c->summaries);
+		if (!c->summaries)
+			calls = 0;
+	}
+	c->calls = calls;
+}
+
 double bot_kb_calls_per_comm(const struct bot_kb_ctx *c)
 {
 	if (!c || !c->summaries)

@@ -63,6 +63,11 @@ int bot_kb_add_calls(struct bot_kb *kb, uint64_t key, uint64_t calls);
  * job), so that old calls do not count as calls of the new jobs. 0, or -1
  * on allocation failure. */
 int bot_kb_add_counts(struct bot_kb *kb, uint64_t key, uint64_t calls, uint64_t summaries);
+/* Set a context's calls to `calls` (at most its calls: a cap, a decay),
+ * its summaries scaled by the same factor, rounded down, so that the calls
+ * per summary never fall; where no summary would remain, no calls do
+ * either (calls without summaries are a pre-v3 state's, formats.md 12). */
+void bot_kb_set_calls(struct bot_kb_ctx *c, uint64_t calls);
 /* A communicator's calls of the context per job, as its ranks' summaries
  * estimated them on average (calls x 2^16 / summaries); 0 when the context
  * records no summaries (formats.md 12: v1 and v2 states, the replay). */

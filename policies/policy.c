@@ -610,6 +610,18 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 	}
 }
 
+/* Does arm a enter a view of context c (AUTO's arm auto_arm)? It needs a
+ * prior and the allow-list, and an arm the ranks cannot measure (CollNet,
+ * NVLS across nodes) enters only as AUTO's own or where the state holds
+ * samples of it (an import; as: its summary, NULL when not computed): it
+ * is never probed (strip_unmeasurable). */
+static int view_admits(const struct bot_policy *p, const struct bot_kb_ctx *c, int auto_arm, int a,
+		       const struct arm_sum *as)
+{
+	return c->prior[a] >= 0 && bot_arm_allowed(a, auto_arm, p->allow) &&
+	       (a == auto_arm || bot_arm_measurable(a, bot_key_nnodes(c->key)) || (as && as->used));
+}
+
 /* Fill v for the policy; 0, or -1 when the plan must be "leave it to AUTO". */
 static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		      struct bot_plan_memo *memo, uint64_t key, int cold, struct view *v)
@@ -638,10 +650,7 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v->auto_arm, p->allow))
 			continue;
 		as = arm_summary(memo, c, idx, a, &tmp);
-		/* an arm the ranks cannot measure is a candidate only where
-		 * the state holds samples of it (an import): never a probe,
-		 * strip_unmeasurable() */
-		if (a != v->auto_arm && !as->used && !bot_arm_measurable(a, bot_key_nnodes(key)))
+		if (!view_admits(p, c, v->auto_arm, a, as))
 			continue;
 		x = &v->b[v->nb++];
 		x->arm = a;
@@ -1481,12 +1490,11 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 
 			if (!(c->prior[a] >= 0) || !bot_arm_allowed(a, v.auto_arm, p->allow))
 				continue;
+			/* schedules need no beliefs; a sweep cannot measure
+			 * what the ranks cannot either */
 			if (id != BOT_POLICY_AUTO && id != BOT_POLICY_SWEEP)
 				as = arm_summary(memo, c, idx, a, &tmp);
-			/* as build_view: an arm the ranks cannot measure only
-			 * with samples (a sweep cannot measure it either) */
-			if (a != v.auto_arm && !bot_arm_measurable(a, bot_key_nnodes(key)) &&
-			    !(as && as->used))
+			if (!view_admits(p, c, v.auto_arm, a, as))
 				continue;
 			x = &v.b[v.nb++];
 			memset(x, 0, sizeof(*x));
