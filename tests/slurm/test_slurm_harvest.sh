@@ -201,11 +201,18 @@ run sbatch -W -N1 -w n2 --requeue -o /dev/null "$D/requeue.sh"
 job=$(sed -n 's/^Submitted batch job //p' "$OUT")
 ended "$job" n2
 # a requeued job waits 2 minutes (its EligibleTime); now, for the test.
-# slurmctld refuses the update while it still finishes the requeue (the job
-# not pending yet): retried on that refusal, at most 30 s (5 s was once too
-# short on a loaded machine); and the wait for
-# the second run allows for the 2 minutes should the update never be taken
+# slurmd revoked the first run's credential when it ended, at a whole
+# second: a launch in that same second is refused with "Job credential
+# revoked" and the job fails (observed in CI under load: slurmctld
+# "Killing non-startable batch JobId=..."). So the start is moved only
+# once the clock has left the second in which the first run's end was
+# seen. slurmctld refuses the update while it still finishes the requeue
+# (the job not pending yet): retried on that refusal, at most 30 s (5 s
+# was once too short on a loaded machine); and the wait for the second
+# run allows for the 2 minutes should the update never be taken
+t_end=$(date +%s)
 scontrol requeue "$job" >"$D/requeue.out" 2>&1
+until [ "$(date +%s)" -gt "$t_end" ]; do sleep 0.05; done
 i=0
 until scontrol update jobid="$job" StartTime=now >>"$D/requeue.out" 2>&1 || [ $i -ge 300 ]; do
 	i=$((i + 1))
@@ -213,7 +220,11 @@ until scontrol update jobid="$job" StartTime=now >>"$D/requeue.out" 2>&1 || [ $i
 done
 ended "$job" n2 200
 check "a requeued job: restart 0's delta and restart 1's, named by the count" \
-	test "$(deltas "$job" | sed 's|.*/||' | tr '\n' ' ')" = "nbtest.$job.0.0.n2.nbd nbtest.$job.1.0.n2.nbd "
+	test "$(deltas "$job" | sed 's|.*/||' | tr '\n' ' ')" = "nbtest.$job.0.0.n2.nbd nbtest.$job.1.0.n2.nbd " || {
+	sed 's/^/  # /' "$D/requeue.out"
+	scontrol show job "$job" | sed 's/^/  # /'
+	grep -h "JobId=$job[ :]" "$D/log/slurmctld.log" | sed 's/^/  # /'
+}
 d1=$(deltas "$job" | tail -n 1)
 check "  ... the second's header says restart 1" test "$(u32 restart 280)" = 1
 
