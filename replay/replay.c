@@ -258,15 +258,18 @@ static uint64_t n_feedback(const struct run *r, const struct bot_ds_ctx *c, uint
 	return n < MAX_FEEDBACK ? n : MAX_FEEDBACK;
 }
 
+/* nfb samples of one (comm, round), drawn from `samples` (n of them) and
+ * labelled `arm`: the arm's own rows, or, for a call left to AUTO where the
+ * data knows AUTO only from auto,auto rows, those rows labelled as the
+ * prior's argmin (the ranks label NCCL's own choice with the argmin of the
+ * cost table the tuner sees: doc/replay.md). */
 static int feed(const struct run *r, struct fb_buf *b, uint32_t pos, const struct bot_ds_ctx *c,
-		int arm, uint64_t round, uint64_t i, uint64_t nfb)
+		int arm, const double *samples, uint32_t n, uint64_t round, uint64_t i, uint64_t nfb)
 {
-	const struct bot_ds_arm *m = &c->arm[arm];
-
 	for (uint64_t s = 0; s < nfb; s++) {
 		uint64_t b0 = bot_mix64(bot_mix64((round << 16) ^ i) ^ ((uint64_t)arm << 48) ^ s);
 		uint64_t h = bot_rng(r->o->seed, STREAM_FB, ctx_id(c), b0);
-		double us = m->samples[h % m->n];
+		double us = samples[h % n];
 
 		if (r->o->mode != BOT_MODE_PERCALL && r->o->skew_sd > 0)
 			us *= 1.0 + r->o->skew_sd * half_normal(bot_mix64(h ^ 1), bot_mix64(h ^ 2));
@@ -424,9 +427,17 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 					saved[j] -= (double)k * dt;
 				else
 					lost[j] += (double)k * dt;
-				if (eff >= 0 && !o->frozen && feed(&r, b, (uint32_t)j, c, eff, round, i,
-						     n_feedback(&r, c, round, i, k)))
-					goto oom;
+				if (o->frozen)
+					continue;
+				if (eff >= 0) {
+					if (feed(&r, b, (uint32_t)j, c, eff, c->arm[eff].samples, c->arm[eff].n,
+						 round, i, n_feedback(&r, c, round, i, k)))
+						goto oom;
+				} else if (c->nauto && c->has_prior && (eff = bot_prior_argmin(c->prior)) >= 0) {
+					if (feed(&r, b, (uint32_t)j, c, eff, c->auto_samples, c->nauto, round, i,
+						 n_feedback(&r, c, round, i, k)))
+						goto oom;
+				}
 			}
 		}
 		if (o->progress)

@@ -495,6 +495,60 @@ START_TEST(test_harm)
 }
 END_TEST
 
+/* Real data that knows AUTO only from auto,auto rows (no cost table): the
+ * calls a plan leaves to AUTO are measured as the ranks measure them, under
+ * the arm the prior (the cost table a tuner would see) names AUTO's. Before,
+ * they fed nothing, and a policy never learned AUTO's latency there. */
+START_TEST(test_auto_rows_feed)
+{
+	struct bot_sweep sw;
+	struct bot_ds_opts dopt = { BOT_PRIOR_DATA, "h100-roce", NULL };
+	struct bot_dataset ds;
+	struct bot_replay_opts o;
+	struct bot_policy th;
+	struct bot_ctx_result r[1];
+	struct bot_kb *kb[1];
+	const struct bot_kb_ctx *k;
+	size_t idx[1] = { 0 };
+	char err[512];
+	int f, x;
+
+	bot_sweep_init(&sw);
+	f = bot_sweep_fabric(&sw, "realish");
+	for (int i = 0; i < 3; i++) {
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, BOT_ALGO_RING, BOT_PROTO_SIMPLE, NAN, 200);
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, BOT_ALGO_TREE, BOT_PROTO_SIMPLE, NAN, 150);
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, BOT_ALGO_RING, BOT_PROTO_LL, NAN, 300);
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, BOT_ALGO_TREE, BOT_PROTO_LL, NAN, 310);
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, -1, -1, NAN, 123);
+	}
+	bot_dataset_init(&ds);
+	ck_assert_msg(!bot_dataset_build(&ds, &sw, NULL, &dopt, err, sizeof(err)), "%s", err);
+	bot_sweep_free(&sw);
+	ck_assert_uint_eq(ds.nctx, 1);
+	ck_assert_int_eq(ds.ctx[0].auto_arm, -1);	/* known from auto,auto rows only */
+	ck_assert(ds.ctx[0].has_prior);
+	x = bot_prior_argmin(ds.ctx[0].prior);
+	ck_assert_int_ge(x, 0);
+
+	bot_policy_init(&th, "thompson");
+	bot_replay_opts_default(&o, BOT_MODE_JOBS);
+	o.jobs = 3;
+	kb[0] = bot_kb_new();
+	ck_assert_msg(!bot_replay_run(&ds, idx, 1, &th, &o, kb, r, err, sizeof(err)), "%s", err);
+	k = bot_kb_find(kb[0], ds.ctx[0].key);
+	ck_assert_ptr_nonnull(k);
+	/* AUTO's calls (most of 3 jobs x 8 communicators x 500 calls, 1 %
+	 * measured) are samples of the prior's argmin, at AUTO's 123 us times
+	 * the arrival skew (1 + |N(0, 0.02)|) */
+	ck_assert_uint_ge(k->arm[x].n, 50);
+	ck_assert_double_ge(bot_stats_robust_us(&k->arm[x]), 123 * 0.99);
+	ck_assert_double_le(bot_stats_robust_us(&k->arm[x]), 123 * 1.1);
+	bot_kb_free(kb[0]);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
 START_TEST(test_holm)
 {
 	double p[] = { 0.01, 0.04, 0.03, 0.005 }, adj[4];
@@ -750,6 +804,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_lofo);
 	tcase_add_test(t, test_harm);
 	tcase_add_test(t, test_tune_objective);
+	tcase_add_test(t, test_auto_rows_feed);
 	tcase_add_test(t, test_holm);
 	tcase_add_test(t, test_signflip);
 	tcase_add_test(t, test_nodeset);
