@@ -261,8 +261,9 @@ static uint64_t n_feedback(const struct run *r, const struct bot_ds_ctx *c, uint
 /* nfb samples of one (comm, round), drawn from `samples` (n of them) and
  * labelled `arm`: the arm's own rows, or, for a call left to AUTO where the
  * data knows AUTO only from auto,auto rows, those rows labelled as the
- * prior's argmin (the ranks label NCCL's own choice with the argmin of the
- * cost table the tuner sees: doc/replay.md). */
+ * prior's argmin. The ranks label a sample with the arm NCCL ran; for a
+ * call left to NCCL that is NCCL's own choice, the argmin of the cost table
+ * the tuner sees, which the prior stands for (doc/replay.md). */
 static int feed(const struct run *r, struct fb_buf *b, uint32_t pos, const struct bot_ds_ctx *c,
 		int arm, const double *samples, uint32_t n, uint64_t round, uint64_t i, uint64_t nfb)
 {

@@ -545,6 +545,38 @@ START_TEST(test_auto_rows_feed)
 	ck_assert_double_ge(bot_stats_robust_us(&k->arm[x]), 123 * 0.99);
 	ck_assert_double_le(bot_stats_robust_us(&k->arm[x]), 123 * 1.1);
 	bot_kb_free(kb[0]);
+	/* A frozen run feeds nothing, AUTO's calls included. */
+	o.frozen = 1;
+	kb[0] = bot_kb_new();
+	ck_assert_msg(!bot_replay_run(&ds, idx, 1, &th, &o, kb, r, err, sizeof(err)), "%s", err);
+	k = bot_kb_find(kb[0], ds.ctx[0].key);
+	for (int a = 0; k && a < BOT_NARMS; a++)
+		ck_assert_uint_eq(k->arm[a].n, 0);
+	bot_kb_free(kb[0]);
+	bot_dataset_free(&ds);
+
+	/* Without a prior there is no arm to label AUTO's calls with: nothing
+	 * is fed (the policies leave every call to AUTO there). */
+	bot_sweep_init(&sw);
+	f = bot_sweep_fabric(&sw, "realish");
+	for (int i = 0; i < 3; i++) {
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, BOT_ALGO_RING, BOT_PROTO_SIMPLE, NAN, 200);
+		push(&sw, f, BOT_COLL_ALLREDUCE, MiB, 2, -1, -1, NAN, 123);
+	}
+	dopt.prior = BOT_PRIOR_NONE;
+	bot_dataset_init(&ds);
+	ck_assert_msg(!bot_dataset_build(&ds, &sw, NULL, &dopt, err, sizeof(err)), "%s", err);
+	bot_sweep_free(&sw);
+	ck_assert_uint_eq(ds.nctx, 1);
+	ck_assert(!ds.ctx[0].has_prior);
+	o.frozen = 0;
+	kb[0] = bot_kb_new();
+	ck_assert_msg(!bot_replay_run(&ds, idx, 1, &th, &o, kb, r, err, sizeof(err)), "%s", err);
+	k = bot_kb_find(kb[0], ds.ctx[0].key);
+	for (int a = 0; k && a < BOT_NARMS; a++)
+		ck_assert_uint_eq(k->arm[a].n, 0);
+	ck_assert_double_eq_tol(r[0].run_loss, ds.ctx[0].auto_loss, 1e-12);
+	bot_kb_free(kb[0]);
 	bot_dataset_free(&ds);
 }
 END_TEST
