@@ -495,6 +495,22 @@ START_TEST(test_harm)
 }
 END_TEST
 
+/* Replay the one context of ds; no arm of it may have a sample afterwards. */
+static void run_feeds_nothing(const struct bot_dataset *ds, const struct bot_policy *p,
+			      const struct bot_replay_opts *o, struct bot_ctx_result *r)
+{
+	struct bot_kb *kb[1] = { bot_kb_new() };
+	const struct bot_kb_ctx *k;
+	size_t idx[1] = { 0 };
+	char err[512];
+
+	ck_assert_msg(!bot_replay_run(ds, idx, 1, p, o, kb, r, err, sizeof(err)), "%s", err);
+	k = bot_kb_find(kb[0], ds->ctx[0].key);
+	for (int a = 0; k && a < BOT_NARMS; a++)
+		ck_assert_uint_eq(k->arm[a].n, 0);
+	bot_kb_free(kb[0]);
+}
+
 /* Real data that knows AUTO only from auto,auto rows (no cost table): the
  * calls a plan leaves to AUTO are measured as the ranks measure them, under
  * the arm the prior (the cost table a tuner would see) names AUTO's. Before,
@@ -547,12 +563,7 @@ START_TEST(test_auto_rows_feed)
 	bot_kb_free(kb[0]);
 	/* A frozen run feeds nothing, AUTO's calls included. */
 	o.frozen = 1;
-	kb[0] = bot_kb_new();
-	ck_assert_msg(!bot_replay_run(&ds, idx, 1, &th, &o, kb, r, err, sizeof(err)), "%s", err);
-	k = bot_kb_find(kb[0], ds.ctx[0].key);
-	for (int a = 0; k && a < BOT_NARMS; a++)
-		ck_assert_uint_eq(k->arm[a].n, 0);
-	bot_kb_free(kb[0]);
+	run_feeds_nothing(&ds, &th, &o, r);
 	bot_dataset_free(&ds);
 
 	/* Without a prior there is no arm to label AUTO's calls with: nothing
@@ -570,13 +581,8 @@ START_TEST(test_auto_rows_feed)
 	ck_assert_uint_eq(ds.nctx, 1);
 	ck_assert(!ds.ctx[0].has_prior);
 	o.frozen = 0;
-	kb[0] = bot_kb_new();
-	ck_assert_msg(!bot_replay_run(&ds, idx, 1, &th, &o, kb, r, err, sizeof(err)), "%s", err);
-	k = bot_kb_find(kb[0], ds.ctx[0].key);
-	for (int a = 0; k && a < BOT_NARMS; a++)
-		ck_assert_uint_eq(k->arm[a].n, 0);
+	run_feeds_nothing(&ds, &th, &o, r);
 	ck_assert_double_eq_tol(r[0].run_loss, ds.ctx[0].auto_loss, 1e-12);
-	bot_kb_free(kb[0]);
 	bot_dataset_free(&ds);
 }
 END_TEST
