@@ -258,12 +258,28 @@ static uint64_t n_feedback(const struct run *r, const struct bot_ds_ctx *c, uint
 	return n < MAX_FEEDBACK ? n : MAX_FEEDBACK;
 }
 
+/* What a rank measures of a call the data runs on arm eff (-1: left to
+ * AUTO, known only from auto,auto rows): the label of its samples, -1 when
+ * nothing is measured, and the rows they are drawn from. The ranks label a
+ * sample with the arm NCCL ran; for a call left to NCCL that is NCCL's own
+ * choice, the argmin of the cost table the tuner sees, which the prior
+ * stands for (doc/replay.md). */
+static int measured_as(const struct bot_ds_ctx *c, int eff, const double **samples, uint32_t *n)
+{
+	if (eff >= 0) {
+		*samples = c->arm[eff].samples;
+		*n = c->arm[eff].n;
+		return eff;
+	}
+	if (!c->nauto || !c->has_prior)
+		return -1;
+	*samples = c->auto_samples;
+	*n = c->nauto;
+	return bot_prior_argmin(c->prior);
+}
+
 /* nfb samples of one (comm, round), drawn from `samples` (n of them) and
- * labelled `arm`: the arm's own rows, or, for a call left to AUTO where the
- * data knows AUTO only from auto,auto rows, those rows labelled as the
- * prior's argmin. The ranks label a sample with the arm NCCL ran; for a
- * call left to NCCL that is NCCL's own choice, the argmin of the cost table
- * the tuner sees, which the prior stands for (doc/replay.md). */
+ * labelled `arm` (measured_as). */
 static int feed(const struct run *r, struct fb_buf *b, uint32_t pos, const struct bot_ds_ctx *c,
 		int arm, const double *samples, uint32_t n, uint64_t round, uint64_t i, uint64_t nfb)
 {
@@ -414,7 +430,9 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 				uint64_t epoch = o->mode == BOT_MODE_JOBS ? 0 : round;
 				unsigned bucket = bot_probe_bucket(o->seed, comm_id(&r, c, round, i), c->key, epoch);
 				int arm = bot_plan_arm(&plan, bucket);
-				int eff;
+				int eff, label;
+				const double *src;
+				uint32_t nsrc;
 				double dt;
 
 				if (pol->id == BOT_POLICY_SHADOW)
@@ -428,17 +446,11 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 					saved[j] -= (double)k * dt;
 				else
 					lost[j] += (double)k * dt;
-				if (o->frozen)
+				if (o->frozen || (label = measured_as(c, eff, &src, &nsrc)) < 0)
 					continue;
-				if (eff >= 0) {
-					if (feed(&r, b, (uint32_t)j, c, eff, c->arm[eff].samples, c->arm[eff].n,
-						 round, i, n_feedback(&r, c, round, i, k)))
-						goto oom;
-				} else if (c->nauto && c->has_prior && (eff = bot_prior_argmin(c->prior)) >= 0) {
-					if (feed(&r, b, (uint32_t)j, c, eff, c->auto_samples, c->nauto, round, i,
-						 n_feedback(&r, c, round, i, k)))
-						goto oom;
-				}
+				if (feed(&r, b, (uint32_t)j, c, label, src, nsrc, round, i,
+					 n_feedback(&r, c, round, i, k)))
+					goto oom;
 			}
 		}
 		if (o->progress)
