@@ -27,26 +27,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 seeds="0"
-simseeds="0"
+sim_seeds="0"
 budgets="0.005 0.01 0.02 0.04"
 policy=thompson
-while [ $# -gt 0 ]; do
-	case $1 in
-	--seeds) seeds=$2; shift ;;
-	--seeds=*) seeds=${1#--seeds=} ;;
-	--sim-seeds) simseeds=$2; shift ;;
-	--sim-seeds=*) simseeds=${1#--sim-seeds=} ;;
-	--budgets) budgets=$2; shift ;;
-	--budgets=*) budgets=${1#--budgets=} ;;
-	--policy) policy=$2; shift ;;
-	--policy=*) policy=${1#--policy=} ;;
-	*) echo "bench/replay_budget.sh: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
-	esac
-	shift
-done
 . "$here/bench/lib.sh"
-bench_bot bench/replay_budget.sh
-bench_tmp
+bench_init bench/replay_budget.sh "seeds sim-seeds budgets policy" "$@"
 free=$policy-free
 if ! "$bot" replay --policy "$free" --help >/dev/null 2>&1; then free=""; fi
 start=$(date +%s.%N)
@@ -67,7 +52,7 @@ labels=$budgets
 for label in $labels; do
 	if [ "$label" = none ]; then pol=(--policy "$free"); else pol=(--policy "$policy" --budget "$label"); fi
 	for s in $seeds; do
-		for t in $simseeds; do
+		for t in $sim_seeds; do
 			run "$tmp/b_${label}_sim_${s}_$t.csv" "${pol[@]}" --mode per-call,jobs,epochs --jobs 20 --comms 8 \
 				--seed "$s" --sim-seed "$t" --allow all
 		done
@@ -78,7 +63,7 @@ for label in $labels; do
 	done
 done
 
-echo "# bench/replay_budget.sh: $policy under budgets {$budgets}${free:+ and $free (no budget)}, replay seeds {$seeds} x sim seeds {$simseeds} (worst case), --allow all, $("$bot" --version 2>/dev/null || echo nccl-bot)"
+echo "# bench/replay_budget.sh: $policy under budgets {$budgets}${free:+ and $free (no budget)}, replay seeds {$seeds} x sim seeds {$sim_seeds} (worst case), --allow all, $("$bot" --version 2>/dev/null || echo nccl-bot)"
 [ ${#real[@]} -gt 0 ] || echo "# no data/external/sweep/*.csv: real-data lines left out"
 # Columns of the replay's CSV (doc/replay.md): 1 mode 2 policy 3 fabric
 # 4 contexts 5 over_10pct 6 mean 9 p99 16 harmed 17 worst_excess 18 saved

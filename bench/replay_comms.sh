@@ -13,17 +13,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 seed=0
 comms="8 4 2 1"
-while [ $# -gt 0 ]; do
-	case $1 in
-	--seed) seed=$2; shift ;;
-	--comms) comms=$2; shift ;;
-	*) echo "bench/replay_comms.sh: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
-	esac
-	shift
-done
 . "$here/bench/lib.sh"
-bench_bot bench/replay_comms.sh
-bench_tmp
+bench_init bench/replay_comms.sh "seed comms" "$@"
 start=$(date +%s.%N)
 
 run() {	# run OUT.csv POLICIES ARGS...: one jobs-mode replay, CSV to OUT

@@ -24,21 +24,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 seeds="0 1 2 3 4"
 priors="default h100-ib-ndr a100-ib-hdr h100-roce gb200-nvl"
 policy=thompson
-while [ $# -gt 0 ]; do
-	case $1 in
-	--seeds) seeds=$2; shift ;;
-	--seeds=*) seeds=${1#--seeds=} ;;
-	--priors) priors=$2; shift ;;
-	--priors=*) priors=${1#--priors=} ;;
-	--policy) policy=$2; shift ;;
-	--policy=*) policy=${1#--policy=} ;;
-	*) echo "bench/replay_prior.sh: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
-	esac
-	shift
-done
 . "$here/bench/lib.sh"
-bench_bot bench/replay_prior.sh
-bench_tmp
+bench_init bench/replay_prior.sh "seeds priors policy" "$@"
 real=()
 for f in "$here"/data/external/sweep/*.csv; do [ -f "$f" ] && real+=("$f"); done
 if [ ${#real[@]} -eq 0 ]; then
