@@ -125,6 +125,23 @@ static const struct bot_policy_params defaults = {
 #define SAFE_LUMP	0.05
 #endif
 
+/* The baseline refresh (safe_clip): while another arm is exploited and AUTO's
+ * own arm has fewer than SAFE_REFRESH_N samples of evidence that put it more
+ * than twice as slow as NCCL's model (corrected by neighbours) says, AUTO
+ * keeps SAFE_REFRESH_W of the 256 probe buckets, so that an unlucky start
+ * (its first draws outliers) is measured again instead of written off for
+ * good. Where AUTO truly is that slow, the refresh costs SAFE_REFRESH_W / 256
+ * of the saving until the samples are in. 20 is the evidence the fallback
+ * exploit asks for (SAFE_FALLBACK_N); 16 buckets (6 %) refill it within a few
+ * hundred calls at the replay's per-call rate. Checked, not tuned: with
+ * outliers of 2-10x on 3 % and 8 % of calls (bench/replay_jitter.sh). */
+#ifndef SAFE_REFRESH_N
+#define SAFE_REFRESH_N	20
+#endif
+#ifndef SAFE_REFRESH_W
+#define SAFE_REFRESH_W	16
+#endif
+
 /* The worst-case lump rule (safe_clip, doc/policies.md): where a probe is a
  * lump, an arm without samples here that NCCL's cost model rates more than
  * SAFE_TRUST times AUTO's arm is probed only while one communicator's round
@@ -319,20 +336,22 @@ void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb)
 struct belief {
 	int arm;
 	int plausible;
-	uint64_t n;	/* robust samples of the arm itself */
+	uint64_t n;	/* the arm's own evidence (arm_summary), 0 for a lone outlier */
 	double r;	/* their robust mean (q), NaN when n == 0 */
 	double m0;	/* prior mean (q), corrected */
 	double mu;	/* posterior mean */
 	double sd;	/* posterior sd */
-	uint64_t n_all;	/* samples, a lone outlier included (what the budget counts) */
+	uint64_t n_all;	/* samples the window kept, a lone outlier included (what
+			 * the budget counts) */
 	double r_all;	/* their robust mean (q), NaN when n_all == 0 */
 };
 
 /* What the planner reads of one arm of one context: its robust summary
  * and the q of its prior entry. */
 struct arm_sum {
-	double loc, sd;	/* bot_stats_robust */
+	double loc, sd;	/* bot_stats_robust_mean: location, mean spread */
 	uint64_t used;
+	uint64_t ev;	/* evidence (arm_summary) */
 	double pq;	/* prior_q(prior[arm]) */
 };
 
@@ -395,6 +414,7 @@ static const struct arm_sum *arm_summary(struct bot_plan_memo *memo, const struc
 					 size_t idx, int a, struct arm_sum *tmp)
 {
 	struct arm_sum *s = tmp;
+	uint64_t out;
 
 	if (memo && idx < memo->n) {
 		s = &memo->sum[idx * BOT_NARMS + (size_t)a];
@@ -402,15 +422,23 @@ static const struct arm_sum *arm_summary(struct bot_plan_memo *memo, const struc
 			return s;
 		memo->done[idx * BOT_NARMS + (size_t)a] = 1;
 	}
-	bot_stats_robust(&c->arm[a], &s->loc, &s->sd, &s->used);
+	bot_stats_robust_mean(&c->arm[a], &s->loc, NULL, &s->sd, &s->used);
+	/* The evidence behind the location: the samples the window kept less
+	 * those it dropped. A median that a few more slow draws would have
+	 * carried off (3 samples at 8x, 2 at 1x: the window keeps the three)
+	 * is no measurement of either cluster; counted as its 3 samples, it
+	 * made an arm 8x too slow look certain, and the arm was never tried
+	 * again (doc/policies.md, heavy-tailed noise). */
+	out = c->arm[a].n > s->used ? c->arm[a].n - s->used : 0;
+	s->ev = s->used > out ? s->used - out : 0;
 	s->pq = prior_q(c->prior[a]);
 	return s;
 }
 
-/* A single sample has no median to be trimmed against: one more than 4x
- * slower than the prior (what the robust window would drop) is taken for
- * an outlier until a second sample backs it (two samples: the lower median
- * trims it). Outliers are slow, so only that side is doubted. */
+/* A single sample has no median to be trimmed against: one more than 2x
+ * slower than the prior is taken for an outlier until a second sample
+ * backs it (two samples: the lower median trims it). Outliers are slow, so
+ * only that side is doubted. */
 static int lone_outlier(uint64_t n, double loc, double m0)
 {
 	return n <= 2 && loc > m0 + BOT_TRIM_Q;
@@ -435,7 +463,7 @@ static void borrow(const struct bot_kb *kb, struct bot_plan_memo *memo, size_t i
 		if (!n || c->prior[a] < 0)
 			continue;
 		as = arm_summary(memo, c, idx, a, &tmp);
-		n = as->used;
+		n = as->ev;
 		if (!n || lone_outlier(n, as->loc, as->pq))
 			continue;
 		e = w * (double)n / (double)(n + 1);
@@ -488,10 +516,10 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 			if (!c->arm[a].n || c->prior[a] < 0)
 				continue;
 			as = arm_summary(memo, c, i, a, &tmp);
-			if (!as->used || lone_outlier(as->used, as->loc, as->pq))
+			if (!as->ev || lone_outlier(as->ev, as->loc, as->pq))
 				continue;
 			err[np][a] = as->loc - as->pq;
-			w[np][a] = (double)as->used / (double)(as->used + 1);
+			w[np][a] = (double)as->ev / (double)(as->ev + 1);
 			any = 1;
 		}
 		if (any) {
@@ -657,7 +685,7 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->plausible = 1;
 		x->m0 = as->pq;
 		x->r = as->loc;
-		x->n = as->used;
+		x->n = as->ev;
 		x->n_all = as->used;
 		x->r_all = as->loc;
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
@@ -1288,6 +1316,22 @@ static void worst_filter(const struct view *judge, const struct bot_shape *s, st
 	}
 }
 
+/* Does AUTO's arm need the baseline refresh (SAFE_REFRESH_N) under this
+ * plan? Only while another arm is exploited and no probe of AUTO's is
+ * planned already. */
+static int refresh_due(const struct view *v, const struct bot_plan *out)
+{
+	const struct belief *a = view_arm(v, v->auto_arm);
+
+	if (!a || !a->n || a->n >= SAFE_REFRESH_N || out->exploit == v->auto_arm ||
+	    !(a->r > a->m0 + BOT_TRIM_Q))
+		return 0;
+	for (unsigned i = 0; i < out->nprobe; i++)
+		if (out->probe[i].arm == v->auto_arm)
+			return 0;
+	return 1;
+}
+
 /* Clip a plan to the budget: with R the calls of this round, S the net
  * spent excess and N the calls so far, keep S + R * (plan's excess per call)
  * <= budget * (N + R). The exploit falls back to AUTO when it alone does
@@ -1351,6 +1395,10 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 				out->exploit = (uint8_t)x->arm;
 			}
 		}
+	}
+	if (refresh_due(v, out) && nin <= BOT_MAX_PROBES) {
+		arm[nin] = v->auto_arm;
+		width[nin++] = SAFE_REFRESH_W;
 	}
 	for (unsigned i = 0; i < out->nprobe && nin <= BOT_MAX_PROBES; i++) {
 		arm[nin] = out->probe[i].arm;

@@ -287,31 +287,41 @@ static double ratio_q(int d)
 
 /* One pass over the mean window (+-BOT_MEAN_TRIM_Q bins around the lower
  * median): *loc the q of the arithmetic mean of its samples (NaN when
- * empty), *sd the sd of their q (0 below two samples), *used their count. */
-static void window_summary(const struct bot_stats *s, double *loc, double *sd, uint64_t *used)
+ * empty), *sd the sd of their q and *msd the mean spread (both 0 below two
+ * samples; stats.h), *used their count. */
+static void window_summary(const struct bot_stats *s, double *loc, double *sd, double *msd,
+			   uint64_t *used)
 {
 	uint32_t lo, hi;
 	uint64_t c = 0;
 	int64_t sd1 = 0, sd2 = 0;
-	double sum = 0, v = 0;
+	double sum = 0, sum2 = 0, v = 0;
 	int m;
 
 	*loc = NAN;
 	*sd = 0;
+	*msd = 0;
 	*used = 0;
 	if (window(s, BOT_MEAN_TRIM_Q, &m, &lo, &hi) < 0)
 		return;
 	for (uint32_t i = lo; i < hi; i++) {
 		int64_t d = (int64_t)s->bins[i].bin - m, k = s->bins[i].count;
+		double x = ratio_q((int)d);
 
 		c += (uint64_t)k;
 		sd1 += k * d;
 		sd2 += k * d * d;
-		sum += (double)s->bins[i].count * ratio_q((int)d);
+		sum += (double)k * x;
+		sum2 += (double)k * x * x;
 	}
 	if (c > 1) {
+		double mean = sum / (double)c;
+
 		v = ((double)sd2 - (double)sd1 * (double)sd1 / (double)c) / (double)(c - 1);
 		*sd = v > 0 ? sqrt(v) : 0;
+		/* the coefficient of variation of 2^(q/64), in q units */
+		v = (sum2 - sum * mean) / (double)(c - 1);
+		*msd = v > 0 ? (double)BOT_Q_PER_OCTAVE / M_LN2 * sqrt(v) / mean : 0;
 	}
 	*used = c;
 	if (c)
@@ -320,10 +330,10 @@ static void window_summary(const struct bot_stats *s, double *loc, double *sd, u
 
 double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used)
 {
-	double loc, sd;
+	double loc, sd, msd;
 	uint64_t c;
 
-	window_summary(s, &loc, &sd, &c);
+	window_summary(s, &loc, &sd, &msd, &c);
 	if (used)
 		*used = c;
 	return loc;
@@ -346,14 +356,22 @@ double bot_stats_robust_us(const struct bot_stats *s)
 
 void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64_t *used)
 {
-	double l, v;
+	bot_stats_robust_mean(s, loc, sd, NULL, used);
+}
+
+void bot_stats_robust_mean(const struct bot_stats *s, double *loc, double *sd, double *msd,
+			   uint64_t *used)
+{
+	double l, v, w;
 	uint64_t c;
 
-	window_summary(s, &l, &v, &c);
+	window_summary(s, &l, &v, &w, &c);
 	if (loc)
 		*loc = l;
 	if (sd)
 		*sd = v;
+	if (msd)
+		*msd = w;
 	if (used)
 		*used = c;
 }

@@ -15,7 +15,7 @@
 
 #define BOT_Q_PER_OCTAVE 64
 #define BOT_Q_MAX 2560		/* 2^40 ns */
-#define BOT_TRIM_Q 64		/* robust spread: +-1 octave around the median */
+#define BOT_TRIM_Q 64		/* one octave: a lone sample slower than its prior by more is doubted (policy.c) */
 #define BOT_MEAN_TRIM_Q 128	/* robust mean: within a factor of 4 of the median */
 #define BOT_STATS_MAX_N (1ull << 40)	/* samples an arm holds after a merge */
 
@@ -62,9 +62,17 @@ double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used);
 /* Robust spread: standard deviation of q within the trimmed window (q units);
  * 0 with fewer than two samples. */
 double bot_stats_robust_sd_q(const struct bot_stats *s);
-/* Location, spread and count used, in one pass over the window (what the
- * planner calls): *loc NaN and *sd 0 when empty; any pointer may be NULL. */
+/* Location, spread and count used, in one pass over the window: *loc NaN
+ * and *sd 0 when empty; any pointer may be NULL. */
 void bot_stats_robust(const struct bot_stats *s, double *loc, double *sd, uint64_t *used);
+/* The same, and the *mean spread* (what the planner calls): the spread of
+ * the quantity whose mean the location is, 2^(q/64) in the window, as its
+ * coefficient of variation in q units (64 / ln 2 times sd / mean; 0 below
+ * two samples). For a narrow window it equals the robust spread; a slow
+ * sample the window keeps moves a mean more than a log, and widens this
+ * more (formats.md section 6). */
+void bot_stats_robust_mean(const struct bot_stats *s, double *loc, double *sd, double *msd,
+			   uint64_t *used);
 /* Robust latency in microseconds (2^(loc/64)/1000); NaN when empty. */
 double bot_stats_robust_us(const struct bot_stats *s);
 

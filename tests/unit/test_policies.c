@@ -349,6 +349,23 @@ START_TEST(test_stats_robust)
 	ck_assert_uint_eq(used, 21);
 	ck_assert(fabs(loc - (700 + 64 * log2((10 + 10 * exp2(2.0 / 64) + exp2(126.0 / 64)) / 21))) < 1e-9);
 	ck_assert(sd2 > 5 * sd);
+	/* The mean spread is the coefficient of variation of 2^(q/64) over the
+	 * window, in q units; the slow sample weighs more on it than on the
+	 * spread of q (it moves a mean more than a log). */
+	{
+		double x[3] = { 1, exp2(2.0 / 64), exp2(126.0 / 64) }, k[3] = { 10, 10, 1 };
+		double m = 0, v = 0, msd, l2, s2;
+		uint64_t u2;
+
+		for (int i = 0; i < 3; i++)
+			m += k[i] * x[i] / 21;
+		for (int i = 0; i < 3; i++)
+			v += k[i] * (x[i] - m) * (x[i] - m) / 20;
+		bot_stats_robust_mean(&s, &l2, &s2, &msd, &u2);
+		ck_assert(fabs(l2 - loc) < 1e-12 && s2 == sd2 && u2 == 21);
+		ck_assert(fabs(msd - 64 / log(2.0) * sqrt(v) / m) < 1e-9);
+		ck_assert(msd > 1.3 * sd2);
+	}
 	/* The window edge (+-128) is inclusive. */
 	bot_stats_add_q(&s, 700 + 128, 1);
 	ck_assert_uint_eq((bot_stats_robust_q(&s, &used), used), 22);
@@ -356,6 +373,12 @@ START_TEST(test_stats_robust)
 	bot_stats_free(&s);
 	bot_stats_add_q(&s, 640, 1);
 	ck_assert_double_eq(bot_stats_robust_sd_q(&s), 0);
+	{
+		double msd = -1;
+
+		bot_stats_robust_mean(&s, NULL, NULL, &msd, NULL);
+		ck_assert_double_eq(msd, 0);	/* below two samples */
+	}
 	ck_assert(fabs(bot_stats_robust_us(&s) - 1.024) < 1e-9);
 	/* Negative offsets below the median use the table too. */
 	bot_stats_add_q(&s, 640 - 65, 1);
@@ -1253,36 +1276,126 @@ END_TEST
  * slow draw had inflated AUTO's estimate (21 samples at 10 us, one at 36),
  * another arm (5, 9.8 us) looked better and was exploited, and without a
  * probe of AUTO that estimate was never corrected: the replay's per-call
- * harm (h100-roce allgather 4 GiB, ring/ll128 exploited at +3.2 %). The
- * probe ranges name BOT_ARM_AUTO, never AUTO's arm index (0 here). */
+ * harm (h100-roce allgather 4 GiB, ring/ll128 exploited at +3.2 %). Since
+ * the belief's spread is the mean's own (bot_stats_robust_mean), that slow
+ * draw widens AUTO's belief as much as it moves its mean, and 2 % is no
+ * longer taken for a win: arm 5 at 9.8 us is never exploited. At 9.0 us
+ * (10 % faster) it is, and AUTO is probed meanwhile. The probe ranges name
+ * BOT_ARM_AUTO, never AUTO's arm index (0 here). */
 START_TEST(test_safe_auto_remeasured)
+{
+	static const double arm5_us[2] = { 9.8, 9.0 };
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (int faster = 0; faster < 2; faster++) {
+		struct bot_kb *kb = make_kb();
+		unsigned exploited = 0, auto_probes = 0;
+
+		add_noisy(kb, KEY, 0, 21, 10.0, 0);
+		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 36.0), 0);
+		add_noisy(kb, KEY, 5, 12, arm5_us[faster], 50);
+		add_calls(kb, KEY, 34);
+		for (uint64_t r = 0; r < 200; r++) {
+			struct bot_shape sh = { 7, 1, 1, r };
+			struct bot_plan pl;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			if (pl.exploit == BOT_ARM_AUTO)
+				continue;
+			exploited++;
+			for (unsigned i = 0; i < pl.nprobe; i++) {
+				ck_assert_int_ne(pl.probe[i].arm, 0);
+				auto_probes += pl.probe[i].arm == BOT_ARM_AUTO;
+			}
+		}
+		if (!faster) {
+			ck_assert_uint_eq(exploited, 0);
+		} else {
+			ck_assert_uint_gt(exploited, 100);
+			ck_assert_uint_gt(auto_probes, 0);
+		}
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
+/* A window that a few more slow draws would have carried off is no
+ * measurement: AUTO's arm drew 3 samples at 8x its prior and 2 at it (the
+ * lower median is 8x, the window keeps the three), which made AUTO look 8x
+ * slower with three samples behind it, and arm 5 (12 us, 20 % slower than
+ * AUTO truly is) was exploited. The evidence is the window's samples less
+ * those it dropped (one), a lone sample 8x slower than its prior is
+ * doubted, and arm 5 is not exploited. */
+START_TEST(test_safe_contested_window)
 {
 	struct bot_policy p;
 	struct bot_kb *kb = make_kb();
-	unsigned exploited = 0, auto_probes = 0;
+	unsigned exploited = 0;
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
-	add_noisy(kb, KEY, 0, 21, 10.0, 0);
-	ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 36.0), 0);
-	add_noisy(kb, KEY, 5, 12, 9.8, 50);
-	add_calls(kb, KEY, 34);
-	for (uint64_t r = 0; r < 200; r++) {
+	add_noisy(kb, KEY, 0, 3, 80.0, 0);
+	add_noisy(kb, KEY, 0, 2, 10.0, 10);
+	add_noisy(kb, KEY, 5, 12, 12.0, 50);
+	add_calls(kb, KEY, 17);
+	for (uint64_t r = 0; r < 100; r++) {
 		struct bot_shape sh = { 7, 1, 1, r };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
 		ck_assert_int_eq(bot_plan_check(&pl), 0);
-		if (pl.exploit == BOT_ARM_AUTO)
-			continue;
-		exploited++;
-		for (unsigned i = 0; i < pl.nprobe; i++) {
-			ck_assert_int_ne(pl.probe[i].arm, 0);
-			auto_probes += pl.probe[i].arm == BOT_ARM_AUTO;
-		}
+		exploited += pl.exploit == 5;
 	}
-	ck_assert_uint_gt(exploited, 100);
-	ck_assert_uint_gt(auto_probes, 0);
+	ck_assert_uint_eq(exploited, 0);
 	bot_kb_free(kb);
+}
+END_TEST
+
+/* The baseline refresh: AUTO's arm measured 3x slower than NCCL's model on
+ * 6 samples (its first draws outliers, or AUTO truly that slow) while arm 5
+ * is exploited keeps a probe range of AUTO's of 16 buckets or more every
+ * round, until AUTO has 20 samples; not when AUTO measured within 2x of
+ * its model (1.8x). */
+START_TEST(test_safe_baseline_refresh)
+{
+	static const struct {
+		int n;
+		double us, arm5;
+		int refresh;
+	} cases[] = { { 6, 30.0, 15.0, 1 }, { 25, 30.0, 15.0, 0 }, { 6, 18.0, 9.0, 0 } };
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct bot_kb *kb = make_kb();
+		unsigned exploited = 0, refreshed = 0;
+
+		add_noisy(kb, KEY, 0, cases[c].n, cases[c].us, 0);
+		add_noisy(kb, KEY, 5, 30, cases[c].arm5, 100);
+		add_calls(kb, KEY, (uint64_t)cases[c].n + 30);
+		for (uint64_t r = 0; r < 100; r++) {
+			struct bot_shape sh = { 7, 1, 1, r };
+			struct bot_plan pl;
+			unsigned w = 0;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			if (pl.exploit != 5)
+				continue;
+			exploited++;
+			for (unsigned i = 0; i < pl.nprobe; i++)
+				if (pl.probe[i].arm == BOT_ARM_AUTO)
+					w += pl.probe[i].hi - pl.probe[i].lo;
+			refreshed += w >= 16;
+		}
+		ck_assert_uint_gt(exploited, 90);
+		if (cases[c].refresh)
+			ck_assert_uint_eq(refreshed, exploited);
+		else
+			ck_assert_uint_eq(refreshed, 0);
+		bot_kb_free(kb);
+	}
 }
 END_TEST
 
@@ -1680,6 +1793,8 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_budget);
 	tcase_add_test(tp, test_safe_guess_lumps);
 	tcase_add_test(tp, test_safe_auto_remeasured);
+	tcase_add_test(tp, test_safe_contested_window);
+	tcase_add_test(tp, test_safe_baseline_refresh);
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
 	tcase_add_test(tp, test_safe_worst_case_lump);
