@@ -94,6 +94,8 @@ struct bot_ds_opts {
 	const char *prior_fabric;	/* simulator fabric for data fabrics it does not know; NULL = none */
 	const char *sim_fabrics;	/* without files: the simulator fabrics to generate, names
 					 * or families (bot_sim_select); NULL = builtin */
+	int sim_outliers_set;		/* without files: 1 = every generated fabric's */
+	double sim_outliers;		/* outlier chance per call (bot_sim_opts.outlier_p) */
 };
 
 void bot_dataset_init(struct bot_dataset *ds);

@@ -16,8 +16,8 @@
 #include "sim/sim.h"
 
 static int generate(const struct bot_nodeset *train, const struct bot_nodeset *test,
-		    uint64_t seed, unsigned samples, const char *fabrics, struct bot_sweep *sw,
-		    char *err, size_t errlen)
+		    uint64_t seed, unsigned samples, const struct bot_ds_opts *opts,
+		    struct bot_sweep *sw, char *err, size_t errlen)
 {
 	unsigned nodes[1024], n = 0, nfab = 0;
 	const struct bot_fabric *fab[64];
@@ -48,7 +48,7 @@ static int generate(const struct bot_nodeset *train, const struct bot_nodeset *t
 		snprintf(err, errlen, "no node count of the built-in fabrics is in the splits");
 		return -1;
 	}
-	if (bot_sim_select(fabrics ? fabrics : "builtin", fab, 64, &nfab, bad, sizeof(bad))) {
+	if (bot_sim_select(opts->sim_fabrics ? opts->sim_fabrics : "builtin", fab, 64, &nfab, bad, sizeof(bad))) {
 		snprintf(err, errlen, "--sim-fabrics: '%s' is no simulator fabric or family", bad);
 		return -1;
 	}
@@ -57,6 +57,8 @@ static int generate(const struct bot_nodeset *train, const struct bot_nodeset *t
 	so.samples = samples;
 	so.nodes = nodes;
 	so.nnodes = n;
+	so.outliers_set = opts->sim_outliers_set;
+	so.outlier_p = opts->sim_outliers;
 	for (unsigned i = 0; i < nfab; i++) {
 		so.only = fab[i];
 		if (bot_sim_generate(&so, sw)) {
@@ -93,7 +95,7 @@ int bot_replay_load(struct bot_dataset *ds, const char *const *files, size_t nfi
 		}
 		end[i] = sw.nrows;
 	}
-	if (!nfiles && generate(train, test, sim_seed, samples, opts->sim_fabrics, &sw, err, errlen))
+	if (!nfiles && generate(train, test, sim_seed, samples, opts, &sw, err, errlen))
 		goto out;
 	rc = bot_dataset_build(ds, &sw, nfiles ? &names : NULL, opts, err, errlen);
 out:

@@ -61,6 +61,9 @@ struct bot_sim_opts {
 	uint64_t min_bytes, max_bytes;	/* default 1 KiB .. 4 GiB, powers of two */
 	unsigned coll_mask;		/* bit per enum bot_coll; 0 = all five */
 	const struct bot_fabric *only;	/* NULL = every fabric */
+	int outliers_set;		/* 1: outlier_p replaces every fabric's own */
+	double outlier_p;		/* chance per call of a 2-10x outlier (fabrics'
+					 * own: 0.3-0.5 %); a stress for heavy tails */
 };
 
 /* The default node list (1..64) used when opts->nodes is NULL. */

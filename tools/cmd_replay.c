@@ -110,6 +110,9 @@ static void usage(FILE *f)
 		"  --harmed             --worst ranks by run loss minus AUTO's (harm), not run loss\n"
 		"  --sim-fabrics LIST   without --data: simulator fabrics or families to generate\n"
 		"                       (builtin, alt, calibration; default builtin)\n"
+		"  --sim-outliers P     without --data: every generated fabric's chance per call\n"
+		"                       of a 2-10x outlier, 0..0.5 (default: each fabric's own,\n"
+		"                       0.3-0.5 %%); a stress for heavy-tailed noise\n"
 		"  --best WHICH         losses against the best arm of all (all, default) or the\n"
 		"                       best arm the allow-list reaches (reachable)\n"
 		"  --lofo               leave one fabric out: for each fabric, tune on the other\n"
@@ -273,7 +276,7 @@ enum {
 	OPT_COMMS, OPT_PLAN_COMMS, OPT_RATE, OPT_EPOCH, OPT_DELAY, OPT_SKEW, OPT_PRIOR, OPT_PRIOR_FABRIC,
 	OPT_HISTORY, OPT_NO_TUNE, OPT_TUNE_CTX, OPT_THREADS, OPT_ALPHA, OPT_SIM_SEED,
 	OPT_SIM_SAMPLES, OPT_FORMAT, OPT_ALLOW, OPT_WORST, OPT_HARMED, OPT_REFERENCE, OPT_PROGRESS, OPT_SIM_FABRICS,
-	OPT_LOFO, OPT_BEST, OPT_BUDGET, OPT_HELP
+	OPT_LOFO, OPT_BEST, OPT_BUDGET, OPT_SIM_OUTLIERS, OPT_HELP
 };
 
 static const struct option options[] = {
@@ -306,6 +309,7 @@ static const struct option options[] = {
 	{ "allow", required_argument, NULL, OPT_ALLOW },
 	{ "reference", no_argument, NULL, OPT_REFERENCE },
 	{ "sim-fabrics", required_argument, NULL, OPT_SIM_FABRICS },
+	{ "sim-outliers", required_argument, NULL, OPT_SIM_OUTLIERS },
 	{ "lofo", no_argument, NULL, OPT_LOFO },
 	{ "best", required_argument, NULL, OPT_BEST },
 	{ "budget", required_argument, NULL, OPT_BUDGET },
@@ -475,6 +479,10 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			a->ds.sim_fabrics = optarg;
 			break;
 		}
+		case OPT_SIM_OUTLIERS:
+			rc = parse_dbl("--sim-outliers", optarg, 0, 0.5, &a->ds.sim_outliers);
+			a->ds.sim_outliers_set = 1;
+			break;
 		case OPT_LOFO:
 			a->lofo = 1;
 			break;
@@ -522,6 +530,11 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 	for (; optind < argc; optind++)
 		if ((rc = add_file(a, argv[optind])))
 			return rc;
+	if (a->ds.sim_outliers_set && a->nfiles) {
+		fprintf(stderr, "nccl-bot: replay: --sim-outliers shapes the built-in sweep; it does "
+			"not apply to --data files\n");
+		return 2;
+	}
 	return -1;
 }
 

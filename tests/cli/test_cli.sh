@@ -195,6 +195,23 @@ then ok "replay --plan-comms: a tuned run changes with it"; else bad "replay --p
 expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
 expect "sim --fabric nope" 2 "nope" -- "$bot" sim --fabric builtin,nope
 expect "replay --sim-fabrics nope" 2 "--sim-fabrics 'nope'" -- "$bot" replay --sim-fabrics nope
+# Heavy-tailed noise on demand: the built-in sweep's outlier rate.
+expect "replay --sim-outliers 0.7" 2 "--sim-outliers '0.7': out of range 0..0.5" -- "$bot" replay --sim-outliers 0.7
+expect "replay --sim-outliers with --data" 2 "--sim-outliers shapes the built-in sweep" -- \
+	"$bot" replay --sim-outliers 0.1 "$data/malformed.csv"
+jitter_run() {	# jitter_run OUT [--sim-outliers P]: thompson on h100-ib-ndr, per call, CSV
+	out=$1
+	shift
+	"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune \
+		--format csv "$@" >"$tmp/$out" 2>"$tmp/$out.err" || bad "replay $* failed: $(head -n 3 "$tmp/$out.err")"
+}
+jitter_run j-def.csv
+jitter_run j-own.csv --sim-outliers 0.003	# h100-ib-ndr's own rate
+jitter_run j-hi.csv --sim-outliers 0.2
+if [ -s "$tmp/j-def.csv" ] && cmp -s "$tmp/j-def.csv" "$tmp/j-own.csv"; then ok "replay --sim-outliers: the fabric's own rate is the default"
+else bad "replay --sim-outliers 0.003 differs from h100-ib-ndr's default"; fi
+if [ -s "$tmp/j-hi.csv" ] && ! cmp -s "$tmp/j-def.csv" "$tmp/j-hi.csv"; then ok "replay --sim-outliers 0.2 changes the sweep"
+else bad "replay --sim-outliers 0.2: no effect"; fi
 expect "replay --lofo" 0 '"holdout": "h100-ib-auto"' -- "$bot" replay --sim-fabrics h100-ib-auto,h100-efa \
 	--lofo --policy thompson --mode jobs --jobs 2 --tune-contexts 8 --format json
 expect "replay --lofo one fabric" 1 "--lofo needs at least two fabrics" -- "$bot" replay \

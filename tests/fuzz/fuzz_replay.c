@@ -71,7 +71,7 @@ static void run(const struct bot_dataset *ds)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct bot_ds_opts opts = { BOT_PRIOR_DATA, NULL, NULL };
+	struct bot_ds_opts opts = { BOT_PRIOR_DATA, NULL, NULL, 0, 0 };
 	struct bot_sweep sw;
 	struct bot_dataset ds;
 	char err[BOT_SWEEP_ERR_MAX > BOT_DS_ERR_MAX ? BOT_SWEEP_ERR_MAX : BOT_DS_ERR_MAX];

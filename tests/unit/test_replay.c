@@ -51,7 +51,7 @@ static void push(struct bot_sweep *sw, int fab, int coll, uint64_t nbytes, uint3
 static void tiny(struct bot_dataset *ds)
 {
 	struct bot_sweep sw;
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL, 0, 0 };
 	char err[512];
 	int f;
 
@@ -157,7 +157,7 @@ static void simdata_colls(struct bot_dataset *ds, uint32_t coll_mask)
 	static const unsigned nodes[] = { 4, 16 };
 	struct bot_sim_opts so;
 	struct bot_sweep sw;
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL, 0, 0 };
 	char err[512];
 
 	memset(&so, 0, sizeof(so));
@@ -294,7 +294,7 @@ static void twofab(struct bot_dataset *ds)
 	static const unsigned nodes[] = { 4, 16 };
 	struct bot_sim_opts so;
 	struct bot_sweep sw;
-	struct bot_ds_opts dso = { BOT_PRIOR_DATA, NULL, NULL };
+	struct bot_ds_opts dso = { BOT_PRIOR_DATA, NULL, NULL, 0, 0 };
 	char err[512];
 
 	memset(&so, 0, sizeof(so));
@@ -518,7 +518,7 @@ static void run_feeds_nothing(const struct bot_dataset *ds, const struct bot_pol
 START_TEST(test_auto_rows_feed)
 {
 	struct bot_sweep sw;
-	struct bot_ds_opts dopt = { BOT_PRIOR_DATA, "h100-roce", NULL };
+	struct bot_ds_opts dopt = { BOT_PRIOR_DATA, "h100-roce", NULL, 0, 0 };
 	struct bot_dataset ds;
 	struct bot_replay_opts o;
 	struct bot_policy th;
@@ -771,7 +771,7 @@ END_TEST
  * the file's path (gone by then) in path (BOT_TEST_PATH_MAX bytes). */
 static int load_file(const char *content, char *msg, size_t len, char *path)
 {
-	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL };
+	struct bot_ds_opts o = { BOT_PRIOR_DATA, NULL, NULL, 0, 0 };
 	struct bot_dataset ds;
 	struct bot_nodeset train, test;
 	const char *files[1] = { path };

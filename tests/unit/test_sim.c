@@ -41,6 +41,58 @@ static void gen(uint64_t seed, struct bot_sweep *sw)
 	ck_assert_int_eq(bot_sim_generate(&o, sw), 0);
 }
 
+/* --sim-outliers: the same draws, the outlier rate replaced. A rate of 0
+ * leaves the body of the noise (no row above the default's), 0.3 turns
+ * about 30 % of the rows into 2-10x outliers of the same draw. */
+static void gen_outliers(int set, double p, struct bot_sweep *sw)
+{
+	static const unsigned nodes[] = { 2, 16 };
+	struct bot_sim_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.seed = 3;
+	o.samples = 8;
+	o.nodes = nodes;
+	o.nnodes = 2;
+	o.min_bytes = 1024;
+	o.max_bytes = 1 << 20;
+	o.only = fab("h100-ib-ndr");
+	o.outliers_set = set;
+	o.outlier_p = p;
+	bot_sweep_init(sw);
+	ck_assert_int_eq(bot_sim_generate(&o, sw), 0);
+}
+
+START_TEST(test_outlier_rate)
+{
+	struct bot_sweep def, none, hi;
+	size_t lower = 0, out = 0;
+
+	gen_outliers(0, 0, &def);
+	gen_outliers(1, 0, &none);
+	gen_outliers(1, 0.3, &hi);
+	ck_assert_uint_gt(def.nrows, 1000);
+	ck_assert_uint_eq(def.nrows, none.nrows);
+	ck_assert_uint_eq(def.nrows, hi.nrows);
+	for (size_t i = 0; i < def.nrows; i++) {
+		double r = hi.rows[i].measured_us / none.rows[i].measured_us;
+
+		ck_assert(none.rows[i].measured_us <= def.rows[i].measured_us);
+		lower += none.rows[i].measured_us < def.rows[i].measured_us;
+		ck_assert(r == 1.0 || (r >= 2.0 && r <= 10.0 + 1e-9));
+		out += r != 1.0;
+	}
+	/* h100-ib-ndr's own rate is 0.3 %: a few rows lose their outlier */
+	ck_assert_uint_gt(lower, 0);
+	ck_assert_uint_lt(lower, def.nrows / 50);
+	ck_assert_uint_gt(out, def.nrows / 4);
+	ck_assert_uint_lt(out, def.nrows * 7 / 20);
+	bot_sweep_free(&def);
+	bot_sweep_free(&none);
+	bot_sweep_free(&hi);
+}
+END_TEST
+
 START_TEST(test_deterministic)
 {
 	struct bot_sweep a, b, c;
@@ -377,6 +429,7 @@ static Suite *sim_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_deterministic);
+	tcase_add_test(tc, test_outlier_rate);
 	tcase_add_test(tc, test_supported);
 	tcase_add_test(tc, test_auto_by_hand);
 	tcase_add_test(tc, test_monotonic);
