@@ -688,6 +688,8 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->n = as->ev;
 		x->n_all = as->used;
 		x->r_all = as->loc;
+		if (!x->n)
+			x->r = NAN;	/* no evidence: as unmeasured (n_all, r_all keep it) */
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;
@@ -702,7 +704,7 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		memset(wsum, 0, sizeof(wsum));
 	}
 	/* Noise is pooled over the arms (the exploit arm knows it best) and
-	 * shrunk into each arm's own robust spread. */
+	 * shrunk into each arm's own mean spread (arm_summary). */
 	for (int i = 0; i < v->nb; i++)
 		if (v->b[i].n >= 2) {
 			pss += (double)(v->b[i].n - 1) * v->b[i].mu * v->b[i].mu;
@@ -1257,7 +1259,7 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 		n += (double)x->n_all;
 		if (x->n)
-			e = (double)x->n * safe_excess(v, x, *la, *am);
+			e = (double)x->n_all * safe_excess(v, x, *la, *am);
 		else if (x->n_all)	/* a lone outlier the planner set aside: its
 					 * calls were paid for all the same */
 			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am),
@@ -1317,19 +1319,22 @@ static void worst_filter(const struct view *judge, const struct bot_shape *s, st
 }
 
 /* Does AUTO's arm need the baseline refresh (SAFE_REFRESH_N) under this
- * plan? Only while another arm is exploited and no probe of AUTO's is
- * planned already. */
-static int refresh_due(const struct view *v, const struct bot_plan *out)
+ * plan? Only for a policy that probes (greedy, greedy-cold and frozen plan
+ * no probe, and frozen never learns from one), while another arm is
+ * exploited, and where the ranks can measure AUTO's arm (else its samples,
+ * imported, never grow and the refresh would never end). The evidence is
+ * 3..19: at 1 or 2 samples this slow, AUTO's arm counts as unmeasured
+ * (lone_outlier) and no arm is judged against it. */
+static int refresh_due(const struct bot_policy *p, const struct view *v, const struct bot_plan *out,
+		       uint64_t key)
 {
 	const struct belief *a = view_arm(v, v->auto_arm);
+	int id = base_id(p->id);
 
-	if (!a || !a->n || a->n >= SAFE_REFRESH_N || out->exploit == v->auto_arm ||
-	    !(a->r > a->m0 + BOT_TRIM_Q))
+	if (id == BOT_POLICY_GREEDY || id == BOT_POLICY_GREEDY_COLD || id == BOT_POLICY_FROZEN)
 		return 0;
-	for (unsigned i = 0; i < out->nprobe; i++)
-		if (out->probe[i].arm == v->auto_arm)
-			return 0;
-	return 1;
+	return a && a->n && a->n < SAFE_REFRESH_N && out->exploit != v->auto_arm &&
+	       a->r > a->m0 + BOT_TRIM_Q && bot_arm_measurable(v->auto_arm, bot_key_nnodes(key));
 }
 
 /* Clip a plan to the budget: with R the calls of this round, S the net
@@ -1346,7 +1351,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 {
 	double spent, gross, n, la, rate, r, slack, ex, unit;
 	const struct belief *b;
-	int arm[BOT_MAX_PROBES + 1], am;
+	int arm[BOT_MAX_PROBES + 1], am, refresh = -1;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
 
 	if (out->exploit == BOT_ARM_AUTO || safe_history(v, &spent, &gross, &n, &la, &rate, &am) < 0) {
@@ -1396,13 +1401,23 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 			}
 		}
 	}
-	if (refresh_due(v, out) && nin <= BOT_MAX_PROBES) {
+	if (refresh_due(p, v, out, key) && nin <= BOT_MAX_PROBES) {
+		refresh = (int)nin;
 		arm[nin] = v->auto_arm;
 		width[nin++] = SAFE_REFRESH_W;
 	}
 	for (unsigned i = 0; i < out->nprobe && nin <= BOT_MAX_PROBES; i++) {
+		unsigned w = (unsigned)(out->probe[i].hi - out->probe[i].lo);
+
+		/* a probe of AUTO's the planner made is the refresh's range,
+		 * at least SAFE_REFRESH_W wide */
+		if (refresh >= 0 && out->probe[i].arm == v->auto_arm) {
+			if (w > width[refresh])
+				width[refresh] = w;
+			continue;
+		}
 		arm[nin] = out->probe[i].arm;
-		width[nin++] = (unsigned)(out->probe[i].hi - out->probe[i].lo);
+		width[nin++] = w;
 	}
 	slack -= r * ex;
 	/* A probe is lumpy when a round holds several communicators or several

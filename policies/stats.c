@@ -14,8 +14,11 @@
  * a factor of four of the (lower) median (+-BOT_MEAN_TRIM_Q bins), returned
  * as its q. Samples ten times too slow sit outside the window and are
  * ignored; a right-skewed arm is not flattered the way a log-space mean
- * would flatter it. The robust spread is the sd of q in the same window, so
- * a slow sample the mean keeps also widens the belief around it.
+ * would flatter it. The robust spread is the sd of q in the same window; the
+ * mean spread, what the planner's beliefs use, is the spread of the
+ * latencies the location averages (their coefficient of variation, in q
+ * units), so a slow sample the mean keeps widens the belief as much as it
+ * moves it.
  */
 #include <math.h>
 #include <stdlib.h>
