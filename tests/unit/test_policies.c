@@ -1271,6 +1271,43 @@ START_TEST(test_safe_savings)
 }
 END_TEST
 
+/* Plan rounds 0..n-1 one call at a time (seed 7, one communicator) and
+ * count the rounds whose exploit is `arm` (any arm but AUTO when arm < 0);
+ * of those, the rounds with a probe of AUTO's (*auto_probes) and those
+ * whose AUTO range is 16 buckets or more (*refreshed; both may be NULL).
+ * Every plan is valid, holds at most one range of AUTO's, and names AUTO
+ * as BOT_ARM_AUTO, never by its arm index auto_arm. */
+static unsigned per_call_rounds(const struct bot_policy *p, const struct bot_kb *kb, int arm, int auto_arm,
+				unsigned n, unsigned *auto_probes, unsigned *refreshed)
+{
+	unsigned exploited = 0;
+
+	for (uint64_t r = 0; r < n; r++) {
+		struct bot_shape sh = { 7, 1, 1, r };
+		struct bot_plan pl;
+		unsigned w = 0, nauto = 0;
+
+		ck_assert_int_eq(bot_policy_plan(p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(bot_plan_check(&pl), 0);
+		if (arm < 0 ? pl.exploit == BOT_ARM_AUTO : pl.exploit != arm)
+			continue;
+		exploited++;
+		for (unsigned i = 0; i < pl.nprobe; i++) {
+			ck_assert_int_ne(pl.probe[i].arm, auto_arm);
+			if (pl.probe[i].arm == BOT_ARM_AUTO) {
+				w += pl.probe[i].hi - pl.probe[i].lo;
+				nauto++;
+			}
+		}
+		ck_assert_uint_le(nauto, 1);
+		if (auto_probes)
+			*auto_probes += nauto;
+		if (refreshed)
+			*refreshed += w >= 16;
+	}
+	return exploited;
+}
+
 /* While another arm is exploited, AUTO's own arm is measured again through
  * probes that leave the call to NCCL (BOT_ARM_AUTO), never forced: one
  * slow draw had inflated AUTO's estimate (21 samples at 10 us, one at 36),
@@ -1290,26 +1327,13 @@ START_TEST(test_safe_auto_remeasured)
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
 	for (int faster = 0; faster < 2; faster++) {
 		struct bot_kb *kb = make_kb();
-		unsigned exploited = 0, auto_probes = 0;
+		unsigned exploited, auto_probes = 0;
 
 		add_noisy(kb, KEY, 0, 21, 10.0, 0);
 		ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 36.0), 0);
 		add_noisy(kb, KEY, 5, 12, arm5_us[faster], 50);
 		add_calls(kb, KEY, 34);
-		for (uint64_t r = 0; r < 200; r++) {
-			struct bot_shape sh = { 7, 1, 1, r };
-			struct bot_plan pl;
-
-			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
-			ck_assert_int_eq(bot_plan_check(&pl), 0);
-			if (pl.exploit == BOT_ARM_AUTO)
-				continue;
-			exploited++;
-			for (unsigned i = 0; i < pl.nprobe; i++) {
-				ck_assert_int_ne(pl.probe[i].arm, 0);
-				auto_probes += pl.probe[i].arm == BOT_ARM_AUTO;
-			}
-		}
+		exploited = per_call_rounds(&p, kb, -1, 0, 200, &auto_probes, NULL);
 		if (!faster) {
 			ck_assert_uint_eq(exploited, 0);
 		} else {
@@ -1332,22 +1356,13 @@ START_TEST(test_safe_contested_window)
 {
 	struct bot_policy p;
 	struct bot_kb *kb = make_kb();
-	unsigned exploited = 0;
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
 	add_noisy(kb, KEY, 0, 3, 80.0, 0);
 	add_noisy(kb, KEY, 0, 2, 10.0, 10);
 	add_noisy(kb, KEY, 5, 12, 12.0, 50);
 	add_calls(kb, KEY, 17);
-	for (uint64_t r = 0; r < 100; r++) {
-		struct bot_shape sh = { 7, 1, 1, r };
-		struct bot_plan pl;
-
-		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
-		ck_assert_int_eq(bot_plan_check(&pl), 0);
-		exploited += pl.exploit == 5;
-	}
-	ck_assert_uint_eq(exploited, 0);
+	ck_assert_uint_eq(per_call_rounds(&p, kb, 5, 0, 100, NULL, NULL), 0);
 	bot_kb_free(kb);
 }
 END_TEST
@@ -1379,7 +1394,7 @@ START_TEST(test_safe_baseline_refresh)
 	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		struct bot_policy p;
 		struct bot_kb *kb = make_kb();
-		unsigned exploited = 0, refreshed = 0;
+		unsigned exploited, refreshed = 0;
 
 		ck_assert_int_eq(bot_policy_init(&p, cases[c].policy), 0);
 		if (cases[c].auto_arm) {
@@ -1392,24 +1407,7 @@ START_TEST(test_safe_baseline_refresh)
 		add_noisy(kb, KEY, cases[c].auto_arm, cases[c].n, cases[c].us, 0);
 		add_noisy(kb, KEY, 5, 30, cases[c].arm5, 100);
 		add_calls(kb, KEY, (uint64_t)cases[c].n + 30);
-		for (uint64_t r = 0; r < 100; r++) {
-			struct bot_shape sh = { 7, 1, 1, r };
-			struct bot_plan pl;
-			unsigned w = 0, nauto = 0;
-
-			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
-			ck_assert_int_eq(bot_plan_check(&pl), 0);
-			if (pl.exploit != 5)
-				continue;
-			exploited++;
-			for (unsigned i = 0; i < pl.nprobe; i++)
-				if (pl.probe[i].arm == BOT_ARM_AUTO) {
-					w += pl.probe[i].hi - pl.probe[i].lo;
-					nauto++;
-				}
-			ck_assert_uint_le(nauto, 1);	/* one range of AUTO's */
-			refreshed += w >= 16;
-		}
+		exploited = per_call_rounds(&p, kb, 5, cases[c].auto_arm, 100, NULL, &refreshed);
 		ck_assert_msg(exploited > 90, "case %u (%s): exploited %u", c, cases[c].policy, exploited);
 		if (cases[c].refresh)
 			ck_assert_msg(refreshed == exploited, "case %u: refreshed %u of %u", c, refreshed,

@@ -25,14 +25,19 @@ static const struct bot_fabric *fab(const char *name)
 	return f;
 }
 
-static void gen(uint64_t seed, struct bot_sweep *sw)
+/* A small sweep: 2 and 16 nodes, 1 KiB .. 1 MiB, `samples` rows per arm;
+ * opts (may be NULL) adds the fabric and the outlier rate. */
+static void gen_with(uint64_t seed, unsigned samples, const struct bot_sim_opts *opts,
+		     struct bot_sweep *sw)
 {
 	static const unsigned nodes[] = { 2, 16 };
 	struct bot_sim_opts o;
 
 	memset(&o, 0, sizeof(o));
+	if (opts)
+		o = *opts;
 	o.seed = seed;
-	o.samples = 4;
+	o.samples = samples;
 	o.nodes = nodes;
 	o.nnodes = 2;
 	o.min_bytes = 1024;
@@ -41,26 +46,23 @@ static void gen(uint64_t seed, struct bot_sweep *sw)
 	ck_assert_int_eq(bot_sim_generate(&o, sw), 0);
 }
 
+static void gen(uint64_t seed, struct bot_sweep *sw)
+{
+	gen_with(seed, 4, NULL, sw);
+}
+
 /* --sim-outliers: the same draws, the outlier rate replaced. A rate of 0
  * leaves the body of the noise (no row above the default's), 0.3 turns
  * about 30 % of the rows into 2-10x outliers of the same draw. */
 static void gen_outliers(int set, double p, struct bot_sweep *sw)
 {
-	static const unsigned nodes[] = { 2, 16 };
 	struct bot_sim_opts o;
 
 	memset(&o, 0, sizeof(o));
-	o.seed = 3;
-	o.samples = 8;
-	o.nodes = nodes;
-	o.nnodes = 2;
-	o.min_bytes = 1024;
-	o.max_bytes = 1 << 20;
 	o.only = fab("h100-ib-ndr");
 	o.outliers_set = set;
 	o.outlier_p = p;
-	bot_sweep_init(sw);
-	ck_assert_int_eq(bot_sim_generate(&o, sw), 0);
+	gen_with(3, 8, &o, sw);
 }
 
 START_TEST(test_outlier_rate)
