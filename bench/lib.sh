@@ -113,9 +113,11 @@ bench_wall() {
 #                   epochs) and KEY, the worst over the seeds of the policy's
 #                   contexts above 10 %, mean, mean / AUTO's mean, harmed
 #                   (largest and total), worst excess, and whether it meets
-#                   "no context harmed, mean at most AUTO's"; AUTO's line
-#                   per KEY when AUTO_PER_KEY is 1 (the data differ by
-#                   KEY), else once per mode (LABEL names the KEY column)
+#                   "no context harmed, mean at most AUTO's" (each KEY
+#                   against its own AUTO); AUTO's line per KEY when
+#                   AUTO_PER_KEY is 1 (the data differ by KEY), else once
+#                   per mode, the worst over the KEYs (LABEL names the KEY
+#                   column)
 bench_worst_table() {
 	local label=$1 keys=$2 per_key=$3
 	shift 3
@@ -181,8 +183,8 @@ bench_worst_table() {
 					row(first, ks[j], "AUTO", a)
 					first = ""
 					row("", "", POL, k, a)
-				} else {
-					row(first, ks[j], POL, k, a0)
+				} else {	# each against its own AUTO
+					row(first, ks[j], POL, k, a)
 					first = ""
 				}
 			}

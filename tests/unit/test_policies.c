@@ -1695,6 +1695,17 @@ START_TEST(test_explore_spent)
 	add_calls(kb, KEY, 100);
 	ck_assert_uint_ge(bot_policy_explore_spent(&p, kb, KEY), 3 * 65536);
 	bot_kb_free(kb);
+	/* samples beyond an arm's window cut its evidence, never its charge:
+	 * 10 calls at 2x AUTO's, with 6 more far beyond the window, still cost
+	 * at least the 10 calls' excess (charged on the window's samples, not
+	 * on the 4 samples of evidence left) */
+	kb = make_kb();
+	add_noisy(kb, KEY, 0, 84, 10.0, 0);
+	add_noisy(kb, KEY, 5, 10, 20.0, 500);
+	add_noisy(kb, KEY, 5, 6, 200.0, 600);
+	add_calls(kb, KEY, 100);
+	ck_assert_uint_ge(bot_policy_explore_spent(&p, kb, KEY), 9 * 65536);
+	bot_kb_free(kb);
 }
 END_TEST
 
