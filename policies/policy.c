@@ -1563,9 +1563,9 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 			memset(x, 0, sizeof(*x));
 			x->arm = a;
 			x->plausible = 1;
-			if (as) {
+			if (as && as->ev) {	/* measured: evidence, as in build_view */
 				x->r = as->loc;
-				x->n = as->used;
+				x->n = as->ev;
 			}
 		}
 	} else if (build_view(p, kb, memo, key, cold, &v) < 0) {
