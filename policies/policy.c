@@ -684,12 +684,10 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		x->arm = a;
 		x->plausible = 1;
 		x->m0 = as->pq;
-		x->r = as->loc;
 		x->n = as->ev;
+		x->r = x->n ? as->loc : NAN;	/* no evidence: as unmeasured */
 		x->n_all = as->used;
 		x->r_all = as->loc;
-		if (!x->n)
-			x->r = NAN;	/* no evidence: as unmeasured (n_all, r_all keep it) */
 		if (x->n && lone_outlier(x->n, x->r, x->m0)) {
 			x->n = 0;
 			x->r = NAN;

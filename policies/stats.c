@@ -333,12 +333,9 @@ static void window_summary(const struct bot_stats *s, double *loc, double *sd, d
 
 double bot_stats_robust_q(const struct bot_stats *s, uint64_t *used)
 {
-	double loc, sd, msd;
-	uint64_t c;
+	double loc;
 
-	window_summary(s, &loc, &sd, &msd, &c);
-	if (used)
-		*used = c;
+	bot_stats_robust_mean(s, &loc, NULL, NULL, used);
 	return loc;
 }
 

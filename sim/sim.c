@@ -244,7 +244,6 @@ static int gen_context(const struct bot_fabric *f, int fidx, int coll, uint64_t 
 		       unsigned nnodes, const struct bot_sim_opts *o, struct bot_sweep *sw)
 {
 	float tab[BOT_NARMS];
-	struct bot_fabric g;
 	unsigned nranks = nnodes * f->gpn;
 	uint64_t key = bot_ctx_key((unsigned)coll, bot_size_bucket(nbytes), nranks, nnodes);
 	struct bot_sweep_row r;
@@ -252,11 +251,6 @@ static int gen_context(const struct bot_fabric *f, int fidx, int coll, uint64_t 
 	uint64_t i;
 
 	bot_sim_auto_table(f, coll, nbytes, nnodes, tab);
-	/* the noise of a copy whose outlier rate is the caller's; its model
-	 * and its name (which seeds the noise) are the fabric's */
-	g = *f;
-	if (o->outliers_set)
-		g.outlier_p = o->outlier_p;
 	memset(&r, 0, sizeof(r));
 	r.fabric = (uint16_t)fidx;
 	r.coll = (int8_t)coll;
@@ -277,7 +271,7 @@ static int gen_context(const struct bot_fabric *f, int fidx, int coll, uint64_t 
 		r.proto = (int8_t)bot_arm_proto(arm);
 		r.auto_us = tab[arm];
 		for (i = 0; i < o->samples; i++) {
-			r.measured_us = bot_sim_noisy(&g, key, arm, t, o->seed, i);
+			r.measured_us = bot_sim_noisy(f, key, arm, t, o->seed, i);
 			if (bot_sweep_push(sw, &r))
 				return -1;
 		}
@@ -302,8 +296,14 @@ int bot_sim_generate(const struct bot_sim_opts *opts, struct bot_sweep *sw)
 	if (!o.coll_mask)
 		o.coll_mask = (1u << BOT_NCOLL) - 1;
 	for (fi = 0; fi < (o.only ? 1 : NFABRICS); fi++) {
-		const struct bot_fabric *f = o.only ? o.only : &fabrics[fi];
+		/* a copy whose outlier rate may be the caller's; its model and
+		 * its name (which seeds the noise) are the fabric's */
+		struct bot_fabric g = *(o.only ? o.only : &fabrics[fi]);
+		const struct bot_fabric *f = &g;
 		int fidx;
+
+		if (o.outliers_set)
+			g.outlier_p = o.outlier_p;
 
 		if (!o.only && !f->scoring)
 			continue;
