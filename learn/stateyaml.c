@@ -761,19 +761,23 @@ static void show_context(struct bot_yamlout *y, const struct bot_kb_ctx *c)
 	bot_yamlout_map(y, 0);
 	for (int a = 0; a < BOT_NARMS; a++) {
 		const struct bot_stats *s = &c->arm[a];
-		double loc, sd;
-		uint64_t used;
+		double loc, sd, msd;
+		uint64_t used, out;
 
 		if (!s->n)
 			continue;
-		bot_stats_robust(s, &loc, &sd, &used);
+		bot_stats_robust_mean(s, &loc, &sd, &msd, &used);
+		out = s->n - used;
 		bot_yamlout_str(y, bot_arm_name(a));
 		bot_yamlout_map(y, 1);
 		key_u64(y, "samples", s->n);
 		key_num(y, "robust_us", bot_us_from_q(loc), 6);
 		key_num(y, "median_us", bot_us_from_q(bot_stats_median_q(s)), 6);
 		key_num(y, "spread_octaves", sd / BOT_Q_PER_OCTAVE, 4);
+		key_num(y, "mean_spread_octaves", msd / BOT_Q_PER_OCTAVE, 4);
 		key_u64(y, "used", used);
+		/* the planner's evidence (policies/policy.c, arm_summary) */
+		key_u64(y, "evidence", used > out ? used - out : 0);
 		bot_yamlout_end(y);
 	}
 	bot_yamlout_end(y);

@@ -37,6 +37,39 @@ if command -v python3 >/dev/null && python3 -c 'import yaml' 2>/dev/null; then
 		"$tmp/out"; then ok "show: another YAML reader takes it"; else bad "show: not YAML"; fi
 fi
 
+# show: an arm with a slow draw kept (3x) and one dropped (10x): `used` 4 of
+# 5, `evidence` 3 (used less the outlier), and a mean spread wider than the
+# log spread, since the kept slow draw moves a mean more than a log
+mkdir "$tmp/ev"
+cat >"$tmp/ev.yaml" <<'EOF'
+nccl-bot-state: 2
+fabric: h100-ib-ndr
+rounds: 1
+parent: "0000000000000000"
+ledger: "0000000000000000"
+epoch: 0
+sources: []
+contexts:
+- context: allgather/1MiB+2/n4/r4
+  key: "0x0252000400000004"
+  calls: 500
+  explore: 0
+  summaries: 65536
+  prior: {ring/ll: 117.39176, ring/ll128: 83.51304, ring/simple: 149.56801}
+  arms:
+    ring/ll128: {n: 5, bins: [[1024, 3], [1124, 1], [1236, 1]]}
+EOF
+expect "import one arm with outliers" 0 "published" -- \
+	"$bot" state import --state "$tmp/ev" --fabric $F "$tmp/ev.yaml"
+expect "show it" 0 "evidence: 3" -- "$bot" state show --state "$tmp/ev" --fabric $F
+if tr -d '\n' <"$tmp/out" | grep -q 'samples: 5, .*used: 4, evidence: 3}' &&
+	tr -d '\n' <"$tmp/out" | sed 's/.* spread_octaves: \([0-9.]*\), mean_spread_octaves: \([0-9.]*\),.*/\1 \2/' |
+	awk '{ exit !($2 > 1.1 * $1 && $1 > 0) }'; then
+	ok "show: used, evidence and the mean spread of an arm with outliers"
+else
+	bad "show: used/evidence/mean_spread_octaves wrong"; sed 's/^/    /' "$tmp/out" | tail -n 5
+fi
+
 # export FILE -> import into an empty state directory -> the same snapshot
 mkdir "$tmp/a" "$tmp/b"
 expect "export SNAPSHOT" 0 "" -- "$bot" state export "$snap" -o "$tmp/two.yaml"
