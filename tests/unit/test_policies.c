@@ -1419,6 +1419,68 @@ START_TEST(test_safe_baseline_refresh)
 }
 END_TEST
 
+/* A probe of AUTO's that the planner made itself becomes the refresh's
+ * range, widened: one range of BOT_ARM_AUTO, at least 16 buckets and at
+ * least as wide as the planner's. A -free variant plans as its namesake
+ * without the budget, so its plan on the same round shows the planner's
+ * own probe: e-greedy's is narrow (5 buckets), Thompson's wide (32-96).
+ * AUTO's arm: 4 samples at 1.4-2.6x its model, 2.3x on average (the
+ * refresh is due); arm 5: 30 at 18 us (exploited). */
+START_TEST(test_safe_refresh_merges_probe)
+{
+	static const char *const names[2][2] = { { "egreedy", "egreedy-free" },
+						  { "thompson", "thompson-free" } };
+	unsigned narrow = 0, wide = 0;
+
+	for (int k = 0; k < 2; k++) {
+		struct bot_policy p, free_p;
+		struct bot_kb *kb = bot_kb_new();
+		float pr[BOT_NARMS];
+
+		ck_assert_ptr_nonnull(kb);
+		for (int a = 0; a < BOT_NARMS; a++)
+			pr[a] = -1.0f;
+		pr[0] = 10.0f;	/* AUTO's arm, tree/ll */
+		pr[5] = 12.0f;
+		ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
+		ck_assert_int_eq(bot_policy_init(&p, names[k][0]), 0);
+		ck_assert_int_eq(bot_policy_init(&free_p, names[k][1]), 0);
+		add_noisy(kb, KEY, 0, 3, 26.0, 0);
+		add_noisy(kb, KEY, 0, 1, 14.0, 10);
+		add_noisy(kb, KEY, 5, 30, 18.0, 100);
+		add_calls(kb, KEY, 5000);
+		for (uint64_t r = 0; r < 200; r++) {
+			struct bot_shape sh = { 7, 1, 1, r };
+			struct bot_plan pl, pf;
+			unsigned wf = 0, wt = 0, nauto = 0;
+
+			ck_assert_int_eq(bot_policy_plan(&free_p, kb, KEY, &sh, &pf), 0);
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			ck_assert_int_eq(pl.exploit, 5);
+			for (unsigned i = 0; i < pf.nprobe; i++)
+				if (pf.probe[i].arm == 0 || pf.probe[i].arm == BOT_ARM_AUTO)
+					wf += pf.probe[i].hi - pf.probe[i].lo;
+			for (unsigned i = 0; i < pl.nprobe; i++) {
+				ck_assert_int_ne(pl.probe[i].arm, 0);
+				if (pl.probe[i].arm == BOT_ARM_AUTO) {
+					wt += pl.probe[i].hi - pl.probe[i].lo;
+					nauto++;
+				}
+			}
+			ck_assert_uint_eq(nauto, 1);
+			ck_assert_uint_ge(wt, 16);
+			ck_assert_uint_ge(wt, wf);
+			narrow += wf > 0 && wf < 16;
+			wide += wf > 16;
+		}
+		bot_kb_free(kb);
+	}
+	ck_assert_uint_gt(narrow, 100);
+	ck_assert_uint_gt(wide, 50);
+}
+END_TEST
+
 /* When the exploit a policy planned has no samples of its own (only
  * borrowed evidence or the prior favour it), it becomes a probe and the
  * round's exploit is the arm measured here to be confidently faster than
@@ -1826,6 +1888,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_auto_remeasured);
 	tcase_add_test(tp, test_safe_contested_window);
 	tcase_add_test(tp, test_safe_baseline_refresh);
+	tcase_add_test(tp, test_safe_refresh_merges_probe);
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
 	tcase_add_test(tp, test_safe_worst_case_lump);
