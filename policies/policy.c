@@ -1294,6 +1294,32 @@ static double round_calls(const struct view *v, const struct bot_shape *s, doubl
 	return v->ctx->calls ? r : r * rate;
 }
 
+/* The sample lag: how many rounds a communicator's probe runs, on average,
+ * before it returns a sample (at least 1). The budget counts what was spent
+ * from samples (safe_history), so a probe that returned none cost nothing
+ * yet: re-admitted round after round against a slack that only grows, an
+ * arm without samples ran on 16 communicator-epochs before its first sample
+ * arrived (real data, epochs mode, 0.1 % sampling: 16 contexts harmed, the
+ * mean above AUTO's). Where a communicator's round yields fewer than one
+ * sample on average, a probe is charged this many rounds, what it will have
+ * cost by the time it is counted; a sample then stands for 1 / rate calls, so
+ * that the count catches up. The rate is the context's samples (every arm,
+ * AUTO's included) per call, one sample assumed where it has none; 1 without
+ * calls (the first job knows no rate: its budget is 1 % of one round, too
+ * small for most probes anyway). At most BOT_MAX_LAG. */
+#define BOT_MAX_LAG 1024.0
+static double sample_lag(const struct view *v, const struct bot_shape *s)
+{
+	double samples = 0, per;
+
+	if (!v->ctx->calls)
+		return 1;
+	for (int i = 0; i < v->nb; i++)
+		samples += (double)v->b[i].n_all;
+	per = fmax(samples, 1.0) / comm_calls(v->ctx) * (double)(s->calls ? s->calls : 1);
+	return per >= 1 ? 1 : per > 1.0 / BOT_MAX_LAG ? 1.0 / per : BOT_MAX_LAG;
+}
+
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no
  * candidate for the planner: a policy that kept proposing it (a cold
  * policy's optimism about an arm without samples) would have it dropped by
@@ -1306,7 +1332,7 @@ static void worst_filter(const struct view *judge, const struct bot_shape *s, st
 	if (!lumpy(s) || safe_history(judge, &spent, &gross, &n, &la, &rate, &am) < 0)
 		return;
 	r = round_calls(judge, s, rate);
-	lump = r / (double)(s->ncomms ? s->ncomms : 1);
+	lump = r / (double)(s->ncomms ? s->ncomms : 1) * sample_lag(judge, s);
 	for (int i = 0; i < judge->nb; i++) {
 		if (!worst_forbids(judge, &judge->b[i], lump, n + r))
 			continue;
@@ -1347,7 +1373,7 @@ static int refresh_due(const struct bot_policy *p, const struct view *v, const s
 static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
 		      uint64_t key, struct bot_plan *out)
 {
-	double spent, gross, n, la, rate, r, slack, ex, unit;
+	double spent, gross, n, la, rate, r, slack, ex, unit, lag;
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am, refresh = -1;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
@@ -1425,6 +1451,8 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	 * and kept only when the budget covers it; per call (one communicator,
 	 * one call a round) a range shrinks to fit. */
 	unit = lumpy(s) ? 1.0 / (s->ncomms ? s->ncomms : 1) : 0;
+	/* a lumpy probe is charged the rounds it runs before it is counted */
+	lag = unit > 0 ? sample_lag(v, s) : 1;
 	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
 		unsigned w = width[i];
 		double d, c, f;
@@ -1438,7 +1466,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
-		if (unit > 0 && worst_forbids(v, b, r * unit, n + r))
+		if (unit > 0 && worst_forbids(v, b, r * unit * lag, n + r))
 			continue;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
@@ -1449,7 +1477,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 				w = gw;
 		}
 		f = (double)w / BOT_PROBE_BUCKETS;
-		c = r * fmax(f, unit) * d;
+		c = r * fmax(f, unit) * d * lag;
 		if (d > 0 && c > slack) {
 			if (unit > 0 || slack <= 0)
 				continue;

@@ -1481,6 +1481,58 @@ START_TEST(test_safe_refresh_merges_probe)
 }
 END_TEST
 
+/* The sample lag: where a communicator's round yields fewer than one sample
+ * on average, a probe runs for several rounds before the budget counts it
+ * (it counts samples), so it is charged that many rounds. AUTO's arm
+ * measured here at its model's 10 us, every other arm unmeasured (the
+ * cheapest, tree/ll128, rated 1.1x: 0.155 of a call per call); 40,000
+ * calls so far, rounds of 8 communicators x 500 calls, so the slack is
+ * 440 calls and one communicator's round on tree/ll128 is charged 77.5.
+ * With 400 samples (5 a round) it is probed; with 8 (0.1 a round, a lag of
+ * 10: 775) not; with 10x the calls and 40 samples (0.05, a lag of 20:
+ * 1,550 against a slack of 4,040) again. Before the lag, the sparse
+ * context probed as the dense one, round after round, none of it counted
+ * until a sample came back (replay, 0.1 % sampling: 16 real-data contexts
+ * harmed in epochs mode, 1 with the lag). */
+START_TEST(test_safe_sample_lag)
+{
+	static const struct {
+		int samples;
+		uint64_t calls;
+		int probes;
+	} cases[] = {
+		{ 400, 40000, 1 },
+		{ 8, 40000, 0 },
+		{ 40, 400000, 1 },
+	};
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct bot_kb *kb = make_kb();
+		unsigned probed = 0;
+
+		add_noisy(kb, KEY, 0, cases[c].samples, 10.0, 0);
+		add_calls(kb, KEY, cases[c].calls);
+		for (uint64_t r = 0; r < 32; r++) {
+			struct bot_shape sh = { 3, 8, 500, r };
+			struct bot_plan pl;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			ck_assert_int_eq(pl.exploit, BOT_ARM_AUTO);
+			for (unsigned i = 0; i < pl.nprobe; i++)
+				probed += pl.probe[i].arm != BOT_ARM_AUTO;
+		}
+		if (cases[c].probes)
+			ck_assert_msg(probed > 0, "case %u: no probe", c);
+		else
+			ck_assert_msg(probed == 0, "case %u: %u probes", c, probed);
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
 /* When the exploit a policy planned has no samples of its own (only
  * borrowed evidence or the prior favour it), it becomes a probe and the
  * round's exploit is the arm measured here to be confidently faster than
@@ -1563,8 +1615,8 @@ END_TEST
  * budget is set to cover every probe, so only this rule can drop one. On the
  * real data (aws-g5-a10g) such an arm was 5.25x, and its one communicator's
  * job harmed the context by 2.7 points. Calls are a communicator's, stored
- * as a state stores them (add_calls); `rounds` is the state's, the round
- * planned. */
+ * as a state stores them (add_calls), sampled at 1 %; `rounds` is the
+ * state's, the round planned. */
 static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
 				  int arm)
 {
@@ -1580,7 +1632,8 @@ static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncom
 	pr[1] = 15.0f;		/* 1.5x: trusted */
 	pr[5] = 20.0f;		/* 2.0x */
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
-	add_noisy(kb, KEY, 0, 40, 10.0, 0);
+	/* sampled at 1 %, 5 samples a communicator's round: no sample lag */
+	add_noisy(kb, KEY, 0, (int)(calls / 100 > 40 ? calls / 100 : 40), 10.0, 0);
 	add_calls(kb, KEY, calls);
 	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
 	bot_policy_set(&p, "budget", 1.0);
@@ -1889,6 +1942,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_contested_window);
 	tcase_add_test(tp, test_safe_baseline_refresh);
 	tcase_add_test(tp, test_safe_refresh_merges_probe);
+	tcase_add_test(tp, test_safe_sample_lag);
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
 	tcase_add_test(tp, test_safe_worst_case_lump);
