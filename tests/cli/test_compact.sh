@@ -47,6 +47,18 @@ expect "compact --config missing" 2 "site configuration: .*nope.yaml" -- "$bot" 
 expect "ship empty outbox" 0 "0 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
 expect "compact empty inbox" 0 "inbox: 0 delta" -- "$bot" compact --state "$st"
 
+# the metrics are a side output: the run's summary stands, the exit status
+# says the textfile was not written (as ship's does)
+expect "compact: metrics dir missing" 1 "compact: metrics: .*/nometrics: No such file" -- \
+	"$bot" compact --state "$st" --metrics-dir "$tmp/nometrics"
+grep -q "inbox: 0 delta" "$tmp/out" && ok "compact: metrics dir missing: summary kept" ||
+	bad "compact: metrics dir missing: summary kept"
+# a run that stopped (no state directory) has nothing to summarise
+expect "compact: state missing" 1 "compact: .*/nostate: No such file" -- \
+	"$bot" compact --state "$tmp/nostate"
+! grep -q "^compact:" "$tmp/out" && ok "compact: state missing: no summary" ||
+	bad "compact: state missing: no summary"
+
 # a file that is not a delta: shipped as it is, quarantined by the compactor
 printf 'not a delta' >"$ob/c.1.0.0.n0.nbd"
 expect "ship a file" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
