@@ -116,6 +116,11 @@ fi
 # the ship command: exit 0 = shipped
 printf 'x' >"$ob/c.2.0.0.n0.nbd"
 expect "ship command fails" 1 "exit status 1" -- "$bot" ship --outbox "$ob" --ship-command false
+# a program that cannot run is said so, not read as its exit status 127
+expect "ship command not found" 1 "cannot run the ship command $tmp/nocmd: No such file or directory \(not found\); .*kept in the outbox" -- \
+	"$bot" ship --outbox "$ob" --ship-command "$tmp/nocmd"
+expect "ship command not in PATH" 1 "cannot run the ship command nb-no-such-cmd: .*\(not found in PATH\)" -- \
+	"$bot" ship --outbox "$ob" --ship-command nb-no-such-cmd
 expect "ship command" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --ship-command "test -s" --metrics-dir "$tmp/metrics"
 grep -q 'nccl_bot_ship_last_run_deltas{outcome="shipped"} 1' "$tmp/metrics/nccl-bot-ship.prom" &&
 	ok "ship metrics" || bad "ship metrics"
