@@ -23,7 +23,8 @@ const char *bot_table_strerror(int err)
 	case BOT_TABLE_OK:
 		return "ok";
 	case BOT_TABLE_ESYNTAX:
-		return "not a step table (want NBT3.<16 hex>.<base64url>)";
+		return "not a step table (want NBT3.<16 hex>.<base64url>; NBT1. and NBT2. still "
+		       "read)";
 	case BOT_TABLE_EDIGEST:
 		return "digest does not match the payload";
 	case BOT_TABLE_EVERSION:

@@ -1212,26 +1212,26 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 	memset(r, 0, sizeof(*r));
 	if (!c->window || c->retention < 2 || !c->state) {
 		bot_log_msg(log, BOT_LOG_ERROR, "compact: window must be > 0 and retention >= 2");
-		r->failed = 1;
+		r->failed = r->stopped = 1;
 		return -1;
 	}
 	if (c->dedup_windows < 2) {
 		/* with 1, a step that ended in the previous window is already too old */
 		bot_log_msg(log, BOT_LOG_ERROR, "compact: dedup_windows must be at least 2");
-		r->failed = 1;
+		r->failed = r->stopped = 1;
 		return -1;
 	}
 	if (c->hold_windows >= c->dedup_windows || !c->consensus_users) {
 		/* a held step must still dedup when it is accepted */
 		bot_log_msg(log, BOT_LOG_ERROR, "compact: hold_windows must be below dedup_windows "
 			    "and consensus_users at least 1");
-		r->failed = 1;
+		r->failed = r->stopped = 1;
 		return -1;
 	}
 	rc = bot_lease_take(c->state, c->wait, &lease, err, sizeof(err));
 	if (rc < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s", err);
-		r->failed = 1;
+		r->failed = r->stopped = 1;
 		return -1;
 	}
 	if (rc == 1) {
@@ -1244,13 +1244,13 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 	rc = open_dirs(&x) < 0 || list_inbox(&x) < 0 || make_groups(&x) < 0;
 	flush_early(&x);
 	if (rc) {
-		r->failed = 1;
+		r->failed = r->stopped = 1;
 		goto out;
 	}
 	gi = malloc((x.ng ? x.ng : 1) * sizeof(*gi));
 	r->fab = calloc(x.ng ? x.ng : 1, sizeof(*r->fab));
 	if (!gi || !r->fab) {
-		r->failed = 1;
+		r->failed = r->stopped = 1;
 		goto out;
 	}
 	/* fabrics in name order; each fabric's groups in identity order */

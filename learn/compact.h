@@ -116,13 +116,16 @@ struct bot_compact_result {
 	struct bot_compact_fabric *fab;	/* per fabric touched, sorted by name */
 	size_t nfab;
 	int failed;			/* the inbox could not be read, or a fabric failed */
+	int stopped;			/* failed before any fabric: nothing to summarise */
 };
 
 /*
  * One run. 0: the run finished (quarantines are outcomes, not errors; a
  * busy lease is r->busy); -1: an error (the inbox unreadable, a fabric that
  * failed: r->failed, on log); whatever failed left the state and the inbox
- * as they were for that fabric.
+ * as they were for that fabric. r->stopped as well when the run failed
+ * before it reached any fabric (bad knobs, the lease, the directories, the
+ * listing, memory): its counts then say only what it quarantined first.
  */
 int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result *r,
 		    const struct bot_log *log);

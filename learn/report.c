@@ -999,7 +999,8 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			}
 			why = n > m && !memcmp(s, BOT_REPORT_MAGIC " ", m + 1) ?
 			      "a report part of another version (this reader reads 1 and 2)" :
-			      "not a report part (no 'nccl-bot-report-part 2' line)";
+			      "not a report part (no 'nccl-bot-report-part 2' line; 1 still "
+			      "read)";
 			goto bad;
 		}
 		if (split(&l, s, n) < 0) {

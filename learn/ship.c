@@ -386,8 +386,9 @@ static void command_one(struct ship *s, const char *name)
 {
 	char opath[4500], err[768], cmd[4096], *argv[MAX_ARGS + 2];
 	struct stat st;
-	int fd, argc = 0, rc, timed_out;
+	int fd, argc = 0, rc, timed_out, ep[2], exec_err = 0;
 	pid_t pid;
+	ssize_t got;
 
 	snprintf(opath, sizeof(opath), "%s/%s", s->o->outbox, name);
 	fd = bot_open_at(s->outfd, name, opath, &outbox_delta, &st, err, sizeof(err));
@@ -430,24 +431,52 @@ static void command_one(struct ship *s, const char *name)
 	}
 	argv[argc++] = opath;
 	argv[argc] = NULL;
-	pid = fork();
-	if (pid < 0) {
+	/* a failed execvp's errno comes back on ep (closed by a good exec), so
+	 * that a program not found is said, not read as its exit status 127 */
+	if (pipe2(ep, O_CLOEXEC) < 0) {
 		s->r->failed++;
 		bot_log_msg(s->log, BOT_LOG_WARN, "cannot start the ship command: %s",
 			    strerror(errno));
 		return;
 	}
+	pid = fork();
+	if (pid < 0) {
+		s->r->failed++;
+		bot_log_msg(s->log, BOT_LOG_WARN, "cannot start the ship command: %s",
+			    strerror(errno));
+		close(ep[0]);
+		close(ep[1]);
+		return;
+	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY);
+		int null = open("/dev/null", O_RDONLY), e;
 
+		close(ep[0]);
 		setpgid(0, 0);
 		if (null >= 0)
 			dup2(null, 0);
 		execvp(argv[0], argv);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
+	close(ep[1]);
 	setpgid(pid, pid);
+	while ((got = read(ep[0], &exec_err, sizeof(exec_err))) < 0 && errno == EINTR)
+		;
+	close(ep[0]);
+	if (got != (ssize_t)sizeof(exec_err))
+		exec_err = 0;
 	rc = wait_bounded(s, pid, &timed_out);
+	if (exec_err) {
+		s->r->failed++;
+		bot_log_msg(s->log, BOT_LOG_WARN, "cannot run the ship command %s: %s%s; %s kept in "
+			    "the outbox", argv[0], strerror(exec_err),
+			    exec_err == ENOENT ? (strchr(argv[0], '/') ? " (not found)" :
+						  " (not found in PATH)") : "", opath);
+		return;
+	}
 	if (rc == 0) {
 		s->r->shipped++;
 		drop_outbox(s, name, &st);
@@ -461,8 +490,9 @@ static void command_one(struct ship *s, const char *name)
 		return;
 	}
 	s->r->failed++;
-	bot_log_msg(s->log, BOT_LOG_WARN, "ship command on %s: %s %d; kept in the outbox", opath,
-		    rc < 0 ? "killed, or" : "exit status", rc);
+	bot_log_msg(s->log, BOT_LOG_WARN, "ship command on %s: %s %d%s; kept in the outbox", opath,
+		    rc < 0 ? "killed, or" : "exit status", rc, rc == 127 ? " (a shell's 'command "
+		    "not found')" : rc == 126 ? " (a shell's 'cannot execute')" : "");
 }
 
 static int open_inbox(struct ship *s, char *err, size_t errlen)

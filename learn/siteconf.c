@@ -399,7 +399,8 @@ static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
 		return -1;
 	if (root.type != BOT_YAMLIN_MAP)
 		return bot_yamlin_fail(r, root.type == BOT_YAMLIN_EOF ? NULL : &root,
-				       "not a site configuration (want a mapping with version: 1)");
+				       "not a site configuration (want a mapping with version: %d; "
+				       "version 1 still read)", BOT_SITECONF_VERSION);
 	for (;;) {
 		int i;
 
@@ -451,7 +452,8 @@ static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
 			return bot_yamlin_fail(r, &ev, "%s: %s", keys[i].name, why);
 	}
 	if (!version)
-		return bot_yamlin_fail(r, &root, "no version: 1");
+		return bot_yamlin_fail(r, &root, "no version: %d (version 1 still read)",
+				       BOT_SITECONF_VERSION);
 	if (c->map_given && version < 2)
 		return bot_yamlin_fail(r, &map_key, "fabric_map needs version: 2 (this file says "
 				       "version: 1)");

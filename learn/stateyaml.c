@@ -540,7 +540,8 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 		return -1;
 	if (root.type != BOT_YAMLIN_MAP)
 		return bot_yamlin_fail(r, root.type == BOT_YAMLIN_EOF ? NULL : &root,
-				       "not a state export (want a mapping with nccl-bot-state: 1)");
+				       "not a state export (want a mapping with nccl-bot-state: %d; "
+				       "1 still read)", BOT_STATEYAML_SCHEMA);
 	for (;;) {
 		if (next_key(r, &ev) < 0)
 			return -1;
@@ -622,7 +623,8 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 		}
 	}
 	if (!schema)
-		return bot_yamlin_fail(r, &root, "no nccl-bot-state: 1 (not a state export)");
+		return bot_yamlin_fail(r, &root, "no nccl-bot-state: %d (1 still read; not a state "
+				       "export)", BOT_STATEYAML_SCHEMA);
 	if (schema < 2 && saw_summaries)
 		return bot_yamlin_fail(r, &root, "unknown key 'summaries' in a context: schema "
 				       "%llu has none (schema 2 does)", (unsigned long long)schema);

@@ -960,19 +960,29 @@ static void check_apptainer(struct doc *d, const char *lib, const char *spool)
 /* ---- the whole -------------------------------------------------------------- */
 
 /* The line's arguments through the plugin's parser into *a (NULL: a
- * local): 0, or -1 (reported). */
+ * local), one at a time so that every bad one is reported (the plugin
+ * stops at the first): 0, or -1 (each reported; *a then holds the default
+ * of each bad argument and the values of the others). */
 static int parse_line(struct doc *d, const struct line *l, struct bot_spank_args *a)
 {
 	struct bot_spank_args local;
 	char err[BOT_SPANK_ERR_MAX];
+	int bad = 0;
 
 	if (!a)
 		a = &local;
 	bot_spank_args_defaults(a, d->o->default_lib_prefix);
 	if (d->o->default_helper)
 		snprintf(a->harvest_helper, sizeof(a->harvest_helper), "%s", d->o->default_helper);
-	if (bot_spank_args_parse(a, l->nwords, l->words, d->o->node, err, sizeof(err)) < 0) {
-		say(d, "arguments", BOT_DOCTOR_PROBLEM, "%s: %s", l->where, err);
+	for (int i = 0; i < l->nwords; i++)
+		if (bot_spank_args_parse(a, 1, &l->words[i], d->o->node, err, sizeof(err)) < 0) {
+			say(d, "arguments", BOT_DOCTOR_PROBLEM, "%s: %s", l->where, err);
+			bad++;
+		}
+	if (bad) {
+		say(d, "arguments", BOT_DOCTOR_WARN, "%s: %d of %d arguments do not parse (nccl-bot "
+		    "is off until they do); the checks below use each one's default",
+		    l->where, bad, l->nwords);
 		return -1;
 	}
 	say(d, "arguments", BOT_DOCTOR_OK, "%s: %d arguments parse", l->where, l->nwords);
@@ -989,8 +999,7 @@ static void check_line(struct doc *d, const struct line *l)
 	struct bot_spank_args a;
 
 	check_plugin(d, l);
-	if (parse_line(d, l, &a) < 0)
-		return;
+	parse_line(d, l, &a);	/* a bad argument: the other checks still run */
 	check_ranklib(d, &a);
 	check_spool(d, a.spool_dir);
 	if (a.outbox_dir[0]) {

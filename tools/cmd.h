@@ -56,10 +56,18 @@ int bot_cmd_list_has_empty(const char *list);
 int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum bot_set_kind kind,
 		      const char *range, int err, size_t bad);
 
+/* What stops a file being written at path, in words ("directory D does
+ * not exist", "D is not a directory", "is a directory", ...) into why:
+ * 0 when nothing does, that is when path's directory exists and path is
+ * not a directory (tools/cmd_state.c). */
+int bot_cmd_out_problem(const char *path, char *why, size_t cap);
+
 /* text written whole to path (a temporary O_EXCL beside it, fsynced,
- * renamed over it, the directory fsynced; mode 0644 through the umask):
- * 0, or 1 after "nccl-bot: CMD: reason" (tools/cmd_state.c). */
-int bot_cmd_write_file(const char *cmd, const char *path, const char *text, size_t len);
+ * renamed over it, the directory fsynced; mode 0644 through the umask),
+ * path given as option opt: 0, or 1 after "nccl-bot: CMD: OPT PATH:
+ * reason; WHAT was not written" (tools/cmd_state.c). */
+int bot_cmd_write_file(const char *cmd, const char *opt, const char *path, const char *what,
+		       const char *text, size_t len);
 
 /* An option that overrides a key of the site configuration. */
 struct bot_cmd_override {

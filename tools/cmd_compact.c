@@ -14,11 +14,13 @@
  * key with the file's grammar and range (tools/cmd_siteconf.c). The state
  * directory: --state, else NCCL_BOT_STATE, else the file's state_dir.
  * Prints on stdout one line per fabric it touched and one for the inbox.
- * Exit status: 0 when the run finished (quarantined deltas are outcomes,
- * counted, not errors) or another compactor holds the lease (said on
- * stderr); 1 on an error (a fabric's state, ledger or inbox unreadable or
- * unwritable: nothing published for it); 2 usage, a bad option value or a
- * bad site configuration (named: file, line, column, problem).
+ * A run that stopped before any fabric prints nothing on stdout and writes
+ * no metrics. Exit status: 0 when the run finished (quarantined deltas are
+ * outcomes, counted, not errors) or another compactor holds the lease (said
+ * on stderr); 1 on an error (a fabric's state, ledger or inbox unreadable or
+ * unwritable: nothing published for it), or when the metrics textfile could
+ * not be written (the rest published); 2 usage, a bad option value or a bad
+ * site configuration (named: file, line, column, problem).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -83,8 +85,10 @@ static int write_metrics(const char *dir, const char *state, int64_t now_opt,
 	FILE *m = open_memstream(&text, &len);
 	int rc;
 
-	if (!m)
+	if (!m) {
+		fprintf(stderr, "nccl-bot: compact: metrics: %s: out of memory\n", dir);
 		return -1;
+	}
 	for (size_t i = 0; i < r->nfab; i++) {
 		merged += r->fab[i].merged;
 		dup += r->fab[i].duplicate;
@@ -331,6 +335,18 @@ int bot_cmd_compact(int argc, char **argv)
 		free(only);
 		return 0;
 	}
+	if (r.stopped) {
+		/* nothing to summarise: the error is on stderr, and metrics of a
+		 * run that never reached the inbox would read as an empty inbox */
+		if (r.quarantined)
+			fprintf(stderr, "nccl-bot: compact: stopped before merging; %zu delta(s) "
+				"quarantined first (%s/quarantine)\n", r.quarantined, conf.state);
+		bot_compact_result_free(&r);
+		free(fabrics);
+		bot_siteconf_free(&sc);
+		free(only);
+		return 1;
+	}
 	/* those not listed wait too; held/ is listed with the inbox */
 	backlog = r.inbox + r.held_listed - r.quarantined - r.held + r.unlisted;
 	for (size_t i = 0; i < r.nfab; i++) {
@@ -358,9 +374,11 @@ int bot_cmd_compact(int argc, char **argv)
 		printf("; %zu held in %s/held (contradicting the fabric until %" PRIu64 " users "
 		       "agree)", r.held, conf.state, conf.consensus_users);
 	printf("\n");
-	if (metrics)
-		write_metrics(metrics, conf.state, conf.now, &r, (double)(t1.tv_sec - t0.tv_sec) +
-			      (t1.tv_nsec - t0.tv_nsec) / 1e9, backlog);
+	/* a side output: what the run published stays, the exit status says it */
+	if (metrics && write_metrics(metrics, conf.state, conf.now, &r,
+				     (double)(t1.tv_sec - t0.tv_sec) +
+				     (t1.tv_nsec - t0.tv_nsec) / 1e9, backlog) < 0)
+		rc = -1;
 	bot_compact_result_free(&r);
 	free(fabrics);
 	bot_siteconf_free(&sc);

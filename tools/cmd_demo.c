@@ -704,17 +704,11 @@ int bot_cmd_demo(int argc, char **argv)
 	}
 	{
 		/* the picture's directory must exist now, not after the jobs */
-		char parent[PATH_MAX], *slash;
+		char why[PATH_MAX + 64];
 
-		snprintf(parent, sizeof(parent), "%s", svg);
-		slash = strrchr(parent, '/');
-		if (slash) {
-			slash[slash == parent ? 1 : 0] = 0;
-			if (!is_dir(parent)) {
-				fprintf(stderr, "nccl-bot: demo: --svg '%s': %s is not a directory\n",
-					svg_opt, parent);
-				return 2;
-			}
+		if (bot_cmd_out_problem(svg, why, sizeof(why)) < 0) {
+			fprintf(stderr, "nccl-bot: demo: --svg '%s': %s\n", svg_opt, why);
+			return 2;
 		}
 	}
 	if (demo_find_files(&f) || demo_check(&f))

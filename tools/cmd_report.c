@@ -600,10 +600,10 @@ static int picture(const char *svg, const char *dir, const struct bot_report_set
 
 	job_names(set, name, sizeof(name));
 	if (bot_reportsvg_draw(all, name, dir, nsteps, &text, &len, &in, &log) < 0) {
-		fprintf(stderr, "nccl-bot: report: %s not written\n", svg);
+		fprintf(stderr, "nccl-bot: report: --svg %s: the picture was not written\n", svg);
 		return 1;
 	}
-	rc = bot_cmd_write_file("report", svg, text, len);
+	rc = bot_cmd_write_file("report", "--svg", svg, "the picture", text, len);
 	free(text);
 	if (rc == 0)
 		fprintf(stderr, "nccl-bot: report: %s: picture of %s: %zu panel(s), %zu context(s), "

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/dirscan.h"
@@ -179,7 +180,7 @@ static int show_svg(const struct bot_state *s, const char *snap, const char *fil
 		fprintf(stderr, "nccl-bot: state show: %s: %s\n", svg, err);
 		return 1;
 	}
-	rc = bot_cmd_write_file("state show", svg, text, len);
+	rc = bot_cmd_write_file("state show", "--svg", svg, "the picture", text, len);
 	free(text);
 	if (rc == 0)
 		fprintf(stderr, "nccl-bot: state show: %s: %zu chart(s), %zu line(s), %zu "
@@ -216,7 +217,41 @@ static int state_show(const char *dir, const char *fabric, const char *file, con
 /* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
  * fsynced, renamed over FILE, the directory fsynced (common/writeall.h; the
  * mode 0644 through the umask). 0 or 1. (cmd.h) */
-int bot_cmd_write_file(const char *cmd, const char *path, const char *text, size_t len)
+/* path's directory, as the user wrote it ("." for a bare name) */
+static void out_dir(const char *path, char *dir, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+
+	snprintf(dir, cap, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+		 slash ? path : ".");
+}
+
+int bot_cmd_out_problem(const char *path, char *why, size_t cap)
+{
+	char dir[4096];
+	struct stat st;
+
+	if (!*path || path[strlen(path) - 1] == '/')
+		return snprintf(why, cap, "a directory, not a file name"), -1;
+	out_dir(path, dir, sizeof(dir));
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			snprintf(why, cap, "directory %s does not exist", dir);
+		else if (errno == ENOTDIR)
+			snprintf(why, cap, "%s is not a directory", dir);
+		else
+			snprintf(why, cap, "directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return snprintf(why, cap, "%s is not a directory", dir), -1;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return snprintf(why, cap, "is a directory"), -1;
+	return 0;
+}
+
+int bot_cmd_write_file(const char *cmd, const char *opt, const char *path, const char *what,
+		       const char *text, size_t len)
 {
 	char tmp[4200], dir[4096], err[2 * sizeof(tmp) + 256];
 	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
@@ -224,22 +259,31 @@ int bot_cmd_write_file(const char *cmd, const char *path, const char *text, size
 	int dfd, rc;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", path, (long)getpid()) >= sizeof(tmp)) {
-		fprintf(stderr, "nccl-bot: %s: %s: path too long\n", cmd, path);
+		fprintf(stderr, "nccl-bot: %s: %s %s: path too long; %s was not written\n", cmd,
+			opt, path, what);
 		return 1;
 	}
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
-		 slash ? path : ".");
+	/* the usual mistakes named before a temporary file is made (else a
+	 * directory at path reads "cannot rename FILE.tmp-PID to FILE") */
+	if (bot_cmd_out_problem(path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nccl-bot: %s: %s %s: %s; %s was not written\n", cmd, opt, path,
+			err, what);
+		return 1;
+	}
+	out_dir(path, dir, sizeof(dir));
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%ld", base, (long)getpid());
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		fprintf(stderr, "nccl-bot: %s: %s: %s\n", cmd, dir, strerror(errno));
+		fprintf(stderr, "nccl-bot: %s: %s %s: directory %s: %s; %s was not written\n", cmd,
+			opt, path, dir, strerror(errno), what);
 		return 1;
 	}
 	/* messages name the files as the user wrote them: a bare FILE alone */
 	rc = bot_write_whole_at(dfd, slash ? dir : NULL, base, text, len, &r, err, sizeof(err));
 	close(dfd);
 	if (rc < 0) {
-		fprintf(stderr, "nccl-bot: %s: %s\n", cmd, err);
+		fprintf(stderr, "nccl-bot: %s: %s %s: %s; %s was not written\n", cmd, opt, path, err,
+			what);
 		return 1;
 	}
 	return 0;
@@ -264,7 +308,8 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 		fprintf(stderr, "nccl-bot: state export: %s: %s\n", dir, err);
 		return 1;
 	}
-	rc = out ? bot_cmd_write_file("state export", out, text, len) : put_stdout("export", text, len);
+	rc = out ? bot_cmd_write_file("state export", "-o", out, "the export", text, len) :
+		   put_stdout("export", text, len);
 	free(text);
 	if (rc == 0 && out && !file)
 		fprintf(stderr, "nccl-bot: state export: %s: %s of %s%s%s\n", out, snap, dir,

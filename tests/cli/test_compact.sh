@@ -47,6 +47,18 @@ expect "compact --config missing" 2 "site configuration: .*nope.yaml" -- "$bot" 
 expect "ship empty outbox" 0 "0 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
 expect "compact empty inbox" 0 "inbox: 0 delta" -- "$bot" compact --state "$st"
 
+# the metrics are a side output: the run's summary stands, the exit status
+# says the textfile was not written (as ship's does)
+expect "compact: metrics dir missing" 1 "compact: metrics: .*/nometrics: No such file" -- \
+	"$bot" compact --state "$st" --metrics-dir "$tmp/nometrics"
+grep -q "inbox: 0 delta" "$tmp/out" && ok "compact: metrics dir missing: summary kept" ||
+	bad "compact: metrics dir missing: summary kept"
+# a run that stopped (no state directory) has nothing to summarise
+expect "compact: state missing" 1 "compact: .*/nostate: No such file" -- \
+	"$bot" compact --state "$tmp/nostate"
+! grep -q "^compact:" "$tmp/out" && ok "compact: state missing: no summary" ||
+	bad "compact: state missing: no summary"
+
 # a file that is not a delta: shipped as it is, quarantined by the compactor
 printf 'not a delta' >"$ob/c.1.0.0.n0.nbd"
 expect "ship a file" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
@@ -104,6 +116,11 @@ fi
 # the ship command: exit 0 = shipped
 printf 'x' >"$ob/c.2.0.0.n0.nbd"
 expect "ship command fails" 1 "exit status 1" -- "$bot" ship --outbox "$ob" --ship-command false
+# a program that cannot run is said so, not read as its exit status 127
+expect "ship command not found" 1 "cannot run the ship command $tmp/nocmd: No such file or directory \(not found\); .*kept in the outbox" -- \
+	"$bot" ship --outbox "$ob" --ship-command "$tmp/nocmd"
+expect "ship command not in PATH" 1 "cannot run the ship command nb-no-such-cmd: .*\(not found in PATH\)" -- \
+	"$bot" ship --outbox "$ob" --ship-command nb-no-such-cmd
 expect "ship command" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --ship-command "test -s" --metrics-dir "$tmp/metrics"
 grep -q 'nccl_bot_ship_last_run_deltas{outcome="shipped"} 1' "$tmp/metrics/nccl-bot-ship.prom" &&
 	ok "ship metrics" || bad "ship metrics"

@@ -149,6 +149,14 @@ plug $base mode=bogus
 expect "a bad argument: exit 1, naming it" 1 "^problem: arguments: $tmp/etc/plugstack.conf:1: plugstack.conf argument mode=bogus: want shadow or on" -- doc
 plug $base spool_dir=/a
 expect "an argument given twice: exit 1" 1 "^problem: arguments: .*spool_dir" -- doc
+# every bad argument is a problem line, and the other checks still run (the
+# plugin stops at the first; doctor's help promises one line per problem)
+plug lib_prefix=$tmp/nolib spool_dir=$spool enable=maybe mode=shdow foo=bar
+expect "three bad arguments: exit 1, the first named" 1 "^problem: arguments: .*argument enable=maybe: want off" -- doc
+expect "  ... the second" 1 "^problem: arguments: .*argument mode=shdow: want shadow or on" -- doc
+expect "  ... the third" 1 "^problem: arguments: .*argument 'foo': unknown" -- doc
+expect "  ... said how many, and that the checks use defaults" 1 "^warning: arguments: .*3 of 5 arguments do not parse" -- doc
+expect "  ... and the missing rank library still reported" 1 "^problem: rank library: lib_prefix=$tmp/nolib: " -- doc
 plug lib_prefix=$tmp/nolib spool_dir=$spool
 expect "no rank library under lib_prefix: exit 1" 1 "^problem: rank library: lib_prefix=$tmp/nolib: .*libnccl-tuner-bot.so" -- doc
 printf 'const char ncclTunerPlugin_v2[8], ncclTunerPlugin_v3[8], ncclTunerPlugin_v4[8],\n  ncclTunerPlugin_v5[8], ncclTunerPlugin_v6[8];\n' >"$tmp/t.c"

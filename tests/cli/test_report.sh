@@ -152,6 +152,14 @@ expect "  ... and without it, the cost model's" 0 '"t_auto_source":"cost".*"harm
 expect "  ... --svg: the picture's note names where AUTO's latency came from" 0 \
 	"latency where the step did not run its arm: the fabric.{1,6}s state in 1 context\(s\), NCCL.{1,6}s cost model in 0" -- \
 	sh -c "'$bot' report --plugstack /dev/null --state '$tmp/st2' --svg '$tmp/est.svg' '$tmp/est' >/dev/null && cat '$tmp/est.svg'"
+# a picture that cannot be written: named by its option and file, said not
+# written, exit 1; the text report (the main output) still printed, as
+# compact's summary is when its metrics textfile fails
+expect "--svg in a missing directory: exit 1, the option and the directory named" 1 \
+	"^nccl-bot: report: --svg $tmp/nodir/x\.svg: directory $tmp/nodir does not exist; the picture was not written$" -- \
+	"$bot" report --plugstack /dev/null --state "$tmp/st2" --svg "$tmp/nodir/x.svg" "$tmp/est"
+grep -q "step total:" "$tmp/out" && ok "  ... the text report still printed" ||
+	bad "  ... the text report still printed"
 expect "NCCL_BOT_STATE finds the state" 0 "estimated: the fabric's state" -- \
 	env NCCL_BOT_STATE="$tmp/st2" "$bot" report --plugstack /dev/null "$tmp/est"
 echo "optional /x/spank_nccl_bot.so enable=opt-in state_dir=$tmp/st2 mode=on" >"$tmp/plugstack-st.conf"

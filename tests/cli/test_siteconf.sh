@@ -102,6 +102,11 @@ expect "compact: --state overrides state_dir" 0 "inbox: 0 delta" -- \
 [ -d "$tmp/other/inbox" ] && ok "--state used" || bad "--state used"
 # NCCL_BOT_CONFIG=none: no file, so no state directory
 expect "NCCL_BOT_CONFIG=none reads no file" 2 "--state is required" -- "$bot" compact
+# an empty file: the refusal asks for the version written, and says 1 still reads
+: >"$tmp/empty.yaml"
+expect "an empty file: the version written, and 1 still read" 2 \
+	"site configuration: $tmp/empty.yaml: not a site configuration \(want a mapping with version: 2; version 1 still read\)" -- \
+	env NCCL_BOT_CONFIG="$tmp/empty.yaml" "$bot" compact --state "$tmp/other"
 
 # bad files: exit 2, naming the file, the line and the problem
 bad_conf() {	# NAME PATTERN CONTENT

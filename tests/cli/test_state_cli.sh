@@ -82,6 +82,17 @@ else
 	bad "export/import round trip changed the state"
 fi
 expect "export to stdout" 0 "^nccl-bot-state: 2" -- "$bot" state export --state "$tmp/a" --fabric $F
+# -o naming a directory: said so, before a temporary file is made beside it
+mkdir "$tmp/adir"
+expect "export -o DIR: is a directory" 1 "^nccl-bot: state export: -o $tmp/adir: is a directory; the export was not written$" -- \
+	"$bot" state export "$snap" -o "$tmp/adir"
+expect "export -o into a missing directory" 1 "^nccl-bot: state export: -o $tmp/nodir/x\.yaml: directory $tmp/nodir does not exist" -- \
+	"$bot" state export "$snap" -o "$tmp/nodir/x.yaml"
+# an empty file: the refusal asks for the schema exports are written with
+: >"$tmp/empty.yaml"
+expect "import an empty file: the schema written, and 1 still read" 1 \
+	"empty.yaml: not a state export \(want a mapping with nccl-bot-state: 2; 1 still read\)" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/empty.yaml"
 # a state written before format v3 (formats.md 12) still reads, and an
 # import of its export publishes the same state as v3 (summaries 0)
 v2=$top_srcdir/tests/fuzz/corpus-state/valid-v2-two-jobs.nbs

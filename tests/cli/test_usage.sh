@@ -99,8 +99,11 @@ expect "demo --svg ''" 2 "^nccl-bot: demo: --svg '': want a file name" -- \
 	env PATH=/nonexistent "$bot" demo --svg ''
 expect "demo --svg DIR" 2 "^nccl-bot: demo: --svg '.*': want a file name, not a directory" -- \
 	env PATH=/nonexistent "$bot" demo --svg "$tmp"
-expect "demo --svg in a missing directory" 2 "^nccl-bot: demo: --svg '.*': .* is not a directory" -- \
+expect "demo --svg in a missing directory" 2 "^nccl-bot: demo: --svg '.*': directory .*/missing does not exist" -- \
 	env PATH=/nonexistent "$bot" demo --svg "$tmp/missing/demo.svg"
+: >"$tmp/plainfile"
+expect "demo --svg under a file" 2 "^nccl-bot: demo: --svg '.*': .*/plainfile is not a directory" -- \
+	env PATH=/nonexistent "$bot" demo --svg "$tmp/plainfile/demo.svg"
 
 # harvest's numbers follow the settings grammar too (README: no blanks,
 # signs or leading zeros): --nodes 02 was taken as 2, --step 007 as 7

@@ -1855,6 +1855,7 @@ START_TEST(t_clock_ahead)
 	ck_assert_int_eq(bot_compact_run(&c, &r, &caplog), -1);
 	ck_assert_uint_eq(r.quarantined, 0);
 	ck_assert_int_eq(fab(&r, FABRIC)->failed, 1);
+	ck_assert_int_eq(r.stopped, 0);	/* a fabric failed: the run has a summary */
 	bot_compact_result_free(&r);
 	ck_assert_msg(strstr(logbuf, "the ledger is from the future (clock?)"), "%s", logbuf);
 	ck_assert_int_eq(count_dir(inbox, ".nbd"), 1);
@@ -1903,6 +1904,7 @@ START_TEST(t_dedup_windows_min)
 	logbuf[0] = 0;
 	ck_assert_int_eq(bot_compact_run(&c, &r, &caplog), -1);
 	ck_assert_int_eq(r.failed, 1);
+	ck_assert_int_eq(r.stopped, 1);	/* before any fabric: nothing to summarise */
 	ck_assert_msg(strstr(logbuf, "dedup_windows must be at least 2"), "%s", logbuf);
 	bot_compact_result_free(&r);
 	c.dedup_windows = 2;

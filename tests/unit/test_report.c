@@ -258,6 +258,10 @@ START_TEST(test_refusals)
 		ck_assert_int_lt(bot_report_part_parse("t", nojob, strlen(nojob), &p, err,
 						       sizeof(err)), 0);
 		ck_assert_int_lt(bot_report_part_parse("t", "", 0, &p, err, sizeof(err)), 0);
+		/* the version written, and the one still read */
+		ck_assert_int_lt(bot_report_part_parse("t", "job 5\n", 6, &p, err, sizeof(err)), 0);
+		ck_assert_msg(strstr(err, "no 'nccl-bot-report-part 2' line; 1 still read"), "%s",
+			      err);
 	}
 }
 END_TEST

@@ -331,6 +331,9 @@ START_TEST(test_syntax_errors)
 		ck_assert_msg(err == BOT_TABLE_ESYNTAX, "%s: %d", bad[i], err);
 		ck_assert(!bot_table_err_fatal(err));
 	}
+	/* the prefix written, and those still read */
+	ck_assert_str_eq(bot_table_strerror(BOT_TABLE_ESYNTAX), "not a step table (want "
+			 "NBT3.<16 hex>.<base64url>; NBT1. and NBT2. still read)");
 }
 END_TEST
 

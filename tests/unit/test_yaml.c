@@ -223,7 +223,7 @@ START_TEST(siteconf_keys)
 
 	conf_refused("version: 1\nretentoin: 3\n", "site.yaml:2:1: unknown key 'retentoin'");
 	conf_refused("version: 3\n", "site.yaml:1:10: version 3: this build reads versions 1 and 2");
-	conf_refused("retention: 3\n", "no version: 1");
+	conf_refused("retention: 3\n", "no version: 2 (version 1 still read)");
 	conf_refused("version: 1\nretention: +3\n", "site.yaml:2:12: retention: '+3' is not a number");
 	conf_refused("version: 1\nwindow: 1e3\n", "window: '1e3'");
 	conf_refused("version: 1\nuser_cap: 010\n", "leading zero");
@@ -237,7 +237,8 @@ START_TEST(siteconf_keys)
 	conf_refused("version: 1\nconsensus_users: 0\n", "consensus_users: '0' is not a number");
 	conf_refused("version: 1\nversion: 1\n", "site.yaml:2:1: duplicate key 'version'");
 	conf_refused("- version: 1\n", "not a site configuration");
-	conf_refused("", "not a site configuration");
+	conf_refused("", "not a site configuration (want a mapping with version: 2; version 1 "
+		     "still read)");
 }
 END_TEST
 
@@ -657,7 +658,9 @@ START_TEST(state_import_rules)
 	state_edit(10, "    key: \"0x0450000200000010\"\n", "s.yaml:10:5: duplicate key 'key' (first "
 		   "at line 9)");
 	state_edit(7, "extra: 1\n", "s.yaml:7:1: unknown key 'extra'");
-	state_refused("fabric: f\n", "no nccl-bot-state: 1");
+	state_refused("fabric: f\n", "no nccl-bot-state: 2 (1 still read");
+	state_refused("", "not a state export (want a mapping with nccl-bot-state: 2; 1 still "
+		      "read)");
 	state_refused("nccl-bot-state: 1\n", "no fabric");
 	state_refused("nccl-bot-state: 1\nfabric: f\ncontexts:\n  - key: \"0x0450000200000010\"\n"
 		      "  - key: \"0x0450000200000010\"\n", "s.yaml:5:10: key 0x0450000200000010: "
