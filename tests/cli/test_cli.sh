@@ -577,6 +577,48 @@ expect "sim --samples 010" 2 "--samples '010'.*leading zero" -- "$bot" sim --sam
 expect "sim --min-bytes 1K" 2 "--min-bytes '1K': want a byte count" -- "$bot" sim --min-bytes 1K
 expect "sim --max-bytes 2TiB" 2 "--max-bytes '2TiB'.*from 1 to 1TiB" -- "$bot" sim --max-bytes 2TiB
 expect "sim --nodes 04" 2 "--nodes: invalid value '04'" -- "$bot" sim --nodes 04
+# A node list that leaves a chosen fabric no count of its range is refused,
+# naming the fabric and the range (it used to write only the header, exit 0).
+expect "sim --nodes 100" 2 "^nccl-bot: sim: --nodes: invalid value '100': selects no node count of fabric h100-ib-ndr \\(simulated at 1-64 nodes\\)$" -- \
+	"$bot" sim --nodes 100
+expect "sim aws-g5-a10g --nodes 16" 2 "--nodes: invalid value '16': .*fabric aws-g5-a10g \\(simulated at 2-8 nodes\\)" -- \
+	"$bot" sim --fabric aws-g5-a10g --nodes 16
+expect "sim aws-g5-a10g --nodes 1" 2 "--nodes: invalid value '1': .*fabric aws-g5-a10g \\(simulated at 2-8 nodes\\)" -- \
+	"$bot" sim --fabric aws-g5-a10g --nodes 1
+expect "sim calibration --nodes 8 (modal-a100 has none)" 2 "fabric modal-a100 \\(simulated at 1-4 nodes\\)" -- \
+	"$bot" sim --fabric calibration --nodes 8
+expect "sim aws-g5-a10g --nodes 1,2 (2 is in range)" 0 "^aws-g5-a10g,allreduce,1024,2,2," -- \
+	"$bot" sim --fabric aws-g5-a10g --nodes 1,2 --coll allreduce --samples 1 --max-bytes 1KiB
+# A node count named twice is simulated once.
+sim1() { "$bot" sim --fabric h100-ib-ndr --coll allreduce --samples 1 --max-bytes 2KiB "$@" 2>/dev/null; }
+sim1 --nodes 4-8 >"$tmp/n48.csv"
+sim1 --nodes 4,4-8 >"$tmp/n448.csv"
+sim1 --nodes 4 >"$tmp/n4.csv"
+sim1 --nodes 4,4 >"$tmp/n44.csv"
+sim1 --nodes 8,4-8 >"$tmp/n848.csv"
+if [ "$(wc -l <"$tmp/n48.csv")" -gt 2 ] && cmp -s "$tmp/n48.csv" "$tmp/n448.csv" &&
+	cmp -s "$tmp/n4.csv" "$tmp/n44.csv" &&
+	[ "$(sort "$tmp/n848.csv" | uniq -d | wc -l)" = 0 ] &&
+	[ "$(wc -l <"$tmp/n848.csv")" = "$(wc -l <"$tmp/n48.csv")" ]; then
+	ok "sim --nodes: a count named twice is simulated once"
+else
+	bad "sim --nodes: repeated counts (lines: 4-8 $(wc -l <"$tmp/n48.csv"), 4,4-8 $(wc -l <"$tmp/n448.csv"), 4 $(wc -l <"$tmp/n4.csv"), 4,4 $(wc -l <"$tmp/n44.csv"))"
+fi
+# --list prints the node range each fabric is simulated at: the default
+# list's rows of each fabric span exactly that range.
+"$bot" sim --list 2>/dev/null | awk '/ GPU\/node, [0-9]+-[0-9]+ nodes, / { print $1, $4 }' >"$tmp/ranges"
+nr=0 nbad=0
+while read -r fab range; do
+	nr=$((nr + 1))
+	got=$("$bot" sim --fabric "$fab" --coll allreduce --samples 1 --max-bytes 1KiB 2>/dev/null |
+		awk -F, 'NR > 1 { n = $5 + 0; if (lo == "" || n < lo) lo = n; if (n > hi) hi = n } END { print lo "-" hi }')
+	if [ "$got" != "$range" ]; then
+		nbad=$((nbad + 1)); echo "    $fab: --list says $range nodes, simulated at $got"
+	fi
+done <"$tmp/ranges"
+if [ "$nr" -ge 12 ] && [ "$nbad" = 0 ]; then ok "sim --list: each fabric's node range is the one simulated ($nr fabrics)"
+else bad "sim --list node ranges ($nr fabrics read, $nbad wrong)"; fi
+expect "sim --list: aws-g5-a10g is 2-8 nodes" 0 "^aws-g5-a10g +1 GPU/node, 2-8 nodes," -- "$bot" sim --list
 expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
 	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
 
