@@ -199,6 +199,33 @@ expect "replay --sim-fabrics nope" 2 "--sim-fabrics 'nope'" -- "$bot" replay --s
 expect "replay --sim-outliers 0.7" 2 "--sim-outliers '0.7': out of range 0..0.5" -- "$bot" replay --sim-outliers 0.7
 expect "replay --sim-outliers with --data" 2 "--sim-outliers shapes the built-in sweep" -- \
 	"$bot" replay --sim-outliers 0.1 "$data/malformed.csv"
+# Options that cannot apply are refused, naming the option, before any work
+# (the other --sim-* options with --data; --harmed without --worst; --worst
+# outside the table; the same sweep file twice, which counts its samples twice).
+for o in "--sim-fabrics alt" "--sim-seed 3" "--sim-samples 4"; do
+	# shellcheck disable=SC2086 # $o is an option and its value
+	expect "replay $o with --data" 2 "^nccl-bot: replay: ${o% *} shapes the built-in sweep; it does not apply to --data files$" -- \
+		"$bot" replay --data "$tmp/f1.csv" $o --train-nodes 4 --test-nodes 4 --no-tune
+done
+expect "replay --sim-seed with a positional file" 2 "--sim-seed shapes the built-in sweep" -- \
+	"$bot" replay "$tmp/f1.csv" --sim-seed 3
+expect "replay --harmed without --worst" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
+	"$bot" replay --data "$tmp/f1.csv" --harmed --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --harmed --worst 0" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
+	"$bot" replay --data "$tmp/f1.csv" --harmed --worst 0 --train-nodes 4 --test-nodes 4 --no-tune
+for fmt in json csv; do
+	expect "replay --worst 3 --format $fmt" 2 "^nccl-bot: replay: --worst .*table.*--format $fmt" -- \
+		"$bot" replay --data "$tmp/f1.csv" --worst 3 --format $fmt --train-nodes 4 --test-nodes 4 --no-tune
+done
+expect "replay --worst 0 --format json (no list asked for)" 0 '"policies"' -- \
+	"$bot" replay --data "$tmp/f1.csv" --worst 0 --format json --policy thompson --mode jobs --jobs 2 \
+	--train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
+	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
+	"$bot" replay --data "$tmp/f1.csv" "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --data twice by two paths" 2 "--data '$tmp/./f1.csv': the same file as '$tmp/f1.csv'" -- \
+	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/./f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 jitter_run() {	# jitter_run OUT [--sim-outliers P]: thompson on h100-ib-ndr, per call, CSV
 	out=$1
 	shift
