@@ -13,6 +13,21 @@ trap 'rm -rf "$tmp"' EXIT
 expect "help" 0 "replay" -- "$bot" --help
 expect "no subcommand" 2 "usage" -- "$bot"
 expect "unknown subcommand" 2 "unknown subcommand" -- "$bot" frobnicate
+# `help CMD` is CMD's own help, for every subcommand (it printed the list).
+for cmd in env harvest replay sim spool state ship compact report doctor fabric demo; do
+	"$bot" "$cmd" --help >"$tmp/help-own" 2>&1
+	"$bot" help "$cmd" >"$tmp/help-cmd" 2>"$tmp/help-err"
+	hrc=$?
+	if [ $hrc = 0 ] && [ ! -s "$tmp/help-err" ] && grep -q "^usage: nccl-bot $cmd" "$tmp/help-cmd" &&
+		cmp -s "$tmp/help-own" "$tmp/help-cmd"; then
+		ok "help $cmd is $cmd --help"
+	else
+		bad "help $cmd (exit $hrc):"; head -n 3 "$tmp/help-cmd" "$tmp/help-err" | sed 's/^/    /'
+	fi
+done
+expect "help state add" 0 "^usage: nccl-bot state add" -- "$bot" help state add
+expect "help (the list)" 0 "^  replay " -- "$bot" help
+expect "help nosuch" 2 "^nccl-bot: help: unknown subcommand 'nosuch'" -- "$bot" help nosuch
 expect "replay --help" 0 "--mode" -- "$bot" replay --help
 expect "sim --help" 0 "--fabric" -- "$bot" sim --help
 expect "replay bad option" 2 "--frob" -- "$bot" replay --frob
