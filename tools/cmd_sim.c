@@ -41,7 +41,8 @@ static void usage(FILE *o)
 		"  --list                list the fabrics and exit\n"
 		"  --calibrate           print the calibration report (reads --data)\n"
 		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"
-		"  --data DIR            external sweep files (default data/external/sweep)\n"
+		"  --data DIR            external sweep files (default data/external/sweep, in\n"
+		"                        the current directory: the data is in the source tree)\n"
 		"  --help                this text\n");
 }
 
@@ -159,7 +160,10 @@ static void print_err(const char *what, const struct bot_sim_calerr *e)
 	       e->objective);
 }
 
-static int load_cal(const char *dir, struct bot_sweep *sw)
+/* The calibration sweeps in dir. The data ships in the source tree only
+ * (data/external/sweep; no package installs it), so a file that is not
+ * there gets a hint: where the default points, and --data. */
+static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 {
 	static const char *const files[] = { "aws-g5-a10g.csv", "modal-a100.csv" };
 	char path[4096], err[BOT_SWEEP_ERR_MAX];
@@ -168,14 +172,22 @@ static int load_cal(const char *dir, struct bot_sweep *sw)
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
 		if (bot_sweep_read(sw, path, err, sizeof(err))) {
-			fprintf(stderr, "nccl-bot: sim: --calibrate: %s\n", err);
+			int missing = access(path, F_OK) != 0;
+
+			fprintf(stderr, "nccl-bot: sim: --calibrate: %s%s\n", err,
+				!missing ? "" : dir_given ?
+				" (--data DIR names the directory of aws-g5-a10g.csv and modal-a100.csv: "
+				"the source tree's data/external/sweep)" :
+				" (the default --data data/external/sweep is relative to the current "
+				"directory, and the data is not installed: run from nccl-bot's source "
+				"tree or give --data SRCDIR/data/external/sweep)");
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int calibrate(const char *dir)
+static int calibrate(const char *dir, int dir_given)
 {
 	struct bot_sweep sw;
 	struct bot_sim_params fit;
@@ -184,7 +196,7 @@ static int calibrate(const char *dir)
 	double sig;
 
 	bot_sweep_init(&sw);
-	if (load_cal(dir, &sw)) {
+	if (load_cal(dir, dir_given, &sw)) {
 		bot_sweep_free(&sw);
 		return 1;
 	}
@@ -315,7 +327,7 @@ int bot_cmd_sim(int argc, char **argv)
 	unsigned nfab = 0, nodes[MAX_NODES], i;
 	struct bot_sim_opts o;
 	const char *output = NULL, *data = "data/external/sweep", *nodes_arg = NULL;
-	int do_list = 0, do_cal = 0, do_rep = 0, ai, rc = 0;
+	int do_list = 0, do_cal = 0, do_rep = 0, data_given = 0, ai, rc = 0;
 	struct bot_sweep sw;
 	struct bot_progress pr;
 
@@ -417,6 +429,7 @@ int bot_cmd_sim(int argc, char **argv)
 			output = val;
 		} else if (!strcmp(opt, "--data")) {
 			data = val;
+			data_given = 1;
 		} else {
 			fprintf(stderr, "nccl-bot: sim: unknown option '%s' (see --help)\n", opt);
 			return 2;
@@ -446,7 +459,7 @@ int bot_cmd_sim(int argc, char **argv)
 		return 0;
 	}
 	if (do_cal)
-		rc = calibrate(data);
+		rc = calibrate(data, data_given);
 	if (do_rep && !rc)
 		rc = auto_report();
 	if (do_cal || do_rep)

@@ -661,6 +661,14 @@ done <"$tmp/ranges"
 if [ "$nr" -ge 12 ] && [ "$nbad" = 0 ]; then ok "sim --list: each fabric's node range is the one simulated ($nr fabrics)"
 else bad "sim --list node ranges ($nr fabrics read, $nbad wrong)"; fi
 expect "sim --list: aws-g5-a10g is 2-8 nodes" 0 "^aws-g5-a10g +1 GPU/node, 2-8 nodes," -- "$bot" sim --list
+# --calibrate away from the source tree: the message says where the default
+# points and how to name the data (it only said "cannot open").
+mkdir "$tmp/elsewhere"
+expect "sim --calibrate outside the source tree" 1 \
+	"^nccl-bot: sim: --calibrate: data/external/sweep/aws-g5-a10g.csv: cannot open: .*relative to the current directory.*give --data SRCDIR/data/external/sweep\\)$" -- \
+	sh -c 'cd "$1" && exec "$2" sim --calibrate' sh "$tmp/elsewhere" "$botabs"
+expect "sim --calibrate --data without the files" 1 "--calibrate: $tmp/elsewhere/aws-g5-a10g.csv: cannot open: .*--data DIR names the directory of aws-g5-a10g.csv" -- \
+	"$bot" sim --calibrate --data "$tmp/elsewhere"
 expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
 	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
 
