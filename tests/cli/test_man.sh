@@ -84,7 +84,7 @@ while [ -f "$tmp/block.$n" ]; do
 	if [ -s "$tmp/run.sh" ]; then
 		work=$tmp/work.$n
 		mkdir "$work"
-		(cd "$work" && HOME=$work PATH="$tmp/bin:$PATH" NCCL_BOT_CONFIG=none NCCL_BOT_STATE= \
+		(cd "$work" && HOME=$work PATH="$tmp/bin:$PATH" NCCL_BOT_CONFIG=none NCCL_BOT_STATE='' \
 			timeout 300 sh -e "$tmp/run.sh") >"$tmp/out.$n" 2>&1
 		rc=$?
 		if [ $rc = 0 ]; then
