@@ -552,6 +552,10 @@ void bot_summarize_harm(const struct bot_ctx_result *res, const double *auto_los
 	for (size_t i = 0; i < n; i++) {
 		double x = res[i].run_loss - auto_loss[i];
 
+		/* the same arm's loss computed two ways: a rounding residue
+		 * (1e-16) is no excess, and not a -0.00% either */
+		if (fabs(x) < 1e-12)
+			x = 0;
 		s->harmed += x > BOT_HARM_MARGIN;
 		if (x > s->worst_excess)
 			s->worst_excess = x;

@@ -53,25 +53,80 @@ static void params_format(const struct bot_policy_params *p, char *buf, size_t l
 
 /* ---- table ---- */
 
-static void pct(FILE *f, double x)
+/* A loss as a percentage, right-aligned under its head's 9 characters
+ * ("12.34%" ends where "mean" does; it ended one short): 0.00% for what
+ * rounds to it (never -0.00%), and from 10000% on with an exponent
+ * ("1.2e+04%") so a huge loss keeps the columns aligned. JSON and CSV keep
+ * the exact value. */
+static void pct_fmt(char *buf, size_t len, double x)
 {
+	double v = 100 * x;
+
 	if (isnan(x))
-		fprintf(f, " %8s", "-");
+		snprintf(buf, len, "-");
+	else if (fabs(v) < 0.005)
+		snprintf(buf, len, "0.00%%");
+	else if (fabs(v) >= 9999.995)
+		snprintf(buf, len, "%.1e%%", v);
 	else
-		fprintf(f, " %7.2f%%", 100 * x);
+		snprintf(buf, len, "%.2f%%", v);
 }
 
-/* Seconds with a unit that keeps a few digits. */
+static void pct(FILE *f, double x)
+{
+	char buf[32];
+
+	pct_fmt(buf, sizeof(buf), x);
+	fprintf(f, " %9s", buf);
+}
+
+/* Seconds with a unit that keeps a few digits; what would print as 0.0us
+ * is 0s, as an exact zero is. */
 static void secs(FILE *f, double x)
 {
+	double a = fabs(x);
+
 	if (isnan(x))
 		fprintf(f, " %9s", "-");
-	else if (x >= 100 || x == 0)
+	else if (a < 0.05e-6)
+		fprintf(f, " %8ss", "0");
+	else if (a >= 100)
 		fprintf(f, " %8.0fs", x);
-	else if (x >= 0.1)
+	else if (a >= 0.1)
 		fprintf(f, " %8.2fs", x);
-	else
+	else if (a >= 0.1e-3)
 		fprintf(f, " %7.1fms", x * 1e3);
+	else
+		fprintf(f, " %7.1fus", x * 1e6);
+}
+
+/* The allow-list as --allow spells it: none (the default), all, or the
+ * algorithms whose every protocol is allowed and the single arms. */
+static void allow_format(uint32_t allow, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (!allow) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	if (allow == (1u << BOT_NARMS) - 1) {
+		snprintf(buf, len, "all");
+		return;
+	}
+	buf[0] = 0;
+	for (int a = 0; a < BOT_NALGO && o < len; a++) {
+		uint32_t every = ((1u << BOT_NPROTO) - 1) << bot_arm(a, 0);
+
+		if ((allow & every) == every) {
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", bot_algo_name(a));
+			continue;
+		}
+		for (int p = 0; p < BOT_NPROTO && o < len; p++)
+			if (allow & (1u << bot_arm(a, p)))
+				o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "",
+						      bot_arm_name(bot_arm(a, p)));
+	}
 }
 
 static void table_row(FILE *f, const char *name, const struct bot_summary *s, const char *tail)
@@ -161,11 +216,14 @@ static void print_worst(FILE *f, const struct bot_eval *ev, const struct bot_pol
 	for (size_t i = 0; i < k; i++) {
 		const struct bot_ctx_result *r = &pr->res[idx[i]];
 		const struct bot_ds_ctx *c = &ev->ds->ctx[ev->test[idx[i]]];
+		char run[32], fin[32], aut[32];
 
 		bot_ctx_format(c->key, name, sizeof(name));
-		fprintf(f, "  %-12s %-32s %8.2f%% %8.2f%% %8.2f%%  %-18s %-18s %-18s\n",
-			ev->ds->fabrics[c->fabric], name, 100 * r->run_loss, 100 * r->final_loss,
-			100 * c->auto_loss, arm_label(c->auto_arm), arm_label(c->best_arm),
+		pct_fmt(run, sizeof(run), r->run_loss);
+		pct_fmt(fin, sizeof(fin), r->final_loss);
+		pct_fmt(aut, sizeof(aut), c->auto_loss);
+		fprintf(f, "  %-12s %-32s %9s %9s %9s  %-18s %-18s %-18s\n", ev->ds->fabrics[c->fabric],
+			name, run, fin, aut, arm_label(c->auto_arm), arm_label(c->best_arm),
 			arm_label(r->final_arm));
 	}
 	free(idx);
@@ -174,7 +232,7 @@ static void print_worst(FILE *f, const struct bot_eval *ev, const struct bot_pol
 static void print_table(FILE *f, const struct bot_eval *ev)
 {
 	const struct bot_replay_opts *r = &ev->opts.run;
-	char train[128], test[128], par[512];
+	char train[128], test[128], par[512], allow[256];
 
 	bot_nodeset_format(&ev->opts.train, train, sizeof(train));
 	bot_nodeset_format(&ev->opts.test, test, sizeof(test));
@@ -198,22 +256,30 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 			fprintf(f, "; planned for %u comms", r->plan_comms);
 		fputc('\n', f);
 	}
-	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list 0x%x\n",
+	allow_format(ev->opts.allow, allow, sizeof(allow));
+	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list %s\n",
 		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
-		ev->opts.history ? "train" : "none", ev->opts.allow);
+		ev->opts.history ? "train" : "none", allow);
 	if (ev->opts.lofo)
 		fprintf(f, "   held-out fabric %s: parameters tuned on the other fabrics' %zu training contexts, "
 			   "history from its own %zu; scored on its %zu test contexts\n",
 			ev->ds->fabrics[ev->opts.holdout], ev->ntuneset, ev->ntrain, ev->ntest);
-	fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4 + share harmed)" : " (defaults)");
+	if (ev->opts.tune && !ev->ntuneset)
+		fprintf(f, "   parameters (defaults: the training split has no context to tune on):\n");
+	else
+		fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4 + share harmed)" : " (defaults)");
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 
+		char tm[32], tp[32];
+
 		params_format(&pr->pol.par, par, sizeof(par));
+		pct_fmt(tm, sizeof(tm), pr->tune_mean);
+		pct_fmt(tp, sizeof(tp), pr->tune_p99);
 		if (pr->grid_points)
-			fprintf(f, "     %-14s point %u of %u (train mean %.2f%%, p99 %.2f%%): %s\n",
-				bot_policy_name(pr->pol.id), pr->grid_chosen, pr->grid_points,
-				100 * pr->tune_mean, 100 * pr->tune_p99, par);
+			fprintf(f, "     %-14s point %u of %u (train mean %s, p99 %s): %s\n",
+				bot_policy_name(pr->pol.id), pr->grid_chosen, pr->grid_points, tm, tp,
+				par);
 		else
 			fprintf(f, "     %-14s defaults: %s\n", bot_policy_name(pr->pol.id), par);
 	}

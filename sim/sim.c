@@ -233,6 +233,25 @@ const char *bot_sim_fabric_desc(const struct bot_fabric *f) { return f->desc; }
 unsigned bot_sim_gpus_per_node(const struct bot_fabric *f) { return f->gpn; }
 unsigned bot_sim_max_nodes(const struct bot_fabric *f) { return f->max_nodes; }
 
+void bot_sim_node_range(const struct bot_fabric *f, unsigned *lo, unsigned *hi)
+{
+	unsigned l = f->min_nodes ? f->min_nodes : 1;
+
+	/* a collective needs two ranks: one GPU a node starts at two nodes */
+	while (l * f->gpn < 2 && l < f->max_nodes)
+		l++;
+	*lo = l;
+	*hi = f->max_nodes;
+}
+
+int bot_sim_has_nodes(const struct bot_fabric *f, unsigned nnodes)
+{
+	unsigned lo, hi;
+
+	bot_sim_node_range(f, &lo, &hi);
+	return nnodes >= lo && nnodes <= hi;
+}
+
 unsigned bot_sim_nccl_nodes(const struct bot_fabric *f, unsigned nnodes)
 {
 	unsigned dn = f && f->domain_nodes ? f->domain_nodes : 1;
@@ -317,7 +336,7 @@ int bot_sim_generate(const struct bot_sim_opts *opts, struct bot_sweep *sw)
 				unsigned n = nodes[ni];
 				uint64_t b;
 
-				if (n < f->min_nodes || n > f->max_nodes || n * f->gpn < 2)
+				if (!bot_sim_has_nodes(f, n))
 					continue;
 				for (b = 1; b && b <= o.max_bytes; b <<= 1) {
 					if (b < o.min_bytes)

@@ -40,6 +40,12 @@ const char *bot_sim_fabric_family(const struct bot_fabric *f);
 int bot_sim_select(const char *list, const struct bot_fabric **out, unsigned max, unsigned *n,
 		   char *bad, size_t badlen);
 unsigned bot_sim_max_nodes(const struct bot_fabric *f);
+/* The node counts the fabric is simulated at, lo..hi: its own range, from
+ * the first count with two ranks (what `sim --list` prints and what
+ * bot_sim_generate keeps of a node list). */
+void bot_sim_node_range(const struct bot_fabric *f, unsigned *lo, unsigned *hi);
+/* 1 when bot_sim_generate simulates the fabric at nnodes nodes. */
+int bot_sim_has_nodes(const struct bot_fabric *f, unsigned nnodes);
 
 /* AUTO's cost table (us, -1 = unsupported) for a context, as NCCL 2.28 would
  * fill it with numPipeOps = 1. */

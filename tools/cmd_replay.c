@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@ struct replay_args {
 	struct bot_ds_opts ds;
 	uint64_t sim_seed;
 	unsigned sim_samples;
+	int sim_seed_set, sim_samples_set;	/* given: refused with --data */
 	int progress;		/* a progress line on stderr */
 	int lofo;		/* leave one fabric out */
 	int reachable;		/* --best reachable */
@@ -73,7 +75,8 @@ static void usage(FILE *f)
 		"against AUTO (NCCL's cost model). Without --data, the built-in fabrics of the\n"
 		"simulator are generated in memory. See doc/replay.md.\n"
 		"\n"
-		"  --data FILE          sweep CSV; repeat for several files (also positional)\n"
+		"  --data FILE          sweep CSV; repeat for several files (also positional;\n"
+		"                       a file named twice is refused)\n"
 		"  --policy LIST        comma list of policies (default: all but auto)\n"
 		"  --mode LIST          per-call, jobs, epochs; comma list (default: jobs)\n"
 		"  --seed N             replay seed, decimal or 0x-hex (default 0)\n"
@@ -85,6 +88,7 @@ static void usage(FILE *f)
 		"  --comms C            communicators sharing a context (default 8)\n"
 		"  --plan-comms C       communicators the planner assumes (what a step table is\n"
 		"                       compiled for; default: --comms); jobs and epochs modes\n"
+		"                       (per-call mode plans for its one communicator)\n"
 		"  --sample-rate X      fraction of calls measured (default 0.01)\n"
 		"  --epoch E            epochs mode: calls per epoch (default 100)\n"
 		"  --delay D            epochs mode: epochs before feedback is used (default 2)\n"
@@ -102,12 +106,15 @@ static void usage(FILE *f)
 		"  --tune-contexts N    training contexts used per grid point (default 256; 0 = all)\n"
 		"  --threads N          worker threads (default 2; results do not depend on it)\n"
 		"  --alpha X            significance after Holm correction (default 0.05)\n"
-		"  --sim-seed N         seed of the built-in fabrics' sweep, decimal or 0x-hex\n"
-		"                       (default 0)\n"
-		"  --sim-samples N      samples per arm of the built-in sweep (default 16)\n"
+		"  --sim-seed N         without --data: seed of the built-in fabrics' sweep,\n"
+		"                       decimal or 0x-hex (default 0)\n"
+		"  --sim-samples N      without --data: samples per arm of the built-in sweep\n"
+		"                       (default 16)\n"
 		"  --format FMT         table (default), json or csv\n"
-		"  --worst N            table: list each policy's N worst test contexts\n"
-		"  --harmed             --worst ranks by run loss minus AUTO's (harm), not run loss\n"
+		"  --worst N            table: list each policy's N worst test contexts (refused\n"
+		"                       with --format json or csv)\n"
+		"  --harmed             with --worst: rank by run loss minus AUTO's (harm), not\n"
+		"                       run loss\n"
 		"  --sim-fabrics LIST   without --data: simulator fabrics or families to generate\n"
 		"                       (builtin, alt, calibration; default builtin)\n"
 		"  --sim-outliers P     without --data: every generated fabric's chance per call\n"
@@ -318,14 +325,63 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* The same file named twice (by the same name, or another name of it)
+ * would count each of its samples twice: refused. */
+static int same_file(const char *x, const char *y)
+{
+	struct stat sx, sy;
+
+	if (!strcmp(x, y))
+		return 1;
+	return !stat(x, &sx) && !stat(y, &sy) && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+}
+
 static int add_file(struct replay_args *a, const char *f)
 {
 	if (a->nfiles == MAX_FILES) {
 		fprintf(stderr, "nccl-bot: replay: --data: more than %d files\n", MAX_FILES);
 		return 2;
 	}
+	for (size_t i = 0; i < a->nfiles; i++)
+		if (same_file(a->files[i], f)) {
+			if (strcmp(a->files[i], f))
+				fprintf(stderr, "nccl-bot: replay: --data '%s': the same file as '%s' "
+					"(its samples would count twice)\n", f, a->files[i]);
+			else
+				fprintf(stderr, "nccl-bot: replay: --data '%s': named twice (its "
+					"samples would count twice)\n", f);
+			return 2;
+		}
 	a->files[a->nfiles++] = f;
 	return 0;
+}
+
+/* Options that cannot apply to the rest of the command line are refused,
+ * not ignored. -1 to go on, else 2 with the message printed. */
+static int check_args(const struct replay_args *a)
+{
+	static const char *const sim_opts[] = { "--sim-fabrics", "--sim-seed", "--sim-samples",
+						"--sim-outliers" };
+	const int sim_set[] = { a->ds.sim_fabrics != NULL, a->sim_seed_set, a->sim_samples_set,
+				a->ds.sim_outliers_set };
+
+	for (size_t i = 0; a->nfiles && i < sizeof(sim_opts) / sizeof(sim_opts[0]); i++)
+		if (sim_set[i]) {
+			fprintf(stderr, "nccl-bot: replay: %s shapes the built-in sweep; it does not "
+				"apply to --data files\n", sim_opts[i]);
+			return 2;
+		}
+	if (a->eval.worst_excess && !a->eval.worst) {
+		fprintf(stderr, "nccl-bot: replay: --harmed ranks the contexts --worst N lists; "
+			"give --worst N with it\n");
+		return 2;
+	}
+	if (a->eval.worst && a->format != BOT_FMT_TABLE) {
+		fprintf(stderr, "nccl-bot: replay: --worst lists contexts in the table format only; "
+			"--format %s has no such list\n", a->format == BOT_FMT_JSON ? "json" : "csv");
+		return 2;
+	}
+	return -1;
 }
 
 /* Returns -1 to go on, else an exit status. */
@@ -457,10 +513,12 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			break;
 		case OPT_SIM_SEED:
 			rc = parse_seed("--sim-seed", optarg, &a->sim_seed);
+			a->sim_seed_set = 1;
 			break;
 		case OPT_SIM_SAMPLES:
 			rc = parse_u64("--sim-samples", optarg, 1, 100000, &u);
 			a->sim_samples = (unsigned)u;
+			a->sim_samples_set = 1;
 			break;
 		case OPT_ALLOW:
 			rc = parse_allow(a, optarg);
@@ -530,12 +588,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 	for (; optind < argc; optind++)
 		if ((rc = add_file(a, argv[optind])))
 			return rc;
-	if (a->ds.sim_outliers_set && a->nfiles) {
-		fprintf(stderr, "nccl-bot: replay: --sim-outliers shapes the built-in sweep; it does "
-			"not apply to --data files\n");
-		return 2;
-	}
-	return -1;
+	return check_args(a);
 }
 
 static int load(struct replay_args *a, struct bot_dataset *ds)

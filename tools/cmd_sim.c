@@ -29,7 +29,8 @@ static void usage(FILE *o)
 		"  --fabric NAME[,NAME]  fabrics or families (builtin, alt, calibration) to\n"
 		"                        simulate (default: builtin, the four scoring fabrics)\n"
 		"  --nodes LIST          node counts, e.g. 1,2,4,8 or 4-8 (range = those of the\n"
-		"                        default list 1,2,3,4,6,8,12,16,24,32,48,64 inside it)\n"
+		"                        default list 1,2,3,4,6,8,12,16,24,32,48,64 inside it);\n"
+		"                        each fabric keeps those in its range (--list)\n"
 		"  --min-bytes SIZE      smallest message (default 1KiB; a byte count with an\n"
 		"                        optional KiB, MiB, GiB or TiB suffix)\n"
 		"  --max-bytes SIZE      largest message (default 4GiB); sizes are powers of two\n"
@@ -40,7 +41,8 @@ static void usage(FILE *o)
 		"  --list                list the fabrics and exit\n"
 		"  --calibrate           print the calibration report (reads --data)\n"
 		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"
-		"  --data DIR            external sweep files (default data/external/sweep)\n"
+		"  --data DIR            external sweep files (default data/external/sweep, in\n"
+		"                        the current directory: the data is in the source tree)\n"
 		"  --help                this text\n");
 }
 
@@ -68,9 +70,23 @@ static int parse_size(const char *opt, const char *s, uint64_t *v)
 	return rc ? bot_cmd_bad_value("sim", opt, s, BOT_SET_BYTES, "from 1 to 1TiB", rc, 0) : 0;
 }
 
-/* "1,2,4-8" -> node counts (ranges select entries of the default list);
- * each number decimal, 1..65535. 0, -1 (not counts or ranges), or -2 (well
- * formed, but its ranges hold no count of the default list). */
+/* Append v to the node counts unless it is there already (a count named
+ * twice, alone or by ranges, is simulated once). 0, or -1 when full. */
+static int add_node(unsigned *out, unsigned *n, unsigned v)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (out[i] == v)
+			return 0;
+	if (*n >= MAX_NODES)
+		return -1;
+	out[(*n)++] = v;
+	return 0;
+}
+
+/* "1,2,4-8" -> distinct node counts in the order first named (ranges
+ * select entries of the default list); each number decimal, 1..65535. 0, -1
+ * (not counts or ranges), or -2 (well formed, but its ranges hold no count
+ * of the default list). */
 static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 {
 	char buf[256], *tok, *save = NULL;
@@ -91,14 +107,13 @@ static int parse_nodes(const char *s, unsigned *out, unsigned *n)
 			for (i = 0; i < bot_sim_default_nnodes; i++) {
 				unsigned v = bot_sim_default_nodes[i];
 
-				if (v >= lo && v <= hi && *n < MAX_NODES)
-					out[(*n)++] = v;
+				if (v >= lo && v <= hi && add_node(out, n, v))
+					return -1;
 			}
 			continue;
 		}
-		if (bot_set_range(tok, 1, 65535, &lo) || *n >= MAX_NODES)
+		if (bot_set_range(tok, 1, 65535, &lo) || add_node(out, n, (unsigned)lo))
 			return -1;
-		out[(*n)++] = (unsigned)lo;
 	}
 	return *n ? 0 : -2;
 }
@@ -127,9 +142,11 @@ static void list_fabrics(FILE *o)
 
 	for (i = 0; i < bot_sim_nall(); i++) {
 		const struct bot_fabric *f = bot_sim_fabric_any(i);
+		unsigned lo, hi;
 
-		fprintf(o, "%-16s %u GPU/node, 1-%u nodes, family %s%s\n  %s\n", bot_sim_fabric_name(f),
-			bot_sim_gpus_per_node(f), bot_sim_max_nodes(f), bot_sim_fabric_family(f),
+		bot_sim_node_range(f, &lo, &hi);
+		fprintf(o, "%-16s %u GPU/node, %u-%u nodes, family %s%s\n  %s\n", bot_sim_fabric_name(f),
+			bot_sim_gpus_per_node(f), lo, hi, bot_sim_fabric_family(f),
 			f->family == BOT_SIM_FAMILY_CAL ? " (calibration only)" : "",
 			bot_sim_fabric_desc(f));
 	}
@@ -143,7 +160,10 @@ static void print_err(const char *what, const struct bot_sim_calerr *e)
 	       e->objective);
 }
 
-static int load_cal(const char *dir, struct bot_sweep *sw)
+/* The calibration sweeps in dir. The data ships in the source tree only
+ * (data/external/sweep; no package installs it), so a file that is not
+ * there gets a hint: where the default points, and --data. */
+static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 {
 	static const char *const files[] = { "aws-g5-a10g.csv", "modal-a100.csv" };
 	char path[4096], err[BOT_SWEEP_ERR_MAX];
@@ -152,14 +172,22 @@ static int load_cal(const char *dir, struct bot_sweep *sw)
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
 		if (bot_sweep_read(sw, path, err, sizeof(err))) {
-			fprintf(stderr, "nccl-bot: sim: --calibrate: %s\n", err);
+			int missing = access(path, F_OK) != 0;
+
+			fprintf(stderr, "nccl-bot: sim: --calibrate: %s%s\n", err,
+				!missing ? "" : dir_given ?
+				" (--data DIR names the directory of aws-g5-a10g.csv and modal-a100.csv: "
+				"the source tree's data/external/sweep)" :
+				" (the default --data data/external/sweep is relative to the current "
+				"directory, and the data is not installed: run from nccl-bot's source "
+				"tree or give --data SRCDIR/data/external/sweep)");
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int calibrate(const char *dir)
+static int calibrate(const char *dir, int dir_given)
 {
 	struct bot_sweep sw;
 	struct bot_sim_params fit;
@@ -168,7 +196,7 @@ static int calibrate(const char *dir)
 	double sig;
 
 	bot_sweep_init(&sw);
-	if (load_cal(dir, &sw)) {
+	if (load_cal(dir, dir_given, &sw)) {
 		bot_sweep_free(&sw);
 		return 1;
 	}
@@ -253,6 +281,32 @@ static int write_sweep(const char *path, const struct bot_sweep *sw)
 	return rc;
 }
 
+/* Each fabric to simulate (those chosen, else the built-in ones) keeps at
+ * least one count of the node list: a list that selects nothing for one
+ * would write no row of it. 0, or -1 with the message printed. */
+static int check_nodes(const char *arg, const struct bot_fabric *const *fab, unsigned nfab,
+		       const struct bot_sim_opts *o)
+{
+	unsigned nf = nfab ? nfab : bot_sim_nfabrics();
+
+	for (unsigned i = 0; i < nf; i++) {
+		const struct bot_fabric *f = nfab ? fab[i] : bot_sim_fabric(i);
+		unsigned j, lo, hi;
+		char why[160];
+
+		for (j = 0; j < o->nnodes && !bot_sim_has_nodes(f, o->nodes[j]); j++)
+			;
+		if (j < o->nnodes)
+			continue;
+		bot_sim_node_range(f, &lo, &hi);
+		snprintf(why, sizeof(why), "selects no node count of fabric %s (simulated at "
+			 "%u-%u nodes)", bot_sim_fabric_name(f), lo, hi);
+		bad("--nodes", arg, why);
+		return -1;
+	}
+	return 0;
+}
+
 /* The options that take a value: any other word is unknown, also when no
  * value follows it (not "missing value"). */
 static int sim_takes_value(const char *opt)
@@ -272,8 +326,8 @@ int bot_cmd_sim(int argc, char **argv)
 	const struct bot_fabric *fab[MAX_FABRICS];
 	unsigned nfab = 0, nodes[MAX_NODES], i;
 	struct bot_sim_opts o;
-	const char *output = NULL, *data = "data/external/sweep";
-	int do_list = 0, do_cal = 0, do_rep = 0, ai, rc = 0;
+	const char *output = NULL, *data = "data/external/sweep", *nodes_arg = NULL;
+	int do_list = 0, do_cal = 0, do_rep = 0, data_given = 0, ai, rc = 0;
 	struct bot_sweep sw;
 	struct bot_progress pr;
 
@@ -335,12 +389,14 @@ int bot_cmd_sim(int argc, char **argv)
 		} else if (!strcmp(opt, "--nodes")) {
 			int pn;
 
+			nodes_arg = val;
 			if (bot_cmd_list_has_empty(val))
 				return bad(opt, val, EMPTY_ITEM);
 			pn = parse_nodes(val, nodes, &o.nnodes);
 			if (pn == -2)
 				return bad(opt, val, "its ranges hold no count of the default list "
-					   "1,2,3,4,6,8,12,16,24,32,48,64 (a count named alone, as 5, is simulated as it is)");
+					   "1,2,3,4,6,8,12,16,24,32,48,64 (a count named alone, as 5, is simulated as it is "
+					   "where a fabric reaches it)");
 			if (pn)
 				return bad(opt, val, "expected decimal counts 1..65535 or ranges "
 					   "like 4-8");
@@ -373,6 +429,7 @@ int bot_cmd_sim(int argc, char **argv)
 			output = val;
 		} else if (!strcmp(opt, "--data")) {
 			data = val;
+			data_given = 1;
 		} else {
 			fprintf(stderr, "nccl-bot: sim: unknown option '%s' (see --help)\n", opt);
 			return 2;
@@ -402,11 +459,13 @@ int bot_cmd_sim(int argc, char **argv)
 		return 0;
 	}
 	if (do_cal)
-		rc = calibrate(data);
+		rc = calibrate(data, data_given);
 	if (do_rep && !rc)
 		rc = auto_report();
 	if (do_cal || do_rep)
 		return rc;
+	if (o.nodes && check_nodes(nodes_arg, fab, nfab, &o))
+		return 2;
 
 	bot_sweep_init(&sw);
 	bot_progress_start(&pr, "sim: fabrics simulated", nfab ? nfab : 1);

@@ -122,7 +122,10 @@ CLUSTER_PLUGIN=$NB_DEMO_PLUGIN
 cluster_init || exit 1
 mkdir -p "$D/work" "$D/state" "$D/spool" "$D/outbox/n1" "$D/outbox/n2" "$D/outbox/n3" "$D/outbox/n4" ||
 	exit 1
-printf 'n1 a\nn2 a\nn3 b\nn4 b\n' >"$D/fabric.map"
+# the jobs' nodes n1, n2 are the simulated fabric's: its learned state and
+# the report carry the name the introduction gives (n3, n4, unused, are
+# another fabric)
+printf 'n1 %s\nn2 %s\nn3 b\nn4 b\n' "$FABRIC" "$FABRIC" >"$D/fabric.map"
 # mode=on: nccl-bot decides (a site starts in shadow mode); policy=thompson,
 # the learning policy (a site's default is greedy); policies=sweep lets job 1
 # be a calibration run (--nccl-bot=sweep)
@@ -183,9 +186,9 @@ done
 snap=$(sed -n 's/.*published \(snap-[0-9a-f]*\.nbs\).*/\1/p' "$D/learn.log" | tail -n 1)
 [ -n "$snap" ] || { echo "nccl-bot demo: nothing learned from job 1:" >&2; cat "$D/learn.log" >&2; exit 1; }
 echo "learning: $n deltas (job 1's measurements, one per node) harvested, shipped (nccl-bot ship)"
-echo "  and compacted (nccl-bot compact) into fabric a's state: $snap"
+echo "  and compacted (nccl-bot compact) into fabric $FABRIC's state: $snap"
 
-job 2 5 "decides from fabric a's state"
+job 2 5 "decides from fabric $FABRIC's state"
 job2=$jobid
 
 stage 6 "job 2's report"

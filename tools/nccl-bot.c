@@ -90,7 +90,48 @@ static void usage(FILE *f)
 	fprintf(f, "usage: nccl-bot SUBCOMMAND [options]\n\nsubcommands:\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
-	fprintf(f, "\n`nccl-bot SUBCOMMAND --help` describes its options; see nccl-bot(1).\n");
+	fprintf(f, "\n`nccl-bot SUBCOMMAND --help` (or `nccl-bot help SUBCOMMAND`) describes its\n"
+		"options; see nccl-bot(1).\n");
+}
+
+static const struct subcommand *find_subcommand(const char *name)
+{
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
+		if (!strcmp(name, subcommands[i].name))
+			return &subcommands[i];
+	return NULL;
+}
+
+/* `nccl-bot help CMD [WORD...]` is `nccl-bot CMD [WORD...] --help` (WORD:
+ * state's and spool's own subcommands); `nccl-bot help` the list above. */
+static int help(int argc, char **argv)
+{
+	const struct subcommand *sc;
+	char *av[8];
+	int n = 0;
+
+	if (argc < 3 || !strcmp(argv[2], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	sc = find_subcommand(argv[2]);
+	if (!sc) {
+		fprintf(stderr, "nccl-bot: help: unknown subcommand '%s'\n", argv[2]);
+		usage(stderr);
+		return 2;
+	}
+	if (argc > 5) {
+		fprintf(stderr, "nccl-bot: help: %s: too many words (nccl-bot help %s [SUBCOMMAND])\n",
+			sc->name, sc->name);
+		return 2;
+	}
+	av[n++] = argv[2];
+	for (int i = 3; i < argc; i++)
+		av[n++] = argv[i];
+	av[n++] = "--help";
+	av[n] = NULL;
+	bot_cmd_progname(av, sc->name);
+	return sc->run(n, av);
 }
 
 int main(int argc, char **argv)
@@ -101,19 +142,24 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "help"))
+		return help(argc, argv);
 	if (!strcmp(argv[1], "--version")) {
 		printf("nccl-bot %s\n", PACKAGE_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		if (!strcmp(argv[1], subcommands[i].name)) {
-			bot_cmd_progname(argv + 1, subcommands[i].name);
-			return subcommands[i].run(argc - 1, argv + 1);
+	{
+		const struct subcommand *sc = find_subcommand(argv[1]);
+
+		if (sc) {
+			bot_cmd_progname(argv + 1, sc->name);
+			return sc->run(argc - 1, argv + 1);
 		}
+	}
 	fprintf(stderr, "nccl-bot: unknown subcommand '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

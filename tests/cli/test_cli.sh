@@ -13,6 +13,21 @@ trap 'rm -rf "$tmp"' EXIT
 expect "help" 0 "replay" -- "$bot" --help
 expect "no subcommand" 2 "usage" -- "$bot"
 expect "unknown subcommand" 2 "unknown subcommand" -- "$bot" frobnicate
+# `help CMD` is CMD's own help, for every subcommand (it printed the list).
+for cmd in env harvest replay sim spool state ship compact report doctor fabric demo; do
+	"$bot" "$cmd" --help >"$tmp/help-own" 2>&1
+	"$bot" help "$cmd" >"$tmp/help-cmd" 2>"$tmp/help-err"
+	hrc=$?
+	if [ $hrc = 0 ] && [ ! -s "$tmp/help-err" ] && grep -q "^usage: nccl-bot $cmd" "$tmp/help-cmd" &&
+		cmp -s "$tmp/help-own" "$tmp/help-cmd"; then
+		ok "help $cmd is $cmd --help"
+	else
+		bad "help $cmd (exit $hrc):"; head -n 3 "$tmp/help-cmd" "$tmp/help-err" | sed 's/^/    /'
+	fi
+done
+expect "help state add" 0 "^usage: nccl-bot state add" -- "$bot" help state add
+expect "help (the list)" 0 "^  replay " -- "$bot" help
+expect "help nosuch" 2 "^nccl-bot: help: unknown subcommand 'nosuch'" -- "$bot" help nosuch
 expect "replay --help" 0 "--mode" -- "$bot" replay --help
 expect "sim --help" 0 "--fabric" -- "$bot" sim --help
 expect "replay bad option" 2 "--frob" -- "$bot" replay --frob
@@ -199,6 +214,33 @@ expect "replay --sim-fabrics nope" 2 "--sim-fabrics 'nope'" -- "$bot" replay --s
 expect "replay --sim-outliers 0.7" 2 "--sim-outliers '0.7': out of range 0..0.5" -- "$bot" replay --sim-outliers 0.7
 expect "replay --sim-outliers with --data" 2 "--sim-outliers shapes the built-in sweep" -- \
 	"$bot" replay --sim-outliers 0.1 "$data/malformed.csv"
+# Options that cannot apply are refused, naming the option, before any work
+# (the other --sim-* options with --data; --harmed without --worst; --worst
+# outside the table; the same sweep file twice, which counts its samples twice).
+for o in "--sim-fabrics alt" "--sim-seed 3" "--sim-samples 4"; do
+	# shellcheck disable=SC2086 # $o is an option and its value
+	expect "replay $o with --data" 2 "^nccl-bot: replay: ${o% *} shapes the built-in sweep; it does not apply to --data files$" -- \
+		"$bot" replay --data "$tmp/f1.csv" $o --train-nodes 4 --test-nodes 4 --no-tune
+done
+expect "replay --sim-seed with a positional file" 2 "--sim-seed shapes the built-in sweep" -- \
+	"$bot" replay "$tmp/f1.csv" --sim-seed 3
+expect "replay --harmed without --worst" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
+	"$bot" replay --data "$tmp/f1.csv" --harmed --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --harmed --worst 0" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
+	"$bot" replay --data "$tmp/f1.csv" --harmed --worst 0 --train-nodes 4 --test-nodes 4 --no-tune
+for fmt in json csv; do
+	expect "replay --worst 3 --format $fmt" 2 "^nccl-bot: replay: --worst .*table.*--format $fmt" -- \
+		"$bot" replay --data "$tmp/f1.csv" --worst 3 --format $fmt --train-nodes 4 --test-nodes 4 --no-tune
+done
+expect "replay --worst 0 --format json (no list asked for)" 0 '"policies"' -- \
+	"$bot" replay --data "$tmp/f1.csv" --worst 0 --format json --policy thompson --mode jobs --jobs 2 \
+	--train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
+	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
+	"$bot" replay --data "$tmp/f1.csv" "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --data twice by two paths" 2 "--data '$tmp/./f1.csv': the same file as '$tmp/f1.csv'" -- \
+	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/./f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 jitter_run() {	# jitter_run OUT [--sim-outliers P]: thompson on h100-ib-ndr, per call, CSV
 	out=$1
 	shift
@@ -577,6 +619,56 @@ expect "sim --samples 010" 2 "--samples '010'.*leading zero" -- "$bot" sim --sam
 expect "sim --min-bytes 1K" 2 "--min-bytes '1K': want a byte count" -- "$bot" sim --min-bytes 1K
 expect "sim --max-bytes 2TiB" 2 "--max-bytes '2TiB'.*from 1 to 1TiB" -- "$bot" sim --max-bytes 2TiB
 expect "sim --nodes 04" 2 "--nodes: invalid value '04'" -- "$bot" sim --nodes 04
+# A node list that leaves a chosen fabric no count of its range is refused,
+# naming the fabric and the range (it used to write only the header, exit 0).
+expect "sim --nodes 100" 2 "^nccl-bot: sim: --nodes: invalid value '100': selects no node count of fabric h100-ib-ndr \\(simulated at 1-64 nodes\\)$" -- \
+	"$bot" sim --nodes 100
+expect "sim aws-g5-a10g --nodes 16" 2 "--nodes: invalid value '16': .*fabric aws-g5-a10g \\(simulated at 2-8 nodes\\)" -- \
+	"$bot" sim --fabric aws-g5-a10g --nodes 16
+expect "sim aws-g5-a10g --nodes 1" 2 "--nodes: invalid value '1': .*fabric aws-g5-a10g \\(simulated at 2-8 nodes\\)" -- \
+	"$bot" sim --fabric aws-g5-a10g --nodes 1
+expect "sim calibration --nodes 8 (modal-a100 has none)" 2 "fabric modal-a100 \\(simulated at 1-4 nodes\\)" -- \
+	"$bot" sim --fabric calibration --nodes 8
+expect "sim aws-g5-a10g --nodes 1,2 (2 is in range)" 0 "^aws-g5-a10g,allreduce,1024,2,2," -- \
+	"$bot" sim --fabric aws-g5-a10g --nodes 1,2 --coll allreduce --samples 1 --max-bytes 1KiB
+# A node count named twice is simulated once.
+sim1() { "$bot" sim --fabric h100-ib-ndr --coll allreduce --samples 1 --max-bytes 2KiB "$@" 2>/dev/null; }
+sim1 --nodes 4-8 >"$tmp/n48.csv"
+sim1 --nodes 4,4-8 >"$tmp/n448.csv"
+sim1 --nodes 4 >"$tmp/n4.csv"
+sim1 --nodes 4,4 >"$tmp/n44.csv"
+sim1 --nodes 8,4-8 >"$tmp/n848.csv"
+if [ "$(wc -l <"$tmp/n48.csv")" -gt 2 ] && cmp -s "$tmp/n48.csv" "$tmp/n448.csv" &&
+	cmp -s "$tmp/n4.csv" "$tmp/n44.csv" &&
+	[ "$(sort "$tmp/n848.csv" | uniq -d | wc -l)" = 0 ] &&
+	[ "$(wc -l <"$tmp/n848.csv")" = "$(wc -l <"$tmp/n48.csv")" ]; then
+	ok "sim --nodes: a count named twice is simulated once"
+else
+	bad "sim --nodes: repeated counts (lines: 4-8 $(wc -l <"$tmp/n48.csv"), 4,4-8 $(wc -l <"$tmp/n448.csv"), 4 $(wc -l <"$tmp/n4.csv"), 4,4 $(wc -l <"$tmp/n44.csv"))"
+fi
+# --list prints the node range each fabric is simulated at: the default
+# list's rows of each fabric span exactly that range.
+"$bot" sim --list 2>/dev/null | awk '/ GPU\/node, [0-9]+-[0-9]+ nodes, / { print $1, $4 }' >"$tmp/ranges"
+nr=0 nbad=0
+while read -r fab range; do
+	nr=$((nr + 1))
+	got=$("$bot" sim --fabric "$fab" --coll allreduce --samples 1 --max-bytes 1KiB 2>/dev/null |
+		awk -F, 'NR > 1 { n = $5 + 0; if (lo == "" || n < lo) lo = n; if (n > hi) hi = n } END { print lo "-" hi }')
+	if [ "$got" != "$range" ]; then
+		nbad=$((nbad + 1)); echo "    $fab: --list says $range nodes, simulated at $got"
+	fi
+done <"$tmp/ranges"
+if [ "$nr" -ge 12 ] && [ "$nbad" = 0 ]; then ok "sim --list: each fabric's node range is the one simulated ($nr fabrics)"
+else bad "sim --list node ranges ($nr fabrics read, $nbad wrong)"; fi
+expect "sim --list: aws-g5-a10g is 2-8 nodes" 0 "^aws-g5-a10g +1 GPU/node, 2-8 nodes," -- "$bot" sim --list
+# --calibrate away from the source tree: the message says where the default
+# points and how to name the data (it only said "cannot open").
+mkdir "$tmp/elsewhere"
+expect "sim --calibrate outside the source tree" 1 \
+	"^nccl-bot: sim: --calibrate: data/external/sweep/aws-g5-a10g.csv: cannot open: .*relative to the current directory.*give --data SRCDIR/data/external/sweep\\)$" -- \
+	sh -c 'cd "$1" && exec "$2" sim --calibrate' sh "$tmp/elsewhere" "$botabs"
+expect "sim --calibrate --data without the files" 1 "--calibrate: $tmp/elsewhere/aws-g5-a10g.csv: cannot open: .*--data DIR names the directory of aws-g5-a10g.csv" -- \
+	"$bot" sim --calibrate --data "$tmp/elsewhere"
 expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
 	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
 

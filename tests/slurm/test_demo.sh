@@ -90,6 +90,15 @@ check "  ... job 2's line and its report agree on the time (${l2:-?} s, report $
 	awk -v l="$l2" -v n="$net" 'BEGIN { d = l - n; if (d < 0) d = -d; a = n < 0 ? -n : n
 		exit !(l != "" && n != "" && d <= 0.006 * a + 1e-4) }'
 check "  ... where its picture is, or that there is none" grep -q '^picture: ' "$OUT"
+# the fabric the introduction names is the one the learning lines and the
+# report name (the fabric map called it "a")
+check "  ... one name for the fabric: a100-ib-hdr in the introduction, the learning lines, the report" \
+	sh -c "grep -q 'simulated fabric, a100-ib-hdr, ' '$OUT' && grep -q \"into fabric a100-ib-hdr's state: snap-\" '$OUT' &&
+		grep -q \"^job 2 (decides from fabric a100-ib-hdr's state)\" '$OUT' &&
+		grep -q '^  step [0-9]*\.0: .*, fabric a100-ib-hdr[ ,]' '$OUT' && ! grep -qw 'fabric a' '$OUT'"
+# the README shows the output's last lines: truth, result, stopped
+check "  ... its last lines are truth, result and stopped, as the README shows" \
+	sh -c "tail -n 4 '$OUT' | sed -n '1s/^truth .*/t/p;3s/^result: .*/r/p;4s/^stopped: .*/s/p' | tr -d '\n' | grep -qx trs"
 check "  ... the explanation first (a few lines)" \
 	test "$(sed -n '1{/^nccl-bot demo: /p}' "$OUT" | wc -l)" = 1 -a "$(sed -n '/^cluster: up/=' "$OUT")" -le 9
 check "  ... no progress when not on a terminal (no \\r, no escape, no @@ line)" \

@@ -488,6 +488,15 @@ START_TEST(test_harm)
 	ck_assert_double_eq_tol(s.lost, 2.5, 1e-12);
 	bot_summarize_harm(r, al, 0, &s);
 	ck_assert(isnan(s.worst_excess) && s.harmed == 0);
+	/* AUTO's own arm, its loss computed two ways: a rounding residue is
+	 * no excess (it printed as -0.00%, and -7.4e-15 in JSON and CSV) */
+	r[0].run_loss = al[0] - 7.4e-15;
+	bot_summarize_harm(r, al, 1, &s);
+	ck_assert_msg(s.worst_excess == 0 && !signbit(s.worst_excess), "worst_excess %g",
+		      s.worst_excess);
+	r[0].run_loss = al[0] + 7.4e-15;
+	bot_summarize_harm(r, al, 1, &s);
+	ck_assert_msg(s.worst_excess == 0, "worst_excess %g", s.worst_excess);
 	free(idx);
 	free(r);
 	free(al);
@@ -694,6 +703,85 @@ START_TEST(test_json_keys)
 }
 END_TEST
 
+/* The table keeps its columns whatever the numbers: a huge loss in exponent
+ * form (JSON keeps it exact), no -0.00%, a zero the same 0s in every
+ * column, the allow-list as --allow spells it, and a header that says the
+ * defaults were used when the training split had nothing to tune on. */
+START_TEST(test_table_cosmetics)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON };
+	struct bot_dataset ds;
+	struct bot_eval e;
+	struct bot_eval_opts o;
+	const struct bot_eval *ep = &e;
+	char err[256], *buf = NULL, *line, *save = NULL;
+	size_t len = 0, headlen = 0, rows = 0;
+	FILE *f;
+
+	simdata(&ds);
+	eval_opts(&o, BOT_MODE_JOBS, pols, 1);
+	o.tune = 0;
+	ck_assert_msg(!bot_eval_run(&ds, &o, &e, err, sizeof(err)), "%s", err);
+	e.auto_all.mean = e.auto_all.max = 9e12;	/* 9e9 us measured against 1e-3 */
+	e.pol[0].all.worst_excess = -7.4e-15;
+	e.pol[0].all.saved = 2e-5;
+	e.pol[0].all.lost = 1e-10;
+	e.auto_all.lost = 0;
+	e.opts.tune = 1;
+	e.ntuneset = 0;
+	e.opts.allow = 0;
+	f = open_memstream(&buf, &len);
+	bot_eval_print(f, BOT_FMT_TABLE, &ep, 1);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "allow-list none\n"), "%s", buf);
+	ck_assert_msg(strstr(buf, "parameters (defaults: the training split has no context to tune on)"),
+		      "%s", buf);
+	ck_assert_msg(!strstr(buf, "tuned on the training split"), "%s", buf);
+	ck_assert_msg(strstr(buf, " 9.0e+14%"), "%s", buf);
+	ck_assert_msg(!strstr(buf, "-0.00%"), "%s", buf);
+	ck_assert_msg(!strstr(buf, " 0.0ms") && !strstr(buf, " 0.0us"), "%s", buf);
+	ck_assert_msg(strstr(buf, "20.0us"), "%s", buf);
+	/* the all-fabrics block: AUTO's and thompson's rows end their lost
+	 * column where the head does, before the tests' columns */
+	for (line = strtok_r(strstr(buf, "\n all fabrics"), "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "  policy ", 9)) {
+			ck_assert_ptr_nonnull(strstr(line, "  mean/AUTO"));
+			headlen = (size_t)(strstr(line, "  mean/AUTO") - line);
+		} else if (!strncmp(line, "  AUTO ", 7) || !strncmp(line, "  thompson ", 11)) {
+			ck_assert_msg(headlen && strlen(line) >= headlen && line[headlen - 1] == 's' &&
+				      (!line[headlen] || line[headlen] == ' '),
+				      "a row out of the head's columns (%zu):\n%s", headlen, buf);
+			rows++;
+		}
+	}
+	ck_assert_uint_eq(rows, 2);
+	free(buf);
+	buf = NULL;
+	e.opts.allow = (1u << BOT_NARMS) - 1;
+	f = open_memstream(&buf, &len);
+	bot_eval_print(f, BOT_FMT_TABLE, &ep, 1);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "allow-list all\n"), "%s", buf);
+	free(buf);
+	buf = NULL;
+	e.opts.allow = 7u << bot_arm(BOT_ALGO_NVLS, 0) | 1u << bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
+	f = open_memstream(&buf, &len);
+	bot_eval_print(f, BOT_FMT_TABLE, &ep, 1);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "allow-list ring/ll,nvls\n"), "%s", buf);
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	bot_eval_print(f, BOT_FMT_JSON, &ep, 1);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "\"mean\": 9e+12"), "%s", buf);
+	free(buf);
+	bot_eval_free(&e);
+	bot_dataset_free(&ds);
+}
+END_TEST
+
 /* opts.budget replaces the budget of every budgeted policy in every grid
  * point of the tuning, so the chosen point and the scored run have it; the
  * -free variants keep none; unset, the default (0.01) stays. Budget 0 and
@@ -847,6 +935,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_signflip);
 	tcase_add_test(t, test_nodeset);
 	tcase_add_test(t, test_json_keys);
+	tcase_add_test(t, test_table_cosmetics);
 	tcase_add_test(t, test_eval_budget);
 	tcase_add_loop_test(t, test_bad_input, 0, (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	suite_add_tcase(s, t);
