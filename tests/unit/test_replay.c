@@ -672,6 +672,19 @@ START_TEST(test_nodeset)
 }
 END_TEST
 
+/* What bot_eval_print writes for one evaluation, as a string (free it). */
+static char *printed(const struct bot_eval *e, int fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	bot_eval_print(f, fmt, &e, 1);
+	fclose(f);
+	return buf;
+}
+
 START_TEST(test_json_keys)
 {
 	static const int pols[] = { BOT_POLICY_THOMPSON, BOT_POLICY_GREEDY };
@@ -683,18 +696,13 @@ START_TEST(test_json_keys)
 	struct bot_dataset ds;
 	struct bot_eval e;
 	struct bot_eval_opts o;
-	const struct bot_eval *ep = &e;
-	char err[256], *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char err[256], *buf;
 
 	simdata(&ds);
 	eval_opts(&o, BOT_MODE_JOBS, pols, 2);
 	o.tune = 0;
 	ck_assert_msg(!bot_eval_run(&ds, &o, &e, err, sizeof(err)), "%s", err);
-	f = open_memstream(&buf, &len);
-	bot_eval_print(f, BOT_FMT_JSON, &ep, 1);
-	fclose(f);
+	buf = printed(&e, BOT_FMT_JSON);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		ck_assert_msg(strstr(buf, keys[i]), "JSON lacks %s:\n%s", keys[i], buf);
 	free(buf);
@@ -713,10 +721,8 @@ START_TEST(test_table_cosmetics)
 	struct bot_dataset ds;
 	struct bot_eval e;
 	struct bot_eval_opts o;
-	const struct bot_eval *ep = &e;
-	char err[256], *buf = NULL, *line, *save = NULL;
-	size_t len = 0, headlen = 0, rows = 0;
-	FILE *f;
+	char err[256], *buf, *line, *save = NULL;
+	size_t headlen = 0, rows = 0;
 
 	simdata(&ds);
 	eval_opts(&o, BOT_MODE_JOBS, pols, 1);
@@ -730,9 +736,7 @@ START_TEST(test_table_cosmetics)
 	e.opts.tune = 1;
 	e.ntuneset = 0;
 	e.opts.allow = 0;
-	f = open_memstream(&buf, &len);
-	bot_eval_print(f, BOT_FMT_TABLE, &ep, 1);
-	fclose(f);
+	buf = printed(&e, BOT_FMT_TABLE);
 	ck_assert_msg(strstr(buf, "allow-list none\n"), "%s", buf);
 	ck_assert_msg(strstr(buf, "parameters (defaults: the training split has no context to tune on)"),
 		      "%s", buf);
@@ -757,24 +761,15 @@ START_TEST(test_table_cosmetics)
 	}
 	ck_assert_uint_eq(rows, 2);
 	free(buf);
-	buf = NULL;
 	e.opts.allow = (1u << BOT_NARMS) - 1;
-	f = open_memstream(&buf, &len);
-	bot_eval_print(f, BOT_FMT_TABLE, &ep, 1);
-	fclose(f);
+	buf = printed(&e, BOT_FMT_TABLE);
 	ck_assert_msg(strstr(buf, "allow-list all\n"), "%s", buf);
 	free(buf);
-	buf = NULL;
 	e.opts.allow = 7u << bot_arm(BOT_ALGO_NVLS, 0) | 1u << bot_arm(BOT_ALGO_RING, BOT_PROTO_LL);
-	f = open_memstream(&buf, &len);
-	bot_eval_print(f, BOT_FMT_TABLE, &ep, 1);
-	fclose(f);
+	buf = printed(&e, BOT_FMT_TABLE);
 	ck_assert_msg(strstr(buf, "allow-list ring/ll,nvls\n"), "%s", buf);
 	free(buf);
-	buf = NULL;
-	f = open_memstream(&buf, &len);
-	bot_eval_print(f, BOT_FMT_JSON, &ep, 1);
-	fclose(f);
+	buf = printed(&e, BOT_FMT_JSON);
 	ck_assert_msg(strstr(buf, "\"mean\": 9e+12"), "%s", buf);
 	free(buf);
 	bot_eval_free(&e);
