@@ -474,7 +474,12 @@ static void command_one(struct ship *s, const char *name)
 		bot_log_msg(s->log, BOT_LOG_WARN, "cannot run the ship command %s: %s%s; %s kept in "
 			    "the outbox", argv[0], strerror(exec_err),
 			    exec_err == ENOENT ? (strchr(argv[0], '/') ? " (not found)" :
-						  " (not found in PATH)") : "", opath);
+						  " (not found in PATH)") :
+			    /* execvp: a bare name not found, and a PATH entry
+			     * this user may not search */
+			    exec_err == EACCES && !strchr(argv[0], '/') ?
+			    " (not found in PATH, or not executable, or in a directory of PATH this user may "
+			    "not search)" : "", opath);
 		return;
 	}
 	if (rc == 0) {
