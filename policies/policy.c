@@ -1297,16 +1297,19 @@ static double round_calls(const struct view *v, const struct bot_shape *s, doubl
 /* The sample lag: how many rounds a communicator's probe runs, on average,
  * before it returns a sample (at least 1). The budget counts what was spent
  * from samples (safe_history), so a probe that returned none cost nothing
- * yet: re-admitted round after round against a slack that only grows, an
- * arm without samples ran on 16 communicator-epochs before its first sample
+ * yet: re-admitted round after round against a slack that only grows, ring/ll
+ * (6x) ran 13 communicator-epochs of one context before its first sample
  * arrived (real data, epochs mode, 0.1 % sampling: 16 contexts harmed, the
  * mean above AUTO's). Where a communicator's round yields fewer than one
- * sample on average, a probe is charged this many rounds, what it will have
- * cost by the time it is counted; a sample then stands for 1 / rate calls, so
- * that the count catches up. The rate is the context's samples (every arm,
- * AUTO's included) per call, one sample assumed where it has none; 1 without
+ * sample on average, a probe is admitted only while the slack covers this
+ * many rounds of it, what it will have cost on average by the time it is
+ * counted; a sample then stands for 1 / rate calls, so that the count
+ * catches up. The rate is the context's samples of the arms in view (AUTO's
+ * included) per call, one sample assumed where it has none (the compactor's
+ * decay keeps samples and calls in step, formats.md section 14); 1 without
  * calls (the first job knows no rate: its budget is 1 % of one round, too
- * small for most probes anyway). At most BOT_MAX_LAG. */
+ * small for most probes anyway). Above BOT_MAX_LAG rounds, INFINITY: a probe
+ * that would not be measured in a thousand rounds is never made. */
 #define BOT_MAX_LAG 1024.0
 static double sample_lag(const struct view *v, const struct bot_shape *s)
 {
@@ -1317,7 +1320,7 @@ static double sample_lag(const struct view *v, const struct bot_shape *s)
 	for (int i = 0; i < v->nb; i++)
 		samples += (double)v->b[i].n_all;
 	per = fmax(samples, 1.0) / comm_calls(v->ctx) * (double)(s->calls ? s->calls : 1);
-	return per >= 1 ? 1 : per > 1.0 / BOT_MAX_LAG ? 1.0 / per : BOT_MAX_LAG;
+	return per >= 1 ? 1 : per >= 1.0 / BOT_MAX_LAG ? 1.0 / per : INFINITY;
 }
 
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no
@@ -1477,7 +1480,9 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 				w = gw;
 		}
 		f = (double)w / BOT_PROBE_BUCKETS;
-		c = r * fmax(f, unit) * d * lag;
+		/* a range that holds k communicators returns samples k
+		 * times as fast: it runs lag / k rounds before it is counted */
+		c = r * fmax(f, unit * lag) * d;
 		if (d > 0 && c > slack) {
 			if (unit > 0 || slack <= 0)
 				continue;

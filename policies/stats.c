@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "stats.h"
 
 int bot_q_from_ns(double ns)
@@ -193,14 +194,30 @@ int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src)
 
 void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den)
 {
+	uint64_t salt;
 	uint32_t k = 0;
 
 	if (den == 0 || num >= den)
 		return;
+	/* the histogram before the decay: every input of the rounding below
+	 * is the state's own, so every compactor decays alike */
+	salt = bot_mix64(bot_mix64(bot_mix64(s->n) ^ s->sum_q) ^ s->sumsq_q ^ num * 0x9e3779b97f4a7c15ULL ^ den);
 	for (uint32_t i = 0; i < s->nbins; i++) {
 		/* a count < 2^32 times num < 2^64 fits in 128 bits: never overflows */
-		uint64_t c = (uint64_t)((unsigned __int128)s->bins[i].count * num / den);
+		unsigned __int128 prod = (unsigned __int128)s->bins[i].count * num;
+		uint64_t c = (uint64_t)(prod / den), rem = (uint64_t)(prod % den);
 
+		/* A count below 16 is rounded up with the chance its fraction,
+		 * the draw a hash of the histogram and the bin: rounded down
+		 * always, a bin of 1 vanished at the first decay and small
+		 * bins went many times faster than large ones, so the samples
+		 * of a sparse context fell far behind its calls (decayed
+		 * exactly) and its sample rate looked a tenth of the truth
+		 * (doc/policies.md, the sample lag). Large counts are rounded
+		 * down, as before: their bias is under 1/16 of a sample in c. */
+		if (rem && s->bins[i].count < 16 &&
+		    bot_mix64(salt ^ ((uint64_t)s->bins[i].bin << 32 | s->bins[i].count)) % den < rem)
+			c++;
 		if (c) {
 			s->bins[k].bin = s->bins[i].bin;
 			s->bins[k++].count = (uint32_t)c;

@@ -50,7 +50,11 @@ int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count);
  * result is deterministic for a given order of merges. Returns 0, 1 when
  * it halved, or -1 on allocation failure (dst unchanged). */
 int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src);
-/* Multiply counts by num/den (rounded down), drop empty bins, recompute. */
+/* Multiply counts by num/den, drop empty bins, recompute. A count of 16 or
+ * more is rounded down; a smaller one up with the chance its fraction, the
+ * draw a hash of the histogram and the bin (deterministic; formats.md
+ * section 14, "Decay"), so that small bins decay as large ones do on
+ * average. */
 void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den);
 int bot_stats_copy(struct bot_stats *dst, const struct bot_stats *src);
 

@@ -292,19 +292,45 @@ START_TEST(test_stats_decay)
 {
 	struct bot_stats s;
 
+	struct bot_stats a, b;
+	uint64_t total = 0;
+
+	/* 16 and more: rounded down (33 / 2 = 16); exact fractions exact */
 	bot_stats_init(&s);
-	bot_stats_add_q(&s, 100, 10);
-	bot_stats_add_q(&s, 200, 3);
-	bot_stats_add_q(&s, 300, 1);
+	bot_stats_add_q(&s, 100, 33);
+	bot_stats_add_q(&s, 200, 10);
 	bot_stats_decay(&s, 1, 2);
 	ck_assert_uint_eq(s.nbins, 2);
-	ck_assert_uint_eq(s.bins[0].count, 5);
-	ck_assert_uint_eq(s.bins[1].count, 1);
-	ck_assert_uint_eq(s.n, 6);
-	ck_assert_uint_eq(s.sum_q, 5 * 100 + 200);
-	ck_assert_uint_eq(s.sumsq_q, 5 * 10000 + 40000);
+	ck_assert_uint_eq(s.bins[0].count, 16);
+	ck_assert_uint_eq(s.bins[1].count, 5);
+	ck_assert_uint_eq(s.n, 21);
+	ck_assert_uint_eq(s.sum_q, 16 * 100 + 5 * 200);
+	ck_assert_uint_eq(s.sumsq_q, 16 * 10000 + 5 * 40000);
 	bot_stats_decay(&s, 1, 1);	/* no-op */
-	ck_assert_uint_eq(s.n, 6);
+	ck_assert_uint_eq(s.n, 21);
+	/* below 16, rounded up with the chance its fraction: 2,000 bins of
+	 * one sample keep 15/16 on average (1,875; rounded down, none of
+	 * them survived), the same histogram decays the same way twice,
+	 * and over 40 decays of 15/16 a sparse arm's count follows
+	 * 2000 x (15/16)^k, 151 after 40, as its calls do */
+	bot_stats_init(&a);
+	bot_stats_init(&b);
+	for (int q = 0; q < 2000; q++) {
+		ck_assert_int_eq(bot_stats_add_q(&a, q, 1), 0);
+		ck_assert_int_eq(bot_stats_add_q(&b, q, 1), 0);
+	}
+	bot_stats_decay(&a, 15, 16);
+	bot_stats_decay(&b, 15, 16);
+	ck_assert_uint_eq(a.n, b.n);
+	ck_assert_uint_eq(a.sum_q, b.sum_q);
+	ck_assert_msg(a.n > 1875 - 40 && a.n < 1875 + 40, "%llu of 2000 kept", (unsigned long long)a.n);
+	for (int k = 1; k < 40; k++)
+		bot_stats_decay(&a, 15, 16);
+	total = a.n;
+	ck_assert_msg(total > 115 && total < 190, "%llu kept after 40 decays (151 expected)",
+		      (unsigned long long)total);
+	bot_stats_free(&a);
+	bot_stats_free(&b);
 	bot_stats_decay(&s, 0, 1);
 	ck_assert_uint_eq(s.n, 0);
 	ck_assert_uint_eq(s.nbins, 0);
@@ -484,8 +510,10 @@ START_TEST(test_kb)
 	}
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(bot_kb_bpr_bucket(bot_ctx_key(BOT_COLL_ALLGATHER, 80, 16, 2)), 64);
-	/* Decay. */
+	/* Decay: 2 samples in one bin, halved: 1 */
 	bot_kb_decay(kb, 1, 2);
+	ck_assert_uint_eq(bot_kb_at(kb, 3)->arm[2].n, 1);
+	bot_kb_decay(kb, 0, 1);
 	ck_assert_uint_eq(bot_kb_at(kb, 3)->arm[2].n, 0);
 	bot_kb_free(kb);
 	bot_kb_free(c);
@@ -1617,6 +1645,8 @@ END_TEST
  * job harmed the context by 2.7 points. Calls are a communicator's, stored
  * as a state stores them (add_calls), sampled at 1 %; `rounds` is the
  * state's, the round planned. */
+static uint64_t wc_calls_per_sample = 100;	/* AUTO's arm sampled at 1 % */
+
 static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
 				  int arm)
 {
@@ -1633,7 +1663,8 @@ static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncom
 	pr[5] = 20.0f;		/* 2.0x */
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
 	/* sampled at 1 %, 5 samples a communicator's round: no sample lag */
-	add_noisy(kb, KEY, 0, (int)(calls / 100 > 40 ? calls / 100 : 40), 10.0, 0);
+	add_noisy(kb, KEY, 0,
+		  (int)(calls / wc_calls_per_sample > 40 ? calls / wc_calls_per_sample : 40), 10.0, 0);
 	add_calls(kb, KEY, calls);
 	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
 	bot_policy_set(&p, "budget", 1.0);
@@ -1707,6 +1738,16 @@ START_TEST(test_safe_worst_case_lump)
 	 * alike, by the shape's round. */
 	ck_assert_uint_gt(worst_case_rounds(200000, 1, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_rounds(200000, 50, 8, 500, 5), 0);
+	/* Sampled at 0.02 %, 0.1 samples a communicator's round: the lump is
+	 * the 10 rounds it runs before it is counted (the sample lag), 500 x
+	 * 10 x 4 <= 0.02 x (N + 4,000) from N = 996,000 calls (200 samples
+	 * then, still 0.1 a round) */
+	wc_calls_per_sample = 5000;
+	ck_assert_uint_eq(worst_case_probes(200000, 8, 500, 5), 0);
+	ck_assert_uint_eq(worst_case_probes(990000, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_probes(1000000, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_probes(200000, 8, 500, 1), 0);	/* 1.5x: trusted */
+	wc_calls_per_sample = 100;
 }
 END_TEST
 
