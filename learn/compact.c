@@ -683,7 +683,7 @@ static int apply_caps(struct run *x, struct bot_ledger *l, const struct bot_delt
 					allow = left;
 			}
 			if (s->n > allow) {
-				bot_stats_decay(s, allow, s->n);	/* counts x allow / n */
+				bot_stats_scale_down(s, allow, s->n);	/* counts x allow / n, down */
 				*capped = 1;
 			}
 			*admitted += s->n;
@@ -741,12 +741,15 @@ static int merge_step(struct bot_kb *fab, const struct bot_kb *step)
 /* 15/16 per window elapsed since the state's epoch, at most 64 times:
  * histograms, call and summaries counts (alike, so that their quotient,
  * a communicator's calls per job, stays). */
-static void decay_windows(struct bot_kb *kb, uint64_t windows)
+static void decay_windows(struct bot_kb *kb, uint64_t epoch, uint64_t now)
 {
+	uint64_t windows = now - epoch;
+
 	if (windows > 64)
 		windows = 64;
 	for (uint64_t w = 0; w < windows; w++) {
-		bot_kb_decay(kb, 15, 16);
+		/* the window decayed into is the nonce (formats.md 14) */
+		bot_kb_decay(kb, 15, 16, now - windows + 1 + w);
 		for (size_t i = 0; i < bot_kb_count(kb); i++) {
 			struct bot_kb_ctx *c = bot_kb_get(kb, bot_kb_at(kb, i)->key);
 
@@ -941,7 +944,7 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	/* forget what left the horizon before adding: a full ledger frees room */
 	bot_ledger_prune(&led, horizon);
 	if (epoch && W > epoch)
-		decay_windows(cur.kb, W - epoch);
+		decay_windows(cur.kb, epoch, W);
 	rm = malloc((x->nit ? x->nit : 1) * sizeof(*rm));
 	idx = malloc((x->nit ? x->nit : 1) * sizeof(*idx));
 	cidx = malloc((x->nit ? x->nit : 1) * sizeof(*cidx));

@@ -435,13 +435,14 @@ int bot_kb_add_us(struct bot_kb *kb, uint64_t key, int arm, double us)
 	return bot_stats_add_q(&c->arm[arm], q, 1);
 }
 
-void bot_kb_decay(struct bot_kb *kb, uint32_t num, uint32_t den)
+void bot_kb_decay(struct bot_kb *kb, uint32_t num, uint32_t den, uint64_t nonce)
 {
 	if (!kb)
 		return;
 	for (size_t i = 0; i < kb->n; i++)
 		for (int a = 0; a < BOT_NARMS; a++)
-			bot_stats_decay(&kb->ctx[i]->arm[a], num, den);
+			bot_stats_decay(&kb->ctx[i]->arm[a], num, den,
+					bot_mix64(bot_mix64(nonce ^ kb->ctx[i]->key) + (uint64_t)a));
 }
 
 size_t bot_kb_count(const struct bot_kb *kb)

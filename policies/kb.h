@@ -86,8 +86,10 @@ struct bot_kb *bot_kb_sorted(const struct bot_kb *kb);
 /* Add one latency sample (microseconds > 0) for an arm. 0, or -1 on bad
  * input or allocation failure. */
 int bot_kb_add_us(struct bot_kb *kb, uint64_t key, int arm, double us);
-/* Multiply every count by num/den (discounting between rounds). */
-void bot_kb_decay(struct bot_kb *kb, uint32_t num, uint32_t den);
+/* Multiply every count by num/den (bot_stats_decay; the compactor's daily
+ * decay, discounting between rounds); `nonce` must differ between decays
+ * (the window, the round); each context and arm mixes in its key and arm. */
+void bot_kb_decay(struct bot_kb *kb, uint32_t num, uint32_t den, uint64_t nonce);
 
 size_t bot_kb_count(const struct bot_kb *kb);
 /* Iterate in unspecified but deterministic order: i from 0 to count-1.

@@ -319,7 +319,7 @@ int bot_prior_argmin(const float prior[BOT_NARMS])
 	return best;
 }
 
-void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb)
+void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb, uint64_t round)
 {
 	double d;
 
@@ -328,7 +328,7 @@ void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb)
 	d = p->par.discount;
 	if (!(d > 0) || d >= 1)
 		return;
-	bot_kb_decay(kb, (uint32_t)floor(d * 65536.0 + 0.5), 65536);
+	bot_kb_decay(kb, (uint32_t)floor(d * 65536.0 + 0.5), 65536, round);
 }
 
 /* ---- beliefs ---------------------------------------------------------- */
@@ -1308,8 +1308,9 @@ static double round_calls(const struct view *v, const struct bot_shape *s, doubl
  * included) per call, one sample assumed where it has none (the compactor's
  * decay keeps samples and calls in step, formats.md section 14); 1 without
  * calls (the first job knows no rate: its budget is 1 % of one round, too
- * small for most probes anyway). Above BOT_MAX_LAG rounds, INFINITY: a probe
- * that would not be measured in a thousand rounds is never made. */
+ * small for most probes anyway). safe_clip makes no probe whose range would
+ * wait more than BOT_MAX_LAG rounds for a sample and costs more than the
+ * exploit: it would not be measured in a thousand rounds. */
 #define BOT_MAX_LAG 1024.0
 static double sample_lag(const struct view *v, const struct bot_shape *s)
 {
@@ -1320,7 +1321,7 @@ static double sample_lag(const struct view *v, const struct bot_shape *s)
 	for (int i = 0; i < v->nb; i++)
 		samples += (double)v->b[i].n_all;
 	per = fmax(samples, 1.0) / comm_calls(v->ctx) * (double)(s->calls ? s->calls : 1);
-	return per >= 1 ? 1 : per >= 1.0 / BOT_MAX_LAG ? 1.0 / per : INFINITY;
+	return per >= 1 ? 1 : 1.0 / per;
 }
 
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no
@@ -1482,6 +1483,8 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		f = (double)w / BOT_PROBE_BUCKETS;
 		/* a range that holds k communicators returns samples k
 		 * times as fast: it runs lag / k rounds before it is counted */
+		if (d > 0 && unit > 0 && lag * unit > BOT_MAX_LAG * fmax(f, unit))
+			continue;
 		c = r * fmax(f, unit * lag) * d;
 		if (d > 0 && c > slack) {
 			if (unit > 0 || slack <= 0)

@@ -116,10 +116,10 @@ int bot_policy_plan_memo(const struct bot_policy *p, const struct bot_kb *kb,
 			 struct bot_plan *out);
 
 /* Apply the policy's discount to every count of kb (bot_kb_decay with
- * num/den = discount in 1/65536 units); nothing when discount >= 1. Callers
- * that discount call it once between rounds. Counts round down, so single
- * samples vanish at the first decay: discount suits well-sampled contexts. */
-void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb);
+ * num/den = discount in 1/65536 units, `round` the nonce); nothing when
+ * discount >= 1. Callers that discount call it once between rounds, each
+ * with its round. */
+void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb, uint64_t round);
 
 /* The exploration budget context `key` has spent (doc/policies.md), in
  * doc/formats.md section 12's unit for `explore` (2^-16 of one call of

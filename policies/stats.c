@@ -192,30 +192,27 @@ int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src)
 	return shift ? 1 : 0;
 }
 
-void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den)
+/* Multiply every count by num/den; dither: round a small count up with the
+ * chance of its fraction (a hash of salt and the bin), else round down. */
+static void scale(struct bot_stats *s, uint64_t num, uint64_t den, int dither, uint64_t salt)
 {
-	uint64_t salt;
 	uint32_t k = 0;
 
-	if (den == 0 || num >= den)
-		return;
-	/* the histogram before the decay: every input of the rounding below
-	 * is the state's own, so every compactor decays alike */
-	salt = bot_mix64(bot_mix64(bot_mix64(s->n) ^ s->sum_q) ^ s->sumsq_q ^ num * 0x9e3779b97f4a7c15ULL ^ den);
 	for (uint32_t i = 0; i < s->nbins; i++) {
 		/* a count < 2^32 times num < 2^64 fits in 128 bits: never overflows */
 		unsigned __int128 prod = (unsigned __int128)s->bins[i].count * num;
 		uint64_t c = (uint64_t)(prod / den), rem = (uint64_t)(prod % den);
 
-		/* A count below 16 is rounded up with the chance its fraction,
-		 * the draw a hash of the histogram and the bin: rounded down
-		 * always, a bin of 1 vanished at the first decay and small
-		 * bins went many times faster than large ones, so the samples
-		 * of a sparse context fell far behind its calls (decayed
-		 * exactly) and its sample rate looked a tenth of the truth
-		 * (doc/policies.md, the sample lag). Large counts are rounded
-		 * down, as before: their bias is under 1/16 of a sample in c. */
-		if (rem && s->bins[i].count < 16 &&
+		/* A count that would lose less than one sample on average
+		 * (c (den - num) < den: below 16 at 15/16) is rounded up
+		 * with the chance of its fraction. Rounded down always, a bin
+		 * of 1 vanished at the first decay and small bins went many
+		 * times faster than large ones, so the samples of a sparse
+		 * context fell far behind its calls (decayed exactly) and its
+		 * sample rate looked a tenth of the truth (doc/policies.md,
+		 * the sample lag). Larger counts are rounded down: less than
+		 * one sample against an expected loss of one or more. */
+		if (dither && rem && (unsigned __int128)s->bins[i].count * (den - num) < den &&
 		    bot_mix64(salt ^ ((uint64_t)s->bins[i].bin << 32 | s->bins[i].count)) % den < rem)
 			c++;
 		if (c) {
@@ -225,6 +222,29 @@ void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den)
 	}
 	s->nbins = k;
 	recompute(s);
+}
+
+void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den, uint64_t nonce)
+{
+	uint64_t salt;
+
+	if (den == 0 || num >= den)
+		return;
+	/* the histogram before the decay and the caller's nonce (which
+	 * decay this is, of which arm): every input is the state's own, so
+	 * every compactor decays alike; the nonce differs between decays,
+	 * else a histogram that one decay left as it was would draw the
+	 * same again, and be left as it was for good */
+	salt = bot_mix64(bot_mix64(bot_mix64(bot_mix64(nonce) ^ s->n) ^ s->sum_q) ^ s->sumsq_q ^
+			 num * 0x9e3779b97f4a7c15ULL ^ den);
+	scale(s, num, den, 1, salt);
+}
+
+void bot_stats_scale_down(struct bot_stats *s, uint64_t num, uint64_t den)
+{
+	if (den == 0 || num >= den)
+		return;
+	scale(s, num, den, 0, 0);
 }
 
 int bot_stats_copy(struct bot_stats *dst, const struct bot_stats *src)

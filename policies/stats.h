@@ -50,12 +50,17 @@ int bot_stats_add_q(struct bot_stats *s, int q, uint32_t count);
  * result is deterministic for a given order of merges. Returns 0, 1 when
  * it halved, or -1 on allocation failure (dst unchanged). */
 int bot_stats_merge(struct bot_stats *dst, const struct bot_stats *src);
-/* Multiply counts by num/den, drop empty bins, recompute. A count of 16 or
- * more is rounded down; a smaller one up with the chance its fraction, the
- * draw a hash of the histogram and the bin (deterministic; formats.md
- * section 14, "Decay"), so that small bins decay as large ones do on
- * average. */
-void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den);
+/* Decay: multiply counts by num/den, drop empty bins, recompute. A count
+ * that would lose less than one sample on average (c (den - num) < den:
+ * below 16 at 15/16) is rounded up with the chance of its fraction, the draw
+ * a hash of the histogram, the bin and `nonce`, else down (formats.md
+ * section 14, "Decay"): deterministic, and small bins decay as large ones
+ * do on average. The nonce must differ between decays of one histogram
+ * (which window, which context and arm). */
+void bot_stats_decay(struct bot_stats *s, uint64_t num, uint64_t den, uint64_t nonce);
+/* Multiply counts by num/den, each rounded down (the total never exceeds
+ * n x num / den: the compactor's caps), drop empty bins, recompute. */
+void bot_stats_scale_down(struct bot_stats *s, uint64_t num, uint64_t den);
 int bot_stats_copy(struct bot_stats *dst, const struct bot_stats *src);
 
 /* Median bin (lower median); -1 when empty. */

@@ -407,7 +407,7 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 
 		if (round > 0 && pol->par.discount < 1)
 			for (size_t f = 0; f < ds->nfabrics; f++)
-				bot_policy_decay(pol, kbs[f]);	/* between rounds */
+				bot_policy_decay(pol, kbs[f], round);	/* between rounds */
 		if (round >= r.delay)
 			deliver(&r, b);	/* feedback of round - delay */
 		memo_renew(&r, used);	/* the knowledge bases are fixed until the next round */

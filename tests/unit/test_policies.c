@@ -290,28 +290,28 @@ END_TEST
 
 START_TEST(test_stats_decay)
 {
-	struct bot_stats s;
-
-	struct bot_stats a, b;
+	struct bot_stats s, a, b;
+	unsigned alive = 0, same = 1;
 	uint64_t total = 0;
 
-	/* 16 and more: rounded down (33 / 2 = 16); exact fractions exact */
+	/* a count that loses a sample or more on average is rounded down
+	 * (33 / 2 = 16); exact fractions are exact */
 	bot_stats_init(&s);
 	bot_stats_add_q(&s, 100, 33);
 	bot_stats_add_q(&s, 200, 10);
-	bot_stats_decay(&s, 1, 2);
+	bot_stats_decay(&s, 1, 2, 7);
 	ck_assert_uint_eq(s.nbins, 2);
 	ck_assert_uint_eq(s.bins[0].count, 16);
 	ck_assert_uint_eq(s.bins[1].count, 5);
 	ck_assert_uint_eq(s.n, 21);
 	ck_assert_uint_eq(s.sum_q, 16 * 100 + 5 * 200);
 	ck_assert_uint_eq(s.sumsq_q, 16 * 10000 + 5 * 40000);
-	bot_stats_decay(&s, 1, 1);	/* no-op */
+	bot_stats_decay(&s, 1, 1, 8);	/* no-op */
 	ck_assert_uint_eq(s.n, 21);
-	/* below 16, rounded up with the chance its fraction: 2,000 bins of
-	 * one sample keep 15/16 on average (1,875; rounded down, none of
-	 * them survived), the same histogram decays the same way twice,
-	 * and over 40 decays of 15/16 a sparse arm's count follows
+	/* Below that, rounded up with the chance of its fraction: 2,000 bins
+	 * of one sample keep 15/16 on average (1,875; rounded down, none of
+	 * them survived); the same histogram and nonce decay alike, another
+	 * nonce differently; over 40 decays a sparse arm follows
 	 * 2000 x (15/16)^k, 151 after 40, as its calls do */
 	bot_stats_init(&a);
 	bot_stats_init(&b);
@@ -319,19 +319,50 @@ START_TEST(test_stats_decay)
 		ck_assert_int_eq(bot_stats_add_q(&a, q, 1), 0);
 		ck_assert_int_eq(bot_stats_add_q(&b, q, 1), 0);
 	}
-	bot_stats_decay(&a, 15, 16);
-	bot_stats_decay(&b, 15, 16);
+	bot_stats_decay(&a, 15, 16, 1);
+	bot_stats_decay(&b, 15, 16, 1);
 	ck_assert_uint_eq(a.n, b.n);
-	ck_assert_uint_eq(a.sum_q, b.sum_q);
+	for (uint32_t i = 0; i < a.nbins; i++)
+		same &= a.bins[i].bin == b.bins[i].bin;
+	ck_assert(same);
 	ck_assert_msg(a.n > 1875 - 40 && a.n < 1875 + 40, "%llu of 2000 kept", (unsigned long long)a.n);
-	for (int k = 1; k < 40; k++)
-		bot_stats_decay(&a, 15, 16);
+	bot_stats_free(&b);
+	bot_stats_init(&b);
+	for (int q = 0; q < 2000; q++)
+		ck_assert_int_eq(bot_stats_add_q(&b, q, 1), 0);
+	bot_stats_decay(&b, 15, 16, 2);
+	same = a.nbins == b.nbins;
+	for (uint32_t i = 0; same && i < a.nbins; i++)
+		same &= a.bins[i].bin == b.bins[i].bin;
+	ck_assert(!same);
+	for (uint64_t k = 2; k <= 40; k++)
+		bot_stats_decay(&a, 15, 16, k);
 	total = a.n;
 	ck_assert_msg(total > 115 && total < 190, "%llu kept after 40 decays (151 expected)",
 		      (unsigned long long)total);
+	/* A histogram that one decay left as it was decays again at the
+	 * next (the nonce differs): 4,096 arms of one sample each, decayed
+	 * 64 times, keep (15/16)^64 = 1.6 % (66) */
+	for (uint64_t h = 0; h < 4096; h++) {
+		bot_stats_free(&b);
+		bot_stats_init(&b);
+		ck_assert_int_eq(bot_stats_add_q(&b, (int)(h % 2560), 1), 0);
+		for (uint64_t k = 1; k <= 64; k++)
+			bot_stats_decay(&b, 15, 16, bot_mix64(h) + k);
+		alive += b.n > 0;
+	}
+	ck_assert_msg(alive > 30 && alive < 110, "%u of 4096 alive after 64 decays (66 expected)", alive);
 	bot_stats_free(&a);
 	bot_stats_free(&b);
-	bot_stats_decay(&s, 0, 1);
+	/* the caps' scaling rounds every count down: 10 bins of one sample
+	 * to 5 of 10 keep none, never more than the allowance */
+	bot_stats_free(&s);
+	bot_stats_init(&s);
+	for (int q = 0; q < 10; q++)
+		ck_assert_int_eq(bot_stats_add_q(&s, q, 1), 0);
+	bot_stats_scale_down(&s, 5, 10);
+	ck_assert_uint_eq(s.n, 0);
+	bot_stats_decay(&s, 0, 1, 9);
 	ck_assert_uint_eq(s.n, 0);
 	ck_assert_uint_eq(s.nbins, 0);
 	ck_assert(isnan(bot_stats_robust_q(&s, NULL)));
@@ -510,10 +541,11 @@ START_TEST(test_kb)
 	}
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(bot_kb_bpr_bucket(bot_ctx_key(BOT_COLL_ALLGATHER, 80, 16, 2)), 64);
-	/* Decay: 2 samples in one bin, halved: 1 */
-	bot_kb_decay(kb, 1, 2);
-	ck_assert_uint_eq(bot_kb_at(kb, 3)->arm[2].n, 1);
-	bot_kb_decay(kb, 0, 1);
+	/* Decay: two bins of one sample, halved (each kept with chance 1/2,
+	 * test_stats_decay), then all gone */
+	bot_kb_decay(kb, 1, 2, 1);
+	ck_assert_uint_le(bot_kb_at(kb, 3)->arm[2].n, 2);
+	bot_kb_decay(kb, 0, 1, 2);
 	ck_assert_uint_eq(bot_kb_at(kb, 3)->arm[2].n, 0);
 	bot_kb_free(kb);
 	bot_kb_free(c);
