@@ -312,6 +312,35 @@ int bot_set_allow(const char *s, uint32_t *allow, size_t *bad)
 	return BOT_SET_OK;
 }
 
+void bot_set_allow_format(uint32_t allow, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (!len)
+		return;
+	if (!allow) {
+		snprintf(buf, len, "none");
+		return;
+	}
+	if (allow == (1u << BOT_NARMS) - 1) {
+		snprintf(buf, len, "all");
+		return;
+	}
+	buf[0] = 0;
+	for (int a = 0; a < BOT_NALGO && o < len; a++) {
+		uint32_t every = ((1u << BOT_NPROTO) - 1) << bot_arm(a, 0);
+
+		if ((allow & every) == every) {
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", bot_algo_name(a));
+			continue;
+		}
+		for (int p = 0; p < BOT_NPROTO && o < len; p++)
+			if (allow & (1u << bot_arm(a, p)))
+				o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "",
+						      bot_arm_name(bot_arm(a, p)));
+	}
+}
+
 int bot_set_bool(const char *s, int *out)
 {
 	if (!s || !*s)

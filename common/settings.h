@@ -73,6 +73,10 @@ int bot_set_policy(const char *s, int *id);
  * (bits 0..20). On an error *bad (may be NULL) is the offset of the
  * offending item in s. */
 int bot_set_allow(const char *s, uint32_t *allow, size_t *bad);
+/* The inverse: "none", "all", or the algorithms every protocol of which is
+ * allowed and the single arms, comma-separated, as bot_set_allow reads them
+ * (truncated to len, always NUL-terminated when len > 0). */
+void bot_set_allow_format(uint32_t allow, char *buf, size_t len);
 /* "0" or "1". */
 int bot_set_bool(const char *s, int *out);
 

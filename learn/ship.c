@@ -382,6 +382,21 @@ static int wait_bounded(struct ship *s, pid_t pid, int *timed_out)
 	}
 }
 
+/* What a failed execvp's errno e means for the command named cmd, beside
+ * strerror: a bare name is looked up in PATH, where EACCES also says a
+ * directory of PATH this user may not search. */
+static const char *exec_hint(int e, const char *cmd)
+{
+	int bare = !strchr(cmd, '/');
+
+	if (e == ENOENT)
+		return bare ? " (not found in PATH)" : " (not found)";
+	if (e == EACCES && bare)
+		return " (not found in PATH, or not executable, or in a directory of PATH this user "
+		       "may not search)";
+	return "";
+}
+
 static void command_one(struct ship *s, const char *name)
 {
 	char opath[4500], err[768], cmd[4096], *argv[MAX_ARGS + 2];
@@ -450,6 +465,7 @@ static void command_one(struct ship *s, const char *name)
 	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY), e;
+		ssize_t w;
 
 		close(ep[0]);
 		setpgid(0, 0);
@@ -457,8 +473,9 @@ static void command_one(struct ship *s, const char *name)
 			dup2(null, 0);
 		execvp(argv[0], argv);
 		e = errno;
-		if (write(ep[1], &e, sizeof(e)) < 0)
-			_exit(127);
+		/* the parent reads e; where it cannot, exit status 127 says enough */
+		w = write(ep[1], &e, sizeof(e));
+		(void)w;
 		_exit(127);
 	}
 	close(ep[1]);
@@ -472,14 +489,8 @@ static void command_one(struct ship *s, const char *name)
 	if (exec_err) {
 		s->r->failed++;
 		bot_log_msg(s->log, BOT_LOG_WARN, "cannot run the ship command %s: %s%s; %s kept in "
-			    "the outbox", argv[0], strerror(exec_err),
-			    exec_err == ENOENT ? (strchr(argv[0], '/') ? " (not found)" :
-						  " (not found in PATH)") :
-			    /* execvp: a bare name not found, and a PATH entry
-			     * this user may not search */
-			    exec_err == EACCES && !strchr(argv[0], '/') ?
-			    " (not found in PATH, or not executable, or in a directory of PATH this user may "
-			    "not search)" : "", opath);
+			    "the outbox", argv[0], strerror(exec_err), exec_hint(exec_err, argv[0]),
+			    opath);
 		return;
 	}
 	if (rc == 0) {

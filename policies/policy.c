@@ -1267,8 +1267,10 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 		else
 			sv -= e;
 	}
-	if (v->ctx->calls && n > 0)
-		r = n / comm_calls(v->ctx);	/* samples per call */
+	/* samples per call (one assumed where there is none: what the
+	 * sample lag reads; nothing here changes with it, every sum is 0) */
+	if (v->ctx->calls)
+		r = fmax(n, 1.0) / comm_calls(v->ctx);
 	g /= r;
 	sv /= r;
 	n /= r;
@@ -1304,24 +1306,19 @@ static double round_calls(const struct view *v, const struct bot_shape *s, doubl
  * sample on average, a probe is admitted only while the slack covers this
  * many rounds of it, what it will have cost on average by the time it is
  * counted; a sample then stands for 1 / rate calls, so that the count
- * catches up. The rate is the context's samples of the arms in view (AUTO's
- * included) per call, one sample assumed where it has none (the compactor's
- * decay keeps samples and calls in step, formats.md section 14); 1 without
- * calls (the first job knows no rate: its budget is 1 % of one round, too
- * small for most probes anyway). safe_clip makes no probe whose range would
+ * catches up. The rate is safe_history's: the context's samples of the arms
+ * in view (AUTO's included) per call, one sample assumed where it has none
+ * (the compactor's decay keeps samples and calls in step, formats.md
+ * section 14). Without calls the lag is 1 (the first job knows no rate: its
+ * budget is 1 % of one round, too small for most probes anyway). safe_clip makes no probe whose range would
  * wait more than BOT_MAX_LAG rounds for a sample and costs more than the
  * exploit: it would not be measured in a thousand rounds. */
 #define BOT_MAX_LAG 1024.0
-static double sample_lag(const struct view *v, const struct bot_shape *s)
+static double sample_lag(const struct view *v, const struct bot_shape *s, double rate)
 {
-	double samples = 0, per;
+	double per = rate * (double)(s->calls ? s->calls : 1);
 
-	if (!v->ctx->calls)
-		return 1;
-	for (int i = 0; i < v->nb; i++)
-		samples += (double)v->b[i].n_all;
-	per = fmax(samples, 1.0) / comm_calls(v->ctx) * (double)(s->calls ? s->calls : 1);
-	return per >= 1 ? 1 : 1.0 / per;
+	return !v->ctx->calls || per >= 1 ? 1 : 1.0 / per;
 }
 
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no
@@ -1336,7 +1333,7 @@ static void worst_filter(const struct view *judge, const struct bot_shape *s, st
 	if (!lumpy(s) || safe_history(judge, &spent, &gross, &n, &la, &rate, &am) < 0)
 		return;
 	r = round_calls(judge, s, rate);
-	lump = r / (double)(s->ncomms ? s->ncomms : 1) * sample_lag(judge, s);
+	lump = r / (double)(s->ncomms ? s->ncomms : 1) * sample_lag(judge, s, rate);
 	for (int i = 0; i < judge->nb; i++) {
 		if (!worst_forbids(judge, &judge->b[i], lump, n + r))
 			continue;
@@ -1456,7 +1453,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	 * one call a round) a range shrinks to fit. */
 	unit = lumpy(s) ? 1.0 / (s->ncomms ? s->ncomms : 1) : 0;
 	/* a lumpy probe is charged the rounds it runs before it is counted */
-	lag = unit > 0 ? sample_lag(v, s) : 1;
+	lag = unit > 0 ? sample_lag(v, s, rate) : 1;
 	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
 		unsigned w = width[i];
 		double d, c, f;

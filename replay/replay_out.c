@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/settings.h"
 #include "replay/replay.h"
 
 static const char *const param_names[] = {
@@ -98,35 +99,6 @@ static void secs(FILE *f, double x)
 		fprintf(f, " %7.1fms", x * 1e3);
 	else
 		fprintf(f, " %7.1fus", x * 1e6);
-}
-
-/* The allow-list as --allow spells it: none (the default), all, or the
- * algorithms whose every protocol is allowed and the single arms. */
-static void allow_format(uint32_t allow, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	if (!allow) {
-		snprintf(buf, len, "none");
-		return;
-	}
-	if (allow == (1u << BOT_NARMS) - 1) {
-		snprintf(buf, len, "all");
-		return;
-	}
-	buf[0] = 0;
-	for (int a = 0; a < BOT_NALGO && o < len; a++) {
-		uint32_t every = ((1u << BOT_NPROTO) - 1) << bot_arm(a, 0);
-
-		if ((allow & every) == every) {
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "", bot_algo_name(a));
-			continue;
-		}
-		for (int p = 0; p < BOT_NPROTO && o < len; p++)
-			if (allow & (1u << bot_arm(a, p)))
-				o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? "," : "",
-						      bot_arm_name(bot_arm(a, p)));
-	}
 }
 
 static void table_row(FILE *f, const char *name, const struct bot_summary *s, const char *tail)
@@ -256,7 +228,7 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 			fprintf(f, "; planned for %u comms", r->plan_comms);
 		fputc('\n', f);
 	}
-	allow_format(ev->opts.allow, allow, sizeof(allow));
+	bot_set_allow_format(ev->opts.allow, allow, sizeof(allow));
 	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list %s\n",
 		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
 		ev->opts.history ? "train" : "none", allow);

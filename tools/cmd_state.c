@@ -214,9 +214,6 @@ static int state_show(const char *dir, const char *fabric, const char *file, con
 	return rc;
 }
 
-/* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
- * fsynced, renamed over FILE, the directory fsynced (common/writeall.h; the
- * mode 0644 through the umask). 0 or 1. (cmd.h) */
 /* path's directory, as the user wrote it ("." for a bare name) */
 static void out_dir(const char *path, char *dir, size_t cap)
 {
@@ -250,6 +247,9 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 	return 0;
 }
 
+/* FILE written whole: FILE.tmp-<pid> created O_EXCL in FILE's directory,
+ * fsynced, renamed over FILE, the directory fsynced (common/writeall.h; the
+ * mode 0644 through the umask). 0 or 1. (cmd.h) */
 int bot_cmd_write_file(const char *cmd, const char *opt, const char *path, const char *what,
 		       const char *text, size_t len)
 {

@@ -195,6 +195,27 @@ START_TEST(test_allow)
 }
 END_TEST
 
+/* bot_set_allow_format writes what bot_set_allow reads back to the same
+ * mask: none, all, whole algorithms by name, single arms by arm name. */
+START_TEST(test_allow_format)
+{
+	static const char *const lists[] = { "none", "all", "nvls", "ring/ll,nvls",
+					     "collnet_direct,collnet_chain,nvls,nvls_tree",
+					     "tree/ll128,ring/simple" };
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		uint32_t a, b;
+
+		ck_assert_int_eq(bot_set_allow(lists[i], &a, NULL), BOT_SET_OK);
+		bot_set_allow_format(a, buf, sizeof(buf));
+		ck_assert_str_eq(buf, lists[i]);
+		ck_assert_int_eq(bot_set_allow(buf, &b, NULL), BOT_SET_OK);
+		ck_assert_uint_eq(a, b);
+	}
+}
+END_TEST
+
 START_TEST(test_bool)
 {
 	int v = 7;
@@ -296,6 +317,7 @@ static Suite *settings_suite(void)
 	tcase_add_test(tc, test_bytes_and_threshold);
 	tcase_add_test(tc, test_policy);
 	tcase_add_test(tc, test_allow);
+	tcase_add_test(tc, test_allow_format);
 	tcase_add_test(tc, test_bool);
 	tcase_add_test(tc, test_env);
 	suite_add_tcase(s, tc);
