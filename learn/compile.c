@@ -243,7 +243,10 @@ static int plan_all(const struct bot_kb *kb, const struct bot_compile_opts *o,
 {
 	size_t n = bot_kb_count(kb), m = 0;
 	struct ranked *r = malloc((n ? n : 1) * sizeof(*r));
-	struct bot_shape shape = { o->seed, o->ncomms, o->calls, rep->round };
+	/* no round in flight: a step's feedback is merged before the next
+	 * compile counts it, and steps that start before it share its round
+	 * (doc/policies.md, the guarantee's concurrent jobs) */
+	struct bot_shape shape = { o->seed, o->ncomms, o->calls, rep->round, 0 };
 	struct bot_plan_memo *memo = bot_plan_memo_new(kb);
 	size_t i, k = 0;
 	int dropped;

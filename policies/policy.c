@@ -1183,6 +1183,25 @@ static unsigned guess_width(uint32_t nc)
 	return lo;
 }
 
+/* The range an arm without samples here is tried on first, in a round of
+ * shape s: guess_width's, narrowed where rounds are in flight so that the
+ * communicators expected to land in it before its first sample can be seen
+ * (this round's and the s->inflight rounds' before it, which ran the same
+ * plan) make about one communicator's round, the exposure guess_width
+ * bounds where every plan sees the round before it. At 8 communicators: 11
+ * buckets with up to one round in flight (the replay's default delay of 2),
+ * 8 with 3, 1 with 29. */
+static unsigned guess_range(const struct bot_shape *s)
+{
+	uint32_t nc = s->ncomms ? s->ncomms : 1;
+	unsigned w = guess_width(nc);
+	double cap = floor(BOT_PROBE_BUCKETS / ((double)nc * (1.0 + s->inflight)));
+
+	if (cap < (double)w)
+		w = cap < 1 ? 1 : (unsigned)cap;
+	return w;
+}
+
 /* The worst-case lump rule (SAFE_TRUST): may arm b, without samples here,
  * be probed on lumps of `lump` calls (one communicator's round) by a context
  * with `calls` calls so far, this round included? Yes when NCCL's own cost
@@ -1321,6 +1340,20 @@ static double sample_lag(const struct view *v, const struct bot_shape *s, double
 	return !v->ctx->calls || per >= 1 ? 1 : 1.0 / per;
 }
 
+/* The lump the worst-case lump rule bounds, in calls (r: the round's): one
+ * communicator's round for each round the probe runs before it is counted
+ * (the sample lag), and the communicators expected to have landed in its
+ * range in the rounds still in flight (s->inflight), which the knowledge
+ * base has not seen yet. An arm the rule judges has no samples here, so its
+ * range is at most guess_width's. */
+static double worst_lump(const struct view *v, const struct bot_shape *s, double rate, double r)
+{
+	uint32_t nc = s->ncomms ? s->ncomms : 1;
+	double fg = (double)guess_range(s) / BOT_PROBE_BUCKETS;
+
+	return r / (double)nc * sample_lag(v, s, rate) + r * fg * (double)s->inflight;
+}
+
 /* Where probes are lumps, an arm the worst-case lump rule forbids now is no
  * candidate for the planner: a policy that kept proposing it (a cold
  * policy's optimism about an arm without samples) would have it dropped by
@@ -1333,9 +1366,9 @@ static void worst_filter(const struct view *judge, const struct bot_shape *s, st
 	if (!lumpy(s) || safe_history(judge, &spent, &gross, &n, &la, &rate, &am) < 0)
 		return;
 	r = round_calls(judge, s, rate);
-	lump = r / (double)(s->ncomms ? s->ncomms : 1) * sample_lag(judge, s, rate);
+	lump = worst_lump(judge, s, rate, r);
 	for (int i = 0; i < judge->nb; i++) {
-		if (!worst_forbids(judge, &judge->b[i], lump, n + r))
+		if (!worst_forbids(judge, &judge->b[i], lump, n + r * (1.0 + s->inflight)))
 			continue;
 		for (int j = 0; j < v->nb; j++)
 			if (v->b[j].arm == judge->b[i].arm)
@@ -1364,7 +1397,11 @@ static int refresh_due(const struct bot_policy *p, const struct view *v, const s
 
 /* Clip a plan to the budget: with R the calls of this round, S the net
  * spent excess and N the calls so far, keep S + R * (plan's excess per call)
- * <= budget * (N + R). The exploit falls back to AUTO when it alone does
+ * <= budget * (N + R). Where rounds are in flight (s->inflight: run on
+ * earlier plans, not yet counted), they are assumed to have run this plan:
+ * their cost is charged now (the exploit's excess, the probes' expected
+ * excess), the savings and the budget they earned only once they are
+ * counted (reserve the spending, book the income when it arrives). The exploit falls back to AUTO when it alone does
  * not fit, and is then probed first instead (else an arm that only
  * borrowed evidence favours would never be measured); probes that cost
  * more than the exploit are taken in the plan's order while the budget
@@ -1374,7 +1411,7 @@ static int refresh_due(const struct bot_policy *p, const struct view *v, const s
 static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
 		      uint64_t key, struct bot_plan *out)
 {
-	double spent, gross, n, la, rate, r, slack, ex, unit, lag;
+	double spent, gross, n, la, rate, r, slack, ex, unit, lag, lump;
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am, refresh = -1;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
@@ -1397,7 +1434,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	/* An arm is measured before every communicator runs it. */
 	if (b && !b->n)
 		ex = INFINITY;
-	if (ex > 0 && r * ex > slack) {
+	if (ex > 0 && r * (1.0 + s->inflight) * ex > slack) {
 		int demoted = out->exploit;
 
 		if (b && bot_arm_measurable(demoted, bot_key_nnodes(key))) {
@@ -1444,7 +1481,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		arm[nin] = out->probe[i].arm;
 		width[nin++] = w;
 	}
-	slack -= r * ex;
+	slack -= r * (ex > 0 ? 1.0 + s->inflight : 1.0) * ex;
 	/* A probe is lumpy when a round holds several communicators or several
 	 * calls: a communicator whose bucket falls in its range runs the arm
 	 * for the whole round, so a probe that happens costs at least one
@@ -1454,6 +1491,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	unit = lumpy(s) ? 1.0 / (s->ncomms ? s->ncomms : 1) : 0;
 	/* a lumpy probe is charged the rounds it runs before it is counted */
 	lag = unit > 0 ? sample_lag(v, s, rate) : 1;
+	lump = unit > 0 ? worst_lump(v, s, rate, r) : 0;
 	for (unsigned i = 0; i < nin && k < BOT_MAX_PROBES; i++) {
 		unsigned w = width[i];
 		double d, c, f;
@@ -1467,13 +1505,13 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
-		if (unit > 0 && worst_forbids(v, b, r * unit * lag, n + r))
+		if (unit > 0 && worst_forbids(v, b, lump, n + r * (1.0 + s->inflight)))
 			continue;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
 		if (unit > 0 && (!b->n || !am) && arm[i] != v->auto_arm) {
 			if (!gw)
-				gw = guess_width(s->ncomms);	/* once per plan */
+				gw = guess_range(s);	/* once per plan */
 			if (w > gw)
 				w = gw;
 		}
@@ -1482,14 +1520,14 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		 * times as fast: it runs lag / k rounds before it is counted */
 		if (d > 0 && unit > 0 && lag * unit > BOT_MAX_LAG * fmax(f, unit))
 			continue;
-		c = r * fmax(f, unit * lag) * d;
+		c = r * (fmax(f, unit * lag) + f * s->inflight) * d;
 		if (d > 0 && c > slack) {
 			if (unit > 0 || slack <= 0)
 				continue;
-			w = (unsigned)floor(slack / (r * d) * BOT_PROBE_BUCKETS);
+			w = (unsigned)floor(slack / (r * d * (1.0 + s->inflight)) * BOT_PROBE_BUCKETS);
 			if (!w)
 				continue;
-			c = r * d * w / BOT_PROBE_BUCKETS;
+			c = r * d * (1.0 + s->inflight) * w / BOT_PROBE_BUCKETS;
 		}
 		if (tot + w > BOT_PROBE_BUCKETS)
 			continue;

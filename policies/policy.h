@@ -85,6 +85,10 @@ struct bot_shape {
 	uint32_t ncomms;	/* communicators expected to share the context */
 	uint64_t calls;		/* calls per communicator in a round */
 	uint64_t round;		/* job, epoch or call index */
+	uint32_t inflight;	/* rounds already run on earlier plans whose
+				 * feedback the knowledge base has not yet seen
+				 * (the replay's --delay - 1; 0: each plan sees
+				 * every round before it) */
 };
 
 /* Defaults for a policy; -1 for an unknown name. */

@@ -1593,6 +1593,63 @@ START_TEST(test_safe_sample_lag)
 }
 END_TEST
 
+/* Rounds in flight (bot_shape.inflight: rounds that ran earlier plans and
+ * whose feedback the knowledge base has not seen, the replay's --delay - 1)
+ * were paid without being counted: a probe is charged them too, the budget
+ * earns nothing from their calls until they are counted, and an arm without
+ * samples is tried on a range that holds about one communicator over the
+ * rounds before its first sample can be seen (11 buckets at 8
+ * communicators; 8 with 3 rounds in flight, 1 with 29). With AUTO measured,
+ * 40,000 calls counted and 500-call rounds of 8 communicators, the plan
+ * probes with up to 29 rounds in flight; with 200, the one-bucket range is
+ * the same as at 29 but its charge over 201 rounds is more than the slack,
+ * so none is made. */
+START_TEST(test_safe_inflight)
+{
+	static const struct {
+		uint32_t inflight;
+		unsigned widest;	/* widest range of an arm without samples */
+		int probes;
+	} cases[] = {
+		{ 0, 11, 1 },
+		{ 3, 8, 1 },
+		{ 29, 1, 1 },
+		{ 200, 0, 0 },
+	};
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct bot_kb *kb = make_kb();
+		unsigned probed = 0, widest = 0;
+
+		add_noisy(kb, KEY, 0, 400, 10.0, 0);
+		add_calls(kb, KEY, 40000);
+		for (uint64_t r = 0; r < 64; r++) {
+			struct bot_shape sh = { 3, 8, 500, r, cases[c].inflight };
+			struct bot_plan pl;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			ck_assert_int_eq(pl.exploit, BOT_ARM_AUTO);
+			for (unsigned i = 0; i < pl.nprobe; i++) {
+				unsigned w = (unsigned)(pl.probe[i].hi - pl.probe[i].lo);
+
+				if (pl.probe[i].arm == BOT_ARM_AUTO)
+					continue;
+				probed++;
+				if (w > widest)
+					widest = w;
+			}
+		}
+		ck_assert_msg(cases[c].probes ? probed > 0 : probed == 0, "case %u: %u probes", c,
+			      probed);
+		ck_assert_msg(widest == cases[c].widest, "case %u: widest %u", c, widest);
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
 /* When the exploit a policy planned has no samples of its own (only
  * borrowed evidence or the prior favour it), it becomes a probe and the
  * round's exploit is the arm measured here to be confidently faster than
@@ -2016,6 +2073,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_baseline_refresh);
 	tcase_add_test(tp, test_safe_refresh_merges_probe);
 	tcase_add_test(tp, test_safe_sample_lag);
+	tcase_add_test(tp, test_safe_inflight);
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
 	tcase_add_test(tp, test_safe_worst_case_lump);
