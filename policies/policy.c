@@ -1187,10 +1187,12 @@ static unsigned guess_width(uint32_t nc)
  * shape s: guess_width's, narrowed where rounds are in flight so that the
  * communicators expected to land in it before its first sample can be seen
  * (this round's and the s->inflight rounds' before it, which ran the same
- * plan) make about one communicator's round, the exposure guess_width
- * bounds where every plan sees the round before it. At 8 communicators: 11
- * buckets with up to one round in flight (the replay's default delay of 2),
- * 8 with 3, 1 with 29. */
+ * plan) are about one, at least one bucket. At 8 communicators: 11 buckets
+ * with up to one round in flight (the replay's default delay of 2; 0.69
+ * expected over both rounds), 8 with 3 (1.0), 1 with 29 (0.94); past 31
+ * (8 communicators) the one bucket expects more than one. This bounds the
+ * expected exposure, not guess_width's 5 % chance of two or more: over
+ * several rounds that chance is 15 % at 1 in flight, 26 % at 3. */
 static unsigned guess_range(const struct bot_shape *s)
 {
 	uint32_t nc = s->ncomms ? s->ncomms : 1;
@@ -1344,8 +1346,11 @@ static double sample_lag(const struct view *v, const struct bot_shape *s, double
  * communicator's round for each round the probe runs before it is counted
  * (the sample lag), and the communicators expected to have landed in its
  * range in the rounds still in flight (s->inflight), which the knowledge
- * base has not seen yet. An arm the rule judges has no samples here, so its
- * range is at most guess_width's. */
+ * base has not seen yet (their expected number, not a tail bound). An arm
+ * the rule judges has no samples here, so its range is at most guess_range's.
+ * The lump is compared with the calls that have run, those in flight
+ * included: the rule bounds one surprise as a share of the calls it is paid
+ * out of, where the budget (safe_clip) books only what has been counted. */
 static double worst_lump(const struct view *v, const struct bot_shape *s, double rate, double r)
 {
 	uint32_t nc = s->ncomms ? s->ncomms : 1;
@@ -1399,9 +1404,11 @@ static int refresh_due(const struct bot_policy *p, const struct view *v, const s
  * spent excess and N the calls so far, keep S + R * (plan's excess per call)
  * <= budget * (N + R). Where rounds are in flight (s->inflight: run on
  * earlier plans, not yet counted), they are assumed to have run this plan:
- * their cost is charged now (the exploit's excess, the probes' expected
- * excess), the savings and the budget they earned only once they are
- * counted (reserve the spending, book the income when it arrives). The exploit falls back to AUTO when it alone does
+ * their cost is charged in this plan's check (the exploit's excess, the
+ * probes' expected excess), the savings and the budget they earned only
+ * once they are counted. Nothing is carried from one plan to the next: a
+ * plan that changed since those rounds is charged for its own arms, not for
+ * what they ran. The exploit falls back to AUTO when it alone does
  * not fit, and is then probed first instead (else an arm that only
  * borrowed evidence favours would never be measured); probes that cost
  * more than the exploit are taken in the plan's order while the budget

@@ -335,7 +335,10 @@ static int plan_ctx(const struct run *r, const struct bot_ds_ctx *c, uint64_t ro
 	 * table is compiled for --comms, which may not be what the job has) */
 	uint32_t pc = r->o->mode == BOT_MODE_PERCALL || !r->o->plan_comms ? (uint32_t)r->ncomm
 									   : r->o->plan_comms;
-	struct bot_shape shape = { r->o->seed, pc, k, round, (uint32_t)(r->delay - 1) };
+	/* the rounds run before this one whose feedback is still on the way
+	 * (none before the first round) */
+	uint64_t inflight = round < r->delay - 1 ? round : r->delay - 1;
+	struct bot_shape shape = { r->o->seed, pc, k, round, (uint32_t)inflight };
 	char name[64];
 
 	struct bot_plan_memo *m = r->memo ? r->memo[c->fabric] : NULL;

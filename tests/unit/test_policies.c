@@ -1650,6 +1650,58 @@ START_TEST(test_safe_inflight)
 }
 END_TEST
 
+/* Rounds in flight and the exploit: an arm measured faster than AUTO's on
+ * average (12 samples, 9.0 us against 10) but widely spread has a positive
+ * pessimistic excess; at 16,000 calls the slack covers it for this round
+ * and not for 3 more in flight, where the exploit falls back to AUTO. Per
+ * call (one communicator, one call a round) a probe's range shrinks to fit
+ * the slack of the rounds it will be charged: less of it with rounds in
+ * flight. */
+START_TEST(test_safe_inflight_exploit)
+{
+	unsigned exploited[2] = { 0, 0 }, width[2] = { 0, 0 };
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
+	for (int v = 0; v < 2; v++) {
+		uint32_t inflight = v ? 3 : 0;
+		struct bot_kb *kb = make_kb(), *pk = make_kb();
+
+		add_noisy(kb, KEY, 0, 40, 10.0, 0);
+		for (int i = 0; i < 12; i++)
+			ck_assert_int_eq(bot_kb_add_us(kb, KEY, 5, 9.0 * (i % 2 ? 0.7 : 1.3)), 0);
+		add_calls(kb, KEY, 16000);
+		add_noisy(pk, KEY, 0, 40, 10.0, 0);
+		add_noisy(pk, KEY, 5, 5, 10.5, 500);
+		add_calls(pk, KEY, 50);
+		for (uint64_t r = 0; r < 16; r++) {
+			struct bot_shape sh = { 3, 8, 500, r, inflight };
+			struct bot_shape one = { 3, 1, 1, r, inflight };
+			struct bot_plan pl;
+
+			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			exploited[v] += pl.exploit == 5;
+			ck_assert_int_eq(bot_policy_plan(&p, pk, KEY, &one, &pl), 0);
+			ck_assert_int_eq(bot_plan_check(&pl), 0);
+			for (unsigned i = 0; i < pl.nprobe; i++)
+				if (pl.probe[i].arm != BOT_ARM_AUTO)
+					width[v] += (unsigned)(pl.probe[i].hi - pl.probe[i].lo);
+		}
+		bot_kb_free(kb);
+		bot_kb_free(pk);
+	}
+	ck_assert_uint_eq(exploited[0], 16);
+	ck_assert_uint_eq(exploited[1], 0);
+	ck_assert_uint_gt(width[1], 0);
+	/* 1,758 buckets over the 16 rounds, 1,305 with 3 in flight: fewer,
+	 * but a range cut to what one round's slack covers and then charged
+	 * four rounds would overdraw the slack and be dropped (770) */
+	ck_assert_msg(width[1] * 4 < width[0] * 3 && width[1] * 2 > width[0],
+		      "probed %u buckets, %u with 3 in flight", width[0], width[1]);
+}
+END_TEST
+
 /* When the exploit a policy planned has no samples of its own (only
  * borrowed evidence or the prior favour it), it becomes a probe and the
  * round's exploit is the arm measured here to be confidently faster than
@@ -1735,6 +1787,7 @@ END_TEST
  * as a state stores them (add_calls), sampled at 1 %; `rounds` is the
  * state's, the round planned. */
 static uint64_t wc_calls_per_sample = 100;	/* AUTO's arm sampled at 1 % */
+static uint32_t wc_inflight;			/* rounds in flight */
 
 static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
 				  int arm)
@@ -1759,7 +1812,7 @@ static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncom
 	bot_policy_set(&p, "budget", 1.0);
 	bot_policy_set(&p, "etc_rounds", 1e9);	/* still exploring at `rounds` */
 	for (uint64_t r = 0; r < 3; r++) {	/* one ETC cycle: every arm */
-		struct bot_shape sh = { 7, ncomms, per, rounds + r };
+		struct bot_shape sh = { 7, ncomms, per, rounds + r, wc_inflight };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1837,6 +1890,15 @@ START_TEST(test_safe_worst_case_lump)
 	ck_assert_uint_gt(worst_case_probes(1000000, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_probes(200000, 8, 500, 1), 0);	/* 1.5x: trusted */
 	wc_calls_per_sample = 100;
+	/* 3 rounds in flight: the lump adds the communicators expected in the
+	 * arm's 8-bucket range over them (4,000 x 8/256 x 3 = 375 calls) and is
+	 * compared with the calls run, those in flight included: 875 x 4 <=
+	 * 0.02 x (N + 16,000) from N = 159,000 */
+	wc_inflight = 3;
+	ck_assert_uint_eq(worst_case_probes(96000, 8, 500, 5), 0);
+	ck_assert_uint_eq(worst_case_probes(158999, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_probes(159000, 8, 500, 5), 0);
+	wc_inflight = 0;
 }
 END_TEST
 
@@ -2074,6 +2136,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_refresh_merges_probe);
 	tcase_add_test(tp, test_safe_sample_lag);
 	tcase_add_test(tp, test_safe_inflight);
+	tcase_add_test(tp, test_safe_inflight_exploit);
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
 	tcase_add_test(tp, test_safe_worst_case_lump);
