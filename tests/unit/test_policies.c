@@ -650,7 +650,7 @@ static void run_loop_calls(const struct bot_policy *p, struct bot_kb *kb, unsign
 			   struct bot_plan *last)
 {
 	for (unsigned r = 0; r < rounds; r++) {
-		struct bot_shape s = { 42, ncomms, calls, r };
+		struct bot_shape s = { 42, ncomms, calls, r, 0 };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(p, kb, KEY, &s, &pl), 0);
@@ -669,7 +669,7 @@ static void run_loop_calls(const struct bot_policy *p, struct bot_kb *kb, unsign
 		add_calls(kb, KEY, (uint64_t)ncomms * calls);
 	}
 	if (last) {
-		struct bot_shape s = { 42, ncomms, calls, rounds };
+		struct bot_shape s = { 42, ncomms, calls, rounds, 0 };
 
 		ck_assert_int_eq(bot_policy_plan(p, kb, KEY, &s, last), 0);
 	}
@@ -752,7 +752,7 @@ START_TEST(test_policy_allow_list)
 				ck_assert_int_eq(bot_kb_add_us(kb, KEY, 0, 10.0), 0);
 			}
 			for (uint64_t r = 0; r < 30; r++) {
-				struct bot_shape s = { 5, nc, 100, r };
+				struct bot_shape s = { 5, nc, 100, r, 0 };
 				struct bot_plan pl;
 
 				ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
@@ -807,7 +807,7 @@ static unsigned unmeasurable_uses(int id, uint32_t nnodes, int samples)
 			ck_assert_int_eq(bot_kb_add_us(kb, key, cn, 5.0), 0);
 		}
 		for (uint64_t r = 0; r < 40; r++) {
-			struct bot_shape s = { 5, nc, 100, r };
+			struct bot_shape s = { 5, nc, 100, r, 0 };
 			struct bot_plan pl;
 
 			ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
@@ -863,7 +863,7 @@ static unsigned probes_beside_unmeasurable_auto(int id, int auto_samples)
 	for (int k = 0; k < 40 && auto_samples; k++)
 		ck_assert_int_eq(bot_kb_add_us(kb, key, nvls, 10.0), 0);
 	for (uint64_t r = 0; r < 40; r++) {
-		struct bot_shape s = { 5, 8, 500, r };
+		struct bot_shape s = { 5, 8, 500, r, 0 };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
@@ -934,7 +934,7 @@ START_TEST(test_policy_no_prior)
 	uint64_t k2 = bot_ctx_key(1, 80, 8, 1);
 	struct bot_policy p;
 	struct bot_plan pl;
-	struct bot_shape s = { 1, 8, 10, 3 };
+	struct bot_shape s = { 1, 8, 10, 3, 0 };
 
 	for (int a = 0; a < BOT_NARMS; a++)
 		none[a] = -1.0f;
@@ -973,7 +973,7 @@ START_TEST(test_policy_determinism)
 	ck_assert_ptr_nonnull(c);
 	for (unsigned nc = 1; nc <= 16; nc *= 4)
 		for (uint64_t r = 0; r < 20; r++) {
-			struct bot_shape s = { 9, nc, 100, r };
+			struct bot_shape s = { 9, nc, 100, r, 0 };
 			struct bot_plan a, b;
 
 			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &a), 0);
@@ -1012,7 +1012,7 @@ START_TEST(test_policy_warm_start)
 	fill_prior(pr);
 	ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(_i)), 0);
 	for (uint64_t r = 0; r < 10; r++) {
-		struct bot_shape s = { 3, 8, 100, r };
+		struct bot_shape s = { 3, 8, 100, r, 0 };
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
 		check_plan_arms(&pl);
@@ -1067,7 +1067,7 @@ START_TEST(test_policy_converges)
 			ck_assert_msg(pl.exploit == 5, "%s exploit %d", bot_policy_name(_i), pl.exploit);
 			/* ... and mostly uses it afterwards. */
 			for (uint64_t r = 300; r < 400; r++) {
-				struct bot_shape s = { 42, 1, 1, r };
+				struct bot_shape s = { 42, 1, 1, r, 0 };
 
 				bot_policy_plan(&p, kb, KEY, &s, &pl);
 				used5 += bot_plan_arm(&pl, bot_probe_bucket(42, 7, KEY, r)) == 5;
@@ -1112,7 +1112,7 @@ START_TEST(test_policy_outliers)
 	for (int i = 0; i < 6; i++)
 		bot_kb_add_us(kb, KEY, 5, 140.0 + i);
 	for (uint64_t r = 30; r < 60; r++) {
-		struct bot_shape s = { 42, 8, 100, r };
+		struct bot_shape s = { 42, 8, 100, r, 0 };
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
 		check_plan_arms(&pl);
@@ -1156,7 +1156,7 @@ START_TEST(test_policy_random_kbs)
 			const struct bot_kb_ctx *x = bot_kb_find(kb, key);
 
 			for (uint64_t r = 0; r < 8; r++) {
-				struct bot_shape s = { h, (uint32_t)(1u << r), r * 7, r };
+				struct bot_shape s = { h, (uint32_t)(1u << r), r * 7, r, 0 };
 				struct bot_plan pl, pm;
 
 				ck_assert_int_eq(bot_policy_plan(&p, kb, key, &s, &pl), 0);
@@ -1194,7 +1194,7 @@ START_TEST(test_policy_probes_shrink)
 	struct bot_policy p;
 	struct bot_kb *kb = make_kb();
 	struct bot_plan pl;
-	struct bot_shape s = { 42, 8, 100, 0 };
+	struct bot_shape s = { 42, 8, 100, 0, 0 };
 	unsigned w0 = 0, w1 = 0;
 
 	ck_assert_int_eq(bot_policy_init(&p, "thompson"), 0);
@@ -1222,7 +1222,7 @@ START_TEST(test_policy_sweep_covers)
 
 	ck_assert_int_eq(bot_policy_init(&p, "sweep"), 0);
 	for (uint64_t r = 0; r < 2; r++) {
-		struct bot_shape s = { 1, 8, 100, r };
+		struct bot_shape s = { 1, 8, 100, r, 0 };
 		struct bot_plan pl;
 
 		bot_policy_plan(&p, kb, KEY, &s, &pl);
@@ -1251,7 +1251,7 @@ START_TEST(test_safe_budget)
 
 		ck_assert_int_eq(bot_policy_init(&p, names[v]), 0);
 		for (unsigned r = 0; r < 40; r++) {
-			struct bot_shape s = { 42, 8, 100, r };
+			struct bot_shape s = { 42, 8, 100, r, 0 };
 			struct bot_plan pl;
 
 			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &s, &pl), 0);
@@ -1287,7 +1287,7 @@ END_TEST
 START_TEST(test_safe_savings)
 {
 	struct bot_policy p;
-	struct bot_shape sh = { 42, 8, 100, 0 };
+	struct bot_shape sh = { 42, 8, 100, 0, 0 };
 	unsigned probes[2] = { 0, 0 };
 
 	ck_assert_int_eq(bot_policy_init(&p, "egreedy"), 0);
@@ -1343,7 +1343,7 @@ static unsigned per_call_rounds(const struct bot_policy *p, const struct bot_kb 
 	unsigned exploited = 0;
 
 	for (uint64_t r = 0; r < n; r++) {
-		struct bot_shape sh = { 7, 1, 1, r };
+		struct bot_shape sh = { 7, 1, 1, r, 0 };
 		struct bot_plan pl;
 		unsigned w = 0, nauto = 0;
 
@@ -1510,7 +1510,7 @@ START_TEST(test_safe_refresh_merges_probe)
 		add_noisy(kb, KEY, 5, 30, 18.0, 100);
 		add_calls(kb, KEY, 5000);
 		for (uint64_t r = 0; r < 200; r++) {
-			struct bot_shape sh = { 7, 1, 1, r };
+			struct bot_shape sh = { 7, 1, 1, r, 0 };
 			struct bot_plan pl, pf;
 			unsigned wf = 0, wt = 0, nauto = 0;
 
@@ -1575,7 +1575,7 @@ START_TEST(test_safe_sample_lag)
 		add_noisy(kb, KEY, 0, cases[c].samples, 10.0, 0);
 		add_calls(kb, KEY, cases[c].calls);
 		for (uint64_t r = 0; r < 32; r++) {
-			struct bot_shape sh = { 3, 8, 500, r };
+			struct bot_shape sh = { 3, 8, 500, r, 0 };
 			struct bot_plan pl;
 
 			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1729,7 +1729,7 @@ START_TEST(test_safe_fallback_exploit)
 		add_noisy(kb, KEY, 4, (many ? 24 : 5), 6.0, 300);
 		add_calls(kb, KEY, 4000);
 		for (uint64_t r = 0; r < 32; r++) {
-			struct bot_shape sh = { 5, 8, 500, r };
+			struct bot_shape sh = { 5, 8, 500, r, 0 };
 			struct bot_plan pl;
 
 			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1761,7 +1761,7 @@ START_TEST(test_safe_single_comm_lump)
 	add_calls(kb, KEY, 20);
 	for (int lumpy = 0; lumpy < 2; lumpy++)
 		for (uint64_t r = 0; r < 64; r++) {
-			struct bot_shape sh = { 11, 1, lumpy ? 500 : 1, r };
+			struct bot_shape sh = { 11, 1, lumpy ? 500 : 1, r, 0 };
 			struct bot_plan pl;
 
 			ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1851,7 +1851,7 @@ START_TEST(test_safe_worst_filter)
 	ck_assert_int_eq(bot_policy_init(&p, "ucb1-cold"), 0);
 	bot_policy_set(&p, "budget", 1.0);
 	for (uint64_t r = 0; r < 5; r++) {
-		struct bot_shape sh = { 7, 1, 100, r };
+		struct bot_shape sh = { 7, 1, 100, r, 0 };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1933,7 +1933,7 @@ START_TEST(test_safe_guess_lumps)
 	add_noisy(kb, KEY, 0, 40, 10.0, 0);
 	add_calls(kb, KEY, 4000);
 	for (uint64_t r = 0; r < 400; r++) {
-		struct bot_shape s = { 42, 8, 100, r };
+		struct bot_shape s = { 42, 8, 100, r, 0 };
 		struct bot_plan pl;
 		unsigned on[BOT_NARMS] = { 0 };
 
@@ -1956,7 +1956,7 @@ START_TEST(test_safe_guess_lumps)
 	ck_assert_msg(lumps * 100 <= ranges * 8, "%u of %u probe ranges ran on two or more communicators",
 		      lumps, ranges);
 	{
-		struct bot_shape s = { 42, 1, 1, 0 };
+		struct bot_shape s = { 42, 1, 1, 0, 0 };
 		struct bot_plan pl;
 		unsigned wide = 0;
 
@@ -2029,7 +2029,7 @@ START_TEST(test_scale_skill)
 	for (int agree = 0; agree < 2; agree++) {
 		struct bot_kb *kb = bot_kb_new();
 		uint64_t key = bot_ctx_key(BOT_COLL_ALLREDUCE, 84, 256, 32);
-		struct bot_shape s = { 1, 8, 100, 0 };
+		struct bot_shape s = { 1, 8, 100, 0, 0 };
 		struct bot_policy p;
 		struct bot_plan pl;
 
@@ -2060,7 +2060,7 @@ START_TEST(test_scale_transfer)
 	float pr[BOT_NARMS];
 	struct bot_policy p;
 	struct bot_plan pl;
-	struct bot_shape s = { 1, 8, 100, 0 };
+	struct bot_shape s = { 1, 8, 100, 0, 0 };
 
 	fill_prior(pr);
 	for (int d = -8; d <= 8; d += 4) {
