@@ -1183,6 +1183,13 @@ static unsigned guess_width(uint32_t nc)
 	return lo;
 }
 
+/* The rounds a plan of shape s pays before any of them is counted: its own
+ * and those in flight, assumed to have run it (safe_clip). */
+static double paid_rounds(const struct bot_shape *s)
+{
+	return 1.0 + s->inflight;
+}
+
 /* The range an arm without samples here is tried on first, in a round of
  * shape s: guess_width's, narrowed where rounds are in flight so that the
  * communicators expected to land in it before its first sample can be seen
@@ -1197,7 +1204,7 @@ static unsigned guess_range(const struct bot_shape *s)
 {
 	uint32_t nc = s->ncomms ? s->ncomms : 1;
 	unsigned w = guess_width(nc);
-	double cap = floor(BOT_PROBE_BUCKETS / ((double)nc * (1.0 + s->inflight)));
+	double cap = floor(BOT_PROBE_BUCKETS / ((double)nc * paid_rounds(s)));
 
 	if (cap < (double)w)
 		w = cap < 1 ? 1 : (unsigned)cap;
@@ -1331,9 +1338,10 @@ static double round_calls(const struct view *v, const struct bot_shape *s, doubl
  * in view (AUTO's included) per call, one sample assumed where it has none
  * (the compactor's decay keeps samples and calls in step, formats.md
  * section 14). Without calls the lag is 1 (the first job knows no rate: its
- * budget is 1 % of one round, too small for most probes anyway). safe_clip makes no probe whose range would
- * wait more than BOT_MAX_LAG rounds for a sample and costs more than the
- * exploit: it would not be measured in a thousand rounds. */
+ * budget is 1 % of one round, too small for most probes anyway). safe_clip
+ * makes no probe whose range would wait more than BOT_MAX_LAG rounds for a
+ * sample and costs more than the exploit: it would not be measured in a
+ * thousand rounds. */
 #define BOT_MAX_LAG 1024.0
 static double sample_lag(const struct view *v, const struct bot_shape *s, double rate)
 {
@@ -1373,7 +1381,7 @@ static void worst_filter(const struct view *judge, const struct bot_shape *s, st
 	r = round_calls(judge, s, rate);
 	lump = worst_lump(judge, s, rate, r);
 	for (int i = 0; i < judge->nb; i++) {
-		if (!worst_forbids(judge, &judge->b[i], lump, n + r * (1.0 + s->inflight)))
+		if (!worst_forbids(judge, &judge->b[i], lump, n + r * paid_rounds(s)))
 			continue;
 		for (int j = 0; j < v->nb; j++)
 			if (v->b[j].arm == judge->b[i].arm)
@@ -1418,7 +1426,7 @@ static int refresh_due(const struct bot_policy *p, const struct view *v, const s
 static void safe_clip(const struct bot_policy *p, const struct view *v, const struct bot_shape *s,
 		      uint64_t key, struct bot_plan *out)
 {
-	double spent, gross, n, la, rate, r, slack, ex, unit, lag, lump;
+	double spent, gross, n, la, rate, r, slack, ex, unit, lag, lump, paid = paid_rounds(s);
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am, refresh = -1;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0;
@@ -1441,7 +1449,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	/* An arm is measured before every communicator runs it. */
 	if (b && !b->n)
 		ex = INFINITY;
-	if (ex > 0 && r * (1.0 + s->inflight) * ex > slack) {
+	if (ex > 0 && r * paid * ex > slack) {
 		int demoted = out->exploit;
 
 		if (b && bot_arm_measurable(demoted, bot_key_nnodes(key))) {
@@ -1488,7 +1496,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		arm[nin] = out->probe[i].arm;
 		width[nin++] = w;
 	}
-	slack -= r * (ex > 0 ? 1.0 + s->inflight : 1.0) * ex;
+	slack -= r * (ex > 0 ? paid : 1.0) * ex;
 	/* A probe is lumpy when a round holds several communicators or several
 	 * calls: a communicator whose bucket falls in its range runs the arm
 	 * for the whole round, so a probe that happens costs at least one
@@ -1512,7 +1520,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
 		d = safe_excess(v, b, la, am) - ex;
-		if (unit > 0 && worst_forbids(v, b, lump, n + r * (1.0 + s->inflight)))
+		if (unit > 0 && worst_forbids(v, b, lump, n + r * paid))
 			continue;
 		/* an arm without samples here is tried on one communicator's
 		 * share first: its charge is a guess, its exposure is bounded */
@@ -1531,10 +1539,10 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		if (d > 0 && c > slack) {
 			if (unit > 0 || slack <= 0)
 				continue;
-			w = (unsigned)floor(slack / (r * d * (1.0 + s->inflight)) * BOT_PROBE_BUCKETS);
+			w = (unsigned)floor(slack / (r * d * paid) * BOT_PROBE_BUCKETS);
 			if (!w)
 				continue;
-			c = r * d * (1.0 + s->inflight) * w / BOT_PROBE_BUCKETS;
+			c = r * d * paid * w / BOT_PROBE_BUCKETS;
 		}
 		if (tot + w > BOT_PROBE_BUCKETS)
 			continue;
