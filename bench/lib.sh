@@ -127,11 +127,11 @@ bench_worst_table() {
 	function pct(x) { return sprintf("%.2f%%", 100 * x) }
 	function row(m, key, pol, k, a) {
 		if (pol == "AUTO") {
-			printf "%-15s %-12s %-9s %5d %7s %9s %7s %6s %8s  %s\n", m, key, "AUTO", OVER[k],
+			printf "%-15s %-14s %-9s %5d %7s %9s %7s %6s %8s  %s\n", m, key, "AUTO", OVER[k],
 				pct(MEAN[k]), "1", "-", "-", "-", "-"
 			return
 		}
-		printf "%-15s %-12s %-9s %5d %7s %9.3f %7d %6d %8s  %s\n", m, key, pol, OVER[k], pct(MEAN[k]),
+		printf "%-15s %-14s %-9s %5d %7s %9.3f %7d %6d %8s  %s\n", m, key, pol, OVER[k], pct(MEAN[k]),
 			(MEAN[a] > 0 ? MEAN[k] / MEAN[a] : 0), HARM[k], TOT[k], pct(WX[k]),
 			(HARM[k] == 0 && MEAN[k] <= MEAN[a] + 1e-12) ? "yes" : "no"
 	}
@@ -153,17 +153,20 @@ bench_worst_table() {
 			if (!(k in WX) || $17 > WX[k]) WX[k] = $17
 		}
 		CTX[$1] = $4
+		CTXK[key, $1] = $4
 		seen[$1] = 1
 	}
 	END {
 		nm = split("per-call jobs epochs", modes, " ")
 		nk = split(keys, ks, " ")
-		printf "%-15s %-12s %-9s %5s %7s %9s %7s %6s %8s  %s\n", "mode", label, "policy", ">10%", "mean",
+		printf "%-15s %-14s %-9s %5s %7s %9s %7s %6s %8s  %s\n", "mode", label, "policy", ">10%", "mean",
 			"mean/AUTO", "harmed", "total", "worst+", "meets"
 		for (i = 1; i <= nm; i++) {
 			m = modes[i]
 			if (!(m in seen)) continue
-			first = m " (" CTX[m] ")"
+			# per key the data (and so the contexts) may differ: the
+			# count beside each key, not one for the mode
+			first = per_key ? m : m " (" CTX[m] ")"
 			if (!per_key) {	# AUTO: the worst over the keys
 				a0 = "*" SUBSEP "AUTO" SUBSEP m
 				for (j = 1; j <= nk; j++) {
@@ -180,7 +183,7 @@ bench_worst_table() {
 				k = ks[j] SUBSEP "pol" SUBSEP m
 				if (!(k in OVER)) continue
 				if (per_key) {
-					row(first, ks[j], "AUTO", a)
+					row(first, ks[j] " (" CTXK[ks[j], m] ")", "AUTO", a)
 					first = ""
 					row("", "", POL, k, a)
 				} else {	# each against its own AUTO
