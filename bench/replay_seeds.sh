@@ -29,7 +29,9 @@ policy=thompson
 bench_init bench/replay_seeds.sh "seeds real-seeds policy" "$@"
 start=$(date +%s.%N)
 
-# One file per (family, seed): s_FAMILY_SEED.csv
+# One file per (family, seed): s_FAMILY_SEED.csv (a kept BENCH_OUT's files of
+# earlier seeds would be read too: removed first)
+rm -f "$tmp"/s_*.csv "$tmp"/s_*.csv.err
 for fam in builtin alt; do
 	for s in $seeds; do
 		bench_replay_csv bench/replay_seeds.sh "$tmp/s_${fam}_$s.csv" "$fam, seed $s" \
