@@ -1891,13 +1891,15 @@ START_TEST(test_safe_worst_case_lump)
 	ck_assert_uint_gt(worst_case_probes(200000, 8, 500, 1), 0);	/* 1.5x: trusted */
 	wc_calls_per_sample = 100;
 	/* 3 rounds in flight: the lump adds the communicators expected in the
-	 * arm's 8-bucket range over them (4,000 x 8/256 x 3 = 375 calls) and is
-	 * compared with the calls run, those in flight included: 875 x 4 <=
-	 * 0.02 x (N + 16,000) from N = 159,000 */
+	 * arm's range over them and is compared with the calls run, those in
+	 * flight included. The arm is judged by the rule, so its range is the
+	 * SAFE_WORST_LUMP one, 2 buckets (4,000 x 2/256 x 3 = 93.75 calls):
+	 * 593.75 x 4 <= 0.02 x (N + 16,000) from N = 102,750 (with the 8-bucket
+	 * range of an arm charged a guess, 159,000) */
 	wc_inflight = 3;
 	ck_assert_uint_eq(worst_case_probes(96000, 8, 500, 5), 0);
-	ck_assert_uint_eq(worst_case_probes(158999, 8, 500, 5), 0);
-	ck_assert_uint_gt(worst_case_probes(159000, 8, 500, 5), 0);
+	ck_assert_uint_eq(worst_case_probes(102749, 8, 500, 5), 0);
+	ck_assert_uint_gt(worst_case_probes(102750, 8, 500, 5), 0);
 	wc_inflight = 0;
 }
 END_TEST
@@ -1913,6 +1915,60 @@ START_TEST(test_safe_rank_calls)
 	ck_assert_uint_eq(worst_case_probes(4000, 8, 500, 5), 0);	/* 256,000 stored */
 	ck_assert_uint_eq(worst_case_probes(92000, 8, 500, 5), 0);	/* 23 jobs */
 	ck_assert_uint_gt(worst_case_probes(96000, 8, 500, 5), 0);	/* 24 jobs */
+}
+END_TEST
+
+/* The worst-case lump rule bounds one communicator's lump, so an arm it
+ * judges (rated above 1.6x) is first tried on a range that two or more of
+ * the round's 8 communicators land in at most 0.3 % of the time: 2 buckets
+ * (3: 0.37 %), where an arm charged a guess within 1.6x gets 11. Per call
+ * (one communicator) neither is narrowed. */
+static void worst_widths(uint32_t ncomms, uint32_t per, unsigned *w1, unsigned *w5)
+{
+	struct bot_kb *kb = bot_kb_new();
+	struct bot_policy p;
+	float pr[BOT_NARMS];
+
+	ck_assert_ptr_nonnull(kb);
+	for (int a = 0; a < BOT_NARMS; a++)
+		pr[a] = -1.0f;
+	pr[0] = 10.0f;		/* AUTO's arm */
+	pr[1] = 15.0f;		/* 1.5x: trusted */
+	pr[5] = 20.0f;		/* 2.0x: judged, admitted at these calls */
+	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
+	add_noisy(kb, KEY, 0, 40000, 10.0, 0);
+	add_calls(kb, KEY, 4000000);
+	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
+	bot_policy_set(&p, "budget", 1.0);
+	bot_policy_set(&p, "etc_rounds", 1e9);
+	*w1 = *w5 = 0;
+	for (uint64_t r = 0; r < 3; r++) {
+		struct bot_shape sh = { 7, ncomms, per, 1000 + r, 0 };
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(bot_plan_check(&pl), 0);
+		for (unsigned i = 0; i < pl.nprobe; i++) {
+			unsigned w = pl.probe[i].hi - pl.probe[i].lo;
+
+			if (pl.probe[i].arm == 1 && w > *w1)
+				*w1 = w;
+			if (pl.probe[i].arm == 5 && w > *w5)
+				*w5 = w;
+		}
+	}
+	bot_kb_free(kb);
+}
+
+START_TEST(test_safe_worst_range)
+{
+	unsigned w1, w5;
+
+	worst_widths(8, 500, &w1, &w5);
+	ck_assert_uint_eq(w1, 11);
+	ck_assert_uint_eq(w5, 2);
+	worst_widths(1, 1, &w1, &w5);	/* per call */
+	ck_assert_uint_gt(w5, 2);
 }
 END_TEST
 
@@ -2144,6 +2200,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_scale_skill);
 	tcase_add_test(tp, test_explore_spent);
 	tcase_add_test(tp, test_safe_rank_calls);
+	tcase_add_test(tp, test_safe_worst_range);
 	suite_add_tcase(s, tp);
 	return s;
 }
