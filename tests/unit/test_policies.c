@@ -1921,9 +1921,12 @@ END_TEST
 /* The worst-case lump rule bounds one communicator's lump, so an arm it
  * judges (rated above 1.6x) is first tried on a range that two or more of
  * the round's 8 communicators land in at most 0.3 % of the time: 2 buckets
- * (3: 0.37 %), where an arm charged a guess within 1.6x gets 11. Per call
- * (one communicator) neither is narrowed. */
-static void worst_widths(uint32_t ncomms, uint32_t per, unsigned *w1, unsigned *w5)
+ * (3: 0.37 %), where an arm charged a guess within 1.6x gets 11. With one
+ * communicator (a round of 500 calls: lumpy) no two can land in a range, and
+ * per call (one call a round) ranges are not lumps: neither is narrowed.
+ * `calls` as a state stores them (64 ranks). */
+static void worst_widths(uint32_t ncomms, uint32_t per, uint64_t calls, unsigned *w1,
+			 unsigned *w5)
 {
 	struct bot_kb *kb = bot_kb_new();
 	struct bot_policy p;
@@ -1937,7 +1940,7 @@ static void worst_widths(uint32_t ncomms, uint32_t per, unsigned *w1, unsigned *
 	pr[5] = 20.0f;		/* 2.0x: judged, admitted at these calls */
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
 	add_noisy(kb, KEY, 0, 40000, 10.0, 0);
-	add_calls(kb, KEY, 4000000);
+	add_calls(kb, KEY, calls);
 	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
 	bot_policy_set(&p, "budget", 1.0);
 	bot_policy_set(&p, "etc_rounds", 1e9);
@@ -1964,10 +1967,14 @@ START_TEST(test_safe_worst_range)
 {
 	unsigned w1, w5;
 
-	worst_widths(8, 500, &w1, &w5);
+	worst_widths(8, 500, 4000000, &w1, &w5);
 	ck_assert_uint_eq(w1, 11);
 	ck_assert_uint_eq(w5, 2);
-	worst_widths(1, 1, &w1, &w5);	/* per call */
+	/* one communicator: its round is the lump, admitted from 100,000 of a
+	 * communicator's calls (500 x 4 <= 0.02 x (N + 500)) */
+	worst_widths(1, 500, 64 * 200000ull, &w1, &w5);
+	ck_assert_uint_gt(w5, 2);
+	worst_widths(1, 1, 4000000, &w1, &w5);	/* per call */
 	ck_assert_uint_gt(w5, 2);
 }
 END_TEST
