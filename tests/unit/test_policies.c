@@ -1789,13 +1789,14 @@ END_TEST
 static uint64_t wc_calls_per_sample = 100;	/* AUTO's arm sampled at 1 % */
 static uint32_t wc_inflight;			/* rounds in flight */
 
-static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
-				  int arm)
+/* The rule's context: AUTO's arm (0) at 10 us with `samples` samples and
+ * `calls` calls, arm 1 rated 1.5x (trusted), arm 5 rated 2.0x (judged);
+ * *p an ETC policy that probes every arm, still exploring, with a budget
+ * that covers any probe. */
+static struct bot_kb *wc_kb(uint64_t calls, int samples, struct bot_policy *p)
 {
 	struct bot_kb *kb = bot_kb_new();
-	struct bot_policy p;
 	float pr[BOT_NARMS];
-	unsigned hits = 0;
 
 	ck_assert_ptr_nonnull(kb);
 	for (int a = 0; a < BOT_NARMS; a++)
@@ -1804,13 +1805,23 @@ static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncom
 	pr[1] = 15.0f;		/* 1.5x: trusted */
 	pr[5] = 20.0f;		/* 2.0x */
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
-	/* sampled at 1 %, 5 samples a communicator's round: no sample lag */
-	add_noisy(kb, KEY, 0,
-		  (int)(calls / wc_calls_per_sample > 40 ? calls / wc_calls_per_sample : 40), 10.0, 0);
+	add_noisy(kb, KEY, 0, samples, 10.0, 0);
 	add_calls(kb, KEY, calls);
-	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
-	bot_policy_set(&p, "budget", 1.0);
-	bot_policy_set(&p, "etc_rounds", 1e9);	/* still exploring at `rounds` */
+	ck_assert_int_eq(bot_policy_init(p, "etc"), 0);	/* probes every arm */
+	bot_policy_set(p, "budget", 1.0);
+	bot_policy_set(p, "etc_rounds", 1e9);	/* still exploring at any round */
+	return kb;
+}
+
+static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
+				  int arm)
+{
+	struct bot_policy p;
+	/* sampled at 1 %, 5 samples a communicator's round: no sample lag */
+	struct bot_kb *kb = wc_kb(calls, (int)(calls / wc_calls_per_sample > 40 ?
+					       calls / wc_calls_per_sample : 40), &p);
+	unsigned hits = 0;
+
 	for (uint64_t r = 0; r < 3; r++) {	/* one ETC cycle: every arm */
 		struct bot_shape sh = { 7, ncomms, per, rounds + r, wc_inflight };
 		struct bot_plan pl;
@@ -1928,22 +1939,9 @@ END_TEST
 static void worst_widths(uint32_t ncomms, uint32_t per, uint64_t calls, unsigned *w1,
 			 unsigned *w5)
 {
-	struct bot_kb *kb = bot_kb_new();
 	struct bot_policy p;
-	float pr[BOT_NARMS];
+	struct bot_kb *kb = wc_kb(calls, 40000, &p);	/* arm 5 admitted at these calls */
 
-	ck_assert_ptr_nonnull(kb);
-	for (int a = 0; a < BOT_NARMS; a++)
-		pr[a] = -1.0f;
-	pr[0] = 10.0f;		/* AUTO's arm */
-	pr[1] = 15.0f;		/* 1.5x: trusted */
-	pr[5] = 20.0f;		/* 2.0x: judged, admitted at these calls */
-	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
-	add_noisy(kb, KEY, 0, 40000, 10.0, 0);
-	add_calls(kb, KEY, calls);
-	ck_assert_int_eq(bot_policy_init(&p, "etc"), 0);	/* probes every arm */
-	bot_policy_set(&p, "budget", 1.0);
-	bot_policy_set(&p, "etc_rounds", 1e9);
 	*w1 = *w5 = 0;
 	for (uint64_t r = 0; r < 3; r++) {
 		struct bot_shape sh = { 7, ncomms, per, 1000 + r, 0 };
