@@ -170,6 +170,20 @@ static const struct bot_policy_params defaults = {
 #ifndef SAFE_WORST_LUMP
 #define SAFE_WORST_LUMP	0.003
 #endif
+/* The model's miss here (model_miss): at most SAFE_MISS_CAP, the
+ * `plausible` window's 4x, so that one wild measurement cannot make every
+ * untried arm look hopeless. Insensitive: caps of 1.5, 2, 4 and 8 gave the
+ * same real-data results over replay seeds 0-44 (doc/policies.md). */
+#ifndef SAFE_MISS_CAP
+#define SAFE_MISS_CAP	4.0
+#endif
+/* ... and counts an arm's miss from SAFE_MISS_N samples of evidence (one or
+ * two slow samples may be outliers: build_view widens their spread). With 1
+ * instead of 3: the same on the real data, 3 more harmed per call at 8 %
+ * outliers (bench/replay_jitter.sh). */
+#ifndef SAFE_MISS_N
+#define SAFE_MISS_N	3
+#endif
 
 /* The policy whose planner a -free variant uses. */
 static int base_id(int id)
@@ -1121,12 +1135,56 @@ static const struct belief *view_arm(const struct view *v, int arm)
 	return NULL;
 }
 
+/* NCCL's cost model's ratio of arm b to AUTO's arm; NaN where the prior
+ * has no usable entry for either. */
+static double model_ratio(const struct view *v, const struct belief *b)
+{
+	double pa = (double)v->ctx->prior[v->auto_arm], pb = (double)v->ctx->prior[b->arm];
+
+	return pa > 0 && pb >= 0 ? pb / pa : NAN;
+}
+
+/* How much NCCL's cost model understated the arms measured in this
+ * context: the largest measured ratio (robust means, arm against AUTO's
+ * arm) over the model's ratio, among arms with SAFE_MISS_N samples of
+ * evidence here, at least 1, at most SAFE_MISS_CAP; 1 while AUTO's arm is
+ * unmeasured here or no other arm has that evidence. An arm without samples
+ * is judged as if the model understated it as much (safe_excess, worst_ok,
+ * worst_judged): the model's errors within a context are alike (the same
+ * size, scale and fabric), so where a probe found an arm 1.4x slower than
+ * rated, the next arm rated near AUTO's is not trusted as if nothing had
+ * happened (real data, modal-a100 allreduce 16 MiB on 4 nodes: tree/ll128
+ * rated 1.15x measured 1.58x, then ring/simple rated 1.20x measured 3.32x
+ * harmed the context by 5.1 points in jobs mode). Only misses that make
+ * arms slower count: a model that was pessimistic about one arm says
+ * nothing safe about another. */
+static double model_miss(const struct view *v)
+{
+	const struct belief *a = view_arm(v, v->auto_arm);
+	double m = 1;
+
+	if (!(SAFE_MISS_CAP > 1) || !a || !a->n)
+		return 1;
+	for (int i = 0; i < v->nb; i++) {
+		const struct belief *x = &v->b[i];
+		double mr;
+
+		if (x->arm == v->auto_arm || x->n < SAFE_MISS_N)
+			continue;
+		mr = model_ratio(v, x);
+		if (mr > 0)
+			m = fmax(m, exp2((x->r - a->r) / BOT_Q_PER_OCTAVE) / mr);
+	}
+	return fmin(m, SAFE_MISS_CAP);
+}
+
 /* Pessimistic excess of one call on arm b over one call of AUTO's arm, in
  * AUTO calls: exactly 0 for AUTO's arm itself (it is the baseline); when
  * both are measured here, the upper bound of b against the lower bound la
  * of AUTO's arm (negative: a saving); otherwise the cost model's ratio
- * (or the corrected one, when lower) made pessimistic: times 1 +
- * SAFE_MARGIN, at least SAFE_FLOOR (doc/policies.md). AUTO's errors are
+ * (or the corrected one, when lower) made pessimistic: times the model's
+ * miss here (model_miss) and 1 + SAFE_MARGIN, at least SAFE_FLOOR
+ * (doc/policies.md). AUTO's errors are
  * heavy-tailed, so this charge can be too low; an arm so charged is only
  * ever probed, never exploited before it has samples (safe_clip). */
 static double safe_excess(const struct view *v, const struct belief *b, double la, int auto_measured)
@@ -1154,7 +1212,7 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 		if (rc < ratio)
 			ratio = rc;
 	}
-	return fmax(SAFE_FLOOR, ratio * (1.0 + SAFE_MARGIN) - 1.0);
+	return fmax(SAFE_FLOOR, ratio * model_miss(v) * (1.0 + SAFE_MARGIN) - 1.0);
 }
 
 /* The widest range (at most one communicator's share of the buckets) that
@@ -1228,15 +1286,6 @@ static unsigned guess_range(const struct bot_shape *s, double chance)
 	return w;
 }
 
-/* The worst-case lump rule (SAFE_TRUST): may arm b, without samples here,
- * be probed on lumps of `lump` calls (one communicator's round) by a context
- * with `calls` calls so far, this round included? Yes when NCCL's own cost
- * model rates it within SAFE_TRUST of AUTO's arm, or when even SAFE_WORST_K
- * times the model's ratio would cost at most SAFE_WORST_CAP of those calls.
- * The ratio is the cost model's as NCCL gave it, never the one corrected by
- * neighbours: a correction borrowed from other sizes is what made an arm
- * truly 5.25x slower look 1.16x (aws-g5-a10g, real data). The budget's
- * charge (safe_excess) is an expected cost; this bounds one bad surprise. */
 /* A round is lumpy when it holds several communicators or several calls: a
  * communicator whose bucket falls in a probe's range runs the arm for the
  * whole round (safe_clip). */
@@ -1245,18 +1294,24 @@ static int lumpy(const struct bot_shape *s)
 	return s->ncomms > 1 || s->calls > 1;
 }
 
-/* NCCL's cost model's ratio of arm b to AUTO's arm; NaN where the prior
- * has no usable entry for either. */
-static double model_ratio(const struct view *v, const struct belief *b)
+/* The worst-case lump rule (SAFE_TRUST): may arm b, without samples here,
+ * be probed on lumps of `lump` calls (one communicator's round) by a context
+ * with `calls` calls so far, this round included? Yes when NCCL's own cost
+ * model rates it within SAFE_TRUST of AUTO's arm, or when even SAFE_WORST_K
+ * times the model's ratio would cost at most SAFE_WORST_CAP of those calls.
+ * The ratio is the cost model's as NCCL gave it, never the one corrected by
+ * neighbours: a correction borrowed from other sizes is what made an arm
+ * truly 5.25x slower look 1.16x (aws-g5-a10g, real data); only the model's
+ * miss measured here (model_miss) scales it (doubted_ratio). The budget's charge
+ * (safe_excess) is an expected cost; this bounds one bad surprise. */
+static double doubted_ratio(const struct view *v, const struct belief *b)
 {
-	double pa = (double)v->ctx->prior[v->auto_arm], pb = (double)v->ctx->prior[b->arm];
-
-	return pa > 0 && pb >= 0 ? pb / pa : NAN;
+	return model_ratio(v, b) * model_miss(v);
 }
 
 static int worst_ok(const struct view *v, const struct belief *b, double lump, double calls)
 {
-	double ratio = model_ratio(v, b);
+	double ratio = doubted_ratio(v, b);
 
 	if (isnan(ratio))
 		return 0;
@@ -1266,11 +1321,11 @@ static int worst_ok(const struct view *v, const struct belief *b, double lump, d
 }
 
 /* Does the rule judge arm b (it has no samples here, is not AUTO's, and the
- * model rates it above SAFE_TRUST)? Its first range is then the narrower
- * SAFE_WORST_LUMP one (safe_clip). */
+ * model rates it, times its miss here, above SAFE_TRUST)? Its first range is
+ * then the narrower SAFE_WORST_LUMP one (safe_clip). */
 static int worst_judged(const struct view *v, const struct belief *b)
 {
-	return !b->n && b->arm != v->auto_arm && model_ratio(v, b) > SAFE_TRUST;
+	return !b->n && b->arm != v->auto_arm && doubted_ratio(v, b) > SAFE_TRUST;
 }
 
 /* Does the rule forbid arm b now? Only an arm without samples here, never

@@ -1788,6 +1788,7 @@ END_TEST
  * state's, the round planned. */
 static uint64_t wc_calls_per_sample = 100;	/* AUTO's arm sampled at 1 % */
 static uint32_t wc_inflight;			/* rounds in flight */
+static float wc_arm2_prior;			/* > 0: arm 2 rated so, measured 2.0x */
 
 /* The rule's context: AUTO's arm (0) at 10 us with `samples` samples and
  * `calls` calls, arm 1 rated 1.5x (trusted), arm 5 rated 2.0x (judged);
@@ -1804,8 +1805,12 @@ static struct bot_kb *wc_kb(uint64_t calls, int samples, struct bot_policy *p)
 	pr[0] = 10.0f;		/* AUTO's arm */
 	pr[1] = 15.0f;		/* 1.5x: trusted */
 	pr[5] = 20.0f;		/* 2.0x */
+	if (wc_arm2_prior > 0)
+		pr[2] = wc_arm2_prior;
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
 	add_noisy(kb, KEY, 0, samples, 10.0, 0);
+	if (wc_arm2_prior > 0)
+		add_noisy(kb, KEY, 2, 40, 20.0, 0);
 	add_calls(kb, KEY, calls);
 	ck_assert_int_eq(bot_policy_init(p, "etc"), 0);	/* probes every arm */
 	bot_policy_set(p, "budget", 1.0);
@@ -1912,6 +1917,58 @@ START_TEST(test_safe_worst_case_lump)
 	ck_assert_uint_eq(worst_case_probes(102749, 8, 500, 5), 0);
 	ck_assert_uint_gt(worst_case_probes(102750, 8, 500, 5), 0);
 	wc_inflight = 0;
+}
+END_TEST
+
+/* The model's miss here: where an arm measured in this context is slower
+ * against AUTO's than NCCL's model said, every arm without samples is judged
+ * as if the model understated it as much. Arm 2, measured 2.0x AUTO's arm:
+ * rated 2.0x (no miss), the 1.5x arm 1 is trusted and probed with 4,000 calls
+ * behind; rated 1.2x (a miss of 1.67), arm 1 counts as 2.5x and the
+ * worst-case lump rule holds it back: 500 x (2.5 x 2.5 - 1) <= 0.02 x (N +
+ * 4,000) from about N = 127,000 calls. The budget's charge for arm 1 grows
+ * as much. */
+static unsigned miss_width(float arm2_prior, uint32_t per, uint64_t calls, double budget)
+{
+	struct bot_policy p;
+	struct bot_kb *kb;
+	unsigned w1 = 0;
+
+	wc_arm2_prior = arm2_prior;
+	kb = wc_kb(calls, (int)(calls / 100 > 40 ? calls / 100 : 40), &p);
+	wc_arm2_prior = 0;
+	bot_policy_set(&p, "budget", budget);
+	for (uint64_t r = 0; r < 3; r++) {
+		struct bot_shape sh = { 7, per > 1 ? 8 : 1, per, calls / 4000 + r, 0 };
+		struct bot_plan pl;
+
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(bot_plan_check(&pl), 0);
+		for (unsigned i = 0; i < pl.nprobe; i++)
+			if (pl.probe[i].arm == 1)
+				w1 += pl.probe[i].hi - pl.probe[i].lo;
+	}
+	bot_kb_free(kb);
+	return w1;
+}
+
+START_TEST(test_safe_model_miss)
+{
+	unsigned near, far;
+
+	ck_assert_uint_gt(miss_width(20.0f, 500, 4000, 1.0), 0);
+	ck_assert_uint_eq(miss_width(12.0f, 500, 4000, 1.0), 0);
+	ck_assert_uint_eq(miss_width(12.0f, 500, 100000, 1.0), 0);
+	ck_assert_uint_gt(miss_width(12.0f, 500, 200000, 1.0), 0);
+	/* the budget's charge, with both admitted by the rule (200,000
+	 * calls): a communicator's round on arm 1 is charged 500 x (1.5 x
+	 * 1.05 - 1) = 288 calls without the miss, 500 x (2.5 x 1.05 - 1) = 812
+	 * with it; at a budget of 2.2 % the slack is about 490 (arm 2's
+	 * samples spent about 4,000 of 0.022 x 204,000) */
+	near = miss_width(20.0f, 500, 200000, 0.022);
+	far = miss_width(12.0f, 500, 200000, 0.022);
+	ck_assert_uint_gt(near, 0);
+	ck_assert_uint_eq(far, 0);
 }
 END_TEST
 
@@ -2206,6 +2263,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_explore_spent);
 	tcase_add_test(tp, test_safe_rank_calls);
 	tcase_add_test(tp, test_safe_worst_range);
+	tcase_add_test(tp, test_safe_model_miss);
 	suite_add_tcase(s, tp);
 	return s;
 }
