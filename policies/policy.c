@@ -101,7 +101,8 @@ static const struct bot_policy_params defaults = {
 #define SAFE_Z		1.0
 /* An arm without samples in this context (or any arm while AUTO's own arm
  * has none) is charged the cost model's ratio against AUTO's arm, times
- * 1 + SAFE_MARGIN, minus one, and at least SAFE_FLOOR (safe_excess). */
+ * the model's miss here (model_miss) and 1 + SAFE_MARGIN, minus one, and at
+ * least SAFE_FLOOR (safe_excess). */
 #ifndef SAFE_MARGIN
 #define SAFE_MARGIN	0.05
 #endif
@@ -143,8 +144,8 @@ static const struct bot_policy_params defaults = {
 #endif
 
 /* The worst-case lump rule (safe_clip, doc/policies.md): where a probe is a
- * lump, an arm without samples here that NCCL's cost model rates more than
- * SAFE_TRUST times AUTO's arm is probed only while one communicator's round
+ * lump, an arm without samples here that NCCL's cost model rates (times its
+ * miss here, model_miss) more than SAFE_TRUST times AUTO's arm is probed only while one communicator's round
  * on it would cost at most SAFE_WORST_CAP of the context's calls so far (this
  * round included) even if the arm were SAFE_WORST_K times slower than the
  * model says. Chosen on replay seed 0 (built-in fabrics, jobs and epochs
@@ -170,17 +171,21 @@ static const struct bot_policy_params defaults = {
 #ifndef SAFE_WORST_LUMP
 #define SAFE_WORST_LUMP	0.003
 #endif
-/* The model's miss here (model_miss): at most SAFE_MISS_CAP, the
- * `plausible` window's 4x, so that one wild measurement cannot make every
- * untried arm look hopeless. Insensitive: caps of 1.5, 2, 4 and 8 gave the
- * same real-data results over replay seeds 0-44 (doc/policies.md). */
+/* The model's miss here (model_miss) is at most SAFE_MISS_CAP, so that the
+ * worst-case lump rule's wait stays proportionate: at the cap every arm
+ * without samples counts as 4x or more, judged, and admitted once the
+ * context's calls are (4 x 2.5 - 1) / 0.02 = 450 lumps or more. Caps of 1.5,
+ * 2 and 8 gave the same real-data results over replay seeds 0-44 (an arm the
+ * first miss moves above SAFE_TRUST is judged whatever the cap;
+ * doc/policies.md). */
 #ifndef SAFE_MISS_CAP
 #define SAFE_MISS_CAP	4.0
 #endif
-/* ... and counts an arm's miss from SAFE_MISS_N samples of evidence (one or
- * two slow samples may be outliers: build_view widens their spread). With 1
- * instead of 3: the same on the real data, 3 more harmed per call at 8 %
- * outliers (bench/replay_jitter.sh). */
+/* It counts from SAFE_MISS_N samples of evidence of both arms, AUTO's and
+ * the measured one (one or two slow samples may be outliers: build_view
+ * widens their spread). With 1 instead of 3 (other arms only): the same on
+ * the real data, 2 more harmed per call at 8 % outliers
+ * (bench/replay_jitter.sh). */
 #ifndef SAFE_MISS_N
 #define SAFE_MISS_N	3
 #endif
@@ -1147,8 +1152,8 @@ static double model_ratio(const struct view *v, const struct belief *b)
 /* How much NCCL's cost model understated the arms measured in this
  * context: the largest measured ratio (robust means, arm against AUTO's
  * arm) over the model's ratio, among arms with SAFE_MISS_N samples of
- * evidence here, at least 1, at most SAFE_MISS_CAP; 1 while AUTO's arm is
- * unmeasured here or no other arm has that evidence. An arm without samples
+ * evidence here, at least 1, at most SAFE_MISS_CAP; 1 while AUTO's arm or
+ * every other arm has less evidence than that. An arm without samples
  * is judged as if the model understated it as much (safe_excess, worst_ok,
  * worst_judged): the model's errors within a context are alike (the same
  * size, scale and fabric), so where a probe found an arm 1.4x slower than
@@ -1157,13 +1162,14 @@ static double model_ratio(const struct view *v, const struct belief *b)
  * rated 1.15x measured 1.58x, then ring/simple rated 1.20x measured 3.32x
  * harmed the context by 5.1 points in jobs mode). Only misses that make
  * arms slower count: a model that was pessimistic about one arm says
- * nothing safe about another. */
+ * nothing safe about another. A forecast: what was spent (safe_history) is
+ * counted without it. */
 static double model_miss(const struct view *v)
 {
 	const struct belief *a = view_arm(v, v->auto_arm);
 	double m = 1;
 
-	if (!(SAFE_MISS_CAP > 1) || !a || !a->n)
+	if (!(SAFE_MISS_CAP > 1) || !a || a->n < SAFE_MISS_N)
 		return 1;
 	for (int i = 0; i < v->nb; i++) {
 		const struct belief *x = &v->b[i];
@@ -1182,12 +1188,13 @@ static double model_miss(const struct view *v)
  * AUTO calls: exactly 0 for AUTO's arm itself (it is the baseline); when
  * both are measured here, the upper bound of b against the lower bound la
  * of AUTO's arm (negative: a saving); otherwise the cost model's ratio
- * (or the corrected one, when lower) made pessimistic: times the model's
- * miss here (model_miss) and 1 + SAFE_MARGIN, at least SAFE_FLOOR
- * (doc/policies.md). AUTO's errors are
+ * (or the corrected one, when lower) made pessimistic: times `miss` (the
+ * model's miss here, model_miss, for a plan; 1 for what was spent) and 1 +
+ * SAFE_MARGIN, at least SAFE_FLOOR (doc/policies.md). AUTO's errors are
  * heavy-tailed, so this charge can be too low; an arm so charged is only
  * ever probed, never exploited before it has samples (safe_clip). */
-static double safe_excess(const struct view *v, const struct belief *b, double la, int auto_measured)
+static double safe_excess(const struct view *v, const struct belief *b, double la, int auto_measured,
+			  double miss)
 {
 	const struct belief *a;
 	double pa, pb, ratio;
@@ -1212,7 +1219,7 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 		if (rc < ratio)
 			ratio = rc;
 	}
-	return fmax(SAFE_FLOOR, ratio * model_miss(v) * (1.0 + SAFE_MARGIN) - 1.0);
+	return fmax(SAFE_FLOOR, ratio * miss * (1.0 + SAFE_MARGIN) - 1.0);
 }
 
 /* The widest range (at most one communicator's share of the buckets) that
@@ -1294,6 +1301,13 @@ static int lumpy(const struct bot_shape *s)
 	return s->ncomms > 1 || s->calls > 1;
 }
 
+/* The ratio the worst-case lump rule judges arm b by: the cost model's,
+ * times its miss here. */
+static double doubted_ratio(const struct view *v, const struct belief *b)
+{
+	return model_ratio(v, b) * model_miss(v);
+}
+
 /* The worst-case lump rule (SAFE_TRUST): may arm b, without samples here,
  * be probed on lumps of `lump` calls (one communicator's round) by a context
  * with `calls` calls so far, this round included? Yes when NCCL's own cost
@@ -1302,13 +1316,8 @@ static int lumpy(const struct bot_shape *s)
  * The ratio is the cost model's as NCCL gave it, never the one corrected by
  * neighbours: a correction borrowed from other sizes is what made an arm
  * truly 5.25x slower look 1.16x (aws-g5-a10g, real data); only the model's
- * miss measured here (model_miss) scales it (doubted_ratio). The budget's charge
- * (safe_excess) is an expected cost; this bounds one bad surprise. */
-static double doubted_ratio(const struct view *v, const struct belief *b)
-{
-	return model_ratio(v, b) * model_miss(v);
-}
-
+ * miss measured here (model_miss) scales it (doubted_ratio). The budget's
+ * charge (safe_excess) is an expected cost; this bounds one bad surprise. */
 static int worst_ok(const struct view *v, const struct belief *b, double lump, double calls)
 {
 	double ratio = doubted_ratio(v, b);
@@ -1372,10 +1381,10 @@ static int safe_history(const struct view *v, double *spent, double *gross, doub
 
 		n += (double)x->n_all;
 		if (x->n)
-			e = (double)x->n_all * safe_excess(v, x, *la, *am);
+			e = (double)x->n_all * safe_excess(v, x, *la, *am, 1.0);
 		else if (x->n_all)	/* a lone outlier the planner set aside: its
 					 * calls were paid for all the same */
-			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am),
+			e = (double)x->n_all * fmax(safe_excess(v, x, *la, *am, 1.0),
 						    *am ? exp2((x->r_all - *la) / BOT_Q_PER_OCTAVE) - 1.0 : 0);
 		if (e > 0)
 			g += e;
@@ -1515,6 +1524,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		      uint64_t key, struct bot_plan *out)
 {
 	double spent, gross, n, la, rate, r, slack, ex, unit, lag, lump, paid = paid_rounds(s);
+	double miss = model_miss(v);
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am, refresh = -1;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0, gww = 0;
@@ -1533,7 +1543,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	r = round_calls(v, s, rate);
 	slack = p->par.budget * (n + r) - spent;
 	b = view_arm(v, out->exploit);
-	ex = b ? safe_excess(v, b, la, am) : INFINITY;
+	ex = b ? safe_excess(v, b, la, am, miss) : INFINITY;
 	/* An arm is measured before every communicator runs it. */
 	if (b && !b->n)
 		ex = INFINITY;
@@ -1559,7 +1569,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 
 			if (x->n < SAFE_FALLBACK_N || x->arm == v->auto_arm || x->arm == demoted)
 				continue;
-			e = safe_excess(v, x, la, am);
+			e = safe_excess(v, x, la, am, miss);
 			if (e < ex) {
 				ex = e;
 				out->exploit = (uint8_t)x->arm;
@@ -1607,7 +1617,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		 * otherwise never be corrected); it costs the baseline */
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
-		d = safe_excess(v, b, la, am) - ex;
+		d = safe_excess(v, b, la, am, miss) - ex;
 		if (unit > 0 && worst_forbids(v, b, lump, n + r * paid))
 			continue;
 		/* an arm without samples here is tried on one communicator's

@@ -1788,10 +1788,14 @@ END_TEST
  * state's, the round planned. */
 static uint64_t wc_calls_per_sample = 100;	/* AUTO's arm sampled at 1 % */
 static uint32_t wc_inflight;			/* rounds in flight */
-static float wc_arm2_prior;			/* > 0: arm 2 rated so, measured 2.0x */
+static float wc_arm2_prior;			/* > 0: arm 2 rated so (us), and measured: */
+static double wc_arm2_us = 20.0;		/* its latency */
+static int wc_arm2_n = 40;			/* its samples */
 
 /* The rule's context: AUTO's arm (0) at 10 us with `samples` samples and
- * `calls` calls, arm 1 rated 1.5x (trusted), arm 5 rated 2.0x (judged);
+ * `calls` calls, arm 1 rated 1.5x (trusted), arm 5 rated 2.0x (judged),
+ * and where wc_arm2_prior is set, arm 2 rated and measured as the wc_arm2_
+ * variables say (the model's miss here);
  * *p an ETC policy that probes every arm, still exploring, with a budget
  * that covers any probe. */
 static struct bot_kb *wc_kb(uint64_t calls, int samples, struct bot_policy *p)
@@ -1810,7 +1814,7 @@ static struct bot_kb *wc_kb(uint64_t calls, int samples, struct bot_policy *p)
 	ck_assert_int_eq(bot_kb_set_prior(kb, KEY, pr), 0);
 	add_noisy(kb, KEY, 0, samples, 10.0, 0);
 	if (wc_arm2_prior > 0)
-		add_noisy(kb, KEY, 2, 40, 20.0, 0);
+		add_noisy(kb, KEY, 2, wc_arm2_n, wc_arm2_us, 0);
 	add_calls(kb, KEY, calls);
 	ck_assert_int_eq(bot_policy_init(p, "etc"), 0);	/* probes every arm */
 	bot_policy_set(p, "budget", 1.0);
@@ -1926,8 +1930,13 @@ END_TEST
  * rated 2.0x (no miss), the 1.5x arm 1 is trusted and probed with 4,000 calls
  * behind; rated 1.2x (a miss of 1.67), arm 1 counts as 2.5x and the
  * worst-case lump rule holds it back: 500 x (2.5 x 2.5 - 1) <= 0.02 x (N +
- * 4,000) from about N = 127,000 calls. The budget's charge for arm 1 grows
- * as much. */
+ * 4,000) from N = 127,250 calls (the noisy samples put it between 127,000
+ * and 127,600); once admitted it is tried on the rule's narrow range, 2
+ * buckets instead of 11. The budget's charge for arm 1 grows as much. The
+ * miss counts from 3 samples of evidence, and at most 4x: arm 2 rated 1.05x
+ * and measured 5x (a miss of 4.8) makes arm 1 a 6x arm, admitted from
+ * (500 x (6 x 2.5 - 1)) / 0.02 - 4,000 = 346,000 calls (uncapped: 442,000).
+ * Arm 1's widths summed over 3 rounds (an ETC cycle). */
 static unsigned miss_width(float arm2_prior, uint32_t per, uint64_t calls, double budget)
 {
 	struct bot_policy p;
@@ -1958,13 +1967,24 @@ START_TEST(test_safe_model_miss)
 
 	ck_assert_uint_gt(miss_width(20.0f, 500, 4000, 1.0), 0);
 	ck_assert_uint_eq(miss_width(12.0f, 500, 4000, 1.0), 0);
-	ck_assert_uint_eq(miss_width(12.0f, 500, 100000, 1.0), 0);
-	ck_assert_uint_gt(miss_width(12.0f, 500, 200000, 1.0), 0);
+	ck_assert_uint_eq(miss_width(12.0f, 500, 127000, 1.0), 0);
+	ck_assert_uint_gt(miss_width(12.0f, 500, 127600, 1.0), 0);
+	ck_assert_uint_eq(miss_width(20.0f, 500, 4000000, 1.0), 3 * 11);
+	ck_assert_uint_eq(miss_width(12.0f, 500, 4000000, 1.0), 3 * 2);
+	/* two samples of arm 2 are not yet evidence of a miss */
+	wc_arm2_n = 2;
+	ck_assert_uint_gt(miss_width(12.0f, 500, 4000, 1.0), 0);
+	wc_arm2_n = 40;
+	/* the cap */
+	wc_arm2_us = 50.0;
+	ck_assert_uint_eq(miss_width(10.5f, 500, 340000, 1.0), 0);
+	ck_assert_uint_gt(miss_width(10.5f, 500, 350000, 1.0), 0);
+	wc_arm2_us = 20.0;
 	/* the budget's charge, with both admitted by the rule (200,000
 	 * calls): a communicator's round on arm 1 is charged 500 x (1.5 x
 	 * 1.05 - 1) = 288 calls without the miss, 500 x (2.5 x 1.05 - 1) = 812
-	 * with it; at a budget of 2.2 % the slack is about 490 (arm 2's
-	 * samples spent about 4,000 of 0.022 x 204,000) */
+	 * with it; at a budget of 2.2 % the slack is about 550 (arm 2's
+	 * samples spent about 3,930 of 0.022 x 204,000) */
 	near = miss_width(20.0f, 500, 200000, 0.022);
 	far = miss_width(12.0f, 500, 200000, 0.022);
 	ck_assert_uint_gt(near, 0);
