@@ -145,10 +145,10 @@ static const struct bot_policy_params defaults = {
 
 /* The worst-case lump rule (safe_clip, doc/policies.md): where a probe is a
  * lump, an arm without samples here that NCCL's cost model rates (times its
- * miss here, model_miss) more than SAFE_TRUST times AUTO's arm is probed only while one communicator's round
- * on it would cost at most SAFE_WORST_CAP of the context's calls so far (this
- * round included) even if the arm were SAFE_WORST_K times slower than the
- * model says. Chosen on replay seed 0 (built-in fabrics, jobs and epochs
+ * miss here, model_miss) more than SAFE_TRUST times AUTO's arm is probed
+ * only while one communicator's round on it would cost at most
+ * SAFE_WORST_CAP of the context's calls so far (this round included) even if
+ * the arm were SAFE_WORST_K times slower than the model says. Chosen on replay seed 0 (built-in fabrics, jobs and epochs
  * modes, and the real data: an arm the model put at 2.0x was 5.25x on
  * aws-g5-a10g), then checked on all 15 seed pairs. */
 #ifndef SAFE_TRUST
@@ -401,7 +401,11 @@ struct view {
 	int auto_arm;
 	int nb;			/* supported arms */
 	struct belief b[BOT_NARMS];
+	double miss;		/* the model's miss here (model_miss), once the
+				 * beliefs are built */
 };
+
+static double model_miss(const struct view *v);
 
 static double prior_q(float us)
 {
@@ -789,6 +793,7 @@ static int build_view(const struct bot_policy *p, const struct bot_kb *kb,
 		if (x->mu < bestmu)
 			bestmu = x->mu;
 	}
+	v->miss = model_miss(v);
 	if (cold) {
 		/* Unmeasured arms: a flat belief around the best measurement, or
 		 * around AUTO's own prediction before anything was measured. */
@@ -1169,7 +1174,7 @@ static double model_miss(const struct view *v)
 	const struct belief *a = view_arm(v, v->auto_arm);
 	double m = 1;
 
-	if (!(SAFE_MISS_CAP > 1) || !a || a->n < SAFE_MISS_N)
+	if (!a || a->n < SAFE_MISS_N)
 		return 1;
 	for (int i = 0; i < v->nb; i++) {
 		const struct belief *x = &v->b[i];
@@ -1189,7 +1194,7 @@ static double model_miss(const struct view *v)
  * both are measured here, the upper bound of b against the lower bound la
  * of AUTO's arm (negative: a saving); otherwise the cost model's ratio
  * (or the corrected one, when lower) made pessimistic: times `miss` (the
- * model's miss here, model_miss, for a plan; 1 for what was spent) and 1 +
+ * model's miss here, v->miss, for a plan; 1 for what was spent) and 1 +
  * SAFE_MARGIN, at least SAFE_FLOOR (doc/policies.md). AUTO's errors are
  * heavy-tailed, so this charge can be too low; an arm so charged is only
  * ever probed, never exploited before it has samples (safe_clip). */
@@ -1305,7 +1310,7 @@ static int lumpy(const struct bot_shape *s)
  * times its miss here. */
 static double doubted_ratio(const struct view *v, const struct belief *b)
 {
-	return model_ratio(v, b) * model_miss(v);
+	return model_ratio(v, b) * v->miss;
 }
 
 /* The worst-case lump rule (SAFE_TRUST): may arm b, without samples here,
@@ -1524,7 +1529,6 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		      uint64_t key, struct bot_plan *out)
 {
 	double spent, gross, n, la, rate, r, slack, ex, unit, lag, lump, paid = paid_rounds(s);
-	double miss = model_miss(v);
 	const struct belief *b;
 	int arm[BOT_MAX_PROBES + 1], am, refresh = -1;
 	unsigned width[BOT_MAX_PROBES + 1], k = 0, nin = 0, tot = 0, gw = 0, gww = 0;
@@ -1543,7 +1547,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 	r = round_calls(v, s, rate);
 	slack = p->par.budget * (n + r) - spent;
 	b = view_arm(v, out->exploit);
-	ex = b ? safe_excess(v, b, la, am, miss) : INFINITY;
+	ex = b ? safe_excess(v, b, la, am, v->miss) : INFINITY;
 	/* An arm is measured before every communicator runs it. */
 	if (b && !b->n)
 		ex = INFINITY;
@@ -1569,7 +1573,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 
 			if (x->n < SAFE_FALLBACK_N || x->arm == v->auto_arm || x->arm == demoted)
 				continue;
-			e = safe_excess(v, x, la, am, miss);
+			e = safe_excess(v, x, la, am, v->miss);
 			if (e < ex) {
 				ex = e;
 				out->exploit = (uint8_t)x->arm;
@@ -1617,7 +1621,7 @@ static void safe_clip(const struct bot_policy *p, const struct view *v, const st
 		 * otherwise never be corrected); it costs the baseline */
 		if (!b || arm[i] == out->exploit || !w)
 			continue;
-		d = safe_excess(v, b, la, am, miss) - ex;
+		d = safe_excess(v, b, la, am, v->miss) - ex;
 		if (unit > 0 && worst_forbids(v, b, lump, n + r * paid))
 			continue;
 		/* an arm without samples here is tried on one communicator's

@@ -1822,13 +1822,18 @@ static struct bot_kb *wc_kb(uint64_t calls, int samples, struct bot_policy *p)
 	return kb;
 }
 
+/* AUTO's arm's samples for `calls` calls at wc_calls_per_sample, at least 40
+ * (at 1 %, 5 samples a communicator's round: no sample lag) */
+static int wc_samples(uint64_t calls)
+{
+	return (int)(calls / wc_calls_per_sample > 40 ? calls / wc_calls_per_sample : 40);
+}
+
 static unsigned worst_case_rounds(uint64_t calls, uint64_t rounds, uint32_t ncomms, uint32_t per,
 				  int arm)
 {
 	struct bot_policy p;
-	/* sampled at 1 %, 5 samples a communicator's round: no sample lag */
-	struct bot_kb *kb = wc_kb(calls, (int)(calls / wc_calls_per_sample > 40 ?
-					       calls / wc_calls_per_sample : 40), &p);
+	struct bot_kb *kb = wc_kb(calls, wc_samples(calls), &p);
 	unsigned hits = 0;
 
 	for (uint64_t r = 0; r < 3; r++) {	/* one ETC cycle: every arm */
@@ -1936,19 +1941,20 @@ END_TEST
  * miss counts from 3 samples of evidence, and at most 4x: arm 2 rated 1.05x
  * and measured 5x (a miss of 4.8) makes arm 1 a 6x arm, admitted from
  * (500 x (6 x 2.5 - 1)) / 0.02 - 4,000 = 346,000 calls (uncapped: 442,000).
- * Arm 1's widths summed over 3 rounds (an ETC cycle). */
-static unsigned miss_width(float arm2_prior, uint32_t per, uint64_t calls, double budget)
+ * Arm 1's widths summed over 3 rounds (an ETC cycle) of 8 communicators x
+ * 500 calls. */
+static unsigned miss_width(float arm2_prior, uint64_t calls, double budget)
 {
 	struct bot_policy p;
 	struct bot_kb *kb;
 	unsigned w1 = 0;
 
 	wc_arm2_prior = arm2_prior;
-	kb = wc_kb(calls, (int)(calls / 100 > 40 ? calls / 100 : 40), &p);
+	kb = wc_kb(calls, wc_samples(calls), &p);
 	wc_arm2_prior = 0;
 	bot_policy_set(&p, "budget", budget);
 	for (uint64_t r = 0; r < 3; r++) {
-		struct bot_shape sh = { 7, per > 1 ? 8 : 1, per, calls / 4000 + r, 0 };
+		struct bot_shape sh = { 7, 8, 500, calls / 4000 + r, 0 };
 		struct bot_plan pl;
 
 		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
@@ -1965,28 +1971,28 @@ START_TEST(test_safe_model_miss)
 {
 	unsigned near, far;
 
-	ck_assert_uint_gt(miss_width(20.0f, 500, 4000, 1.0), 0);
-	ck_assert_uint_eq(miss_width(12.0f, 500, 4000, 1.0), 0);
-	ck_assert_uint_eq(miss_width(12.0f, 500, 127000, 1.0), 0);
-	ck_assert_uint_gt(miss_width(12.0f, 500, 127600, 1.0), 0);
-	ck_assert_uint_eq(miss_width(20.0f, 500, 4000000, 1.0), 3 * 11);
-	ck_assert_uint_eq(miss_width(12.0f, 500, 4000000, 1.0), 3 * 2);
+	ck_assert_uint_gt(miss_width(20.0f, 4000, 1.0), 0);
+	ck_assert_uint_eq(miss_width(12.0f, 4000, 1.0), 0);
+	ck_assert_uint_eq(miss_width(12.0f, 127000, 1.0), 0);
+	ck_assert_uint_gt(miss_width(12.0f, 127600, 1.0), 0);
+	ck_assert_uint_eq(miss_width(20.0f, 4000000, 1.0), 3 * 11);
+	ck_assert_uint_eq(miss_width(12.0f, 4000000, 1.0), 3 * 2);
 	/* two samples of arm 2 are not yet evidence of a miss */
 	wc_arm2_n = 2;
-	ck_assert_uint_gt(miss_width(12.0f, 500, 4000, 1.0), 0);
+	ck_assert_uint_gt(miss_width(12.0f, 4000, 1.0), 0);
 	wc_arm2_n = 40;
 	/* the cap */
 	wc_arm2_us = 50.0;
-	ck_assert_uint_eq(miss_width(10.5f, 500, 340000, 1.0), 0);
-	ck_assert_uint_gt(miss_width(10.5f, 500, 350000, 1.0), 0);
+	ck_assert_uint_eq(miss_width(10.5f, 340000, 1.0), 0);
+	ck_assert_uint_gt(miss_width(10.5f, 350000, 1.0), 0);
 	wc_arm2_us = 20.0;
 	/* the budget's charge, with both admitted by the rule (200,000
 	 * calls): a communicator's round on arm 1 is charged 500 x (1.5 x
 	 * 1.05 - 1) = 288 calls without the miss, 500 x (2.5 x 1.05 - 1) = 812
 	 * with it; at a budget of 2.2 % the slack is about 550 (arm 2's
 	 * samples spent about 3,930 of 0.022 x 204,000) */
-	near = miss_width(20.0f, 500, 200000, 0.022);
-	far = miss_width(12.0f, 500, 200000, 0.022);
+	near = miss_width(20.0f, 200000, 0.022);
+	far = miss_width(12.0f, 200000, 0.022);
 	ck_assert_uint_gt(near, 0);
 	ck_assert_uint_eq(far, 0);
 }
