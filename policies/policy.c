@@ -1202,7 +1202,7 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 			  double miss)
 {
 	const struct belief *a;
-	double pa, pb, ratio;
+	double ratio;
 
 	if (b->arm == v->auto_arm)
 		return 0;
@@ -1210,11 +1210,9 @@ static double safe_excess(const struct view *v, const struct belief *b, double l
 	 * a prior that favours the arm never makes it look safer */
 	if (b->n && auto_measured)
 		return exp2((fmax(b->mu, b->r) + SAFE_Z * b->sd - la) / BOT_Q_PER_OCTAVE) - 1.0;
-	pa = (double)v->ctx->prior[v->auto_arm];
-	pb = (double)v->ctx->prior[b->arm];
-	if (!(pa > 0) || !(pb >= 0))
+	ratio = model_ratio(v, b);
+	if (isnan(ratio))
 		return INFINITY;
-	ratio = pb / pa;
 	/* the cost model corrected by what neighbours and other scales
 	 * measured, against AUTO's measured lower bound, when it is lower */
 	a = view_arm(v, v->auto_arm);
