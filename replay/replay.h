@@ -109,6 +109,13 @@ void bot_summarize(const double *run_loss, const double *final_loss, size_t n,
  * mean + p99/4 + harmed, harmed the share of the training contexts whose run
  * loss exceeds AUTO's by more than BOT_HARM_MARGIN (doc/replay.md). */
 double bot_replay_tune_objective(double mean, double p99, double harmed);
+/* The policy's defaults stand unless a grid point's training objective is
+ * below theirs by more than this share (doc/replay.md "Tuning"). */
+#define BOT_REPLAY_TUNE_MARGIN 0.10
+/* The grid point tuning keeps, of n with objectives obj[] (lower wins, ties:
+ * the earlier point): the lowest, unless dflt (the point that holds the
+ * policy's defaults; -1: none does) is within BOT_REPLAY_TUNE_MARGIN of it. */
+unsigned bot_replay_tune_pick(const double *obj, unsigned n, int dflt);
 /* Fill s's harm fields from per-context results and AUTO's run losses
  * (the other fields are left alone). */
 void bot_summarize_harm(const struct bot_ctx_result *res, const double *auto_loss, size_t n,

@@ -11,7 +11,11 @@
  *      to larger scales, where AUTO's errors grow; harmed is the share of
  *      the contexts whose run loss exceeds AUTO's by more than 2 points
  *      (each weighs as a context 100 points worse), so that a point that
- *      explores more only wins where it harms no more;
+ *      explores more only wins where it harms no more; the policy's
+ *      defaults (one of the grid's points) stand unless a point's objective
+ *      is lower by more than BOT_REPLAY_TUNE_MARGIN: on a few hundred
+ *      training contexts smaller wins are noise, and on bench/replay's
+ *      seeds they did not carry to the test scales (doc/replay.md);
  *   2. history: with the chosen point, the policy runs on every training
  *      context, and the knowledge base it ends with is the cluster's state
  *      when the large jobs arrive;
@@ -249,6 +253,19 @@ double bot_replay_tune_objective(double mean, double p99, double harmed)
 	return mean + p99 / 4 + harmed;
 }
 
+unsigned bot_replay_tune_pick(const double *obj, unsigned n, int dflt)
+{
+	unsigned best = 0;
+
+	for (unsigned i = 1; i < n; i++)
+		if (obj[i] < obj[best])
+			best = i;
+	if (dflt >= 0 && (unsigned)dflt < n &&
+	    !(obj[best] < (1 - BOT_REPLAY_TUNE_MARGIN) * obj[dflt]))
+		return (unsigned)dflt;
+	return best;
+}
+
 /* Tune every policy (or take its defaults). */
 static int tune(struct bot_eval *ev, char *err, size_t errlen)
 {
@@ -295,19 +312,33 @@ static int tune(struct bot_eval *ev, char *err, size_t errlen)
 	}
 	run_pool(ev, t, nt);
 	rc = first_error(t, nt, err, errlen);
-	for (size_t i = 0; i < nt && !rc; i++) {
-		struct bot_policy_result *pr = &ev->pol[t[i].pol];
-		int better = t[i].point == 0 ||
-			     bot_replay_tune_objective(t[i].mean, t[i].p99, t[i].harmed) <
-				     bot_replay_tune_objective(pr->tune_mean, pr->tune_p99, pr->tune_harmed);
+	/* one policy's points are t[first .. first + grid_points), in order */
+	for (size_t first = 0; first < nt && !rc;) {
+		struct bot_policy_result *pr = &ev->pol[t[first].pol];
+		unsigned n = pr->grid_points, pick;
+		double *obj = malloc(n * sizeof(*obj));
+		int dflt = -1;
 
-		if (better) {
-			pr->pol = t[i].policy;
-			pr->grid_chosen = t[i].point;
-			pr->tune_mean = t[i].mean;
-			pr->tune_p99 = t[i].p99;
-			pr->tune_harmed = t[i].harmed;
+		if (!obj) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
 		}
+		for (unsigned i = 0; i < n; i++) {
+			const struct task *x = &t[first + i];
+
+			obj[i] = bot_replay_tune_objective(x->mean, x->p99, x->harmed);
+			if (dflt < 0 && !memcmp(&x->policy.par, &pr->pol.par, sizeof(pr->pol.par)))
+				dflt = (int)i;
+		}
+		pick = bot_replay_tune_pick(obj, n, dflt);
+		free(obj);
+		pr->pol = t[first + pick].policy;
+		pr->grid_chosen = pick;
+		pr->tune_mean = t[first + pick].mean;
+		pr->tune_p99 = t[first + pick].p99;
+		pr->tune_harmed = t[first + pick].harmed;
+		first += n;
 	}
 	free(t);
 	return rc;

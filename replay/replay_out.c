@@ -239,7 +239,10 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	if (ev->opts.tune && !ev->ntuneset)
 		fprintf(f, "   parameters (defaults: the training split has no context to tune on):\n");
 	else
-		fprintf(f, "   parameters%s:\n", ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4 + share harmed)" : " (defaults)");
+		fprintf(f, "   parameters%s:\n",
+			ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4 + share "
+					"harmed; the defaults unless beaten by more than 10%)"
+				      : " (defaults)");
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 
