@@ -239,10 +239,12 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	if (ev->opts.tune && !ev->ntuneset)
 		fprintf(f, "   parameters (defaults: the training split has no context to tune on):\n");
 	else
-		fprintf(f, "   parameters%s:\n",
-			ev->opts.tune ? " (tuned on the training split: lowest mean + p99/4 + share "
-					"harmed; the defaults unless beaten by more than 10%)"
-				      : " (defaults)");
+		if (ev->opts.tune)
+			fprintf(f, "   parameters (tuned on the training split: lowest mean + p99/4 + "
+				   "share harmed; the defaults unless beaten by more than %g%%):\n",
+				100 * BOT_REPLAY_TUNE_MARGIN);
+		else
+			fprintf(f, "   parameters (defaults):\n");
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 

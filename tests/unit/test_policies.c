@@ -904,15 +904,20 @@ START_TEST(test_policy_registry)
 	struct bot_policy_params g;
 
 	for (int id = 0; id < BOT_NPOLICY; id++) {
-		unsigned n = 0;
+		unsigned n = 0, dflt = 0;
 
 		ck_assert_int_eq(bot_policy_parse(bot_policy_name(id)), id);
 		ck_assert_int_eq(bot_policy_init(&p, bot_policy_name(id)), 0);
 		ck_assert_int_eq(p.id, id);
-		while (bot_policy_grid(id, n, &g) == 0)
-			n++;
+		/* the defaults are one of the grid's points: the replay's tuning
+		 * keeps them unless a point beats them by its margin, and finds
+		 * them by comparing the parameters */
+		for (; bot_policy_grid(id, n, &g) == 0; n++)
+			dflt += !memcmp(&g, &p.par, sizeof(g));
 		ck_assert_uint_ge(n, 1);
 		ck_assert_uint_le(n, 12);
+		ck_assert_msg(dflt == 1, "%s: its defaults are %u of its %u grid points, want 1",
+			      bot_policy_name(id), dflt, n);
 	}
 	ck_assert_int_eq(bot_policy_parse("Thompson-Cold"), BOT_POLICY_THOMPSON_COLD);
 	ck_assert_int_eq(bot_policy_parse("nope"), -1);
