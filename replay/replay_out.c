@@ -236,15 +236,14 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 		fprintf(f, "   held-out fabric %s: parameters tuned on the other fabrics' %zu training contexts, "
 			   "history from its own %zu; scored on its %zu test contexts\n",
 			ev->ds->fabrics[ev->opts.holdout], ev->ntuneset, ev->ntrain, ev->ntest);
-	if (ev->opts.tune && !ev->ntuneset)
+	if (!ev->opts.tune)
+		fprintf(f, "   parameters (defaults):\n");
+	else if (!ev->ntuneset)
 		fprintf(f, "   parameters (defaults: the training split has no context to tune on):\n");
 	else
-		if (ev->opts.tune)
-			fprintf(f, "   parameters (tuned on the training split: lowest mean + p99/4 + "
-				   "share harmed; the defaults unless beaten by more than %g%%):\n",
-				100 * BOT_REPLAY_TUNE_MARGIN);
-		else
-			fprintf(f, "   parameters (defaults):\n");
+		fprintf(f, "   parameters (tuned on the training split: lowest mean + p99/4 + share "
+			   "harmed; the defaults unless beaten by more than %g%%):\n",
+			100 * BOT_REPLAY_TUNE_MARGIN);
 	for (size_t k = 0; k < ev->npol; k++) {
 		const struct bot_policy_result *pr = &ev->pol[k];
 
