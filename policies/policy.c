@@ -10,7 +10,8 @@
  *             bytes per rank on other node counts, weighted by the skill
  *             those scales showed predicting each other (scale_skill:
  *             leave-one-scale-out), and, weakly, the other arms of this
- *             context), shrunk towards 0;
+ *             context), shrunk towards the error every arm shares
+ *             there (corrections: the common offset);
  *   data      the robust (median-trimmed) mean r of the arm's own samples,
  *             so a few samples ten times too slow never move it;
  *   posterior mean (W*m0 + n*r)/(W + n), W = prior_weight pseudo-samples,
@@ -614,7 +615,7 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 	unsigned coll = bot_key_coll(key), b = bot_key_bucket(key);
 	uint32_t nr = bot_key_nranks(key), nn = bot_key_nnodes(key);
 	double sum[BOT_NARMS] = { 0 };
-	double osum = 0, ow = 0;
+	double osum = 0, ow = 0, csum = 0, cw = 0, common;
 
 	memset(wsum, 0, BOT_NARMS * sizeof(double));
 	/* Same scale, neighbouring sizes. */
@@ -640,6 +641,18 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 			borrow(kb, memo, i, v, skill * scale_kernel(bot_key_nnodes(c->key), nn), sum, wsum);
 		}
 	}
+	/* The error the neighbours saw for every arm they measured, pooled:
+	 * the part of AUTO's error that is the context's, not one arm's (a
+	 * cost model that is off in level is off for every arm). An arm's own
+	 * borrowed evidence is shrunk towards it, not towards 0: towards 0, an
+	 * arm no neighbour measured kept NCCL's level while the measured ones,
+	 * AUTO's among them, carried the error, and was taken for that much
+	 * faster than AUTO (doc/policies.md, "The common offset"). */
+	for (int i = 0; i < v->nb; i++) {
+		csum += sum[v->b[i].arm];
+		cw += wsum[v->b[i].arm];
+	}
+	common = cw > 0 ? csum / (cw + CORR_SHRINK) : 0;
 	/* This context's own measured arms: a shared offset of AUTO here. */
 	for (int i = 0; i < v->nb; i++) {
 		const struct belief *x = &v->b[i];
@@ -667,7 +680,7 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 		}
 		w *= share;
 		s *= share;
-		corr[a] = s / (w + CORR_SHRINK);
+		corr[a] = (s + CORR_SHRINK * share * common) / (w + CORR_SHRINK);
 		wsum[a] = w;
 	}
 }

@@ -1748,6 +1748,54 @@ START_TEST(test_safe_fallback_exploit)
 }
 END_TEST
 
+/* The common offset: NCCL's cost model 2x too fast for every arm the
+ * neighbouring sizes measured (arms 0-4 at twice their prior, 10 samples
+ * each), AUTO's arm 0 measured here at 20 us (2x too), and arm 5 (prior
+ * 12 us, 1.2x AUTO's) measured nowhere. The arms' corrections shrink
+ * towards the error they share, so arm 5 is believed near 24 us and
+ * greedy-free (the posterior's argmin, no budget) keeps AUTO's arm; shrunk
+ * towards 0, arm 5 kept most of NCCL's level (15 us) and was exploited,
+ * unmeasured, as 25 % faster than AUTO. Where a neighbour did measure arm
+ * 5 at its prior (12 us: NCCL right about it alone), that evidence still
+ * makes it the pick. */
+START_TEST(test_corrections_common_offset)
+{
+	static const double arm_us[5] = { 20.0, 22.0, 28.0, 32.0, 26.0 };
+	struct bot_policy p;
+
+	ck_assert_int_eq(bot_policy_init(&p, "greedy-free"), 0);
+	for (int measured5 = 0; measured5 < 2; measured5++) {
+		struct bot_kb *kb = make_kb();
+		struct bot_shape sh = { 7, 1, 1, 0, 0 };
+		struct bot_plan pl;
+		float pr[BOT_NARMS];
+
+		fill_prior(pr);
+		for (int d = -2; d <= 2; d++) {
+			uint64_t nb = bot_ctx_key(BOT_COLL_ALLREDUCE, (unsigned)(84 + d), 64, 8);
+
+			if (!d)
+				continue;
+			ck_assert_int_eq(bot_kb_set_prior(kb, nb, pr), 0);
+			for (int a = 0; a < 5; a++)
+				add_noisy(kb, nb, a, 10, arm_us[a], (uint64_t)(100 * a + 10 * (d + 2)));
+			if (measured5)
+				add_noisy(kb, nb, 5, 10, 12.0, (uint64_t)(600 + 10 * (d + 2)));
+		}
+		add_noisy(kb, KEY, 0, 20, 20.0, 900);
+		add_calls(kb, KEY, 20);
+		ck_assert_int_eq(bot_policy_plan(&p, kb, KEY, &sh, &pl), 0);
+		ck_assert_int_eq(bot_plan_check(&pl), 0);
+		if (measured5)
+			ck_assert_int_eq(pl.exploit, 5);
+		else
+			ck_assert_msg(pl.exploit == 0 || pl.exploit == BOT_ARM_AUTO, "exploit %d",
+				      pl.exploit);
+		bot_kb_free(kb);
+	}
+}
+END_TEST
+
 /* One communicator running a round of many calls is as lumpy as one of
  * several: a probe that lands runs the arm for the whole round (a job with
  * one communicator per context, plain data parallel), so it is charged the
@@ -2288,6 +2336,7 @@ static Suite *suite(void)
 	tcase_add_test(tp, test_safe_inflight_exploit);
 	tcase_add_test(tp, test_safe_single_comm_lump);
 	tcase_add_test(tp, test_safe_fallback_exploit);
+	tcase_add_test(tp, test_corrections_common_offset);
 	tcase_add_test(tp, test_safe_worst_case_lump);
 	tcase_add_test(tp, test_safe_worst_filter);
 	tcase_add_test(tp, test_scale_skill);
