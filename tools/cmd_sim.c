@@ -41,6 +41,8 @@ static void usage(FILE *o)
 		"  --list                list the fabrics and exit\n"
 		"  --calibrate           print the calibration report (reads --data)\n"
 		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"
+		"                        (--list, --calibrate and --auto-report print a fixed\n"
+		"                        report on stdout: the sweep's options are refused)\n"
 		"  --data DIR            external sweep files (default data/external/sweep, in\n"
 		"                        the current directory: the data is in the source tree)\n"
 		"  --help                this text\n");
@@ -327,6 +329,7 @@ int bot_cmd_sim(int argc, char **argv)
 	unsigned nfab = 0, nodes[MAX_NODES], i;
 	struct bot_sim_opts o;
 	const char *output = NULL, *data = "data/external/sweep", *nodes_arg = NULL;
+	char sweep_opt[64] = "";	/* the first option only a sweep reads */
 	int do_list = 0, do_cal = 0, do_rep = 0, data_given = 0, ai, rc = 0;
 	struct bot_sweep sw;
 	struct bot_progress pr;
@@ -380,6 +383,8 @@ int bot_cmd_sim(int argc, char **argv)
 			}
 			val = argv[++ai];
 		}
+		if (strcmp(opt, "--data") && !sweep_opt[0])
+			snprintf(sweep_opt, sizeof(sweep_opt), "%s", opt);
 		if (!strcmp(opt, "--fabric")) {
 			char bn[96];
 
@@ -453,6 +458,20 @@ int bot_cmd_sim(int argc, char **argv)
 				(unsigned long long)o.min_bytes, (unsigned long long)o.max_bytes);
 			return 2;
 		}
+	}
+	/* The reports are fixed: every fabric, node count and collective of
+	 * their own, on stdout. An option that shapes a sweep would be
+	 * ignored there, and the user would read a report of something else
+	 * (or look for an --output file that was never written). */
+	if ((do_list || do_cal || do_rep) && sweep_opt[0]) {
+		fprintf(stderr, "nccl-bot: sim: %s applies to a sweep, not to %s (which prints "
+			"its own fixed report on stdout; see --help)\n", sweep_opt,
+			do_list ? "--list" : do_cal ? "--calibrate" : "--auto-report");
+		return 2;
+	}
+	if (data_given && !do_cal) {
+		fprintf(stderr, "nccl-bot: sim: --data is read by --calibrate only\n");
+		return 2;
 	}
 	if (do_list) {
 		list_fabrics(stdout);

@@ -667,6 +667,19 @@ mkdir "$tmp/elsewhere"
 expect "sim --calibrate outside the source tree" 1 \
 	"^nccl-bot: sim: --calibrate: data/external/sweep/aws-g5-a10g.csv: cannot open: .*relative to the current directory.*give --data SRCDIR/data/external/sweep\\)$" -- \
 	sh -c 'cd "$1" && exec "$2" sim --calibrate' sh "$tmp/elsewhere" "$botabs"
+# The reports are fixed: an option that shapes a sweep is refused, not ignored
+# (the old build printed every fabric for --auto-report --fabric X --output F,
+# exit 0, and never wrote F).
+expect "sim --auto-report refuses --fabric" 2 "^nccl-bot: sim: --fabric applies to a sweep, not to --auto-report" -- \
+	"$bot" sim --auto-report --fabric a100-ib-hdr --output "$tmp/ar.txt"
+if [ ! -e "$tmp/ar.txt" ]; then ok "sim --auto-report --output: no file written"
+else bad "sim --auto-report --output wrote $tmp/ar.txt"; fi
+expect "sim --calibrate refuses --seed=" 2 "^nccl-bot: sim: --seed applies to a sweep, not to --calibrate" -- \
+	"$bot" sim --calibrate --seed=3
+expect "sim --list refuses --nodes" 2 "^nccl-bot: sim: --nodes applies to a sweep, not to --list" -- \
+	"$bot" sim --nodes 4 --list
+expect "sim: --data without --calibrate" 2 "^nccl-bot: sim: --data is read by --calibrate only" -- \
+	"$bot" sim --fabric h100-roce --data "$tmp"
 expect "sim --calibrate --data without the files" 1 "--calibrate: $tmp/elsewhere/aws-g5-a10g.csv: cannot open: .*--data DIR names the directory of aws-g5-a10g.csv" -- \
 	"$bot" sim --calibrate --data "$tmp/elsewhere"
 expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
