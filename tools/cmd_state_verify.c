@@ -63,11 +63,18 @@ static const struct snapinfo *find(const struct snapinfo *v, size_t n, uint64_t 
 	return NULL;
 }
 
+/* What keep_snap is told and counts. */
+struct snap_scan {
+	const char *fabric;
+	unsigned foreign;	/* names that are neither state nor its leftovers */
+};
+
 /* A fabric directory's snapshots: what else is there is said and passed
- * over (arg: the fabric's name). */
+ * over (arg: a struct snap_scan). */
 static int keep_snap(const struct dirent *e, void *arg)
 {
-	const char *fabric = arg, *n = e->d_name;
+	struct snap_scan *scan = arg;
+	const char *fabric = scan->fabric, *n = e->d_name;
 	char esc[1100];
 
 	if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "current") || !strcmp(n, ".lock"))
@@ -80,6 +87,7 @@ static int keep_snap(const struct dirent *e, void *arg)
 	if (!bot_state_snap_name_ok(n)) {
 		printf("%s: %s: not a snapshot name (ignored)\n", fabric,
 		       bot_log_esc(esc, sizeof(esc), n));
+		scan->foreign++;
 		return 0;
 	}
 	return 1;
@@ -131,6 +139,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	char **names = NULL;
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
+	struct snap_scan scan = { fabric, 0 };
 	int fd, rc;
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
@@ -154,8 +163,14 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		verify_ledger(dir, fabric, s.ledger, problems);
 	if (rc >= 0)
 		bot_state_free(&s);
-	if (bot_dir_names(fd, keep_snap, (void *)fabric, &names, &nnames) < 0)
+	if (bot_dir_names(fd, keep_snap, &scan, &names, &nnames) < 0)
 		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
+	/* nothing of a state, only other files: a mistyped --state (a spool
+	 * or report directory) would otherwise verify clean */
+	else if (rc == 1 && !nnames && scan.foreign)
+		problem(problems, "%s: no `current` and no snapshot, only %u other file(s): not "
+			"a fabric's state directory (does --state name the state directory?)", fdir,
+			scan.foreign);
 	info = calloc(nnames ? nnames : 1, sizeof(*info));
 	for (size_t i = 0; info && i < nnames; i++) {
 		char want[BOT_STATE_NAME_MAX];
@@ -262,6 +277,9 @@ int bot_state_verify(const struct bot_state_opts *o)
 		free(fabs);
 		nfab = (unsigned)n;
 	}
+	if (!nfab)
+		printf("%s: no fabric directory (a state directory before its first `state "
+		       "add`, or --state names another directory)\n", o->dir);
 	printf("state verify: %u fabric(s), %zu snapshot(s), %u problem(s)\n", nfab, snaps,
 	       problems);
 	return problems ? 1 : 0;

@@ -167,6 +167,16 @@ rm -f "$tmp/v/roce/"snap-*
 echo "snap-0000000000000000.nbs" >"$tmp/v/$F/current"
 expect "verify: current names a missing snapshot" 1 "snap-0000000000000000.nbs: No such file" -- "$bot" state verify --state "$tmp/v"
 expect "verify needs --state" 2 "--state" -- env -u NCCL_BOT_STATE "$bot" state verify
+# A mistyped --state (a spool directory: job directories holding .spool
+# files) is not a state that verifies clean: a "fabric" with no current, no
+# snapshot and only other files is a problem. An empty directory has no
+# fabric yet, and says so (exit 0: a state before its first state add).
+mkdir -p "$tmp/notstate/job1" "$tmp/emptystate"
+: >"$tmp/notstate/job1/r0.n1.spool"
+expect "verify: a spool directory for --state" 1 "job1: no .current. and no snapshot, only 1 other file\\(s\\): not a fabric's state directory" -- \
+	"$bot" state verify --state "$tmp/notstate"
+expect "verify: an empty state directory says it has no fabric" 0 "emptystate: no fabric directory" -- \
+	"$bot" state verify --state "$tmp/emptystate"
 
 # rollback: against the store's rollback (a shim says it is not there yet)
 expect "rollback --to and --steps" 2 "exclude" -- \
