@@ -162,6 +162,23 @@ static void report(void *arg, const char *check, enum bot_doctor_status st, cons
 	}
 }
 
+/* path made absolute against the current directory; -1 (errno set) when
+ * the directory is unknown or the result would not fit. */
+static int absolute(const char *path, char *out, size_t len)
+{
+	char cwd[PATH_MAX];
+	int n;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	n = snprintf(out, len, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
 int bot_cmd_doctor(int argc, char **argv)
 {
 	enum { O_PLUGSTACK = 256, O_SLURM_VERSION, O_PLUGIN_DIR, O_NODE_NAME, O_ENROOT,
@@ -181,7 +198,7 @@ int bot_cmd_doctor(int argc, char **argv)
 	};
 	struct bot_doctor_opts o;
 	struct out out = { 0, 0, 0 };
-	char plugstack[PATH_MAX], host[256], ver[256];
+	char plugstack[PATH_MAX], given[PATH_MAX], confabs[PATH_MAX], host[256], ver[256];
 	const char *conf, *slurm_version = NULL;
 	int c, problems;
 
@@ -239,8 +256,26 @@ int bot_cmd_doctor(int argc, char **argv)
 				break;
 			}
 	}
+	/* A path given relative is the user's, from here (plugstack.conf's
+	 * own includes are another matter: Slurm wants those absolute). */
+	if (o.plugstack && o.plugstack[0] != '/') {
+		if (absolute(o.plugstack, given, sizeof(given)) < 0) {
+			fprintf(stderr, "nccl-bot: doctor: --plugstack %s: cannot make it absolute "
+				"(%s)\n", o.plugstack, strerror(errno));
+			return 2;
+		}
+		o.plugstack = given;
+	}
 	if (!o.plugstack) {
 		conf = getenv("SLURM_CONF");
+		if (conf && *conf && conf[0] != '/') {
+			if (absolute(conf, confabs, sizeof(confabs)) < 0) {
+				fprintf(stderr, "nccl-bot: doctor: SLURM_CONF %s: cannot make it "
+					"absolute (%s)\n", conf, strerror(errno));
+				return 2;
+			}
+			conf = confabs;
+		}
 		if (conf && conf[0] == '/' && strrchr(conf, '/') &&
 		    (size_t)(strrchr(conf, '/') - conf) + sizeof("/plugstack.conf") <=
 		    sizeof(plugstack)) {

@@ -228,7 +228,18 @@ fi
 expect "usage: a bad --slurm-version: exit 2" 2 "want X.Y or X.Y.Z" -- doc --slurm-version x
 expect "usage: an unknown option: exit 2" 2 "usage: nccl-bot doctor" -- doc --bogus
 expect "usage: --help: exit 0" 0 "usage: nccl-bot doctor" -- "$bot" doctor --help
-expect "a relative --plugstack: exit 1" 1 "not an absolute path" -- doc --plugstack etc/plugstack.conf
+# A relative --plugstack or SLURM_CONF is the user's, from the current
+# directory (before, --plugstack etc/plugstack.conf was a node problem, "not
+# an absolute path", and a relative SLURM_CONF was passed over without a
+# word for /etc/slurm/plugstack.conf).
+plug $base
+botabs=$(cd "$(dirname "$bot")" && pwd)/$(basename "$bot")
+rel() { (cd "$tmp" && "$botabs" doctor --slurm-version 22.05.8 --enroot-dir "$tmp/enroot" \
+	--apptainer-conf "$tmp/apptainer.conf" --node-name n1 "$@"); }
+expect "a relative --plugstack is read from here" 0 "ok: plugstack: $tmp/etc/plugstack.conf" -- \
+	rel -v --plugstack etc/plugstack.conf
+expect "a relative SLURM_CONF's plugstack.conf is read from here" 0 "ok: plugstack: $tmp/etc/plugstack.conf" -- \
+	env SLURM_CONF=etc/slurm.conf sh -c "cd '$tmp' && exec '$botabs' doctor -v --slurm-version 22.05.8 --enroot-dir '$tmp/enroot' --apptainer-conf '$tmp/apptainer.conf' --node-name n1"
 
 # contrib/'s environment snippets
 env -i PATH="$PATH" ENROOT_ENVIRON="$tmp/environ" NCCL_TUNER_PLUGIN=/opt/b/lib.so \
