@@ -134,6 +134,7 @@ static void sweep_file(struct sweep_state *s, const struct bot_compile_paths *li
 		s->rep->bad++;
 		return;
 	}
+	s->rep->sound++;
 	for (uint64_t i = 0; i < f.hdr.nrecords; i++) {
 		const struct bot_spool_rec *r = &f.recs[i];
 		struct bot_sweep_row row;

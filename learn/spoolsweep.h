@@ -28,6 +28,7 @@
 
 struct bot_spoolsweep_report {
 	size_t files;		/* spool files read */
+	size_t sound;		/* of those, the ones not rejected */
 	size_t bad;		/* files rejected, paths that cannot be listed or hold no
 				 * spool file: named on the log */
 	uint64_t rows;		/* clean samples, a row each */

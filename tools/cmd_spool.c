@@ -191,9 +191,9 @@ static int cmd_sweep(int argc, char **argv)
 		bot_sweep_free(&sw);
 		return rc == -2 ? 2 : 1;
 	}
-	if (!rep.files) {
-		/* no spool file at all (each path named on the log): no CSV,
-		 * as spool show prints nothing */
+	if (!rep.sound) {
+		/* no spool file at all, or none that could be read (each path
+		 * named on the log): no CSV, as spool show prints nothing */
 		bot_sweep_free(&sw);
 		return 1;
 	}

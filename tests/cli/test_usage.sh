@@ -220,6 +220,12 @@ expect "spool sweep DIR without spool files" 1 "^nccl-bot: spool sweep: .*/nospo
 	"$bot" spool sweep "$tmp/nospool"
 "$bot" spool sweep "$tmp/nospool" 2>/dev/null >"$tmp/csv"
 [ -s "$tmp/csv" ] && bad "spool sweep, no spool file: no CSV" || ok "spool sweep, no spool file: no CSV"
+# ... nor when every file named is rejected (it printed the header alone)
+printf 'not a spool file\n' >"$tmp/nospool.spool"
+expect "spool sweep of a rejected file: named, exit 1" 1 "nospool.spool: .*rejected" -- \
+	"$bot" spool sweep "$tmp/nospool.spool"
+"$bot" spool sweep "$tmp/nospool.spool" 2>/dev/null >"$tmp/csv"
+[ -s "$tmp/csv" ] && bad "spool sweep, every file rejected: no CSV" || ok "spool sweep, every file rejected: no CSV"
 expect "spool sweep: a DIR without them beside one with them" 1 "nospool: no \\*\\.spool files" -- \
 	"$bot" spool sweep "$tmp/nospool" "$top_srcdir/tests/fuzz/corpus-spool/valid-mixed"
 grep -q '^fabric,' "$tmp/out" && ok "spool sweep: the other path converted" ||
