@@ -64,7 +64,8 @@ static void harvest_usage(FILE *f)
 		"                 spanning more nodes are refused\n"
 		"  --config FILE  the site configuration (default $NCCL_BOT_CONFIG, else\n"
 		"                 /etc/nccl-bot/site.yaml when it exists; read only for outbox_dir)\n"
-		"  --report-dir DIR  also write this node's report part into DIR (made 0700;\n"
+		"  --report-dir DIR  also write this node's report part into DIR (made 0700,\n"
+		"                 parents too; a part it cannot write is named, the delta kept;\n"
 		"                 <job>.<step>.<node>.part, the job 'local' without --job);\n"
 		"                 read it with nccl-bot report DIR\n");
 }
@@ -168,11 +169,12 @@ static void report_done(void *arg)
 	p.ctx = NULL;
 	p.nctx = 0;
 	if (r->oom || bot_report_builder_finish(r->b, &p) < 0) {
-		fprintf(stderr, "nccl-bot: harvest: report part: out of memory\n");
+		fprintf(stderr, "nccl-bot: harvest: no report part written: out of memory\n");
 		return;
 	}
 	if (bot_report_part_write(r->dir, &p, path, sizeof(path), err, sizeof(err)) < 0)
-		fprintf(stderr, "nccl-bot: harvest: %s\n", err);
+		fprintf(stderr, "nccl-bot: harvest: no report part written: %s (the delta does "
+			"not depend on it)\n", err);
 	else
 		fprintf(stderr, "nccl-bot: harvest: report part %s\n", path);
 	bot_report_part_free(&p);

@@ -58,6 +58,13 @@ expect "report --json" 0 '^\{"dir":.*"steps":\[\{"job":"99","step":"0","nodes":"
 if command -v python3 >/dev/null 2>&1; then
 	expect "  ... is JSON" 0 "" -- sh -c "'$bot' report --json '$tmp/rep/99' | python3 -m json.tool >/dev/null"
 fi
+# A report directory that cannot be used: said plainly, the delta kept (exit 0)
+: >"$tmp/notadir"; mkdir -m 700 "$tmp/ob3"
+expect "harvest: an unusable --report-dir names 'no report part written', keeps the delta" 0 \
+	"no report part written: .*notadir.*the delta does not depend on it" -- \
+	"$bot" harvest --outbox "$tmp/ob3" --fabric f --job 97 --node n1 --nodes 2 \
+	--report-dir "$tmp/notadir" "$tmp/sp/nb-a-1.spool"
+expect "  ... the delta is there" 0 "" -- sh -c "ls '$tmp/ob3'/*.nbd >/dev/null"
 expect "harvest with nothing valid still writes the part (exit 1: no delta)" 1 "report part" -- \
 	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 98 --node n1 \
 	--report-dir "$tmp/rep/98" "$tmp/sp/nb-a-3.spool"
