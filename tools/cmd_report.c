@@ -757,6 +757,24 @@ int bot_cmd_report(int argc, char **argv)
 		report_usage(stderr);
 		return 2;
 	}
+	{
+		/* srun prints the step (77.0): the report is the job's, every
+		 * step in it */
+		const char *a = argv[optind], *dot = strchr(a, '.');
+		char job[BOT_REPORT_TOKEN_MAX];
+
+		if (dot && dot > a && (size_t)(dot - a) < sizeof(job) && dot[1] &&
+		    !strchr(dot + 1, '.') && !strchr(dot + 1, '/') &&
+		    !(stat(a, &st) == 0 && S_ISDIR(st.st_mode))) {
+			memcpy(job, a, (size_t)(dot - a));
+			job[dot - a] = 0;
+			if (job_like(job)) {
+				fprintf(stderr, "nccl-bot: report: %s is a step id: give the job id, "
+					"%s (its report shows every step)\n", a, job);
+				return 2;
+			}
+		}
+	}
 	state_dir_of(state, plugstack, sdir, sizeof(sdir));
 	if (job_like(argv[optind]) && !(stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))) {
 		if (find_dir(argv[optind], plugstack, dir, sizeof(dir)) < 0)
