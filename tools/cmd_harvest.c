@@ -313,7 +313,9 @@ int bot_cmd_harvest(int argc, char **argv)
 	}
 	if (!req.outbox || !id->fabric[0] || argc < 1) {
 		fprintf(stderr, "nccl-bot: harvest: needs --outbox DIR, --fabric F and the step's "
-			"spool directories or files\n");
+			"spool directories or files; missing:%s%s%s\n",
+			!req.outbox ? " --outbox (or outbox_dir in the site configuration)" : "",
+			!id->fabric[0] ? " --fabric" : "", argc < 1 ? " the spool paths" : "");
 		return 2;
 	}
 	if (!id->node[0] && (gethostname(id->node, BOT_DELTA_STR) < 0 ||
