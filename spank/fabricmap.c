@@ -130,6 +130,7 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 			m->e = ne;
 			cap = nc;
 		}
+		ent.line = line;
 		m->e[m->n++] = ent;
 		continue;
 bad_node:
@@ -147,11 +148,13 @@ bad_byte:
 	for (size_t i = 1; i < m->n; i++) {
 		if (!strcmp(m->e[i - 1].node, m->e[i].node)) {
 			char node[BOT_FABRICMAP_NAME_MAX];
+			size_t a = m->e[i - 1].line, b = m->e[i].line;
 
 			memcpy(node, m->e[i].node, sizeof(node));
 			bot_fabricmap_free(m);
-			return bot_log_errf(err, errlen, "%s: %s%s is named twice", name,
-					    strchr(node, ':') ? "" : "node ", node);
+			return bot_log_errf(err, errlen, "%s:%zu: %s%s is named twice (first on "
+					    "line %zu)", name, a > b ? a : b,
+					    strchr(node, ':') ? "" : "node ", node, a < b ? a : b);
 		}
 	}
 	return 0;

@@ -40,6 +40,7 @@
 struct bot_fabricmap_entry {
 	char node[BOT_FABRICMAP_NAME_MAX];
 	char fabric[BOT_FABRICMAP_NAME_MAX];
+	size_t line;		/* the map's line that names it (1-based) */
 };
 
 struct bot_fabricmap {

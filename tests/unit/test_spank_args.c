@@ -451,14 +451,14 @@ START_TEST(test_fabricmap)
 	ck_assert_msg(strstr(err, want) != NULL, "'%s' lacks '%s'", err, want); \
 	ck_assert(m.e == NULL && m.n == 0); \
 } while (0)
-	MAPBAD("n1 a\nn1 b\n", "map: node n1 is named twice");
+	MAPBAD("n1 a\nn2 a\nn1 b\n", "map:3: node n1 is named twice (first on line 1)");
 	MAPBAD("n1 a\nn2\n", "map:2: node n2 without a fabric");
 	MAPBAD("n1 A\n", "map:1: not a fabric name");
 	MAPBAD("n1 a b\n", "map:1: more than NODE FABRIC");
 	MAPBAD("n/1 a\n", "map:1: not a node name");
 	MAPBAD("n1 a\r\n", "map:1:");
 	MAPBAD("n1 a\nx\0 b\n", "map:2:");
-	MAPBAD("partition:p a\npartition:p b\n", "map: partition:p is named twice");
+	MAPBAD("partition:p a\npartition:p b\n", "map:2: partition:p is named twice (first on line 1)");
 	MAPBAD("partition: a\n", "map:1: not a node name");
 	MAPBAD("partition:x:y a\n", "map:1: not a node name");
 	MAPBAD("part:x a\n", "map:1: not a node name");
