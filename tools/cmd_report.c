@@ -402,10 +402,13 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		bot_report_row(m, c, &r);
 		bot_ctx_format(bot_ctx_key(c->coll, c->bucket, c->nranks, c->nnodes), name,
 			       sizeof(name));
-		printf("  %s: %llu calls; AUTO %s, ours %s, best known %s\n", name,
+		/* the best known arm is the fastest measured, or AUTO's (or
+		 * ours) where its estimate is faster: then it says so */
+		printf("  %s: %llu calls; AUTO %s, ours %s, best known %s%s\n", name,
 		       (unsigned long long)c->calls, a >= 0 ? bot_arm_name(a) : "unknown",
 		       r.chosen >= 0 ? bot_arm_name(r.chosen) : "unknown",
-		       r.best >= 0 ? bot_arm_name(r.best) : "unknown");
+		       r.best >= 0 ? bot_arm_name(r.best) : "unknown",
+		       r.best >= 0 && r.known ? est_word(r.src[r.best]) : "");
 		{
 			int nd = 0;
 
@@ -431,11 +434,12 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		us(r.t_ours, tx, sizeof(tx));
 		span(r.saved, sv, sizeof(sv));
 		span(r.lost, ls, sizeof(ls));
-		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%; saved %s, lost %s%s%s\n",
-		       ta, est_word(r.src[a]), tx, r.src_ours > BOT_REPORT_SRC_STEP ?
-		       est_word(r.src_ours) : r.estimated ? " (estimated)" : "",
-		       r.loss_ours * 100, r.loss_auto * 100, sv, ls, r.over10 ? "; lost >10%" : "",
-		       r.harmed ? "; harmed" : "");
+		/* each latency says where it came from; the losses and the
+		 * times are estimated when any of the three is */
+		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%%s; saved %s, lost "
+		       "%s%s%s\n", ta, est_word(r.src[a]), tx, est_word(r.src_ours),
+		       r.loss_ours * 100, r.loss_auto * 100, r.estimated ? " (estimated)" : "", sv,
+		       ls, r.over10 ? "; lost >10%" : "", r.harmed ? "; harmed" : "");
 	}
 	text_totals("step", m);
 }

@@ -147,8 +147,16 @@ expect "  ... it holds tree/ll and ring/simple" 0 "tree/ll: \{samples: 1" -- \
 expect "no state: AUTO's arm from NCCL's cost model, lost and harmed" 0 \
 	"AUTO 96\.2 us \(estimated: NCCL's cost model\), ours 101\.0 us.*lost 4\.810 ms.*harmed" -- \
 	"$bot" report --plugstack /dev/null "$tmp/est"
+# ours was measured: no "(estimated)" on its latency (it had one whenever AUTO's
+# was estimated); the best known arm, AUTO's from the cost model, says so
+expect "  ... ours measured, not marked estimated; the losses are" 0 \
+	"ours 101\.0 us; loss ours [0-9.]+%, AUTO 0\.0% \(estimated\);" -- \
+	"$bot" report --plugstack /dev/null "$tmp/est"
+expect "  ... a best known arm from the cost model says so" 0 \
+	"best known [a-z_]+/[a-z0-9]+ \(estimated: NCCL's cost model\)$" -- \
+	"$bot" report --plugstack /dev/null "$tmp/est"
 expect "--state DIR: AUTO's arm from the fabric's state, saved, not harmed" 0 \
-	"AUTO 14[89]\.[0-9] us \(estimated: the fabric's state\), ours 101\.0 us( \(estimated\))?; loss ours 0\.0%.*lost 0\.000 ms$" -- \
+	"AUTO 14[89]\.[0-9] us \(estimated: the fabric's state\), ours 101\.0 us; loss ours 0\.0%, AUTO [0-9.]+% \(estimated\); .*lost 0\.000 ms$" -- \
 	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
 expect "  ... the step's total: est. saved, 0 harmed" 0 "step total: .*est\. saved 4[78]\.[0-9]+ ms, lost 0\.000 ms.* 0 harmed" -- \
 	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
