@@ -274,6 +274,7 @@ static int add_features(void *arg, const char *name)
 		return bot_log_errf(a->err, a->errlen, "out of memory or over %u nodes",
 				    BOT_FABRICGEN_MAX_NODES);
 	snprintf(n->features, sizeof(n->features), "%s", a->features);
+	n->in_conf = 1;
 	return 0;
 }
 

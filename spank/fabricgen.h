@@ -39,6 +39,8 @@ struct bot_fabricgen_node {
 	char name[BOT_FABRICGEN_NAME];
 	char features[BOT_FABRICGEN_FEATURES];	/* "" none */
 	int leaf;				/* switch index, -1 none */
+	int in_conf;				/* slurm.conf defines it (not only
+						 * topology.conf) */
 };
 
 struct bot_fabricgen_switch {

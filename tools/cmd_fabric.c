@@ -285,7 +285,7 @@ static int generate(int argc, char **argv)
 	char topo_buf[PATH_MAX], fabric[BOT_FABRICGEN_NAME], why[512], err[PATH_MAX + 512];
 	struct bot_fabricgen g = { 0 };
 	struct text t = { 0 };
-	size_t mapped = 0, left = 0;
+	size_t mapped = 0, left = 0, notconf = 0;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int o, rc = 1, yaml = 0;
@@ -349,8 +349,17 @@ static int generate(int argc, char **argv)
 	if (g.n && !(fab = calloc(g.n, sizeof(*fab))))
 		goto oom;
 	for (size_t i = 0; i < g.n; i++) {
-		int r = bot_fabricgen_fabric(&g, &g.node[i], rule, fabric, sizeof(fabric), why,
-					     sizeof(why));
+		int r;
+
+		/* a node topology.conf names and slurm.conf does not is no
+		 * node of the cluster (Slurm ignores it): not mapped, not
+		 * counted as one without a fabric */
+		if (!g.node[i].in_conf) {
+			notconf++;
+			continue;
+		}
+		r = bot_fabricgen_fabric(&g, &g.node[i], rule, fabric, sizeof(fabric), why,
+					 sizeof(why));
 
 		if (r < 0) {
 			fprintf(stderr, "nccl-bot: fabric generate: %s\n", why);
@@ -373,6 +382,9 @@ static int generate(int argc, char **argv)
 		goto out;
 	fprintf(stderr, "nccl-bot: fabric generate: %zu node(s) mapped, %zu without a fabric\n",
 		mapped, left);
+	if (notconf)
+		fprintf(stderr, "nccl-bot: fabric generate: %zu node(s) of topology.conf not in "
+			"slurm.conf, left out\n", notconf);
 	rc = 0;
 	goto out;
 oom:

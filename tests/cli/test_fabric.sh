@@ -62,6 +62,15 @@ expect "a bad host list: usage, exit 2" 2 "n\[1-: a \[ without \]" -- "$bot" fab
 expect "no --map: usage, exit 2" 2 "usage" -- "$bot" fabric n1
 expect "--by bogus: exit 2" 2 "want feature:PREFIX, features or top-switch" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/slurm.conf" --by bogus
+# Nodes topology.conf names but slurm.conf does not are no nodes of the
+# cluster: left out and counted apart (they were listed "has no feature")
+mkdir "$tmp/extra" && cp "$tmp/slurm.conf" "$tmp/extra/"
+printf 'SwitchName=leaf1 Nodes=n[1-2]\nSwitchName=leaf2 Nodes=n[3-6]\n' >"$tmp/extra/topology.conf"
+expect "topology.conf's extra nodes: left out, counted apart" 0 "2 node(s) of topology.conf not in slurm.conf, left out" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/extra/slurm.conf"
+expect "  ... slurm.conf's own counted as before" 0 "4 node(s) mapped, 1 without a fabric" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/extra/slurm.conf"
+if grep -q "n5\|n6" "$tmp/out"; then bad "  ... n5 and n6 not in the map"; else ok "  ... n5 and n6 not in the map"; fi
 mkdir "$tmp/notopo" && cp "$tmp/slurm.conf" "$tmp/notopo/"
 expect "--by top-switch without topology.conf: exit 1" 1 "needs topology.conf" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/notopo/slurm.conf" --by top-switch
