@@ -77,7 +77,8 @@ static void usage(FILE *f)
 		"\n"
 		"  --data FILE          sweep CSV; repeat for several files (also positional;\n"
 		"                       a file named twice is refused)\n"
-		"  --policy LIST        comma list of policies (default: all but auto)\n"
+		"  --policy LIST        comma list of policies (default: all but auto; AUTO,\n"
+		"                       the baseline, is always printed and never listed)\n"
 		"  --mode LIST          per-call, jobs, epochs; comma list (default: jobs)\n"
 		"  --seed N             replay seed, decimal or 0x-hex (default 0)\n"
 		"  --train-nodes SET    tuning/history split, e.g. 4-8 or 4,8 (default 4-8)\n"
@@ -212,6 +213,8 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, doubl
 /* "all" (every policy but auto) or comma-separated policy names. */
 static int parse_policies(struct replay_args *a, const char *s)
 {
+	int auto_named = 0;
+
 	a->npolicies = 0;
 	if (!strcmp(s, "all")) {
 		for (int i = 0; i < BOT_NPOLICY; i++)
@@ -233,12 +236,24 @@ static int parse_policies(struct replay_args *a, const char *s)
 		for (size_t i = 0; i < a->npolicies; i++)
 			if (a->policies[i] == id)
 				id = -1;
-		if (id >= 0)
+		/* AUTO is every run's baseline, its line always printed: as a
+		 * policy too it printed a second row of the same key */
+		if (id == BOT_POLICY_AUTO)
+			auto_named = 1;
+		else if (id >= 0)
 			a->policies[a->npolicies++] = id;
 		if (!item[n])
 			break;
 		item += n + 1;
 	}
+	if (auto_named && !a->npolicies) {
+		fprintf(stderr, "nccl-bot: replay: --policy auto: AUTO is the baseline every replay "
+			"prints; name a policy to score against it (default: all but auto)\n");
+		return 2;
+	}
+	if (auto_named)
+		fprintf(stderr, "nccl-bot: replay: --policy: auto left out (AUTO is the baseline "
+			"every replay prints)\n");
 	return 0;
 }
 

@@ -33,6 +33,14 @@ expect "sim --help" 0 "--fabric" -- "$bot" sim --help
 expect "replay bad option" 2 "--frob" -- "$bot" replay --frob
 expect "replay bad mode" 2 "mode" -- "$bot" replay --mode sideways
 expect "replay unknown policy" 2 "nosuchpolicy" -- "$bot" replay --policy nosuchpolicy
+# AUTO is the baseline of every run: --policy auto alone is refused, in a list
+# left out with a note (it printed a second row of the same key in the CSV)
+expect "replay --policy auto: refused" 2 "--policy auto: AUTO is the baseline every replay prints" -- \
+	"$bot" replay --policy auto
+expect "replay --policy auto,greedy: auto left out, one AUTO row" 0 "auto left out" -- \
+	"$bot" replay --policy auto,greedy --sim-fabrics h100-roce --mode per-call --calls 20 --format csv
+n=$(grep -c '^per-call,auto,all,' "$tmp/out")
+[ "$n" = 1 ] && ok "  ... one per-call,auto,all row" || bad "  ... $n per-call,auto,all rows"
 expect "sim unknown fabric" 2 "nosuchfabric" -- "$bot" sim --fabric nosuchfabric
 expect "overlapping splits with tuning" 2 "overlap" -- "$bot" replay --train-nodes 4-8 --test-nodes 8-16
 
