@@ -680,7 +680,7 @@ static void corrections(const struct bot_kb *kb, struct bot_plan_memo *memo, uin
 		}
 		w *= share;
 		s *= share;
-		corr[a] = (s + CORR_SHRINK * share * common) / (w + CORR_SHRINK);
+		corr[a] = (s + CORR_SHRINK * common) / (w + CORR_SHRINK);
 		wsum[a] = w;
 	}
 }

@@ -351,10 +351,10 @@ static int generate(int argc, char **argv)
 	for (size_t i = 0; i < g.n; i++) {
 		int r;
 
-		/* a node topology.conf names and slurm.conf does not is no
-		 * node of the cluster (Slurm ignores it): not mapped, not
-		 * counted as one without a fabric */
-		if (!g.node[i].in_conf) {
+		/* a node topology.conf names and slurm.conf does not has no
+		 * features to map it by: under a feature rule it is left out
+		 * and counted apart (--by top-switch maps it, as before) */
+		if (!g.node[i].in_conf && strcmp(rule, "top-switch")) {
 			notconf++;
 			continue;
 		}
