@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "learn/ranklib.h"
 #include "spank/doctor.h"
 
 #ifndef BOT_RANK_LIBDIR
@@ -162,23 +163,6 @@ static void report(void *arg, const char *check, enum bot_doctor_status st, cons
 	}
 }
 
-/* path made absolute against the current directory; -1 (errno set) when
- * the directory is unknown or the result would not fit. */
-static int absolute(const char *path, char *out, size_t len)
-{
-	char cwd[PATH_MAX];
-	int n;
-
-	if (!getcwd(cwd, sizeof(cwd)))
-		return -1;
-	n = snprintf(out, len, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path);
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return 0;
-}
-
 int bot_cmd_doctor(int argc, char **argv)
 {
 	enum { O_PLUGSTACK = 256, O_SLURM_VERSION, O_PLUGIN_DIR, O_NODE_NAME, O_ENROOT,
@@ -199,6 +183,7 @@ int bot_cmd_doctor(int argc, char **argv)
 	struct bot_doctor_opts o;
 	struct out out = { 0, 0, 0 };
 	char plugstack[PATH_MAX], given[PATH_MAX], confabs[PATH_MAX], host[256], ver[256];
+	char err[PATH_MAX + 128];
 	const char *conf, *slurm_version = NULL;
 	int c, problems;
 
@@ -259,9 +244,8 @@ int bot_cmd_doctor(int argc, char **argv)
 	/* A path given relative is the user's, from here (plugstack.conf's
 	 * own includes are another matter: Slurm wants those absolute). */
 	if (o.plugstack && o.plugstack[0] != '/') {
-		if (absolute(o.plugstack, given, sizeof(given)) < 0) {
-			fprintf(stderr, "nccl-bot: doctor: --plugstack %s: cannot make it absolute "
-				"(%s)\n", o.plugstack, strerror(errno));
+		if (bot_ranklib_abspath(o.plugstack, given, sizeof(given), err, sizeof(err)) < 0) {
+			fprintf(stderr, "nccl-bot: doctor: --plugstack %s\n", err);
 			return 2;
 		}
 		o.plugstack = given;
@@ -269,9 +253,9 @@ int bot_cmd_doctor(int argc, char **argv)
 	if (!o.plugstack) {
 		conf = getenv("SLURM_CONF");
 		if (conf && *conf && conf[0] != '/') {
-			if (absolute(conf, confabs, sizeof(confabs)) < 0) {
-				fprintf(stderr, "nccl-bot: doctor: SLURM_CONF %s: cannot make it "
-					"absolute (%s)\n", conf, strerror(errno));
+			if (bot_ranklib_abspath(conf, confabs, sizeof(confabs), err,
+						sizeof(err)) < 0) {
+				fprintf(stderr, "nccl-bot: doctor: SLURM_CONF %s\n", err);
 				return 2;
 			}
 			conf = confabs;
