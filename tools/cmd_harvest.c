@@ -312,10 +312,20 @@ int bot_cmd_harvest(int argc, char **argv)
 		bot_siteconf_free(&sc);	/* only the fabric list is allocated */
 	}
 	if (!req.outbox || !id->fabric[0] || argc < 1) {
+		const char *miss[3];
+		int nm = 0;
+
+		if (!req.outbox)
+			miss[nm++] = "--outbox (or outbox_dir in the site configuration)";
+		if (!id->fabric[0])
+			miss[nm++] = "--fabric";
+		if (argc < 1)
+			miss[nm++] = "the spool paths";
 		fprintf(stderr, "nccl-bot: harvest: needs --outbox DIR, --fabric F and the step's "
-			"spool directories or files; missing:%s%s%s\n",
-			!req.outbox ? " --outbox (or outbox_dir in the site configuration)" : "",
-			!id->fabric[0] ? " --fabric" : "", argc < 1 ? " the spool paths" : "");
+			"spool directories or files; missing: ");
+		for (int i = 0; i < nm; i++)	/* "a", "a and b", "a, b and c" */
+			fprintf(stderr, "%s%s", i == 0 ? "" : i == nm - 1 ? " and " : ", ", miss[i]);
+		fprintf(stderr, "\n");
 		return 2;
 	}
 	if (!id->node[0] && (gethostname(id->node, BOT_DELTA_STR) < 0 ||

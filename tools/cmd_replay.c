@@ -32,6 +32,7 @@ struct replay_args {
 	size_t nfiles;
 	int policies[BOT_NPOLICY];
 	size_t npolicies;
+	int policy_auto;	/* the last --policy named auto (judged after every option) */
 	int modes[BOT_NMODES];
 	size_t nmodes;
 	struct bot_replay_opts run;
@@ -216,6 +217,7 @@ static int parse_policies(struct replay_args *a, const char *s)
 	int auto_named = 0;
 
 	a->npolicies = 0;
+	a->policy_auto = 0;
 	if (!strcmp(s, "all")) {
 		for (int i = 0; i < BOT_NPOLICY; i++)
 			if (i != BOT_POLICY_AUTO)
@@ -246,12 +248,22 @@ static int parse_policies(struct replay_args *a, const char *s)
 			break;
 		item += n + 1;
 	}
-	if (auto_named && !a->npolicies) {
+	/* judged by policies_check once every option is read: a later
+	 * --policy replaces this one, as any repeated option does */
+	a->policy_auto = auto_named;
+	return 0;
+}
+
+/* The --policy that counts (the last): auto alone is refused, auto in a
+ * list left out with a note. */
+static int policies_check(const struct replay_args *a)
+{
+	if (a->policy_auto && !a->npolicies) {
 		fprintf(stderr, "nccl-bot: replay: --policy auto: AUTO is the baseline every replay "
 			"prints; name a policy to score against it (default: all but auto)\n");
 		return 2;
 	}
-	if (auto_named)
+	if (a->policy_auto)
 		fprintf(stderr, "nccl-bot: replay: --policy: auto left out (AUTO is the baseline "
 			"every replay prints)\n");
 	return 0;
@@ -603,6 +615,8 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 	for (; optind < argc; optind++)
 		if ((rc = add_file(a, argv[optind])))
 			return rc;
+	if ((rc = policies_check(a)))
+		return rc;
 	return check_args(a);
 }
 

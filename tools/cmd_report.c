@@ -175,6 +175,8 @@ static const char *plugstack_file(const char *plugstack, char *conf, size_t len)
 		return plugstack;
 	if (slash)
 		snprintf(conf, len, "%.*s/plugstack.conf", (int)(slash - sc), sc);
+	else if (sc && *sc)	/* SLURM_CONF=slurm.conf: beside it, here */
+		snprintf(conf, len, "plugstack.conf");
 	else
 		snprintf(conf, len, "/etc/slurm/plugstack.conf");
 	return conf;

@@ -38,7 +38,7 @@ static void usage(FILE *o)
 		"  --seed S              noise seed, decimal or 0x-hex (default 0)\n"
 		"  --coll LIST           collectives (broadcast,reduce,allgather,reducescatter,allreduce)\n"
 		"  --output FILE         write the sweep here (default stdout, as for -)\n"
-		"  --list                list the fabrics and exit\n"
+		"  --list                list the fabrics\n"
 		"  --calibrate           print the calibration report (reads --data)\n"
 		"  --auto-report         print how often AUTO is >10%% wrong per fabric and scale\n"
 		"                        (--list, --calibrate and --auto-report print a fixed\n"
@@ -473,15 +473,15 @@ int bot_cmd_sim(int argc, char **argv)
 		fprintf(stderr, "nccl-bot: sim: --data is read by --calibrate only\n");
 		return 2;
 	}
-	if (do_list) {
+	/* Each report asked for is printed, in this order: --list with
+	 * another report used to print the list alone. */
+	if (do_list)
 		list_fabrics(stdout);
-		return 0;
-	}
 	if (do_cal)
 		rc = calibrate(data, data_given);
 	if (do_rep && !rc)
 		rc = auto_report();
-	if (do_cal || do_rep)
+	if (do_list || do_cal || do_rep)
 		return rc;
 	if (o.nodes && check_nodes(nodes_arg, fab, nfab, &o))
 		return 2;

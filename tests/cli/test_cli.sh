@@ -41,6 +41,14 @@ expect "replay --policy auto,greedy: auto left out, one AUTO row" 0 "auto left o
 	"$bot" replay --policy auto,greedy --sim-fabrics h100-roce --mode per-call --calls 20 --format csv
 n=$(grep -c '^per-call,auto,all,' "$tmp/out")
 [ "$n" = 1 ] && ok "  ... one per-call,auto,all row" || bad "  ... $n per-call,auto,all rows"
+# a repeated --policy replaces the earlier one, auto included: no refusal
+# and no note for an auto that a later --policy replaced
+expect "replay --policy auto --policy greedy: the last counts" 0 "^per-call,greedy,all," -- \
+	"$bot" replay --policy auto --policy greedy --sim-fabrics h100-roce --mode per-call --calls 20 --format csv
+if grep -q "auto left out\|--policy auto:" "$tmp/out"; then bad "  ... a replaced --policy auto still reported"
+else ok "  ... nothing said about the replaced --policy auto"; fi
+expect "replay --policy greedy --policy auto: refused" 2 "--policy auto: AUTO is the baseline" -- \
+	"$bot" replay --policy greedy --policy auto
 expect "sim unknown fabric" 2 "nosuchfabric" -- "$bot" sim --fabric nosuchfabric
 expect "overlapping splits with tuning" 2 "overlap" -- "$bot" replay --train-nodes 4-8 --test-nodes 8-16
 
@@ -686,6 +694,11 @@ expect "sim --calibrate refuses --seed=" 2 "^nccl-bot: sim: --seed applies to a 
 	"$bot" sim --calibrate --seed=3
 expect "sim --list refuses --nodes" 2 "^nccl-bot: sim: --nodes applies to a sweep, not to --list" -- \
 	"$bot" sim --nodes 4 --list
+# --list with another report prints both (it used to print the list alone)
+"$bot" sim --list --auto-report >"$tmp/la.txt" 2>&1 || true
+if grep -q '^aws-g5-a10g ' "$tmp/la.txt" && grep -q "^# share of contexts where AUTO's arm" "$tmp/la.txt"; then
+	ok "sim --list --auto-report prints both reports"
+else bad "sim --list --auto-report: $(head -c 300 "$tmp/la.txt")"; fi
 expect "sim: --data without --calibrate" 2 "^nccl-bot: sim: --data is read by --calibrate only" -- \
 	"$bot" sim --fabric h100-roce --data "$tmp"
 expect "sim --calibrate --data without the files" 1 "--calibrate: $tmp/elsewhere/aws-g5-a10g.csv: cannot open: .*--data DIR names the directory of aws-g5-a10g.csv" -- \

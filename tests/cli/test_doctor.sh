@@ -240,6 +240,8 @@ expect "a relative --plugstack is read from here" 0 "ok: plugstack: $tmp/etc/plu
 	rel -v --plugstack etc/plugstack.conf
 expect "a relative SLURM_CONF's plugstack.conf is read from here" 0 "ok: plugstack: $tmp/etc/plugstack.conf" -- \
 	env SLURM_CONF=etc/slurm.conf sh -c "cd '$tmp' && exec '$botabs' doctor -v --slurm-version 22.05.8 --enroot-dir '$tmp/enroot' --apptainer-conf '$tmp/apptainer.conf' --node-name n1"
+expect "doctor --plugstack '': a usage error, not a node problem" 2 "^nccl-bot: doctor: --plugstack: empty path" -- \
+	"$bot" doctor --plugstack '' --slurm-version 22.05.8
 
 # contrib/'s environment snippets
 env -i PATH="$PATH" ENROOT_ENVIRON="$tmp/environ" NCCL_TUNER_PLUGIN=/opt/b/lib.so \

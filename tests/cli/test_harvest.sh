@@ -28,6 +28,8 @@ expect "harvest in the command list" 0 "harvest" -- "$bot" --help
 expect "harvest needs an outbox" 2 "needs --outbox.*; missing: --outbox" -- "$bot" harvest --fabric f "$tmp/sp"
 expect "harvest needs spool paths" 2 "needs --outbox.*; missing: the spool paths$" -- "$bot" harvest --outbox "$tmp/ob" --fabric f
 expect "harvest needs a fabric, and says which is missing" 2 "; missing: --fabric$" -- "$bot" harvest --outbox "$tmp/ob" "$tmp/sp"
+expect "harvest: several missing, separated" 2 "; missing: --outbox \(or outbox_dir in the site configuration\), --fabric and the spool paths$" -- \
+	"$bot" harvest
 expect "harvest bad fabric" 2 "--fabric 'H100'" -- "$bot" harvest --outbox "$tmp/ob" --fabric H100 "$tmp/sp"
 expect "harvest bad step" 2 "--step 'last'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --step last "$tmp/sp"
 expect "harvest bad nodes" 2 "--nodes '0'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --nodes 0 "$tmp/sp"

@@ -81,6 +81,12 @@ expect "report JOBID through NCCL_BOT_REPORT_DIR (%j)" 0 "step 99\.0: 2 part" --
 echo "optional /x/spank_nccl_bot.so enable=opt-in report_dir=$tmp/rep/%j mode=on" >"$tmp/plugstack.conf"
 expect "report JOBID through plugstack.conf's report_dir=" 0 "step 99\.0: 2 part" -- \
 	sh -c "cd / && '$bot' report --plugstack '$tmp/plugstack.conf' 99"
+# SLURM_CONF=slurm.conf (relative, no directory): plugstack.conf beside it,
+# in the current directory (it used to fall back to /etc/slurm)
+mkdir -p "$tmp/etcrel"
+cp "$tmp/plugstack.conf" "$tmp/etcrel/plugstack.conf"
+expect "report JOBID: a relative SLURM_CONF's plugstack.conf, from here" 0 "step 99\.0: 2 part" -- \
+	env SLURM_CONF=slurm.conf sh -c "cd '$tmp/etcrel' && '$bot' report 99"
 expect "report JOBID not found: the places tried (exit 1)" 1 "no parts of job 97 in nccl-bot-97" -- \
 	sh -c "cd / && '$bot' report --plugstack '$tmp/plugstack.conf' 97"
 
