@@ -25,6 +25,17 @@ static int by_node(const void *a, const void *b)
 		      ((const struct bot_fabricmap_entry *)b)->node);
 }
 
+/* The load's order: by node, then by line, so that of a node named three
+ * or more times the first pair compared is its first two namings (qsort
+ * is not stable). */
+static int by_node_line(const void *a, const void *b)
+{
+	const struct bot_fabricmap_entry *x = a, *y = b;
+	int c = strcmp(x->node, y->node);
+
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
 void bot_fabricmap_free(struct bot_fabricmap *m)
 {
 	free(m->e);
@@ -144,17 +155,17 @@ bad_byte:
 				    name, line);
 	}
 	if (m->n)
-		qsort(m->e, m->n, sizeof(*m->e), by_node);
+		qsort(m->e, m->n, sizeof(*m->e), by_node_line);
 	for (size_t i = 1; i < m->n; i++) {
 		if (!strcmp(m->e[i - 1].node, m->e[i].node)) {
 			char node[BOT_FABRICMAP_NAME_MAX];
-			size_t a = m->e[i - 1].line, b = m->e[i].line;
+			size_t a = m->e[i - 1].line, b = m->e[i].line;	/* a < b */
 
 			memcpy(node, m->e[i].node, sizeof(node));
 			bot_fabricmap_free(m);
 			return bot_log_errf(err, errlen, "%s:%zu: %s%s is named twice (first on "
-					    "line %zu)", name, a > b ? a : b,
-					    strchr(node, ':') ? "" : "node ", node, a < b ? a : b);
+					    "line %zu)", name, b, strchr(node, ':') ? "" : "node ",
+					    node, a);
 		}
 	}
 	return 0;

@@ -94,13 +94,19 @@ static int keep_snap(const struct dirent *e, void *arg)
 }
 
 /* The top directory's fabrics: the fleet's directories (formats.md
- * section 14) are not fabrics. */
+ * section 14) are not fabrics. Counts in *arg (unsigned) the other
+ * names that are neither a fabric, the fleet's, nor hidden (the lease,
+ * the ledgers): a report's parts, a spool's files. */
 static int keep_fabric(const struct dirent *e, void *arg)
 {
-	(void)arg;
-	return bot_state_fabric_ok(e->d_name) && strcmp(e->d_name, "inbox") &&
-	       strcmp(e->d_name, "quarantine") && strcmp(e->d_name, "held") &&
-	       e->d_type != DT_REG;
+	int fleet = !strcmp(e->d_name, "inbox") || !strcmp(e->d_name, "quarantine") ||
+		    !strcmp(e->d_name, "held");
+
+	if (bot_state_fabric_ok(e->d_name) && !fleet && e->d_type != DT_REG)
+		return 1;
+	if (!fleet && e->d_name[0] != '.')
+		(*(unsigned *)arg)++;
+	return 0;
 }
 
 /* The ledger `current` names (formats.md 14): present and sound, else the
@@ -130,8 +136,36 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 	close(ldir);
 }
 
-/* One fabric; adds to *problems and *snaps. */
-static void verify_fabric(const char *dir, const char *fabric, unsigned *problems, size_t *snaps)
+/* A name of a step's spool directory, <job>.<restart>.<step>.<node>
+ * (formats.md 13, "A step's spool directory under Slurm"): decimal job
+ * and restart, a decimal or named step, a node. A fabric may be named so
+ * too; only one without any state is judged by it. */
+static int spool_leaf_name(const char *n)
+{
+	static const char *const named[] = { "batch.", "extern.", "interactive." };
+	size_t k;
+
+	for (int part = 0; part < 2; part++) {
+		for (k = 0; n[k] >= '0' && n[k] <= '9'; k++)
+			;
+		if (!k || n[k] != '.')
+			return 0;
+		n += k + 1;
+	}
+	for (k = 0; n[k] >= '0' && n[k] <= '9'; k++)
+		;
+	if (k && n[k] == '.')
+		return n[k + 1] != 0;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (!strncmp(n, named[i], strlen(named[i])))
+			return n[strlen(named[i])] != 0;
+	return 0;
+}
+
+/* One fabric; adds to *problems and *snaps, and sets *found when the
+ * directory holds a `current` or a snapshot. */
+static void verify_fabric(const char *dir, const char *fabric, unsigned *problems, size_t *snaps,
+			  int *found)
 {
 	char fdir[BOT_FABRIC_PATH_MAX], err[BOT_STATE_ERR_MAX], cur[BOT_STATE_NAME_MAX] = "";
 	char path[BOT_FABRIC_PATH_MAX + 64];
@@ -171,6 +205,12 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		problem(problems, "%s: no `current` and no snapshot, only %u other file(s): not "
 			"a fabric's state directory (does --state name the state directory?)", fdir,
 			scan.foreign);
+	else if (rc == 1 && !nnames && spool_leaf_name(fabric))
+		problem(problems, "%s: no `current` and no snapshot, and named as a step's spool "
+			"directory (<job>.<restart>.<step>.<node>): not a fabric's state directory "
+			"(does --state name the state directory?)", fdir);
+	if (rc != 1 || nnames)
+		*found = 1;
 	info = calloc(nnames ? nnames : 1, sizeof(*info));
 	for (size_t i = 0; info && i < nnames; i++) {
 		char want[BOT_STATE_NAME_MAX];
@@ -246,8 +286,9 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 
 int bot_state_verify(const struct bot_state_opts *o)
 {
-	unsigned problems = 0, nfab = 0;
+	unsigned problems = 0, nfab = 0, others = 0;
 	size_t snaps = 0;
+	int found = 0;
 	char **fabs = NULL;
 	size_t n = 0;
 
@@ -256,7 +297,7 @@ int bot_state_verify(const struct bot_state_opts *o)
 		return 2;
 	}
 	if (o->fabric) {
-		verify_fabric(o->dir, o->fabric, &problems, &snaps);
+		verify_fabric(o->dir, o->fabric, &problems, &snaps, &found);
 		nfab = 1;
 	} else {
 		int dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -266,16 +307,23 @@ int bot_state_verify(const struct bot_state_opts *o)
 			return 1;
 		}
 		/* a listing cut short is a problem; the fabrics read are verified */
-		if (bot_dir_names(dfd, keep_fabric, NULL, &fabs, &n) < 0)
+		if (bot_dir_names(dfd, keep_fabric, &others, &fabs, &n) < 0)
 			problem(&problems, "%s: cannot list the directory: %s", o->dir,
 				strerror(errno));
 		close(dfd);
 		for (size_t i = 0; i < n; i++) {
-			verify_fabric(o->dir, fabs[i], &problems, &snaps);
+			verify_fabric(o->dir, fabs[i], &problems, &snaps, &found);
 			free(fabs[i]);
 		}
 		free(fabs);
 		nfab = (unsigned)n;
+		/* no fabric's state anywhere, and files of something else at
+		 * the top: a report's or a spool's directory given as --state
+		 * (verified clean until 2026-12-03) */
+		if (!found && others)
+			problem(&problems, "%s: no fabric's state, and %u other name(s) at its top "
+				"(a report's or a spool's files?): not a state directory (does "
+				"--state name the state directory?)", o->dir, others);
 	}
 	if (!nfab)
 		printf("%s: no fabric directory (a state directory before its first `state "

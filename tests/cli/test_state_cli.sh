@@ -178,6 +178,20 @@ expect "verify: a spool directory for --state" 1 "job1: no .current. and no snap
 expect "verify: an empty state directory says it has no fabric" 0 "emptystate: no fabric directory" -- \
 	"$bot" state verify --state "$tmp/emptystate"
 
+# a report directory (flat: parts at the top) and a spool directory whose
+# step directories are empty both verified clean until 2026-12-03
+mkdir -p "$tmp/flatrep" "$tmp/spoolsteps/77.0.0.n1" "$tmp/spoolsteps/77.0.batch.n2"
+: >"$tmp/flatrep/77.0.n1.part"
+: >"$tmp/flatrep/77.0.n2.part"
+expect "verify: a flat report directory for --state" 1 "flatrep: no fabric's state, and 2 other name\\(s\\) at its top" -- \
+	"$bot" state verify --state "$tmp/flatrep"
+expect "verify: empty step spool directories for --state" 1 "77\\.0\\.batch\\.n2: no .current. and no snapshot, and named as a step's spool directory" -- \
+	"$bot" state verify --state "$tmp/spoolsteps"
+# a fabric directory made ahead of its first add is no problem
+mkdir -p "$tmp/readystate/h100-roce"
+expect "verify: an empty fabric directory made ahead" 0 "h100-roce: no state yet" -- \
+	"$bot" state verify --state "$tmp/readystate"
+
 # rollback: against the store's rollback (a shim says it is not there yet)
 expect "rollback --to and --steps" 2 "exclude" -- \
 	"$bot" state rollback --state "$tmp/a" --fabric $F --to snap-0123456789abcdef.nbs --steps 2

@@ -452,6 +452,12 @@ START_TEST(test_fabricmap)
 	ck_assert(m.e == NULL && m.n == 0); \
 } while (0)
 	MAPBAD("n1 a\nn2 a\nn1 b\n", "map:3: node n1 is named twice (first on line 1)");
+	/* named four times: the second naming is reported, against the first,
+	 * whatever order qsort leaves equal names in */
+	MAPBAD("n1 a\nn2 a\nn1 b\nn3 a\nn1 c\nn1 d\n",
+	       "map:3: node n1 is named twice (first on line 1)");
+	MAPBAD("n9 a\nn1 a\nn2 a\nn2 b\nn3 a\nn2 c\nn2 d\nn2 e\nn2 f\nn2 g\nn2 h\n",
+	       "map:4: node n2 is named twice (first on line 3)");
 	MAPBAD("n1 a\nn2\n", "map:2: node n2 without a fabric");
 	MAPBAD("n1 A\n", "map:1: not a fabric name");
 	MAPBAD("n1 a b\n", "map:1: more than NODE FABRIC");
