@@ -781,6 +781,29 @@ int bot_cmd_report(int argc, char **argv)
 			}
 		}
 	}
+	{
+		/* squeue names a heterogeneous job's component J+K (and its
+		 * step J+K.S): every component's parts are in the leader's
+		 * directory, the report of J */
+		const char *a = argv[optind], *plus = strchr(a, '+');
+		char job[BOT_REPORT_TOKEN_MAX];
+		size_t k = plus ? strspn(plus + 1, "0123456789") : 0;
+
+		if (plus && plus > a && (size_t)(plus - a) < sizeof(job) && k &&
+		    (!plus[1 + k] || (plus[1 + k] == '.' && plus[2 + k] &&
+				      !strchr(plus + 2 + k, '/'))) &&
+		    !(stat(a, &st) == 0 && S_ISDIR(st.st_mode))) {
+			memcpy(job, a, (size_t)(plus - a));
+			job[plus - a] = 0;
+			if (job_like(job) && !strchr(job, '_')) {
+				fprintf(stderr, "nccl-bot: report: %s is a %s of heterogeneous job "
+					"%s: give the job id, %s (its report shows every component "
+					"and step)\n", a, plus[1 + k] ? "step of a component" :
+					"component", job, job);
+				return 2;
+			}
+		}
+	}
 	state_dir_of(state, plugstack, sdir, sizeof(sdir));
 	if (job_like(argv[optind]) && !(stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))) {
 		if (find_dir(argv[optind], plugstack, dir, sizeof(dir)) < 0)

@@ -30,6 +30,8 @@ expect "report in the command list" 0 "report" -- "$bot" --help
 expect "report needs one argument" 2 "usage" -- "$bot" report
 expect "report unknown option" 2 "usage" -- "$bot" report --frob x
 expect "report of a step id names the job id" 2 "77.0 is a step id: give the job id, 77" -- "$bot" report 77.0
+expect "report of a het component names the leader" 2 "77\\+1 is a component of heterogeneous job 77: give the job id, 77" -- "$bot" report 77+1
+expect "report of a het component's step names the leader" 2 "77\\+1\\.0 is a step of a component of heterogeneous job 77: give the job id, 77" -- "$bot" report 77+1.0
 
 expect "harvest --report-dir writes the node's part" 0 "report part $tmp/rep/99/99.0.n1.part" -- \
 	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 99 --node n1 --nodes 2 \
