@@ -521,7 +521,8 @@ static double scale_kernel(uint32_t a, uint32_t b)
  * Each scale peer of key (same collective, same bytes per rank, another
  * node count) that measured an arm has an observed AUTO error for it; it
  * is predicted from the other peers' errors of that arm as the planner
- * would borrow them (scale_kernel weights, CORR_SHRINK pseudo-weight), and
+ * would borrow them (scale_kernel weights, CORR_SHRINK pseudo-weight
+ * towards the common offset of every arm those peers measured), and
  * the skill is 1 - SSE(prediction) / SSE(predicting 0, i.e. AUTO as is),
  * clamped to [0, 1]. Without two peers to compare it is 0: scale transfer
  * is used only as far as it has been seen to predict held-out scales.
@@ -576,7 +577,7 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 	for (unsigned i = 0; i < np; i++)
 		for (int j = 0; j < v->nb; j++) {
 			int a = v->b[j].arm;
-			double ps = 0, pw = 0, pred;
+			double ps = 0, pw = 0, pred, common;
 			int others = 0;
 
 			if (!(w[i][a] > 0))
@@ -595,7 +596,33 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 			}
 			if (!others)
 				continue;
-			pred = ps / (pw + CORR_SHRINK);
+			/* shrunk towards the common offset, as corrections()
+			 * shrinks what it borrows: the error the eligible peers
+			 * saw for every arm, pooled (until 2026-12-03 towards 0,
+			 * which judged a transfer by a prediction the planner
+			 * does not make) */
+			{
+				double cs = 0, cwt = 0;
+
+				for (unsigned k = 0; k < np; k++) {
+					if (k == i ||
+					    fabs(log2((double)(nn[k] ? nn[k] : 1) /
+						      (double)(nn[i] ? nn[i] : 1))) < dmin - 1e-9)
+						continue;
+					for (int jj = 0; jj < v->nb; jj++) {
+						int b = v->b[jj].arm;
+						double kw;
+
+						if (!(w[k][b] > 0))
+							continue;
+						kw = w[k][b] * scale_kernel(nn[k], nn[i]);
+						cs += kw * err[k][b];
+						cwt += kw;
+					}
+				}
+				common = cwt > 0 ? cs / (cwt + CORR_SHRINK) : 0;
+			}
+			pred = (ps + CORR_SHRINK * common) / (pw + CORR_SHRINK);
 			sse += w[i][a] * (err[i][a] - pred) * (err[i][a] - pred);
 			sse0 += w[i][a] * err[i][a] * err[i][a];
 			m++;
@@ -1713,6 +1740,15 @@ uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_k
 	if (gross * 65536.0 >= 18446744073709549568.0)
 		return UINT64_MAX;
 	return (uint64_t)(gross * 65536.0);
+}
+
+double bot_policy_scale_skill(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key)
+{
+	struct view v;
+
+	if (!p || !kb || !bot_kb_find(kb, key) || build_view(p, kb, NULL, key, 0, &v) < 0)
+		return 0;
+	return scale_skill(kb, NULL, key, &v);
 }
 
 int bot_policy_plan(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key,

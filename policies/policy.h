@@ -133,6 +133,11 @@ void bot_policy_decay(const struct bot_policy *p, struct bot_kb *kb, uint64_t ro
  * the state stores (merges keep the larger). */
 uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key);
 
+/* The weight scale transfer gets in context `key` (doc/policies.md, "Scale
+ * transfer's weight"): how well its scale peers' AUTO errors predicted each
+ * other, 0..1; 0 without a view or fewer than two held-out predictions. */
+double bot_policy_scale_skill(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key);
+
 /* AUTO's arm for a prior: argmin over entries >= 0, ties to the lowest
  * index; -1 when none is >= 0. */
 int bot_prior_argmin(const float prior[BOT_NARMS]);
