@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/dirscan.h"
@@ -93,19 +94,57 @@ static int keep_snap(const struct dirent *e, void *arg)
 	return 1;
 }
 
+/* What keep_fabric learns of the top directory: the directory (to stat
+ * an entry whose type readdir leaves unknown) and how many of its files
+ * are neither state nor the product's own. */
+struct top_scan {
+	int dfd;
+	unsigned others;
+};
+
+/* An entry's type, asked of the file system where readdir does not say
+ * (DT_UNKNOWN: XFS without ftype, some network file systems). */
+static int entry_type(int dfd, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type;
+	if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return DT_UNKNOWN;
+	if (S_ISREG(st.st_mode))
+		return DT_REG;
+	if (S_ISDIR(st.st_mode))
+		return DT_DIR;
+	return S_ISLNK(st.st_mode) ? DT_LNK : DT_UNKNOWN;
+}
+
+/* The Prometheus textfiles ship and compact write when --metrics-dir is
+ * the state directory itself (nccl-bot-ship.prom, nccl-bot-compact.prom). */
+static int product_metrics(const char *n)
+{
+	size_t len = strlen(n);
+
+	return !strncmp(n, "nccl-bot-", 9) && len > 14 && !strcmp(n + len - 5, ".prom");
+}
+
 /* The top directory's fabrics: the fleet's directories (formats.md
- * section 14) are not fabrics. Counts in *arg (unsigned) the other
- * names that are neither a fabric, the fleet's, nor hidden (the lease,
- * the ledgers): a report's parts, a spool's files. */
+ * section 14) are not fabrics. Counts in the top_scan the regular files
+ * that are neither hidden (the lease, the ledgers, a publish's temporary)
+ * nor the product's metrics: a report's parts, a spool's files. Other
+ * directories (lost+found, an admin's) are not counted: a state directory
+ * on its own file system has them. */
 static int keep_fabric(const struct dirent *e, void *arg)
 {
+	struct top_scan *t = arg;
 	int fleet = !strcmp(e->d_name, "inbox") || !strcmp(e->d_name, "quarantine") ||
 		    !strcmp(e->d_name, "held");
+	int type = entry_type(t->dfd, e);
 
-	if (bot_state_fabric_ok(e->d_name) && !fleet && e->d_type != DT_REG)
+	if (bot_state_fabric_ok(e->d_name) && !fleet && type != DT_REG)
 		return 1;
-	if (!fleet && e->d_name[0] != '.')
-		(*(unsigned *)arg)++;
+	if (!fleet && e->d_name[0] != '.' && type == DT_REG && !product_metrics(e->d_name))
+		t->others++;
 	return 0;
 }
 
@@ -286,7 +325,8 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 
 int bot_state_verify(const struct bot_state_opts *o)
 {
-	unsigned problems = 0, nfab = 0, others = 0;
+	unsigned problems = 0, nfab = 0;
+	struct top_scan top = { -1, 0 };
 	size_t snaps = 0;
 	int found = 0;
 	char **fabs = NULL;
@@ -307,7 +347,8 @@ int bot_state_verify(const struct bot_state_opts *o)
 			return 1;
 		}
 		/* a listing cut short is a problem; the fabrics read are verified */
-		if (bot_dir_names(dfd, keep_fabric, &others, &fabs, &n) < 0)
+		top.dfd = dfd;
+		if (bot_dir_names(dfd, keep_fabric, &top, &fabs, &n) < 0)
 			problem(&problems, "%s: cannot list the directory: %s", o->dir,
 				strerror(errno));
 		close(dfd);
@@ -320,10 +361,10 @@ int bot_state_verify(const struct bot_state_opts *o)
 		/* no fabric's state anywhere, and files of something else at
 		 * the top: a report's or a spool's directory given as --state
 		 * (verified clean until 2026-12-03) */
-		if (!found && others)
-			problem(&problems, "%s: no fabric's state, and %u other name(s) at its top "
+		if (!found && top.others)
+			problem(&problems, "%s: no fabric's state, and %u other file(s) at its top "
 				"(a report's or a spool's files?): not a state directory (does "
-				"--state name the state directory?)", o->dir, others);
+				"--state name the state directory?)", o->dir, top.others);
 	}
 	if (!nfab)
 		printf("%s: no fabric directory (a state directory before its first `state "

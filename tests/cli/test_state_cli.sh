@@ -183,11 +183,25 @@ expect "verify: an empty state directory says it has no fabric" 0 "emptystate: n
 mkdir -p "$tmp/flatrep" "$tmp/spoolsteps/77.0.0.n1" "$tmp/spoolsteps/77.0.batch.n2"
 : >"$tmp/flatrep/77.0.n1.part"
 : >"$tmp/flatrep/77.0.n2.part"
-expect "verify: a flat report directory for --state" 1 "flatrep: no fabric's state, and 2 other name\\(s\\) at its top" -- \
+expect "verify: a flat report directory for --state" 1 "flatrep: no fabric's state, and 2 other file\\(s\\) at its top" -- \
 	"$bot" state verify --state "$tmp/flatrep"
 expect "verify: empty step spool directories for --state" 1 "77\\.0\\.batch\\.n2: no .current. and no snapshot, and named as a step's spool directory" -- \
 	"$bot" state verify --state "$tmp/spoolsteps"
 # a fabric directory made ahead of its first add is no problem
+# a state directory on its own file system (lost+found), an admin's
+# directory, and the metrics ship and compact write when --metrics-dir is
+# the state directory itself, before any state: no problem (the metrics
+# files and lost+found were one until 2026-12-04)
+mkdir -p "$tmp/fsstate/lost+found" "$tmp/fsstate/Admin Notes" "$tmp/fsout"
+expect "ship --metrics-dir into the state directory" 0 "0 shipped" -- \
+	"$bot" ship --state "$tmp/fsstate" --outbox "$tmp/fsout" --metrics-dir "$tmp/fsstate"
+[ -f "$tmp/fsstate/nccl-bot-ship.prom" ] && ok "ship wrote its metrics into the state directory" ||
+	bad "ship wrote no nccl-bot-ship.prom into the state directory"
+expect "verify: lost+found, an admin's directory and ship's metrics are no problem" 0 "no fabric directory" -- \
+	"$bot" state verify --state "$tmp/fsstate"
+: >"$tmp/fsstate/notes.txt"
+expect "verify: a stray file beside them still is" 1 "fsstate: no fabric's state, and 1 other file\\(s\\) at its top" -- \
+	"$bot" state verify --state "$tmp/fsstate"
 mkdir -p "$tmp/readystate/h100-roce"
 expect "verify: an empty fabric directory made ahead" 0 "h100-roce: no state yet" -- \
 	"$bot" state verify --state "$tmp/readystate"
