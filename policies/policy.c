@@ -516,6 +516,13 @@ static double scale_kernel(uint32_t a, uint32_t b)
 
 #define SKILL_PEERS 16
 
+/* Whether a peer at nnodes k may predict a held-out peer at nnodes i: at
+ * least dmin (log2 scale) apart; see scale_skill. */
+static int far_enough(uint32_t k, uint32_t i, double dmin)
+{
+	return fabs(log2((double)(k ? k : 1) / (double)(i ? i : 1))) >= dmin - 1e-9;
+}
+
 /*
  * Scale transfer's weight, learned: leave-one-scale-out inside the kb.
  * Each scale peer of key (same collective, same bytes per rank, another
@@ -530,7 +537,6 @@ static double scale_kernel(uint32_t a, uint32_t b)
 static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, uint64_t key,
 			  const struct view *v)
 {
-	size_t idx[SKILL_PEERS];
 	uint32_t nn[SKILL_PEERS];
 	double err[SKILL_PEERS][BOT_NARMS], w[SKILL_PEERS][BOT_NARMS];
 	double sse = 0, sse0 = 0, dmin = INFINITY;
@@ -558,12 +564,9 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 			w[np][a] = (double)as->ev / (double)(as->ev + 1);
 			any = 1;
 		}
-		if (any) {
-			idx[np] = i;
+		if (any)
 			nn[np++] = bot_key_nnodes(c->key);
-		}
 	}
-	(void)idx;
 	/* Held-out scales are predicted only from peers at least as far from
 	 * them as the nearest peer is from key: the skill of extrapolating as
 	 * far as key needs, not of interpolating between close scales. */
@@ -574,10 +577,32 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 		if (d < dmin)
 			dmin = d;
 	}
-	for (unsigned i = 0; i < np; i++)
+	for (unsigned i = 0; i < np; i++) {
+		double cs = 0, cwt = 0, common;
+
+		/* shrunk towards the common offset, as corrections() shrinks
+		 * what it borrows: the error the eligible peers saw for every
+		 * arm, pooled (until 2026-12-03 towards 0, which judged a
+		 * transfer by a prediction the planner does not make). The
+		 * same for every arm of peer i. */
+		for (unsigned k = 0; k < np; k++) {
+			if (k == i || !far_enough(nn[k], nn[i], dmin))
+				continue;
+			for (int j = 0; j < v->nb; j++) {
+				int b = v->b[j].arm;
+				double kw;
+
+				if (!(w[k][b] > 0))
+					continue;
+				kw = w[k][b] * scale_kernel(nn[k], nn[i]);
+				cs += kw * err[k][b];
+				cwt += kw;
+			}
+		}
+		common = cwt > 0 ? cs / (cwt + CORR_SHRINK) : 0;
 		for (int j = 0; j < v->nb; j++) {
 			int a = v->b[j].arm;
-			double ps = 0, pw = 0, pred, common;
+			double ps = 0, pw = 0, pred;
 			int others = 0;
 
 			if (!(w[i][a] > 0))
@@ -585,9 +610,7 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 			for (unsigned k = 0; k < np; k++) {
 				double kw;
 
-				if (k == i || !(w[k][a] > 0) ||
-				    fabs(log2((double)(nn[k] ? nn[k] : 1) / (double)(nn[i] ? nn[i] : 1))) <
-					    dmin - 1e-9)
+				if (k == i || !(w[k][a] > 0) || !far_enough(nn[k], nn[i], dmin))
 					continue;
 				kw = w[k][a] * scale_kernel(nn[k], nn[i]);
 				ps += kw * err[k][a];
@@ -596,37 +619,12 @@ static double scale_skill(const struct bot_kb *kb, struct bot_plan_memo *memo, u
 			}
 			if (!others)
 				continue;
-			/* shrunk towards the common offset, as corrections()
-			 * shrinks what it borrows: the error the eligible peers
-			 * saw for every arm, pooled (until 2026-12-03 towards 0,
-			 * which judged a transfer by a prediction the planner
-			 * does not make) */
-			{
-				double cs = 0, cwt = 0;
-
-				for (unsigned k = 0; k < np; k++) {
-					if (k == i ||
-					    fabs(log2((double)(nn[k] ? nn[k] : 1) /
-						      (double)(nn[i] ? nn[i] : 1))) < dmin - 1e-9)
-						continue;
-					for (int jj = 0; jj < v->nb; jj++) {
-						int b = v->b[jj].arm;
-						double kw;
-
-						if (!(w[k][b] > 0))
-							continue;
-						kw = w[k][b] * scale_kernel(nn[k], nn[i]);
-						cs += kw * err[k][b];
-						cwt += kw;
-					}
-				}
-				common = cwt > 0 ? cs / (cwt + CORR_SHRINK) : 0;
-			}
 			pred = (ps + CORR_SHRINK * common) / (pw + CORR_SHRINK);
 			sse += w[i][a] * (err[i][a] - pred) * (err[i][a] - pred);
 			sse0 += w[i][a] * err[i][a] * err[i][a];
 			m++;
 		}
+	}
 	if (m < 2 || !(sse0 > 0))
 		return 0;
 	return fmin(1, fmax(0, 1 - sse / sse0));
