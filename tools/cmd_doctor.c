@@ -218,6 +218,12 @@ int bot_cmd_doctor(int argc, char **argv)
 		fprintf(stderr, "nccl-bot: doctor: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	/* every usage error before anything is probed (slurmd -V) */
+	if (o.plugstack && !o.plugstack[0]) {
+		fprintf(stderr, "nccl-bot: doctor: --plugstack: empty path (name plugstack.conf, "
+			"or leave the option out for the default)\n");
+		return 2;
+	}
 	if (slurm_version) {
 		if (bot_doctor_parse_version(slurm_version, &o.slurm_version) < 0) {
 			fprintf(stderr, "nccl-bot: doctor: --slurm-version '%s': want X.Y or "
@@ -243,11 +249,6 @@ int bot_cmd_doctor(int argc, char **argv)
 	}
 	/* A path given relative is the user's, from here (plugstack.conf's
 	 * own includes are another matter: Slurm wants those absolute). */
-	if (o.plugstack && !o.plugstack[0]) {
-		fprintf(stderr, "nccl-bot: doctor: --plugstack: empty path (name plugstack.conf, "
-			"or leave the option out for the default)\n");
-		return 2;
-	}
 	if (o.plugstack && o.plugstack[0] != '/') {
 		if (bot_ranklib_abspath(o.plugstack, given, sizeof(given), err, sizeof(err)) < 0) {
 			fprintf(stderr, "nccl-bot: doctor: --plugstack %s\n", err);

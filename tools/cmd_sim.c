@@ -473,14 +473,25 @@ int bot_cmd_sim(int argc, char **argv)
 		fprintf(stderr, "nccl-bot: sim: --data is read by --calibrate only\n");
 		return 2;
 	}
-	/* Each report asked for is printed, in this order: --list with
-	 * another report used to print the list alone. */
-	if (do_list)
+	/* Each report asked for is printed, in this order (--list with
+	 * another report used to print the list alone), each flushed before
+	 * the next so that its lines precede the next one's errors; a
+	 * calibration that fails does not hold back the AUTO report, and
+	 * the exit status is the worst. */
+	if (do_list) {
 		list_fabrics(stdout);
-	if (do_cal)
+		fflush(stdout);
+	}
+	if (do_cal) {
 		rc = calibrate(data, data_given);
-	if (do_rep && !rc)
-		rc = auto_report();
+		fflush(stdout);
+	}
+	if (do_rep) {
+		int r = auto_report();
+
+		if (r > rc)
+			rc = r;
+	}
 	if (do_list || do_cal || do_rep)
 		return rc;
 	if (o.nodes && check_nodes(nodes_arg, fab, nfab, &o))

@@ -695,10 +695,21 @@ expect "sim --calibrate refuses --seed=" 2 "^nccl-bot: sim: --seed applies to a 
 expect "sim --list refuses --nodes" 2 "^nccl-bot: sim: --nodes applies to a sweep, not to --list" -- \
 	"$bot" sim --nodes 4 --list
 # --list with another report prints both (it used to print the list alone)
-"$bot" sim --list --auto-report >"$tmp/la.txt" 2>&1 || true
-if grep -q '^aws-g5-a10g ' "$tmp/la.txt" && grep -q "^# share of contexts where AUTO's arm" "$tmp/la.txt"; then
+expect "sim --list --auto-report exits 0" 0 "^aws-g5-a10g " -- "$bot" sim --list --auto-report
+if grep -q "^# share of contexts where AUTO's arm" "$tmp/out"; then
 	ok "sim --list --auto-report prints both reports"
-else bad "sim --list --auto-report: $(head -c 300 "$tmp/la.txt")"; fi
+else bad "sim --list --auto-report: $(head -c 300 "$tmp/out")"; fi
+# a calibration that fails: exit 1, the list printed before its error,
+# and the AUTO report still printed after it (it was held back until
+# 2026-12-04)
+expect "sim --list --calibrate --auto-report with a missing --data" 1 "--calibrate: $tmp/nonexist/aws-g5-a10g.csv: cannot open" -- \
+	"$bot" sim --list --calibrate --auto-report --data "$tmp/nonexist"
+lst=$(grep -n '^aws-g5-a10g ' "$tmp/out" | head -n 1 | cut -d: -f1)
+cal=$(grep -n -- '--calibrate: ' "$tmp/out" | head -n 1 | cut -d: -f1)
+rep=$(grep -n "^# share of contexts where AUTO's arm" "$tmp/out" | head -n 1 | cut -d: -f1)
+if [ -n "$lst" ] && [ -n "$cal" ] && [ -n "$rep" ] && [ "$lst" -lt "$cal" ] && [ "$cal" -lt "$rep" ]; then
+	ok "sim --list --calibrate --auto-report: list, the calibration's error, then the AUTO report"
+else bad "sim: list at line ${lst:-none}, error at ${cal:-none}, report at ${rep:-none}"; fi
 expect "sim: --data without --calibrate" 2 "^nccl-bot: sim: --data is read by --calibrate only" -- \
 	"$bot" sim --fabric h100-roce --data "$tmp"
 expect "sim --calibrate --data without the files" 1 "--calibrate: $tmp/elsewhere/aws-g5-a10g.csv: cannot open: .*--data DIR names the directory of aws-g5-a10g.csv" -- \

@@ -242,6 +242,15 @@ expect "a relative SLURM_CONF's plugstack.conf is read from here" 0 "ok: plugsta
 	env SLURM_CONF=etc/slurm.conf sh -c "cd '$tmp' && exec '$botabs' doctor -v --slurm-version 22.05.8 --enroot-dir '$tmp/enroot' --apptainer-conf '$tmp/apptainer.conf' --node-name n1"
 expect "doctor --plugstack '': a usage error, not a node problem" 2 "^nccl-bot: doctor: --plugstack: empty path" -- \
 	"$bot" doctor --plugstack '' --slurm-version 22.05.8
+# without --slurm-version: refused before slurmd -V is asked (a slurmd on
+# PATH that leaves a mark; it was run first until 2026-12-04)
+mkdir -p "$tmp/probebin"
+printf '#!/bin/sh\n: >"%s"\necho "slurm 23.02.7"\n' "$tmp/probed" >"$tmp/probebin/slurmd"
+chmod +x "$tmp/probebin/slurmd"
+expect "doctor --plugstack '' without --slurm-version" 2 "^nccl-bot: doctor: --plugstack: empty path" -- \
+	env PATH="$tmp/probebin:$PATH" "$bot" doctor --plugstack ''
+if [ ! -e "$tmp/probed" ]; then ok "doctor --plugstack '': slurmd -V not run"
+else bad "doctor --plugstack '': slurmd -V was run before the usage error"; fi
 
 # contrib/'s environment snippets
 env -i PATH="$PATH" ENROOT_ENVIRON="$tmp/environ" NCCL_TUNER_PLUGIN=/opt/b/lib.so \
