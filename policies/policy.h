@@ -135,7 +135,9 @@ uint64_t bot_policy_explore_spent(const struct bot_policy *p, const struct bot_k
 
 /* The weight scale transfer gets in context `key` (doc/policies.md, "Scale
  * transfer's weight"): how well its scale peers' AUTO errors predicted each
- * other, 0..1; 0 without a view or fewer than two held-out predictions. */
+ * other, 0..1; 0 without a view or fewer than two held-out predictions.
+ * It weighs what the context borrows only when the policy borrows (cold
+ * policies and a scale share of 0 do not). */
 double bot_policy_scale_skill(const struct bot_policy *p, const struct bot_kb *kb, uint64_t key);
 
 /* AUTO's arm for a prior: argmin over entries >= 0, ties to the lowest

@@ -2253,7 +2253,7 @@ END_TEST
  * NCCL says at 2 and 8 nodes, four samples an arm) predict each other well:
  * a held-out peer's error is predicted as the planner borrows it, shrunk
  * towards the offset every arm shares, not towards 0 (which judged the
- * transfer at about 0.6 here, by a prediction the planner does not make).
+ * transfer at 0.74 here, by a prediction the planner does not make).
  * Peers that contradict each other still transfer nothing. */
 START_TEST(test_scale_skill_level)
 {
