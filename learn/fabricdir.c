@@ -37,6 +37,18 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
 	if (!S_ISDIR(st.st_mode))
 		return bot_log_errf(err, errlen, "%s: not a directory%s", dir, hint);
+	/* DIR holding a `current` itself is a fabric's directory given as the
+	 * state directory: a fabric made inside it would be learned into and
+	 * read from where no job looks (until 2026-12-04, silently) */
+	if (lstat(fdir, &st) < 0 && errno == ENOENT) {
+		char cur[BOT_FABRIC_PATH_MAX + 16];
+
+		snprintf(cur, sizeof(cur), "%s%scurrent", dir, bot_path_sep(dir));
+		if (lstat(cur, &st) == 0 && S_ISREG(st.st_mode))
+			return bot_log_errf(err, errlen, "%s: holds a fabric's `current` itself: a "
+					    "fabric's directory, not the state directory (name its "
+					    "parent as the state directory)", dir);
+	}
 	if (create) {
 		if (mkdir(fdir, 0755) == 0)
 			created = 1;

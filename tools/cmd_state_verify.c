@@ -100,6 +100,7 @@ static int keep_snap(const struct dirent *e, void *arg)
 struct top_scan {
 	int dfd;
 	unsigned others;
+	int fabric_files;	/* a `current` or a snapshot: a fabric's directory */
 };
 
 /* An entry's type, asked of the file system where readdir does not say
@@ -128,6 +129,32 @@ static int product_metrics(const char *n)
 	return !strncmp(n, "nccl-bot-", 9) && len > 14 && !strcmp(n + len - 5, ".prom");
 }
 
+/* A name of a step's spool directory, <job>.<restart>.<step>.<node>
+ * (formats.md 13, "A step's spool directory under Slurm"): decimal job
+ * and restart, a decimal or named step, a node. A fabric may be named so
+ * too; only one without any state is judged by it. */
+static int spool_leaf_name(const char *n)
+{
+	static const char *const named[] = { "batch.", "extern.", "interactive." };
+	size_t k;
+
+	for (int part = 0; part < 2; part++) {
+		for (k = 0; n[k] >= '0' && n[k] <= '9'; k++)
+			;
+		if (!k || n[k] != '.')
+			return 0;
+		n += k + 1;
+	}
+	for (k = 0; n[k] >= '0' && n[k] <= '9'; k++)
+		;
+	if (k && n[k] == '.')
+		return n[k + 1] != 0;
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (!strncmp(n, named[i], strlen(named[i])))
+			return n[strlen(named[i])] != 0;
+	return 0;
+}
+
 /* The top directory's fabrics: the fleet's directories (formats.md
  * section 14) are not fabrics. Counts in the top_scan the regular files
  * that are neither hidden (the lease, the ledgers, a publish's temporary)
@@ -143,7 +170,13 @@ static int keep_fabric(const struct dirent *e, void *arg)
 
 	if (bot_state_fabric_ok(e->d_name) && !fleet && type != DT_REG)
 		return 1;
-	if (!fleet && e->d_name[0] != '.' && type == DT_REG && !product_metrics(e->d_name))
+	if (type == DT_REG && (!strcmp(e->d_name, "current") || bot_state_snap_name_ok(e->d_name)))
+		t->fabric_files = 1;
+	/* a step's spool directory whose node name is no fabric name
+	 * (capitals, 64+ characters) is a spool's too */
+	if (!fleet && e->d_name[0] != '.' &&
+	    ((type == DT_REG && !product_metrics(e->d_name)) ||
+	     (type == DT_DIR && spool_leaf_name(e->d_name))))
 		t->others++;
 	return 0;
 }
@@ -173,32 +206,6 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 		bot_ledger_free(&l);
 	}
 	close(ldir);
-}
-
-/* A name of a step's spool directory, <job>.<restart>.<step>.<node>
- * (formats.md 13, "A step's spool directory under Slurm"): decimal job
- * and restart, a decimal or named step, a node. A fabric may be named so
- * too; only one without any state is judged by it. */
-static int spool_leaf_name(const char *n)
-{
-	static const char *const named[] = { "batch.", "extern.", "interactive." };
-	size_t k;
-
-	for (int part = 0; part < 2; part++) {
-		for (k = 0; n[k] >= '0' && n[k] <= '9'; k++)
-			;
-		if (!k || n[k] != '.')
-			return 0;
-		n += k + 1;
-	}
-	for (k = 0; n[k] >= '0' && n[k] <= '9'; k++)
-		;
-	if (k && n[k] == '.')
-		return n[k + 1] != 0;
-	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
-		if (!strncmp(n, named[i], strlen(named[i])))
-			return n[strlen(named[i])] != 0;
-	return 0;
 }
 
 /* One fabric; adds to *problems and *snaps, and sets *found when the
@@ -326,7 +333,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 int bot_state_verify(const struct bot_state_opts *o)
 {
 	unsigned problems = 0, nfab = 0;
-	struct top_scan top = { -1, 0 };
+	struct top_scan top = { -1, 0, 0 };
 	size_t snaps = 0;
 	int found = 0;
 	char **fabs = NULL;
@@ -361,7 +368,11 @@ int bot_state_verify(const struct bot_state_opts *o)
 		/* no fabric's state anywhere, and files of something else at
 		 * the top: a report's or a spool's directory given as --state
 		 * (verified clean until 2026-12-03) */
-		if (!found && top.others)
+		if (!found && top.fabric_files)
+			problem(&problems, "%s: holds a fabric's `current` or snapshot itself: a "
+				"fabric's directory, not the state directory (give its parent as "
+				"--state, and its name as --fabric)", o->dir);
+		else if (!found && top.others)
 			problem(&problems, "%s: no fabric's state, and %u other file(s) at its top "
 				"(a report's or a spool's files?): not a state directory (does "
 				"--state name the state directory?)", o->dir, top.others);

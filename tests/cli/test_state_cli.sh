@@ -88,6 +88,17 @@ expect "export -o DIR: is a directory" 1 "^nccl-bot: state export: -o $tmp/adir:
 	"$bot" state export "$snap" -o "$tmp/adir"
 expect "export -o into a missing directory" 1 "^nccl-bot: state export: -o $tmp/nodir/x\.yaml: directory $tmp/nodir does not exist" -- \
 	"$bot" state export "$snap" -o "$tmp/nodir/x.yaml"
+# --state naming a fabric's own directory (it holds `current`): refused
+# by import, env and show, nothing made inside it (a nested fabric
+# directory was learned into and read from silently until 2026-12-04)
+expect "import into a fabric's directory given as --state" 1 "$tmp/a/$F: holds a fabric's .current. itself: a fabric's directory, not the state directory" -- \
+	"$bot" state import --state "$tmp/a/$F" --fabric $F "$tmp/two.yaml"
+[ ! -e "$tmp/a/$F/$F" ] && ok "no fabric directory made inside a fabric's directory" ||
+	bad "a fabric directory was made inside $tmp/a/$F"
+expect "env with a fabric's directory as --state" 1 "holds a fabric's .current. itself" -- \
+	"$bot" env --state "$tmp/a/$F" --fabric $F --lib "$PWD/tuner/libnccl-tuner-bot.so"
+expect "show with a fabric's directory as --state" 1 "holds a fabric's .current. itself" -- \
+	"$bot" state show --state "$tmp/a/$F" --fabric $F
 # an empty file: the refusal asks for the schema exports are written with
 : >"$tmp/empty.yaml"
 expect "import an empty file: the schema written, and 1 still read" 1 \
@@ -187,6 +198,16 @@ expect "verify: a flat report directory for --state" 1 "flatrep: no fabric's sta
 	"$bot" state verify --state "$tmp/flatrep"
 expect "verify: empty step spool directories for --state" 1 "77\\.0\\.batch\\.n2: no .current. and no snapshot, and named as a step's spool directory" -- \
 	"$bot" state verify --state "$tmp/spoolsteps"
+# step spool directories whose node names are no fabric names (capitals)
+# and a fabric's own directory given as --state: problems, the latter
+# said as such (the first verified clean, the second blamed a report's or
+# a spool's files, until 2026-12-04)
+mkdir -p "$tmp/capspool/77.0.0.GPU01" "$tmp/capspool/77.0.0.GPU02"
+: >"$tmp/capspool/77.0.0.GPU01/r0.GPU01.spool"
+expect "verify: step spool directories of capitalised nodes for --state" 1 "capspool: no fabric's state, and 2 other file\\(s\\) at its top" -- \
+	"$bot" state verify --state "$tmp/capspool"
+expect "verify: a fabric's directory for --state" 1 "$tmp/a/$F: holds a fabric's .current. or snapshot itself: a fabric's directory, not the state directory \\(give its parent as --state" -- \
+	"$bot" state verify --state "$tmp/a/$F"
 # a fabric directory made ahead of its first add is no problem
 # a state directory on its own file system (lost+found), an admin's
 # directory, and the metrics ship and compact write when --metrics-dir is
