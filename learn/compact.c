@@ -1105,7 +1105,8 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	bot_crash_point("compact-after-ledger");
 	cur.ledger = digest;
 	cur.epoch = W;
-	cur.rounds++;
+	if (cur.rounds < UINT64_MAX)	/* stops there, never wraps to 0 */
+		cur.rounds++;
 	pub = bot_store_publish_keep(c->state, &cur, c->retention, fr->snapshot, err, sizeof(err));
 	if (pub < 0)
 		goto fail;

@@ -188,7 +188,7 @@ static int merge_into(struct bot_state *next, const struct bot_state *cur, const
 		bot_log_msg(log, BOT_LOG_WARN, "%s: %d arm histogram(s) would have passed 2^32-1 "
 			    "samples in a bin or 2^40 in all: halved (formats.md section 12)",
 			    cur->fabric, halved);
-	next->rounds = cur->rounds + 1;
+	next->rounds = cur->rounds + (cur->rounds < UINT64_MAX);
 	next->parent = bot_state_snap_digest(from);
 	/* the compactor's ledger (its dedup set and the window's use) goes on
 	 * with the fabric: a state add between two compactions must not make

@@ -247,6 +247,7 @@ static int f32_value(struct bot_yamlin *r, const struct bot_yamlin_ev *ev, const
 		     float *out)
 {
 	const char *p = ev->s;
+	int nonzero = 0;	/* a digit of the mantissa is not 0 */
 	char *end;
 	float f;
 
@@ -255,13 +256,13 @@ static int f32_value(struct bot_yamlin *r, const struct bot_yamlin_ev *ev, const
 	if (*p < '0' || *p > '9')
 		goto bad;
 	while (*p >= '0' && *p <= '9')
-		p++;
+		nonzero |= *p++ != '0';
 	if (*p == '.') {
 		p++;
 		if (*p < '0' || *p > '9')
 			goto bad;
 		while (*p >= '0' && *p <= '9')
-			p++;
+			nonzero |= *p++ != '0';
 	}
 	if (*p == 'e' || *p == 'E') {
 		p++;
@@ -275,8 +276,14 @@ static int f32_value(struct bot_yamlin *r, const struct bot_yamlin_ev *ev, const
 	if (*p)
 		goto bad;
 	f = strtof(ev->s, &end);
-	if (*end || !isfinite(f))
+	if (*end)
 		goto bad;
+	if (!isfinite(f))
+		return bot_yamlin_fail(r, ev, "%s: '%.64s' is beyond a float (at most about "
+				       "3.4e38)", what, ev->s);
+	if (f == 0 && nonzero)
+		return bot_yamlin_fail(r, ev, "%s: '%.64s' is too small for a float (it would be "
+				       "stored as 0; at least about 1.4e-45, or 0)", what, ev->s);
 	*out = f;
 	return 0;
 bad:
@@ -388,6 +395,7 @@ static int read_prior(struct bot_yamlin *r, struct bot_kb_ctx *c)
 		return bot_yamlin_fail(r, &ev, "prior: want a mapping of arm: us, or null");
 	c->has_prior = 1;
 	for (;;) {
+		char what[40];
 		int a;
 
 		if (next_key(r, &ev) < 0)
@@ -400,7 +408,8 @@ static int read_prior(struct bot_yamlin *r, struct bot_kb_ctx *c)
 					       ev.s);
 		if (c->prior[a] >= 0)
 			return bot_yamlin_fail(r, &ev, "prior: arm %s given twice", bot_arm_name(a));
-		if (bot_yamlin_next(r, &ev) < 0 || f32_value(r, &ev, "prior", &c->prior[a]) < 0)
+		snprintf(what, sizeof(what), "prior %s", bot_arm_name(a));
+		if (bot_yamlin_next(r, &ev) < 0 || f32_value(r, &ev, what, &c->prior[a]) < 0)
 			return -1;
 	}
 }

@@ -539,6 +539,16 @@ while [ $i -lt 50 ]; do
 done
 [ "$killed_ok" -eq 50 ] && ok "50 first publishes killed at random points: each retry publishes"
 
+# rounds stops at 2^64-1: a merge there keeps it (it wrapped to 0 until
+# 2026-12-04)
+mkdir "$tmp/rmax"
+printf 'nccl-bot-state: 2\nfabric: f\nrounds: %s\nparent: "0000000000000000"\nledger: "0000000000000000"\nepoch: 0\nsources: []\ncontexts: []\n' \
+	18446744073709551615 >"$tmp/rmax.yaml"
+expect "import rounds 2^64-1" 0 "published" -- "$bot" state import --state "$tmp/rmax" --fabric f "$tmp/rmax.yaml"
+expect "state add at rounds 2^64-1" 0 "round 18446744073709551615; published" -- \
+	"$bot" state add --state "$tmp/rmax" --fabric f "$tmp/kjob"
+expect "rounds kept at 2^64-1" 0 "^rounds: 18446744073709551615$" -- "$bot" state show --state "$tmp/rmax" --fabric f
+
 mkdir "$tmp/spempty"
 expect "spool show empty DIR" 1 "spempty: no \*.spool files" -- "$bot" spool show "$tmp/spempty"
 expect "spool show missing path" 1 "nosuch: No such file" -- "$bot" spool show "$tmp/nosuch"

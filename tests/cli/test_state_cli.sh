@@ -69,6 +69,18 @@ if tr -d '\n' <"$tmp/out" | grep -q 'samples: 5, .*used: 4, evidence: 3}' &&
 else
 	bad "show: used/evidence/mean_spread_octaves wrong"; sed 's/^/    /' "$tmp/out" | tail -n 5
 fi
+# a prior beyond a float, or so small it would be stored as 0: each said
+# (1e308 was "not a finite number" and 1e-300 became 0 silently until 2026-12-04)
+sed 's/ring\/ll: 117.39176/ring\/ll: 1e308/' "$tmp/ev.yaml" >"$tmp/ev-big.yaml"
+expect "import a prior of 1e308" 1 "ev-big.yaml:.*prior ring/ll: '1e308' is beyond a float \(at most about 3.4e38\)" -- \
+	"$bot" state import --state "$tmp/ev" --fabric $F "$tmp/ev-big.yaml"
+sed 's/ring\/ll: 117.39176/ring\/ll: 1e-300/' "$tmp/ev.yaml" >"$tmp/ev-tiny.yaml"
+expect "import a prior of 1e-300" 1 "ev-tiny.yaml:.*'1e-300' is too small for a float \(it would be stored as 0" -- \
+	"$bot" state import --state "$tmp/ev" --fabric $F "$tmp/ev-tiny.yaml"
+sed 's/ring\/ll: 117.39176/ring\/ll: 0.0e-300/' "$tmp/ev.yaml" >"$tmp/ev-zero.yaml"
+mkdir "$tmp/ev0"
+expect "import a prior of 0.0e-300 (zero)" 0 "published" -- \
+	"$bot" state import --state "$tmp/ev0" --fabric $F "$tmp/ev-zero.yaml"
 
 # export FILE -> import into an empty state directory -> the same snapshot
 mkdir "$tmp/a" "$tmp/b"

@@ -635,14 +635,14 @@ START_TEST(state_import_rules)
 		   "not a context");
 	state_edit(9, "    key: \"0050000200000010\"\n", "is not 0x and 16 hex digits");
 	state_edit(11, "    explore: -3\n", "s.yaml:11:14: explore");
-	state_edit(12, "    prior: {ring/ll: -1}\n", "s.yaml:12:22: prior: '-1' is not a finite "
+	state_edit(12, "    prior: {ring/ll: -1}\n", "s.yaml:12:22: prior ring/ll: '-1' is not a finite "
 		   "number >= 0");
 	/* -0 is no prior (review finding 15): the same rule as the snapshot's */
-	state_edit(12, "    prior: {ring/ll: -0}\n", "s.yaml:12:22: prior: '-0' is not a finite "
+	state_edit(12, "    prior: {ring/ll: -0}\n", "s.yaml:12:22: prior ring/ll: '-0' is not a finite "
 		   "number >= 0");
 	state_edit(12, "    prior: {ring/ll: -0.0}\n", "'-0.0' is not a finite number >= 0");
 	state_edit(12, "    prior: {ring/ll: inf}\n", "'inf' is not a finite number");
-	state_edit(12, "    prior: {ring/ll: 1e39}\n", "'1e39' is not a finite number");
+	state_edit(12, "    prior: {ring/ll: 1e39}\n", "prior ring/ll: '1e39' is beyond a float (at most about 3.4e38)");
 	state_edit(12, "    prior: {ring/ll: 1, RING/LL: 2}\n", "prior: arm ring/ll given twice");
 	state_edit(12, "    prior: {rung/ll: 1}\n", "'rung/ll' is not an arm");
 	state_edit(14, "      ring/ll: {n: 127, bins: [[1024, 100], [1030, 28]]}\n",
