@@ -37,6 +37,7 @@ struct replay_args {
 	size_t nmodes;
 	struct bot_replay_opts run;
 	int calls_set;
+	int epoch_set, delay_set;	/* given: refused without the epochs mode */
 	struct bot_eval_opts eval;
 	enum bot_format format;
 	struct bot_ds_opts ds;
@@ -398,6 +399,29 @@ static int check_args(const struct replay_args *a)
 				"apply to --data files\n", sim_opts[i]);
 			return 2;
 		}
+	if (a->epoch_set || a->delay_set) {
+		int epochs = 0;
+
+		for (size_t i = 0; i < a->nmodes; i++)
+			epochs |= a->modes[i] == BOT_MODE_EPOCHS;
+		if (!epochs) {
+			fprintf(stderr, "nccl-bot: replay: %s shapes the epochs mode; give --mode "
+				"epochs (or a list with it) to use it\n",
+				a->epoch_set ? "--epoch" : "--delay");
+			return 2;
+		}
+	}
+	if (a->ds.prior_fabric && !a->nfiles) {
+		fprintf(stderr, "nccl-bot: replay: --prior-fabric names the simulator fabric that "
+			"primes --data files of fabrics it does not know; without --data the built-in "
+			"fabrics prime themselves\n");
+		return 2;
+	}
+	if (a->ds.prior_fabric && a->ds.prior == BOT_PRIOR_NONE) {
+		fprintf(stderr, "nccl-bot: replay: --prior-fabric primes from the simulator; "
+			"--prior none uses no prior\n");
+		return 2;
+	}
 	if (a->eval.worst_excess && !a->eval.worst) {
 		fprintf(stderr, "nccl-bot: replay: --harmed ranks the contexts --worst N lists; "
 			"give --worst N with it\n");
@@ -482,10 +506,12 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_EPOCH:
 			rc = parse_u64("--epoch", optarg, 1, 100000000, &u);
 			a->run.epoch = (uint32_t)u;
+			a->epoch_set = 1;
 			break;
 		case OPT_DELAY:
 			rc = parse_u64("--delay", optarg, 1, 1000, &u);
 			a->run.delay = (uint32_t)u;
+			a->delay_set = 1;
 			break;
 		case OPT_SKEW:
 			rc = parse_dbl("--skew", optarg, 0, 10, &a->run.skew_sd);

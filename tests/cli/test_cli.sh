@@ -240,6 +240,19 @@ for o in "--sim-fabrics alt" "--sim-seed 3" "--sim-samples 4"; do
 done
 expect "replay --sim-seed with a positional file" 2 "--sim-seed shapes the built-in sweep" -- \
 	"$bot" replay "$tmp/f1.csv" --sim-seed 3
+# --epoch/--delay without the epochs mode, --prior-fabric without --data or
+# with --prior none (each was taken and ignored until 2026-12-04)
+for o in "--epoch 50" "--delay 3"; do
+	# shellcheck disable=SC2086 # $o is an option and its value
+	expect "replay $o in jobs mode" 2 "^nccl-bot: replay: ${o% *} shapes the epochs mode; give --mode epochs" -- \
+		"$bot" replay --data "$tmp/f1.csv" --mode per-call,jobs $o --train-nodes 4 --test-nodes 4 --no-tune
+done
+expect "replay --delay with epochs in the list" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --mode jobs,epochs \
+	--delay 3 --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100 --jobs 2
+expect "replay --prior-fabric without --data" 2 "^nccl-bot: replay: --prior-fabric .*without --data" -- \
+	"$bot" replay --prior-fabric h100-ib-ndr
+expect "replay --prior-fabric with --prior none" 2 "^nccl-bot: replay: --prior-fabric .*--prior none" -- \
+	"$bot" replay --data "$tmp/f1.csv" --prior none --prior-fabric h100-ib-ndr
 expect "replay --harmed without --worst" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
 	"$bot" replay --data "$tmp/f1.csv" --harmed --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --harmed --worst 0" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
