@@ -524,7 +524,8 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 	struct stat st;
 	int rc = read_current(dirfd, fdir, cur, err, errlen);
 
-	if (rc < 0)
+	/* a damaged `current` is what --to repairs; --steps needs it whole */
+	if (rc < 0 && !target)
 		return -1;
 	if (target) {
 		if (!bot_state_snap_name_ok(target))

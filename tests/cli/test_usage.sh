@@ -212,6 +212,21 @@ mid=$(ls "$tmp/rb2/a" | grep '^snap-' | while read -r f; do
 printf 'X' | dd of="$tmp/rb2/a/$mid" bs=1 seek=96 conv=notrunc 2>/dev/null
 expect "rollback, a damaged middle snapshot: named" 1 "the parent of $mid is not known" -- \
 	"$bot" state rollback --state "$tmp/rb2" --fabric a --steps 2
+# a `current` that holds no snapshot name: --steps cannot step back from it
+# and says so; --to repairs it (it refused until 2026-12-04, exactly when a
+# restore is needed)
+first=$(ls "$tmp/rb2/a" | grep '^snap-' | while read -r f; do
+	"$bot" state show "$tmp/rb2/a/$f" 2>/dev/null | grep -q '^rounds: 0' && echo "$f"; done)
+echo garbage >"$tmp/rb2/a/current"
+expect "rollback --steps from a current with no name" 1 "rb2/a/current: does not hold a snapshot name" -- \
+	"$bot" state rollback --state "$tmp/rb2" --fabric a --steps 1
+expect "rollback --to repairs a current with no name" 0 "current is now $first" -- \
+	"$bot" state rollback --state "$tmp/rb2" --fabric a --to "$first"
+[ "$(cat "$tmp/rb2/a/current")" = "$first" ] && ok "rollback --to: current names $first" ||
+	bad "rollback --to: current holds '$(cat "$tmp/rb2/a/current")'"
+: >"$tmp/rb2/a/current"
+expect "rollback --to repairs an empty current" 0 "current is now $first" -- \
+	"$bot" state rollback --state "$tmp/rb2" --fabric a --to "$first"
 
 # spool sweep of a directory without spool files: named, exit 1, as spool
 # show does (it printed a header-only CSV and exited 0)
