@@ -256,7 +256,7 @@ int bot_cmd_harvest(int argc, char **argv)
 			snprintf(id->fabric, sizeof(id->fabric), "%s", optarg);
 			break;
 		case 'c':
-			if (set_str(id->cluster, optarg) < 0)
+			if (set_str(id->cluster, optarg) < 0 || !optarg[0])
 				return bad_opt("--cluster", optarg, "[A-Za-z0-9._-]{1,63}");
 			break;
 		case 'j':
@@ -264,7 +264,7 @@ int bot_cmd_harvest(int argc, char **argv)
 				return bad_opt("--job", optarg, "[A-Za-z0-9_+-]{1,63}");
 			break;
 		case 'n':
-			if (set_str(id->node, optarg) < 0)
+			if (set_str(id->node, optarg) < 0 || !optarg[0])
 				return bad_opt("--node", optarg, "[A-Za-z0-9._-]{1,63}");
 			break;
 		case 'r':

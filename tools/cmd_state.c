@@ -228,7 +228,9 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 	char dir[4096];
 	struct stat st;
 
-	if (!*path || path[strlen(path) - 1] == '/')
+	if (!*path)
+		return snprintf(why, cap, "an empty name, not a file name"), -1;
+	if (path[strlen(path) - 1] == '/')
 		return snprintf(why, cap, "a directory, not a file name"), -1;
 	out_dir(path, dir, sizeof(dir));
 	if (stat(dir, &st) < 0) {
@@ -424,9 +426,18 @@ int bot_cmd_state(int argc, char **argv)
 			o.partial = 1;
 			break;
 		case 'o':
+			if (!*optarg) {
+				fprintf(stderr, "nccl-bot: state: -o wants a file name (or - for "
+					"standard output)\n");
+				return 2;
+			}
 			o.out = strcmp(optarg, "-") ? optarg : NULL;	/* - is stdout */
 			break;
 		case 'g':
+			if (!*optarg) {
+				fprintf(stderr, "nccl-bot: state: --svg wants a file name\n");
+				return 2;
+			}
 			svg = optarg;
 			break;
 		case 'a':

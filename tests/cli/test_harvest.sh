@@ -32,6 +32,12 @@ expect "harvest: several missing, separated" 2 "; missing: --outbox \(or outbox_
 	"$bot" harvest
 expect "harvest bad fabric" 2 "--fabric 'H100'" -- "$bot" harvest --outbox "$tmp/ob" --fabric H100 "$tmp/sp"
 expect "harvest bad step" 2 "--step 'last'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --step last "$tmp/sp"
+# an empty --node or --cluster is refused as --job '' is (--node '' fell
+# back to the hostname until 2026-12-04)
+for o in --node --cluster --job; do
+	expect "harvest $o ''" 2 "^nccl-bot: harvest: $o '': want \\[A-Za-z0-9" -- \
+		"$bot" harvest --outbox "$tmp/ob" --fabric f "$o" '' "$tmp/sp"
+done
 expect "harvest bad nodes" 2 "--nodes '0'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --nodes 0 "$tmp/sp"
 expect "harvest bad cluster" 2 "cluster 'a/b' is not" -- \
 	"$bot" harvest --outbox "$tmp/ob" --fabric f --cluster a/b "$tmp/sp"

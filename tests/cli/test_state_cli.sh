@@ -98,6 +98,10 @@ expect "export to stdout" 0 "^nccl-bot-state: 2" -- "$bot" state export --state 
 mkdir "$tmp/adir"
 expect "export -o DIR: is a directory" 1 "^nccl-bot: state export: -o $tmp/adir: is a directory; the export was not written$" -- \
 	"$bot" state export "$snap" -o "$tmp/adir"
+expect "export -o '': a usage error" 2 "^nccl-bot: state: -o wants a file name \(or - for standard output\)$" -- \
+	"$bot" state export "$snap" -o ''
+expect "show --svg '': a usage error" 2 "^nccl-bot: state: --svg wants a file name$" -- \
+	"$bot" state show "$snap" --svg ''
 expect "export -o into a missing directory" 1 "^nccl-bot: state export: -o $tmp/nodir/x\.yaml: directory $tmp/nodir does not exist" -- \
 	"$bot" state export "$snap" -o "$tmp/nodir/x.yaml"
 # --state naming a fabric's own directory (it holds `current`): refused
