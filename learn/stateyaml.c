@@ -192,7 +192,12 @@ int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, ch
 		bot_yamlout_end(y);
 		bot_yamlout_end(y);
 	}
-	return doc_end(y, v, text, len, err, errlen);
+	bot_yamlout_end(y);
+	/* last: an export cut short lacks it (formats.md 16, schema 3) */
+	key_u64(y, "ncontexts", n);
+	bot_yamlout_end(y);
+	free(v);
+	return finish(y, text, len, err, errlen);
 }
 
 /* ---- import ------------------------------------------------------------ */
@@ -539,23 +544,32 @@ out:
 	return rc;
 }
 
-static int read_state(struct bot_yamlin *r, struct bot_state *s)
+/* read_state's *stage: how far it got, for the message of a failure */
+enum { READ_START, READ_SCHEMA3, READ_END };
+
+static int read_state(struct bot_yamlin *r, struct bot_state *s, int *stage)
 {
 	struct bot_yamlin_ev ev, root;
-	uint64_t schema = 0, v;
+	uint64_t schema = 0, v, ncontexts = 0;
+	size_t n = 0;		/* contexts read */
 	int have_fabric = 0, saw_summaries = 0;
+	int have_ncontexts = 0;
+	unsigned after_ncontexts = 0;	/* the line of a key after it */
+	struct bot_yamlin_ev ncev;
 
 	if (bot_yamlin_next(r, &root) < 0)
 		return -1;
 	if (root.type != BOT_YAMLIN_MAP)
 		return bot_yamlin_fail(r, root.type == BOT_YAMLIN_EOF ? NULL : &root,
 				       "not a state export (want a mapping with nccl-bot-state: %d; "
-				       "1 still read)", BOT_STATEYAML_SCHEMA);
+				       "1 and 2 still read)", BOT_STATEYAML_SCHEMA);
 	for (;;) {
 		if (next_key(r, &ev) < 0)
 			return -1;
 		if (ev.type == BOT_YAMLIN_END)
 			break;
+		if (have_ncontexts && !after_ncontexts)
+			after_ncontexts = ev.line;
 		if (!strcmp(ev.s, "nccl-bot-state")) {
 			if (next_u64(r, &ev, "nccl-bot-state", 0, UINT32_MAX, &schema) < 0)
 				return -1;
@@ -563,6 +577,8 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 				return bot_yamlin_fail(r, &ev, "schema %llu: this build reads schemas "
 						       "1 to %d", (unsigned long long)schema,
 						       BOT_STATEYAML_SCHEMA);
+			if (schema >= 3)
+				*stage = READ_SCHEMA3;
 		} else if (!strcmp(ev.s, "nccl-bot-state-show")) {
 			return bot_yamlin_fail(r, &ev, "a `state show` rendering, not an export "
 					       "(use `nccl-bot state export`)");
@@ -604,9 +620,13 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 				if (bot_state_add_source(s, v) < 0)
 					return bot_yamlin_fail(r, &ev, "out of memory");
 			}
+		} else if (!strcmp(ev.s, "ncontexts")) {
+			ncev = ev;
+			if (next_u64(r, &ev, "ncontexts", 0, BOT_STATE_MAX_CONTEXTS, &ncontexts) < 0)
+				return -1;
+			have_ncontexts = 1;
 		} else if (!strcmp(ev.s, "contexts")) {
 			uint64_t prev = 0;
-			size_t n = 0;
 
 			if (want(r, &ev, BOT_YAMLIN_SEQ, "contexts") < 0)
 				return -1;
@@ -627,16 +647,30 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 			}
 		} else {
 			return bot_yamlin_fail(r, &ev, "unknown key '%.64s' (nccl-bot-state, fabric, "
-					       "rounds, parent, ledger, epoch, sources, contexts)",
-					       ev.s);
+					       "rounds, parent, ledger, epoch, sources, contexts, "
+					       "ncontexts)", ev.s);
 		}
 	}
+	*stage = READ_END;
 	if (!schema)
-		return bot_yamlin_fail(r, &root, "no nccl-bot-state: %d (1 still read; not a state "
-				       "export)", BOT_STATEYAML_SCHEMA);
+		return bot_yamlin_fail(r, &root, "no nccl-bot-state: %d (1 and 2 still read; not a "
+				       "state export)", BOT_STATEYAML_SCHEMA);
 	if (schema < 2 && saw_summaries)
 		return bot_yamlin_fail(r, &root, "unknown key 'summaries' in a context: schema "
 				       "%llu has none (schema 2 does)", (unsigned long long)schema);
+	if (schema < 3 && have_ncontexts)
+		return bot_yamlin_fail(r, &ncev, "unknown key 'ncontexts': schema %llu has none "
+				       "(schema 3 does)", (unsigned long long)schema);
+	if (schema >= 3 && !have_ncontexts)
+		return bot_yamlin_fail(r, NULL, "no ncontexts: a schema 3 export ends with it: the "
+				       "file was cut short (or edited); nothing imported");
+	if (schema >= 3 && after_ncontexts)
+		return bot_yamlin_fail(r, &ncev, "ncontexts is not the last key (line %u follows "
+				       "it): it must end the export, to tell a cut one", after_ncontexts);
+	if (schema >= 3 && ncontexts != n)
+		return bot_yamlin_fail(r, &ncev, "ncontexts: %llu, but %zu context(s) read: the file "
+				       "was cut short (or edited); nothing imported",
+				       (unsigned long long)ncontexts, n);
 	if (!have_fabric)
 		return bot_yamlin_fail(r, &root, "no fabric");
 	if (bot_yamlin_next(r, &ev) < 0)
@@ -646,20 +680,47 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s)
 	return 0;
 }
 
+/* Whether the text's last line (a final newline aside) is
+ * "ncontexts: <digits>", schema 3's last key as written. */
+static int ends_with_ncontexts(const uint8_t *in, size_t len)
+{
+	static const char key[] = "ncontexts: ";
+	size_t end = len, start, i;
+
+	if (end && in[end - 1] == '\n')
+		end--;
+	start = end;
+	while (start && in[start - 1] != '\n')
+		start--;
+	if (end - start <= sizeof(key) - 1 || memcmp(in + start, key, sizeof(key) - 1))
+		return 0;
+	for (i = start + sizeof(key) - 1; i < end; i++)
+		if (in[i] < '0' || in[i] > '9')
+			return 0;
+	return 1;
+}
+
 /* Read from r into out; the state is then checked by the snapshot reader. */
 static int import_from(struct bot_yamlin *r, const char *name, struct bot_state *out, char *err,
 		       size_t errlen)
 {
 	struct bot_state chk;
 	uint8_t *img;
-	size_t len;
+	size_t len, inlen;
+	int stage = READ_START;
 
 	if (bot_state_init(out, "x") < 0) {
 		bot_yamlin_free(r);
 		return bot_log_errf(err, errlen, "%s: out of memory", name);
 	}
-	if (read_state(r, out) < 0) {
-		bot_log_errf(err, errlen, "%s", bot_yamlin_error(r));
+	if (read_state(r, out, &stage) < 0) {
+		const uint8_t *in = bot_yamlin_input(r, &inlen);
+
+		/* a schema 3 export cut short fails wherever the cut fell,
+		 * often as a value out of order: say what the tail shows */
+		bot_log_errf(err, errlen, "%s%s", bot_yamlin_error(r),
+			     stage == READ_SCHEMA3 && !ends_with_ncontexts(in, inlen) ?
+			     " (the file does not end with its ncontexts line: cut short?)" : "");
 		bot_yamlin_free(r);
 		bot_state_free(out);
 		return -1;

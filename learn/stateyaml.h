@@ -1,6 +1,6 @@
 /*
  * stateyaml.h - a fabric's learned state in YAML (doc/formats.md section
- * 16, schema 1): `nccl-bot state export` writes it, `state import` reads
+ * 16, schema 3): `nccl-bot state export` writes it, `state import` reads
  * it back, `state show` renders it for people with what was learned.
  *
  * Owns the schema: written with libyaml's emitter (learn/yamlout.h), read
@@ -8,9 +8,10 @@
  * no aliases, anchors, tags or duplicate keys). Export then import gives
  * a state whose snapshot encoding (bot_state_encode) is byte-identical:
  * every field of struct bot_state is written, priors as the shortest
- * decimal that reads back to the same f32 bits. Readers accept schema 1;
- * there is no earlier schema yet (when schema 2 comes, readers accept 1
- * and 2). Tools only.
+ * decimal that reads back to the same f32 bits, and the last key,
+ * ncontexts, so that an export cut short is refused rather than imported
+ * as a smaller state. Readers accept schemas 1 (no summaries), 2 (no
+ * ncontexts) and 3. Tools only.
  */
 #ifndef BOT_LEARN_STATEYAML_H
 #define BOT_LEARN_STATEYAML_H
@@ -20,18 +21,18 @@
 
 #include "common/state.h"
 
-#define BOT_STATEYAML_SCHEMA 2	/* written; 1 and 2 read (formats.md 16) */
+#define BOT_STATEYAML_SCHEMA 3	/* written; 1 to 3 read (formats.md 16) */
 #define BOT_STATESHOW_SCHEMA 1
 #define BOT_STATEYAML_MAX_BYTES ((size_t)256 << 20)
 #define BOT_STATEYAML_MAX_SCALARS (1ull << 26)
 #define BOT_STATEYAML_MAX_SCALAR 4096
 
-/* s as schema-2 YAML: 0 with *text (malloc()ed, NUL-terminated, *len
+/* s as schema-3 YAML: 0 with *text (malloc()ed, NUL-terminated, *len
  * bytes), or -1 with err. */
 int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, char *err,
 			 size_t errlen);
 
-/* Parse schema-1 YAML named `name` into *out (free with bot_state_free):
+/* Parse schema 1-3 YAML named `name` into *out (free with bot_state_free):
  * 0, or -1 with "NAME:LINE:COL: reason" (or "NAME: reason") in err and
  * *out empty. The state is checked as the snapshot reader checks a file
  * (section 12's rules), so whatever is imported can be published. */

@@ -43,6 +43,8 @@ struct bot_yamlin {
 	char name[256];
 	struct bot_yamlin_limits lim;
 	uint8_t *own;		/* the file's bytes (bot_yamlin_file) */
+	const uint8_t *in;	/* the bytes read, own or the caller's */
+	size_t inlen;
 	struct frame *f;
 	unsigned depth;
 	uint64_t nscalars;
@@ -143,9 +145,18 @@ struct bot_yamlin *bot_yamlin_mem(const char *name, const void *buf, size_t len,
 		return NULL;
 	}
 	r = reader_new(name, lim, err, errlen);
-	if (r)
+	if (r) {
 		yaml_parser_set_input_string(&r->p, (const unsigned char *)buf, len);
+		r->in = buf;
+		r->inlen = len;
+	}
 	return r;
+}
+
+const uint8_t *bot_yamlin_input(const struct bot_yamlin *r, size_t *len)
+{
+	*len = r->inlen;
+	return r->in;
 }
 
 struct bot_yamlin *bot_yamlin_file(const char *path, const struct bot_yamlin_limits *lim,

@@ -78,6 +78,8 @@ int bot_yamlin_fail(struct bot_yamlin *r, const struct bot_yamlin_ev *ev, const 
 	__attribute__((format(printf, 3, 4)));
 const char *bot_yamlin_error(const struct bot_yamlin *r);
 const char *bot_yamlin_name(const struct bot_yamlin *r);
+/* The bytes being read (the file's, or the caller's buffer), *len of them. */
+const uint8_t *bot_yamlin_input(const struct bot_yamlin *r, size_t *len);
 
 /* A plain `null`, `Null`, `NULL`, `~` or an empty plain scalar. */
 int bot_yamlin_is_null(const struct bot_yamlin_ev *ev);

@@ -93,7 +93,21 @@ if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(c
 else
 	bad "export/import round trip changed the state"
 fi
-expect "export to stdout" 0 "^nccl-bot-state: 2" -- "$bot" state export --state "$tmp/a" --fabric $F
+# an export cut short at a line's end (a copy interrupted, a full disk) is
+# refused, not imported as a smaller state (it was, until schema 3's
+# ncontexts, 2026-12-04); the current snapshot stays
+before=$(cat "$tmp/a/$F/current")
+# cut before its last context: what is left is a whole YAML document
+last=$(grep -n '^- context:' "$tmp/two.yaml" | tail -n 1 | cut -d: -f1)
+head -n $((last - 1)) "$tmp/two.yaml" >"$tmp/cut.yaml"
+expect "import of an export cut at a line's end" 1 "cut.yaml: no ncontexts: a schema 3 export ends with it: the file was cut short" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/cut.yaml"
+head -c 1500 "$tmp/two.yaml" >"$tmp/cut.yaml"
+expect "import of an export cut mid-line" 1 "cut.yaml:.*\(the file does not end with its ncontexts line: cut short\?\)$" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/cut.yaml"
+[ "$(cat "$tmp/a/$F/current")" = "$before" ] && ok "a cut export publishes nothing" ||
+	bad "a cut export changed current"
+expect "export to stdout" 0 "^nccl-bot-state: 3" -- "$bot" state export --state "$tmp/a" --fabric $F
 # -o naming a directory: said so, before a temporary file is made beside it
 mkdir "$tmp/adir"
 expect "export -o DIR: is a directory" 1 "^nccl-bot: state export: -o $tmp/adir: is a directory; the export was not written$" -- \
@@ -118,7 +132,7 @@ expect "show with a fabric's directory as --state" 1 "holds a fabric's .current.
 # an empty file: the refusal asks for the schema exports are written with
 : >"$tmp/empty.yaml"
 expect "import an empty file: the schema written, and 1 still read" 1 \
-	"empty.yaml: not a state export \(want a mapping with nccl-bot-state: 2; 1 still read\)" -- \
+	"empty.yaml: not a state export \(want a mapping with nccl-bot-state: 3; 1 and 2 still read\)" -- \
 	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/empty.yaml"
 # a state written before format v3 (formats.md 12) still reads, and an
 # import of its export publishes the same state as v3 (summaries 0)

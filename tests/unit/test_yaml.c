@@ -605,8 +605,32 @@ START_TEST(state_import_rules)
 	ck_assert_uint_eq(c->arm[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)].n, 128);
 	bot_state_free(&s);
 
-	state_edit(1, "nccl-bot-state: 3\n", "s.yaml:1:17: schema 3: this build reads schemas 1 to 2");
-	state_edit(1, "nccl-bot-state: 0\n", "schema 0: this build reads schemas 1 to 2");
+	state_edit(1, "nccl-bot-state: 4\n", "s.yaml:1:17: schema 4: this build reads schemas 1 to 3");
+	state_edit(1, "nccl-bot-state: 0\n", "schema 0: this build reads schemas 1 to 3");
+	/* ncontexts: schema 3's last key, which tells an export cut short */
+	state_edit(1, "nccl-bot-state: 3\n", "s.yaml: no ncontexts: a schema 3 export ends with it");
+	{
+		char buf[2048];
+
+		snprintf(buf, sizeof(buf), "%s%s", good_state + strlen("nccl-bot-state: 1\n"),
+			 "ncontexts: 1\nnccl-bot-state: 3\n");
+		state_refused(buf, "s.yaml:14:1: ncontexts is not the last key (line 15 follows it)");
+		snprintf(buf, sizeof(buf), "nccl-bot-state: 3\n%s%s",
+			 good_state + strlen("nccl-bot-state: 1\n"), "ncontexts: 2\n");
+		state_refused(buf, "s.yaml:15:1: ncontexts: 2, but 1 context(s) read: the file was "
+			      "cut short");
+		snprintf(buf, sizeof(buf), "nccl-bot-state: 2\n%s%s",
+			 good_state + strlen("nccl-bot-state: 1\n"), "ncontexts: 1\n");
+		state_refused(buf, "s.yaml:15:1: unknown key 'ncontexts': schema 2 has none");
+		snprintf(buf, sizeof(buf), "nccl-bot-state: 3\n%s%s",
+			 good_state + strlen("nccl-bot-state: 1\n"), "ncontexts: 1\n");
+		ck_assert_msg(bot_stateyaml_import("s3.yaml", buf, strlen(buf), &s, err,
+						   sizeof(err)) == 0, "%s", err);
+		bot_state_free(&s);
+		/* cut inside the arms: refused as out of order, and said to be cut */
+		buf[strlen(buf) - strlen("28]]}\nncontexts: 1\n")] = 0;
+		state_refused(buf, "(the file does not end with its ncontexts line: cut short?)");
+	}
 	/* summaries: schema 2's, wherever the schema key stands */
 	state_edit(11, "    summaries: 65536\n", "s.yaml:11:5: unknown key 'summaries' in a "
 		   "context: schema 1 has none");
@@ -658,8 +682,8 @@ START_TEST(state_import_rules)
 	state_edit(10, "    key: \"0x0450000200000010\"\n", "s.yaml:10:5: duplicate key 'key' (first "
 		   "at line 9)");
 	state_edit(7, "extra: 1\n", "s.yaml:7:1: unknown key 'extra'");
-	state_refused("fabric: f\n", "no nccl-bot-state: 2 (1 still read");
-	state_refused("", "not a state export (want a mapping with nccl-bot-state: 2; 1 still "
+	state_refused("fabric: f\n", "no nccl-bot-state: 3 (1 and 2 still read");
+	state_refused("", "not a state export (want a mapping with nccl-bot-state: 3; 1 and 2 still "
 		      "read)");
 	state_refused("nccl-bot-state: 1\n", "no fabric");
 	state_refused("nccl-bot-state: 1\nfabric: f\ncontexts:\n  - key: \"0x0450000200000010\"\n"
@@ -709,7 +733,7 @@ START_TEST(state_file_and_show)
 	c->calls = 7000;
 	c->summaries = 14 * 65536 + 3;
 	ck_assert_int_eq(bot_stateyaml_export(&s, &text, &len, err, sizeof(err)), 0);
-	ck_assert_msg(!strncmp(text, "nccl-bot-state: 2\n", 18) &&
+	ck_assert_msg(!strncmp(text, "nccl-bot-state: 3\n", 18) &&
 		      strstr(text, "summaries: 917507"), "%s", text);
 	bot_test_write(dir, "e.yaml", text, len);
 	free(text);
