@@ -319,6 +319,29 @@ static int state_export(const char *dir, const char *fabric, const char *file, c
 	return rc;
 }
 
+/* Whether a and b encode the same, their parents aside (an import of what
+ * is current publishes nothing, as `state add` of nothing new). */
+static int same_state(const struct bot_state *a, const struct bot_state *b)
+{
+	struct bot_state t = *a;
+	char err[BOT_STATE_ERR_MAX];
+	uint8_t *ea, *eb;
+	size_t la, lb;
+	int same;
+
+	t.parent = b->parent;
+	if (bot_state_encode(&t, &ea, &la, err, sizeof(err)) < 0)
+		return 0;
+	if (bot_state_encode(b, &eb, &lb, err, sizeof(err)) < 0) {
+		free(ea);
+		return 0;
+	}
+	same = la == lb && !memcmp(ea, eb, la);
+	free(ea);
+	free(eb);
+	return same;
+}
+
 /* FILE (YAML, formats.md 16) published as the fabric's next snapshot under
  * its lock: its parent the current one, the compactor's ledger carried on. */
 static int state_import(const char *dir, const char *fabric, const char *as, const char *file)
@@ -353,8 +376,17 @@ static int state_import(const char *dir, const char *fabric, const char *as, con
 	}
 	/* the new snapshot's parent is the current one; the compactor's ledger
 	 * goes on with it (it is the fabric's, not the export's) */
-	in.parent = rc == 0 ? bot_state_snap_digest(snap) : 0;
 	in.ledger = rc == 0 ? cur.ledger : 0;
+	if (rc == 0 && same_state(&in, &cur)) {
+		bot_lock_release(lk);
+		fprintf(stderr, "nccl-bot: state import: %s: unchanged: it holds what the current "
+			"%s%s%s/%s holds; nothing published\n", file, dir, bot_path_sep(dir), fabric,
+			snap);
+		bot_state_free(&cur);
+		bot_state_free(&in);
+		return 0;
+	}
+	in.parent = rc == 0 ? bot_state_snap_digest(snap) : 0;
 	bot_state_free(&cur);
 	rc = bot_store_publish(dir, &in, out, err, sizeof(err));
 	bot_lock_release(lk);

@@ -87,6 +87,12 @@ mkdir "$tmp/a" "$tmp/b"
 expect "export SNAPSHOT" 0 "" -- "$bot" state export "$snap" -o "$tmp/two.yaml"
 expect "import into an empty state dir" 0 "published .*/$F/snap-" -- \
 	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/two.yaml"
+# the same again: nothing published, as `state add` of nothing new
+n0=$(ls "$tmp/a/$F" | grep -c '^snap-')
+expect "import of what is current: unchanged" 0 "two.yaml: unchanged: it holds what the current .*/$F/snap-.* holds; nothing published" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/two.yaml"
+[ "$(ls "$tmp/a/$F" | grep -c '^snap-')" -eq "$n0" ] && ok "an unchanged import adds no snapshot" ||
+	bad "an unchanged import added a snapshot"
 expect "export --state" 0 "" -- "$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/two-again.yaml"
 if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
 	ok "export, import, export: the same YAML and the same snapshot bytes"
@@ -268,9 +274,11 @@ expect "rollback: a fabric without an earlier snapshot" 1 "snap-[0-9a-f]{16}.nbs
 	"$bot" state rollback --state "$tmp/a" --fabric $F
 [ "$(cat "$tmp/a/$F/current")" = "$cur" ] && ok "rollback: a refused rollback leaves current" ||
 	bad "rollback: a refused rollback moved current"
-# a second import makes a child of the first; rolling back one step returns to it
+# a second import (another state) makes a child of the first; rolling back
+# one step returns to it
+sed 's/^rounds: .*/rounds: 99/' "$tmp/two.yaml" >"$tmp/two-r99.yaml"
 expect "import again (a child snapshot)" 0 "published" -- \
-	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/two.yaml"
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/two-r99.yaml"
 child=$(cat "$tmp/a/$F/current")
 "$bot" state rollback --state "$tmp/a" --fabric $F >"$tmp/out" 2>&1
 rc=$?

@@ -153,6 +153,7 @@ st=$tmp/t7/st/ ob=$tmp/t7/ob/
 	"$bot" state add --state "$st" --fabric a "$tmp/t7/sp"
 	"$bot" state export --state "$st" --fabric a -o "$tmp/t7/x.yaml"
 	"$bot" state export --state "$st" --fabric b
+	sed -i 's/^rounds: .*/rounds: 99/' "$tmp/t7/x.yaml"
 	"$bot" state import --state "$st" --fabric a "$tmp/t7/x.yaml"
 	"$bot" state rollback --state "$st" --fabric a
 	"$bot" state rollback --state "$st" --fabric a --to snap-0000000000000000.nbs
