@@ -65,9 +65,12 @@ static const struct snapinfo *find(const struct snapinfo *v, size_t n, uint64_t 
 }
 
 /* What keep_snap is told and counts. */
+#define SCAN_SAID 8	/* foreign names said one by one; the rest counted */
+
 struct snap_scan {
 	const char *fabric;
 	unsigned foreign;	/* names that are neither state nor its leftovers */
+	char said[SCAN_SAID][1100];	/* the first of them, escaped */
 };
 
 /* A fabric directory's snapshots: what else is there is said and passed
@@ -86,8 +89,10 @@ static int keep_snap(const struct dirent *e, void *arg)
 		return 0;
 	}
 	if (!bot_state_snap_name_ok(n)) {
-		printf("%s: %s: not a snapshot name (ignored)\n", fabric,
-		       bot_log_esc(esc, sizeof(esc), n));
+		/* said after the scan, and only of a fabric's directory: in
+		 * another directory they are one problem, not a line each */
+		if (scan->foreign < SCAN_SAID)
+			bot_log_esc(scan->said[scan->foreign], sizeof(scan->said[0]), n);
 		scan->foreign++;
 		return 0;
 	}
@@ -208,6 +213,34 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 	close(ldir);
 }
 
+/* Whether fdir's `current` holds a snapshot name that is there (its
+ * snapshot could not be loaded: the per-snapshot checks say why), the name
+ * into cur. */
+static int current_names_listed(int fd, const char *fdir, char cur[BOT_STATE_NAME_MAX])
+{
+	static const struct bot_open_rule rule = { "current", 64, 1, 0, 0, 0 };
+	char path[BOT_FABRIC_PATH_MAX + 16], why[BOT_FABRIC_PATH_MAX + 256];
+	uint8_t *b;
+	size_t len;
+	struct stat st;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/current", fdir);
+	if (bot_read_at(fd, "current", path, &rule, &b, &len, why, sizeof(why)) < 0)
+		return 0;
+	ok = len >= 2 && len - 1 < BOT_STATE_NAME_MAX && b[len - 1] == '\n';
+	if (ok) {
+		memcpy(cur, b, len - 1);
+		cur[len - 1] = 0;
+		ok = bot_state_snap_name_ok(cur) && fstatat(fd, cur, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		     S_ISREG(st.st_mode);
+	}
+	free(b);
+	if (!ok)
+		cur[0] = 0;
+	return ok;
+}
+
 /* One fabric; adds to *problems and *snaps, and sets *found when the
  * directory holds a `current` or a snapshot. */
 static void verify_fabric(const char *dir, const char *fabric, unsigned *problems, size_t *snaps,
@@ -219,7 +252,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	char **names = NULL;
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
-	struct snap_scan scan = { fabric, 0 };
+	struct snap_scan scan = { .fabric = fabric };
 	int fd, rc;
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
@@ -232,9 +265,15 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		return;
 	}
 	rc = bot_store_load(dir, fabric, &s, cur, err, sizeof(err));
-	if (rc < 0)
+	if (rc < 0 && current_names_listed(fd, fdir, cur)) {
+		/* the snapshot it names is refused below, with the reason: one
+		 * problem, not two; the chain is followed from it */
+		printf("%s: current %s: its snapshot is refused (the problem is listed once, with "
+		       "the snapshots)\n", fabric, cur);
+	} else if (rc < 0) {
+		cur[0] = 0;
 		problem(problems, "%s", err);
-	else if (rc == 1)
+	} else if (rc == 1)
 		printf("%s: no state yet (no `current`)\n", fabric);
 	else
 		printf("%s: current %s: %zu contexts, %zu sources, round %" PRIu64 "\n", fabric, cur,
@@ -255,8 +294,14 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		problem(problems, "%s: no `current` and no snapshot, and named as a step's spool "
 			"directory (<job>.<restart>.<step>.<node>): not a fabric's state directory "
 			"(does --state name the state directory?)", fdir);
-	if (rc != 1 || nnames)
+	if (rc != 1 || nnames) {
 		*found = 1;
+		for (unsigned i = 0; i < scan.foreign && i < SCAN_SAID; i++)
+			printf("%s: %s: not a snapshot name (ignored)\n", fabric, scan.said[i]);
+		if (scan.foreign > SCAN_SAID)
+			printf("%s: %u more names that are not snapshot names (ignored)\n", fabric,
+			       scan.foreign - SCAN_SAID);
+	}
 	info = calloc(nnames ? nnames : 1, sizeof(*info));
 	for (size_t i = 0; info && i < nnames; i++) {
 		char want[BOT_STATE_NAME_MAX];

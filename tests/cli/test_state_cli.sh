@@ -211,6 +211,25 @@ cp "$tmp/a/$F/$(cat "$tmp/a/$F/current")" "$tmp/v/roce/$(cat "$tmp/a/$F/current"
 expect "verify: a snapshot of another fabric" 1 "holds fabric 'h100-ib-ndr', not 'roce'" -- \
 	"$bot" state verify --state "$tmp/v" --fabric roce
 rm -f "$tmp/v/roce/"snap-*
+# a damaged snapshot that current names: one problem, not one for the load
+# and one for the snapshot (two until 2026-12-04); the chain breaks there
+cur=$(cat "$tmp/v/$F/current")
+cp "$tmp/v/$F/$cur" "$tmp/saved-cur.nbs"
+printf 'x' >>"$tmp/v/$F/$cur"
+expect "verify: a damaged current snapshot" 1 "1 problem\\(s\\)" -- "$bot" state verify --state "$tmp/v" --fabric $F
+[ "$(grep -c "$cur" "$tmp/out")" -eq 3 ] && grep -q "current $cur: its snapshot is refused" "$tmp/out" &&
+	grep -q "$cur: its bytes' digest does not match" "$tmp/out" && grep -q "broken at $cur" "$tmp/out" &&
+	ok "verify: the damaged current said once as a problem, and where the chain breaks" ||
+	{ bad "verify: damaged current lines"; sed 's/^/    /' "$tmp/out"; }
+cp "$tmp/saved-cur.nbs" "$tmp/v/$F/$cur"
+# names that are no snapshot's in a fabric's directory: said, the first 8
+# one by one and the rest counted
+for i in 1 2 3 4 5 6 7 8 9 10; do : >"$tmp/v/$F/note$i.txt"; done
+expect "verify: other files in a fabric's directory" 0 "$F: 2 more names that are not snapshot names \\(ignored\\)" -- \
+	"$bot" state verify --state "$tmp/v" --fabric $F
+[ "$(grep -c ': note[0-9]*\.txt: not a snapshot name (ignored)' "$tmp/out")" -eq 8 ] &&
+	ok "verify: 8 other names said one by one" || bad "verify: not 8 other names said"
+rm -f "$tmp/v/$F/"note*.txt
 echo "snap-0000000000000000.nbs" >"$tmp/v/$F/current"
 expect "verify: current names a missing snapshot" 1 "snap-0000000000000000.nbs: No such file" -- "$bot" state verify --state "$tmp/v"
 expect "verify needs --state" 2 "--state" -- env -u NCCL_BOT_STATE "$bot" state verify
@@ -222,6 +241,9 @@ mkdir -p "$tmp/notstate/job1" "$tmp/emptystate"
 : >"$tmp/notstate/job1/r0.n1.spool"
 expect "verify: a spool directory for --state" 1 "job1: no .current. and no snapshot, only 1 other file\\(s\\): not a fabric's state directory" -- \
 	"$bot" state verify --state "$tmp/notstate"
+# ... one problem a directory, not a line per spool file (until 2026-12-04)
+grep -q "r0.n1.spool" "$tmp/out" && bad "verify: a spool file listed in a directory that is no fabric's" ||
+	ok "verify: no line per file of a directory that is no fabric's"
 expect "verify: an empty state directory says it has no fabric" 0 "emptystate: no fabric directory" -- \
 	"$bot" state verify --state "$tmp/emptystate"
 
