@@ -200,8 +200,10 @@ static int parse_dbl(const char *opt, const char *s, double lo, double hi, doubl
 	v = strtod(s, &e);
 	if (*e || e == s)
 		return bad(opt, s, "expected a number");
-	if (errno == ERANGE || !isfinite(v))
-		return bad(opt, s, "beyond the range of a double (overflows or underflows)");
+	if (!isfinite(v) || (errno == ERANGE && fabs(v) > 1))
+		return bad(opt, s, "beyond the range of a double (at most about 1.8e308)");
+	if (errno == ERANGE)	/* 0 or a subnormal: precision lost */
+		return bad(opt, s, "too small for a double (below about 2.2e-308; 0 is 0)");
 	if (v < lo || v > hi) {
 		char why[96];
 
@@ -584,7 +586,11 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			unsigned nf;
 			char bn[96];
 
-			if (bot_sim_select(optarg, fab, 64, &nf, bn, sizeof(bn)))
+			if (!*optarg || bot_cmd_list_has_empty(optarg))
+				rc = bad("--sim-fabrics", optarg, *optarg ? "an empty item (a list's "
+					 "items are separated by single commas)" : "empty: want a fabric "
+					 "or family name, or a comma list of them");
+			else if (bot_sim_select(optarg, fab, 64, &nf, bn, sizeof(bn)))
 				rc = bad("--sim-fabrics", bn, "not a simulator fabric or family (builtin, alt, "
 					 "calibration; nccl-bot sim --list)");
 			a->ds.sim_fabrics = optarg;

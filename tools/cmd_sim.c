@@ -388,6 +388,9 @@ int bot_cmd_sim(int argc, char **argv)
 		if (!strcmp(opt, "--fabric")) {
 			char bn[96];
 
+			if (!*val || bot_cmd_list_has_empty(val))
+				return bad(opt, val, *val ? EMPTY_ITEM : "empty: want a fabric or family "
+					   "name, or a comma list of them");
 			if (bot_sim_select(val, fab, MAX_FABRICS, &nfab, bn, sizeof(bn)))
 				return bad(opt, bn, "unknown fabric or family (see --list; families: "
 					   "builtin, alt, calibration)");

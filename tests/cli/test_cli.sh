@@ -143,7 +143,7 @@ expect "replay: measured_us 1e308" 1 "huge.csv:3: measured_us 1e\+308 is out of 
 	"$bot" replay --data "$tmp/huge.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay: measured_us 1e-300" 1 "tiny.csv:3: measured_us 1e-300 is out of the range" -- \
 	"$bot" replay --data "$tmp/tiny.csv" --train-nodes 4 --test-nodes 4 --no-tune
-expect "replay --sample-rate 4.9e-324" 2 "--sample-rate '4.9e-324': beyond the range of a double" -- \
+expect "replay --sample-rate 4.9e-324" 2 "--sample-rate '4.9e-324': too small for a double \\(below about 2.2e-308" -- \
 	"$bot" replay --sample-rate 4.9e-324
 expect "replay --skew 1e308" 2 "--skew '1e308': out of range" -- "$bot" replay --skew 1e308
 expect "replay --alpha 1e-300" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 \
@@ -226,6 +226,16 @@ then ok "replay --plan-comms: a tuned run changes with it"; else bad "replay --p
 expect "sim --fabric alt" 0 "h100-ib-auto" -- "$bot" sim --fabric alt --nodes 4 --coll allreduce --samples 1
 expect "sim --fabric nope" 2 "nope" -- "$bot" sim --fabric builtin,nope
 expect "replay --sim-fabrics nope" 2 "--sim-fabrics 'nope'" -- "$bot" replay --sim-fabrics nope
+# an empty list or item is said as such, not as '(empty name)' (until 2026-12-04)
+expect "replay --sim-fabrics ''" 2 "^nccl-bot: replay: --sim-fabrics '': empty: want a fabric or family name" -- \
+	"$bot" replay --sim-fabrics ''
+expect "replay --sim-fabrics alt," 2 "^nccl-bot: replay: --sim-fabrics 'alt,': an empty item" -- \
+	"$bot" replay --sim-fabrics alt,
+expect "sim --fabric ''" 2 "^nccl-bot: sim: --fabric: invalid value '': empty: want a fabric or family name" -- \
+	"$bot" sim --fabric ''
+# numbers past a double either way, each said as such; a subnormal is a number
+expect "replay --skew 1e309" 2 "--skew '1e309': beyond the range of a double" -- "$bot" replay --skew 1e309
+expect "replay --skew 1e-400" 2 "--skew '1e-400': too small for a double" -- "$bot" replay --skew 1e-400
 # Heavy-tailed noise on demand: the built-in sweep's outlier rate.
 expect "replay --sim-outliers 0.7" 2 "--sim-outliers '0.7': out of range 0..0.5" -- "$bot" replay --sim-outliers 0.7
 expect "replay --sim-outliers with --data" 2 "--sim-outliers shapes the built-in sweep" -- \
