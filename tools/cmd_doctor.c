@@ -224,27 +224,17 @@ int bot_cmd_doctor(int argc, char **argv)
 			"or leave the option out for the default)\n");
 		return 2;
 	}
-	if (slurm_version) {
-		if (bot_doctor_parse_version(slurm_version, &o.slurm_version) < 0) {
-			fprintf(stderr, "nccl-bot: doctor: --slurm-version '%s': want X.Y or "
-				"X.Y.Z (22.05.8)\n", slurm_version);
-			return 2;
-		}
-		o.slurm_version_from = "--slurm-version";
-	} else {
-		/* A health check runs without PATH (slurmd's HealthCheckProgram
-		 * does): the usual places after PATH's. */
-		static const char *const prog[][2] = {
-			{ "slurmd", "-V" }, { "/usr/sbin/slurmd", "-V" },
-			{ "/usr/local/sbin/slurmd", "-V" }, { "srun", "--version" },
-			{ "/usr/bin/srun", "--version" }, { "/usr/local/bin/srun", "--version" },
+	{
+		const char *const given_opts[][2] = {
+			{ "--plugin-dir", o.plugin_dir }, { "--node-name", o.node },
+			{ "--enroot-dir", o.enroot_dir }, { "--apptainer-conf", o.apptainer_conf },
 		};
 
-		for (size_t i = 0; i < sizeof(prog) / sizeof(prog[0]); i++)
-			if (run_version(prog[i][0], prog[i][1], ver, sizeof(ver)) == 0 &&
-			    bot_doctor_parse_version(ver, &o.slurm_version) == 0) {
-				o.slurm_version_from = i < 3 ? "slurmd -V" : "srun --version";
-				break;
+		for (size_t i = 0; i < sizeof(given_opts) / sizeof(given_opts[0]); i++)
+			if (given_opts[i][1] && !given_opts[i][1][0]) {
+				fprintf(stderr, "nccl-bot: doctor: %s: empty (leave the option out "
+					"for the default)\n", given_opts[i][0]);
+				return 2;
 			}
 	}
 	/* A path given relative is the user's, from here (plugstack.conf's
@@ -275,6 +265,29 @@ int bot_cmd_doctor(int argc, char **argv)
 		} else {
 			o.plugstack = "/etc/slurm/plugstack.conf";
 		}
+	}
+	if (slurm_version) {
+		if (bot_doctor_parse_version(slurm_version, &o.slurm_version) < 0) {
+			fprintf(stderr, "nccl-bot: doctor: --slurm-version '%s': want X.Y or "
+				"X.Y.Z (22.05.8)\n", slurm_version);
+			return 2;
+		}
+		o.slurm_version_from = "--slurm-version";
+	} else {
+		/* A health check runs without PATH (slurmd's HealthCheckProgram
+		 * does): the usual places after PATH's. */
+		static const char *const prog[][2] = {
+			{ "slurmd", "-V" }, { "/usr/sbin/slurmd", "-V" },
+			{ "/usr/local/sbin/slurmd", "-V" }, { "srun", "--version" },
+			{ "/usr/bin/srun", "--version" }, { "/usr/local/bin/srun", "--version" },
+		};
+
+		for (size_t i = 0; i < sizeof(prog) / sizeof(prog[0]); i++)
+			if (run_version(prog[i][0], prog[i][1], ver, sizeof(ver)) == 0 &&
+			    bot_doctor_parse_version(ver, &o.slurm_version) == 0) {
+				o.slurm_version_from = i < 3 ? "slurmd -V" : "srun --version";
+				break;
+			}
 	}
 	if (!o.node) {
 		const char *v = getenv("SLURMD_NODENAME");

@@ -251,6 +251,25 @@ expect "doctor --plugstack '' without --slurm-version" 2 "^nccl-bot: doctor: --p
 	env PATH="$tmp/probebin:$PATH" "$bot" doctor --plugstack ''
 if [ ! -e "$tmp/probed" ]; then ok "doctor --plugstack '': slurmd -V not run"
 else bad "doctor --plugstack '': slurmd -V was run before the usage error"; fi
+# the other paths and names given empty: usage errors, before slurmd -V
+# (each was taken, and checked as a path or name, until 2026-12-04)
+for o in --plugin-dir --node-name --enroot-dir --apptainer-conf; do
+	expect "doctor $o ''" 2 "^nccl-bot: doctor: $o: empty (leave the option out for the default)$" -- \
+		env PATH="$tmp/probebin:$PATH" "$bot" doctor "$o" ''
+done
+[ ! -e "$tmp/probed" ] && ok "doctor, empty options: slurmd -V not run" ||
+	bad "doctor, empty options: slurmd -V was run before the usage error"
+# a relative --plugstack from a working directory that is gone: refused
+# before slurmd -V is run (it was made absolute after, until 2026-12-04)
+mkdir "$tmp/gone"
+(cd "$tmp/gone" && rmdir "$tmp/gone" && env PATH="$tmp/probebin:$PATH" "$botabs" doctor --plugstack etc/p.conf) >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -eq 2 ] && grep -q "^nccl-bot: doctor: --plugstack " "$tmp/out" && [ ! -e "$tmp/probed" ]; then
+	ok "doctor: a relative --plugstack in a deleted directory: a usage error before slurmd -V"
+else
+	bad "doctor: relative --plugstack in a deleted directory: exit $rc, probed: $([ -e "$tmp/probed" ] && echo yes || echo no)"
+	sed 's/^/    /' "$tmp/out" | head -n 3
+fi
 
 # contrib/'s environment snippets
 env -i PATH="$PATH" ENROOT_ENVIRON="$tmp/environ" NCCL_TUNER_PLUGIN=/opt/b/lib.so \
