@@ -172,7 +172,13 @@ static int keep_fabric(const struct dirent *e, void *arg)
 	int fleet = !strcmp(e->d_name, "inbox") || !strcmp(e->d_name, "quarantine") ||
 		    !strcmp(e->d_name, "held");
 	int type = entry_type(t->dfd, e);
+	struct stat st;
 
+	/* a link to a file (site.yaml -> ...) is a file here; a link to a
+	 * directory, or a dangling one, is taken for a fabric, which the
+	 * store refuses (fabric directories are opened without following) */
+	if (type == DT_LNK && fstatat(t->dfd, e->d_name, &st, 0) == 0 && !S_ISDIR(st.st_mode))
+		type = DT_REG;
 	if (bot_state_fabric_ok(e->d_name) && !fleet && type != DT_REG)
 		return 1;
 	if (type == DT_REG && (!strcmp(e->d_name, "current") || bot_state_snap_name_ok(e->d_name)))

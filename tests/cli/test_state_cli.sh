@@ -191,6 +191,16 @@ expect "verify, sound" 0 "2 fabric\\(s\\), [0-9]+ snapshot\\(s\\), 0 problem\\(s
 grep -q "chain from current" "$tmp/out" && ok "verify says where the chain ends" ||
 	bad "verify: no chain line"
 expect "verify one fabric" 0 "1 fabric\\(s\\)" -- "$bot" state verify --state "$tmp/v" --fabric roce
+# a link to a file at the top (an admin's site.yaml) is no fabric; a link
+# to a directory is, and is refused (the store never follows one); the
+# first was a fabric "not a directory" until 2026-12-04
+ln -s "$tmp/two.yaml" "$tmp/v/site.yaml"
+expect "verify: a link to a file at the top is no fabric" 0 "2 fabric\\(s\\), [0-9]+ snapshot\\(s\\), 0 problem\\(s\\)" -- \
+	"$bot" state verify --state "$tmp/v"
+ln -s "$tmp/v/roce" "$tmp/v/roce2"
+expect "verify: a link to a directory at the top is a fabric, refused" 1 "$tmp/v/roce2: not a directory \\(or a symbolic link\\)" -- \
+	"$bot" state verify --state "$tmp/v"
+rm "$tmp/v/site.yaml" "$tmp/v/roce2"
 : >"$tmp/v/$F/.snap-0123456789abcdef.nbs.tmp"
 expect "verify: a leftover temporary file is no problem" 0 "interrupted publish" -- \
 	"$bot" state verify --state "$tmp/v"
