@@ -4,6 +4,7 @@
  * `nccl-bot SUBCOMMAND [options]`. Each subcommand lives in its own cmd_*.c
  * and owns its options, messages and exit status (tools/cmd.h).
  */
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -134,7 +135,29 @@ static int help(int argc, char **argv)
 	return sc->run(n, av);
 }
 
+/* What reached standard output, checked once for every subcommand: a
+ * full disk or a closed pipe is an error, not a success with the output
+ * lost. A subcommand that failed has said why already. */
+static int stdout_checked(int rc)
+{
+	int flushed = fflush(stdout) == 0, e = errno;
+
+	if (rc == 0 && (!flushed || ferror(stdout))) {
+		fprintf(stderr, "nccl-bot: standard output: %s\n",
+			!flushed ? strerror(e) : "a write failed");
+		return 1;
+	}
+	return rc;
+}
+
+static int run_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+	return stdout_checked(run_main(argc, argv));
+}
+
+static int run_main(int argc, char **argv)
 {
 	/* Numbers are read and written in the C locale whatever the user's is. */
 	setlocale(LC_ALL, "C");

@@ -32,6 +32,20 @@ expect "replay --help" 0 "--mode" -- "$bot" replay --help
 expect "sim --help" 0 "--fabric" -- "$bot" sim --help
 expect "replay bad option" 2 "--frob" -- "$bot" replay --frob
 expect "replay bad mode" 2 "mode" -- "$bot" replay --mode sideways
+# a full standard output is an error (exit 1, said), not a success with the
+# output lost (until 2026-12-04 every subcommand that did not check exited 0)
+if [ -w /dev/full ]; then
+	for c in "--version" "help state" "spool show $top_srcdir/tests/fuzz/corpus-spool/valid-mixed"; do
+		# shellcheck disable=SC2086 # $c is a command line
+		"$bot" $c >/dev/full 2>"$tmp/err"
+		rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "^nccl-bot: .*standard output: No space left on device$" "$tmp/err"; then
+			ok "$c >/dev/full: exit 1, said"
+		else
+			bad "$c >/dev/full: exit $rc"; sed 's/^/    /' "$tmp/err" | head -n 3
+		fi
+	done
+fi
 expect "replay unknown policy" 2 "nosuchpolicy" -- "$bot" replay --policy nosuchpolicy
 # AUTO is the baseline of every run: --policy auto alone is refused, in a list
 # left out with a note (it printed a second row of the same key in the CSV)
