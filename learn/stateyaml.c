@@ -105,12 +105,15 @@ static int doc_begin(const struct bot_state *s, struct bot_yamlout **y,
 	return 0;
 }
 
-/* A document's end: the contexts' sequence and the top map closed, the
- * text out (finish). */
-static int doc_end(struct bot_yamlout *y, const struct bot_kb_ctx **v, char **text, size_t *len,
-		   char *err, size_t errlen)
+/* A document's end: the contexts' sequence closed, an export's last key
+ * (ncontexts != NULL: formats.md 16, schema 3; an export cut short lacks
+ * it), the top map closed, the text out (finish). */
+static int doc_end(struct bot_yamlout *y, const struct bot_kb_ctx **v, const size_t *ncontexts,
+		   char **text, size_t *len, char *err, size_t errlen)
 {
 	bot_yamlout_end(y);
+	if (ncontexts)
+		key_u64(y, "ncontexts", *ncontexts);
 	bot_yamlout_end(y);
 	free(v);
 	return finish(y, text, len, err, errlen);
@@ -192,12 +195,7 @@ int bot_stateyaml_export(const struct bot_state *s, char **text, size_t *len, ch
 		bot_yamlout_end(y);
 		bot_yamlout_end(y);
 	}
-	bot_yamlout_end(y);
-	/* last: an export cut short lacks it (formats.md 16, schema 3) */
-	key_u64(y, "ncontexts", n);
-	bot_yamlout_end(y);
-	free(v);
-	return finish(y, text, len, err, errlen);
+	return doc_end(y, v, &n, text, len, err, errlen);
 }
 
 /* ---- import ------------------------------------------------------------ */
@@ -879,5 +877,5 @@ int bot_stateyaml_show(const struct bot_state *s, const char *snap, const char *
 	bot_yamlout_seq(y, 0);
 	for (size_t i = 0; i < n; i++)
 		show_context(y, v[i]);
-	return doc_end(y, v, text, len, err, errlen);
+	return doc_end(y, v, NULL, text, len, err, errlen);
 }

@@ -205,6 +205,15 @@ static int refuse_lost_current(const char *fdir, char *err, size_t errlen)
 /* The name `current` holds into cur: 0, 1 when there is no `current`, or
  * -1 with err. */
 static int read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX], char *err,
+			size_t errlen);
+
+int bot_store_read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX], char *err,
+			   size_t errlen)
+{
+	return read_current(dfd, fdir, cur, err, errlen);
+}
+
+static int read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX], char *err,
 			size_t errlen)
 {
 	char path[BOT_FABRIC_PATH_MAX + 64], line[64];

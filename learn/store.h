@@ -46,6 +46,14 @@
  * made from what was loaded gets parent = bot_state_snap_digest(snap)
  * (0 when there was none) before it is published.
  */
+/*
+ * The snapshot name a fabric directory's `current` holds (dfd: the fabric
+ * directory, fdir: its path for messages), read as every reader here reads
+ * it (no link, a name and a newline): 0 with cur, 1 when there is no
+ * `current`, or -1 with err.
+ */
+int bot_store_read_current(int dfd, const char *fdir, char cur[BOT_STATE_NAME_MAX], char *err,
+			   size_t errlen);
 int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen);
 

@@ -45,6 +45,10 @@ const char *bot_cmd_bytes_unit(const char *value);
 /* 1 when a comma-separated list has an empty item (",", "4,,8", "4,"),
  * which strtok would skip unseen; else 0 (also for "", no list at all). */
 int bot_cmd_list_has_empty(const char *list);
+#define BOT_CMD_EMPTY_ITEM "an empty item (a list's items are separated by single commas)"
+/* Why a --fabric/--sim-fabrics list is no list (empty, or an empty item),
+ * or NULL; the names themselves are the simulator's to judge. */
+const char *bot_cmd_fabric_list_problem(const char *list);
 
 /*
  * A value the settings grammar (common/settings.h) refused: prints

@@ -583,13 +583,12 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			break;
 		case OPT_SIM_FABRICS: {
 			const struct bot_fabric *fab[64];
+			const char *why = bot_cmd_fabric_list_problem(optarg);
 			unsigned nf;
 			char bn[96];
 
-			if (!*optarg || bot_cmd_list_has_empty(optarg))
-				rc = bad("--sim-fabrics", optarg, *optarg ? "an empty item (a list's "
-					 "items are separated by single commas)" : "empty: want a fabric "
-					 "or family name, or a comma list of them");
+			if (why)
+				rc = bad("--sim-fabrics", optarg, why);
 			else if (bot_sim_select(optarg, fab, 64, &nf, bn, sizeof(bn)))
 				rc = bad("--sim-fabrics", bn, "not a simulator fabric or family (builtin, alt, "
 					 "calibration; nccl-bot sim --list)");

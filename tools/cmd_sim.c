@@ -48,7 +48,7 @@ static void usage(FILE *o)
 		"  --help                this text\n");
 }
 
-#define EMPTY_ITEM "an empty item (a list's items are separated by single commas)"
+#define EMPTY_ITEM BOT_CMD_EMPTY_ITEM
 
 static int bad(const char *opt, const char *val, const char *why)
 {
@@ -386,11 +386,11 @@ int bot_cmd_sim(int argc, char **argv)
 		if (strcmp(opt, "--data") && !sweep_opt[0])
 			snprintf(sweep_opt, sizeof(sweep_opt), "%s", opt);
 		if (!strcmp(opt, "--fabric")) {
+			const char *why = bot_cmd_fabric_list_problem(val);
 			char bn[96];
 
-			if (!*val || bot_cmd_list_has_empty(val))
-				return bad(opt, val, *val ? EMPTY_ITEM : "empty: want a fabric or family "
-					   "name, or a comma list of them");
+			if (why)
+				return bad(opt, val, why);
 			if (bot_sim_select(val, fab, MAX_FABRICS, &nfab, bn, sizeof(bn)))
 				return bad(opt, bn, "unknown fabric or family (see --list; families: "
 					   "builtin, alt, calibration)");

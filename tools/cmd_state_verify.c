@@ -224,24 +224,11 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
  * into cur. */
 static int current_names_listed(int fd, const char *fdir, char cur[BOT_STATE_NAME_MAX])
 {
-	static const struct bot_open_rule rule = { "current", 64, 1, 0, 0, 0 };
-	char path[BOT_FABRIC_PATH_MAX + 16], why[BOT_FABRIC_PATH_MAX + 256];
-	uint8_t *b;
-	size_t len;
+	char why[BOT_STATE_ERR_MAX];
 	struct stat st;
-	int ok;
+	int ok = bot_store_read_current(fd, fdir, cur, why, sizeof(why)) == 0 &&
+		 fstatat(fd, cur, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 
-	snprintf(path, sizeof(path), "%s/current", fdir);
-	if (bot_read_at(fd, "current", path, &rule, &b, &len, why, sizeof(why)) < 0)
-		return 0;
-	ok = len >= 2 && len - 1 < BOT_STATE_NAME_MAX && b[len - 1] == '\n';
-	if (ok) {
-		memcpy(cur, b, len - 1);
-		cur[len - 1] = 0;
-		ok = bot_state_snap_name_ok(cur) && fstatat(fd, cur, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		     S_ISREG(st.st_mode);
-	}
-	free(b);
 	if (!ok)
 		cur[0] = 0;
 	return ok;

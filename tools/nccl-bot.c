@@ -86,6 +86,15 @@ int bot_cmd_list_has_empty(const char *list)
 	return *list && (*list == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,"));
 }
 
+const char *bot_cmd_fabric_list_problem(const char *list)
+{
+	if (!*list)
+		return "empty: want a fabric or family name, or a comma list of them";
+	if (bot_cmd_list_has_empty(list))
+		return BOT_CMD_EMPTY_ITEM;
+	return NULL;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: nccl-bot SUBCOMMAND [options]\n\nsubcommands:\n");
