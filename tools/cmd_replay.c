@@ -419,11 +419,6 @@ static int check_args(const struct replay_args *a)
 			"fabrics prime themselves\n");
 		return 2;
 	}
-	if (a->ds.prior_fabric && a->ds.prior == BOT_PRIOR_NONE) {
-		fprintf(stderr, "nccl-bot: replay: --prior-fabric primes from the simulator; "
-			"--prior none uses no prior\n");
-		return 2;
-	}
 	if (a->eval.worst_excess && !a->eval.worst) {
 		fprintf(stderr, "nccl-bot: replay: --harmed ranks the contexts --worst N lists; "
 			"give --worst N with it\n");

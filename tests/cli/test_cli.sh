@@ -264,8 +264,8 @@ for o in "--sim-fabrics alt" "--sim-seed 3" "--sim-samples 4"; do
 done
 expect "replay --sim-seed with a positional file" 2 "--sim-seed shapes the built-in sweep" -- \
 	"$bot" replay "$tmp/f1.csv" --sim-seed 3
-# --epoch/--delay without the epochs mode, --prior-fabric without --data or
-# with --prior none (each was taken and ignored until 2026-12-04)
+# --epoch/--delay without the epochs mode, --prior-fabric without --data (each
+# was taken and ignored until 2026-12-04)
 for o in "--epoch 50" "--delay 3"; do
 	# shellcheck disable=SC2086 # $o is an option and its value
 	expect "replay $o in jobs mode" 2 "^nccl-bot: replay: ${o% *} shapes the epochs mode; give --mode epochs" -- \
@@ -275,8 +275,16 @@ expect "replay --delay with epochs in the list" 0 "" -- "$bot" replay --data "$t
 	--delay 3 --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100 --jobs 2
 expect "replay --prior-fabric without --data" 2 "^nccl-bot: replay: --prior-fabric .*without --data" -- \
 	"$bot" replay --prior-fabric h100-ib-ndr
-expect "replay --prior-fabric with --prior none" 2 "^nccl-bot: replay: --prior-fabric .*--prior none" -- \
-	"$bot" replay --data "$tmp/f1.csv" --prior none --prior-fabric h100-ib-ndr
+# with --prior none, --prior-fabric still picks AUTO's arm for a fabric the
+# simulator does not know whose rows carry no auto_us (doc/replay.md, AUTO rule 3)
+awk -F, -v OFS=, '/^fabric,/ { print; next } { $1 = "mycluster"; $8 = ""; print }' "$tmp/f1.csv" >"$tmp/mine.csv"
+expect "replay --prior none of an unknown fabric without auto_us" 1 "23 contexts skipped: AUTO's choice unknown" -- \
+	"$bot" replay --data "$tmp/mine.csv" --prior none --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100
+expect "replay --prior none --prior-fabric: AUTO's arm from that fabric" 0 "^  greedy +23 " -- \
+	"$bot" replay --data "$tmp/mine.csv" --prior none --prior-fabric a100-ib-hdr --train-nodes 4 --test-nodes 4 \
+	--no-tune --policy greedy --calls 100
+if grep -q "skipped" "$tmp/out"; then bad "replay --prior none --prior-fabric: contexts still skipped"
+else ok "replay --prior none --prior-fabric: no context skipped"; fi
 expect "replay --harmed without --worst" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
 	"$bot" replay --data "$tmp/f1.csv" --harmed --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --harmed --worst 0" 2 "^nccl-bot: replay: --harmed .*--worst" -- \
