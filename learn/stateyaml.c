@@ -678,24 +678,43 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s, int *stage)
 	return 0;
 }
 
-/* Whether the text's last line (a final newline aside) is
- * "ncontexts: <digits>", schema 3's last key as written. */
+/* Whether the last line that holds anything but blanks or a comment is
+ * "ncontexts: <digits>", schema 3's last key: blanks, a CR and a
+ * comment after the number do not count, nor do blank or comment lines
+ * after it (YAML allows each, and such a file is whole). */
 static int ends_with_ncontexts(const uint8_t *in, size_t len)
 {
-	static const char key[] = "ncontexts: ";
-	size_t end = len, start, i;
+	static const char key[] = "ncontexts:";
+	size_t end = len, start, i, d;
 
-	if (end && in[end - 1] == '\n')
-		end--;
-	start = end;
-	while (start && in[start - 1] != '\n')
-		start--;
+	for (;;) {
+		if (!end)
+			return 0;
+		/* the line [start, end), without its newline */
+		start = end;
+		while (start && in[start - 1] != '\n')
+			start--;
+		/* a comment starts at a '#' first on the line or after a blank */
+		for (i = start; i < end; i++)
+			if (in[i] == '#' && (i == start || in[i - 1] == ' ' || in[i - 1] == '\t'))
+				break;
+		while (i > start && (in[i - 1] == ' ' || in[i - 1] == '\t' || in[i - 1] == '\r'))
+			i--;
+		if (i > start) {
+			end = i;
+			break;
+		}
+		end = start ? start - 1 : 0; /* a blank or comment line: the one before */
+	}
 	if (end - start <= sizeof(key) - 1 || memcmp(in + start, key, sizeof(key) - 1))
 		return 0;
-	for (i = start + sizeof(key) - 1; i < end; i++)
+	i = start + sizeof(key) - 1;
+	while (i < end && (in[i] == ' ' || in[i] == '\t'))
+		i++;
+	for (d = i; i < end; i++)
 		if (in[i] < '0' || in[i] > '9')
 			return 0;
-	return 1;
+	return d > start + sizeof(key) - 1 && d < end;
 }
 
 /* Read from r into out; the state is then checked by the snapshot reader. */

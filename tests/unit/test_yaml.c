@@ -630,6 +630,34 @@ START_TEST(state_import_rules)
 		/* cut inside the arms: refused as out of order, and said to be cut */
 		buf[strlen(buf) - strlen("28]]}\nncontexts: 1\n")] = 0;
 		state_refused(buf, "(the file does not end with its ncontexts line: cut short?)");
+		/* a whole file may end its ncontexts line with blanks, a CR or a
+		 * comment, and be followed by blank and comment lines: then an
+		 * unrelated error is not said to be a cut */
+		static const char *const tails[] = {
+			"ncontexts: 1\r\n", "ncontexts: 1  \t\n", "ncontexts: 1 # one\n",
+			"ncontexts: 1\n\n# end\n  \n", "ncontexts:  1",
+		};
+		for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+			snprintf(buf, sizeof(buf), "nccl-bot-state: 3\n%s%s",
+				 good_state + strlen("nccl-bot-state: 1\n"), tails[t]);
+			ck_assert_msg(bot_stateyaml_import("s3.yaml", buf, strlen(buf), &s, err,
+							   sizeof(err)) == 0, "tail %zu: %s", t, err);
+			bot_state_free(&s);
+			/* the same file with a bad value on its line 3 */
+			char *r = strstr(buf, "rounds: 2");
+			ck_assert_ptr_nonnull(r);
+			r[strlen("rounds: ")] = 'x';
+			ck_assert(bot_stateyaml_import("s3.yaml", buf, strlen(buf), &s, err,
+						       sizeof(err)) < 0);
+			ck_assert_msg(strstr(err, "rounds") && !strstr(err, "cut short"),
+				      "tail %zu: %s", t, err);
+		}
+		/* a cut file followed by a comment line is still said to be cut */
+		snprintf(buf, sizeof(buf), "nccl-bot-state: 3\n%s# ncontexts: 1\n",
+			 good_state + strlen("nccl-bot-state: 1\n"));
+		buf[strlen(buf) - strlen("28]]}\n# ncontexts: 1\n")] = 0;
+		strcat(buf, "\n# ncontexts: 1\n");
+		state_refused(buf, "(the file does not end with its ncontexts line: cut short?)");
 	}
 	/* summaries: schema 2's, wherever the schema key stands */
 	state_edit(11, "    summaries: 65536\n", "s.yaml:11:5: unknown key 'summaries' in a "
