@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,32 @@ static const struct snapinfo *find(const struct snapinfo *v, size_t n, uint64_t 
 struct snap_scan {
 	const char *fabric;
 	unsigned foreign;	/* names that are neither state nor its leftovers */
-	char said[SCAN_SAID][1100];	/* the first of them, escaped */
+	char said[SCAN_SAID][NAME_MAX + 1];	/* the smallest of them (strcmp), so
+						 * every host says the same ones */
 };
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Keep n among the SCAN_SAID smallest foreign names seen so far. */
+static void said_keep(struct snap_scan *scan, const char *n)
+{
+	unsigned have = scan->foreign < SCAN_SAID ? scan->foreign : SCAN_SAID, big = 0;
+
+	if (strlen(n) > NAME_MAX)
+		return; /* a readdir name never is */
+	if (have < SCAN_SAID) {
+		strcpy(scan->said[have], n);
+		return;
+	}
+	for (unsigned i = 1; i < SCAN_SAID; i++)
+		if (strcmp(scan->said[i], scan->said[big]) > 0)
+			big = i;
+	if (strcmp(n, scan->said[big]) < 0)
+		strcpy(scan->said[big], n);
+}
 
 /* A fabric directory's snapshots: what else is there is said and passed
  * over (arg: a struct snap_scan). */
@@ -91,8 +116,7 @@ static int keep_snap(const struct dirent *e, void *arg)
 	if (!bot_state_snap_name_ok(n)) {
 		/* said after the scan, and only of a fabric's directory: in
 		 * another directory they are one problem, not a line each */
-		if (scan->foreign < SCAN_SAID)
-			bot_log_esc(scan->said[scan->foreign], sizeof(scan->said[0]), n);
+		said_keep(scan, n);
 		scan->foreign++;
 		return 0;
 	}
@@ -219,15 +243,15 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 	close(ldir);
 }
 
-/* Whether fdir's `current` holds a snapshot name that is there (its
- * snapshot could not be loaded: the per-snapshot checks say why), the name
- * into cur. */
+/* Whether fdir's `current` holds a snapshot name that is there, as any
+ * kind of entry (its snapshot could not be loaded: the per-snapshot checks
+ * list the name and say why), the name into cur. */
 static int current_names_listed(int fd, const char *fdir, char cur[BOT_STATE_NAME_MAX])
 {
 	char why[BOT_STATE_ERR_MAX];
 	struct stat st;
 	int ok = bot_store_read_current(fd, fdir, cur, why, sizeof(why)) == 0 &&
-		 fstatat(fd, cur, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		 fstatat(fd, cur, &st, AT_SYMLINK_NOFOLLOW) == 0;
 
 	if (!ok)
 		cur[0] = 0;
@@ -240,7 +264,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 			  int *found)
 {
 	char fdir[BOT_FABRIC_PATH_MAX], err[BOT_STATE_ERR_MAX], cur[BOT_STATE_NAME_MAX] = "";
-	char path[BOT_FABRIC_PATH_MAX + 64];
+	char path[BOT_FABRIC_PATH_MAX + 64], esc[1100];
 	struct snapinfo *info = NULL;
 	char **names = NULL;
 	size_t nnames = 0, ninfo = 0;
@@ -289,8 +313,12 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 			"(does --state name the state directory?)", fdir);
 	if (rc != 1 || nnames) {
 		*found = 1;
-		for (unsigned i = 0; i < scan.foreign && i < SCAN_SAID; i++)
-			printf("%s: %s: not a snapshot name (ignored)\n", fabric, scan.said[i]);
+		unsigned nsaid = scan.foreign < SCAN_SAID ? scan.foreign : SCAN_SAID;
+
+		qsort(scan.said, nsaid, sizeof(scan.said[0]), cmp_name);
+		for (unsigned i = 0; i < nsaid; i++)
+			printf("%s: %s: not a snapshot name (ignored)\n", fabric,
+			       bot_log_esc(esc, sizeof(esc), scan.said[i]));
 		if (scan.foreign > SCAN_SAID)
 			printf("%s: %u more names that are not snapshot names (ignored)\n", fabric,
 			       scan.foreign - SCAN_SAID);
