@@ -348,6 +348,21 @@ harvest 3 n1 "$ob" && harvest 3 n2 "$ob" || bad "harvest of a good job"
 "$bot" ship --outbox "$ob" --state "$st" >/dev/null 2>&1 || bad "ship of a good job"
 expect "a good job still merges and publishes" 0 "merged 2 delta\\(s\\) of 1 job step\\(s\\), 0 duplicate\\(s\\), 0 quarantined.*published snap-" -- "$bot" compact --state "$st" --now $NOW $CONF
 [ "$(cat "$st/$F/current")" != "$good" ] && ok "a new snapshot" || bad "no new snapshot"
+# a compact whose stdout cannot be written exits 1, and what it merged is
+# published all the same (doc/formats.md section 14: exit 1 is not "nothing")
+if [ -w /dev/full ]; then
+	prev=$(cat "$st/$F/current")
+	harvest 4 n1 "$ob" && harvest 4 n2 "$ob" || bad "harvest of job 4"
+	"$bot" ship --outbox "$ob" --state "$st" >/dev/null 2>&1 || bad "ship of job 4"
+	timeout 20 "$bot" compact --state "$st" --now $NOW $CONF >/dev/full 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "^nccl-bot: standard output: No space left on device" "$tmp/err" &&
+		[ "$(cat "$st/$F/current")" != "$prev" ] && [ -z "$(ls "$in")" ] &&
+		ok "compact >/dev/full: exit 1, said, and job 4 published" ||
+		{ bad "compact >/dev/full: exit $rc"; sed 's/^/    /' "$tmp/err" | head -n 3; }
+else
+	skip "compact >/dev/full: no writable /dev/full"
+fi
 "$bot" state verify --state "$st" >"$tmp/verify" 2>&1 && ok "final state verify" || bad "final state verify"
 
 echo "$pass passed, $fail failed"
