@@ -678,43 +678,55 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s, int *stage)
 	return 0;
 }
 
-/* Whether the last line that holds anything but blanks or a comment is
- * "ncontexts: <digits>", schema 3's last key: blanks, a CR and a
- * comment after the number do not count, nor do blank or comment lines
- * after it (YAML allows each, and such a file is whole). */
+/* Whether the last line that holds anything but blanks, a comment or the
+ * document end marker "..." is "ncontexts: <digits>" (the digits may be
+ * quoted), schema 3's last key. Lines break at LF, CR or both, as YAML's
+ * do; blanks and a comment after the number do not count. Such a file is
+ * whole, so a parse error in it is not said to be a cut. */
 static int ends_with_ncontexts(const uint8_t *in, size_t len)
 {
 	static const char key[] = "ncontexts:";
 	size_t end = len, start, i, d;
+	uint8_t q;
 
 	for (;;) {
 		if (!end)
 			return 0;
-		/* the line [start, end), without its newline */
+		/* the line [start, end), without its line break */
 		start = end;
-		while (start && in[start - 1] != '\n')
+		while (start && in[start - 1] != '\n' && in[start - 1] != '\r')
 			start--;
 		/* a comment starts at a '#' first on the line or after a blank */
 		for (i = start; i < end; i++)
 			if (in[i] == '#' && (i == start || in[i - 1] == ' ' || in[i - 1] == '\t'))
 				break;
-		while (i > start && (in[i - 1] == ' ' || in[i - 1] == '\t' || in[i - 1] == '\r'))
+		while (i > start && (in[i - 1] == ' ' || in[i - 1] == '\t'))
 			i--;
-		if (i > start) {
+		if (i > start && !(i - start == 3 && !memcmp(in + start, "...", 3))) {
 			end = i;
 			break;
 		}
-		end = start ? start - 1 : 0; /* a blank or comment line: the one before */
+		end = start ? start - 1 : 0; /* nothing on it: the line before */
 	}
 	if (end - start <= sizeof(key) - 1 || memcmp(in + start, key, sizeof(key) - 1))
 		return 0;
 	i = start + sizeof(key) - 1;
+	d = i;
 	while (i < end && (in[i] == ' ' || in[i] == '\t'))
 		i++;
+	if (i == d)
+		return 0; /* "ncontexts:1" is not the key */
+	q = i < end && (in[i] == '"' || in[i] == '\'') ? in[i] : 0;
+	if (q) {
+		if (end - i < 3 || in[end - 1] != q)
+			return 0;
+		i++;
+		end--;
+	}
 	for (d = i; i < end; i++)
 		if (in[i] < '0' || in[i] > '9')
 			return 0;
-	return d > start + sizeof(key) - 1 && d < end;
+	return d < end;
 }
 
 /* Read from r into out; the state is then checked by the snapshot reader. */

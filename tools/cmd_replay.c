@@ -415,8 +415,8 @@ static int check_args(const struct replay_args *a)
 	}
 	if (a->ds.prior_fabric && !a->nfiles) {
 		fprintf(stderr, "nccl-bot: replay: --prior-fabric names the simulator fabric that "
-			"primes --data files of fabrics it does not know; without --data the built-in "
-			"fabrics prime themselves\n");
+			"stands in (AUTO's choice, the prior) for --data files of fabrics it does not "
+			"know; without --data the built-in fabrics are their own\n");
 		return 2;
 	}
 	if (a->eval.worst_excess && !a->eval.worst) {

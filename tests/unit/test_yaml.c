@@ -635,7 +635,9 @@ START_TEST(state_import_rules)
 		 * unrelated error is not said to be a cut */
 		static const char *const tails[] = {
 			"ncontexts: 1\r\n", "ncontexts: 1  \t\n", "ncontexts: 1 # one\n",
-			"ncontexts: 1\n\n# end\n  \n", "ncontexts:  1",
+			"ncontexts: 1\n\n# end\n  \n", "ncontexts:  1", "ncontexts: \"1\"\n",
+			"ncontexts: '1' # q\n", "ncontexts: 1\n...\n", "ncontexts: 1\r# x\r\n",
+			"ncontexts: 1\r\r",
 		};
 		for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
 			snprintf(buf, sizeof(buf), "nccl-bot-state: 3\n%s%s",
