@@ -1438,11 +1438,15 @@ int bot_report_dir_select(const char *dir, const struct bot_report_filter *f,
 		return -1;
 	}
 	if (n > BOT_REPORT_MAX_PARTS) {
-		bot_log_msg(log, BOT_LOG_ERROR, "%s: %zu parts, over %u", dir, n,
-			    BOT_REPORT_MAX_PARTS);
-		free_names(names, n);
-		close(fd);
-		return -1;
+		/* the first ones by name are read, the rest named and left out
+		 * (a directory of many jobs' parts is still reported) */
+		bot_log_msg(log, BOT_LOG_WARN, "%s: %zu parts, over %u: %s and the %zu after it "
+			    "(by name) not read", dir, n, BOT_REPORT_MAX_PARTS,
+			    names[BOT_REPORT_MAX_PARTS], n - BOT_REPORT_MAX_PARTS - 1);
+		set->refused += n - BOT_REPORT_MAX_PARTS;
+		for (size_t i = BOT_REPORT_MAX_PARTS; i < n; i++)
+			free(names[i]);
+		n = BOT_REPORT_MAX_PARTS;
 	}
 	set->v = calloc(n ? n : 1, sizeof(*set->v));
 	if (!set->v) {

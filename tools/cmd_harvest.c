@@ -60,7 +60,7 @@ static void harvest_usage(FILE *f)
 		"  --node N       node name, [A-Za-z0-9._-]{1,63} (default the hostname)\n"
 		"  --restart R    the job's restart count (default 0)\n"
 		"  --step S       step id 0..4294967280, or batch, extern, interactive (default 0)\n"
-		"  --nodes N      the step's nodes, >= 1 (default 1): records of communicators\n"
+		"  --nodes N      the step's nodes, 1..65536 (default 1): records of communicators\n"
 		"                 spanning more nodes are refused\n"
 		"  --config FILE  the site configuration (default $NCCL_BOT_CONFIG, else\n"
 		"                 /etc/nccl-bot/site.yaml when it exists; read only for outbox_dir)\n"
@@ -280,10 +280,11 @@ int bot_cmd_harvest(int argc, char **argv)
 							 "interactive", rc, 0);
 			break;
 		case 'N':
-			if ((rc = parse_u32(optarg, 1, UINT32_MAX, &id->step_nodes)))
+			/* a report part's bound (section 17), and far past a
+			 * Slurm step's nodes */
+			if ((rc = parse_u32(optarg, 1, 65536, &id->step_nodes)))
 				return bot_cmd_bad_value("harvest", "--nodes", optarg,
-							 BOT_SET_NUMBER, "from 1 to 4294967295", rc,
-							 0);
+							 BOT_SET_NUMBER, "from 1 to 65536", rc, 0);
 			break;
 		case 'C':
 			config = optarg;
@@ -345,11 +346,21 @@ int bot_cmd_harvest(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (report_dir && (id->step == BOT_DELTA_STEP_EXTERN ||
+			   id->step == BOT_DELTA_STEP_INTERACTIVE)) {
+		/* they run no NCCL under Slurm (no spool directory), and a part's
+		 * step is a number or batch (doc/formats.md section 17) */
+		fprintf(stderr, "nccl-bot: harvest: --report-dir: the %s step has no report part "
+			"(a part's step is a number or batch)\n",
+			id->step == BOT_DELTA_STEP_EXTERN ? "extern" : "interactive");
+		return 2;
+	}
 	if (report_dir) {
 		memset(&rep, 0, sizeof(rep));
 		bot_report_part_init(&rep.id);
 		rep.dir = report_dir;
-		bot_report_token(rep.id.job, sizeof(rep.id.job), id->job[0] ? id->job : "local");
+		/* a heterogeneous component's J+K as the part's job (section 17) */
+		bot_report_job_token(rep.id.job, sizeof(rep.id.job), id->job[0] ? id->job : "local");
 		if (id->step == BOT_DELTA_STEP_BATCH)
 			strcpy(rep.id.step, "batch");
 		else

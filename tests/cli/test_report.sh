@@ -199,6 +199,39 @@ expect "a state that cannot be read: said, the cost model, exit 0" 0 \
 expect "--state without a directory (exit 2)" 2 "--state wants a directory" -- \
 	"$bot" report --state "" "$tmp/est"
 
+# a heterogeneous job's component: its part is the leader's J+K (it was
+# J_K, the array task's form, until 2026-12-04), so `report J` finds it
+expect "harvest --job 900+1: the part is 900+1's" 0 "report part $tmp/het/nccl-bot-900/900\+1\.0\.n1\.part" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 900+1 --node n1 --nodes 2 \
+	--report-dir "$tmp/het/nccl-bot-900" "$tmp/sp/nb-a-1.spool"
+expect "  ... report 900 finds it, a component's step" 0 "^step 900\+1\.0: 1 part" -- \
+	sh -c "cd '$tmp/het' && '$bot' report --plugstack /dev/null 900"
+# the part's bounds at the harvest: --nodes (step_nodes 1..65536) and the
+# extern and interactive steps (a part's step is a number or batch); each
+# wrote a part the reader refused until 2026-12-04
+expect "harvest --nodes 65537: refused" 2 "^nccl-bot: harvest: --nodes '65537': .*from 1 to 65536" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 95 --node n1 --nodes 65537 "$tmp/sp/nb-a-1.spool"
+for st in extern interactive; do
+	expect "harvest --step $st --report-dir: refused" 2 "^nccl-bot: harvest: --report-dir: the $st step has no report part" -- \
+		"$bot" harvest --outbox "$tmp/ob" --fabric f --job 95 --node n1 --step $st --report-dir "$tmp/x$st" \
+		"$tmp/sp/nb-a-1.spool"
+done
+[ ! -e "$tmp/xextern" ] && ok "  ... nothing written" || bad "  ... nothing written"
+# a directory of more than 4096 parts: the first 4096 by name read, the rest
+# named and left out (the whole report was refused until 2026-12-04)
+mkdir -m 700 "$tmp/many"
+i=1
+while [ $i -le 4097 ]; do
+	printf 'nccl-bot-report-part 2\njob 7\nstep 0\nnode n%s\nend 0\n' $i >"$tmp/many/7.0.n$i.part"
+	i=$((i + 1))
+done
+chmod 600 "$tmp/many"/*.part
+expect "report of 4097 parts: the first 4096 by name, the last named" 0 \
+	"many: 4097 parts, over 4096: 7\.0\.n999\.part and the 0 after it \(by name\) not read" -- \
+	"$bot" report --plugstack /dev/null "$tmp/many"
+grep -q "^step 7\.0: 4096 part(s)" "$tmp/out" && ok "  ... the step's 4096 parts reported" ||
+	{ bad "  ... the step's 4096 parts reported"; sed 's/^/    /' "$tmp/out" | head -n 5; }
+
 # a report directory others can write is refused; as root, parts of users
 # other than the directory's owner are not read
 mkdir -m 700 "$tmp/g"
