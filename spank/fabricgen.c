@@ -193,26 +193,62 @@ struct line {
 	int n;
 };
 
-/* Split a line (comment cut) into KEY=VALUE words. 0, or -1 (why in err). */
+/* Split a line (comment cut) into KEY=VALUE words. A value may be in
+ * double quotes, as slurm.conf allows (Features="a,b"): the quotes are
+ * not part of it and blanks inside them are. A line of `Include FILE` is
+ * refused by name: its nodes would be missing from the map. 0, or -1
+ * (why in err). */
 static int split(char *s, struct line *l, char *err, size_t errlen)
 {
-	char *h = strchr(s, '#');
+	char *h = strchr(s, '#'), *p = s;
 
 	if (h)
 		*h = 0;
 	l->n = 0;
-	for (char *w = strtok(s, " \t\r"); w; w = strtok(NULL, " \t\r")) {
-		char *eq = strchr(w, '=');
+	for (;;) {
+		char *w, *eq;
 
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (!*p)
+			return 0;
+		w = p;
+		if (!l->n && !strncasecmp(w, "include", 7) && (w[7] == ' ' || w[7] == '\t'))
+			return bot_log_errf(err, errlen, "'Include' is not followed: give the file "
+					    "that holds the NodeName lines (or the files joined) as "
+					    "--slurm-conf");
+		while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		eq = p;
+		if (*eq != '=' || eq == w) {
+			while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+				p++;
+			*p = 0;
+			return bot_log_errf(err, errlen, "'%s': not KEY=VALUE", w);
+		}
 		if (l->n == MAX_WORDS)
 			return bot_log_errf(err, errlen, "over %d words", MAX_WORDS);
-		if (!eq || eq == w)
-			return bot_log_errf(err, errlen, "'%s': not KEY=VALUE", w);
 		*eq = 0;
 		l->key[l->n] = w;
-		l->val[l->n++] = eq + 1;
+		p = eq + 1;
+		if (*p == '"') {
+			char *close = strchr(p + 1, '"');
+
+			if (!close)
+				return bot_log_errf(err, errlen, "%s=: a quote without its end", w);
+			l->val[l->n++] = p + 1;
+			*close = 0;
+			p = close + 1;
+			if (*p && *p != ' ' && *p != '\t' && *p != '\r')
+				return bot_log_errf(err, errlen, "%s=: text after the closing quote", w);
+			continue;
+		}
+		l->val[l->n++] = p;
+		while (*p && *p != ' ' && *p != '\t' && *p != '\r')
+			p++;
+		if (*p)
+			*p++ = 0;
 	}
-	return 0;
 }
 
 static const char *word(const struct line *l, const char *key)
@@ -428,7 +464,8 @@ int bot_fabricgen_fabric(const struct bot_fabricgen *g, const struct bot_fabricg
 		snprintf(f, sizeof(f), "%s", g->sw[s].name);
 	} else {
 		snprintf(tmp, sizeof(tmp), "%s", n->features);
-		for (char *w = strtok(tmp, ","); w; w = strtok(NULL, ","))
+		/* commas, and blanks a quoted value may hold around them */
+		for (char *w = strtok(tmp, ", \t"); w; w = strtok(NULL, ", \t"))
 			list[nf++] = w;
 		if (!strcmp(rule, "features")) {
 			qsort(list, nf, sizeof(*list), feature_cmp);

@@ -93,6 +93,9 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 		struct bot_fabricmap_entry ent;
 		char extra[2];
 		int a, b;
+		/* a CR is no blank here: say so where it is what went wrong */
+		const char *cr = memchr(q, '\r', (size_t)(le - q)) ?
+			" (the line holds a CR: DOS line ends? convert the file with dos2unix)" : "";
 
 		line++;
 		p = nl ? nl + 1 : end;
@@ -118,12 +121,12 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 			}
 			bot_fabricmap_free(m);
 			return bot_log_errf(err, errlen, "%s:%zu: not a fabric name (want "
-					    "[a-z0-9][a-z0-9._-]{0,63})", name, line);
+					    "[a-z0-9][a-z0-9._-]{0,63})%s", name, line, cr);
 		}
 		if (field(&q, ce, extra, sizeof(extra), 0) != 0 || q != ce) {
 			bot_fabricmap_free(m);
-			return bot_log_errf(err, errlen, "%s:%zu: more than NODE FABRIC on the line",
-					    name, line);
+			return bot_log_errf(err, errlen, "%s:%zu: more than NODE FABRIC on the line%s",
+					    name, line, cr);
 		}
 		if (m->n == BOT_FABRICMAP_MAX_NODES) {
 			bot_fabricmap_free(m);
@@ -147,12 +150,12 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 bad_node:
 		bot_fabricmap_free(m);
 		return bot_log_errf(err, errlen, "%s:%zu: not a node name (want 1-64 of "
-				    "[A-Za-z0-9._-]) or partition:NAME (NAME 1-54 of them)", name,
-				    line);
+				    "[A-Za-z0-9._-]) or partition:NAME (NAME 1-54 of them)%s", name,
+				    line, cr);
 bad_byte:
 		bot_fabricmap_free(m);
-		return bot_log_errf(err, errlen, "%s:%zu: a byte that has no place in the map",
-				    name, line);
+		return bot_log_errf(err, errlen, "%s:%zu: a byte that has no place in the map%s",
+				    name, line, cr);
 	}
 	if (m->n)
 		qsort(m->e, m->n, sizeof(*m->e), by_node_line);

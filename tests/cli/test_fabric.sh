@@ -84,6 +84,25 @@ expect "a missing slurm.conf: exit 1, naming it" 1 "missing.conf" -- \
 ln -s "$tmp/slurm.conf" "$tmp/link.conf"
 expect "slurm.conf through a link: refused" 1 "link.conf" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/link.conf"
+# values in double quotes, as slurm.conf allows (the quotes were kept, so
+# the nodes had no fabric_ feature, exit 0, until 2026-12-04); an Include
+# line is refused by name (its nodes would be missing)
+mkdir "$tmp/q"
+printf 'NodeName=q[1-2] Features="fabric_qa,gpu" CPUs=4\nNodeName=q3 Features="big, fabric_qb"\n' >"$tmp/q/slurm.conf"
+: >"$tmp/q/topology.conf"
+expect "generate: quoted Features= values" 0 "^q3 qb$" -- "$bot" fabric generate --slurm-conf "$tmp/q/slurm.conf"
+grep -q "^q1 qa$" "$tmp/out" && grep -q "^q2 qa$" "$tmp/out" && grep -q "3 node(s) mapped, 0 without" "$tmp/out" &&
+	ok "  ... every node mapped" || { bad "  ... every node mapped"; sed 's/^/    /' "$tmp/out"; }
+printf 'NodeName=q1 Features="fabric_qa\n' >"$tmp/q/open.conf"
+expect "generate: a quote without its end" 1 "open.conf:1: Features=: a quote without its end" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/q/open.conf" --topology "$tmp/q/topology.conf"
+printf 'ClusterName=c\ninclude nodes.conf\n' >"$tmp/q/inc.conf"
+expect "generate: Include is refused by name" 1 "inc.conf:2: 'Include' is not followed: give the file that holds the NodeName lines" -- \
+	"$bot" fabric generate --slurm-conf "$tmp/q/inc.conf" --topology "$tmp/q/topology.conf"
+# a map with DOS line ends: the CR is named (it was "not a fabric name")
+printf 'n1 a\r\nn2 a\r\n' >"$tmp/crlf.map"
+expect "a map with CRLF line ends: the CR named" 1 "crlf.map:1: not a fabric name .*(the line holds a CR: DOS line ends?" -- \
+	"$bot" fabric --map "$tmp/crlf.map" n1
 
 # ---- the map in the site configuration (formats.md section 15, version 2) ----
 expect "generate --yaml -o: a site configuration" 0 "4 node(s) mapped, 1 without a fabric" -- \
