@@ -489,8 +489,20 @@ int bot_state_quarantine(const struct bot_state_opts *o)
 		return 2;
 	}
 	qfd = open_sub(o->dir, "quarantine", qpath, sizeof(qpath), !need);
-	if (qfd < 0 && !need && errno == ENOENT)
+	if (qfd < 0 && !need && errno == ENOENT) {
+		struct stat st;
+
+		/* no quarantine/ yet is nothing refused, in a state directory
+		 * that is there: a mistyped --state is not */
+		int r = stat(o->dir, &st);
+
+		if (r < 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "nccl-bot: state quarantine: --state %s: %s\n", o->dir,
+				r < 0 ? strerror(errno) : "not a directory");
+			return 1;
+		}
 		return q_list_empty(qpath);
+	}
 	if (qfd < 0)
 		return 1;
 	if (!strcmp(act, "list"))

@@ -80,6 +80,10 @@ grep -q '^# TYPE nccl_bot_compact_last_run_deltas gauge$' "$tmp/metrics/nccl-bot
 printf 'not a delta' >"$st/inbox/c.1.0.0.n0.nbd"
 expect "compact quarantines a second copy" 0 "1 quarantined" -- "$bot" compact --state "$st"
 [ -f "$st/quarantine/c.1.0.0.n0.nbd.1" ] && ok "second copy is .nbd.1" || bad "second copy is .nbd.1"
+# a state directory that is not there is an error, not "nothing refused"
+# (exit 0 with deltas: [] until 2026-12-04)
+expect "quarantine list of a missing state directory" 1 "state quarantine: --state $tmp/nostate: No such file" -- \
+	"$bot" state quarantine --state "$tmp/nostate" list
 expect "quarantine list shows the copy" 0 "name: c.1.0.0.n0.nbd.1," -- "$bot" state quarantine --state "$st" list
 expect "quarantine show the copy" 0 "reason: .*truncated" -- "$bot" state quarantine --state "$st" show c.1.0.0.n0.nbd.1
 expect "quarantine release the copy" 0 "released" -- "$bot" state quarantine --state "$st" release c.1.0.0.n0.nbd.1
