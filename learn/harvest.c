@@ -778,8 +778,17 @@ static int write_delta(const char *outbox, const char *name, const uint8_t *buf,
 	int dfd, rc;
 
 	dfd = open(outbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
+	if (dfd < 0) {
+		struct stat lst;
+
+		/* the last component is never followed (the delta is written
+		 * as root on the SPANK path): say so where that is the cause */
+		if ((errno == ELOOP || errno == ENOTDIR) && lstat(outbox, &lst) == 0 &&
+		    S_ISLNK(lst.st_mode))
+			return bot_log_errf(err, errlen, "%s: the outbox: a symbolic link (not "
+					    "followed: give the directory it names)", outbox);
 		return bot_log_errf(err, errlen, "%s: the outbox: %s", outbox, strerror(errno));
+	}
 	complete_stranded(dfd, outbox, log);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(dfd);

@@ -26,6 +26,10 @@ cp "$spool/bad-crc" "$tmp/bad/nb-b-1.spool"
 expect "harvest --help" 0 "--outbox DIR" -- "$bot" harvest --help
 expect "harvest in the command list" 0 "harvest" -- "$bot" --help
 expect "harvest needs an outbox" 2 "needs --outbox.*; missing: --outbox" -- "$bot" harvest --fabric f "$tmp/sp"
+# an outbox that is a link is refused as one (it said "Not a directory")
+mkdir -p "$tmp/realob" && ln -s "$tmp/realob" "$tmp/linkob"
+expect "harvest: an outbox that is a symbolic link, named as one" 1 "linkob: the outbox: a symbolic link \(not followed" -- \
+	"$bot" harvest --outbox "$tmp/linkob" --fabric f --job 1 --node n1 --nodes 2 "$tmp/sp"
 expect "harvest needs spool paths" 2 "needs --outbox.*; missing: the spool paths$" -- "$bot" harvest --outbox "$tmp/ob" --fabric f
 expect "harvest needs a fabric, and says which is missing" 2 "; missing: --fabric$" -- "$bot" harvest --outbox "$tmp/ob" "$tmp/sp"
 expect "harvest: several missing, separated" 2 "; missing: --outbox \(or outbox_dir in the site configuration\), --fabric and the spool paths$" -- \
