@@ -495,6 +495,21 @@ int bot_cmd_state(int argc, char **argv)
 	}
 	o.nargs = argc - 1 - optind;
 	o.args = argv + 1 + optind;
+	{
+		/* an option of another action, named with its action */
+		const char *opt = o.partial && strcmp(verb, "add") ? "--partial is add's" :
+				  o.out && strcmp(verb, "export") ? "-o is export's" :
+				  o.as && strcmp(verb, "import") ? "--as is import's" :
+				  svg && strcmp(verb, "show") ? "--svg is show's" :
+				  o.to && strcmp(verb, "rollback") ? "--to is rollback's" :
+				  o.steps && strcmp(verb, "rollback") ? "--steps is rollback's" : NULL;
+
+		if (opt) {
+			fprintf(stderr, "nccl-bot: state %s: %s option (see `nccl-bot state "
+				"--help`)\n", verb, opt);
+			return 2;
+		}
+	}
 	if (o.as && !o.fabric)
 		o.fabric = o.as;
 	if (o.as && strcmp(o.as, o.fabric)) {
@@ -505,12 +520,6 @@ int bot_cmd_state(int argc, char **argv)
 	if (o.fabric && !bot_state_fabric_ok(o.fabric)) {
 		fprintf(stderr, "nccl-bot: state: --fabric '%s': want [a-z0-9][a-z0-9._-]{0,63}\n",
 			o.fabric);
-		return 2;
-	}
-	if ((o.partial && strcmp(verb, "add")) || (o.out && strcmp(verb, "export")) ||
-	    (o.as && strcmp(verb, "import")) || (svg && strcmp(verb, "show")) || ((o.to || o.steps) && strcmp(verb, "rollback"))) {
-		fprintf(stderr, "nccl-bot: state %s: an option of another action (see "
-			"`nccl-bot state --help`)\n", verb);
 		return 2;
 	}
 	if (!strcmp(verb, "show")) {

@@ -20,8 +20,14 @@ for v in show export import verify rollback quarantine; do
 	grep -q "nccl-bot state $v" "$tmp/out" || bad "state --help lacks $v"
 done
 expect "state unknown action" 2 "unknown action 'frob'" -- "$bot" state frob
-expect "an option of another action" 2 "option of another action" -- \
+expect "an option of another action, named with its action" 2 "^nccl-bot: state show: --as is import's option" -- \
 	"$bot" state show --as x --state "$tmp" --fabric x
+# ... before --as is compared with --fabric (export --as was said to be
+# "state import: --as F2 and --fabric F1 differ" until 2026-12-04)
+expect "export --as: import's option" 2 "^nccl-bot: state export: --as is import's option" -- \
+	"$bot" state export --as x2 --state "$tmp" --fabric x
+expect "show --partial: add's option" 2 "^nccl-bot: state show: --partial is add's option" -- \
+	"$bot" state show --partial x.nbs
 
 # show: YAML, what was learned per context (formats.md section 16)
 expect "show FILE" 0 "^nccl-bot-state-show: 1" -- "$bot" state show "$snap"
