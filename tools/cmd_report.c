@@ -92,7 +92,7 @@ static int has_parts(const char *dir, const char *job)
 /* KEY=VALUE (key "report_dir=", "state_dir=") of the spank_nccl_bot line
  * in one plugstack file: an absolute VALUE. */
 static int plugstack_one(int dirfd, const char *name, const char *path, const char *key,
-			 char *out, size_t len)
+			 char *out, size_t len, char *why, size_t whylen)
 {
 	const struct bot_open_rule rule = { .what = "plugstack.conf", .max = PLUGSTACK_MAX };
 	char err[PATH_MAX + 256];
@@ -100,8 +100,11 @@ static int plugstack_one(int dirfd, const char *name, const char *path, const ch
 	size_t n = 0;
 	int found = 0;
 
-	if (bot_read_at(dirfd, name, path, &rule, &buf, &n, err, sizeof(err)) < 0)
+	if (bot_read_at(dirfd, name, path, &rule, &buf, &n, err, sizeof(err)) < 0) {
+		if (why)
+			snprintf(why, whylen, "%s", err);
 		return 0;
+	}
 	for (size_t i = 0; i < n && !found;) {
 		size_t e = i;
 		char line[8192];
@@ -136,8 +139,11 @@ static int conf_name(const struct dirent *e, void *arg)
 	return e->d_name[0] != '.' && n > 5 && !strcmp(e->d_name + n - 5, ".conf");
 }
 
-/* key's value in plugstack.conf, else in plugstack.conf.d beside it. */
-static int plugstack_value(const char *file, const char *key, char *out, size_t len)
+/* key's value in plugstack.conf, else in plugstack.conf.d beside it; why
+ * (when not NULL) says why plugstack.conf itself could not be read, else
+ * is left empty. */
+static int plugstack_value(const char *file, const char *key, char *out, size_t len, char *why,
+			   size_t whylen)
 {
 	char dir[PATH_MAX], sub[PATH_MAX + 32], path[2 * PATH_MAX];
 	const char *slash = strrchr(file, '/');
@@ -145,7 +151,11 @@ static int plugstack_value(const char *file, const char *key, char *out, size_t 
 	size_t n = 0;
 	int fd, found;
 
-	if (plugstack_one(AT_FDCWD, file, file, key, out, len))
+	if (why)
+		why[0] = 0;
+	if (!strcmp(file, "/dev/null"))
+		return 0;	/* the usual "no plugstack.conf" */
+	if (plugstack_one(AT_FDCWD, file, file, key, out, len, why, whylen))
 		return 1;
 	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file) : 1, slash ? file : ".");
 	snprintf(sub, sizeof(sub), "%s/plugstack.conf.d", dir);
@@ -156,7 +166,7 @@ static int plugstack_value(const char *file, const char *key, char *out, size_t 
 	if (bot_dir_names(fd, conf_name, NULL, &names, &n) == 0)
 		for (size_t i = 0; i < n && !found; i++) {
 			snprintf(path, sizeof(path), "%s/%s", sub, names[i]);
-			found = plugstack_one(fd, names[i], path, key, out, len);
+			found = plugstack_one(fd, names[i], path, key, out, len, NULL, 0);
 		}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
@@ -188,7 +198,7 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 	struct passwd *pw = getpwuid(getuid());
 	const char *user = pw ? pw->pw_name : "";
 	const char *env = getenv("NCCL_BOT_REPORT_DIR");
-	char tmpl[PATH_MAX], err[PATH_MAX + 256], conf[PATH_MAX];
+	char tmpl[PATH_MAX], err[PATH_MAX + 256], conf[PATH_MAX], why[PATH_MAX + 256];
 	char tried[3][PATH_MAX];
 	int nt = 0;
 
@@ -202,7 +212,7 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 		snprintf(tried[nt++], PATH_MAX, "%s", dir);
 	}
 	plugstack = plugstack_file(plugstack, conf, sizeof(conf));
-	if (plugstack_value(plugstack, "report_dir=", tmpl, sizeof(tmpl)) &&
+	if (plugstack_value(plugstack, "report_dir=", tmpl, sizeof(tmpl), why, sizeof(why)) &&
 	    bot_report_dir_expand(tmpl, job, user, dir, len, err, sizeof(err)) == 0) {
 		if (has_parts(dir, job))
 			return 0;
@@ -211,7 +221,10 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 	fprintf(stderr, "nccl-bot: report: no parts of job %s in", job);
 	for (int i = 0; i < nt; i++)
 		fprintf(stderr, "%s %s", i ? "," : "", tried[i]);
-	fprintf(stderr, " (nor report_dir= in %s)\n", plugstack);
+	if (why[0])	/* it names the file */
+		fprintf(stderr, " (and no report_dir=: %s)\n", why);
+	else
+		fprintf(stderr, " (nor report_dir= in %s)\n", plugstack);
 	return -1;
 }
 
@@ -243,7 +256,7 @@ static void state_dir_of(const char *opt, const char *plugstack, char *out, size
 	else if (env && *env)
 		snprintf(out, len, "%s", env);
 	else if (!plugstack_value(plugstack_file(plugstack, conf, sizeof(conf)), "state_dir=", out,
-				  len))
+				  len, NULL, 0))
 		out[0] = 0;
 }
 

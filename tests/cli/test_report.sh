@@ -83,6 +83,11 @@ expect "report JOBID through NCCL_BOT_REPORT_DIR (%j)" 0 "step 99\.0: 2 part" --
 echo "optional /x/spank_nccl_bot.so enable=opt-in report_dir=$tmp/rep/%j mode=on" >"$tmp/plugstack.conf"
 expect "report JOBID through plugstack.conf's report_dir=" 0 "step 99\.0: 2 part" -- \
 	sh -c "cd / && '$bot' report --plugstack '$tmp/plugstack.conf' 99"
+# a plugstack.conf that cannot be read is named with why (it read as if it
+# had no report_dir= until 2026-12-04)
+expect "report JOBID: a --plugstack that is not there, said" 1 \
+	"no parts of job 99 in nccl-bot-99 \(and no report_dir=: $tmp/nope/plugstack.conf: No such file or directory\)" -- \
+	sh -c "cd / && '$bot' report --plugstack '$tmp/nope/plugstack.conf' 99"
 # SLURM_CONF=slurm.conf (relative, no directory): plugstack.conf beside it,
 # in the current directory (it used to fall back to /etc/slurm)
 mkdir -p "$tmp/etcrel"
