@@ -233,7 +233,7 @@ int bot_cmd_harvest(int argc, char **argv)
 	struct bot_siteconf sc;
 	const char *config = NULL, *report_dir = NULL;
 	struct cli_report rep;
-	int c, rc;
+	int c, rc, node_given;
 
 	memset(&req, 0, sizeof(req));
 	strcpy(id->cluster, "local");
@@ -329,8 +329,9 @@ int bot_cmd_harvest(int argc, char **argv)
 		fprintf(stderr, "\n");
 		return 2;
 	}
-	if (!id->node[0] && (gethostname(id->node, BOT_DELTA_STR) < 0 ||
-			     !memchr(id->node, 0, BOT_DELTA_STR))) {
+	node_given = id->node[0] != 0;
+	if (!node_given && (gethostname(id->node, BOT_DELTA_STR) < 0 ||
+			    !memchr(id->node, 0, BOT_DELTA_STR))) {
 		fprintf(stderr, "nccl-bot: harvest: cannot tell the hostname: pass --node\n");
 		return 2;
 	}
@@ -341,8 +342,21 @@ int bot_cmd_harvest(int argc, char **argv)
 		if (!probe.job[0])
 			strcpy(probe.job, "j");
 		if (bot_delta_hdr_check(&probe, err, sizeof(err)) < 0) {
-			fprintf(stderr, "nccl-bot: harvest: %s%s\n", err,
-				strstr(err, "node") ? " (pass --node)" : "");
+			/* the option it came from (the node: or the hostname) */
+			static const char *const field[] = { "cluster", "job", "fabric", "node" };
+			const char *opt = NULL;
+
+			for (size_t i = 0; i < sizeof(field) / sizeof(field[0]); i++)
+				if (!strncmp(err, field[i], strlen(field[i])) &&
+				    err[strlen(field[i])] == ' ')
+					opt = field[i];
+			if (opt && !strcmp(opt, "node") && !node_given)
+				fprintf(stderr, "nccl-bot: harvest: the hostname: %s (pass --node)\n",
+					err);
+			else if (opt)
+				fprintf(stderr, "nccl-bot: harvest: --%s: %s\n", opt, err);
+			else
+				fprintf(stderr, "nccl-bot: harvest: %s\n", err);
 			return 2;
 		}
 	}

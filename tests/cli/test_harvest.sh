@@ -30,6 +30,14 @@ expect "harvest needs an outbox" 2 "needs --outbox.*; missing: --outbox" -- "$bo
 mkdir -p "$tmp/realob" && ln -s "$tmp/realob" "$tmp/linkob"
 expect "harvest: an outbox that is a symbolic link, named as one" 1 "linkob: the outbox: a symbolic link \(not followed" -- \
 	"$bot" harvest --outbox "$tmp/linkob" --fabric f --job 1 --node n1 --nodes 2 "$tmp/sp"
+# an identity that breaks its rule names its option (--node 'n 1' said
+# "pass --node", --job a.b no option, until 2026-12-04)
+expect "harvest --node 'n 1': the option named" 2 "^nccl-bot: harvest: --node: node 'n 1' is not " -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 1 --node 'n 1' "$tmp/sp"
+grep -q "pass --node" "$tmp/out" && bad "  ... no 'pass --node' when --node was passed" ||
+	ok "  ... no 'pass --node' when --node was passed"
+expect "harvest --job a.b: the option named" 2 "^nccl-bot: harvest: --job: job 'a\.b' is not " -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric f --job a.b --node n1 "$tmp/sp"
 expect "harvest needs spool paths" 2 "needs --outbox.*; missing: the spool paths$" -- "$bot" harvest --outbox "$tmp/ob" --fabric f
 expect "harvest needs a fabric, and says which is missing" 2 "; missing: --fabric$" -- "$bot" harvest --outbox "$tmp/ob" "$tmp/sp"
 expect "harvest: several missing, separated" 2 "; missing: --outbox \(or outbox_dir in the site configuration\), --fabric and the spool paths$" -- \
