@@ -163,7 +163,7 @@ static enum bot_merge_outcome judge_early(const struct bot_merge_req *req, struc
 	}
 	res->files = e->rep.files;
 	res->rejected = e->rep.files_rejected;
-	res->merged = e->nsrc;
+	res->merged = res->valid_new = e->nsrc;
 	if (!job_whole(req, res, log))
 		return BOT_MERGE_REFUSED;
 	return e->nsrc ? BOT_MERGE_PUBLISHED : BOT_MERGE_NOTHING_NEW;
@@ -281,7 +281,7 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 	}
 	early_free(&early);
 	res->files = rep.files;
-	res->merged = nsrc;
+	res->merged = res->valid_new = nsrc;
 	res->merged_before = rep.files_merged_before;
 	res->rejected = rep.files_rejected;
 	if (res->files == 0) {	/* emptied since they were listed */

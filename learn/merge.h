@@ -54,6 +54,9 @@ struct bot_merge_result {
 	enum bot_merge_outcome outcome;
 	size_t files;			/* spool files read */
 	size_t merged;			/* merged now */
+	size_t valid_new;		/* valid files not merged before (a second copy
+					 * of one in the batch not counted): what the
+					 * job, or a partial merge, would merge */
 	size_t merged_before;		/* skipped: already sources of the state */
 	size_t rejected;		/* failed validation: skipped, named on the log */
 	uint64_t collectives;		/* merged now, after the minimum over ranks */

@@ -113,14 +113,16 @@ static int state_add(const char *dir, const char *fabric, const char *const *pat
 	case BOT_MERGE_REFUSED:
 		/* what happened to the valid files (none merged) and the remedy,
 		 * only where there are valid new files to merge */
-		if (res.files > res.rejected + res.merged_before && res.rejected)
+		/* the valid new files a partial merge would take (a second
+		 * copy of one within the batch is not counted) */
+		if (res.valid_new && res.rejected)
 			fprintf(stderr, "nccl-bot: state add: %s: nothing merged: %zu file(s) "
 				"rejected; --partial merges the %zu valid new one(s)\n", fabric,
-				res.rejected, res.files - res.rejected - res.merged_before);
-		else if (res.files > res.rejected + res.merged_before)
+				res.rejected, res.valid_new);
+		else if (res.valid_new)
 			fprintf(stderr, "nccl-bot: state add: %s: nothing merged: %zu file(s) "
 				"merged before; --partial merges the %zu new one(s)\n", fabric,
-				res.merged_before, res.files - res.rejected - res.merged_before);
+				res.merged_before, res.valid_new);
 		return 1;
 	case BOT_MERGE_FAILED:
 		break;

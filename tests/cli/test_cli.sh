@@ -369,6 +369,13 @@ expect "state add, a good and a bad file" 1 \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/mixedjob"
 [ ! -e "$tmp/st/h100-ib-ndr/current" ] && ok "state add, a good and a bad file: nothing published" ||
 	bad "state add, a good and a bad file: published"
+# ... with a second copy (a hard link) of the good file: still 1 valid new
+# one, not 2 (the copy is skipped; it said 2 until 2026-12-04)
+ln "$tmp/mixedjob/nb-a-1.spool" "$tmp/mixedjob/nb-a-3.spool"
+expect "state add, a good file twice and a bad one: the copy not counted" 1 \
+	"h100-ib-ndr: nothing merged: 1 file\(s\) rejected; --partial merges the 1 valid new one\(s\)" -- \
+	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/mixedjob"
+rm "$tmp/mixedjob/nb-a-3.spool"
 mkdir "$tmp/emptyjob"
 expect "state add, no spool files" 1 "no spool files in .*/emptyjob" -- \
 	"$bot" state add --state "$tmp/st" --fabric h100-ib-ndr "$tmp/emptyjob"
