@@ -479,6 +479,7 @@ static int skip_file(struct read_ctx *x, const char *path, const struct bot_spoo
 	if (set_has(&x->g->seen, f->digest)) {
 		bot_log_msg(x->log, BOT_LOG_WARN, "skipping %s: the same bytes as another "
 			    "file of this batch", path);
+		x->rep->files_duplicate++;
 		return 1;
 	}
 	if (x->dedup && bot_state_has_source(x->dedup, f->digest)) {

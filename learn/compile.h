@@ -46,6 +46,7 @@ struct bot_compile_report {
 	 * v2 table; a dropped one gets the policy on the prior) */
 	size_t entries_auto, dropped_auto;
 	size_t files_merged_before;		/* skipped: already in the state (bot_compile_read) */
+	size_t files_duplicate;			/* skipped: the same bytes as another file read */
 	uint64_t jobs;				/* distinct table digests among the files */
 	uint64_t round;				/* the round planned */
 };

@@ -93,11 +93,12 @@ static void say_source(const struct bot_stepenv_req *req, const struct bot_stepe
 	const struct bot_compile_report *r = &env->compile;
 
 	if (req->source == BOT_STEPENV_SPOOL)
-		fprintf(stderr, "nccl-bot: env: %zu spool file(s) (%zu skipped), %llu samples "
+		fprintf(stderr, "nccl-bot: env: %zu spool file(s) (%zu rejected, %zu the same bytes "
+			"as another), %llu samples "
 			"(%llu labelled, not learned from), %llu collectives after the minimum over "
 			"ranks; %zu contexts, %zu table entries (%zu leave the call to AUTO; %zu "
 			"dropped by the size budget, %zu of those leaving it to AUTO); round %llu\n",
-			r->files, r->files_rejected, (unsigned long long)r->samples,
+			r->files, r->files_rejected, r->files_duplicate, (unsigned long long)r->samples,
 			(unsigned long long)r->samples_unclean, (unsigned long long)r->collectives,
 			r->contexts, r->entries, r->entries_auto, r->dropped, r->dropped_auto,
 			(unsigned long long)r->round);

@@ -487,6 +487,12 @@ expect "spool sweep DIR with a FIFO" 1 "nb-f-2.spool: a FIFO, not a spool file" 
 	timeout 30 "$bot" spool sweep "$tmp/odd"
 expect "env --spool DIR with a FIFO" 0 "nb-f-2.spool: a FIFO, not a spool file" -- \
 	timeout 30 "$bot" env --spool "$tmp/odd" --lib "$lib"
+expect "  ... counted as rejected" 0 "env: 2 spool file\(s\) \(1 rejected, 0 the same bytes as another\)" -- \
+	timeout 30 "$bot" env --spool "$tmp/odd" --lib "$lib"
+# the same directory twice: its files counted as the same bytes, not "0
+# skipped" (until 2026-12-04)
+expect "env --spool DIR --spool DIR: the copies counted" 0 "env: 4 spool file\(s\) \(2 rejected, 1 the same bytes as another\)" -- \
+	timeout 30 "$bot" env --spool "$tmp/odd" --spool "$tmp/odd" --lib "$lib"
 rm "$tmp/odd/nb-f-2.spool"
 mkdir "$tmp/odd/x.spool"
 expect "state add, a directory named x.spool" 1 "x.spool: a directory, not a spool file" -- \
