@@ -1013,6 +1013,15 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			why = "the context's decided calls do not add up to its calls";
 			goto bad;
 		}
+		/* its ctx line's decided arm is the one with the most calls
+		 * (formats.md 17; ties to the lower arm, '-' last) */
+		if ((!strcmp(l.f[0], "ctx") || !strcmp(l.f[0], "end")) && cur && cur->calls &&
+		    dec_top(cur, cur->decided) != cur->decided) {
+			lineno--;
+			why = "the context's decided arm (its ctx line) is not the decided arm with "
+			      "the most calls";
+			goto bad;
+		}
 		if (!strcmp(l.f[0], "ctx")) {
 			if (parse_ctx(out, &l, &why) < 0)
 				goto bad;

@@ -572,6 +572,32 @@ START_TEST(test_decided_per_comm)
 		ck_assert_msg(strstr(err, "add up"), "%s", err);
 		ck_assert_int_lt(bot_report_part_parse("t", v1, strlen(v1), &q, err, sizeof(err)), 0);
 	}
+	/* the ctx line's decided arm is the decided arm with the most calls (a
+	 * part that says otherwise was read, and its report said "ours
+	 * ring/simple" above "decided tree/simple: 600 calls", until 2026-12-04);
+	 * a tie goes to the lower arm */
+	{
+		const char *bad = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\n"
+				  "ctx allreduce 88 16 2 1000 ring/simple ring/simple\n"
+				  "decided tree/simple 600\ndecided ring/simple 400\nend 1\n";
+		const char *good = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\n"
+				   "ctx allreduce 88 16 2 1000 ring/simple tree/simple\n"
+				   "decided tree/simple 600\ndecided ring/simple 400\nend 1\n";
+		const char *tie = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\n"
+				  "ctx allreduce 88 16 2 1000 ring/simple tree/simple\n"
+				  "decided tree/simple 500\ndecided ring/simple 500\nend 1\n";
+
+		ck_assert_int_lt(bot_report_part_parse("t", bad, strlen(bad), &q, err, sizeof(err)),
+				 0);
+		ck_assert_msg(strstr(err, "not the decided arm with the most calls"), "%s", err);
+		ck_assert_msg(bot_report_part_parse("t", good, strlen(good), &q, err, sizeof(err)) == 0,
+			      "%s", err);
+		bot_report_part_free(&q);
+		/* tree is arm 0*3+2, ring/simple 1*3+2: the tie is tree's */
+		ck_assert_msg(bot_report_part_parse("t", tie, strlen(tie), &q, err, sizeof(err)) == 0,
+			      "%s", err);
+		bot_report_part_free(&q);
+	}
 }
 END_TEST
 
