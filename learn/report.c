@@ -958,7 +958,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 	static struct pline l;	/* 1 KiB + pointers: off the stack */
 	char whycopy[BOT_REPORT_WHY_MAX];
 	struct bot_report_ctx *cur = NULL;
-	const char *why = NULL;
+	const char *why = NULL, *key = NULL;	/* key: the failing line's first field */
 	unsigned seen = 0;
 	int lineno = 0, ended = 0, in_arms = 0, version = 0, first_dec = 0;
 	size_t pos = 0;
@@ -974,6 +974,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 		size_t n;
 
 		lineno++;
+		key = NULL;
 		if (!nl) {
 			why = "the last line has no newline (a cut file)";
 			goto bad;
@@ -1073,6 +1074,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			why = "a header line after the first 'ctx'";
 			goto bad;
 		}
+		key = l.f[0];	/* a header line's errors name its key */
 		if (!strcmp(l.f[0], "nccl") || !strcmp(l.f[0], "tuner") ||
 		    !strcmp(l.f[0], "profiler")) {
 			if (parse_ver(out, &l, &why) < 0)
@@ -1124,7 +1126,10 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 	}
 	return 0;
 bad:
-	snprintf(whycopy, sizeof(whycopy), "%s", why ? why : "invalid");
+	if (key)
+		snprintf(whycopy, sizeof(whycopy), "'%s': %s", key, why ? why : "invalid");
+	else
+		snprintf(whycopy, sizeof(whycopy), "%s", why ? why : "invalid");
 	bot_report_part_free(out);
 	bot_report_part_init(out);
 	return bot_errf(err, errlen, "%s:%d: %s", name, lineno, whycopy);

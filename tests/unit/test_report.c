@@ -593,6 +593,21 @@ START_TEST(test_decided_per_comm)
 		ck_assert_msg(bot_report_part_parse("t", good, strlen(good), &q, err, sizeof(err)) == 0,
 			      "%s", err);
 		bot_report_part_free(&q);
+		/* a header line's error names its key (until 2026-12-04 only
+		 * "a number out of range", "a key given twice") */
+		{
+			const char *range = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\n"
+					    "step_nodes 70000\nend 0\n";
+			const char *twice = "nccl-bot-report-part 2\njob 5\nstep 0\nnode a\n"
+					    "job 5\nend 0\n";
+
+			ck_assert_int_lt(bot_report_part_parse("t", range, strlen(range), &q, err,
+							       sizeof(err)), 0);
+			ck_assert_str_eq(err, "t:5: 'step_nodes': a number out of range");
+			ck_assert_int_lt(bot_report_part_parse("t", twice, strlen(twice), &q, err,
+							       sizeof(err)), 0);
+			ck_assert_str_eq(err, "t:5: 'job': a key given twice");
+		}
 		/* tree is arm 0*3+2, ring/simple 1*3+2: the tie is tree's */
 		ck_assert_msg(bot_report_part_parse("t", tie, strlen(tie), &q, err, sizeof(err)) == 0,
 			      "%s", err);
