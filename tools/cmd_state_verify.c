@@ -73,11 +73,18 @@ struct snap_scan {
 	unsigned foreign;	/* names that are neither state nor its leftovers */
 	char said[SCAN_SAID][NAME_MAX + 1];	/* the smallest of them (strcmp), so
 						 * every host says the same ones */
+	char **tmps;		/* temporaries left by a publish, said after the scan */
+	size_t ntmp, tmpcap;
 };
 
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(a, b);
+}
+
+static int cmp_ptr_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Keep n among the SCAN_SAID smallest foreign names seen so far. */
@@ -109,8 +116,21 @@ static int keep_snap(const struct dirent *e, void *arg)
 	if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "current") || !strcmp(n, ".lock"))
 		return 0;
 	if (n[0] == '.' && strlen(n) > 4 && !strcmp(n + strlen(n) - 4, ".tmp")) {
-		printf("%s: %s: a temporary file left by an interrupted publish (harmless)\n",
-		       fabric, bot_log_esc(esc, sizeof(esc), n));
+		/* said in name order after the scan; said now if memory fails */
+		if (scan->ntmp == scan->tmpcap) {
+			size_t cap = scan->tmpcap ? 2 * scan->tmpcap : 8;
+			char **v = realloc(scan->tmps, cap * sizeof(*v));
+
+			if (v) {
+				scan->tmps = v;
+				scan->tmpcap = cap;
+			}
+		}
+		if (scan->ntmp < scan->tmpcap && (scan->tmps[scan->ntmp] = strdup(n)))
+			scan->ntmp++;
+		else
+			printf("%s: %s: a temporary file left by an interrupted publish "
+			       "(harmless)\n", fabric, bot_log_esc(esc, sizeof(esc), n));
 		return 0;
 	}
 	if (!bot_state_snap_name_ok(n)) {
@@ -270,7 +290,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
 	struct snap_scan scan = { .fabric = fabric };
-	int fd, rc;
+	int fd, rc, rc2, e;
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
 	if (fd == -2) {
@@ -299,8 +319,18 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		verify_ledger(dir, fabric, s.ledger, problems);
 	if (rc >= 0)
 		bot_state_free(&s);
-	if (bot_dir_names(fd, keep_snap, &scan, &names, &nnames) < 0)
-		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(errno));
+	rc2 = bot_dir_names(fd, keep_snap, &scan, &names, &nnames);
+	e = errno;
+	if (scan.ntmp > 1)
+		qsort(scan.tmps, scan.ntmp, sizeof(*scan.tmps), cmp_ptr_name);
+	for (size_t i = 0; i < scan.ntmp; i++) {
+		printf("%s: %s: a temporary file left by an interrupted publish (harmless)\n",
+		       fabric, bot_log_esc(esc, sizeof(esc), scan.tmps[i]));
+		free(scan.tmps[i]);
+	}
+	free(scan.tmps);
+	if (rc2 < 0)
+		problem(problems, "%s: cannot list the directory: %s", fdir, strerror(e));
 	/* nothing of a state, only other files: a mistyped --state (a spool
 	 * or report directory) would otherwise verify clean */
 	else if (rc == 1 && !nnames && scan.foreign)

@@ -210,6 +210,13 @@ rm "$tmp/v/site.yaml" "$tmp/v/roce2"
 : >"$tmp/v/$F/.snap-0123456789abcdef.nbs.tmp"
 expect "verify: a leftover temporary file is no problem" 0 "interrupted publish" -- \
 	"$bot" state verify --state "$tmp/v"
+# several: said in name order (readdir's until 2026-12-04)
+for t in 3 1 2; do : >"$tmp/v/$F/.x$t.tmp"; done
+expect "verify: leftover temporaries" 0 "interrupted publish" -- "$bot" state verify --state "$tmp/v" --fabric $F
+[ "$(sed -n 's/^[^:]*: \(\.[^:]*\.tmp\): a temporary file .*/\1/p' "$tmp/out" | tr '\n' ' ')" = \
+	".snap-0123456789abcdef.nbs.tmp .x1.tmp .x2.tmp .x3.tmp " ] && ok "  ... in name order" ||
+	{ bad "  ... in name order"; sed 's/^/    /' "$tmp/out"; }
+rm -f "$tmp/v/$F/".x?.tmp
 old=$(ls "$tmp/v/$F" | grep '^snap-' | grep -v "$(cat "$tmp/v/$F/current")" | head -n 1)
 cp "$tmp/v/$F/$old" "$tmp/saved.nbs"
 printf 'x' >>"$tmp/v/$F/$old"
