@@ -960,7 +960,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 	struct bot_report_ctx *cur = NULL;
 	const char *why = NULL, *key = NULL;	/* key: the failing line's first field */
 	unsigned seen = 0;
-	int lineno = 0, ended = 0, in_arms = 0, version = 0, first_dec = 0;
+	int lineno = 0, ended = 0, in_arms = 0, version = 0, first_dec = 0, ctx_line = 0;
 	size_t pos = 0;
 
 	bot_report_part_init(out);
@@ -1008,9 +1008,10 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 			why = "a control character, an empty field or too many fields";
 			goto bad;
 		}
+		/* said at the context's ctx line */
 		if ((!strcmp(l.f[0], "ctx") || !strcmp(l.f[0], "end")) && cur &&
 		    !decided_sum_ok(cur)) {
-			lineno--;
+			lineno = ctx_line;
 			why = "the context's decided calls do not add up to its calls";
 			goto bad;
 		}
@@ -1018,12 +1019,13 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 		 * (formats.md 17; ties to the lower arm, '-' last) */
 		if ((!strcmp(l.f[0], "ctx") || !strcmp(l.f[0], "end")) && cur && cur->calls &&
 		    dec_top(cur, cur->decided) != cur->decided) {
-			lineno--;
+			lineno = ctx_line;
 			why = "the context's decided arm (its ctx line) is not the decided arm with "
 			      "the most calls";
 			goto bad;
 		}
 		if (!strcmp(l.f[0], "ctx")) {
+			ctx_line = lineno;
 			if (parse_ctx(out, &l, &why) < 0)
 				goto bad;
 			cur = &out->ctx[out->nctx - 1];
@@ -1103,6 +1105,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 		why = "empty";
 		goto bad;
 	}
+	key = NULL;	/* what is said from here is the file's, not a line's */
 	if (!ended) {
 		why = "no 'end' line (a cut file)";
 		goto bad;
@@ -1127,7 +1130,8 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 	return 0;
 bad:
 	if (key)
-		snprintf(whycopy, sizeof(whycopy), "'%s': %s", key, why ? why : "invalid");
+		snprintf(whycopy, sizeof(whycopy), "'%.40s%s': %s", key, strlen(key) > 40 ? "..." : "",
+			 why ? why : "invalid");
 	else
 		snprintf(whycopy, sizeof(whycopy), "%s", why ? why : "invalid");
 	bot_report_part_free(out);

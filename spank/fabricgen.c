@@ -193,11 +193,12 @@ struct line {
 	int n;
 };
 
-/* Split a line (comment cut) into KEY=VALUE words. A value may be in
- * double quotes, as slurm.conf allows (Features="a,b"): the quotes are
- * not part of it and blanks inside them are. A line of `Include FILE` is
- * refused by name: its nodes would be missing from the map. 0, or -1
- * (why in err). */
+/* Split a line (comment cut at its first '#', inside quotes too, as
+ * Slurm cuts it) into KEY=VALUE words. A value may be in double quotes,
+ * as slurm.conf allows (Features="a,b"): the quotes are not part of it
+ * and blanks inside them are; a quote without its end is part of the
+ * word, as Slurm reads it. A line of `Include FILE` is refused by name:
+ * its lines would be missing. 0, or -1 (why in err). */
 static int split(char *s, struct line *l, char *err, size_t errlen)
 {
 	char *h = strchr(s, '#'), *p = s;
@@ -214,9 +215,9 @@ static int split(char *s, struct line *l, char *err, size_t errlen)
 			return 0;
 		w = p;
 		if (!l->n && !strncasecmp(w, "include", 7) && (w[7] == ' ' || w[7] == '\t'))
-			return bot_log_errf(err, errlen, "'Include' is not followed: give the file "
-					    "that holds the NodeName lines (or the files joined) as "
-					    "--slurm-conf");
+			return bot_log_errf(err, errlen, "'Include' is not followed (its lines "
+					    "would be missing): name the file that holds them, or the "
+					    "files joined, instead");
 		while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != '\r')
 			p++;
 		eq = p;
@@ -231,11 +232,9 @@ static int split(char *s, struct line *l, char *err, size_t errlen)
 		*eq = 0;
 		l->key[l->n] = w;
 		p = eq + 1;
-		if (*p == '"') {
+		if (*p == '"' && strchr(p + 1, '"')) {
 			char *close = strchr(p + 1, '"');
 
-			if (!close)
-				return bot_log_errf(err, errlen, "%s=: a quote without its end", w);
 			l->val[l->n++] = p + 1;
 			*close = 0;
 			p = close + 1;

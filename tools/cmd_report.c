@@ -200,7 +200,7 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 	const char *env = getenv("NCCL_BOT_REPORT_DIR");
 	char tmpl[PATH_MAX], err[PATH_MAX + 256], conf[PATH_MAX], why[PATH_MAX + 256];
 	char tried[3][PATH_MAX];
-	int nt = 0;
+	int nt = 0, found;
 
 	snprintf(dir, len, "nccl-bot-%s", job);
 	if (has_parts(dir, job))
@@ -212,8 +212,10 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 		snprintf(tried[nt++], PATH_MAX, "%s", dir);
 	}
 	plugstack = plugstack_file(plugstack, conf, sizeof(conf));
-	if (plugstack_value(plugstack, "report_dir=", tmpl, sizeof(tmpl), why, sizeof(why)) &&
-	    bot_report_dir_expand(tmpl, job, user, dir, len, err, sizeof(err)) == 0) {
+	found = plugstack_value(plugstack, "report_dir=", tmpl, sizeof(tmpl), why, sizeof(why));
+	err[0] = 0;
+	if (found && bot_report_dir_expand(tmpl, job, user, dir, len, err, sizeof(err)) == 0) {
+		err[0] = 0;
 		if (has_parts(dir, job))
 			return 0;
 		snprintf(tried[nt++], PATH_MAX, "%s", dir);
@@ -221,7 +223,11 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 	fprintf(stderr, "nccl-bot: report: no parts of job %s in", job);
 	for (int i = 0; i < nt; i++)
 		fprintf(stderr, "%s %s", i ? "," : "", tried[i]);
-	if (why[0])	/* it names the file */
+	if (found && err[0])	/* report_dir= could not be expanded */
+		fprintf(stderr, " (%s's report_dir=: %s)\n", plugstack, err);
+	else if (found)		/* its directory was tried */
+		fprintf(stderr, "\n");
+	else if (why[0])	/* it names the file */
 		fprintf(stderr, " (and no report_dir=: %s)\n", why);
 	else
 		fprintf(stderr, " (nor report_dir= in %s)\n", plugstack);

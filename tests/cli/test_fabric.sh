@@ -93,11 +93,13 @@ printf 'NodeName=q[1-2] Features="fabric_qa,gpu" CPUs=4\nNodeName=q3 Features="b
 expect "generate: quoted Features= values" 0 "^q3 qb$" -- "$bot" fabric generate --slurm-conf "$tmp/q/slurm.conf"
 grep -q "^q1 qa$" "$tmp/out" && grep -q "^q2 qa$" "$tmp/out" && grep -q "3 node(s) mapped, 0 without" "$tmp/out" &&
 	ok "  ... every node mapped" || { bad "  ... every node mapped"; sed 's/^/    /' "$tmp/out"; }
-printf 'NodeName=q1 Features="fabric_qa\n' >"$tmp/q/open.conf"
-expect "generate: a quote without its end" 1 "open.conf:1: Features=: a quote without its end" -- \
+# a '#' is a comment even inside quotes (as Slurm cuts it), and a quote
+# left without its end is part of the word, as Slurm reads it
+printf 'NodeName=q1 Features=fabric_qa Comment="GPU#3 spare"\n' >"$tmp/q/open.conf"
+expect "generate: a comment inside quotes, the quote left open" 0 "^q1 qa$" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/q/open.conf" --topology "$tmp/q/topology.conf"
 printf 'ClusterName=c\ninclude nodes.conf\n' >"$tmp/q/inc.conf"
-expect "generate: Include is refused by name" 1 "inc.conf:2: 'Include' is not followed: give the file that holds the NodeName lines" -- \
+expect "generate: Include is refused by name" 1 "inc.conf:2: 'Include' is not followed (its lines would be missing)" -- \
 	"$bot" fabric generate --slurm-conf "$tmp/q/inc.conf" --topology "$tmp/q/topology.conf"
 # a map with DOS line ends: the CR is named (it was "not a fabric name")
 printf 'n1 a\r\nn2 a\r\n' >"$tmp/crlf.map"

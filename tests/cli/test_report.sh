@@ -83,6 +83,10 @@ expect "report JOBID through NCCL_BOT_REPORT_DIR (%j)" 0 "step 99\.0: 2 part" --
 echo "optional /x/spank_nccl_bot.so enable=opt-in report_dir=$tmp/rep/%j mode=on" >"$tmp/plugstack.conf"
 expect "report JOBID through plugstack.conf's report_dir=" 0 "step 99\.0: 2 part" -- \
 	sh -c "cd / && '$bot' report --plugstack '$tmp/plugstack.conf' 99"
+# report_dir= found and tried: its directory listed, no "nor report_dir="
+expect "report JOBID: report_dir='s directory tried, listed" 1 \
+	"^nccl-bot: report: no parts of job 55 in nccl-bot-55, $tmp/rep/55$" -- \
+	sh -c "cd / && '$bot' report --plugstack '$tmp/plugstack.conf' 55"
 # a plugstack.conf that cannot be read is named with why (it read as if it
 # had no report_dir= until 2026-12-04)
 expect "report JOBID: a --plugstack that is not there, said" 1 \

@@ -589,7 +589,8 @@ START_TEST(test_decided_per_comm)
 
 		ck_assert_int_lt(bot_report_part_parse("t", bad, strlen(bad), &q, err, sizeof(err)),
 				 0);
-		ck_assert_msg(strstr(err, "not the decided arm with the most calls"), "%s", err);
+		ck_assert_msg(strstr(err, "t:5: the context's decided arm (its ctx line) is not the "
+				      "decided arm with the most calls"), "%s", err);
 		ck_assert_msg(bot_report_part_parse("t", good, strlen(good), &q, err, sizeof(err)) == 0,
 			      "%s", err);
 		bot_report_part_free(&q);
@@ -607,6 +608,21 @@ START_TEST(test_decided_per_comm)
 			ck_assert_int_lt(bot_report_part_parse("t", twice, strlen(twice), &q, err,
 							       sizeof(err)), 0);
 			ck_assert_str_eq(err, "t:5: 'job': a key given twice");
+			/* a cut after the header is the file's trouble, not its last key's */
+			ck_assert_int_lt(bot_report_part_parse("t", range, strlen("nccl-bot-report-part "
+							       "2\njob 5\nstep 0\nnode a\n"), &q, err,
+							       sizeof(err)), 0);
+			ck_assert_str_eq(err, "t:4: no 'end' line (a cut file)");
+		}
+		/* a long unknown key is cut, the reason kept */
+		{
+			char longkey[1100];
+
+			snprintf(longkey, sizeof(longkey), "nccl-bot-report-part 2\njob 5\nstep 0\n"
+				 "node a\n%01000d 1\nend 0\n", 0);
+			ck_assert_int_lt(bot_report_part_parse("t", longkey, strlen(longkey), &q, err,
+							       sizeof(err)), 0);
+			ck_assert_msg(strstr(err, "...': unknown key"), "%s", err);
 		}
 		/* tree is arm 0*3+2, ring/simple 1*3+2: the tie is tree's */
 		ck_assert_msg(bot_report_part_parse("t", tie, strlen(tie), &q, err, sizeof(err)) == 0,
