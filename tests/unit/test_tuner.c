@@ -808,6 +808,41 @@ START_TEST(test_unknown_version_fails_init)
 }
 END_TEST
 
+/* A policy id this build does not know (a newer build's table): with
+ * correction rows, whose use depends on the policy, init fails as for an
+ * unknown format; without them the table's plans are all there is, and the
+ * label is auto, said in a WARN (silent, and the rows dropped, until
+ * 2026-12-04). */
+START_TEST(test_unknown_policy)
+{
+	float t[NALGO][NPROTO];
+	void *ctx = NULL;
+
+	table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+	tbl.policy = BOT_NPOLICY;
+	set_table();
+	ctx = open5(COMM, 16, 2);
+	ck_assert_int_eq(nwarn, 1);
+	ck_assert_ptr_nonnull(strstr(alllog, "policy id 16 is not known to this build"));
+	ck_assert_ptr_nonnull(strstr(alllog, "labelled auto"));
+	ck_assert_int_eq(call5(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, t), 8);
+	/* the plan still forced */
+	ck_assert(((float *)t)[ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE)] == 0.0f);
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+	table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+	tbl.policy = BOT_NPOLICY;
+	tbl.corr[tbl.ncorr++] = (struct bot_table_corr){ BOT_COLL_ALLGATHER,
+		ARM(BOT_ALGO_RING, BOT_PROTO_LL), 20, 20000 };
+	set_table();
+	nwarn = 0;
+	ctx = NULL;
+	ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 3);
+	ck_assert_int_eq(nwarn, 1);
+	ck_assert_ptr_nonnull(strstr(lastlog, "policy id 16 is not known to this build"));
+	ck_assert_ptr_nonnull(strstr(lastlog, "failing communicator init"));
+}
+END_TEST
+
 START_TEST(test_shape_not_in_table)
 {
 	float t[NALGO][NPROTO], ref[NALGO][NPROTO];
@@ -2015,6 +2050,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_nccl_algo_env);
 	tcase_add_test(tc, test_bad_digest_prior);
 	tcase_add_test(tc, test_unknown_version_fails_init);
+	tcase_add_test(tc, test_unknown_policy);
 	tcase_add_test(tc, test_shape_not_in_table);
 	tcase_add_test(tc, test_probes);
 	tcase_add_test(tc, test_v2_pass_through);
