@@ -404,6 +404,7 @@ static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 		    "nccl-bot: NCCL_BOT_TABLE rejected: %s; leaving NCCL's choice (the prior) "
 		    "for this communicator", bot_table_strerror(err));
+		c->table_rejected = 1;
 	}
 	unlock_table();
 	return ret;
@@ -1006,7 +1007,8 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 	    abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
 	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
-	    c->from_table ? "the table" : "the environment", (unsigned long long)c->seed,
+	    c->from_table ? "the table" : c->table_rejected ? "none: NCCL_BOT_TABLE was "
+	    "rejected, NCCL's choice everywhere" : "the environment", (unsigned long long)c->seed,
 	    (unsigned)c->allow_static, c->ncells, c->ndyn, c->ncorr_rows,
 	    c->min_bytes_log2, prof_rank, c->nccl_version,
 	    c->cap == BOT_DECIDE_CAP_228 ? "3.6e9 us" : "FLT_MAX",

@@ -93,6 +93,7 @@ struct bot_decide_ctx {
 	uint8_t abi;		/* tuner ABI version that opened it */
 	uint8_t policy;		/* formats.md section 10 */
 	uint8_t from_table;	/* decision inputs came from NCCL_BOT_TABLE */
+	uint8_t table_rejected;	/* NCCL_BOT_TABLE was set and rejected: NCCL decides */
 	uint8_t min_bytes_log2;
 	uint8_t avx2;		/* the dynamic decision's scan runs 8 lanes wide (decide.c) */
 	uint32_t ncells;	/* cells that hold a fixed arm */
