@@ -295,6 +295,9 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	name = malloc(n);
 	tmp_name = malloc(n);
 	dir_path = strdup(dir);
+	/* "link/" would follow the link O_NOFOLLOW refuses: no trailing '/' */
+	for (size_t k = dir_path ? strlen(dir_path) : 0; k > 1 && dir_path[k - 1] == '/'; k--)
+		dir_path[k - 1] = 0;
 	if (!path || !name || !tmp_name || !dir_path) {
 		free(path);
 		free(name);
@@ -308,9 +311,9 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	snprintf(name, n, "nb-%s-%ld-%016llx.spool", host, (long)owner_pid,
 		 (unsigned long long)token);
 	snprintf(tmp_name, n, ".%s.tmp", name);
-	snprintf(path, n, "%s/%s", dir, name);
+	snprintf(path, n, "%s/%s", dir_path, name);
 	/* a missing directory is retried (and reported) at the first rewrite */
-	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	digest = table_digest;
 	logger = log;
 	bot_renv_test_spool_period_ns(&period_ns);
@@ -696,7 +699,13 @@ static int flush(void)
 	if (dir_fd < 0) {
 		dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dir_fd < 0) {
-			spool_fail("opening the directory", errno);
+			int e = errno;
+			char one;
+
+			/* readlink, not lstat: glibc 2.28's symbols (test_so_deps) */
+			spool_fail((e == ELOOP || e == ENOTDIR) && readlink(dir_path, &one, 1) >= 0 ?
+				   "opening the directory (a symbolic link: not followed)" :
+				   "opening the directory", e);
 			goto out;
 		}
 	}

@@ -1255,6 +1255,45 @@ static void spool_logger(int level, unsigned long flags, const char *file, int l
 	}
 }
 
+/* A spool directory that is a symbolic link is refused, named as one (it
+ * said "Not a directory"), and a trailing '/' does not get around the
+ * refusal (it followed the link until 2026-12-04). */
+START_TEST(test_spool_dir_link)
+{
+	struct comm c;
+	char real[BOT_TEST_PATH_MAX], link[BOT_TEST_PATH_MAX], slash[BOT_TEST_PATH_MAX + 2];
+	DIR *dp;
+	struct dirent *e;
+	int n = 0;
+
+	bot_test_path(real, dir, "real");
+	bot_test_path(link, dir, "link");
+	ck_assert_int_eq(mkdir(real, 0700), 0);
+	ck_assert_int_eq(symlink(real, link), 0);
+	snprintf(slash, sizeof(slash), "%s/", link);
+	setenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS", "1000000", 1);
+	setenv("NCCL_BOT_SPOOL", slash, 1);
+	comm_open_log(&c, 0, spool_logger);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	/* the first periodic rewrite fails and logs (as in the test below) */
+	for (unsigned i = 0; i < 2000 && !__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE); i++)
+		usleep(5000);
+	comm_close(&c);
+	wait_writer_gone();
+	ck_assert_int_ge(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE), 1);
+	ck_assert_msg(strstr(spool_log_msg, "opening the directory (a symbolic link: not "
+				 "followed)"), "%s", spool_log_msg);
+	dp = opendir(real);
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	ck_assert_int_eq(n, 0);
+}
+END_TEST
+
 /* The periodic rewrite runs on none of NCCL's threads: not on the proxy
  * thread that delivers the KernelCh stop completing a sample, not on the
  * launch thread (whose getCollInfo and Coll events complete records too).
@@ -1894,6 +1933,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_profiler_v4_descriptor);
 	tcase_add_test(tc, test_nan_cost);
 	tcase_add_test(tc, test_spool_dir_fd);
+	tcase_add_test(tc, test_spool_dir_link);
 	tcase_add_test(tc, test_fork_child_never_writes);
 	tcase_add_test(tc, test_periodic_rewrite_off_nccl_threads);
 	tcase_add_test(tc, test_periodic_rewrite_without_events);
