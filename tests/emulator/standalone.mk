@@ -21,7 +21,7 @@ LIBS = -ldl -lpthread
 # nccl-emu answers ncclGetVersion() like libnccl, for the plugin to find
 EMU_LDFLAGS = -Wl,--export-dynamic-symbol=ncclGetVersion
 ifeq ($(SIM),1)
-LIB_SRC += sim/sim.c sim/sim_auto.c sim/sim_model.c sim/sim_calib.c common/sweep.c
+LIB_SRC += sim/sim.c sim/sim_auto.c sim/sim_model.c sim/sim_calib.c sim/sim_family.c common/sweep.c
 else
 EMU_CFLAGS += -DEMU_NO_SIM
 endif

@@ -13,6 +13,8 @@
 #  - common/ includes nothing of learn/, sim/, replay/, tuner/, tools/ or
 #    spank/ (formats know nothing of learning or of their users);
 #  - learn/, sim/ and replay/ include nothing of tools/, spank/ or tuner/;
+#  - and, a dependency of another kind, the emulator's standalone build
+#    names every source of the sim library (below);
 #  - spank/ includes nothing of tools/ or tuner/;
 #  - nothing includes tools/ except tools/ itself.
 #
@@ -112,6 +114,19 @@ for f in $(find . -path ./tools -prune -o -path ./.git -prune -o -name '*.[ch]' 
 		esac
 	done
 done
+
+# The emulator's standalone build (tests/emulator/standalone.mk, README's
+# command) compiles the sim library from its own list: every .c of
+# sim/Makefile.inc's must be in it (sim_family.c was missing, so the build
+# did not link, until 2026-12-04).
+if [ -f tests/emulator/standalone.mk ] && [ -f sim/Makefile.inc ]; then
+	miss=
+	for c in $(sed -n '/^libbotsim_la_SOURCES/,/^$/p' sim/Makefile.inc | tr ' \t\\' '\n\n\n' | grep '^sim/.*\.c$'); do
+		grep -q "$c" tests/emulator/standalone.mk || miss="$miss $c"
+	done
+	if [ -z "$miss" ]; then pass=$((pass + 1)); else
+		bad "standalone.mk lacks$miss"; fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
