@@ -751,6 +751,24 @@ static void check_spool(struct doc *d, const char *path)
 		    "first step that measures", path);
 		return;
 	}
+	if (geteuid() != 0) {
+		/* the plugin makes it as root, 0711: a user cannot open it,
+		 * and should not; judged from its inode, as the plugin would */
+		struct stat st;
+
+		if (lstat(path, &st) < 0)
+			say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir=%s: %s", path, strerror(errno));
+		else if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+			say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir=%s: %s", path,
+			    S_ISLNK(st.st_mode) ? "a symbolic link (refused)" :
+			    !S_ISDIR(st.st_mode) ? "not a directory" : "not a directory of root "
+			    "writable by it alone (the plugin refuses it: someone else made it?)");
+		else
+			say(d, "spool", BOT_DOCTOR_OK, "spool_dir=%s: a tmpfs, root's and writable by "
+			    "it alone (judged from its inode: doctor runs as uid %u)", path,
+			    (unsigned)geteuid());
+		return;
+	}
 	fd = bot_spank_spool_base(path, 0, err, sizeof(err));
 	if (fd < 0) {
 		say(d, "spool", BOT_DOCTOR_PROBLEM, "%s", err);

@@ -175,6 +175,23 @@ expect "spool_dir others may write: exit 1" 1 "^problem: spool: spool_dir $spool
 mkdir -m 711 "$spool"
 plug $base
 expect "spool_dir there, 0711: healthy" 0 "ok: spool: spool_dir=$spool: a tmpfs" -- doc -v
+# doctor as a user: the plugin's 0711 directory of root cannot be opened, and
+# is right (a problem, "Permission denied", until 2026-12-04)
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then
+	chmod 755 "$tmp"
+	expect "doctor as a user: root's 0711 spool_dir is healthy" 0 \
+		"ok: spool: spool_dir=$spool: a tmpfs, root's and writable by it alone (judged from its inode" -- \
+		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
+		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node -v
+	chmod 777 "$spool.bad"
+	plug lib_prefix=$lib spool_dir=$spool.bad
+	expect "  ... a spool_dir others may write is still a problem" 1 \
+		"problem: spool: spool_dir=$spool.bad: not a directory of root writable by it alone" -- \
+		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
+		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node
+	chmod 700 "$tmp"
+	plug $base
+fi
 plug lib_prefix=$lib spool_dir=/dev/shm/nb-doctor-%n-$$
 expect "%n is the node name (--node-name)" 0 "spool_dir=/dev/shm/nb-doctor-n1-$$" -- doc -v
 expect "  ... which plugstack.conf --node-name changes" 0 "spool_dir=/dev/shm/nb-doctor-n7-$$" -- doc -v --node-name n7
