@@ -20,7 +20,7 @@ const char *bot_set_strerror(int err)
 	case BOT_SET_EEMPTY:
 		return "empty";
 	case BOT_SET_ESYNTAX:
-		return "a character the grammar does not allow (no blanks or signs)";
+		return "not in the grammar: a blank, a sign, another character, or no digits";
 	case BOT_SET_EZERO:
 		return "a leading zero (octal is not accepted)";
 	case BOT_SET_ERANGE:
@@ -349,7 +349,13 @@ int bot_set_bool(const char *s, int *out)
 		*out = s[0] == '1';
 		return BOT_SET_OK;
 	}
-	return BOT_SET_ESYNTAX;
+	/* a number other than 0 and 1 is out of range (or has a leading
+	 * zero), not bad syntax */
+	for (const char *p = s; ; p++)
+		if (!*p)
+			return s[0] == '0' ? BOT_SET_EZERO : BOT_SET_ERANGE;
+		else if (*p < '0' || *p > '9')
+			return BOT_SET_ESYNTAX;
 }
 
 /* ---- the environment ranks read --------------------------------------------- */

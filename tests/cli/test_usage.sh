@@ -281,7 +281,7 @@ expect "sim --min-bytes 1PB: an unknown unit" 2 "\\(an unknown unit 'PB'\\)$" --
 	"$bot" sim --fabric h100-roce --nodes 1 --min-bytes 1PB
 expect "env --min-bytes 1PiB: an unknown unit" 2 "^nccl-bot: env: --min-bytes '1PiB': .*\\(an unknown unit 'PiB'\\)$" -- \
 	"$bot" env --prior-only --min-bytes 1PiB
-expect "sim --min-bytes '1 MiB': still the syntax" 2 "no blanks or signs" -- \
+expect "sim --min-bytes '1 MiB': still the syntax" 2 "not in the grammar: a blank, a sign" -- \
 	"$bot" sim --fabric h100-roce --nodes 1 --min-bytes '1 MiB'
 
 # Every long option of a subcommand's --help is in its man page: its section

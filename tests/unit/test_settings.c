@@ -226,7 +226,11 @@ START_TEST(test_bool)
 	ck_assert_int_eq(v, 0);
 	ck_assert_int_eq(bot_set_bool("yes", &v), BOT_SET_ESYNTAX);
 	ck_assert_int_eq(bot_set_bool(" 1", &v), BOT_SET_ESYNTAX);
-	ck_assert_int_eq(bot_set_bool("01", &v), BOT_SET_ESYNTAX);
+	/* a number, but not 0 or 1: said as such (a "character the grammar
+	 * does not allow" until 2026-12-04) */
+	ck_assert_int_eq(bot_set_bool("01", &v), BOT_SET_EZERO);
+	ck_assert_int_eq(bot_set_bool("2", &v), BOT_SET_ERANGE);
+	ck_assert_int_eq(bot_set_bool("10", &v), BOT_SET_ERANGE);
 	ck_assert_int_eq(bot_set_bool("", &v), BOT_SET_EEMPTY);
 }
 END_TEST
