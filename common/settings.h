@@ -28,7 +28,7 @@
 enum bot_set_err {
 	BOT_SET_OK = 0,
 	BOT_SET_EEMPTY = -1,	/* the value is empty */
-	BOT_SET_ESYNTAX = -2,	/* a character the grammar does not allow (blank, sign, ...) */
+	BOT_SET_ESYNTAX = -2,	/* not in the grammar (a blank, a sign, no digits, ...) */
 	BOT_SET_EZERO = -3,	/* a leading zero: octal is not accepted, write 8 not 010 */
 	BOT_SET_ERANGE = -4,	/* too large, or outside the setting's range */
 	BOT_SET_ENAME = -5,	/* not a known name */

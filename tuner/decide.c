@@ -364,15 +364,18 @@ static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has
 	}
 	lock_table();
 	err = bot_table_decode(text, strlen(text), &table);
-	if (err == BOT_TABLE_OK && table.policy >= BOT_NPOLICY && table.ncorr) {
-		/* a policy of a newer build: its correction rows are used as
-		 * that policy says, which this build cannot know */
+	if (err == BOT_TABLE_OK && table.policy >= BOT_NPOLICY &&
+	    (table.ncorr || table.version < 3)) {
+		/* a policy of a newer build: its correction rows, and before
+		 * format 3 the cells the plans leave (probes on the prior), are
+		 * used as that policy says, which this build cannot know */
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 		    "nccl-bot: NCCL_BOT_TABLE: policy id %u is not known to this build (this is "
-		    "nccl-bot " PACKAGE_VERSION ", policies 0-%d) and the table has scale "
-		    "corrections whose use depends on it: failing communicator init rather than "
-		    "deciding differently from other ranks; load the nccl-bot build that compiled "
-		    "the table", (unsigned)table.policy, BOT_NPOLICY - 1);
+		    "nccl-bot " PACKAGE_VERSION ", policies 0-%d) and the table %s: failing "
+		    "communicator init rather than deciding differently from other ranks; load the "
+		    "nccl-bot build that compiled the table", (unsigned)table.policy,
+		    BOT_NPOLICY - 1, table.ncorr ? "has scale corrections whose use depends on it" :
+		    "is of a format before 3, where the policy decides what the plans leave");
 		ret = -1;
 	} else if (err == BOT_TABLE_OK) {
 		if (table.policy >= BOT_NPOLICY)

@@ -295,9 +295,13 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	name = malloc(n);
 	tmp_name = malloc(n);
 	dir_path = strdup(dir);
-	/* "link/" would follow the link O_NOFOLLOW refuses: no trailing '/' */
-	for (size_t k = dir_path ? strlen(dir_path) : 0; k > 1 && dir_path[k - 1] == '/'; k--)
-		dir_path[k - 1] = 0;
+	/* "link/" or "link/." would follow the link O_NOFOLLOW refuses: no
+	 * trailing '/' or "/." */
+	for (size_t k = dir_path ? strlen(dir_path) : 0; k > 1;)
+		if (dir_path[k - 1] == '/' || (dir_path[k - 1] == '.' && dir_path[k - 2] == '/'))
+			dir_path[--k] = 0;
+		else
+			break;
 	if (!path || !name || !tmp_name || !dir_path) {
 		free(path);
 		free(name);

@@ -844,6 +844,17 @@ START_TEST(test_unknown_policy)
 	ck_assert_int_eq(nwarn, 1);
 	ck_assert_ptr_nonnull(strstr(lastlog, "policy id 16 is not known to this build"));
 	ck_assert_ptr_nonnull(strstr(lastlog, "failing communicator init"));
+	/* before format 3 the policy decides what the plans leave (probes on
+	 * the prior): failing too, corrections or not */
+	table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+	tbl.policy = BOT_NPOLICY;
+	tbl.version = 2;
+	set_table();
+	nwarn = 0;
+	ctx = NULL;
+	ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 3);
+	ck_assert_int_eq(nwarn, 1);
+	ck_assert_ptr_nonnull(strstr(lastlog, "a format before 3"));
 }
 END_TEST
 
