@@ -207,7 +207,7 @@ static int split(char *s, struct line *l, char *err, size_t errlen)
 		*h = 0;
 	l->n = 0;
 	for (;;) {
-		char *w, *eq;
+		char *w, *eq, *shut;
 
 		while (*p == ' ' || *p == '\t' || *p == '\r')
 			p++;
@@ -232,12 +232,11 @@ static int split(char *s, struct line *l, char *err, size_t errlen)
 		*eq = 0;
 		l->key[l->n] = w;
 		p = eq + 1;
-		if (*p == '"' && strchr(p + 1, '"')) {
-			char *close = strchr(p + 1, '"');
-
+		shut = *p == '"' ? strchr(p + 1, '"') : NULL;
+		if (shut) {
 			l->val[l->n++] = p + 1;
-			*close = 0;
-			p = close + 1;
+			*shut = 0;
+			p = shut + 1;
 			if (*p && *p != ' ' && *p != '\t' && *p != '\r')
 				return bot_log_errf(err, errlen, "%s=: text after the closing quote", w);
 			continue;
