@@ -68,8 +68,14 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
 	const char *unit = (kind == BOT_SET_BYTES || kind == BOT_SET_THRESHOLD) &&
 			   err == BOT_SET_ESYNTAX ? bot_cmd_bytes_unit(value) : NULL;
 
-	fprintf(stderr, "nccl-bot: %s: %s '%s': want %s%s%s (", cmd, opt, value,
-		bot_set_want(kind), range ? ", " : "", range ? range : "");
+	const char *want = bot_set_want(kind);
+
+	/* a byte count with a narrower range than the grammar's 2^63 says that
+	 * range alone ("<= 2^63 ..., from 1 to 1TiB" read as two bounds) */
+	if (range && (kind == BOT_SET_BYTES || kind == BOT_SET_THRESHOLD))
+		want = "a byte count: decimal digits, optionally followed by KiB, MiB, GiB or TiB";
+	fprintf(stderr, "nccl-bot: %s: %s '%s': want %s%s%s (", cmd, opt, value, want,
+		range ? ", " : "", range ? range : "");
 	/* "1PiB" has no blank or sign: its unit is what is refused */
 	if (unit)
 		fprintf(stderr, "an unknown unit '%s'", unit);

@@ -702,6 +702,8 @@ expect "sim --seed -1" 2 "sim: --seed '-1': want a u64" -- "$bot" sim --seed -1
 expect "sim --samples 010" 2 "--samples '010'.*leading zero" -- "$bot" sim --samples 010
 expect "sim --min-bytes 1K" 2 "--min-bytes '1K': want a byte count" -- "$bot" sim --min-bytes 1K
 expect "sim --max-bytes 2TiB" 2 "--max-bytes '2TiB'.*from 1 to 1TiB" -- "$bot" sim --max-bytes 2TiB
+# its range is said once: not "<= 2^63" (the grammar's bound) beside it
+expect "sim --min-bytes 0" 2 "^nccl-bot: sim: --min-bytes '0': want a byte count: decimal digits, optionally followed by KiB, MiB, GiB or TiB, from 1 to 1TiB \\(out of range\\)$" -- "$bot" sim --min-bytes 0
 expect "sim --nodes 04" 2 "--nodes: invalid value '04'" -- "$bot" sim --nodes 04
 # A node list that leaves a chosen fabric no count of its range is refused,
 # naming the fabric and the range (it used to write only the header, exit 0).
