@@ -403,6 +403,14 @@ static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has
 		    "deciding differently from other ranks; load the nccl-bot build that compiled "
 		    "the table", bot_table_strerror(err), BOT_TABLE_VERSION_MIN, BOT_TABLE_VERSION);
 		ret = -1;
+	} else if (err == BOT_TABLE_ESIZE && strlen(text) > BOT_TABLE_MAX_TEXT) {
+		/* the same on every rank (one environment), so every rank falls
+		 * back alike; the numbers tell a cut or a wrong variable apart */
+		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
+		    "nccl-bot: NCCL_BOT_TABLE rejected: %s (%zu characters, at most %d); leaving "
+		    "NCCL's choice (the prior) for this communicator", bot_table_strerror(err),
+		    strlen(text), BOT_TABLE_MAX_TEXT);
+		c->table_rejected = 1;
 	} else {
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 		    "nccl-bot: NCCL_BOT_TABLE rejected: %s; leaving NCCL's choice (the prior) "

@@ -235,7 +235,7 @@ static int same(float a[NALGO][NPROTO], float b[NALGO][NPROTO])
 }
 
 static struct bot_table tbl;
-static char text[BOT_TABLE_MAX_TEXT + 1];
+static char text[BOT_TABLE_MAX_TEXT + 2];
 
 /* A table for shape (16 ranks, 2 nodes) with one allreduce entry at 2 MiB
  * (bucket 84) forcing `arm` with nchannels 8, and min bytes 2^20. */
@@ -791,6 +791,18 @@ START_TEST(test_bad_digest_prior)
 	 * environment" (until 2026-12-04) */
 	ck_assert_ptr_nonnull(strstr(lastlog, "policy auto (from none: NCCL_BOT_TABLE was "
 				     "rejected, NCCL's choice everywhere)"));
+	/* over the size budget: the prior, and the message says by how much */
+	memset(text, 'A', BOT_TABLE_MAX_TEXT + 1);
+	memcpy(text, "NBT3.", 5);
+	text[BOT_TABLE_MAX_TEXT + 1] = 0;
+	setenv("NCCL_BOT_TABLE", text, 1);
+	alllog[0] = 0;
+	ctx = open5(COMM, 16, 2);
+	ck_assert_int_eq(call5(ctx, 4, 2 * MiB, t), 0);
+	ck_assert(same(t, ref));
+	ck_assert_int_eq(v5->finalize(ctx), 0);
+	ck_assert_ptr_nonnull(strstr(alllog, "over the size budget (98305 characters, at most "
+				     "98304); leaving NCCL's choice"));
 }
 END_TEST
 
