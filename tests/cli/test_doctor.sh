@@ -23,7 +23,7 @@ srcdir=${srcdir:-.}
 cc=${CC:-cc}
 tmp=$(mktemp -d)
 spool=/dev/shm/nb-doctor-$$
-trap 'rm -rf "$tmp" "$spool" "$spool.bad"' EXIT
+trap 'rm -rf "$tmp" "$spool" "$spool.bad" "$spool.lnk"' EXIT
 EXPECT_BASIC=1
 . "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
 
@@ -175,6 +175,15 @@ expect "spool_dir others may write: exit 1" 1 "^problem: spool: spool_dir $spool
 mkdir -m 711 "$spool"
 plug $base
 expect "spool_dir there, 0711: healthy" 0 "ok: spool: spool_dir=$spool: a tmpfs" -- doc -v
+# a link to it is refused, also named with a trailing '/' (which resolved
+# the link at its last name, so the O_NOFOLLOW open passed, until 2026-12-04)
+ln -s "$spool" "$spool.lnk"
+plug lib_prefix=$lib spool_dir=$spool.lnk/
+expect "spool_dir a link, named with a trailing /: exit 1" 1 "^problem: spool: spool_dir $spool.lnk: a symbolic link (refused)" -- doc
+plug lib_prefix=$lib spool_dir=$spool/.
+expect "  ... the directory itself with a trailing /.: healthy" 0 "ok: spool: spool_dir=$spool: a tmpfs" -- doc -v
+rm -f "$spool.lnk"
+plug $base
 # doctor as a user: the plugin's 0711 directory of root cannot be opened, and
 # is right (a problem, "Permission denied", until 2026-12-04)
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/null; then

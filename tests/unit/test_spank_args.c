@@ -132,6 +132,18 @@ START_TEST(test_values)
 	ck_assert_str_eq(a.report_dir, "/r/%u/%j/n1/%%");
 	OK("state_dir=/s/%%");
 	ck_assert_str_eq(a.state_dir, "/s/%");
+	/* a directory's trailing '/' and '/.' are dropped, so that a link
+	 * there is one its checks see (O_NOFOLLOW); a file's path is kept */
+	OK("spool_dir=/dev/shm/nb/", "state_dir=/s/./", "outbox_dir=/o//.", "report_dir=/r/%u/",
+	   "lib_prefix=/.", "kill_switch=/etc/nb/off/");
+	ck_assert_str_eq(a.spool_dir, "/dev/shm/nb");
+	ck_assert_str_eq(a.state_dir, "/s");
+	ck_assert_str_eq(a.outbox_dir, "/o");
+	ck_assert_str_eq(a.report_dir, "/r/%u");
+	ck_assert_str_eq(a.lib_prefix, "/");
+	ck_assert_str_eq(a.kill_switch, "/etc/nb/off/");
+	OK("spool_dir=/a/..");
+	ck_assert_str_eq(a.spool_dir, "/a/..");
 	ck_assert_int_lt(bot_spank_args_parse(&a, 1, (char *[]){ "state_dir=/s/%j" }, "n1", err,
 					      sizeof(err)), 0);
 }
