@@ -728,6 +728,14 @@ static void check_spool(struct doc *d, const char *path)
 	int fd;
 
 	if (access(path, F_OK) < 0) {
+		if (errno != ENOENT) {
+			/* not "not there yet": a parent this user cannot search
+			 * (the job's ranks, its user, could not reach their
+			 * spool directory either), a loop, a name too long */
+			say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir=%s: %s (as uid %u)", path,
+			    strerror(errno), (unsigned)geteuid());
+			return;
+		}
 		snprintf(parent, sizeof(parent), "%s", path);
 		*strrchr(parent, '/') = 0;
 		on = parent[0] ? parent : "/";

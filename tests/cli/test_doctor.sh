@@ -198,6 +198,16 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/n
 		"problem: spool: spool_dir=$spool.bad: not a directory of root writable by it alone" -- \
 		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
 		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node
+	# a spool_dir under a directory the user cannot search is a problem
+	# ("not there yet" until 2026-12-04): the job's ranks could not reach it
+	chmod 755 "$tmp"
+	mkdir -m 700 "$tmp/shut"
+	plug lib_prefix=$lib spool_dir=$tmp/shut/spool
+	expect "  ... a spool_dir under a directory the user cannot search: exit 1" 1 \
+		"problem: spool: spool_dir=$tmp/shut/spool: Permission denied (as uid " -- \
+		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
+		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node
+	rmdir "$tmp/shut"
 	chmod 700 "$tmp"
 	plug $base
 fi
