@@ -38,24 +38,33 @@
 
 #define CMDLINE_MAX 65536
 
-/* This process's own command line (/proc/self/cmdline), bounded. */
+size_t bot_spank_own_cmdline(char *buf, size_t max)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while (n < max && ((r = read(fd, buf + n, max - n)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	close(fd);
+	return n;
+}
+
+/* This process's own command line, bounded, read as a submission's. */
 static void read_cmdline(int sbatch, struct bot_spank_submit *s)
 {
 	char *buf = malloc(CMDLINE_MAX + 1);
-	size_t n = 0;
-	ssize_t r;
-	int fd;
+	size_t n;
 
 	memset(s, 0, sizeof(*s));
 	if (!buf)
 		return;
-	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		while (n < CMDLINE_MAX && (r = read(fd, buf + n, CMDLINE_MAX - n)) > 0)
-			n += (size_t)r;
-		close(fd);
+	n = bot_spank_own_cmdline(buf, CMDLINE_MAX);
+	if (n)
 		bot_spank_submit_cmdline(buf, n, sbatch, s);
-	}
 	free(buf);
 }
 
@@ -87,6 +96,11 @@ static int read_head(const char *path, const char *what, size_t max, char *buf, 
 	return 0;
 }
 
+static const char *getenv_c(const char *name)
+{
+	return getenv(name);
+}
+
 /* The slurm.conf sbatch reads: SLURM_CONF, else the default. */
 static const char *conf_path(void)
 {
@@ -115,7 +129,7 @@ int bot_spank_alloc_post_opt(spank_t sp)
 			 "read", sbatch ? "sbatch" : "salloc");
 		snprintf(why[1], sizeof(why[1]), "%s", why[0]);
 		{
-			const struct bot_spank_submission sub = { "", "", why[0], why[1] };
+			const struct bot_spank_submission sub = { "", "", why[0], why[1], s.gpus };
 
 			return bot_spank_decide_here(0, "batch step", &sub);
 		}
@@ -127,7 +141,10 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	if (!s.account[0] && (env = getenv(sbatch ? "SBATCH_ACCOUNT" : "SALLOC_ACCOUNT")) &&
 	    strlen(env) < sizeof(s.account))
 		strcpy(s.account, env);
-	buf = (!s.partition[0] || !s.account[0]) ? malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
+	if (!s.gpus)
+		s.gpus = bot_spank_submit_env_gpus(sbatch ? "SBATCH_" : "SALLOC_", getenv_c);
+	buf = (!s.partition[0] || !s.account[0] || !s.gpus) ? malloc(BOT_SPANK_CONF_READ_MAX) :
+	      NULL;
 	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,
 					    buf, &n) == 0 &&
 	    bot_spank_submit_script(buf, n, &s) < 0)
@@ -147,7 +164,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 		snprintf(why[1], sizeof(why[1]), "not given by -A, %s%s", sbatch ? "SBATCH_ACCOUNT"
 			 : "SALLOC_ACCOUNT", sbatch ? " or #SBATCH -A" : "");
 	{
-		const struct bot_spank_submission sub = { s.partition, s.account, why[0], why[1] };
+		const struct bot_spank_submission sub = { s.partition, s.account, why[0], why[1],
+							  s.gpus };
 
 		return bot_spank_decide_here(0, "batch step", &sub);
 	}

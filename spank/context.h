@@ -87,7 +87,13 @@ int bot_spank_job_epilog(spank_t sp);
 struct bot_spank_submission {
 	const char *partition, *account;	/* "" not known */
 	const char *partition_why, *account_why;	/* why not, for messages */
+	int gpus;	/* the submission asks for a GPU (spank/submit.h) */
 };
+
+/* spank/allocator.c: this process's own command line (/proc/self/cmdline,
+ * NUL-separated words) into buf, at most max bytes; its length (0 when it
+ * cannot be read). */
+size_t bot_spank_own_cmdline(char *buf, size_t max);
 int bot_spank_decide_here(uint64_t seed, const char *what,
 			  const struct bot_spank_submission *sub);
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "common/settings.h"
@@ -37,7 +38,8 @@ int bot_spank_opt_parse(const char *value, const struct bot_spank_args *a, int *
 		*kind = BOT_SPANK_OPT_BARE;
 		return 0;
 	}
-	if (!strcmp(value, "off")) {
+	/* any case, as policy names are read (--nccl-bot=OFF, =Off) */
+	if (!strcasecmp(value, "off")) {
 		*kind = BOT_SPANK_OPT_OFF;
 		return 0;
 	}
@@ -87,8 +89,30 @@ void bot_spank_gate(const struct bot_spank_args *a, const struct bot_spank_step 
 		return no(g, asked, "the partition is not known at submission (%s) and this "
 			  "cluster enables nccl-bot in some partitions only (partitions=)",
 			  s->partition_why);
-	if (a->partitions[0] && (!s->partition || !bot_spank_list_has(a->partitions,
-								      s->partition)))
+	if (a->partitions[0] && s->partition && strchr(s->partition, ',')) {
+		/* a job submitted to several partitions (-p a,b) runs in one of
+		 * them, which is not known where the step is decided: enabled
+		 * only when it is enabled in each */
+		char item[BOT_SPANK_LIST_MAX];
+		const char *p = s->partition;
+
+		while (*p) {
+			size_t n = strcspn(p, ",");
+
+			snprintf(item, sizeof(item), "%.*s", (int)n, p);
+			if (!bot_spank_list_has(a->partitions, item)) {
+				g->used = 0;
+				g->tell = asked;
+				snprintf(g->reason, sizeof(g->reason), "the job may run in any of "
+					 "partitions %.200s, and nccl-bot is not enabled in %.100s "
+					 "(partitions=): name the partition with -p", s->partition,
+					 item);
+				return;
+			}
+			p += n + (p[n] == ',');
+		}
+	} else if (a->partitions[0] && (!s->partition || !bot_spank_list_has(a->partitions,
+									     s->partition)))
 		return no(g, asked, "not enabled in partition %s", s->partition ? s->partition :
 			  "(unknown)");
 	if ((a->accounts[0] || a->exclude_accounts[0]) && !s->account && s->account_why)
@@ -102,7 +126,8 @@ void bot_spank_gate(const struct bot_spank_args *a, const struct bot_spank_step 
 	    bot_spank_list_has(a->exclude_accounts, s->account))
 		return no(g, asked, "not enabled for account %s", s->account);
 	if (a->require_gpus && !s->has_gpus)
-		return no(g, 0, "the step asks for no GPUs (require_gpus=1)%s", NULL);
+		return no(g, asked, "the step asks for no GPUs (require_gpus=1: none named by "
+			  "--gpus, --gpus-per-*, --gres=gpu or the job's GPU variables)%s", NULL);
 	g->used = 1;
 	g->policy = s->opt == BOT_SPANK_OPT_POLICY ? s->opt_policy : a->policy;
 	if (a->mode == BOT_SPANK_MODE_SHADOW && g->policy != BOT_POLICY_SHADOW) {
@@ -125,7 +150,12 @@ int bot_spank_env_has_gpus(const char *(*get)(const char *name))
 	for (size_t i = 0; vars[i]; i++) {
 		const char *v = get(vars[i]);
 
-		if (!v || !*v || !strcmp(v, "0"))
+		if (!v || !*v)
+			continue;
+		/* the job's and step's GPU indices: "0" is the first GPU */
+		if (!strcmp(vars[i], "SLURM_JOB_GPUS") || !strcmp(vars[i], "SLURM_STEP_GPUS"))
+			return 1;
+		if (!strcmp(v, "0"))
 			continue;
 		if (!strncmp(vars[i], "SLURM_TRES_", 11) && !strstr(v, "gpu"))
 			continue;

@@ -37,6 +37,7 @@
 #include "spank/context.h"
 #include "spank/fabricmap.h"
 #include "spank/decide.h"
+#include "spank/submit.h"
 
 static const char *env_get(const char *name)
 {
@@ -60,6 +61,34 @@ static int het_decided;
  * local_user_init on (in init_post_opt srun has not yet set its log level),
  * so a heterogeneous step's is kept and said there. */
 static char said[PATH_MAX + 512];
+/* SLURM_JOB_PARTITION as init_post_opt found it: an enclosing allocation's
+ * partition, one name ("" none or a list). */
+static char alloc_partition[256];
+
+/* srun's own options (--gpus=1, --gres=gpu:1, --export=...), which set
+ * nothing in srun's environment (spank/submit.h): read from its command
+ * line, once. */
+static const struct bot_spank_srun *srun_cmdline(void)
+{
+	static struct bot_spank_srun r;
+	static char buf[65536];
+	static int done;
+	size_t n;
+
+	if (!done) {
+		done = 1;
+		n = bot_spank_own_cmdline(buf, sizeof(buf));
+		if (n)
+			bot_spank_srun_cmdline(buf, n, &r);
+	}
+	return &r;
+}
+
+/* The --export list the step's tasks get their environment by (srun's
+ * option, else SLURM_EXPORT_ENV: sbatch's, or srun's input variable, also
+ * inherited by the sruns of a batch script); NULL for none. Set where the
+ * step is decided, read by user_var. */
+static const char *export_list;
 
 /* Take out what an enclosing sbatch/salloc (or an outer srun) pinned: a
  * variable still holding our pinned value is ours, not the user's. */
@@ -81,17 +110,27 @@ static void unpin(void)
 	bot_spank_report_unpin();
 }
 
-/* Our own earlier pin in NCCL_TUNER_PLUGIN etc. is not the user's. */
+/* The user's own NCCL_TUNER_PLUGIN or NCCL_PROFILER_PLUGIN as the step's
+ * tasks would get it: srun's environment as --export passes it on, a value
+ * the list sets itself (--export=ALL,NCCL_TUNER_PLUGIN=mine.so), nothing
+ * under --export=NONE. Our own earlier pin is not the user's. */
 static const char *user_var(const char *name)
 {
+	static char vals[2][4096];
 	char var[128];
 	const char *cur = getenv(name), *pin;
+	char *out = vals[strcmp(name, "NCCL_TUNER_PLUGIN") != 0];
 
 	snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, name);
 	pin = getenv(var);
 	if (cur && pin && !strcmp(cur, pin))
+		cur = NULL;
+	cur = bot_spank_export_value(export_list, name, cur, out, sizeof(vals[0]));
+	if (cur && pin && !strcmp(cur, pin))
 		return NULL;
-	return cur;
+	/* empty is unset, as NCCL and learn/stepenv read it: no plugin of
+	 * the user's to keep or replace */
+	return cur && *cur ? cur : NULL;
 }
 
 /*
@@ -260,11 +299,18 @@ int bot_spank_decide_here(uint64_t seed, const char *what,
 		s.account_why = sub->account_why;
 	} else {
 		s.partition = first_env("SLURM_JOB_PARTITION", "SLURM_PARTITION");
+		/* a requested list holding the allocation's partition: that one */
+		if (s.partition && strchr(s.partition, ',') && alloc_partition[0] &&
+		    bot_spank_list_has(s.partition, alloc_partition))
+			s.partition = alloc_partition;
 		s.account = first_env("SLURM_JOB_ACCOUNT", "SLURM_ACCOUNT");
 		if (!s.account)
 			s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
 	}
-	s.has_gpus = bot_spank_env_has_gpus(env_get);
+	s.has_gpus = bot_spank_env_has_gpus(env_get) || (sub && sub->gpus) ||
+		     (!sub && srun_cmdline()->gpus);
+	export_list = !sub && srun_cmdline()->export_list ? srun_cmdline()->export_list :
+		      getenv("SLURM_EXPORT_ENV");
 	/* read where the step is decided, never on the nodes */
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
 	bot_spank_gate(a, &s, &g);
@@ -344,6 +390,13 @@ int bot_spank_local_post_opt(spank_t sp)
 	(void)sp;
 	post_opt_calls++;
 	if (post_opt_calls == 1) {
+		const char *p = getenv("SLURM_JOB_PARTITION");
+
+		/* inside an allocation (a batch script, salloc), the partition
+		 * it runs in; srun later puts the job's requested list there
+		 * (-p a,b), which alone would not say which (decide_here) */
+		if (p && *p && !strchr(p, ',') && strlen(p) < sizeof(alloc_partition))
+			strcpy(alloc_partition, p);
 		unpin();	/* an enclosing allocation's pins are not this step's */
 		return 0;
 	}

@@ -35,8 +35,12 @@ static int opt_cb(int val, const char *optarg, int remote)
 		 bot_spank.opt_null ? "" : optarg);
 	if (remote)
 		return 0;	/* decided where the user typed it: never again here */
-	if (bot_spank_opt_parse(optarg, bot_spank.args_ok ? &bot_spank.args : NULL, &kind,
-				&policy, err, sizeof(err)) < 0) {
+	/* which policies users may pick matters only where nccl-bot is on:
+	 * with enable=off the step runs without it whatever was picked, and
+	 * is told so (bot_spank_gate); the value's spelling is still checked */
+	if (bot_spank_opt_parse(optarg, bot_spank.args_ok &&
+				bot_spank.args.enable != BOT_SPANK_ENABLE_OFF ? &bot_spank.args :
+				NULL, &kind, &policy, err, sizeof(err)) < 0) {
 		slurm_error("nccl-bot: %s", err);
 		return -1;
 	}

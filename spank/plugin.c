@@ -80,6 +80,18 @@ static void setup(spank_t sp, spank_context_t ctx, int ac, char **av)
 {
 	const char *node;
 
+	if (bot_spank.setup_done) {
+		/* a second plugstack.conf line naming this plugin: Slurm loads
+		 * the same object twice, so both lines' hooks share one state
+		 * and each runs twice (two summaries, the second line's
+		 * arguments over the first's); off, loudly, in every context
+		 * alike, until one line is removed (nccl-bot doctor names it) */
+		bot_spank.args_ok = 0;
+		snprintf(bot_spank.args_err, sizeof(bot_spank.args_err), "plugstack.conf loads "
+			 "spank_nccl_bot.so on two lines; remove one");
+		slurm_error("nccl-bot: %s; nccl-bot is off", bot_spank.args_err);
+		return;
+	}
 	memset(&bot_spank, 0, sizeof(bot_spank));
 	bot_spank_args_defaults(&bot_spank.args, BOT_RANK_LIBDIR);
 	snprintf(bot_spank.args.harvest_helper, sizeof(bot_spank.args.harvest_helper), "%s",
@@ -163,7 +175,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
+	static int calls;
+
 	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	/* a second line's call in the same process (see setup): once */
+	if (calls++)
 		return 0;
 	if (!bot_spank.setup_done)
 		setup(sp, S_CTX_JOB_SCRIPT, ac, av);
@@ -172,12 +189,15 @@ int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
+	static int calls;
+
 	if (spank_context() != S_CTX_JOB_SCRIPT)
+		return 0;
+	if (calls++)
 		return 0;
 	if (!bot_spank.setup_done)
 		setup(sp, S_CTX_JOB_SCRIPT, ac, av);
 	return bot_spank_job_epilog(sp);
-	return 0;
 }
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)

@@ -12,6 +12,7 @@
  * an arm the step did not measure takes the fabric's learned state
  * (spank/reportstate.h) before NCCL's cost model; nothing here runs as root.
  */
+#include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <pwd.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,6 +58,37 @@ static uint64_t new_token(void)
 }
 
 /* The working directory with '%' doubled (a template's literal). */
+/* Why the user could not write the report directory dir, or "" when it
+ * seems writable: it cannot be made in its parent, or is not a writable
+ * directory. */
+static void report_dir_problem(const char *dir, char *out, size_t len)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	out[0] = 0;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			snprintf(out, len, "%s is not a directory", dir);
+		else if (access(dir, W_OK | X_OK) < 0)
+			snprintf(out, len, "cannot write %s: %s", dir, strerror(errno));
+		return;
+	}
+	if (errno != ENOENT) {
+		snprintf(out, len, "%s: %s", dir, strerror(errno));
+		return;
+	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	if (access(parent[0] ? parent : "/", W_OK | X_OK) < 0)
+		snprintf(out, len, "cannot make %.2000s: %.2000s: %s (NCCL_BOT_REPORT_DIR names "
+			 "another directory)", dir, parent[0] ? parent : "/", strerror(errno));
+}
+
 static int cwd_template(char *out, size_t len)
 {
 	char cwd[PATH_MAX];
@@ -70,6 +103,9 @@ static int cwd_template(char *out, size_t len)
 			out[k++] = '%';
 		out[k++] = *p;
 	}
+	/* "/" as the directory: "" before the "/name" the callers add */
+	if (k == 1 && out[0] == '/')
+		k = 0;
 	out[k] = 0;
 	return 0;
 }
@@ -312,9 +348,16 @@ int bot_spank_local_exit(spank_t sp)
 	}
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
-	if (!m.nparts && measured)
-		slurm_spank_log("%s (no node's part arrived within %d s)", line,
-				REPORT_WAIT_MS / 1000);
+	if (!m.nparts && measured) {
+		char why_not[2 * PATH_MAX + 256];
+
+		/* the parts are written as the user, as srun runs: a directory
+		 * this user cannot write here is the likely reason, said */
+		report_dir_problem(dir, why_not, sizeof(why_not));
+		bot_log_esc_inplace(why_not, sizeof(why_not));
+		slurm_spank_log("%s (no node's part arrived within %d s%s%s)", line,
+				REPORT_WAIT_MS / 1000, why_not[0] ? ": " : "", why_not);
+	}
 	else
 		slurm_spank_log("%s", line);
 	bot_report_part_free(&m);

@@ -13,6 +13,7 @@
  * is its value or the script is not known, so what follows it (the
  * script included) stays unknown, never guessed.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -49,13 +50,52 @@ static const char *const long_with_value[] = {
 	"wait-all-nodes", "wckey", "wrap", NULL,
 };
 
+/* srun's (22.05, `srun --help`): short options whose value may be the next
+ * word (-I and -K take one only attached), long options without a value
+ * (or one only after "="), long options with one. */
+static const char srun_short_with_value[] = "AbBcCdDeGiJLmMnNopqrStTwWx";
+static const char *const srun_long_no_value[] = {
+	"bcast", "compress", "contiguous", "disable-status", "exact", "exclusive", "help",
+	"hold", "immediate", "kill-on-bad-exit", "label", "multi-prog", "nccl-bot", "nice",
+	"no-allocate", "no-kill", "overcommit", "overlap", "oversubscribe", "preserve-env",
+	"propagate", "pty", "quiet", "quit-on-interrupt", "reboot", "resv-ports", "send-libs",
+	"spread-job", "test-only", "unbuffered", "usage", "use-min-nodes", "verbose", "version",
+	"x11", NULL,
+};
+static const char *const srun_long_with_value[] = {
+	"accel-bind", "account", "acctg-freq", "bb", "bbf", "bcast-exclude", "begin", "chdir",
+	"cluster-constraint", "clusters", "comment", "constraint", "container", "core-spec",
+	"cores-per-socket", "cpu-bind", "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline",
+	"delay-boot", "dependency", "distribution", "epilog", "error", "exclude", "export",
+	"extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
+	"gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "het-group", "hint", "input",
+	"jobid", "job-name", "licenses", "mail-type", "mail-user", "mcs-label", "mem",
+	"mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "network", "nodelist",
+	"nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
+	"ntasks-per-socket", "open-mode", "output", "partition", "power", "prefer", "priority",
+	"profile", "prolog", "qos", "relative", "reservation", "signal", "slurmd-debug",
+	"sockets-per-node", "switches", "task-epilog", "task-prolog", "thread-spec", "threads",
+	"threads-per-core", "time", "time-min", "tmp", "tres-per-task", "uid", "wait", "wckey",
+	NULL,
+};
+
+/* A command's options: which take a value in the next word. */
+struct optset {
+	const char *short_with_value;
+	const char *const *no_value, *const *with_value;
+};
+static const struct optset alloc_opts = { short_with_value, long_no_value, long_with_value };
+static const struct optset srun_opts = { srun_short_with_value, srun_long_no_value,
+					 srun_long_with_value };
+
 enum opt_kind { OPT_UNKNOWN, OPT_NO_VALUE, OPT_VALUE };
 
 /* Which long option name[0..len) is, as getopt_long reads it: an exact
  * name, else the one name it is a prefix of; *full gets that name. */
-static enum opt_kind long_option(const char *name, size_t len, const char **full)
+static enum opt_kind long_option(const struct optset *o, const char *name, size_t len,
+				 const char **full)
 {
-	const char *const *lists[2] = { long_no_value, long_with_value };
+	const char *const *lists[2] = { o->no_value, o->with_value };
 	enum opt_kind kind = OPT_UNKNOWN;
 	int matches = 0;
 
@@ -97,7 +137,35 @@ struct found {
 	char *part, *acct;	/* where to store (size BOT_SPANK_SUBMIT_VALUE_MAX) */
 	int wrap;		/* --wrap: no script */
 	int unsure;		/* an option the scan cannot read: what follows unknown */
+	int gpus;		/* an option asks for a GPU (-G, --gpus*, --gres=gpu...) */
+	const struct optset *o;	/* the command's options (alloc_opts when NULL) */
+	const char *export_;	/* --export's value (the last), NULL none */
 };
+
+/* Does value v of option `full` (a long name, or "G" for -G) ask for a
+ * GPU? -G/--gpus and --gpus-per-*: a count ("2", "a100:2"), 0 none;
+ * --gres and --tres-per-task: an item naming gpu with a count other than 0
+ * ("gpu:2", "gpu:a100:1", "gres/gpu=1", "gpu", as Slurm reads a bare one). */
+static int asks_gpu(const char *full, const char *v)
+{
+	int list = !strcmp(full, "gres") || !strcmp(full, "tres-per-task");
+
+	if (!list && strcmp(full, "G") && strncmp(full, "gpus", 4))
+		return 0;
+	while (*v) {
+		size_t n = strcspn(v, ",");
+		const char *end = v + n, *c = end;
+
+		while (c > v && c[-1] != ':' && c[-1] != '=')
+			c--;
+		/* the item's count: after its last ':' or '=' (none: 1) */
+		if ((!list || (n >= 3 && (!strncmp(v, "gpu", 3) || !strncmp(v, "gres/gpu", 8)))) &&
+		    !(c > v && end - c == 1 && *c == '0') && !(c == v && !list && n == 1 && *v == '0'))
+			return 1;
+		v = *end ? end + 1 : end;
+	}
+	return 0;
+}
 
 /*
  * Scan argv[0..argc) as options; returns the index of the first
@@ -105,6 +173,7 @@ struct found {
  */
 static int scan(char *const *argv, int argc, struct found *f)
 {
+	const struct optset *o = f->o ? f->o : &alloc_opts;
 	int i = 0;
 
 	while (i < argc) {
@@ -119,7 +188,7 @@ static int scan(char *const *argv, int argc, struct found *f)
 		if (a[1] == '-') {
 			const char *name = a + 2, *eq = strchr(name, '='), *full;
 			size_t len = eq ? (size_t)(eq - name) : strlen(name);
-			enum opt_kind kind = long_option(name, len, &full);
+			enum opt_kind kind = long_option(o, name, len, &full);
 
 			if (kind == OPT_UNKNOWN && !eq) {
 				f->unsure = 1;	/* its value or the script next? */
@@ -129,6 +198,10 @@ static int scan(char *const *argv, int argc, struct found *f)
 				v = eq + 1;
 			else if (kind == OPT_VALUE && i < argc)
 				v = argv[i++];
+			if (full && v && asks_gpu(full, v))
+				f->gpus = 1;
+			if (full && v && !strcmp(full, "export"))
+				f->export_ = v;
 			if (full && !strcmp(full, "partition"))
 				opt = 'p';
 			else if (full && !strcmp(full, "account"))
@@ -139,7 +212,7 @@ static int scan(char *const *argv, int argc, struct found *f)
 			/* a cluster of flags; the first that takes a value takes
 			 * the rest of the word, else the next word */
 			for (const char *c = a + 1; *c; c++) {
-				if (!strchr(short_with_value, *c))
+				if (!strchr(o->short_with_value, *c))
 					continue;
 				opt = *c;
 				if (c[1])
@@ -151,6 +224,8 @@ static int scan(char *const *argv, int argc, struct found *f)
 		}
 		if (!v)
 			continue;
+		if (opt == 'G' && asks_gpu("G", v))
+			f->gpus = 1;
 		if (opt == 'p')
 			put(f->part, BOT_SPANK_SUBMIT_VALUE_MAX, v);
 		else if (opt == 'A')
@@ -166,7 +241,7 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX];
-	struct found f = { s->partition, s->account, 0, 0 };
+	struct found f = { s->partition, s->account, 0, 0, 0, NULL, NULL };
 	int argc = 0, first;
 
 	memset(s, 0, sizeof(*s));
@@ -178,6 +253,7 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
 		argv[argc++] = copy + i;
 	first = scan(argv, argc, &f);
+	s->gpus = f.gpus;	/* what was read before an unknown option counts */
 	if (f.unsure) {
 		/* a later -p or -A may follow the option not read */
 		s->partition[0] = s->account[0] = 0;
@@ -226,7 +302,7 @@ static int words(char *line, char **w)
 int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s)
 {
 	char part[BOT_SPANK_SUBMIT_VALUE_MAX] = "", acct[BOT_SPANK_SUBMIT_VALUE_MAX] = "";
-	struct found f = { part, acct, 0, 0 };
+	struct found f = { part, acct, 0, 0, 0, NULL, NULL };
 	char line[LINE_MAX_ + 1], *w[WORDS_MAX];
 	size_t i = 0;
 	int lines = 0;
@@ -267,7 +343,75 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
 		put(s->partition, sizeof(s->partition), part);
 	if (!s->account[0] && acct[0])
 		put(s->account, sizeof(s->account), acct);
+	s->gpus |= f.gpus;
 	return 0;
+}
+
+int bot_spank_submit_env_gpus(const char *prefix, const char *(*get)(const char *name))
+{
+	static const char *const m[][2] = {
+		{ "GPUS", "gpus" }, { "GPUS_PER_NODE", "gpus-per-node" },
+		{ "GPUS_PER_TASK", "gpus-per-task" }, { "GPUS_PER_SOCKET", "gpus-per-socket" },
+		{ "GRES", "gres" }, { "TRES_PER_TASK", "tres-per-task" },
+	};
+	char var[64];
+
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		const char *v;
+
+		snprintf(var, sizeof(var), "%s%s", prefix, m[i][0]);
+		if ((v = get(var)) && *v && asks_gpu(m[i][1], v))
+			return 1;
+	}
+	return 0;
+}
+
+void bot_spank_srun_cmdline(const char *buf, size_t n, struct bot_spank_srun *r)
+{
+	static char copy[65536 + 1];
+	char *argv[ARGV_MAX], part[BOT_SPANK_SUBMIT_VALUE_MAX], acct[BOT_SPANK_SUBMIT_VALUE_MAX];
+	struct found f = { part, acct, 0, 0, 0, &srun_opts, NULL };
+	int argc = 0;
+
+	if (n > sizeof(copy) - 1)
+		n = sizeof(copy) - 1;
+	memcpy(copy, buf, n);
+	copy[n] = 0;
+	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
+		argv[argc++] = copy + i;
+	scan(argv, argc, &f);
+	r->gpus = f.gpus;
+	r->export_list = f.export_;
+}
+
+const char *bot_spank_export_value(const char *list, const char *name, const char *env_value,
+				   char *out, size_t outlen)
+{
+	size_t nl = strlen(name);
+	int all = 0, named = 0;
+	const char *value = NULL;
+
+	if (!list)
+		return env_value;
+	for (const char *p = list; *p;) {
+		size_t k = strcspn(p, ",");
+
+		if (k == 3 && !strncmp(p, "ALL", 3))
+			all = 1;
+		else if (k >= nl && !strncmp(p, name, nl) && (k == nl || p[nl] == '=')) {
+			named = 1;
+			if (k == nl)
+				value = env_value;
+			else if (k - nl - 1 < outlen) {
+				memcpy(out, p + nl + 1, k - nl - 1);
+				out[k - nl - 1] = 0;
+				value = out;
+			} else
+				value = NULL;	/* too long to hold: not known */
+		}
+		p += k + (p[k] == ',');
+	}
+	return named ? value : all ? env_value : NULL;
 }
 
 /* Does word w (len bytes) read "KEY=..." (KEY any case)? Its value. */

@@ -29,6 +29,8 @@ struct bot_spank_submit {
 	char partition[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char account[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char script[PATH_MAX];		/* sbatch's script; "" none (stdin, --wrap) */
+	int gpus;	/* an option asks for a GPU (-G, --gpus, --gpus-per-*, --gres or
+			 * --tres-per-task naming gpu, with a count other than 0) */
 	int unsure;	/* the command line holds an option the scan cannot read
 			 * (another plugin's flag, an ambiguous prefix): partition and
 			 * account are "" and must not be guessed from elsewhere */
@@ -60,5 +62,38 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
  * (Include'd files are not followed: then unknown too).
  */
 int bot_spank_conf_default_partition(const char *buf, size_t n, char *out, size_t len);
+
+/*
+ * srun's command line (as bot_spank_submit_cmdline reads one, with srun's
+ * options), what the step is decided by that srun keeps out of its own
+ * environment (spank/local.c): `srun --gpus=1` and `--export=...` set
+ * nothing there a plugin could read. gpus: 1 when an option before the
+ * command asks for a GPU (the `gpus` rule of struct bot_spank_submit);
+ * export_list: --export's value (the last one), NULL when none, pointing
+ * into a static copy (valid until the next call).
+ */
+struct bot_spank_srun {
+	int gpus;
+	const char *export_list;
+};
+void bot_spank_srun_cmdline(const char *buf, size_t n, struct bot_spank_srun *r);
+
+/*
+ * What the tasks' variable `name` will be under an --export list (srun's
+ * or sbatch's, or SLURM_EXPORT_ENV: "ALL,NAME=value", "NONE", "A,B"), given
+ * its value env_value in the launcher's environment (NULL: unset): the
+ * list's NAME=value (into out, outlen bytes; NULL when it does not fit),
+ * env_value where the list names NAME alone or holds ALL, else NULL (NONE,
+ * NIL, a list without it). list NULL (no --export): env_value.
+ */
+const char *bot_spank_export_value(const char *list, const char *name, const char *env_value,
+				   char *out, size_t outlen);
+
+/*
+ * The command's own input variables for GPUs, PREFIX + GPUS, GPUS_PER_NODE,
+ * GPUS_PER_TASK, GPUS_PER_SOCKET, GRES, TRES_PER_TASK (SBATCH_, SALLOC_),
+ * read with get: 1 when one asks for a GPU (as its option would), else 0.
+ */
+int bot_spank_submit_env_gpus(const char *prefix, const char *(*get)(const char *name));
 
 #endif

@@ -301,6 +301,13 @@ static void write_report(struct report *r)
 		bot_report_summary(&p, step, dir, line, sizeof(line) - 1);
 		strcat(line, "\n");
 		append_summary(r, line);
+	} else if (!strcmp(p.step, "batch")) {
+		/* the batch step's line says why there is no report instead
+		 * of nothing (srun's steps say it in srun, spank/report.c) */
+		bot_log_esc_inplace(err, sizeof(err));
+		snprintf(line, sizeof(line), "nccl-bot: step %.64s.batch: no report: %.3000s\n",
+			 p.job, err);
+		append_summary(r, line);
 	}
 	bot_report_part_free(&p);
 }

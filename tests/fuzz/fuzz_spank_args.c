@@ -50,6 +50,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		bot_spank_submit_cmdline((const char *)data, size, (int)(size & 1), &sub);
 		(void)bot_spank_submit_script((const char *)data, size, &sub);
+		{
+			struct bot_spank_srun r;
+			char out[32];
+			const char *v;
+
+			bot_spank_srun_cmdline((const char *)data, size, &r);
+			if (r.gpus > 1 || (r.export_list && strlen(r.export_list) > size))
+				abort();
+			v = bot_spank_export_value(r.export_list, "NCCL_TUNER_PLUGIN", "e", out,
+						   sizeof(out));
+			if (v && v != out && strcmp(v, "e"))
+				abort();
+			if (v == out && !memchr(out, 0, sizeof(out)))
+				abort();
+		}
 		if (!memchr(sub.partition, 0, sizeof(sub.partition)) ||
 		    !memchr(sub.account, 0, sizeof(sub.account)) ||
 		    !memchr(sub.script, 0, sizeof(sub.script)))

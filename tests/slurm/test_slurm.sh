@@ -131,6 +131,33 @@ check "  ... with a warning naming it" err_has "replacing the user's NCCL_TUNER_
 NCCL_TUNER_PLUGIN=mine.so run srun -N1 -n1 --nccl-bot=ucb1 sh -c "$INFO"
 check "  ... and the report info says replaced" grep -q '^info=on replaced prior$' "$OUT" || cat "$OUT"
 
+# a user's plugin named in --export's list, which srun keeps out of its own
+# environment: read from srun's command line, as if it were in it (replaced
+# unseen until 2026-12-04); sbatch's list is SLURM_EXPORT_ENV, which its
+# sruns inherit too
+mine_kept() {
+	[ "$(wc -l <"$OUT")" -eq "$1" ] && [ "$(sed 's/^n[1-4] //' "$OUT" | sort -u)" = "tuner=mine.so profiler= table=" ] ||
+		{ echo "  want $1 lines, mine.so alone:"; cat "$OUT" "$ERR"; return 1; }
+}
+run srun -N2 -n2 --export=ALL,NCCL_TUNER_PLUGIN=mine.so sh -c "$SHOW"
+check "srun --export=ALL,NCCL_TUNER_PLUGIN=mine.so: the admin's default keeps it on every node" mine_kept 2
+check "  ... and one line says nccl-bot stood aside" \
+	err_has "nccl-bot: step: nccl-bot stood aside: the tuner plugin is the user's mine.so, kept"
+run srun -N2 -n2 --export=ALL,NCCL_TUNER_PLUGIN=mine.so --nccl-bot=ucb1 sh -c "$SHOW"
+check "  ... --nccl-bot replaces it" alike_ours 2
+check "  ... with a warning naming it" err_has "replacing the user's NCCL_TUNER_PLUGIN=mine.so"
+run sbatch --wait -N1 --export=ALL,NCCL_TUNER_PLUGIN=mine.so -o "$D/exp.out" --wrap "$SHOW; srun -N1 -n1 sh -c '$SHOW'"
+check "sbatch --export=ALL,NCCL_TUNER_PLUGIN=mine.so: the batch step and its srun keep it" \
+	test "$(grep -c 'tuner=mine.so profiler= table=$' "$D/exp.out")" = 2
+NCCL_TUNER_PLUGIN=mine.so run srun -N2 -n2 --export=NONE /bin/sh -c "$SHOW"
+check "srun --export=NONE: srun's own NCCL_TUNER_PLUGIN does not reach the tasks, nothing kept" \
+	alike_ours 2
+# an empty NCCL_TUNER_PLUGIN is unset (as NCCL reads it): nothing kept
+NCCL_TUNER_PLUGIN= run srun -N1 -n1 sh -c "$INFO"
+check "an empty NCCL_TUNER_PLUGIN: the report info says none, not kept" grep -q '^info=on none prior$' "$OUT" || cat "$OUT"
+run srun -N1 -n1 --nccl-bot=OFF sh -c "$SHOW"
+check "--nccl-bot=OFF (any case, as policy names): nothing set" none_ours
+
 # ---- sbatch and salloc ------------------------------------------------------
 cat >"$D/job.sh" <<EOF
 #!/bin/sh
@@ -226,15 +253,47 @@ run srun -N1 -n1 -p other sh -c "$SHOW"
 check "partitions=other: a step in partition other gets nccl-bot" alike_ours 1
 run srun -N1 -n1 sh -c "$SHOW"
 check "partitions=other: a step in debug does not" none_ours
+# a job submitted to several partitions: where the step is decided the one
+# it runs in is known inside an allocation, not for srun's own (until
+# 2026-12-04 the list was taken as one name: never enabled)
+run srun -N1 -n1 -p other,debug --nccl-bot sh -c "$SHOW"
+check "partitions=other, srun -p other,debug --nccl-bot: not used" none_ours
+check "  ... and the user is told why" err_has "may run in any of partitions other,debug, and nccl-bot is not enabled in debug"
+run sbatch --wait -N1 -p debug,other -o "$D/parts.out" --wrap "echo part=\$SLURM_JOB_PARTITION; srun -N1 -n1 --nccl-bot sh -c '$SHOW'"
+part_decided() {
+	p=$(sed -n 's/^part=//p' "$D/parts.out")
+	case $p in
+	other) grep -q "tuner=$LIB/libnccl-tuner-bot.so" "$D/parts.out" ;;
+	debug) grep -q "tuner= profiler= table=$" "$D/parts.out" ;;
+	*) false ;;
+	esac || { echo "  partition '$p':"; cat "$D/parts.out"; return 1; }
+}
+check "sbatch -p debug,other: its srun decides by the partition the job runs in" part_decided
 
 cluster_plugstack enable=default mode=on require_gpus=1 $BASE
 run srun -N1 -n1 sh -c "$SHOW"
 check "require_gpus=1: a step without GPUs is left alone" none_ours
+run srun -N1 -n1 --nccl-bot sh -c "$SHOW"
+check "  ... and a user who asked is told" err_has "the step asks for no GPUs (require_gpus=1"
 
 cluster_plugstack enable=off $BASE
 run srun -N1 -n1 --nccl-bot=ucb1 sh -c "$SHOW"
 check "enable=off: nothing set, even when asked" none_ours
 check "  ... the user is told" err_has "switched off on this cluster (enable=off)"
+run srun -N1 -n1 --nccl-bot=greedy sh -c "$SHOW"
+check "  ... a policy users may not pick: the step still runs (it failed until 2026-12-04)" grep -q "^n[1-4] tuner= " "$OUT"
+check "  ... told nccl-bot is off" err_has "switched off on this cluster (enable=off)"
+
+# two plugstack.conf lines loading the plugin: off, loudly, not each hook twice
+printf 'optional %s enable=default mode=on %s\noptional %s enable=default mode=on %s\n' \
+	"$CLUSTER_PLUGIN" "$BASE" "$CLUSTER_PLUGIN" "$BASE" >"$D/etc/plugstack.conf.new" &&
+	mv -f "$D/etc/plugstack.conf.new" "$D/etc/plugstack.conf"
+run srun -N1 -n1 sh -c "$SHOW"
+check "the plugin on two plugstack.conf lines: nothing set" none_ours
+check "  ... and the step ran" grep -q "^n[1-4] tuner=" "$OUT"
+run srun -N1 -n1 --nccl-bot sh -c "$SHOW"
+check "  ... a user who asked is told why" err_has "plugstack.conf loads spank_nccl_bot.so on two lines; remove one"
+check "  ... no summary line" test "$(grep -c 'nccl-bot: step' "$ERR")" = 0
 
 cluster_plugstack enable=bogus $BASE
 run srun -N1 -n1 --nccl-bot sh -c "$SHOW"

@@ -325,6 +325,30 @@ check "  ... and the step runs on the prior" \
 	grep -q 'table from the prior (the fabric map cannot be read)' "$ERR" || grep nccl-bot "$ERR"
 cluster_plugstack enable=opt-in mode=on $ARGS
 
+# require_gpus=1 reads the GPUs a step asks for on srun's and sbatch's
+# command lines and in #SBATCH (it read only the environment, where they
+# put none of their own options, until 2026-12-04: --gpus steps were left out)
+if [ -n "$GPUS" ]; then
+	TUNER="tuner=$LIB/libnccl-tuner-bot.so"
+	has_ours() { grep -q "$TUNER" "$1" || { echo "  not ours:"; cat "$1" "$ERR"; return 1; }; }
+	cluster_plugstack enable=default mode=on require_gpus=1 $ARGS
+	SHOWT='echo "tuner=${NCCL_TUNER_PLUGIN-}"'
+	for o in --gpus=1 --gres=gpu:1 --gpus-per-node=1 -G1; do
+		run srun -N1 -n1 -w n1 "$o" sh -c "$SHOWT"
+		check "require_gpus=1: srun $o gets nccl-bot" has_ours "$OUT"
+	done
+	run srun -N1 -n1 -w n1 --gres=gpu:0 sh -c "$SHOWT"
+	check "  ... srun --gres=gpu:0 does not" grep -q '^tuner=$' "$OUT"
+	run sbatch --wait -N1 -w n1 --gpus=1 -o "$D/g.out" --wrap "$SHOWT"
+	check "  ... sbatch --gpus=1: the batch step gets it" has_ours "$D/g.out"
+	printf '#!/bin/sh\n#SBATCH --gres=gpu:1\n%s\n' "$SHOWT" >"$D/g.sh"
+	run sbatch --wait -N1 -w n1 -o "$D/g2.out" "$D/g.sh"
+	check "  ... #SBATCH --gres=gpu:1: the batch step gets it" has_ours "$D/g2.out"
+	cluster_plugstack enable=opt-in mode=on $ARGS
+else
+	echo "skip - require_gpus=1 with GPUs (no /dev/tty1, /dev/tty2 to stand in for them)"
+fi
+
 # a heterogeneous step's summary counts every component's ranks
 run srun -N1 -n2 -w n1 --nccl-bot=ucb1 true : -N2 -n3 -w n2,n3 true
 check "a heterogeneous step of 2+3 ranks: the summary expects 5" \

@@ -209,6 +209,16 @@ if [ -n "$NOBODY" ]; then
 		sh -c "! runuser -u nobody -- ls '$rootjob' >/dev/null 2>&1 && ! runuser -u nobody -- cat '$rootjob'/*.part >/dev/null 2>&1"
 	check "  ... nor through nccl-bot report" \
 		sh -c "! runuser -u nobody -- '$BOT' report '$rootjob' >/dev/null 2>&1"
+	# a report directory nobody cannot make (nccl-bot-JOB/ in /): srun's
+	# line and the batch step's say why (srun's blamed the nodes, with a
+	# "//" path, and the batch step's said nothing, until 2026-12-04)
+	run runuser -u nobody -- sh -c "cd / && srun -N1 -n1 -w n1 --nccl-bot=ucb1 true"
+	check "a report directory nobody cannot make: srun's line says why" \
+		has "$ERR" "(no node's part arrived within 3 s: cannot make /nccl-bot-[0-9]*: /: Permission denied"
+	check "  ... and names it without a doubled /" sh -c "! grep -q 'report: //' '$ERR'"
+	run runuser -u nobody -- sh -c "cd / && sbatch --wait -N1 -w n1 --nccl-bot=ucb1 -o '$D/nob/b.out' --wrap true"
+	check "  ... the batch step's line in its output file says why" \
+		has "$D/nob/b.out" "^nccl-bot: step [0-9]*.batch: no report: .*/nccl-bot-[0-9]*.*Permission denied"
 else
 	echo "skip - other users (no user nobody or no runuser)"
 fi

@@ -196,6 +196,9 @@ START_TEST(test_option)
 	ck_assert_int_eq(kind, BOT_SPANK_OPT_BARE);
 	ck_assert_int_eq(bot_spank_opt_parse("off", &a, &kind, &pol, err, sizeof(err)), 0);
 	ck_assert_int_eq(kind, BOT_SPANK_OPT_OFF);
+	/* any case, as policy names (=UCB1 is taken; =OFF was refused) */
+	ck_assert_int_eq(bot_spank_opt_parse("OFF", &a, &kind, &pol, err, sizeof(err)), 0);
+	ck_assert_int_eq(kind, BOT_SPANK_OPT_OFF);
 	ck_assert_int_eq(bot_spank_opt_parse("ucb1", &a, &kind, &pol, err, sizeof(err)), 0);
 	ck_assert_int_eq(pol, BOT_POLICY_UCB1);
 	ck_assert_int_eq(bot_spank_opt_parse("shadow", &a, &kind, &pol, err, sizeof(err)), 0);
@@ -247,6 +250,14 @@ START_TEST(test_gate)
 	s.partition = NULL;
 	bot_spank_gate(&a, &s, &g);
 	ck_assert(!g.used);				/* unknown partition: not enabled */
+	/* a job submitted to several partitions: enabled where all are */
+	s.partition = "gpu,cpu";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert_msg(!g.used && strstr(g.reason, "may run in any of partitions gpu,cpu, and "
+					"nccl-bot is not enabled in cpu"), "%s", g.reason);
+	s.partition = "gpu,gpu";
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(g.used);
 	s.partition = "gpu";
 	s.account = "x";
 	bot_spank_gate(&a, &s, &g);
@@ -254,7 +265,12 @@ START_TEST(test_gate)
 	s.account = "y";
 	s.has_gpus = 0;
 	bot_spank_gate(&a, &s, &g);
-	ck_assert(!g.used && strstr(g.reason, "require_gpus"));
+	ck_assert(!g.used && !g.tell && strstr(g.reason, "require_gpus"));
+	/* a user who asked is told (silent until 2026-12-04) */
+	s.opt = BOT_SPANK_OPT_BARE;
+	bot_spank_gate(&a, &s, &g);
+	ck_assert(!g.used && g.tell && strstr(g.reason, "require_gpus"));
+	s.opt = BOT_SPANK_OPT_NONE;
 	s.has_gpus = 1;
 	/* at submission: an unknown account under exclude_accounts= may be
 	 * the excluded default account; srun's unknown one is not excluded */
@@ -399,6 +415,20 @@ static void cmdline(struct bot_spank_submit *s, int want_script, size_t n, const
 }
 #define CMD(s, lit) cmdline(s, 1, sizeof(lit), lit)
 
+static int srun_gpus(const char *argv, size_t n)
+{
+	struct bot_spank_srun r;
+
+	bot_spank_srun_cmdline(argv, n, &r);
+	return r.gpus;
+}
+
+/* an environment of one variable, SBATCH_GPUS_PER_NODE=2 */
+static const char *one_gpu_var(const char *name)
+{
+	return !strcmp(name, "SBATCH_GPUS_PER_NODE") ? "2" : NULL;
+}
+
 START_TEST(test_submit)
 {
 	struct bot_spank_submit s;
@@ -447,7 +477,60 @@ START_TEST(test_submit)
 	ck_assert_str_eq(s.account, "a");
 	ck_assert_str_eq(s.script, "x.sh");
 
+	/* GPUs asked for on the command line (require_gpus=1; until
+	 * 2026-12-04 only the environment was read, where sbatch and srun put
+	 * none of their own options) */
+	CMD(&s, "sbatch\0--gpus=1\0j.sh");
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0-G\0a100:2\0j.sh");
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0-NG2\0j.sh");	/* -N takes the rest of the word: "G2" */
+	ck_assert_int_eq(s.gpus, 0);
+	CMD(&s, "sbatch\0--gres=shard:2,gpu:a100:1\0j.sh");
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0--gres=gpu:0\0--gpus-per-node=0\0--gpus\0a100:0\0j.sh");
+	ck_assert_int_eq(s.gpus, 0);
+	CMD(&s, "sbatch\0--gres=gpu\0j.sh");	/* a bare gpu is one */
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0--tres-per-task=gres/gpu=1\0j.sh");
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0-N1\0j.sh\0--gpus=1");	/* the script's argument */
+	ck_assert_int_eq(s.gpus, 0);
+#define SRUN(lit) srun_gpus(lit, sizeof(lit))
+	ck_assert_int_eq(SRUN("srun\0-N1\0--gpus=1\0true"), 1);
+	ck_assert_int_eq(SRUN("srun\0-l\0--gres\0gpu:1\0true"), 1);	/* -l takes no value */
+	ck_assert_int_eq(SRUN("srun\0--gpus-per-task=1\0--mpi=pmix\0python\0x.py"), 1);
+	ck_assert_int_eq(SRUN("srun\0-N1\0python\0--gpus=1"), 0);	/* the program's */
+	ck_assert_int_eq(SRUN("srun\0-N1\0true"), 0);
+	ck_assert_int_eq(SRUN("srun\0--label\0-G1\0true"), 1);
+	/* --export: its value, which srun keeps out of its environment */
+	{
+		static const char cl[] = "srun\0--export=ALL,NCCL_TUNER_PLUGIN=mine.so\0-N1\0"
+					 "true\0--export=NONE";
+		struct bot_spank_srun r;
+
+		bot_spank_srun_cmdline(cl, sizeof(cl), &r);
+		ck_assert_str_eq(r.export_list, "ALL,NCCL_TUNER_PLUGIN=mine.so");
+		bot_spank_srun_cmdline("srun\0true", sizeof("srun\0true"), &r);
+		ck_assert_ptr_null(r.export_list);
+#define EXPV(l, e) bot_spank_export_value(l, "NCCL_TUNER_PLUGIN", e, out, sizeof(out))
+		ck_assert_str_eq(EXPV("ALL,NCCL_TUNER_PLUGIN=mine.so", NULL), "mine.so");
+		ck_assert_str_eq(EXPV("ALL,NCCL_TUNER_PLUGIN=mine.so", "env.so"), "mine.so");
+		ck_assert_str_eq(EXPV("ALL", "env.so"), "env.so");
+		ck_assert_str_eq(EXPV(NULL, "env.so"), "env.so");
+		ck_assert_ptr_null(EXPV("NONE", "env.so"));	/* not passed on */
+		ck_assert_ptr_null(EXPV("FOO,BAR", "env.so"));
+		ck_assert_str_eq(EXPV("FOO,NCCL_TUNER_PLUGIN", "env.so"), "env.so");
+		ck_assert_ptr_null(EXPV("ALL,NCCL_TUNER_PLUGIN_X=1", NULL));
+		ck_assert_str_eq(EXPV("NCCL_TUNER_PLUGIN=", "env.so"), "");
+	}
+	ck_assert_int_eq(bot_spank_submit_env_gpus("SBATCH_", one_gpu_var), 1);
+	ck_assert_int_eq(bot_spank_submit_env_gpus("SALLOC_", one_gpu_var), 0);
+
 #define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --gres=gpu:2\necho\n"), 0);
+	ck_assert_int_eq(s.gpus, 1);
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH -N1\n\n# note\n#SBATCH --partition=gpu "
 				"-A 'acct 1' # c\n#SBATCH -p other\necho hi\n"
