@@ -238,10 +238,8 @@ int bot_table_decode(const char *text, size_t len, struct bot_table *t)
 	uint64_t digest = 0;
 	long plen;
 
-	if (len > BOT_TABLE_MAX_TEXT)
-		return BOT_TABLE_ESIZE;
 	if (len < 5 || memcmp(text, "NBT", 3) != 0)
-		return BOT_TABLE_ESYNTAX;
+		return len > BOT_TABLE_MAX_TEXT ? BOT_TABLE_ESIZE : BOT_TABLE_ESYNTAX;
 	/* "NBT<digits>." with any version other than those read here, however
 	 * many digits and whatever follows: another build's table, refused by
 	 * name (a later format may change everything after the first dot) */
@@ -253,8 +251,13 @@ int bot_table_decode(const char *text, size_t len, struct bot_table *t)
 			i++;
 		if (i > 3 && i < len && text[i] == '.')
 			return BOT_TABLE_EVERSION;
-		return BOT_TABLE_ESYNTAX;
+		return len > BOT_TABLE_MAX_TEXT ? BOT_TABLE_ESIZE : BOT_TABLE_ESYNTAX;
 	}
+	/* the size budget after the version: a newer build's table over this
+	 * build's budget (a later one may allow more) is another build's
+	 * table, which fails init, never a quiet fall back to the prior */
+	if (len > BOT_TABLE_MAX_TEXT)
+		return BOT_TABLE_ESIZE;
 	if (len < BOT_TABLE_HEAD_LEN)
 		return BOT_TABLE_ESYNTAX;
 	for (int i = 5; i < 21; i++) {

@@ -515,6 +515,17 @@ START_TEST(test_size_budget)
 	/* decoder refuses text over the budget without looking further */
 	memset(text, 'A', BOT_TABLE_MAX_TEXT + 1);
 	ck_assert_int_eq(bot_table_decode(text, BOT_TABLE_MAX_TEXT + 1, tb), BOT_TABLE_ESIZE);
+	/* a newer format over this budget is another build's table (fatal),
+	 * not an oversized one of ours (until 2026-12-04 the size came first) */
+	{
+		static char big[BOT_TABLE_MAX_TEXT + 2];
+
+		memset(big, 'A', sizeof(big) - 1);
+		memcpy(big, "NBT9.", 5);
+		ck_assert_int_eq(bot_table_decode(big, sizeof(big) - 1, tb), BOT_TABLE_EVERSION);
+		memcpy(big, "NBT3.", 5);
+		ck_assert_int_eq(bot_table_decode(big, sizeof(big) - 1, tb), BOT_TABLE_ESIZE);
+	}
 	ck_assert(!bot_table_err_fatal(BOT_TABLE_ESIZE));
 
 	/* fit keeps the head */
