@@ -455,3 +455,24 @@ void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *va
 		 shown, bot_set_want(env_vars[id].kind), range, bot_set_strerror(e->err[id]),
 		 env_vars[id].dflt);
 }
+
+char *bot_path_dir_trim(char *p)
+{
+	size_t n = strlen(p);
+
+	while (n > 1 && (p[n - 1] == '/' || (p[n - 1] == '.' && p[n - 2] == '/'))) {
+		n -= p[n - 1] == '/' ? 1 : 2;
+		if (n == 0)
+			n = 1;	/* "/." */
+		p[n] = 0;
+	}
+	return p;
+}
+
+int bot_path_has_dotdot(const char *p)
+{
+	for (const char *c = p; (c = strstr(c, "..")); c += 2)
+		if ((c == p || c[-1] == '/') && (c[2] == 0 || c[2] == '/'))
+			return 1;
+	return 0;
+}

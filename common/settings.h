@@ -114,6 +114,18 @@ struct bot_env {
 	int err[BOT_ENV_COUNT];	/* the refusal's error code */
 };
 
+/*
+ * A directory setting's path (NCCL_BOT_SPOOL, plugstack.conf's directories,
+ * an outbox): its trailing "/" and "/." dropped in place ("/" stays), since
+ * "link/" resolves a link at its last name, which an O_NOFOLLOW open must
+ * see. Returns p.
+ */
+char *bot_path_dir_trim(char *p);
+
+/* Does path p hold a ".." component? Refused in a directory setting:
+ * "link/.." goes through the link to its target's parent. */
+int bot_path_has_dotdot(const char *p);
+
 /* The variable's name. */
 const char *bot_env_name(enum bot_env_id id);
 

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "common/delta.h"
 #include "common/dirscan.h"
 #include "common/le.h"
@@ -774,9 +775,18 @@ static int write_delta(const char *outbox, const char *name, const uint8_t *buf,
 	const struct bot_write_rule r = {
 		.mode = 0640, .chmod = 1, .no_replace = 1, .clear_stale = 1, .sync_dir = 1,
 	};
+	char trimmed[PATH_MAX];
 	struct stat st;
 	int dfd, rc;
 
+	/* "link/" and "link/." resolve the link, "link/.." goes through it
+	 * (common/settings.h): the outbox is the directory itself */
+	if (bot_path_has_dotdot(outbox))
+		return bot_log_errf(err, errlen, "%s: the outbox: a '..' component (it could "
+				    "lead through a link): give the directory itself", outbox);
+	if (strlen(outbox) >= sizeof(trimmed))
+		return bot_log_errf(err, errlen, "%.64s...: the outbox: path too long", outbox);
+	outbox = bot_path_dir_trim(strcpy(trimmed, outbox));
 	dfd = open(outbox, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0) {
 		struct stat lst;

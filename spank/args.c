@@ -203,21 +203,6 @@ static int parse_policies(const char *v, uint32_t *bits, char *err, size_t errle
 	}
 }
 
-/* A directory's trailing "/" and "/." dropped ("/" stays): "/dev/shm/nb/"
- * resolves a link at its last name, which the checks that open the
- * directory without following one (spool_dir=: O_NOFOLLOW) must see. */
-static void dir_trim(char *p)
-{
-	size_t n = strlen(p);
-
-	while (n > 1 && (p[n - 1] == '/' || (p[n - 1] == '.' && p[n - 2] == '/'))) {
-		n -= p[n - 1] == '/' ? 1 : 2;
-		if (n == 0)
-			n = 1;	/* "/." */
-		p[n] = 0;
-	}
-}
-
 static int parse_one(struct bot_spank_args *a, enum bot_spank_arg id, const char *v,
 		     const char *node, char *err, size_t errlen)
 {
@@ -301,8 +286,15 @@ static int parse_one(struct bot_spank_args *a, enum bot_spank_arg id, const char
 			if (tmp[0] != '/')
 				return bot_log_errf(err, errlen, "not an absolute path");
 			if (id != BOT_SPANK_A_KILL_SWITCH && id != BOT_SPANK_A_CONFIG &&
-			    id != BOT_SPANK_A_FABRIC_MAP && id != BOT_SPANK_A_HARVEST_HELPER)
-				dir_trim(tmp);
+			    id != BOT_SPANK_A_FABRIC_MAP && id != BOT_SPANK_A_HARVEST_HELPER) {
+				/* a directory: "d/" is d, "link/.." is refused
+				 * (common/settings.h) */
+				if (bot_path_has_dotdot(tmp))
+					return bot_log_errf(err, errlen, "a '..' component (it "
+							    "could lead through a link): give the "
+							    "directory itself");
+				bot_path_dir_trim(tmp);
+			}
 			strcpy(path, tmp);	/* both PATH_MAX */
 		}
 		return 0;

@@ -49,11 +49,16 @@ static struct bot_win *meas_new(const struct bot_env *env, uint64_t comm_id, int
 
 		if (!t)
 			return NULL;
+		/* a table the tuner refuses (tuner/decide.c: a policy id this
+		 * build does not know, with correction rows or before format
+		 * 3, fails the communicator's init) is not measured either */
 		ok = bot_table_decode(text, strlen(text), t) == BOT_TABLE_OK &&
-		     (t->flags & BOT_TABLE_F_MEASURE);
+		     (t->flags & BOT_TABLE_F_MEASURE) &&
+		     !(t->policy >= BOT_NPOLICY && (t->ncorr || t->version < 3));
 		if (ok) {
 			min_log2 = t->min_bytes_log2 < 63 ? t->min_bytes_log2 : 63;
-			/* as the tuner: an unknown policy id is auto */
+			/* as the tuner: an unknown policy id whose table
+			 * holds only plans is auto */
 			policy = t->policy < BOT_NPOLICY ? t->policy : 0;
 			digest = t->digest;
 		}

@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "common/le.h"
 #include "common/spool.h"
 #include "policies/context.h"
@@ -273,6 +274,15 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 
 	if (!dir || !*dir)
 		return -1;
+	/* "link/.." goes through the link: refused, the same on every rank
+	 * of the environment (nothing measured) */
+	if (bot_path_has_dotdot(dir)) {
+		if (log)
+			log(BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+			    "nccl-bot: %s=%.200s: a '..' component is refused in a spool directory "
+			    "(it could lead through a link): not measuring", BOT_ENV_SPOOL, dir);
+		return -1;
+	}
 	bot_spin_lock(&lock);
 	if (ready) {
 		if (!digest && table_digest) {
@@ -296,12 +306,9 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	tmp_name = malloc(n);
 	dir_path = strdup(dir);
 	/* "link/" or "link/." would follow the link O_NOFOLLOW refuses: no
-	 * trailing '/' or "/." */
-	for (size_t k = dir_path ? strlen(dir_path) : 0; k > 1;)
-		if (dir_path[k - 1] == '/' || (dir_path[k - 1] == '.' && dir_path[k - 2] == '/'))
-			dir_path[--k] = 0;
-		else
-			break;
+	 * trailing '/' or "/." (common/settings.h) */
+	if (dir_path)
+		bot_path_dir_trim(dir_path);
 	if (!path || !name || !tmp_name || !dir_path) {
 		free(path);
 		free(name);
@@ -594,8 +601,9 @@ static void spool_fail(const char *what, int err)
 {
 	if (logger && !__atomic_exchange_n(&logged_failure, 1, __ATOMIC_RELAXED))
 		logger(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
-		       "nccl-bot: spool %s: %s: %s (measurements of this process are not kept; "
-		       "decisions are unaffected)", path ? path : "?", what, strerror(err));
+		       "nccl-bot: spool %s: %s%s%s (measurements of this process are not kept; "
+		       "decisions are unaffected)", path ? path : "?", what, err ? ": " : "",
+		       err ? strerror(err) : "");
 }
 
 /* A consistent view of an append-only store: its first n records. */
@@ -707,9 +715,12 @@ static int flush(void)
 			char one;
 
 			/* readlink, not lstat: glibc 2.28's symbols (test_so_deps) */
-			spool_fail((e == ELOOP || e == ENOTDIR) && readlink(dir_path, &one, 1) >= 0 ?
-				   "opening the directory (a symbolic link: not followed)" :
-				   "opening the directory", e);
+			/* a link is said as one, without ELOOP's or ENOTDIR's
+			 * text ("Not a directory": it may well name one) */
+			if ((e == ELOOP || e == ENOTDIR) && readlink(dir_path, &one, 1) >= 0)
+				spool_fail("opening the directory: a symbolic link, not followed", 0);
+			else
+				spool_fail("opening the directory", e);
 			goto out;
 		}
 	}

@@ -30,6 +30,15 @@ expect "harvest needs an outbox" 2 "needs --outbox.*; missing: --outbox" -- "$bo
 mkdir -p "$tmp/realob" && ln -s "$tmp/realob" "$tmp/linkob"
 expect "harvest: an outbox that is a symbolic link, named as one" 1 "linkob: the outbox: a symbolic link \(not followed" -- \
 	"$bot" harvest --outbox "$tmp/linkob" --fabric f --job 1 --node n1 --nodes 2 "$tmp/sp"
+# ... also named "linkob/" or "linkob/." (written through the link until
+# 2026-12-04), and "linkob/.." goes through it: refused
+for o in linkob/ linkob/.; do
+	expect "  ... --outbox $o" 1 "linkob: the outbox: a symbolic link \(not followed" -- \
+		"$bot" harvest --outbox "$tmp/$o" --fabric f --job 1 --node n1 --nodes 2 "$tmp/sp"
+done
+expect "  ... --outbox linkob/..: refused" 1 "linkob/..: the outbox: a '..' component" -- \
+	"$bot" harvest --outbox "$tmp/linkob/.." --fabric f --job 1 --node n1 --nodes 2 "$tmp/sp"
+expect "  ... nothing written through the link" 0 "^0$" -- sh -c "ls '$tmp/realob' '$tmp' | grep -c '\\.nbd$' || true"
 # an identity that breaks its rule names its option (--node 'n 1' said
 # "pass --node", --job a.b no option, until 2026-12-04)
 expect "harvest --node 'n 1': the option named" 2 "^nccl-bot: harvest: --node: node 'n 1' is not " -- \

@@ -1283,12 +1283,51 @@ START_TEST(test_spool_dir_link)
 	comm_close(&c);
 	wait_writer_gone();
 	ck_assert_int_ge(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE), 1);
-	ck_assert_msg(strstr(spool_log_msg, "opening the directory (a symbolic link: not "
-				 "followed)"), "%s", spool_log_msg);
+	ck_assert_msg(strstr(spool_log_msg, "opening the directory: a symbolic link, not "
+				 "followed (measurements"), "%s", spool_log_msg);
 	dp = opendir(real);
 	ck_assert_ptr_nonnull(dp);
 	while ((e = readdir(dp)))
 		n += e->d_name[0] != '.';
+	closedir(dp);
+	ck_assert_int_eq(n, 0);
+}
+END_TEST
+
+/* A spool directory with a '..' component is refused ("link/.." goes
+ * through the link, to its target's parent: written there until
+ * 2026-12-04), and says so. */
+START_TEST(test_spool_dir_dotdot)
+{
+	struct comm c;
+	char a[BOT_TEST_PATH_MAX], b[BOT_TEST_PATH_MAX + 4], link[BOT_TEST_PATH_MAX];
+	char up[BOT_TEST_PATH_MAX + 4];
+	DIR *dp;
+	struct dirent *e;
+	int n = 0;
+
+	bot_test_path(a, dir, "a");
+	snprintf(b, sizeof(b), "%s/b", a);
+	bot_test_path(link, dir, "link");
+	ck_assert_int_eq(mkdir(a, 0700), 0);
+	ck_assert_int_eq(mkdir(b, 0700), 0);
+	ck_assert_int_eq(symlink(b, link), 0);
+	snprintf(up, sizeof(up), "%s/..", link);	/* resolves to a */
+	setenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS", "1000000", 1);
+	setenv("NCCL_BOT_SPOOL", up, 1);
+	comm_open_log(&c, 0, spool_logger);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	comm_close(&c);
+	wait_writer_gone();
+	ck_assert_int_ge(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE), 1);
+	ck_assert_msg(strstr(spool_log_msg, "a '..' component is refused in a spool directory"),
+		      "%s", spool_log_msg);
+	dp = opendir(a);
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		n += e->d_name[0] != '.' && strcmp(e->d_name, "b");
 	closedir(dp);
 	ck_assert_int_eq(n, 0);
 }
@@ -1934,6 +1973,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_nan_cost);
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_spool_dir_link);
+	tcase_add_test(tc, test_spool_dir_dotdot);
 	tcase_add_test(tc, test_fork_child_never_writes);
 	tcase_add_test(tc, test_periodic_rewrite_off_nccl_threads);
 	tcase_add_test(tc, test_periodic_rewrite_without_events);
