@@ -718,6 +718,12 @@ static void check_ranklib(struct doc *d, const struct bot_spank_args *a)
 			 "step's ranks on this node would fail or run without it");
 }
 
+/* The ranks run as the job's user and reach their spool directory through
+ * spool_dir: others must be able to search it (the plugin makes it 0711). */
+#define SPOOL_UNSEARCHABLE "spool_dir=%s: mode %03o: others cannot search it, so the job's " \
+	"ranks (its user) cannot reach their spool directory and measure nothing (the " \
+	"plugin makes it 0711)"
+
 /* path on a writable tmpfs, made by root alone (or to be made there). */
 static void check_spool(struct doc *d, const char *path)
 {
@@ -727,6 +733,17 @@ static void check_spool(struct doc *d, const char *path)
 	struct statvfs vfs;
 	int fd;
 
+	{
+		struct stat lst;
+
+		/* a link, dangling or not, is refused by the plugin (its
+		 * O_NOFOLLOW open), never "made later" */
+		if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+			say(d, "spool", BOT_DOCTOR_PROBLEM, "spool_dir %s: a symbolic link (refused)",
+			    path);
+			return;
+		}
+	}
 	if (access(path, F_OK) < 0) {
 		if (errno != ENOENT) {
 			/* not "not there yet": a parent this user cannot search
@@ -771,6 +788,9 @@ static void check_spool(struct doc *d, const char *path)
 			    S_ISLNK(st.st_mode) ? "a symbolic link (refused)" :
 			    !S_ISDIR(st.st_mode) ? "not a directory" : "not a directory of root "
 			    "writable by it alone (the plugin refuses it: someone else made it?)");
+		else if (!(st.st_mode & S_IXOTH))
+			say(d, "spool", BOT_DOCTOR_PROBLEM, SPOOL_UNSEARCHABLE, path,
+			    (unsigned)(st.st_mode & 0777));
 		else
 			say(d, "spool", BOT_DOCTOR_OK, "spool_dir=%s: a tmpfs, root's and writable by "
 			    "it alone (judged from its inode: doctor runs as uid %u)", path,
@@ -781,6 +801,16 @@ static void check_spool(struct doc *d, const char *path)
 	if (fd < 0) {
 		say(d, "spool", BOT_DOCTOR_PROBLEM, "%s", err);
 		return;
+	}
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+			close(fd);
+			say(d, "spool", BOT_DOCTOR_PROBLEM, SPOOL_UNSEARCHABLE, path,
+			    (unsigned)(st.st_mode & 0777));
+			return;
+		}
 	}
 	close(fd);
 	say(d, "spool", BOT_DOCTOR_OK, "spool_dir=%s: a tmpfs, writable by uid %u alone", path,
@@ -801,10 +831,12 @@ static int private_dir(struct doc *d, const char *check, const char *arg, const 
 		    S_ISLNK(st.st_mode) ? "a symbolic link" : "something else");
 		return -1;
 	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-		say(d, check, BOT_DOCTOR_PROBLEM, "%s=%s: owned by uid %u, mode %03o: want uid %u, "
-		    "writable by it alone", arg, path, (unsigned)st.st_uid,
-		    (unsigned)(st.st_mode & 0777), (unsigned)geteuid());
+	/* the plugin writes it as root, whoever runs doctor (judged from its
+	 * inode, as the spool directory is) */
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		say(d, check, BOT_DOCTOR_PROBLEM, "%s=%s: owned by uid %u, mode %03o: want root, "
+		    "writable by it alone (the plugin writes it as root)", arg, path,
+		    (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 		return -1;
 	}
 	say(d, check, BOT_DOCTOR_OK, "%s=%s", arg, path);

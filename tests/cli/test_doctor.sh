@@ -23,7 +23,7 @@ srcdir=${srcdir:-.}
 cc=${CC:-cc}
 tmp=$(mktemp -d)
 spool=/dev/shm/nb-doctor-$$
-trap 'rm -rf "$tmp" "$spool" "$spool.bad" "$spool.lnk"' EXIT
+trap 'rm -rf "$tmp" "$spool" "$spool.bad" "$spool.lnk" "$spool.dangling"' EXIT
 EXPECT_BASIC=1
 . "${top_srcdir:-${srcdir:-.}}/tests/cli/lib.sh"
 
@@ -172,9 +172,16 @@ expect "spool_dir not on a tmpfs: exit 1" 1 "^problem: spool: spool_dir=$tmp/spo
 mkdir "$spool.bad" && chmod 777 "$spool.bad"
 plug lib_prefix=$lib spool_dir=$spool.bad
 expect "spool_dir others may write: exit 1" 1 "^problem: spool: spool_dir $spool.bad: not a directory of uid" -- doc
-mkdir -m 711 "$spool"
+mkdir -m 700 "$spool"
 plug $base
+expect "spool_dir there, 0700: others cannot search it: exit 1" 1 "^problem: spool: spool_dir=$spool: mode 700: others cannot search it" -- doc
+chmod 711 "$spool"
 expect "spool_dir there, 0711: healthy" 0 "ok: spool: spool_dir=$spool: a tmpfs" -- doc -v
+ln -s /dev/shm/nb-doctor-none-$$ "$spool.dangling"
+plug lib_prefix=$lib spool_dir=$spool.dangling
+expect "spool_dir a dangling link: a problem, not 'made later'" 1 "^problem: spool: spool_dir $spool.dangling: a symbolic link (refused)" -- doc
+rm -f "$spool.dangling"
+plug $base
 # a link to it is refused, also named with a trailing '/' (which resolved
 # the link at its last name, so the O_NOFOLLOW open passed, until 2026-12-04)
 ln -s "$spool" "$spool.lnk"
@@ -192,6 +199,19 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v runuser >/dev/n
 		"ok: spool: spool_dir=$spool: a tmpfs, root's and writable by it alone (judged from its inode" -- \
 		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
 		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node -v
+	chmod 700 "$spool"
+	expect "  ... root's 0700 spool_dir: others cannot search it" 1 \
+		"problem: spool: spool_dir=$spool: mode 700: others cannot search it" -- \
+		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
+		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node
+	chmod 711 "$spool"
+	# the outbox is root's, whoever runs doctor (until 2026-12-04: "want uid 65534")
+	mkdir -p -m 755 "$tmp/uoutbox"
+	plug $base outbox_dir=$tmp/uoutbox harvest_helper=$top/nccl-bot-harvest-read
+	expect "  ... root's outbox is healthy for a user too" 0 "ok: outbox: outbox_dir=$tmp/uoutbox" -- \
+		runuser -u nobody -- "$bot" doctor --plugstack "$tmp/etc/plugstack.conf" --slurm-version 22.05.8 \
+		--enroot-dir "$tmp/enroot" --apptainer-conf "$tmp/apptainer.conf" --node-name n1 --node -v
+	rmdir "$tmp/uoutbox"
 	chmod 777 "$spool.bad"
 	plug lib_prefix=$lib spool_dir=$spool.bad
 	expect "  ... a spool_dir others may write is still a problem" 1 \
@@ -219,7 +239,7 @@ if [ "$(id -u)" -eq 0 ]; then
 	plug $base outbox_dir=$tmp/outbox harvest_helper=$top/nccl-bot-harvest-read
 	expect "outbox and helper: healthy (root)" 0 "ok: harvest helper" -- doc -v
 	chmod 777 "$tmp/outbox"
-	expect "an outbox others may write: exit 1" 1 "^problem: outbox: outbox_dir=$tmp/outbox: owned by uid 0, mode 777" -- doc
+	expect "an outbox others may write: exit 1" 1 "^problem: outbox: outbox_dir=$tmp/outbox: owned by uid 0, mode 777: want root" -- doc
 	chmod 755 "$tmp/outbox"
 	plug $base outbox_dir=$tmp/outbox harvest_helper=$tmp/nolib/helper
 	expect "a missing harvest helper: exit 1" 1 "^problem: harvest helper: harvest_helper=$tmp/nolib/helper" -- doc
