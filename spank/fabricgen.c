@@ -201,10 +201,26 @@ struct line {
  * its lines would be missing. 0, or -1 (why in err). */
 static int split(char *s, struct line *l, char *err, size_t errlen)
 {
-	char *h = strchr(s, '#'), *p = s;
+	char *p = s, *o = s;
+	unsigned bs = 0;
 
-	if (h)
-		*h = 0;
+	/* as Slurm reads slurm.conf: a '#' after an even number of backslashes
+	 * starts the comment (quotes or not); then each backslash escapes the
+	 * character after it (backslash-# is a '#' in a value) */
+	for (char *c = s; *c; c++) {
+		if (*c == '#' && !(bs % 2)) {
+			*c = 0;
+			break;
+		}
+		bs = *c == '\\' ? bs + 1 : 0;
+	}
+	for (; *p; p++) {
+		if (*p == '\\' && p[1])
+			p++;
+		*o++ = *p;
+	}
+	*o = 0;
+	p = s;
 	l->n = 0;
 	for (;;) {
 		char *w, *eq, *shut;
