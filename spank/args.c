@@ -91,8 +91,10 @@ static int path_expand_keep(const char *in, const char *node, const char *keep, 
 				len = strlen(node);
 				p++;
 			} else {
-				return bot_log_errf(err, errlen, "'%%%c' is not %%n or %%%%",
-						    p[1] ? p[1] : ' ');
+				/* report_dir= keeps %u and %j: say them too */
+				return bot_log_errf(err, errlen, "'%%%c' is not %s",
+						    p[1] ? p[1] : ' ', keep ?
+						    "%n, %u, %j or %%" : "%n or %%");
 			}
 		}
 		if (n + len >= outlen)

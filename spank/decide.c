@@ -78,12 +78,12 @@ void bot_spank_gate(const struct bot_spank_args *a, const struct bot_spank_step 
 	if (s->opt == BOT_SPANK_OPT_OFF)
 		return no(g, 0, "the user said --nccl-bot=off%s", NULL);
 	if (a->enable == BOT_SPANK_ENABLE_OFF)
-		return no(g, asked, "nccl-bot is switched off on this cluster (enable=off)%s",
+		return no(g, asked, "switched off on this cluster (enable=off)%s",
 			  NULL);
 	if (!asked && a->enable != BOT_SPANK_ENABLE_DEFAULT)
 		return no(g, 0, "not asked for (enable=opt-in)%s", NULL);
 	if (s->kill_switch)
-		return no(g, asked, "nccl-bot is switched off by the administrator (the kill "
+		return no(g, asked, "switched off by the administrator (the kill "
 			  "switch %s exists)", a->kill_switch);
 	if (a->partitions[0] && !s->partition && s->partition_why)
 		return no(g, asked, "the partition is not known at submission (%s) and this "

@@ -823,6 +823,21 @@ int bot_cmd_report(int argc, char **argv)
 			}
 		}
 	}
+	{
+		/* squeue names an array task A_T: its parts are under the
+		 * task's own job id, which the name does not tell */
+		const char *a = argv[optind], *us = strchr(a, '_');
+
+		if (us && us > a && us[1] && strspn(a, "0123456789") == (size_t)(us - a) &&
+		    strspn(us + 1, "0123456789") == strlen(us + 1) &&
+		    !(stat(a, &st) == 0 && S_ISDIR(st.st_mode))) {
+			fprintf(stderr, "nccl-bot: report: %s is task %s of array job %.*s: its "
+				"report is under the task's own job id, which `squeue -h -j %s -o "
+				"%%A` or `sacct -X -n -j %s -o JobIDRaw` prints\n", a, us + 1,
+				(int)(us - a), a, a, a);
+			return 2;
+		}
+	}
 	state_dir_of(state, plugstack, sdir, sizeof(sdir));
 	if (job_like(argv[optind]) && !(stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))) {
 		if (find_dir(argv[optind], plugstack, dir, sizeof(dir)) < 0)

@@ -32,6 +32,9 @@ expect "report unknown option" 2 "usage" -- "$bot" report --frob x
 expect "report of a step id names the job id" 2 "77.0 is a step id: give the job id, 77" -- "$bot" report 77.0
 expect "report of a het component names the leader" 2 "77\\+1 is a component of heterogeneous job 77: give the job id, 77" -- "$bot" report 77+1
 expect "report of a het component's step names the leader" 2 "77\\+1\\.0 is a step of a component of heterogeneous job 77: give the job id, 77" -- "$bot" report 77+1.0
+# an array task (squeue's A_T): its report is under its own job id (it said
+# "no parts of job 134_1 in nccl-bot-134_1" until 2026-12-04)
+expect "report of an array task says how to find its job id" 2 "134_1 is task 1 of array job 134: its report is under the task's own job id, which .squeue -h -j 134_1 -o %A" -- "$bot" report 134_1
 
 expect "harvest --report-dir writes the node's part" 0 "report part $tmp/rep/99/99.0.n1.part" -- \
 	"$bot" harvest --outbox "$tmp/ob" --fabric f --job 99 --node n1 --nodes 2 \

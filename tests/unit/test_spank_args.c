@@ -166,7 +166,9 @@ START_TEST(test_errors_name_the_argument)
 	BAD("min_bytes=1 MiB", "min_bytes=1 MiB");
 	BAD("require_gpus=2: want 0 or 1", "require_gpus=2");
 	BAD("state_dir=rel: not an absolute path", "state_dir=rel");
-	BAD("state_dir=/a/%x", "state_dir=/a/%x");
+	BAD("state_dir=/a/%x: '%x' is not %n or %%", "state_dir=/a/%x");
+	/* report_dir= also keeps %u and %j, and says so */
+	BAD("report_dir=/a/%x: '%x' is not %n, %u, %j or %%", "report_dir=/a/%x");
 	BAD("partitions=a b", "partitions=a b");
 	BAD("accounts=: an empty value", "accounts=");
 	BAD("fabric=Bad", "fabric=Bad");
