@@ -129,7 +129,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 			 "read", sbatch ? "sbatch" : "salloc");
 		snprintf(why[1], sizeof(why[1]), "%s", why[0]);
 		{
-			const struct bot_spank_submission sub = { "", "", why[0], why[1], s.gpus };
+			const struct bot_spank_submission sub = { "", "", why[0], why[1], s.gpus,
+								  "" };
 
 			return bot_spank_decide_here(0, "batch step", &sub);
 		}
@@ -143,8 +144,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 		strcpy(s.account, env);
 	if (!s.gpus)
 		s.gpus = bot_spank_submit_env_gpus(sbatch ? "SBATCH_" : "SALLOC_", getenv_c);
-	buf = (!s.partition[0] || !s.account[0] || !s.gpus) ? malloc(BOT_SPANK_CONF_READ_MAX) :
-	      NULL;
+	buf = (!s.partition[0] || !s.account[0] || !s.gpus || !s.chdir[0]) ?
+	      malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
 	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,
 					    buf, &n) == 0 &&
 	    bot_spank_submit_script(buf, n, &s) < 0)
@@ -165,7 +166,7 @@ int bot_spank_alloc_post_opt(spank_t sp)
 			 : "SALLOC_ACCOUNT", sbatch ? " or #SBATCH -A" : "");
 	{
 		const struct bot_spank_submission sub = { s.partition, s.account, why[0], why[1],
-							  s.gpus };
+							  s.gpus, s.chdir };
 
 		return bot_spank_decide_here(0, "batch step", &sub);
 	}

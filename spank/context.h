@@ -37,10 +37,12 @@ int bot_spank_local_post_opt(spank_t sp);
 int bot_spank_local_user_init(spank_t sp);
 
 /* spank/report.c: the report directory pinned with the decision (plugin:
- * learn/report.h's enum bot_report_plugin; source: the decision's), taken
- * out with the pins; srun's one-line summary at the step's end */
+ * learn/report.h's enum bot_report_plugin; source: the decision's;
+ * workdir: the batch job's -D/--chdir, NULL for this process's working
+ * directory), taken out with the pins; srun's one-line summary at the
+ * step's end */
 void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin,
-			  const char *source);
+			  const char *source, const char *workdir);
 void bot_spank_report_unpin(void);
 int bot_spank_local_exit(spank_t sp);
 void bot_spank_report_step(spank_t sp);	/* at local_user_init: the step's size */
@@ -88,6 +90,7 @@ struct bot_spank_submission {
 	const char *partition, *account;	/* "" not known */
 	const char *partition_why, *account_why;	/* why not, for messages */
 	int gpus;	/* the submission asks for a GPU (spank/submit.h) */
+	const char *chdir;	/* the job's -D/--chdir, "" not named */
 };
 
 /* spank/allocator.c: this process's own command line (/proc/self/cmdline,

@@ -374,7 +374,8 @@ int bot_spank_decide_here(uint64_t seed, const char *what,
 			return 0;
 		}
 	}
-	bot_spank_report_pin(a, g.policy == BOT_POLICY_SHADOW, plugin, d.source);
+	bot_spank_report_pin(a, g.policy == BOT_POLICY_SHADOW, plugin, d.source,
+			     sub && sub->chdir && *sub->chdir ? sub->chdir : NULL);
 	if (d.measured && setenv(BOT_SPANK_MEASURE_VAR, "1", 1) < 0)
 		slurm_spank_log("nccl-bot: warning: cannot set %s: the %s measures nothing",
 				BOT_SPANK_MEASURE_VAR, what);

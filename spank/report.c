@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "learn/report.h"
 #include "policies/context.h"
 #include "spank/context.h"
@@ -89,13 +90,28 @@ static void report_dir_problem(const char *dir, char *out, size_t len)
 			 "another directory)", dir, parent[0] ? parent : "/", strerror(errno));
 }
 
-static int cwd_template(char *out, size_t len)
+/* The step's working directory as a template (each '%' doubled): this
+ * process's, or workdir (a batch job's -D/--chdir: where its script and
+ * sruns run), relative to this process's. */
+static int cwd_template(const char *workdir, char *out, size_t len)
 {
 	char cwd[PATH_MAX];
 	size_t k = 0;
 
-	if (!getcwd(cwd, sizeof(cwd)))
+	if (workdir && workdir[0] == '/') {
+		if (strlen(workdir) >= sizeof(cwd))
+			return -1;
+		strcpy(cwd, workdir);
+	} else if (!getcwd(cwd, sizeof(cwd))) {
 		return -1;
+	} else if (workdir && *workdir) {
+		size_t n = strlen(cwd);
+
+		if (n + 1 + strlen(workdir) >= sizeof(cwd))
+			return -1;
+		snprintf(cwd + n, sizeof(cwd) - n, "%s%s", n > 1 ? "/" : "", workdir);
+	}
+	bot_path_dir_trim(cwd);
 	for (const char *p = cwd; *p; p++) {
 		if (k + 3 >= len)
 			return -1;
@@ -111,7 +127,7 @@ static int cwd_template(char *out, size_t len)
 }
 
 void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin,
-			  const char *source)
+			  const char *source, const char *workdir)
 {
 	char tmpl[PATH_MAX], cwd[PATH_MAX], probe[PATH_MAX], err[PATH_MAX + 128];
 	char info[PATH_MAX + 64], token[24];
@@ -129,7 +145,7 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 	if (user && *user) {
 		if (user[0] == '/')
 			snprintf(tmpl, sizeof(tmpl), "%s", user);
-		else if (cwd_template(cwd, sizeof(cwd)) == 0 &&
+		else if (cwd_template(workdir, cwd, sizeof(cwd)) == 0 &&
 			 (size_t)snprintf(tmpl, sizeof(tmpl), "%.*s/%s", PATH_MAX / 2, cwd, user) >=
 			 sizeof(tmpl))
 			tmpl[0] = 0;
@@ -143,7 +159,7 @@ void bot_spank_report_pin(const struct bot_spank_args *a, int shadow, int plugin
 	}
 	if (!tmpl[0] && a->report_dir[0])
 		snprintf(tmpl, sizeof(tmpl), "%s", a->report_dir);
-	if (!tmpl[0] && cwd_template(cwd, sizeof(cwd) - 16) == 0)
+	if (!tmpl[0] && cwd_template(workdir, cwd, sizeof(cwd) - 16) == 0)
 		snprintf(tmpl, sizeof(tmpl), "%.*s/nccl-bot-%%j", PATH_MAX - 16, cwd);
 	if (!tmpl[0]) {
 		unsetenv(BOT_SPANK_REPORT_VAR);

@@ -135,6 +135,7 @@ static void put(char *out, size_t len, const char *v)
 /* What a scan of options found. */
 struct found {
 	char *part, *acct;	/* where to store (size BOT_SPANK_SUBMIT_VALUE_MAX) */
+	char *dir;		/* -D/--chdir's value (PATH_MAX), NULL not wanted */
 	int wrap;		/* --wrap: no script */
 	int unsure;		/* an option the scan cannot read: what follows unknown */
 	int gpus;		/* an option asks for a GPU (-G, --gpus*, --gres=gpu...) */
@@ -202,7 +203,9 @@ static int scan(char *const *argv, int argc, struct found *f)
 				f->gpus = 1;
 			if (full && v && !strcmp(full, "export"))
 				f->export_ = v;
-			if (full && !strcmp(full, "partition"))
+			if (full && !strcmp(full, "chdir"))
+				opt = 'D';
+			else if (full && !strcmp(full, "partition"))
 				opt = 'p';
 			else if (full && !strcmp(full, "account"))
 				opt = 'A';
@@ -226,7 +229,9 @@ static int scan(char *const *argv, int argc, struct found *f)
 			continue;
 		if (opt == 'G' && asks_gpu("G", v))
 			f->gpus = 1;
-		if (opt == 'p')
+		if (opt == 'D' && f->dir)
+			put(f->dir, PATH_MAX, v);
+		else if (opt == 'p')
 			put(f->part, BOT_SPANK_SUBMIT_VALUE_MAX, v);
 		else if (opt == 'A')
 			put(f->acct, BOT_SPANK_SUBMIT_VALUE_MAX, v);
@@ -241,7 +246,7 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX];
-	struct found f = { s->partition, s->account, 0, 0, 0, NULL, NULL };
+	struct found f = { s->partition, s->account, s->chdir, 0, 0, 0, NULL, NULL };
 	int argc = 0, first;
 
 	memset(s, 0, sizeof(*s));
@@ -255,8 +260,8 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 	first = scan(argv, argc, &f);
 	s->gpus = f.gpus;	/* what was read before an unknown option counts */
 	if (f.unsure) {
-		/* a later -p or -A may follow the option not read */
-		s->partition[0] = s->account[0] = 0;
+		/* a later -p, -A or -D may follow the option not read */
+		s->partition[0] = s->account[0] = s->chdir[0] = 0;
 		s->unsure = 1;
 		return;
 	}
@@ -302,10 +307,13 @@ static int words(char *line, char **w)
 int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s)
 {
 	char part[BOT_SPANK_SUBMIT_VALUE_MAX] = "", acct[BOT_SPANK_SUBMIT_VALUE_MAX] = "";
-	struct found f = { part, acct, 0, 0, 0, NULL, NULL };
+	static char dir[PATH_MAX];
+	struct found f = { part, acct, dir, 0, 0, 0, NULL, NULL };
 	char line[LINE_MAX_ + 1], *w[WORDS_MAX];
 	size_t i = 0;
 	int lines = 0;
+
+	dir[0] = 0;
 
 	if (n < 2 || buf[0] != '#' || buf[1] != '!')
 		return -1;
@@ -343,6 +351,8 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
 		put(s->partition, sizeof(s->partition), part);
 	if (!s->account[0] && acct[0])
 		put(s->account, sizeof(s->account), acct);
+	if (!s->chdir[0] && dir[0])
+		put(s->chdir, sizeof(s->chdir), dir);
 	s->gpus |= f.gpus;
 	return 0;
 }
@@ -370,7 +380,7 @@ void bot_spank_srun_cmdline(const char *buf, size_t n, struct bot_spank_srun *r)
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX], part[BOT_SPANK_SUBMIT_VALUE_MAX], acct[BOT_SPANK_SUBMIT_VALUE_MAX];
-	struct found f = { part, acct, 0, 0, 0, &srun_opts, NULL };
+	struct found f = { part, acct, NULL, 0, 0, 0, &srun_opts, NULL };
 	int argc = 0;
 
 	if (n > sizeof(copy) - 1)

@@ -29,6 +29,7 @@ struct bot_spank_submit {
 	char partition[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char account[BOT_SPANK_SUBMIT_VALUE_MAX];	/* "" not named */
 	char script[PATH_MAX];		/* sbatch's script; "" none (stdin, --wrap) */
+	char chdir[PATH_MAX];		/* -D/--chdir: the job's working directory; "" not named */
 	int gpus;	/* an option asks for a GPU (-G, --gpus, --gpus-per-*, --gres or
 			 * --tres-per-task naming gpu, with a count other than 0) */
 	int unsure;	/* the command line holds an option the scan cannot read

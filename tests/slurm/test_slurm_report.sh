@@ -193,6 +193,15 @@ check "  ... srun's line counts every component's ranks (4 of 4)" \
 check "  ... nccl-bot report LEADER: one step of both components' parts" \
 	has "$D/report.out" "step $het.0: 2 part(s) (n1 n2)"
 
+# sbatch -D DIR: the batch step's part goes where its sruns' go, DIR/nccl-bot-J
+# (until 2026-12-04 into sbatch's own working directory: one job, two places)
+mkdir -p "$D/wd"
+job=$(timeout 60 sbatch --parsable --wait -N1 -w n1 --nccl-bot=ucb1 -D "$D/wd" -o "$D/wd/b.out" \
+	--wrap "srun -N1 -n1 true" 2>"$ERR")
+check "sbatch -D DIR: the batch step's and its srun's parts in DIR/nccl-bot-J" \
+	test -f "$D/wd/nccl-bot-$job/$job.batch.n1.part" -a -f "$D/wd/nccl-bot-$job/$job.0.n1.part" -a \
+	! -e "$D/work/nccl-bot-$job" || ls -R "$D/wd" "$D/work"
+
 # ---- other users ----------------------------------------------------------------
 if [ -n "$NOBODY" ]; then
 	mkdir -p "$D/nob"

@@ -481,6 +481,15 @@ START_TEST(test_submit)
 	ck_assert_str_eq(s.account, "a");
 	ck_assert_str_eq(s.script, "x.sh");
 
+	/* -D/--chdir: the job's working directory, where its sruns put their
+	 * report: the batch step's goes there too (until 2026-12-04: into
+	 * sbatch's own working directory, a second directory) */
+	CMD(&s, "sbatch\0-D\0/w/x\0j.sh");
+	ck_assert_str_eq(s.chdir, "/w/x");
+	CMD(&s, "sbatch\0--chd=rel\0j.sh");
+	ck_assert_str_eq(s.chdir, "rel");
+	CMD(&s, "sbatch\0-N1\0j.sh");
+	ck_assert_str_eq(s.chdir, "");
 	/* GPUs asked for on the command line (require_gpus=1; until
 	 * 2026-12-04 only the environment was read, where sbatch and srun put
 	 * none of their own options) */
@@ -533,8 +542,12 @@ START_TEST(test_submit)
 
 #define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
 	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --gres=gpu:2\necho\n"), 0);
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --gres=gpu:2\n#SBATCH -D /w\necho\n"), 0);
 	ck_assert_int_eq(s.gpus, 1);
+	ck_assert_str_eq(s.chdir, "/w");
+	strcpy(s.chdir, "/cmd");
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --chdir=/w\n"), 0);
+	ck_assert_str_eq(s.chdir, "/cmd");		/* the command line's wins */
 	memset(&s, 0, sizeof(s));
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH -N1\n\n# note\n#SBATCH --partition=gpu "
 				"-A 'acct 1' # c\n#SBATCH -p other\necho hi\n"
