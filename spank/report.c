@@ -93,6 +93,12 @@ static void report_dir_problem(const char *dir, char *out, size_t len)
 /* The step's working directory as a template (each '%' doubled): this
  * process's, or workdir (a batch job's -D/--chdir: where its script and
  * sruns run), relative to this process's. */
+/* Did the user ask for nccl-bot (--nccl-bot, --nccl-bot=POLICY or shadow)? */
+static int asked_for(void)
+{
+	return bot_spank.opt_seen && (bot_spank.opt_null || strcasecmp(bot_spank.opt_value, "off"));
+}
+
 static int cwd_template(const char *workdir, char *out, size_t len)
 {
 	char cwd[PATH_MAX];
@@ -268,6 +274,7 @@ int bot_spank_local_exit(spank_t sp)
 	char jobs[16], steps[16], name[40], dir[PATH_MAX], err[PATH_MAX + 128], line[2 * PATH_MAX];
 	struct passwd *pw;
 	int measured, have_state = 0;
+	struct bot_report_totals tot;
 	struct bot_state st;
 	const char *names[1] = { NULL };
 	const struct bot_kb *kbs[1] = { NULL };
@@ -364,7 +371,13 @@ int bot_spank_local_exit(spank_t sp)
 	}
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
-	if (!m.nparts && measured) {
+	bot_report_totals(&m, &tot);
+	if (!tot.ranks_loaded && !asked_for()) {
+		/* a step that ran no NCCL under the administrator's default
+		 * (`srun hostname`): its part says so; no line on the user's
+		 * terminal for every such step (srun -v shows it) */
+		slurm_verbose("%s", line);
+	} else if (!m.nparts && measured) {
 		char why_not[2 * PATH_MAX + 256];
 
 		/* the parts are written as the user, as srun runs: a directory

@@ -113,6 +113,14 @@ check "  ... with the admin's policy greedy (2)" policy_is 2
 
 run srun -N2 -n2 --nccl-bot=off sh -c "$SHOW"
 check "enable=default, --nccl-bot=off: nothing set" none_ours
+# a step that runs no NCCL, not asked for: no line on every user's terminal
+# (one per step until 2026-12-04), srun -v shows it
+run srun -N2 -n2 true
+check "enable=default, a step that loads no tuner: no summary line" test "$(grep -c 'nccl-bot: step' "$ERR")" = 0
+run srun -v -N1 -n1 true
+check "  ... srun -v shows it" err_has "nccl-bot: step [0-9]*\.0: "
+run srun -N1 -n1 --nccl-bot true
+check "  ... and so does a step that asked" err_has "nccl-bot: step [0-9]*\.0: "
 
 NCCL_TUNER_PLUGIN=mine.so run srun -N1 -n1 sh -c "$SHOW"
 check "admin default keeps a user's NCCL_TUNER_PLUGIN (and sets nothing)" grep -q 'tuner=mine.so profiler= table=$' "$OUT"
