@@ -241,22 +241,33 @@ static int scan(char *const *argv, int argc, struct found *f)
 
 #define ARGV_MAX 4096
 
+/* A command line as /proc/self/cmdline has it (NUL-separated words, n
+ * bytes) copied into copy (cap bytes) and split into argv (ARGV_MAX words
+ * at most), argv[0] skipped; a last word cut short by n is still a word.
+ * Returns the count. */
+static int split_argv(const char *buf, size_t n, char *copy, size_t cap, char **argv)
+{
+	int argc = 0;
+
+	if (n > cap - 1)
+		n = cap - 1;
+	memcpy(copy, buf, n);
+	copy[n] = 0;
+	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
+		argv[argc++] = copy + i;
+	return argc;
+}
+
 void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 			      struct bot_spank_submit *s)
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX];
 	struct found f = { s->partition, s->account, s->chdir, 0, 0, 0, NULL, NULL };
-	int argc = 0, first;
+	int argc, first;
 
 	memset(s, 0, sizeof(*s));
-	if (n > sizeof(copy) - 1)
-		n = sizeof(copy) - 1;
-	memcpy(copy, buf, n);
-	copy[n] = 0;
-	/* argv[0] skipped; a last word cut short by n is still a word */
-	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
-		argv[argc++] = copy + i;
+	argc = split_argv(buf, n, copy, sizeof(copy), argv);
 	first = scan(argv, argc, &f);
 	s->gpus = f.gpus;	/* what was read before an unknown option counts */
 	if (f.unsure) {
@@ -381,14 +392,9 @@ void bot_spank_srun_cmdline(const char *buf, size_t n, struct bot_spank_srun *r)
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX], part[BOT_SPANK_SUBMIT_VALUE_MAX], acct[BOT_SPANK_SUBMIT_VALUE_MAX];
 	struct found f = { part, acct, NULL, 0, 0, 0, &srun_opts, NULL };
-	int argc = 0;
+	int argc;
 
-	if (n > sizeof(copy) - 1)
-		n = sizeof(copy) - 1;
-	memcpy(copy, buf, n);
-	copy[n] = 0;
-	for (size_t i = strnlen(copy, n) + 1; i < n && argc < ARGV_MAX; i += strlen(copy + i) + 1)
-		argv[argc++] = copy + i;
+	argc = split_argv(buf, n, copy, sizeof(copy), argv);
 	scan(argv, argc, &f);
 	r->gpus = f.gpus;
 	r->export_list = f.export_;
