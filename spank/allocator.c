@@ -38,21 +38,6 @@
 
 #define CMDLINE_MAX 65536
 
-size_t bot_spank_own_cmdline(char *buf, size_t max)
-{
-	size_t n = 0;
-	ssize_t r;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	while (n < max && ((r = read(fd, buf + n, max - n)) > 0 || (r < 0 && errno == EINTR)))
-		if (r > 0)
-			n += (size_t)r;
-	close(fd);
-	return n;
-}
-
 /* This process's own command line, bounded, read as a submission's. */
 static void read_cmdline(int sbatch, struct bot_spank_submit *s)
 {

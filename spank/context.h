@@ -93,9 +93,9 @@ struct bot_spank_submission {
 	const char *chdir;	/* the job's -D/--chdir, "" not named */
 };
 
-/* spank/allocator.c: this process's own command line (/proc/self/cmdline,
- * NUL-separated words) into buf, at most max bytes; its length (0 when it
- * cannot be read). */
+/* spank/local.c, used by allocator.c too: this process's own command line
+ * (/proc/self/cmdline, NUL-separated words) into buf, at most max bytes;
+ * its length (0 when it cannot be read). */
 size_t bot_spank_own_cmdline(char *buf, size_t max);
 int bot_spank_decide_here(uint64_t seed, const char *what,
 			  const struct bot_spank_submission *sub);

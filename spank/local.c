@@ -25,10 +25,13 @@
  * inside a heterogeneous allocation the nodes of every component
  * (SLURM_JOB_NODELIST_HET_GROUP_<n>), all of which must be on one fabric.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "learn/report.h"
 #include "learn/siteconf.h"
@@ -64,6 +67,21 @@ static char said[PATH_MAX + 512];
 /* SLURM_JOB_PARTITION as init_post_opt found it: an enclosing allocation's
  * partition, one name ("" none or a list). */
 static char alloc_partition[256];
+
+size_t bot_spank_own_cmdline(char *buf, size_t max)
+{
+	size_t n = 0;
+	ssize_t r;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while (n < max && ((r = read(fd, buf + n, max - n)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	close(fd);
+	return n;
+}
 
 /* srun's own options (--gpus=1, --gres=gpu:1, --export=...), which set
  * nothing in srun's environment (spank/submit.h): read from its command
