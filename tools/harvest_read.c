@@ -297,6 +297,16 @@ static void write_report(struct report *r)
 		return;
 	if (bot_report_part_write(dir, &p, NULL, 0, err, sizeof(err)) == 0 &&
 	    !strcmp(p.step, "batch")) {
+		struct bot_report_totals t;
+
+		/* a batch step that loaded no tuner (NCCL ran in the script's
+		 * sruns, which print their own lines, or not at all): its
+		 * part, and no line in every job's output */
+		bot_report_totals(&p, &t);
+		if (!t.ranks_loaded) {
+			bot_report_part_free(&p);
+			return;
+		}
 		snprintf(step, sizeof(step), "%s.%s", p.job, p.step);
 		bot_report_summary(&p, step, dir, line, sizeof(line) - 1);
 		strcat(line, "\n");

@@ -161,6 +161,13 @@ check "  ... the batch step's part beside the inner step's" \
 check "  ... nccl-bot report: both steps and the job's total" \
 	sh -c "grep -q 'step $job.batch: 1 part' '$D/report.out' && grep -q 'step $job.0: 1 part' '$D/report.out' && grep -q 'job total' '$D/report.out'"
 
+# a batch step that loads no tuner (NCCL in the script's sruns, or none): its
+# part is written, no line in the output (one in every job's until 2026-12-04)
+job=$(timeout 60 sbatch --parsable --wait -N1 -w n1 --nccl-bot=ucb1 -o "$D/work/quiet-%j.out" \
+	--wrap "srun -N1 -n1 true" 2>"$ERR")
+check "a batch step that loads no tuner: its part, no line of its own in the output" \
+	sh -c "test -f '$D/work/nccl-bot-$job/$job.batch.n1.part' && ! grep -q 'step $job\.batch: ' '$D/work/quiet-$job.out'"
+
 # ---- one run's parts: the step's token (audit 6) -----------------------------------
 # a stale part of the next job id (another cluster's job, a wrapped id, an
 # earlier run) already in its report directory is not this step's
