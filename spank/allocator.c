@@ -115,7 +115,7 @@ int bot_spank_alloc_post_opt(spank_t sp)
 		snprintf(why[1], sizeof(why[1]), "%s", why[0]);
 		{
 			const struct bot_spank_submission sub = { "", "", why[0], why[1], s.gpus,
-								  "" };
+								  "", NULL };
 
 			return bot_spank_decide_here(0, "batch step", &sub);
 		}
@@ -127,10 +127,20 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	if (!s.account[0] && (env = getenv(sbatch ? "SBATCH_ACCOUNT" : "SALLOC_ACCOUNT")) &&
 	    strlen(env) < sizeof(s.account))
 		strcpy(s.account, env);
-	if (!s.gpus)
-		s.gpus = bot_spank_submit_env_gpus(sbatch ? "SBATCH_" : "SALLOC_", getenv_c);
-	buf = (!s.partition[0] || !s.account[0] || !s.gpus || !s.chdir[0]) ?
-	      malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
+	/* as sbatch reads them: the command line, the environment, the script */
+	if (!s.gpus_named) {
+		int e = bot_spank_submit_env_gpus(sbatch ? "SBATCH_" : "SALLOC_", getenv_c);
+
+		if (e >= 0) {
+			s.gpus = e;
+			s.gpus_named = 1;
+		}
+	}
+	if (sbatch && !s.export_[0] && (env = getenv("SBATCH_EXPORT")) &&
+	    strlen(env) < sizeof(s.export_))
+		strcpy(s.export_, env);
+	buf = (!s.partition[0] || !s.account[0] || !s.gpus_named || !s.chdir[0] ||
+	       (sbatch && !s.export_[0])) ? malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
 	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,
 					    buf, &n) == 0 &&
 	    bot_spank_submit_script(buf, n, &s) < 0)
@@ -151,7 +161,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 			 : "SALLOC_ACCOUNT", sbatch ? " or #SBATCH -A" : "");
 	{
 		const struct bot_spank_submission sub = { s.partition, s.account, why[0], why[1],
-							  s.gpus, s.chdir };
+							  s.gpus, s.chdir,
+							  s.export_[0] ? s.export_ : NULL };
 
 		return bot_spank_decide_here(0, "batch step", &sub);
 	}

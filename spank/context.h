@@ -91,6 +91,7 @@ struct bot_spank_submission {
 	const char *partition_why, *account_why;	/* why not, for messages */
 	int gpus;	/* the submission asks for a GPU (spank/submit.h) */
 	const char *chdir;	/* the job's -D/--chdir, "" not named */
+	const char *export_list;	/* sbatch's --export (SBATCH_EXPORT), NULL none */
 };
 
 /* spank/local.c, used by allocator.c too: this process's own command line

@@ -102,10 +102,9 @@ static const struct bot_spank_srun *srun_cmdline(void)
 	return &r;
 }
 
-/* The --export list the step's tasks get their environment by (srun's
- * option, else SLURM_EXPORT_ENV: sbatch's, or srun's input variable, also
- * inherited by the sruns of a batch script); NULL for none. Set where the
- * step is decided, read by user_var. */
+/* The --export list the step's tasks get their environment by, NULL for
+ * none (decide_here says which). Set where the step is decided, read by
+ * user_var. */
 static const char *export_list;
 
 /* Take out what an enclosing sbatch/salloc (or an outer srun) pinned: a
@@ -327,8 +326,16 @@ int bot_spank_decide_here(uint64_t seed, const char *what,
 	}
 	s.has_gpus = bot_spank_env_has_gpus(env_get) || (sub && sub->gpus) ||
 		     (!sub && srun_cmdline()->gpus);
-	export_list = !sub && srun_cmdline()->export_list ? srun_cmdline()->export_list :
-		      getenv("SLURM_EXPORT_ENV");
+	/* the list the tasks get their environment by: sbatch's (its option,
+	 * #SBATCH or SBATCH_EXPORT; an inherited SLURM_EXPORT_ENV is not
+	 * sbatch's), none for salloc; srun's option, else SRUN_EXPORT_ENV,
+	 * else SLURM_EXPORT_ENV (a batch script's, its sruns' default) */
+	if (sub)
+		export_list = sub->export_list;
+	else if (srun_cmdline()->export_list)
+		export_list = srun_cmdline()->export_list;
+	else
+		export_list = first_env("SRUN_EXPORT_ENV", "SLURM_EXPORT_ENV");
 	/* read where the step is decided, never on the nodes */
 	s.kill_switch = a->kill_switch[0] && stat(a->kill_switch, &st) == 0;
 	bot_spank_gate(a, &s, &g);

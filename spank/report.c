@@ -372,10 +372,12 @@ int bot_spank_local_exit(spank_t sp)
 	bot_report_summary(&m, name, dir, line, sizeof(line));
 	bot_log_esc_inplace(line, sizeof(line));
 	bot_report_totals(&m, &tot);
-	if (!tot.ranks_loaded && !asked_for()) {
+	if (!asked_for() && ((m.nparts && !tot.ranks_loaded) || (!m.nparts && !measured))) {
 		/* a step that ran no NCCL under the administrator's default
-		 * (`srun hostname`): its part says so; no line on the user's
-		 * terminal for every such step (srun -v shows it) */
+		 * (`srun hostname`): its parts say so; no line on the user's
+		 * terminal for every such step (srun -v shows it); nor for a
+		 * step nothing was measured of (no parts expected). A step
+		 * whose parts were expected and did not come is said below */
 		slurm_verbose("%s", line);
 	} else if (!m.nparts && measured) {
 		char why_not[2 * PATH_MAX + 256];

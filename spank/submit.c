@@ -53,28 +53,30 @@ static const char *const long_with_value[] = {
 /* srun's (22.05, `srun --help`): short options whose value may be the next
  * word (-I and -K take one only attached), long options without a value
  * (or one only after "="), long options with one. */
-static const char srun_short_with_value[] = "AbBcCdDeGiJLmMnNopqrStTwWx";
+static const char srun_short_with_value[] = "AbBcCdDeFGiJLmMnNopqrStTwWx";
 static const char *const srun_long_no_value[] = {
 	"bcast", "compress", "contiguous", "disable-status", "exact", "exclusive", "help",
 	"hold", "immediate", "kill-on-bad-exit", "label", "multi-prog", "nccl-bot", "nice",
 	"no-allocate", "no-kill", "overcommit", "overlap", "oversubscribe", "preserve-env",
 	"propagate", "pty", "quiet", "quit-on-interrupt", "reboot", "resv-ports", "send-libs",
 	"spread-job", "test-only", "unbuffered", "usage", "use-min-nodes", "verbose", "version",
-	"x11", NULL,
+	"whole", "x11", NULL,
 };
 static const char *const srun_long_with_value[] = {
 	"accel-bind", "account", "acctg-freq", "bb", "bbf", "bcast-exclude", "begin", "chdir",
-	"cluster-constraint", "clusters", "comment", "constraint", "container", "core-spec",
-	"cores-per-socket", "cpu-bind", "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline",
+	"cluster-constraint", "clusters", "comment", "constraint", "container", "context",
+	"core-spec", "cores-per-socket", "cpu-bind", "cpu_bind", "cpu-freq", "cpus-per-gpu",
+	"cpus-per-task", "deadline",
 	"delay-boot", "dependency", "distribution", "epilog", "error", "exclude", "export",
 	"extra-node-info", "gid", "gpu-bind", "gpu-freq", "gpus", "gpus-per-node",
 	"gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "het-group", "hint", "input",
 	"jobid", "job-name", "licenses", "mail-type", "mail-user", "mcs-label", "mem",
-	"mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "network", "nodelist",
-	"nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node",
-	"ntasks-per-socket", "open-mode", "output", "partition", "power", "prefer", "priority",
-	"profile", "prolog", "qos", "relative", "reservation", "signal", "slurmd-debug",
-	"sockets-per-node", "switches", "task-epilog", "task-prolog", "thread-spec", "threads",
+	"mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "msg-timeout", "network",
+	"nodefile", "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu",
+	"ntasks-per-node", "ntasks-per-socket", "ntasks-per-tres", "open-mode", "output",
+	"pack-group", "partition", "power", "prefer", "priority", "profile", "prolog", "qos",
+	"relative", "reservation", "signal", "slurmd-debug", "sockets-per-node", "switches",
+	"task-epilog", "task-prolog", "tasks-per-node", "thread-spec", "threads",
 	"threads-per-core", "time", "time-min", "tmp", "tres-per-task", "uid", "wait", "wckey",
 	NULL,
 };
@@ -83,10 +85,15 @@ static const char *const srun_long_with_value[] = {
 struct optset {
 	const char *short_with_value;
 	const char *const *no_value, *const *with_value;
+	const char *lacks;	/* a name of the lists this command does not have */
 };
-static const struct optset alloc_opts = { short_with_value, long_no_value, long_with_value };
+static const struct optset sbatch_opts = { short_with_value, long_no_value, long_with_value,
+					   NULL };
+/* salloc has no --wait of sbatch's: "--wait N" is --wait-all-nodes */
+static const struct optset salloc_opts = { short_with_value, long_no_value, long_with_value,
+					   "wait" };
 static const struct optset srun_opts = { srun_short_with_value, srun_long_no_value,
-					 srun_long_with_value };
+					 srun_long_with_value, NULL };
 
 enum opt_kind { OPT_UNKNOWN, OPT_NO_VALUE, OPT_VALUE };
 
@@ -104,7 +111,8 @@ static enum opt_kind long_option(const struct optset *o, const char *name, size_
 		return OPT_UNKNOWN;
 	for (int l = 0; l < 2; l++)
 		for (size_t i = 0; lists[l][i]; i++) {
-			if (strncmp(lists[l][i], name, len))
+			if (strncmp(lists[l][i], name, len) ||
+			    (o->lacks && !strcmp(lists[l][i], o->lacks)))
 				continue;
 			if (!lists[l][i][len]) {	/* exact */
 				*full = lists[l][i];
@@ -139,7 +147,8 @@ struct found {
 	int wrap;		/* --wrap: no script */
 	int unsure;		/* an option the scan cannot read: what follows unknown */
 	int gpus;		/* an option asks for a GPU (-G, --gpus*, --gres=gpu...) */
-	const struct optset *o;	/* the command's options (alloc_opts when NULL) */
+	int gpus_named;		/* an option names GPUs, a count of 0 included */
+	const struct optset *o;	/* the command's options (sbatch_opts when NULL) */
 	const char *export_;	/* --export's value (the last), NULL none */
 };
 
@@ -155,17 +164,33 @@ static int asks_gpu(const char *full, const char *v)
 		return 0;
 	while (*v) {
 		size_t n = strcspn(v, ",");
-		const char *end = v + n, *c = end;
+		const char *end = v + n, *c = end, *name = v;
 
 		while (c > v && c[-1] != ':' && c[-1] != '=')
 			c--;
-		/* the item's count: after its last ':' or '=' (none: 1) */
-		if ((!list || (n >= 3 && (!strncmp(v, "gpu", 3) || !strncmp(v, "gres/gpu", 8)))) &&
+		/* "gres:gpu:1", "gres/gpu=1": Slurm reads past the type */
+		if (list && (!strncmp(name, "gres:", 5) || !strncmp(name, "gres/", 5)))
+			name += 5;
+		/* the item's count: after its last ':' or '=' (none: 1); a GPU
+		 * shared (mps, shard) is a GPU too */
+		if ((!list || !strncmp(name, "gpu", 3) || !strncmp(name, "mps", 3) ||
+		     !strncmp(name, "shard", 5)) &&
 		    !(c > v && end - c == 1 && *c == '0') && !(c == v && !list && n == 1 && *v == '0'))
 			return 1;
 		v = *end ? end + 1 : end;
 	}
 	return 0;
+}
+
+/* Does option `full` name GPUs at all (a count of 0 included)? Then it, not
+ * the command's input variables, says whether the job asks for one. */
+static int names_gpu(const char *full, const char *v)
+{
+	if (!strcmp(full, "G") || !strncmp(full, "gpus", 4))
+		return 1;
+	if (strcmp(full, "gres") && strcmp(full, "tres-per-task"))
+		return 0;
+	return strstr(v, "gpu") || strstr(v, "mps") || strstr(v, "shard");
 }
 
 /*
@@ -174,7 +199,7 @@ static int asks_gpu(const char *full, const char *v)
  */
 static int scan(char *const *argv, int argc, struct found *f)
 {
-	const struct optset *o = f->o ? f->o : &alloc_opts;
+	const struct optset *o = f->o ? f->o : &sbatch_opts;
 	int i = 0;
 
 	while (i < argc) {
@@ -199,8 +224,10 @@ static int scan(char *const *argv, int argc, struct found *f)
 				v = eq + 1;
 			else if (kind == OPT_VALUE && i < argc)
 				v = argv[i++];
-			if (full && v && asks_gpu(full, v))
-				f->gpus = 1;
+			if (full && v && names_gpu(full, v)) {
+				f->gpus_named = 1;
+				f->gpus |= asks_gpu(full, v);
+			}
 			if (full && v && !strcmp(full, "export"))
 				f->export_ = v;
 			if (full && !strcmp(full, "chdir"))
@@ -227,8 +254,10 @@ static int scan(char *const *argv, int argc, struct found *f)
 		}
 		if (!v)
 			continue;
-		if (opt == 'G' && asks_gpu("G", v))
-			f->gpus = 1;
+		if (opt == 'G') {
+			f->gpus_named = 1;
+			f->gpus |= asks_gpu("G", v);
+		}
 		if (opt == 'D' && f->dir)
 			put(f->dir, PATH_MAX, v);
 		else if (opt == 'p')
@@ -263,16 +292,23 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX];
-	struct found f = { s->partition, s->account, s->chdir, 0, 0, 0, NULL, NULL };
+	struct found f = { .part = s->partition, .acct = s->account, .dir = s->chdir,
+			   .o = want_script ? &sbatch_opts : &salloc_opts };
 	int argc, first;
 
 	memset(s, 0, sizeof(*s));
 	argc = split_argv(buf, n, copy, sizeof(copy), argv);
 	first = scan(argv, argc, &f);
-	s->gpus = f.gpus;	/* what was read before an unknown option counts */
+	s->gpus = f.gpus;
+	s->gpus_named = f.gpus_named;
+	/* salloc has no --export */
+	if (want_script && f.export_)
+		put(s->export_, sizeof(s->export_), f.export_);
 	if (f.unsure) {
-		/* a later -p, -A or -D may follow the option not read */
-		s->partition[0] = s->account[0] = s->chdir[0] = 0;
+		/* a later -p, -A, -D, --export or GPU option may follow the
+		 * option not read: unknown, and a GPU maybe asked for */
+		s->partition[0] = s->account[0] = s->chdir[0] = s->export_[0] = 0;
+		s->gpus = s->gpus_named = 1;
 		s->unsure = 1;
 		return;
 	}
@@ -318,13 +354,13 @@ static int words(char *line, char **w)
 int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s)
 {
 	char part[BOT_SPANK_SUBMIT_VALUE_MAX] = "", acct[BOT_SPANK_SUBMIT_VALUE_MAX] = "";
-	static char dir[PATH_MAX];
-	struct found f = { part, acct, dir, 0, 0, 0, NULL, NULL };
+	static char dir[PATH_MAX], exp[sizeof(s->export_)];
+	struct found f = { .part = part, .acct = acct, .dir = dir };
 	char line[LINE_MAX_ + 1], *w[WORDS_MAX];
 	size_t i = 0;
 	int lines = 0;
 
-	dir[0] = 0;
+	dir[0] = exp[0] = 0;
 
 	if (n < 2 || buf[0] != '#' || buf[1] != '!')
 		return -1;
@@ -355,6 +391,10 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
 				if (!line[c])
 					line[c] = ' ';	/* a NUL in the line: a blank */
 			scan(w, words(line, w), &f);
+			if (f.export_) {	/* it points into line */
+				put(exp, sizeof(exp), f.export_);
+				f.export_ = NULL;
+			}
 		}
 		i = e + 1;
 	}
@@ -364,7 +404,13 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
 		put(s->account, sizeof(s->account), acct);
 	if (!s->chdir[0] && dir[0])
 		put(s->chdir, sizeof(s->chdir), dir);
-	s->gpus |= f.gpus;
+	if (!s->export_[0] && exp[0])
+		put(s->export_, sizeof(s->export_), exp);
+	/* GPU options: the command line's (or its variables') win */
+	if (!s->gpus_named && f.gpus_named) {
+		s->gpus = f.gpus;
+		s->gpus_named = 1;
+	}
 	return 0;
 }
 
@@ -376,58 +422,99 @@ int bot_spank_submit_env_gpus(const char *prefix, const char *(*get)(const char 
 		{ "GRES", "gres" }, { "TRES_PER_TASK", "tres-per-task" },
 	};
 	char var[64];
+	int named = 0;
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		const char *v;
 
 		snprintf(var, sizeof(var), "%s%s", prefix, m[i][0]);
-		if ((v = get(var)) && *v && asks_gpu(m[i][1], v))
+		if (!(v = get(var)) || !*v || !names_gpu(m[i][1], v))
+			continue;
+		if (asks_gpu(m[i][1], v))
 			return 1;
+		named = 1;
 	}
-	return 0;
+	return named ? 0 : -1;
 }
 
 void bot_spank_srun_cmdline(const char *buf, size_t n, struct bot_spank_srun *r)
 {
 	static char copy[65536 + 1];
 	char *argv[ARGV_MAX], part[BOT_SPANK_SUBMIT_VALUE_MAX], acct[BOT_SPANK_SUBMIT_VALUE_MAX];
-	struct found f = { part, acct, NULL, 0, 0, 0, &srun_opts, NULL };
-	int argc;
+	struct found f = { .part = part, .acct = acct, .o = &srun_opts };
+	int argc, i = 0;
 
+	memset(r, 0, sizeof(*r));
 	argc = split_argv(buf, n, copy, sizeof(copy), argv);
-	scan(argv, argc, &f);
-	r->gpus = f.gpus;
-	r->export_list = f.export_;
+	/* every component of a heterogeneous step: "opts prog args : opts
+	 * prog args ..." */
+	while (i < argc && !f.unsure) {
+		i += scan(argv + i, argc - i, &f);
+		while (i < argc && strcmp(argv[i], ":"))
+			i++;
+		i += i < argc;
+	}
+	r->unsure = f.unsure;
+	/* an option not read may ask for a GPU: not ruled out */
+	r->gpus = f.gpus || f.unsure;
+	r->export_list = f.unsure ? NULL : f.export_;
+}
+
+/* The next item of an --export list at *p (commas inside double quotes are
+ * the item's, as Slurm reads it) into out without its quotes; 0 at the end. */
+static int export_item(const char **p, char *out, size_t outlen, int *fits)
+{
+	const char *c = *p;
+	size_t k = 0;
+	int q = 0;
+
+	if (!*c)
+		return 0;
+	*fits = 1;
+	for (; *c && (q || *c != ','); c++) {
+		if (*c == '"') {
+			q = !q;
+			continue;
+		}
+		if (k + 1 < outlen)
+			out[k++] = *c;
+		else
+			*fits = 0;
+	}
+	out[k] = 0;
+	*p = *c ? c + 1 : c;
+	return 1;
 }
 
 const char *bot_spank_export_value(const char *list, const char *name, const char *env_value,
 				   char *out, size_t outlen)
 {
+	static char item[4096];
 	size_t nl = strlen(name);
-	int all = 0, named = 0;
-	const char *value = NULL;
+	int all = 0, named = 0, fits;
+	const char *value = NULL, *p = list;
 
 	if (!list)
 		return env_value;
-	for (const char *p = list; *p;) {
-		size_t k = strcspn(p, ",");
-
-		if (k == 3 && !strncmp(p, "ALL", 3))
+	while (export_item(&p, item, sizeof(item), &fits)) {
+		if (!strcasecmp(item, "ALL"))
 			all = 1;
-		else if (k >= nl && !strncmp(p, name, nl) && (k == nl || p[nl] == '=')) {
+		else if (!strcasecmp(item, "NONE") || !strcasecmp(item, "NIL"))
+			return NULL;	/* nothing of the launcher's: srun reads no further */
+		else if (!strncmp(item, name, nl) && (!item[nl] || item[nl] == '=')) {
 			named = 1;
-			if (k == nl)
+			if (!item[nl])
 				value = env_value;
-			else if (k - nl - 1 < outlen) {
-				memcpy(out, p + nl + 1, k - nl - 1);
-				out[k - nl - 1] = 0;
-				value = out;
-			} else
+			else if (fits && strlen(item + nl + 1) < outlen)
+				value = strcpy(out, item + nl + 1);
+			else
 				value = NULL;	/* too long to hold: not known */
 		}
-		p += k + (p[k] == ',');
 	}
-	return named ? value : all ? env_value : NULL;
+	/* with ALL the launcher's environment is applied last: it wins */
+	if (all)
+		return env_value ? env_value : named ? value : NULL;
+	return named ? value : NULL;
 }
 
 /* Does word w (len bytes) read "KEY=..." (KEY any case)? Its value. */

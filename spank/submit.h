@@ -31,7 +31,11 @@ struct bot_spank_submit {
 	char script[PATH_MAX];		/* sbatch's script; "" none (stdin, --wrap) */
 	char chdir[PATH_MAX];		/* -D/--chdir: the job's working directory; "" not named */
 	int gpus;	/* an option asks for a GPU (-G, --gpus, --gpus-per-*, --gres or
-			 * --tres-per-task naming gpu, with a count other than 0) */
+			 * --tres-per-task naming gpu, mps or shard, with a count other
+			 * than 0); 1 when the scan is unsure (it may) */
+	int gpus_named;	/* an option names GPUs (0 included): it, not the command's
+			 * variables or the script, decides */
+	char export_[4096];	/* sbatch's --export ("" none; salloc has none) */
 	int unsure;	/* the command line holds an option the scan cannot read
 			 * (another plugin's flag, an ambiguous prefix): partition and
 			 * account are "" and must not be guessed from elsewhere */
@@ -71,21 +75,26 @@ int bot_spank_conf_default_partition(const char *buf, size_t n, char *out, size_
  * nothing there a plugin could read. gpus: 1 when an option before the
  * command asks for a GPU (the `gpus` rule of struct bot_spank_submit);
  * export_list: --export's value (the last one), NULL when none, pointing
- * into a static copy (valid until the next call).
+ * into a static copy (valid until the next call). Every component of a
+ * heterogeneous step's command line ("A : B") is read.
  */
 struct bot_spank_srun {
-	int gpus;
-	const char *export_list;
+	int gpus;			/* 1 also when unsure */
+	const char *export_list;	/* NULL also when unsure */
+	int unsure;	/* an option the scan cannot read (another plugin's flag) */
 };
 void bot_spank_srun_cmdline(const char *buf, size_t n, struct bot_spank_srun *r);
 
 /*
  * What the tasks' variable `name` will be under an --export list (srun's
- * or sbatch's, or SLURM_EXPORT_ENV: "ALL,NAME=value", "NONE", "A,B"), given
- * its value env_value in the launcher's environment (NULL: unset): the
- * list's NAME=value (into out, outlen bytes; NULL when it does not fit),
- * env_value where the list names NAME alone or holds ALL, else NULL (NONE,
- * NIL, a list without it). list NULL (no --export): env_value.
+ * or sbatch's: "ALL,NAME=value", "NONE", "A,B"; items split at commas
+ * outside double quotes, ALL/NONE/NIL in any case), given its value
+ * env_value in the launcher's environment (NULL: unset): NULL for NONE or
+ * NIL anywhere (srun reads no further); with ALL, env_value, else the
+ * list's NAME=value (the launcher's environment is applied last); without
+ * ALL, the list's NAME=value (into out, outlen bytes; NULL when it does not
+ * fit), env_value where the list names NAME alone, NULL where it does not
+ * name it. list NULL (no --export): env_value.
  */
 const char *bot_spank_export_value(const char *list, const char *name, const char *env_value,
 				   char *out, size_t outlen);
@@ -93,7 +102,8 @@ const char *bot_spank_export_value(const char *list, const char *name, const cha
 /*
  * The command's own input variables for GPUs, PREFIX + GPUS, GPUS_PER_NODE,
  * GPUS_PER_TASK, GPUS_PER_SOCKET, GRES, TRES_PER_TASK (SBATCH_, SALLOC_),
- * read with get: 1 when one asks for a GPU (as its option would), else 0.
+ * read with get: 1 when one asks for a GPU (as its option would), 0 when
+ * they name GPUs with a count of 0 only, -1 when none names GPUs.
  */
 int bot_spank_submit_env_gpus(const char *prefix, const char *(*get)(const char *name));
 

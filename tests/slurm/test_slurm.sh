@@ -157,6 +157,8 @@ check "  ... with a warning naming it" err_has "replacing the user's NCCL_TUNER_
 run sbatch --wait -N1 --export=ALL,NCCL_TUNER_PLUGIN=mine.so -o "$D/exp.out" --wrap "$SHOW; srun -N1 -n1 sh -c '$SHOW'"
 check "sbatch --export=ALL,NCCL_TUNER_PLUGIN=mine.so: the batch step and its srun keep it" \
 	test "$(grep -c 'tuner=mine.so profiler= table=$' "$D/exp.out")" = 2
+NCCL_TUNER_PLUGIN=mine.so SLURM_EXPORT_ENV=NONE SRUN_EXPORT_ENV=ALL run srun -N1 -n1 sh -c "$SHOW"
+check "SRUN_EXPORT_ENV=ALL over SLURM_EXPORT_ENV=NONE (as srun reads them): the user's tuner kept" mine_kept 1
 NCCL_TUNER_PLUGIN=mine.so run srun -N2 -n2 --export=NONE /bin/sh -c "$SHOW"
 check "srun --export=NONE: srun's own NCCL_TUNER_PLUGIN does not reach the tasks, nothing kept" \
 	alike_ours 2

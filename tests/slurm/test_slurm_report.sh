@@ -161,6 +161,16 @@ check "  ... the batch step's part beside the inner step's" \
 check "  ... nccl-bot report: both steps and the job's total" \
 	sh -c "grep -q 'step $job.batch: 1 part' '$D/report.out' && grep -q 'step $job.0: 1 part' '$D/report.out' && grep -q 'job total' '$D/report.out'"
 
+# under the administrator's default a step that loads no tuner prints no
+# line, but one whose parts were expected and did not come says why
+cluster_plugstack enable=default mode=on $ARGS
+run env NCCL_BOT_REPORT_DIR=/etc/passwd/r%j srun -N1 -n1 -w n1 sh -c "$EMUCMD"
+check "enable=default: a report that cannot be written is said, not asked for" \
+	has "$ERR" "(no node's part arrived within 3 s: /etc/passwd/r[0-9]*: Not a directory"
+run srun -N1 -n1 -w n1 true
+check "  ... a step that loads no tuner: no line" sh -c "! grep -q 'nccl-bot: step' '$ERR'"
+cluster_plugstack enable=opt-in mode=on $ARGS
+
 # a batch step that loads no tuner (NCCL in the script's sruns, or none): its
 # part is written, no line in the output (one in every job's until 2026-12-04)
 job=$(timeout 60 sbatch --parsable --wait -N1 -w n1 --nccl-bot=ucb1 -o "$D/work/quiet-%j.out" \

@@ -427,10 +427,22 @@ static int srun_gpus(const char *argv, size_t n)
 	return r.gpus;
 }
 
-/* an environment of one variable, SBATCH_GPUS_PER_NODE=2 */
+/* an environment of one variable, SBATCH_GPUS_PER_NODE=2 (and
+ * SBATCH0_GPUS=0) */
 static const char *one_gpu_var(const char *name)
 {
-	return !strcmp(name, "SBATCH_GPUS_PER_NODE") ? "2" : NULL;
+	return !strcmp(name, "SBATCH_GPUS_PER_NODE") ? "2" : !strcmp(name, "SBATCH0_GPUS") ? "0" :
+	       NULL;
+}
+
+static const char *job_gpus_var(const char *name)
+{
+	return !strcmp(name, "SLURM_JOB_GPUS") ? "0" : NULL;
+}
+
+static const char *gpus_zero_var(const char *name)
+{
+	return !strcmp(name, "SLURM_GPUS") ? "0" : NULL;
 }
 
 START_TEST(test_submit)
@@ -505,6 +517,25 @@ START_TEST(test_submit)
 	ck_assert_int_eq(s.gpus, 0);
 	CMD(&s, "sbatch\0--gres=gpu\0j.sh");	/* a bare gpu is one */
 	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0--gres=gres:gpu:1\0j.sh");	/* Slurm reads past "gres:" */
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0--gres=shard:2\0j.sh");		/* a shared GPU */
+	ck_assert_int_eq(s.gpus, 1);
+	CMD(&s, "sbatch\0--gpus=0\0j.sh");		/* named: the variables do not count */
+	ck_assert_int_eq(s.gpus, 0);
+	ck_assert_int_eq(s.gpus_named, 1);
+	CMD(&s, "sbatch\0--tasks-per-node\0001\0j.sh");	/* unsure: a GPU not ruled out */
+	ck_assert_int_eq(s.unsure, 1);
+	ck_assert_int_eq(s.gpus, 1);
+	/* salloc's --wait is --wait-all-nodes, with a value */
+	cmdline(&s, 0, sizeof("salloc\0--wait\0000\0-p\0other\0sh"), "salloc\0--wait\0000\0-p\0other\0sh");
+	ck_assert_str_eq(s.partition, "other");
+	ck_assert_int_eq(s.unsure, 0);
+	/* sbatch's --export, read for the user's plugin; salloc has none */
+	CMD(&s, "sbatch\0--export=ALL,NCCL_TUNER_PLUGIN=m.so\0j.sh");
+	ck_assert_str_eq(s.export_, "ALL,NCCL_TUNER_PLUGIN=m.so");
+	cmdline(&s, 0, sizeof("salloc\0--export=NONE\0sh"), "salloc\0--export=NONE\0sh");
+	ck_assert_str_eq(s.export_, "");
 	CMD(&s, "sbatch\0--tres-per-task=gres/gpu=1\0j.sh");
 	ck_assert_int_eq(s.gpus, 1);
 	CMD(&s, "sbatch\0-N1\0j.sh\0--gpus=1");	/* the script's argument */
@@ -516,6 +547,13 @@ START_TEST(test_submit)
 	ck_assert_int_eq(SRUN("srun\0-N1\0python\0--gpus=1"), 0);	/* the program's */
 	ck_assert_int_eq(SRUN("srun\0-N1\0true"), 0);
 	ck_assert_int_eq(SRUN("srun\0--label\0-G1\0true"), 1);
+	/* -F takes a value; a later component of a heterogeneous step counts;
+	 * an option the scan cannot read may ask for one (not ruled out) */
+	ck_assert_int_eq(SRUN("srun\0-F\0hosts\0--gpus=1\0prog"), 1);
+	ck_assert_int_eq(SRUN("srun\0--whole\0--gpus=1\0prog"), 1);
+	ck_assert_int_eq(SRUN("srun\0-n1\0prog\0a\0:\0-n1\0--gpus=1\0prog2"), 1);
+	ck_assert_int_eq(SRUN("srun\0--container-image\0img\0prog"), 1);
+	ck_assert_int_eq(SRUN("srun\0--container-image=img\0prog"), 0);	/* "=": read */
 	/* --export: its value, which srun keeps out of its environment */
 	{
 		static const char cl[] = "srun\0--export=ALL,NCCL_TUNER_PLUGIN=mine.so\0-N1\0"
@@ -528,7 +566,16 @@ START_TEST(test_submit)
 		ck_assert_ptr_null(r.export_list);
 #define EXPV(l, e) bot_spank_export_value(l, "NCCL_TUNER_PLUGIN", e, out, sizeof(out))
 		ck_assert_str_eq(EXPV("ALL,NCCL_TUNER_PLUGIN=mine.so", NULL), "mine.so");
-		ck_assert_str_eq(EXPV("ALL,NCCL_TUNER_PLUGIN=mine.so", "env.so"), "mine.so");
+		/* with ALL srun applies its environment last: it wins */
+		ck_assert_str_eq(EXPV("ALL,NCCL_TUNER_PLUGIN=mine.so", "env.so"), "env.so");
+		ck_assert_str_eq(EXPV("all,NCCL_TUNER_PLUGIN=mine.so", NULL), "mine.so");
+		ck_assert_str_eq(EXPV("all", "env.so"), "env.so");	/* any case */
+		ck_assert_ptr_null(EXPV("None", "env.so"));
+		ck_assert_ptr_null(EXPV("NONE,NCCL_TUNER_PLUGIN=mine.so", "env.so"));
+		ck_assert_ptr_null(EXPV("NIL", "env.so"));
+		/* commas inside double quotes are the item's; quotes go */
+		ck_assert_str_eq(EXPV("NCCL_TUNER_PLUGIN=\"a,b\",ALL", NULL), "a,b");
+		ck_assert_str_eq(EXPV("\"NCCL_TUNER_PLUGIN=a,b\"", NULL), "a,b");
 		ck_assert_str_eq(EXPV("ALL", "env.so"), "env.so");
 		ck_assert_str_eq(EXPV(NULL, "env.so"), "env.so");
 		ck_assert_ptr_null(EXPV("NONE", "env.so"));	/* not passed on */
@@ -538,12 +585,19 @@ START_TEST(test_submit)
 		ck_assert_str_eq(EXPV("NCCL_TUNER_PLUGIN=", "env.so"), "");
 	}
 	ck_assert_int_eq(bot_spank_submit_env_gpus("SBATCH_", one_gpu_var), 1);
-	ck_assert_int_eq(bot_spank_submit_env_gpus("SALLOC_", one_gpu_var), 0);
+	ck_assert_int_eq(bot_spank_submit_env_gpus("SALLOC_", one_gpu_var), -1);	/* none */
+	ck_assert_int_eq(bot_spank_submit_env_gpus("SBATCH0_", one_gpu_var), 0);	/* 0 */
+	/* the job's GPU indices: "0" is GPU 0 (it read as none until
+	 * 2026-12-04); SLURM_GPUS=0 is a count */
+	ck_assert_int_eq(bot_spank_env_has_gpus(job_gpus_var), 1);
+	ck_assert_int_eq(bot_spank_env_has_gpus(gpus_zero_var), 0);
 
 #define SCRIPT(s, lit) bot_spank_submit_script(lit, sizeof(lit) - 1, s)
 	memset(&s, 0, sizeof(s));
-	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --gres=gpu:2\n#SBATCH -D /w\necho\n"), 0);
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --gres=gpu:2\n#SBATCH -D /w\n"
+				"#SBATCH --export=NONE\necho\n"), 0);
 	ck_assert_int_eq(s.gpus, 1);
+	ck_assert_str_eq(s.export_, "NONE");
 	ck_assert_str_eq(s.chdir, "/w");
 	strcpy(s.chdir, "/cmd");
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --chdir=/w\n"), 0);
