@@ -48,7 +48,7 @@ siteconf|stateyaml)
 	corpus=corpus-$target; maxlen=16384; libs=-lyaml ;;
 harvest)	src="$srcdir/learn/harvest.c $srcdir/learn/log.c $srcdir/common/delta.c $srcdir/common/state.c
 		$srcdir/common/readall.c $srcdir/common/spool_codec.c $srcdir/common/spool_read.c
-		$srcdir/common/dirscan.c $srcdir/common/writeall.c $p/context.c $p/kb.c $p/stats.c"
+		$srcdir/common/dirscan.c $srcdir/common/writeall.c $srcdir/common/settings.c $p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-harvest; maxlen=8192 ;;
 report)	src="$srcdir/learn/report.c $srcdir/learn/reportsvg.c $srcdir/learn/svg.c $srcdir/learn/log.c
 		$srcdir/common/readall.c $srcdir/common/writeall.c $srcdir/common/dirscan.c
