@@ -172,36 +172,6 @@ int bot_spank_remote_post_opt(spank_t sp)
 }
 
 /*
- * The step runs without nccl-bot on this node: the pinned variables and the
- * pins are taken out of its environment (a variable holding our pinned
- * value is ours, one the user set differs and stays), nothing is measured,
- * and the report info becomes `info` ("MODE PLUGIN SOURCE (why)",
- * spank/report.c: the "(why)" is what the report shows).
- */
-static void take_out(spank_t sp, char *buf, char *info, size_t infolen)
-{
-	char var[128], *val = malloc(PIN_MAX);
-
-	for (size_t i = 0; bot_spank_pinned[i]; i++) {
-		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, bot_spank_pinned[i]);
-		if (!get(sp, var, buf, PIN_MAX))
-			continue;
-		/* without memory to compare, ours or not: taken out (the step
-		 * must not run with nccl-bot) */
-		if (!val || (get(sp, bot_spank_pinned[i], val, PIN_MAX) && !strcmp(buf, val)))
-			spank_unsetenv(sp, bot_spank_pinned[i]);
-		spank_unsetenv(sp, var);
-	}
-	spank_unsetenv(sp, BOT_SPANK_MEASURE_VAR);
-	/* only where the step has a report (its info was pinned) */
-	if (get(sp, BOT_SPANK_REPORT_INFO_VAR, buf, PIN_MAX)) {
-		bot_log_esc_inplace(info, infolen);
-		spank_setenv(sp, BOT_SPANK_REPORT_INFO_VAR, info, 1);
-	}
-	free(val);
-}
-
-/*
  * The kill switch, read here for the batch step only. The batch step's
  * decision was pinned at submission (spank/allocator.c), maybe hours
  * before the job starts; a switch the administrator placed meanwhile must
@@ -217,7 +187,7 @@ static void take_out(spank_t sp, char *buf, char *info, size_t infolen)
  */
 static int batch_kill_switch(spank_t sp, char *buf)
 {
-	char cur[PATH_MAX + 256];
+	char var[128], cur[PATH_MAX + 256], *val;
 	uint32_t step = 0;
 	struct stat st;
 
@@ -225,9 +195,27 @@ static int batch_kill_switch(spank_t sp, char *buf)
 	    spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
 	    step != BOT_DELTA_STEP_BATCH || stat(bot_spank.args.kill_switch, &st) < 0)
 		return 0;
-	snprintf(cur, sizeof(cur), "on none prior (nccl-bot switched off by the administrator: "
-		 "the kill switch %s exists)", bot_spank.args.kill_switch);
-	take_out(sp, buf, cur, sizeof(cur));
+	val = malloc(PIN_MAX);
+	for (size_t i = 0; bot_spank_pinned[i]; i++) {
+		snprintf(var, sizeof(var), "%s%s", BOT_SPANK_PIN_PREFIX, bot_spank_pinned[i]);
+		if (!get(sp, var, buf, PIN_MAX))
+			continue;
+		/* without memory to compare, ours or not: taken out (the step
+		 * must not run with nccl-bot) */
+		if (!val || (get(sp, bot_spank_pinned[i], val, PIN_MAX) && !strcmp(buf, val)))
+			spank_unsetenv(sp, bot_spank_pinned[i]);
+		spank_unsetenv(sp, var);
+	}
+	free(val);
+	spank_unsetenv(sp, BOT_SPANK_MEASURE_VAR);
+	if (get(sp, BOT_SPANK_REPORT_INFO_VAR, cur, sizeof(cur))) {
+		/* "MODE PLUGIN SOURCE" (spank/report.c): the source's "(why)"
+		 * is what the report shows */
+		snprintf(cur, sizeof(cur), "on none prior (nccl-bot switched off by the "
+			 "administrator: the kill switch %s exists)", bot_spank.args.kill_switch);
+		bot_log_esc_inplace(cur, sizeof(cur));
+		spank_setenv(sp, BOT_SPANK_REPORT_INFO_VAR, cur, 1);
+	}
 	slurm_info("nccl-bot: the kill switch %s exists: the batch step runs without nccl-bot",
 		   bot_spank.args.kill_switch);
 	return 1;
