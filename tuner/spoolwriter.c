@@ -277,7 +277,11 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	/* "link/.." goes through the link: refused, the same on every rank
 	 * of the environment (nothing measured) */
 	if (bot_path_has_dotdot(dir)) {
-		if (log)
+		static char logged_dotdot;
+
+		/* once per process, as a refused NCCL_BOT_* value (tuner/env.c):
+		 * it came at every profiler and tuner init, two per comm */
+		if (log && !__atomic_exchange_n(&logged_dotdot, 1, __ATOMIC_RELAXED))
 			log(BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
 			    "nccl-bot: %s=%.200s: a '..' component is refused in a spool directory "
 			    "(it could lead through a link): not measuring", BOT_ENV_SPOOL, dir);

@@ -1333,6 +1333,28 @@ START_TEST(test_spool_dir_dotdot)
 }
 END_TEST
 
+/* A refused spool directory is said once per process, as a refused
+ * NCCL_BOT_* value is (tuner/env.c): it was a WARN at every profiler init
+ * and every tuner init, two per communicator. */
+START_TEST(test_spool_dir_dotdot_once)
+{
+	struct comm c;
+	char up[BOT_TEST_PATH_MAX + 4];
+
+	bot_test_path(up, dir, "x/..");
+	setenv("NCCL_BOT_SPOOL", up, 1);
+	for (int i = 0; i < 3; i++) {
+		comm_open_log(&c, 0, spool_logger);
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+		drain(&c);
+		comm_close(&c);
+	}
+	ck_assert_int_eq(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE), 1);
+	ck_assert_msg(strstr(spool_log_msg, "a '..' component is refused in a spool directory"),
+		      "%s", spool_log_msg);
+}
+END_TEST
+
 /* The periodic rewrite runs on none of NCCL's threads: not on the proxy
  * thread that delivers the KernelCh stop completing a sample, not on the
  * launch thread (whose getCollInfo and Coll events complete records too).
@@ -1974,6 +1996,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_spool_dir_link);
 	tcase_add_test(tc, test_spool_dir_dotdot);
+	tcase_add_test(tc, test_spool_dir_dotdot_once);
 	tcase_add_test(tc, test_fork_child_never_writes);
 	tcase_add_test(tc, test_periodic_rewrite_off_nccl_threads);
 	tcase_add_test(tc, test_periodic_rewrite_without_events);
