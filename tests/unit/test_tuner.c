@@ -824,6 +824,28 @@ START_TEST(test_unknown_version_fails_init)
 }
 END_TEST
 
+/* A prefix this build reads over a payload of another format version (the
+ * digest covers the payload only: an edited prefix) fails init as an
+ * unknown version does, but says what is wrong: it read "format version
+ * unknown to this build (... reading table formats 1-3)" of an NBT2. table,
+ * pointing at a build mismatch that was not there. */
+START_TEST(test_prefix_payload_mismatch)
+{
+	void *ctx = NULL;
+
+	table_one(ARM(BOT_ALGO_RING, BOT_PROTO_SIMPLE));
+	set_table();
+	ck_assert(!strncmp(text, "NBT3.", 5));
+	text[3] = '2';
+	setenv("NCCL_BOT_TABLE", text, 1);
+	ck_assert_int_eq(v5->init(&ctx, COMM, 16, 2, logger, &nvl, &constants), 3);
+	ck_assert_int_eq(nwarn, 1);
+	ck_assert_msg(strstr(lastlog, "prefix NBT2. does not name its payload's format version"),
+		      "%s", lastlog);
+	ck_assert_msg(!strstr(lastlog, "unknown to this build"), "%s", lastlog);
+}
+END_TEST
+
 /* A policy id this build does not know (a newer build's table): with
  * correction rows, whose use depends on the policy, init fails as for an
  * unknown format; without them the table's plans are all there is, and the
@@ -2079,6 +2101,7 @@ static Suite *tuner_suite(void)
 	tcase_add_test(tc, test_nccl_algo_env);
 	tcase_add_test(tc, test_bad_digest_prior);
 	tcase_add_test(tc, test_unknown_version_fails_init);
+	tcase_add_test(tc, test_prefix_payload_mismatch);
 	tcase_add_test(tc, test_unknown_policy);
 	tcase_add_test(tc, test_shape_not_in_table);
 	tcase_add_test(tc, test_probes);
