@@ -115,7 +115,7 @@ int bot_spank_alloc_post_opt(spank_t sp)
 		snprintf(why[1], sizeof(why[1]), "%s", why[0]);
 		{
 			const struct bot_spank_submission sub = { "", "", why[0], why[1], s.gpus,
-								  "", NULL };
+								  "", NULL, 0 };
 
 			return bot_spank_decide_here(0, "batch step", &sub);
 		}
@@ -139,6 +139,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	if (sbatch && !s.export_[0] && (env = getenv("SBATCH_EXPORT")) &&
 	    strlen(env) < sizeof(s.export_))
 		strcpy(s.export_, env);
+	if (sbatch && (env = getenv("SBATCH_EXPORT_FILE")) && *env)
+		s.export_file = 1;
 	buf = (!s.partition[0] || !s.account[0] || !s.gpus_named || !s.chdir[0] ||
 	       (sbatch && !s.export_[0])) ? malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
 	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,
@@ -162,7 +164,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	{
 		const struct bot_spank_submission sub = { s.partition, s.account, why[0], why[1],
 							  s.gpus, s.chdir,
-							  s.export_[0] ? s.export_ : NULL };
+							  s.export_[0] ? s.export_ : NULL,
+							  s.export_file };
 
 		return bot_spank_decide_here(0, "batch step", &sub);
 	}

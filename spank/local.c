@@ -354,6 +354,22 @@ int bot_spank_decide_here(uint64_t seed, const char *what,
 		unpin();
 		return 0;
 	}
+	if (sub && sub->export_file) {
+		/* sbatch unsets its whole environment after this callback
+		 * when the job's comes from a file (--export-file), so no
+		 * variable set here reaches the batch step; its sruns get the
+		 * option (Slurm sets SLURM_SPANK_* after that) and decide */
+		const char *m = "the batch step runs without nccl-bot: sbatch --export-file gives "
+				"it the file's environment only (nccl-bot's variables are set in "
+				"sbatch's, which Slurm drops); the job's srun steps use nccl-bot";
+
+		if (asked)
+			slurm_spank_log("nccl-bot: %s", m);
+		else
+			slurm_verbose("nccl-bot: %s", m);
+		unpin();
+		return 0;
+	}
 	/* Whose plugin the step ends up with, for the report: read now, while
 	 * the user's own NCCL_TUNER_PLUGIN/NCCL_PROFILER_PLUGIN are still in
 	 * the environment (the pins below overwrite them). */

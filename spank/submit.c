@@ -150,6 +150,7 @@ struct found {
 	int gpus_named;		/* an option names GPUs, a count of 0 included */
 	const struct optset *o;	/* the command's options (sbatch_opts when NULL) */
 	const char *export_;	/* --export's value (the last), NULL none */
+	int export_file;	/* --export-file: the job's environment is a file's */
 };
 
 /* Does value v of option `full` (a long name, or "G" for -G) ask for a
@@ -230,6 +231,8 @@ static int scan(char *const *argv, int argc, struct found *f)
 			}
 			if (full && v && !strcmp(full, "export"))
 				f->export_ = v;
+			if (full && v && !strcmp(full, "export-file"))
+				f->export_file = 1;
 			if (full && !strcmp(full, "chdir"))
 				opt = 'D';
 			else if (full && !strcmp(full, "partition"))
@@ -304,6 +307,7 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 	/* salloc has no --export */
 	if (want_script && f.export_)
 		put(s->export_, sizeof(s->export_), f.export_);
+	s->export_file = want_script && f.export_file;
 	if (f.unsure) {
 		/* a later -p, -A, -D, --export or GPU option may follow the
 		 * option not read: unknown, and a GPU maybe asked for */
@@ -406,6 +410,7 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
 		put(s->chdir, sizeof(s->chdir), dir);
 	if (!s->export_[0] && exp[0])
 		put(s->export_, sizeof(s->export_), exp);
+	s->export_file |= f.export_file;
 	/* GPU options: the command line's (or its variables') win */
 	if (!s->gpus_named && f.gpus_named) {
 		s->gpus = f.gpus;

@@ -36,6 +36,9 @@ struct bot_spank_submit {
 	int gpus_named;	/* an option names GPUs (0 included): it, not the command's
 			 * variables or the script, decides */
 	char export_[4096];	/* sbatch's --export ("" none; salloc has none) */
+	int export_file;	/* sbatch's --export-file (command line or #SBATCH):
+				 * sbatch replaces its own environment with the
+				 * file's after the plugin ran (Slurm 22.05-25.05) */
 	int unsure;	/* the command line holds an option the scan cannot read
 			 * (another plugin's flag, an ambiguous prefix): partition and
 			 * account are "" and must not be guessed from elsewhere */

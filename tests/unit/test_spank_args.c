@@ -536,6 +536,17 @@ START_TEST(test_submit)
 	ck_assert_str_eq(s.export_, "ALL,NCCL_TUNER_PLUGIN=m.so");
 	cmdline(&s, 0, sizeof("salloc\0--export=NONE\0sh"), "salloc\0--export=NONE\0sh");
 	ck_assert_str_eq(s.export_, "");
+	/* sbatch's --export-file: the batch step's environment is the
+	 * file's (the plugin's variables do not reach it); salloc has none */
+	CMD(&s, "sbatch\0--export-file=env.txt\0j.sh");
+	ck_assert_int_eq(s.export_file, 1);
+	CMD(&s, "sbatch\0--export-file\0env.txt\0j.sh");
+	ck_assert_int_eq(s.export_file, 1);
+	ck_assert_str_eq(s.script, "j.sh");
+	CMD(&s, "sbatch\0--export=ALL\0j.sh");
+	ck_assert_int_eq(s.export_file, 0);
+	cmdline(&s, 0, sizeof("salloc\0--export-file=e\0sh"), "salloc\0--export-file=e\0sh");
+	ck_assert_int_eq(s.export_file, 0);
 	CMD(&s, "sbatch\0--tres-per-task=gres/gpu=1\0j.sh");
 	ck_assert_int_eq(s.gpus, 1);
 	CMD(&s, "sbatch\0-N1\0j.sh\0--gpus=1");	/* the script's argument */
@@ -599,6 +610,9 @@ START_TEST(test_submit)
 	ck_assert_int_eq(s.gpus, 1);
 	ck_assert_str_eq(s.export_, "NONE");
 	ck_assert_str_eq(s.chdir, "/w");
+	ck_assert_int_eq(s.export_file, 0);
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --export-file=/e\n"), 0);
+	ck_assert_int_eq(s.export_file, 1);
 	strcpy(s.chdir, "/cmd");
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --chdir=/w\n"), 0);
 	ck_assert_str_eq(s.chdir, "/cmd");		/* the command line's wins */
