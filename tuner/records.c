@@ -37,6 +37,7 @@
 #include "policies/context.h"
 #include "tuner/records.h"
 #include "tuner/spoolwriter.h"
+#include "tuner/strcache.h"
 #include "tuner/util.h"
 
 #define TAG_COLL 0x6c6c6f632d746f62ull		/* "bot-coll" */
@@ -303,33 +304,8 @@ void bot_rec_row_after(struct bot_rec_comm *rc, const struct bot_rec_row *row, i
 
 /* ---- descriptor strings ---------------------------------------------------------- */
 
-/* NCCL's strings are literals with stable addresses: remember the last few
- * pointers (a racy cache is fine: a miss only parses again). */
-struct str_cache {
-	const char *p[8];
-	int id[8];
-	unsigned next;
-};
-
-static int cached_parse(struct str_cache *c, const char *s, int (*parse)(const char *))
-{
-	int id;
-	unsigned i;
-
-	if (!s)
-		return -1;
-	for (i = 0; i < 8; i++)
-		if (__atomic_load_n(&c->p[i], __ATOMIC_ACQUIRE) == s)
-			return __atomic_load_n(&c->id[i], __ATOMIC_RELAXED);
-	id = parse(s);
-	i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED) % 8;
-	__atomic_store_n(&c->p[i], NULL, __ATOMIC_RELEASE);
-	__atomic_store_n(&c->id[i], id, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->p[i], s, __ATOMIC_RELEASE);
-	return id;
-}
-
-static struct str_cache func_cache, algo_cache, proto_cache;
+/* tuner/strcache.h: a hit never pairs a pointer with another string's id */
+static struct bot_strcache func_cache, algo_cache, proto_cache;
 
 static int dtype_size(const char *s)
 {
@@ -585,7 +561,7 @@ void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 
 	if (!e->api.captured)
 		return &api_plain;
-	coll = cached_parse(&func_cache, e->api.func, bot_coll_parse);
+	coll = bot_strcache_get(&func_cache, e->api.func, bot_coll_parse);
 	if (e->type == BOT_NCCL_PROF_COLL_API && coll >= 0 && coll < BOT_NCOLL) {
 		uint64_t n = coll_nbytes(rc, coll, e->api.count, e->api.datatype);
 
@@ -596,9 +572,9 @@ void *bot_rec_api(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 
 void *bot_rec_coll(struct bot_rec_comm *rc, const struct bot_rec_event *e)
 {
-	int coll = cached_parse(&func_cache, e->coll.func, bot_coll_parse);
-	int algo = cached_parse(&algo_cache, e->coll.algo, bot_algo_parse);
-	int proto = cached_parse(&proto_cache, e->coll.proto, bot_proto_parse);
+	int coll = bot_strcache_get(&func_cache, e->coll.func, bot_coll_parse);
+	int algo = bot_strcache_get(&algo_cache, e->coll.algo, bot_algo_parse);
+	int proto = bot_strcache_get(&proto_cache, e->coll.proto, bot_proto_parse);
 	struct group *g = e->coll.group;
 	uint64_t nbytes, now;
 	struct coll *r;
