@@ -449,7 +449,7 @@ void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *va
 	/* the value goes into NCCL's log: printable ASCII only, bounded */
 	for (size_t i = 0; value && value[i] && i < sizeof(shown) - 4; i++)
 		shown[i] = value[i] >= 0x20 && value[i] < 0x7f ? value[i] : '?';
-	if (value && strlen(value) >= sizeof(shown) - 4)
+	if (value && strlen(value) > sizeof(shown) - 4)	/* cut: said */
 		strcpy(shown + sizeof(shown) - 4, "...");
 	snprintf(buf, len, "%s='%s' is not %s%s (%s); using the default (%s)", env_vars[id].name,
 		 shown, bot_set_want(env_vars[id].kind), range, bot_set_strerror(e->err[id]),

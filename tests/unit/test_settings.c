@@ -306,6 +306,23 @@ START_TEST(test_env)
 	/* what goes into NCCL's log is printable and bounded */
 	bot_env_explain(&e, BOT_ENV_POLICY, "a\nb\033c", msg, sizeof(msg));
 	ck_assert_msg(strstr(msg, "'a?b?c'"), "%s", msg);
+	{
+		/* 92 characters are shown whole; 93 are cut, with "..." (a
+		 * whole 92 had "..." too until 2026-12-04) */
+		char v[94], want[100];
+
+		memset(v, 'x', 93);
+		v[92] = 0;
+		bot_env_explain(&e, BOT_ENV_POLICY, v, msg, sizeof(msg));
+		snprintf(want, sizeof(want), "'%s'", v);
+		ck_assert_msg(strstr(msg, want), "%s", msg);
+		v[92] = 'x';
+		v[93] = 0;
+		bot_env_explain(&e, BOT_ENV_POLICY, v, msg, sizeof(msg));
+		v[92] = 0;
+		snprintf(want, sizeof(want), "'%s...'", v);
+		ck_assert_msg(strstr(msg, want), "%s", msg);
+	}
 	for (unsigned id = 0; id < BOT_ENV_COUNT; id++)
 		ck_assert(!strncmp(bot_env_name(id), "NCCL_BOT_", 9));
 }
