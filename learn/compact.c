@@ -326,6 +326,9 @@ static int cmp_item(const void *pa, const void *pb)
 		return a->h.restart < b->h.restart ? -1 : 1;
 	if (a->h.step != b->h.step)
 		return a->h.step < b->h.step ? -1 : 1;
+	/* a step's deltas with an identity from Slurm first (make_groups) */
+	if ((a->h.flags ^ b->h.flags) & BOT_DELTA_F_SLURM)
+		return a->h.flags & BOT_DELTA_F_SLURM ? -1 : 1;
 	return strcmp(a->name, b->name);
 }
 
@@ -450,12 +453,31 @@ static int make_groups(struct run *x)
 	if (!x->g)
 		return -1;
 	for (size_t i = 0; i < x->nit;) {
-		size_t j = i + 1;
+		size_t j = i + 1, end;
 		const char *bad = NULL;
 		uint64_t order = x->it[i].identity;
 
 		while (j < x->nit && same_step(&x->it[i], &x->it[j]))
 			j++;
+		/* A delta without an identity from Slurm is its uid's claim (formats
+		 * 13 "Trust"): one naming a job step that has deltas with that
+		 * identity is quarantined alone, so that a user who can ship cannot
+		 * get another user's step quarantined by naming it. They sort last;
+		 * the group is the deltas before them. */
+		end = j;
+		if (x->it[i].h.flags & BOT_DELTA_F_SLURM) {
+			char why[ERRMAX];
+
+			for (j = i + 1; j < end && (x->it[j].h.flags & BOT_DELTA_F_SLURM); j++)
+				;
+			if (j < end)
+				snprintf(why, sizeof(why), "a delta without an identity from Slurm "
+					 "names job step %s.%s.%u.%u, whose other deltas have one",
+					 x->it[i].h.cluster, x->it[i].h.job, x->it[i].h.restart,
+					 x->it[i].h.step);
+			for (size_t k = j; k < end; k++)
+				quarantine_early(x, &x->it[k], BOT_Q_GROUP, why, 1);
+		}
 		for (size_t k = i + 1; k < j && !bad; k++) {
 			const struct bot_delta_hdr *a = &x->it[i].h, *b = &x->it[k].h;
 
@@ -491,7 +513,7 @@ static int make_groups(struct run *x)
 		} else {
 			x->g[x->ng++] = (struct group){ i, j - i, order };
 		}
-		i = j;
+		i = end;
 	}
 	if (x->ng > 1)
 		qsort(x->g, x->ng, sizeof(*x->g), cmp_group);

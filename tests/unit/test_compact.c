@@ -1863,6 +1863,35 @@ START_TEST(t_clock_ahead)
 }
 END_TEST
 
+/* A delta without an identity from Slurm (a user's claim, shipped from an
+ * outbox the user owns) naming the job step of another user's Slurm job is
+ * quarantined alone: the Slurm step's own deltas stay and merge. */
+START_TEST(t_claim_not_slurm_step)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct bot_spool_rec rec[1];
+	struct step s = mkstep("1150", 2, 1000);
+
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n0", rec, 1, NULL);
+	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
+	put_delta(inbox, &s, "n1", rec, 1, NULL);
+	s.uid = 2000;
+	s.flags &= ~(uint32_t)BOT_DELTA_F_SLURM;
+	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 99999999);
+	put_delta(inbox, &s, "n9", rec, 1, NULL);
+	conf_init(&c, (int64_t)time(NULL));
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.by_reason[BOT_Q_GROUP], 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	bot_compact_result_free(&r);
+	ck_assert(why_has("c1.1150.0.0.n9.nbd", "without an identity from Slurm"));
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	ck_assert_int_eq(total(FABRIC), 1);
+}
+END_TEST
+
 /* A step's deltas must agree on what the caps and the window use. */
 START_TEST(t_step_disagrees)
 {
@@ -1877,10 +1906,12 @@ START_TEST(t_step_disagrees)
 	s.flags |= BOT_DELTA_F_ACCOUNT;
 	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
 	put_delta(inbox, &s, "n1", rec, 1, NULL);
+	/* (one without bit3 is a claim, quarantined alone: t_claim_not_slurm_step) */
 	s = mkstep("1101", 2, 1000);
+	s.account = "acct";
 	sample(&rec[0], 1, MIB, 16, 2, 0, 0, ARM_RING_LL, 10000);
 	put_delta(inbox, &s, "n0", rec, 1, NULL);
-	s.flags &= ~(uint32_t)BOT_DELTA_F_SLURM;
+	s.flags |= BOT_DELTA_F_ACCOUNT;
 	sample(&rec[0], 1, MIB, 16, 2, 8, 0, ARM_RING_LL, 10000);
 	put_delta(inbox, &s, "n1", rec, 1, NULL);
 	conf_init(&c, (int64_t)time(NULL));
@@ -2268,6 +2299,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_future_step);
 	tcase_add_test(tc, t_clock_ahead);
 	tcase_add_test(tc, t_step_disagrees);
+	tcase_add_test(tc, t_claim_not_slurm_step);
 	tcase_add_test(tc, t_dedup_windows_min);
 	tcase_add_test(tc, t_ledger_full);
 	tcase_add_test(tc, t_trust);
