@@ -1170,6 +1170,24 @@ fail:
 	/* what was not published stays in the inbox */
 	for (size_t k = 0; k < nrm; k++)
 		x->it[rm[k]].done = 0;
+	/* and is not logged merged: provenance keeps the quarantines and
+	 * duplicates, which happened (lines "TIME OUTCOME ...") */
+	{
+		size_t o = 0;
+
+		for (size_t i = 0; i < t.n;) {
+			const char *nl = memchr(t.p + i, '\n', t.n - i), *sp;
+			size_t len = nl ? (size_t)(nl - (t.p + i)) + 1 : t.n - i;
+
+			sp = memchr(t.p + i, ' ', len);
+			if (!sp || strncmp(sp + 1, "merged ", 7)) {
+				memmove(t.p + o, t.p + i, len);
+				o += len;
+			}
+			i += len;
+		}
+		t.n = o;
+	}
 out:
 	if (t.n && ldir >= 0 && bot_ledger_provenance(ldir, lpath, t.p, t.n, err, sizeof(err)) < 0)
 		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);

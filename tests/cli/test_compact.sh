@@ -155,5 +155,32 @@ printf 'y' >"$ob/c.3.0.0.n0.nbd"
 expect "crash hook" 137 "" -- env NCCL_BOT_TEST_CRASH_AT=ship-after-rename "$bot" ship --outbox "$ob" --state "$st"
 expect "after the crash" 0 "1 already there" -- "$bot" ship --outbox "$ob" --state "$st"
 
+# a run that fails to publish says nothing merged in provenance.log: the
+# ledger's name made a directory (found by the same run on a copy: the ledger
+# is a function of the state and the deltas), so its rename fails after the
+# merge; the deltas stay in the inbox and the log names none of them merged
+spool=${top_srcdir:-${srcdir:-.}}/tests/fuzz/corpus-spool
+pv=$tmp/pv pst=$tmp/pv/st
+mkdir -p "$pv/sp" "$pv/ob1" "$pv/ob2" "$pst"
+cp "$spool/valid-mixed" "$pv/sp/a.spool"
+for n in n1 n2; do
+	"$bot" harvest --outbox "$pv/ob1" --fabric fab --cluster c --job 1 --node $n --nodes 2 "$pv/sp" >/dev/null 2>&1
+	"$bot" harvest --outbox "$pv/ob2" --fabric fab --cluster c --job 2 --node $n --nodes 2 "$pv/sp" >/dev/null 2>&1
+done
+NOW=$(($(date +%s) + 300))
+PV="--now $NOW --settle 1000000 --max-wait 2000000"
+"$bot" ship --outbox "$pv/ob1" --state "$pst" >/dev/null 2>&1
+expect "provenance: first job published" 0 "published snap-" -- "$bot" compact --state "$pst" $PV
+"$bot" ship --outbox "$pv/ob2" --state "$pst" >/dev/null 2>&1
+cp -a "$pst" "$pv/copy"
+"$bot" compact --state "$pv/copy" $PV >/dev/null 2>&1
+lname=$(cd "$pv/copy/.ledger/fab" && ls -t ledger-*.nbl | head -n 1)
+mkdir "$pst/.ledger/fab/$lname"
+expect "provenance: a publish that fails" 1 "FAILED, nothing published" -- "$bot" compact --state "$pst" $PV
+[ -f "$pst/inbox/c.2.0.0.n1.nbd" ] && ! grep -q " merged - c\.2\." "$pst/.ledger/fab/provenance.log" &&
+	grep -q " merged - c\.1\.0\.0\.n1\.nbd" "$pst/.ledger/fab/provenance.log" &&
+	ok "provenance: nothing logged merged that was not published" ||
+	{ bad "provenance: nothing logged merged that was not published"; sed 's/^/    /' "$pst/.ledger/fab/provenance.log"; }
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
