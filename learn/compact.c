@@ -1167,9 +1167,12 @@ fail:
 		    fr->fabric, err);
 	fr->failed = 1;
 	fr->snapshot[0] = 0;
-	/* what was not published stays in the inbox */
+	/* what was not published stays in the inbox, is not counted merged
+	 * (the summary's and the metrics' backlog subtract it) */
 	for (size_t k = 0; k < nrm; k++)
 		x->it[rm[k]].done = 0;
+	fr->merged = fr->steps = fr->accepted = 0;
+	fr->offered = fr->admitted = fr->capped_steps = 0;
 	/* and is not logged merged: provenance keeps the quarantines and
 	 * duplicates, which happened (lines "TIME OUTCOME ...") */
 	{

@@ -177,6 +177,9 @@ cp -a "$pst" "$pv/copy"
 lname=$(cd "$pv/copy/.ledger/fab" && ls -t ledger-*.nbl | head -n 1)
 mkdir "$pst/.ledger/fab/$lname"
 expect "provenance: a publish that fails" 1 "FAILED, nothing published" -- "$bot" compact --state "$pst" $PV
+grep -q "fab: merged 0 delta(s) of 0 job step(s)" "$tmp/out" && grep -q "inbox: 2 delta(s) listed, 0 quarantined, 2 left" "$tmp/out" &&
+	ok "a publish that fails: none counted merged, both left" ||
+	{ bad "a publish that fails: none counted merged, both left"; sed 's/^/    /' "$tmp/out"; }
 [ -f "$pst/inbox/c.2.0.0.n1.nbd" ] && ! grep -q " merged - c\.2\." "$pst/.ledger/fab/provenance.log" &&
 	grep -q " merged - c\.1\.0\.0\.n1\.nbd" "$pst/.ledger/fab/provenance.log" &&
 	ok "provenance: nothing logged merged that was not published" ||
