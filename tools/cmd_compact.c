@@ -292,6 +292,14 @@ int bot_cmd_compact(int argc, char **argv)
 		free(ov);
 		return 2;
 	}
+	/* an empty path names nothing (it read ": No such file or directory") */
+	if ((conf.state && !*conf.state) || (metrics && !*metrics)) {
+		fprintf(stderr, "nccl-bot: compact: %s: empty (leave the option out for the "
+			"default)\n", conf.state && !*conf.state ? "--state" : "--metrics-dir");
+		free(only);
+		free(ov);
+		return 2;
+	}
 	rc = bot_cmd_siteconf("compact", config, ov, nov, &sc);
 	free(ov);
 	if (rc) {

@@ -135,6 +135,13 @@ int bot_cmd_ship(int argc, char **argv)
 		ship_usage(stderr);
 		return 2;
 	}
+	/* an empty path names nothing (it read ": No such file or directory") */
+	if ((o.outbox && !*o.outbox) || (o.state && !*o.state) || (metrics && !*metrics)) {
+		fprintf(stderr, "nccl-bot: ship: %s: empty (leave the option out for the "
+			"default)\n", o.outbox && !*o.outbox ? "--outbox" :
+			o.state && !*o.state ? "--state" : "--metrics-dir");
+		return 2;
+	}
 	if ((rc = bot_cmd_siteconf("ship", config, ov, nov, &sc)) != 0)
 		return rc;
 	if (!o.outbox && (sc.set & (1u << BOT_SITECONF_OUTBOX_DIR)) && sc.outbox_dir[0])

@@ -42,6 +42,12 @@ expect "compact without --state" 2 "--state is required" -- "$bot" compact
 expect "compact bad cap" 2 "--user-cap '0'" -- "$bot" compact --state "$st" --user-cap 0
 expect "compact bad retention" 2 "--retention '1'" -- "$bot" compact --state "$st" --retention 1
 expect "ship bad timeout" 2 "--timeout" -- "$bot" ship --outbox "$ob" --state "$st" --timeout 1x
+# an empty path is a usage error naming the option, never ": No such file"
+expect "ship --outbox ''" 2 "ship: --outbox: empty" -- "$bot" ship --outbox "" --state "$st"
+expect "ship --state ''" 2 "ship: --state: empty" -- "$bot" ship --outbox "$ob" --state ""
+expect "ship --metrics-dir ''" 2 "ship: --metrics-dir: empty" -- "$bot" ship --outbox "$ob" --state "$st" --metrics-dir ""
+expect "compact --state ''" 2 "compact: --state: empty" -- "$bot" compact --state ""
+expect "compact --metrics-dir ''" 2 "compact: --metrics-dir: empty" -- "$bot" compact --state "$st" --metrics-dir ""
 expect "compact --config missing" 2 "site configuration: .*nope.yaml" -- "$bot" compact --state "$st" --config "$tmp/nope.yaml"
 
 expect "ship empty outbox" 0 "0 shipped" -- "$bot" ship --outbox "$ob" --state "$st"
