@@ -128,6 +128,10 @@ struct run {
 	size_t ng;
 	struct text early;		/* provenance of quarantines before a fabric */
 	uint64_t nread;			/* deltas read, for c->progress */
+	/* per directory (inbox 0, held/ 1) whose listing was cut: the job step
+	 * of its last delta listed, which may have more deltas past the cut */
+	int cut[2];
+	struct bot_delta_hdr cut_h[2];
 };
 
 /* A file name as one word of a provenance line: a byte outside
@@ -357,7 +361,7 @@ static int list_dir(struct run *x, int dfd, const char *dpath, int held)
 	char err[ERRMAX], **names;
 	uint64_t max_bytes = x->c->max_bytes ? x->c->max_bytes : BOT_COMPACT_MAX_BYTES;
 	struct item *nit;
-	size_t n;
+	size_t n, first = x->nit;
 	int more;
 
 	if (bot_ship_list(dfd, dpath, BOT_COMPACT_MAX_INBOX, &names, &n, &more, err,
@@ -393,6 +397,7 @@ static int list_dir(struct run *x, int dfd, const char *dpath, int held)
 				    "%zu wait for the next run", dpath, max_bytes, n - i);
 			for (size_t j = i; j < n; j++)
 				free(names[j]);
+			more = 1;
 			break;
 		}
 		bytes += size;
@@ -422,7 +427,30 @@ static int list_dir(struct run *x, int dfd, const char *dpath, int held)
 			    (int64_t)st.st_mtime : x->now;
 		x->nit++;
 	}
+	/* the last listed: its step may go on past the cut, unless it is the
+	 * first listed too (a step over a whole run's bound merges in part,
+	 * or it never would) */
+	if (more && x->nit > first) {
+		const struct bot_delta_hdr *a = &x->it[first].h, *b = &x->it[x->nit - 1].h;
+
+		x->cut[held] = strcmp(a->cluster, b->cluster) || strcmp(a->job, b->job) ||
+			       a->restart != b->restart || a->step != b->step;
+		x->cut_h[held] = *b;
+	}
 	free(names);
+	return 0;
+}
+
+/* Is h's job step one whose deltas a cut listing may have left out? */
+static int step_cut(const struct run *x, const struct bot_delta_hdr *h)
+{
+	for (int d = 0; d < 2; d++) {
+		const struct bot_delta_hdr *c = &x->cut_h[d];
+
+		if (x->cut[d] && !strcmp(c->cluster, h->cluster) && !strcmp(c->job, h->job) &&
+		    c->restart == h->restart && c->step == h->step)
+			return 1;
+	}
 	return 0;
 }
 
@@ -1038,6 +1066,12 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 						"ledger's horizon");
 			continue;
 		}
+		/* a step cut by the listing's bounds waits for all of it to be
+		 * listed (it is merged whole, once): the next run lists it first */
+		if (n < h->step_nodes && step_cut(x, h)) {
+			fr->waiting += n;
+			continue;
+		}
 		if (!(n >= h->step_nodes || x->now - newest >= (int64_t)c->settle ||
 		      x->now - oldest >= (int64_t)c->max_wait)) {
 			fr->waiting += n;
@@ -1250,7 +1284,8 @@ static int cmp_fab(const void *a, const void *b)
 int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result *r,
 		    const struct bot_log *log)
 {
-	struct run x = { c, r, log, -1, -1, -1, "", "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 }, 0 };
+	struct run x = { c, r, log, -1, -1, -1, "", "", "", 0, 0, NULL, 0, NULL, 0, { NULL, 0, 0 }, 0, { 0, 0 },
+			 { { 0 }, { 0 } } };
 	struct bot_lease lease;
 	char err[ERRMAX];
 	size_t *gi = NULL;

@@ -2125,6 +2125,42 @@ END_TEST
 
 
 /* At most max_bytes of deltas are read per run; the rest wait. */
+/* A step cut by the run's byte bound (some of its deltas listed, the rest
+ * left for the next run) is not merged in part, however long it settled:
+ * it waits until all of it is listed, then merges whole, once. */
+START_TEST(t_max_bytes_whole_step)
+{
+	struct bot_compact_conf c;
+	struct bot_compact_result r;
+	struct step s = mkstep("1449", 1, 1000);
+	struct stat st, st2;
+	char p[BOT_TEST_PATH_MAX];
+	int64_t now = (int64_t)time(NULL);
+
+	put_step(inbox, &s, 1, 4, ARM_RING_LL, 10000);
+	s = mkstep("1450", 2, 1000);
+	put_step(inbox, &s, 2, 4, ARM_RING_LL, 10000);
+	ck_assert_int_eq(stat(bot_test_path(p, inbox, "c1.1449.0.0.n0.nbd"), &st), 0);
+	ck_assert_int_eq(stat(bot_test_path(p, inbox, "c1.1450.0.0.n0.nbd"), &st2), 0);
+	conf_init(&c, now + 100000);	/* long settled, past max_wait */
+	c.max_bytes = (uint64_t)st.st_size + (uint64_t)st2.st_size;
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(r.inbox, 2);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 1);
+	ck_assert_uint_eq(fab(&r, FABRIC)->waiting, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 2);
+	ck_assert_int_eq(total(FABRIC), 4);
+	/* the next run lists 1450 first, whole */
+	ck_assert_int_eq(compact(&c, &r), 0);
+	ck_assert_uint_eq(fab(&r, FABRIC)->merged, 2);
+	ck_assert_uint_eq(fab(&r, FABRIC)->steps, 1);
+	bot_compact_result_free(&r);
+	ck_assert_int_eq(count_dir(inbox, ".nbd"), 0);
+	ck_assert_int_eq(total(FABRIC), 8);
+}
+END_TEST
+
 START_TEST(t_max_bytes)
 {
 	struct bot_compact_conf c;
@@ -2305,6 +2341,7 @@ static Suite *compact_suite(void)
 	tcase_add_test(tc, t_trust);
 	tcase_add_test(tc, t_rollback_ledger);
 	tcase_add_test(tc, t_max_bytes);
+	tcase_add_test(tc, t_max_bytes_whole_step);
 	tcase_add_test(tc, t_state_add_between);
 	suite_add_tcase(s, tc);
 	return s;
