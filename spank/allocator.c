@@ -139,8 +139,8 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	if (sbatch && !s.export_[0] && (env = getenv("SBATCH_EXPORT")) &&
 	    strlen(env) < sizeof(s.export_))
 		strcpy(s.export_, env);
-	if (sbatch && (env = getenv("SBATCH_EXPORT_FILE")) && *env)
-		s.export_file = 1;
+	/* --export-file has no input variable: sbatch (22.05 to 25.05) reads
+	 * no SBATCH_EXPORT_FILE, so a set one changes nothing */
 	buf = (!s.partition[0] || !s.account[0] || !s.gpus_named || !s.chdir[0] ||
 	       (sbatch && !s.export_[0])) ? malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
 	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,

@@ -92,7 +92,7 @@ struct bot_spank_submission {
 	int gpus;	/* the submission asks for a GPU (spank/submit.h) */
 	const char *chdir;	/* the job's -D/--chdir, "" not named */
 	const char *export_list;	/* sbatch's --export (SBATCH_EXPORT), NULL none */
-	int export_file;	/* sbatch's --export-file (SBATCH_EXPORT_FILE): the
+	int export_file;	/* sbatch's --export-file (or #SBATCH): the
 				 * batch step gets the file's environment, not ours */
 };
 

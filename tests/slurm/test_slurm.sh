@@ -221,6 +221,15 @@ check "  ... with ucb1's table" policy_is 4
 grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
 check "  ... the batch step gets none of ours" grep -q "tuner= profiler= table=$" "$OUT"
 
+# SBATCH_EXPORT_FILE is no input variable of sbatch (22.05 to 25.05 read
+# none): the batch step keeps nccl-bot, nothing said (taken for
+# --export-file, the batch step left without nccl-bot, until 2026-12-04)
+SBATCH_EXPORT_FILE="$D/env.file" timeout 60 sbatch --wait "$D/job.sh" >"$D/sbatch.out" 2>&1
+check "SBATCH_EXPORT_FILE set: the job ran" test $? -eq 0
+check "  ... nothing said of --export-file" sh -c "! grep -q -- '--export-file' '$D/sbatch.out'"
+grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
+check "  ... the batch step gets nccl-bot" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT3" "$OUT"
+
 run salloc -N2 --nccl-bot=ucb1 srun -N2 -n2 sh -c "$SHOW"
 grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
 check "salloc --nccl-bot=ucb1 + srun: every task gets ucb1" alike_ours 2
