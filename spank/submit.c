@@ -13,6 +13,7 @@
  * is its value or the script is not known, so what follows it (the
  * script included) stays unknown, never guessed.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -355,6 +356,19 @@ static int words(char *line, char **w)
 	return n;
 }
 
+/* Is an #SBATCH line's text (after "#SBATCH") a heterogeneous job's
+ * component separator, as sbatch reads it: blanks, then "hetjob" or
+ * "packjob" in any case, then a blank or the end? sbatch reads the lines
+ * after it for the next component only, after the batch step's (the first
+ * component's) environment is built. */
+static int het_separator(const char *l)
+{
+	while (isspace((unsigned char)*l))
+		l++;
+	return (!strncasecmp(l, "hetjob", 6) && (!l[6] || isspace((unsigned char)l[6]))) ||
+	       (!strncasecmp(l, "packjob", 7) && (!l[7] || isspace((unsigned char)l[7])));
+}
+
 int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *s)
 {
 	char part[BOT_SPANK_SUBMIT_VALUE_MAX] = "", acct[BOT_SPANK_SUBMIT_VALUE_MAX] = "";
@@ -394,6 +408,8 @@ int bot_spank_submit_script(const char *buf, size_t n, struct bot_spank_submit *
 			for (size_t c = 0; c < len; c++)
 				if (!line[c])
 					line[c] = ' ';	/* a NUL in the line: a blank */
+			if (het_separator(line))
+				break;	/* the rest is a later component's */
 			scan(w, words(line, w), &f);
 			if (f.export_) {	/* it points into line */
 				put(exp, sizeof(exp), f.export_);

@@ -57,8 +57,9 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 /*
  * A batch script's first n bytes: the #SBATCH lines of its leading block
  * (after the "#!" line, up to the first line that is neither blank nor a
- * comment, BOT_SPANK_SCRIPT_LINES_MAX lines at most; a line cut by n is
- * not read), -p/--partition and -A/--account in them (a later one wins).
+ * comment, or the first "#SBATCH hetjob" (a later component's lines);
+ * BOT_SPANK_SCRIPT_LINES_MAX lines at most; a line cut by n is not read),
+ * -p/--partition and -A/--account in them (a later one wins).
  * Only the fields of s still "" are filled. 0, or -1 when the bytes are
  * no batch script (no "#!" first line: sbatch refuses those).
  */

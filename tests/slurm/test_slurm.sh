@@ -230,6 +230,18 @@ check "  ... nothing said of --export-file" sh -c "! grep -q -- '--export-file' 
 grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
 check "  ... the batch step gets nccl-bot" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT3" "$OUT"
 
+# a heterogeneous job's later component with #SBATCH --export-file: sbatch
+# reads it after the batch step's (the first component's) environment is
+# built, which keeps nccl-bot (the whole script was read, the batch step
+# left without nccl-bot, until 2026-12-04)
+{ head -n 4 "$D/job.sh"; echo "#SBATCH hetjob"; echo "#SBATCH -N1 --export-file=$D/env.file"
+  tail -n 2 "$D/job.sh"; } >"$D/jobhet.sh"
+timeout 60 sbatch --wait "$D/jobhet.sh" >"$D/sbatch.out" 2>&1
+check "#SBATCH hetjob, then #SBATCH --export-file: the job ran" test $? -eq 0
+check "  ... nothing said of --export-file" sh -c "! grep -q -- '--export-file' '$D/sbatch.out'"
+grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
+check "  ... the batch step gets nccl-bot" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT3" "$OUT"
+
 run salloc -N2 --nccl-bot=ucb1 srun -N2 -n2 sh -c "$SHOW"
 grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
 check "salloc --nccl-bot=ucb1 + srun: every task gets ucb1" alike_ours 2

@@ -613,6 +613,20 @@ START_TEST(test_submit)
 	ck_assert_int_eq(s.export_file, 0);
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --export-file=/e\n"), 0);
 	ck_assert_int_eq(s.export_file, 1);
+	/* a heterogeneous job's later component (after "#SBATCH hetjob",
+	 * "packjob", any case): sbatch reads it after the batch step's
+	 * environment is built, which keeps nccl-bot; nor are its -p, -A the
+	 * batch step's (the whole script was read until 2026-12-04) */
+	memset(&s, 0, sizeof(s));
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH -p first\n#SBATCH  HetJob\n"
+				"#SBATCH --export-file=/e -p second -A a\n"), 0);
+	ck_assert_int_eq(s.export_file, 0);
+	ck_assert_str_eq(s.partition, "first");
+	ck_assert_str_eq(s.account, "");
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH packjob\n#SBATCH --export-file=/e\n"), 0);
+	ck_assert_int_eq(s.export_file, 0);
+	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --job-name=hetjobs --export-file=/e\n"), 0);
+	ck_assert_int_eq(s.export_file, 1);	/* not a separator */
 	strcpy(s.chdir, "/cmd");
 	ck_assert_int_eq(SCRIPT(&s, "#!/bin/sh\n#SBATCH --chdir=/w\n"), 0);
 	ck_assert_str_eq(s.chdir, "/cmd");		/* the command line's wins */
