@@ -303,6 +303,21 @@ void bot_spank_submit_cmdline(const char *buf, size_t n, int want_script,
 	memset(s, 0, sizeof(*s));
 	argc = split_argv(buf, n, copy, sizeof(copy), argv);
 	first = scan(argv, argc, &f);
+	/* a heterogeneous job, "sbatch opts : opts ... script": sbatch reads
+	 * every component's options before the first's (an --export-file or
+	 * --wrap of any is the job's, the script follows the last); -p, -A,
+	 * -D, --export and the GPUs are the first component's, the batch
+	 * step's (the ":" was taken for the script until 2026-12-04) */
+	while (want_script && !f.unsure && first < argc && !strcmp(argv[first], ":")) {
+		char part[BOT_SPANK_SUBMIT_VALUE_MAX], acct[BOT_SPANK_SUBMIT_VALUE_MAX];
+		struct found g = { .part = part, .acct = acct, .o = &sbatch_opts };
+
+		first++;
+		first += scan(argv + first, argc - first, &g);
+		f.export_file |= g.export_file;
+		f.wrap |= g.wrap;
+		f.unsure |= g.unsure;
+	}
 	s->gpus = f.gpus;
 	s->gpus_named = f.gpus_named;
 	/* salloc has no --export */

@@ -241,6 +241,15 @@ check "#SBATCH hetjob, then #SBATCH --export-file: the job ran" test $? -eq 0
 check "  ... nothing said of --export-file" sh -c "! grep -q -- '--export-file' '$D/sbatch.out'"
 grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
 check "  ... the batch step gets nccl-bot" grep -q "tuner=$LIB/libnccl-tuner-bot.so profiler=$LIB/libnccl-tuner-bot.so table=NBT3" "$OUT"
+# on the command line, an --export-file of any component is the job's
+# (sbatch reads them all first): said (":" was taken for the script until
+# 2026-12-04)
+timeout 60 sbatch --wait -N2 : --export-file="$D/env.file" -N1 "$D/job.sh" >"$D/sbatch.out" 2>&1
+check "sbatch -N2 : --export-file=F -N1: the job ran" test $? -eq 0
+check "  ... sbatch says the batch step runs without nccl-bot" \
+	grep -q "nccl-bot: the batch step runs without nccl-bot: sbatch --export-file" "$D/sbatch.out"
+grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
+check "  ... the batch step gets none of ours" grep -q "tuner= profiler= table=$" "$OUT"
 
 run salloc -N2 --nccl-bot=ucb1 srun -N2 -n2 sh -c "$SHOW"
 grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"

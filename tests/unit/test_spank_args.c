@@ -547,6 +547,25 @@ START_TEST(test_submit)
 	ck_assert_int_eq(s.export_file, 0);
 	cmdline(&s, 0, sizeof("salloc\0--export-file=e\0sh"), "salloc\0--export-file=e\0sh");
 	ck_assert_int_eq(s.export_file, 0);
+	/* a heterogeneous job: an --export-file of any component is the
+	 * job's (sbatch reads them all before the first's environment is
+	 * built); the script follows the last component, never ":"; -p is
+	 * the first component's (missed, ":" the script, until 2026-12-04) */
+	CMD(&s, "sbatch\0-p\0a\0-N1\0:\0--export-file\0e\0-p\0b\0j.sh\0x");
+	ck_assert_int_eq(s.export_file, 1);
+	ck_assert_str_eq(s.script, "j.sh");
+	ck_assert_str_eq(s.partition, "a");
+	CMD(&s, "sbatch\0-N1\0:\0-N1\0:\0-N2\0j.sh\0--export-file=e");	/* the script's */
+	ck_assert_int_eq(s.export_file, 0);
+	ck_assert_str_eq(s.script, "j.sh");
+	CMD(&s, "sbatch\0-N1\0:\0--wrap\0true");
+	ck_assert_str_eq(s.script, "");
+	CMD(&s, "sbatch\0-p\0a\0:\0--tasks-per-node\0001\0j.sh");
+	ck_assert_int_eq(s.unsure, 1);
+	ck_assert_str_eq(s.script, "");
+	CMD(&s, "sbatch\0j.sh\0:\0--export-file=e");	/* the script's arguments */
+	ck_assert_int_eq(s.export_file, 0);
+	ck_assert_str_eq(s.script, "j.sh");
 	CMD(&s, "sbatch\0--tres-per-task=gres/gpu=1\0j.sh");
 	ck_assert_int_eq(s.gpus, 1);
 	CMD(&s, "sbatch\0-N1\0j.sh\0--gpus=1");	/* the script's argument */
