@@ -114,8 +114,9 @@ int bot_spank_alloc_post_opt(spank_t sp)
 			 "read", sbatch ? "sbatch" : "salloc");
 		snprintf(why[1], sizeof(why[1]), "%s", why[0]);
 		{
+			/* an --export-file before the option not read is sbatch's */
 			const struct bot_spank_submission sub = { "", "", why[0], why[1], s.gpus,
-								  "", NULL, 0 };
+								  "", NULL, s.export_file };
 
 			return bot_spank_decide_here(0, "batch step", &sub);
 		}
@@ -139,10 +140,12 @@ int bot_spank_alloc_post_opt(spank_t sp)
 	if (sbatch && !s.export_[0] && (env = getenv("SBATCH_EXPORT")) &&
 	    strlen(env) < sizeof(s.export_))
 		strcpy(s.export_, env);
-	/* --export-file has no input variable: sbatch (22.05 to 25.05) reads
-	 * no SBATCH_EXPORT_FILE, so a set one changes nothing */
+	/* --export-file has no input variable (sbatch 22.05 to 25.05 reads no
+	 * SBATCH_EXPORT_FILE); the script is read for an #SBATCH one also
+	 * when the command line names everything else */
 	buf = (!s.partition[0] || !s.account[0] || !s.gpus_named || !s.chdir[0] ||
-	       (sbatch && !s.export_[0])) ? malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
+	       (sbatch && (!s.export_[0] || !s.export_file))) ?
+	      malloc(BOT_SPANK_CONF_READ_MAX) : NULL;
 	if (buf && s.script[0] && read_head(s.script, "batch script", BOT_SPANK_SCRIPT_READ_MAX,
 					    buf, &n) == 0 &&
 	    bot_spank_submit_script(buf, n, &s) < 0)

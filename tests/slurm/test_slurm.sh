@@ -251,6 +251,18 @@ check "  ... sbatch says the batch step runs without nccl-bot" \
 grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
 check "  ... the batch step gets none of ours" grep -q "tuner= profiler= table=$" "$OUT"
 
+# #SBATCH --export-file where the command line names everything else the
+# script is read for (-p, -A, GPUs, -D, --export): said (the script was not
+# read then until 2026-12-04)
+{ head -n 1 "$D/job.sh"; echo "#SBATCH --export-file=$D/env.file"; tail -n +2 "$D/job.sh"; } >"$D/jobef.sh"
+timeout 60 sbatch --wait -p debug -A acct1 --gpus=0 -D "$D/work" --export=ALL "$D/jobef.sh" \
+	>"$D/sbatch.out" 2>&1
+check "sbatch -p -A --gpus=0 -D --export, #SBATCH --export-file: the job ran" test $? -eq 0
+check "  ... sbatch says the batch step runs without nccl-bot" \
+	grep -q "nccl-bot: the batch step runs without nccl-bot: sbatch --export-file" "$D/sbatch.out"
+grep '^batch' "$D/job.out" | sed 's/^batch //' >"$OUT"
+check "  ... the batch step gets none of ours" grep -q "tuner= profiler= table=$" "$OUT"
+
 run salloc -N2 --nccl-bot=ucb1 srun -N2 -n2 sh -c "$SHOW"
 grep -v '^salloc' "$OUT" >"$OUT.t"; mv "$OUT.t" "$OUT"
 check "salloc --nccl-bot=ucb1 + srun: every task gets ucb1" alike_ours 2
