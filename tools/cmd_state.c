@@ -512,6 +512,16 @@ int bot_cmd_state(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* an empty --state names nothing (it read ": No such file or
+	 * directory"); an empty NCCL_BOT_STATE is an unset one */
+	if (o.dir && !*o.dir) {
+		if (o.dir != getenv("NCCL_BOT_STATE")) {
+			fprintf(stderr, "nccl-bot: state %s: --state: empty (leave the option out for "
+				"$NCCL_BOT_STATE)\n", verb);
+			return 2;
+		}
+		o.dir = NULL;
+	}
 	if (o.as && !o.fabric)
 		o.fabric = o.as;
 	if (o.as && strcmp(o.as, o.fabric)) {

@@ -270,6 +270,14 @@ rm -f "$tmp/v/$F/"note*.txt
 echo "snap-0000000000000000.nbs" >"$tmp/v/$F/current"
 expect "verify: current names a missing snapshot" 1 "snap-0000000000000000.nbs: No such file" -- "$bot" state verify --state "$tmp/v"
 expect "verify needs --state" 2 "--state" -- env -u NCCL_BOT_STATE "$bot" state verify
+# an empty --state is a usage error naming it (it said ": No such file or
+# directory"); an empty NCCL_BOT_STATE counts as unset
+expect "show --state '': empty, named" 2 "^nccl-bot: state show: --state: empty" -- \
+	"$bot" state show --state "" --fabric f
+expect "verify --state '': empty, named" 2 "^nccl-bot: state verify: --state: empty" -- \
+	"$bot" state verify --state ""
+expect "NCCL_BOT_STATE='': as if unset" 2 "needs --state DIR \\(or NCCL_BOT_STATE\\)" -- \
+	env NCCL_BOT_STATE= "$bot" state verify
 # A mistyped --state (a spool directory: job directories holding .spool
 # files) is not a state that verifies clean: a "fabric" with no current, no
 # snapshot and only other files is a problem. An empty directory has no
