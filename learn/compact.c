@@ -932,8 +932,7 @@ static int merge_group(struct run *x, struct bot_compact_fabric *fr, struct text
 				snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		rm[(*nrm)++] = idx[k];
-		prov(x, t, &x->it[idx[k]], "merged", NULL);
+		rm[(*nrm)++] = idx[k];	/* logged "merged" once published */
 	}
 	fr->merged += n;
 	return 0;
@@ -1172,6 +1171,10 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	}
 	bot_crash_point("compact-after-current");
 	bot_ledger_prune_files(ldir, c->retention < 2 ? 2 : c->retention, digest);
+	/* only now "merged": a run whose publish fails logs none (they stay in
+	 * the inbox and are logged by the run that publishes them) */
+	for (size_t k = 0; k < nrm; k++)
+		prov(x, &t, &x->it[rm[k]], "merged", NULL);
 	if (t.n && bot_ledger_provenance(ldir, lpath, t.p, t.n, err, sizeof(err)) < 0)
 		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
 	t.n = 0;
@@ -1207,24 +1210,6 @@ fail:
 		x->it[rm[k]].done = 0;
 	fr->merged = fr->steps = fr->accepted = 0;
 	fr->offered = fr->admitted = fr->capped_steps = 0;
-	/* and is not logged merged: provenance keeps the quarantines and
-	 * duplicates, which happened (lines "TIME OUTCOME ...") */
-	{
-		size_t o = 0;
-
-		for (size_t i = 0; i < t.n;) {
-			const char *nl = memchr(t.p + i, '\n', t.n - i), *sp;
-			size_t len = nl ? (size_t)(nl - (t.p + i)) + 1 : t.n - i;
-
-			sp = memchr(t.p + i, ' ', len);
-			if (!sp || strncmp(sp + 1, "merged ", 7)) {
-				memmove(t.p + o, t.p + i, len);
-				o += len;
-			}
-			i += len;
-		}
-		t.n = o;
-	}
 out:
 	if (t.n && ldir >= 0 && bot_ledger_provenance(ldir, lpath, t.p, t.n, err, sizeof(err)) < 0)
 		bot_log_msg(x->log, BOT_LOG_WARN, "%s", err);
