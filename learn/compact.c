@@ -959,6 +959,9 @@ static int process_fabric(struct run *x, struct bot_compact_fabric *fr, const si
 	lockfd = bot_lock_fabric(c->state, fr->fabric, 1, err, sizeof(err));
 	if (lockfd < 0)
 		goto fail;
+	if (bot_store_complete(c->state, fr->fabric, snap, err, sizeof(err)) > 0)
+		bot_log_msg(x->log, BOT_LOG_WARN, "%s: completed an interrupted first publish: "
+			    "`current` now names %s", fr->fabric, snap);
 	loaded = bot_store_load(c->state, fr->fabric, &cur, snap, err, sizeof(err));
 	if (loaded < 0)
 		goto fail;

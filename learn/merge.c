@@ -259,6 +259,9 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 		res->merged = 0;	/* the early read's count: nothing was */
 		return -1;
 	}
+	if (bot_store_complete(req->dir, req->fabric, res->snapshot, err, sizeof(err)) > 0)
+		bot_log_msg(log, BOT_LOG_WARN, "%s: completed an interrupted first publish: "
+			    "`current` now names %s", req->fabric, res->snapshot);
 	loaded = bot_store_load(req->dir, req->fabric, &cur, res->snapshot, err, sizeof(err));
 	if (loaded < 0) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged (fix or move the file: "

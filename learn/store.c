@@ -168,16 +168,25 @@ static int list_snaps(int dirfd, const char *fdir, int tmps, char (**names)[BOT_
 	return 0;
 }
 
-/* A fabric directory without `current`: 0 no snapshot, 1 only version 2 or later
- * first snapshots of this fabric (an interrupted first publish: no state
- * yet), 2 anything else (a `current` existed and is gone: refused), or -1
- * with err (it cannot be listed: never taken for one without snapshots). */
-static int without_current(int dirfd, const char *fdir, const char *fabric, char *err,
+/*
+ * A fabric directory without `current`: 0 no snapshot; 1 one snapshot, a
+ * version 2 or later first snapshot (parent 0) of this fabric, named in
+ * lone: a first publish interrupted between its snapshot's rename and
+ * `current` (the snapshot is durable and whole: it is the fabric's state,
+ * and the next writer completes the publish); 3 several such first
+ * snapshots and nothing else (first publishes interrupted under builds
+ * that started a fabric over: which one holds the state is the admin's
+ * call); 2 anything else (a `current` existed and is gone); or -1 with
+ * err (it cannot be listed: never taken for one without snapshots). On 3,
+ * lone and other name two of them.
+ */
+static int without_current(int dirfd, const char *fdir, const char *fabric,
+			   char lone[BOT_STATE_NAME_MAX], char other[BOT_STATE_NAME_MAX], char *err,
 			   size_t errlen)
 {
 	char (*names)[BOT_STATE_NAME_MAX];
 	char why[BOT_STATE_ERR_MAX];
-	size_t n;
+	size_t n, firsts = 0;
 	int rc = 0;
 
 	if (list_snaps(dirfd, fdir, 0, &names, &n, err, errlen) < 0)
@@ -186,17 +195,26 @@ static int without_current(int dirfd, const char *fdir, const char *fabric, char
 		struct bot_state_hdr h;
 
 		if (read_head(dirfd, fdir, names[i], &h, why, sizeof(why)) == 0 &&
-		    h.version >= 2 && h.parent == 0 && !strcmp(h.fabric, fabric))
-			rc = 1;
-		else
+		    h.version >= 2 && h.parent == 0 && !strcmp(h.fabric, fabric)) {
+			strcpy(firsts ? other : lone, names[i]);
+			rc = ++firsts > 1 ? 3 : 1;
+		} else
 			rc = 2;	/* a lineage, version 1, or unreadable: not ours to drop */
 	}
 	free(names);
 	return rc;
 }
 
-static int refuse_lost_current(const char *fdir, char *err, size_t errlen)
+/* err for without_current()'s 2 and 3. */
+static int refuse_without_current(int w, const char *fdir, const char *fabric, const char *a,
+				  const char *b, char *err, size_t errlen)
 {
+	if (w == 3)
+		return bot_log_errf(err, errlen, "%s: holds several first snapshots (%s, %s, ...) "
+				    "and no `current` (first publishes interrupted under an older "
+				    "nccl-bot): name the one to keep, nccl-bot state rollback "
+				    "--fabric %s --to SNAP (state verify lists them)", fdir, a, b,
+				    fabric);
 	return bot_log_errf(err, errlen, "%s: holds snapshots but no `current`: restore it (echo "
 			    "snap-<digest>.nbs > %s/current, or nccl-bot state rollback to a "
 			    "snapshot) rather than start the fabric over", fdir, fdir);
@@ -288,12 +306,15 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		return -1;
 	rc = dfd >= 0 ? read_current(dfd, fdir, cur, err, errlen) : 1;
 	if (rc == 1 && dfd >= 0) {
-		int w = without_current(dfd, fdir, fabric, err, errlen);
+		char other[BOT_STATE_NAME_MAX];
+		int w = without_current(dfd, fdir, fabric, cur, other, err, errlen);
 
-		if (w < 0 || w == 2) {
+		if (w < 0 || w >= 2) {
 			close(dfd);
-			return w < 0 ? -1 : refuse_lost_current(fdir, err, errlen);
+			return w < 0 ? -1 : refuse_without_current(w, fdir, fabric, cur, other, err,
+								   errlen);
 		}
+		rc = w == 1 ? 0 : 1;	/* the interrupted publish's snapshot is the state */
 	}
 	if (rc == 1) {
 		if (dfd >= 0)
@@ -435,17 +456,27 @@ static int parent_ok(int dirfd, const char *fdir, const struct bot_state *s, cha
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
-		int w = without_current(dirfd, fdir, s->fabric, err, errlen);
+		char other[BOT_STATE_NAME_MAX];
+		int w = without_current(dirfd, fdir, s->fabric, cur, other, err, errlen);
 
 		if (w < 0)
 			return -1;
-		if (w == 2)
-			return refuse_lost_current(fdir, err, errlen);
-		if (s->parent == 0)
+		if (w >= 2)
+			return refuse_without_current(w, fdir, s->fabric, cur, other, err, errlen);
+		if (w == 0 && s->parent == 0)
 			return 0;
-		bot_state_snap_name_of(s->parent, want);
+		if (w == 1 && s->parent == bot_state_snap_digest(cur))
+			return 0;
+		if (s->parent)
+			bot_state_snap_name_of(s->parent, want);
+		if (w == 0)
+			return bot_log_errf(err, errlen, "%s: the new snapshot was made from %s, but "
+					    "the fabric has no `current` and no snapshot: nothing "
+					    "published", fdir, want);
 		return bot_log_errf(err, errlen, "%s: the new snapshot was made from %s, but the "
-				    "fabric has no `current`: nothing published", fdir, want);
+				    "fabric's state is %s (its first publish was interrupted before "
+				    "`current`): nothing published; load and merge again", fdir,
+				    s->parent ? want : "no snapshot", cur);
 	}
 	if (s->parent == bot_state_snap_digest(cur))
 		return 0;
@@ -522,6 +553,55 @@ int bot_store_prune(const char *dir, const char *fabric, unsigned retention, cha
 	rc = prune_at(dirfd, fdir, fabric, retention, err, errlen);
 	close(dirfd);
 	return rc;
+}
+
+int bot_store_complete(const char *dir, const char *fabric, char snap[BOT_STATE_NAME_MAX],
+		       char *err, size_t errlen)
+{
+	char fdir[BOT_FABRIC_PATH_MAX], other[BOT_STATE_NAME_MAX], line[BOT_STATE_NAME_MAX + 1];
+	struct bot_state s;
+	int dirfd, rc, w;
+
+	snap[0] = 0;
+	dirfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen);
+	if (dirfd == -2)
+		return 0;
+	if (dirfd < 0)
+		return -1;
+	rc = read_current(dirfd, fdir, snap, err, errlen);
+	if (rc <= 0) {
+		snap[0] = 0;
+		close(dirfd);
+		return rc;	/* a `current` (or one a load reports) */
+	}
+	w = without_current(dirfd, fdir, fabric, snap, other, err, errlen);
+	if (w != 1) {
+		if (w >= 2)
+			refuse_without_current(w, fdir, fabric, snap, other, err, errlen);
+		snap[0] = 0;
+		close(dirfd);
+		return w == 0 ? 0 : -1;
+	}
+	/* what the interrupted writer had left to do: the snapshot checked
+	 * whole first (`current` never names a bad one), then `current`, then
+	 * its temporaries gone */
+	rc = load_snap(dirfd, fdir, snap, fabric, &s, err, errlen);
+	if (rc == 0) {
+		bot_state_free(&s);
+		snprintf(line, sizeof(line), "%s\n", snap);
+		rc = write_atomic(dirfd, fdir, "current", line, strlen(line),
+				  "publish-current-tmp", err, errlen);
+	}
+	if (rc == 0 && fsync(dirfd) < 0)
+		rc = bot_log_errf(err, errlen, "%s: fsync: %s", fdir, strerror(errno));
+	if (rc == 0 && prune_at(dirfd, fdir, fabric, BOT_STORE_RETENTION_MIN, err, errlen) < 0)
+		rc = -1;
+	close(dirfd);
+	if (rc < 0) {
+		snap[0] = 0;
+		return -1;
+	}
+	return 1;
 }
 
 /* Rollback with the lock held, on the open fabric directory. */

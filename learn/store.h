@@ -14,10 +14,14 @@
  * the parent chain (each snapshot names the one it was made from),
  * retention along it and rollback.
  *
- * A fabric whose only snapshots are version 2 first snapshots (parent 0)
- * and that has no `current` is a first publish interrupted before
- * `current` was written (disk full at .current.tmp, kill -9): it has no
- * state yet, and the next publish goes over it.
+ * A fabric without `current` whose one snapshot is a version 2 or later
+ * first snapshot (parent 0) is a first publish interrupted after the
+ * snapshot's rename and before `current` (disk full at .current.tmp, kill
+ * -9, or `current` deleted): that snapshot is the fabric's state, for
+ * readers as for writers, and the next writer completes the publish
+ * (bot_store_complete) before it loads. Several such snapshots (left by
+ * builds that started such a fabric over) are refused: the admin names the
+ * one to keep (rollback --to).
  *
  * The store does not lock, but for rollback. A writer holds the fabric's
  * writer lock from load to publish (and prune): learn/lock.h's flock of
@@ -38,10 +42,11 @@
 
 
 /*
- * The fabric's current snapshot, checked against its name's digest and its
- * fabric. Returns 0 (loaded; *snap names it when not NULL), 1 (the fabric
- * has no state yet: no directory, no snapshot, or only the first snapshots
- * of interrupted first publishes; *out is an empty state of that fabric),
+ * The fabric's current snapshot (or the one of an interrupted first
+ * publish, above), checked against its name's digest and its fabric.
+ * Returns 0 (loaded; *snap names it when not NULL), 1 (the fabric has no
+ * state yet: no directory, or no snapshot; *out is an empty state of that
+ * fabric),
  * or -1 with err naming the file and the problem (*out empty). A state
  * made from what was loaded gets parent = bot_state_snap_digest(snap)
  * (0 when there was none) before it is published.
@@ -74,6 +79,17 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 		      char *err, size_t errlen);
 int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned retention,
 			   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen);
+
+/*
+ * For a writer holding the fabric's writer lock, before it loads: a first
+ * publish interrupted before `current` (above) is completed: its snapshot
+ * checked whole, `current` written to name it, temporaries removed.
+ * Returns 1 with the snapshot's name in snap (completed: say so), 0
+ * (nothing to complete), or -1 with err (what a load would refuse, or the
+ * write failed).
+ */
+int bot_store_complete(const char *dir, const char *fabric, char snap[BOT_STATE_NAME_MAX],
+		       char *err, size_t errlen);
 
 /*
  * Keep `current` and its retention-1 nearest ancestors (the parent chain)

@@ -369,6 +369,9 @@ static int state_import(const char *dir, const char *fabric, const char *as, con
 		bot_state_free(&in);
 		return 1;
 	}
+	if (bot_store_complete(dir, fabric, snap, err, sizeof(err)) > 0)
+		fprintf(stderr, "nccl-bot: state import: %s%s%s: completed an interrupted first "
+			"publish: `current` now names %s\n", dir, bot_path_sep(dir), fabric, snap);
 	rc = bot_store_load(dir, fabric, &cur, snap, err, sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, "nccl-bot: state import: %s\n", err);

@@ -312,6 +312,11 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		problem(problems, "%s", err);
 	} else if (rc == 1)
 		printf("%s: no state yet (no `current`)\n", fabric);
+	else if (bot_store_read_current(fd, fdir, path, err, sizeof(err)) == 1)
+		printf("%s: no `current`: its one snapshot %s is the state (a first publish "
+		       "interrupted before `current`; the next state add or compactor run completes "
+		       "it): %zu contexts, %zu sources, round %" PRIu64 "\n", fabric, cur,
+		       bot_kb_count(s.kb), s.nsources, s.rounds);
 	else
 		printf("%s: current %s: %zu contexts, %zu sources, round %" PRIu64 "\n", fabric, cur,
 		       bot_kb_count(s.kb), s.nsources, s.rounds);

@@ -442,5 +442,39 @@ else
 	echo "# skipped: $shim not built (make check builds it)"
 fi
 
+# A `current` lost over a fabric's one, first snapshot (formats.md 12): that
+# snapshot is the state (an interrupted first publish), for every reader;
+# the next state add completes the publish and builds on it: nothing
+# learned is lost (until 2026-12-04 it was read as "no state yet" and the
+# next add published over it, pruning the first job's snapshot).
+mkdir -p "$tmp/lc/st" "$tmp/lc/two" "$tmp/lc/other"
+"$bot" state add --state "$tmp/lc/st" --fabric $F "$spool/valid-mixed" >/dev/null 2>&1
+first=$(cat "$tmp/lc/st/$F/current")
+rm "$tmp/lc/st/$F/current"
+expect "show, current lost over a first snapshot: its state" 0 "^rounds: 1" -- \
+	"$bot" state show --state "$tmp/lc/st" --fabric $F
+expect "verify, current lost over a first snapshot: said, no problem" 0 \
+	"no .current.: its one snapshot $first is the state" -- "$bot" state verify --state "$tmp/lc/st"
+expect "the next add completes the first publish and merges after it" 0 \
+	"completed an interrupted first publish: .current. now names $first" -- \
+	"$bot" state add --state "$tmp/lc/st" --fabric $F "$spool/valid-summary"
+expect "show after: both jobs" 0 "^rounds: 2" -- "$bot" state show --state "$tmp/lc/st" --fabric $F
+expect "verify after: the chain keeps the first snapshot" 0 "chain from current: 2 snapshot.s. kept" -- \
+	"$bot" state verify --state "$tmp/lc/st"
+# an older build's two interrupted first publishes: refused, naming the way out
+"$bot" state add --state "$tmp/lc/two" --fabric $F "$spool/valid-mixed" >/dev/null 2>&1
+a1=$(cat "$tmp/lc/two/$F/current")
+rm "$tmp/lc/two/$F/current"
+"$bot" state add --state "$tmp/lc/other" --fabric $F "$spool/valid-summary" >/dev/null 2>&1
+a2=$(cat "$tmp/lc/other/$F/current")
+cp "$tmp/lc/other/$F/$a2" "$tmp/lc/two/$F/"
+expect "add over two first snapshots without current: refused" 1 "several first snapshots" -- \
+	"$bot" state add --state "$tmp/lc/two" --fabric $F "$spool/valid-summary"
+expect "rollback --to names the one to keep" 0 "" -- \
+	"$bot" state rollback --state "$tmp/lc/two" --fabric $F --to "$a1"
+expect "add after: merges after the named one" 0 "" -- \
+	"$bot" state add --state "$tmp/lc/two" --fabric $F "$spool/valid-summary"
+expect "show after: round 2" 0 "^rounds: 2" -- "$bot" state show --state "$tmp/lc/two" --fabric $F
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

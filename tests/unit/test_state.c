@@ -847,19 +847,35 @@ static void publish_next(struct bot_state *s, char prev[BOT_STATE_NAME_MAX], uns
 	ck_assert_msg(bot_store_publish_keep(dir, s, keep, prev, err, sizeof(err)) == 0, "%s", err);
 }
 
+/* The name a state's snapshot gets. */
+static void snap_name_of_state(const struct bot_state *s, char name[BOT_STATE_NAME_MAX])
+{
+	char err[BOT_STATE_ERR_MAX];
+	uint8_t *b;
+	size_t n;
+
+	ck_assert_msg(bot_state_encode(s, &b, &n, err, sizeof(err)) == 0, "%s", err);
+	bot_state_snap_name(b, n, name);
+	free(b);
+}
+
 /* A first publish that failed at .current.tmp (disk full), or was killed at
- * any step, leaves a fabric without state, never one refused forever; the
- * retry publishes and leaves no orphan or temporary. */
+ * any step, leaves either no state (killed before the snapshot's rename) or
+ * the snapshot as the state, read by every reader and never refused and
+ * never published over: the next writer completes the publish
+ * (bot_store_complete) and leaves no temporary. A `current` deleted over a
+ * fabric's one, first snapshot is the same case: nothing learned is lost. */
 START_TEST(test_interrupted_first_publish)
 {
 	static const char *steps[] = { "publish-snapshot-tmp", "publish-after-snapshot",
 				       "publish-current-tmp", "publish-after-current" };
 	struct bot_state a, l;
 	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
-	char path[256];
+	char want[BOT_STATE_NAME_MAX], path[256];
 
 	fill(&a, 0);
 	strcpy(a.fabric, "g0");
+	snap_name_of_state(&a, want);
 	snprintf(path, sizeof(path), "%s/g0", dir);
 	ck_assert_int_eq(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/g0/.current.tmp", dir);
@@ -867,18 +883,36 @@ START_TEST(test_interrupted_first_publish)
 	ck_assert_int_eq(bot_store_publish(dir, &a, snap, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, ".current.tmp"), "%s", err);
 	ck_assert_int_eq(count_snaps("g0", 0), 1);	/* the snapshot, without `current` */
-	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 1);
-	ck_assert_str_eq(got, "");
-	ck_assert_uint_eq(bot_kb_count(l.kb), 0);
+	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(bot_kb_count(l.kb), bot_kb_count(a.kb));
+	ck_assert_uint_eq(l.rounds, a.rounds);
 	bot_state_free(&l);
+	/* a writer completing it cannot write `current` yet: an error, and the
+	 * snapshot stays the state */
+	ck_assert_int_eq(bot_store_complete(dir, "g0", got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ".current.tmp"), "%s", err);
+	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, want);
+	bot_state_free(&l);
+	/* another first state would start the fabric over: refused */
+	a.rounds = 5;
+	ck_assert_int_eq(bot_store_publish(dir, &a, snap, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "first publish was interrupted") && strstr(err, want), "%s",
+		      err);
+	ck_assert_int_eq(count_snaps("g0", 0), 1);
 	ck_assert_int_eq(rmdir(path), 0);	/* space again */
-	a.rounds = 5;				/* another first state: the orphan goes */
+	/* a state made from it publishes, `current` then names the new one */
+	a.parent = bot_state_snap_digest(want);
 	ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 0);
 	ck_assert_str_eq(got, snap);
+	ck_assert_uint_eq(l.parent, bot_state_snap_digest(want));
 	bot_state_free(&l);
-	ck_assert_int_eq(count_snaps("g0", 0), 1);
+	ck_assert_int_eq(count_snaps("g0", 0), 2);	/* the chain: new, and its parent */
 	ck_assert_int_eq(count_snaps("g0", 1), 0);
+	a.parent = 0;
+	a.rounds = 1;
 
 	/* killed (SIGKILL) at each step of a first publish */
 	for (unsigned i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
@@ -888,6 +922,7 @@ START_TEST(test_interrupted_first_publish)
 
 		snprintf(fab, sizeof(fab), "k%u", i);
 		strcpy(a.fabric, fab);
+		snap_name_of_state(&a, want);
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
 		if (pid == 0) {
@@ -898,18 +933,67 @@ START_TEST(test_interrupted_first_publish)
 		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "%s: not killed",
 			      steps[i]);
+		/* before the snapshot's rename: no state; after it: the state */
 		ck_assert_int_eq(bot_store_load(dir, fab, &l, got, err, sizeof(err)),
-				 i == 3 ? 0 : 1);
-		if (i < 3) {	/* the retry publishes */
-			bot_state_free(&l);
+				 i == 0 ? 1 : 0);
+		ck_assert_str_eq(got, i == 0 ? "" : want);
+		bot_state_free(&l);
+		/* the next writer: completes (1), or finds nothing to (0) */
+		ck_assert_int_eq(bot_store_complete(dir, fab, got, err, sizeof(err)),
+				 i == 1 || i == 2 ? 1 : 0);
+		if (i == 0) {	/* nothing to complete: the retry publishes */
 			ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0,
 				      "%s: %s", steps[i], err);
-			ck_assert_int_eq(bot_store_load(dir, fab, &l, got, err, sizeof(err)), 0);
 		}
+		ck_assert_int_eq(bot_store_load(dir, fab, &l, got, err, sizeof(err)), 0);
+		ck_assert_str_eq(got, want);
 		ck_assert_uint_eq(l.rounds, a.rounds);
 		bot_state_free(&l);
 		ck_assert_int_eq(count_snaps(fab, 0), 1);
 		ck_assert_msg(count_snaps(fab, 1) == 0, "%s: a temporary is left", steps[i]);
+		snprintf(path, sizeof(path), "%s/%s/current", dir, fab);
+		ck_assert_msg(access(path, F_OK) == 0, "%s: no `current`", steps[i]);
+	}
+
+	/* `current` deleted over the one, first snapshot: its state is read */
+	snprintf(path, sizeof(path), "%s/k3/current", dir);
+	ck_assert_int_eq(unlink(path), 0);
+	strcpy(a.fabric, "k3");
+	snap_name_of_state(&a, want);
+	ck_assert_int_eq(bot_store_load(dir, "k3", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, want);
+	bot_state_free(&l);
+
+	/* two first snapshots without `current` (an older build's two
+	 * interrupted first publishes): refused, naming the way out */
+	{
+		char p2[256], other[BOT_STATE_NAME_MAX];
+		uint8_t *b;
+		size_t n;
+
+		a.rounds = 7;
+		ck_assert_int_eq(bot_state_encode(&a, &b, &n, err, sizeof(err)), 0);
+		bot_state_snap_name(b, n, other);
+		snprintf(p2, sizeof(p2), "%s/k3/%s", dir, other);
+		write_file(p2, b, n);
+		free(b);
+		ck_assert_int_eq(bot_store_load(dir, "k3", &l, got, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "several first snapshots") && strstr(err, "--to"), "%s",
+			      err);
+		ck_assert_int_eq(bot_store_complete(dir, "k3", got, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "several first snapshots"), "%s", err);
+		a.parent = 0;
+		ck_assert_int_eq(bot_store_publish(dir, &a, snap, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "several first snapshots"), "%s", err);
+		ck_assert_int_eq(count_snaps("k3", 0), 2);
+		/* the admin names one: it is the state; the other goes at the
+		 * next publish */
+		ck_assert_msg(bot_store_rollback(dir, "k3", other, 0, NULL, got, err,
+						 sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(bot_store_load(dir, "k3", &l, got, err, sizeof(err)), 0);
+		ck_assert_str_eq(got, other);
+		ck_assert_uint_eq(l.rounds, 7);
+		bot_state_free(&l);
 	}
 	bot_state_free(&a);
 }
