@@ -64,6 +64,7 @@ enum bot_table_err {
 	BOT_TABLE_ESIZE = -4,		/* over the size budget, or the output buffer */
 	BOT_TABLE_EFORMAT = -5,		/* payload malformed or not canonical */
 	BOT_TABLE_EINVAL = -6,		/* encoder input invalid */
+	BOT_TABLE_EPREFIX = -7,		/* the prefix's version is not the payload's */
 };
 
 struct bot_table_shape {
@@ -143,12 +144,14 @@ int bot_table_valid(const struct bot_table *t);
 int bot_table_decode(const char *text, size_t len, struct bot_table *t);
 
 /* Whether an error must fail communicator init rather than fall back to
- * the prior: only a format version this build does not know (another build
- * may be loaded elsewhere). Everything else fails the same way on every
- * rank, since every rank has the same bytes. */
+ * the prior: a format version this build does not know (another build may
+ * be loaded elsewhere), and a prefix this build reads over a payload of
+ * another version (the text edited after it was compiled: a build that
+ * reads the payload's version may decode it). Everything else fails the
+ * same way on every rank, since every rank has the same bytes. */
 static inline int bot_table_err_fatal(int err)
 {
-	return err == BOT_TABLE_EVERSION;
+	return err == BOT_TABLE_EVERSION || err == BOT_TABLE_EPREFIX;
 }
 
 /* ---- encoder half (table_encode.c, tools only) ----------------------------- */

@@ -8,8 +8,9 @@
  * field and the canonical order. It fills a caller-owned struct bot_table
  * (static in the .so) and allocates nothing; integer operations only. A
  * table that does not decode is the same on every rank (same bytes), except
- * for a version this build does not know, which the caller must treat as
- * fatal (bot_table_err_fatal()).
+ * for a version this build does not know and a prefix that does not name
+ * its payload's version, which the caller must treat as fatal
+ * (bot_table_err_fatal()).
  */
 #include <string.h>
 
@@ -35,6 +36,9 @@ const char *bot_table_strerror(int err)
 		return "payload malformed or not canonical";
 	case BOT_TABLE_EINVAL:
 		return "invalid table contents";
+	case BOT_TABLE_EPREFIX:
+		return "its prefix does not name its payload's format version (the text was edited "
+		       "or damaged after it was compiled)";
 	}
 	return "unknown error";
 }
@@ -278,9 +282,12 @@ int bot_table_decode(const char *text, size_t len, struct bot_table *t)
 	{
 		int rc = payload_get(t->raw, (size_t)plen, t);
 
-		/* the prefix's digit names the payload's version byte */
-		if (rc == 0 && t->version != (uint8_t)(text[3] - '0'))
-			return BOT_TABLE_EVERSION;
+		/* the prefix's digit names the payload's version byte: a
+		 * prefix read here over a payload of another version (one
+		 * this build does not know included) was edited */
+		if (rc == BOT_TABLE_EVERSION ||
+		    (rc == 0 && t->version != (uint8_t)(text[3] - '0')))
+			return BOT_TABLE_EPREFIX;
 		return rc;
 	}
 }

@@ -396,10 +396,8 @@ static int load_table(struct bot_decide_ctx *c, const struct bot_env *e, int has
 				c->allow_static |= 1u << a;
 		build_cells(c, &table, has_comm_id);
 		ret = build_dynamic(c, &table, has_comm_id);
-	} else if (bot_table_err_fatal(err) && text[3] >= '0' + BOT_TABLE_VERSION_MIN &&
-		   text[3] <= '0' + BOT_TABLE_VERSION && text[4] == '.') {
-		/* a prefix this build reads over a payload of another format
-		 * (the digest covers the payload only): not a build mismatch */
+	} else if (err == BOT_TABLE_EPREFIX) {
+		/* the digest covers the payload only: not a build mismatch */
 		LOG(c, BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 		    "nccl-bot: NCCL_BOT_TABLE: its prefix NBT%c. does not name its payload's "
 		    "format version (the text was edited or damaged after it was compiled): "
