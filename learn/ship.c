@@ -405,7 +405,7 @@ static void command_one(struct ship *s, const char *name)
 	pid_t pid;
 	ssize_t got;
 
-	snprintf(opath, sizeof(opath), "%s/%s", s->o->outbox, name);
+	snprintf(opath, sizeof(opath), "%s%s%s", s->o->outbox, bot_path_sep(s->o->outbox), name);
 	fd = bot_open_at(s->outfd, name, opath, &outbox_delta, &st, err, sizeof(err));
 	if (fd == -BOT_OPEN_GONE) {
 		s->r->duplicate++;

@@ -132,6 +132,13 @@ expect "ship command not found" 1 "cannot run the ship command $tmp/nocmd: No su
 # (as a user who may not search a directory of PATH, execvp says EACCES)
 expect "ship command not in PATH" 1 "cannot run the ship command nb-no-such-cmd: .*\(not found in PATH(\)|, or)" -- \
 	"$bot" ship --outbox "$ob" --ship-command nb-no-such-cmd
+# the FILE it gets: the outbox as given, one '/' (it got "ob//c...nbd" for --outbox ob/)
+printf '#!/bin/sh\necho "FILE=$1" >&2\nexit 1\n' >"$tmp/showfile"
+chmod +x "$tmp/showfile"
+expect "ship command's FILE, --outbox DIR/" 1 "exit status 1" -- \
+	"$bot" ship --outbox "$ob/" --ship-command "$tmp/showfile"
+grep -q "^FILE=$ob/c.2.0.0.n0.nbd\$" "$tmp/out" && ok "ship command's FILE has one '/' after --outbox DIR/" ||
+	{ bad "ship command's FILE after --outbox DIR/"; sed 's/^/    /' "$tmp/out" | head -n 3; }
 expect "ship command" 0 "1 shipped" -- "$bot" ship --outbox "$ob" --ship-command "test -s" --metrics-dir "$tmp/metrics"
 grep -q 'nccl_bot_ship_last_run_deltas{outcome="shipped"} 1' "$tmp/metrics/nccl-bot-ship.prom" &&
 	ok "ship metrics" || bad "ship metrics"
