@@ -434,11 +434,25 @@ void bot_env_read(struct bot_env *e, const char *(*get)(const char *name))
 	}
 }
 
+void bot_env_show(const char *value, char *out, size_t len)
+{
+	size_t i = 0, max = len > 4 ? len - 4 : len ? len - 1 : 0;
+
+	if (!len)
+		return;
+	for (; value && value[i] && i < max; i++)
+		out[i] = value[i] >= 0x20 && value[i] < 0x7f ? value[i] : '?';
+	if (value && value[i] && len > 4)
+		memcpy(out + i, "...", 4);	/* cut: said */
+	else
+		out[i] = 0;
+}
+
 void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *value, char *buf,
 		     size_t len)
 {
 	const char *range = id == BOT_ENV_WINDOW ? " from 16 to 64" : "";
-	char shown[96] = "";
+	char shown[96];
 
 	if (!len)
 		return;
@@ -447,10 +461,7 @@ void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *va
 		return;
 	}
 	/* the value goes into NCCL's log: printable ASCII only, bounded */
-	for (size_t i = 0; value && value[i] && i < sizeof(shown) - 4; i++)
-		shown[i] = value[i] >= 0x20 && value[i] < 0x7f ? value[i] : '?';
-	if (value && strlen(value) > sizeof(shown) - 4)	/* cut: said */
-		strcpy(shown + sizeof(shown) - 4, "...");
+	bot_env_show(value, shown, sizeof(shown));
 	snprintf(buf, len, "%s='%s' is not %s%s (%s); using the default (%s)", env_vars[id].name,
 		 shown, bot_set_want(env_vars[id].kind), range, bot_set_strerror(e->err[id]),
 		 env_vars[id].dflt);

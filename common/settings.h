@@ -136,6 +136,11 @@ const char *bot_env_name(enum bot_env_id id);
  * the same. */
 void bot_env_read(struct bot_env *e, const char *(*get)(const char *name));
 
+/* A value from the environment as a message shows it (NCCL's log, a
+ * terminal): printable ASCII, anything else '?'; one over len - 4
+ * characters is cut there and ends in "..." (said). out may be value. */
+void bot_env_show(const char *value, char *out, size_t len);
+
 /* "NCCL_BOT_SEED='+7' is not decimal digits or 0x and 1-16 hex digits (a
  * character ...); using the default (0)" into buf (always terminated). */
 void bot_env_explain(const struct bot_env *e, enum bot_env_id id, const char *value, char *buf,

@@ -278,13 +278,16 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	 * of the environment (nothing measured) */
 	if (bot_path_has_dotdot(dir)) {
 		static char logged_dotdot;
+		char shown[208];
 
 		/* once per process, as a refused NCCL_BOT_* value (tuner/env.c):
 		 * it came at every profiler and tuner init, two per comm */
-		if (log && !__atomic_exchange_n(&logged_dotdot, 1, __ATOMIC_RELAXED))
+		if (log && !__atomic_exchange_n(&logged_dotdot, 1, __ATOMIC_RELAXED)) {
+			bot_env_show(dir, shown, sizeof(shown));
 			log(BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
-			    "nccl-bot: %s=%.200s: a '..' component is refused in a spool directory "
-			    "(it could lead through a link): not measuring", BOT_ENV_SPOOL, dir);
+			    "nccl-bot: %s='%s': a '..' component is refused in a spool directory "
+			    "(it could lead through a link): not measuring", BOT_ENV_SPOOL, shown);
+		}
 		return -1;
 	}
 	bot_spin_lock(&lock);
@@ -327,6 +330,9 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 		 (unsigned long long)token);
 	snprintf(tmp_name, n, ".%s.tmp", name);
 	snprintf(path, n, "%s/%s", dir_path, name);
+	/* NCCL_BOT_SPOOL's bytes go to NCCL's log as every value of the
+	 * environment does: printable only (common/settings.h) */
+	bot_env_show(path, path, n);
 	/* a missing directory is retried (and reported) at the first rewrite */
 	dir_fd = open(dir_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	digest = table_digest;

@@ -325,6 +325,21 @@ START_TEST(test_env)
 	}
 	for (unsigned id = 0; id < BOT_ENV_COUNT; id++)
 		ck_assert(!strncmp(bot_env_name(id), "NCCL_BOT_", 9));
+	{
+		/* the rule alone, in place as the spool writer uses it */
+		char s[16] = "a\tb\x7f\xc3\xa9";
+
+		bot_env_show(s, s, sizeof(s));
+		ck_assert_str_eq(s, "a?b???");
+		strcpy(s, "0123456789abcde");
+		bot_env_show(s, s, sizeof(s));
+		ck_assert_str_eq(s, "0123456789ab...");
+		strcpy(s, "0123456789ab");
+		bot_env_show(s, s, sizeof(s));
+		ck_assert_str_eq(s, "0123456789ab");
+		bot_env_show(NULL, s, sizeof(s));
+		ck_assert_str_eq(s, "");
+	}
 }
 END_TEST
 

@@ -1355,6 +1355,25 @@ START_TEST(test_spool_dir_dotdot_once)
 }
 END_TEST
 
+/* The spool directory goes into NCCL's log as every NCCL_BOT_* value does:
+ * printable ASCII (a newline or an escape in it went out as it was). */
+START_TEST(test_spool_dir_shown_printable)
+{
+	struct comm c;
+	char up[BOT_TEST_PATH_MAX + 8];
+
+	bot_test_path(up, dir, "x\n\033[2J/..");
+	setenv("NCCL_BOT_SPOOL", up, 1);
+	comm_open_log(&c, 0, spool_logger);
+	call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	comm_close(&c);
+	ck_assert_int_eq(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE), 1);
+	ck_assert_msg(strstr(spool_log_msg, "x??[2J/..'") && !strchr(spool_log_msg, '\n') &&
+		      !strchr(spool_log_msg, '\033'), "%s", spool_log_msg);
+}
+END_TEST
+
 /* The periodic rewrite runs on none of NCCL's threads: not on the proxy
  * thread that delivers the KernelCh stop completing a sample, not on the
  * launch thread (whose getCollInfo and Coll events complete records too).
@@ -1997,6 +2016,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_spool_dir_link);
 	tcase_add_test(tc, test_spool_dir_dotdot);
 	tcase_add_test(tc, test_spool_dir_dotdot_once);
+	tcase_add_test(tc, test_spool_dir_shown_printable);
 	tcase_add_test(tc, test_fork_child_never_writes);
 	tcase_add_test(tc, test_periodic_rewrite_off_nccl_threads);
 	tcase_add_test(tc, test_periodic_rewrite_without_events);
