@@ -7,6 +7,7 @@
  * these few loops the same way on every rank and in every tool.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/settings.h"
@@ -432,6 +433,11 @@ void bot_env_read(struct bot_env *e, const char *(*get)(const char *name))
 			e->err[id] = rc;
 		}
 	}
+}
+
+const char *bot_getenv(const char *name)
+{
+	return getenv(name);
 }
 
 void bot_env_show(const char *value, char *out, size_t len)

@@ -129,6 +129,10 @@ int bot_path_has_dotdot(const char *p);
 /* The variable's name. */
 const char *bot_env_name(enum bot_env_id id);
 
+/* getenv() as the readers of the environment here take it (a lookup
+ * returning const; tests pass their own). */
+const char *bot_getenv(const char *name);
+
 /* Read every variable through get (getenv, or a test's lookup; it may
  * return NULL). An unset or empty variable takes its default; a refused one
  * takes its default too and is marked in e->bad, so that the caller says so.

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "common/readall.h"
 #include "spank/context.h"
 #include "spank/submit.h"
@@ -81,11 +82,6 @@ static int read_head(const char *path, const char *what, size_t max, char *buf, 
 	return 0;
 }
 
-static const char *getenv_c(const char *name)
-{
-	return getenv(name);
-}
-
 /* The slurm.conf sbatch reads: SLURM_CONF, else the default. */
 static const char *conf_path(void)
 {
@@ -130,7 +126,7 @@ int bot_spank_alloc_post_opt(spank_t sp)
 		strcpy(s.account, env);
 	/* as sbatch reads them: the command line, the environment, the script */
 	if (!s.gpus_named) {
-		int e = bot_spank_submit_env_gpus(sbatch ? "SBATCH_" : "SALLOC_", getenv_c);
+		int e = bot_spank_submit_env_gpus(sbatch ? "SBATCH_" : "SALLOC_", bot_getenv);
 
 		if (e >= 0) {
 			s.gpus = e;

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "common/delta.h"
 #include "spank/context.h"
 #include "spank/jobfacts.h"
@@ -35,11 +36,6 @@
 /* What all of one epilog's harvests of leftovers may take together (the
  * epilog's time is the node's: PrologEpilogTimeout drains it). */
 #define EPILOG_HARVEST_MS 2000u
-
-static const char *env_get(const char *name)
-{
-	return getenv(name);
-}
 
 /*
  * The job's prolog on this node (root; with PrologFlags=Alloc at the
@@ -62,7 +58,7 @@ int bot_spank_job_prolog(spank_t sp)
 	    spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job ||
 	    bot_spank_jobfacts_name(job, bot_spank.node, name, sizeof(name)) < 0)
 		return 0;
-	bot_spank_jobfacts_from_env(&f, env_get);
+	bot_spank_jobfacts_from_env(&f, bot_getenv);
 	f.start = (uint64_t)time(NULL);
 	base = bot_spank_spool_base(bot_spank.args.spool_dir, 1, err, sizeof(err));
 	if (base < 0) {

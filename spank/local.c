@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/settings.h"
 #include "learn/report.h"
 #include "learn/siteconf.h"
 #include "policies/context.h"
@@ -41,11 +42,6 @@
 #include "spank/fabricmap.h"
 #include "spank/decide.h"
 #include "spank/submit.h"
-
-static const char *env_get(const char *name)
-{
-	return getenv(name);
-}
 
 static const char *first_env(const char *a, const char *b)
 {
@@ -324,7 +320,7 @@ int bot_spank_decide_here(uint64_t seed, const char *what,
 		if (!s.account)
 			s.account = first_env("SBATCH_ACCOUNT", "SALLOC_ACCOUNT");
 	}
-	s.has_gpus = bot_spank_env_has_gpus(env_get) || (sub && sub->gpus) ||
+	s.has_gpus = bot_spank_env_has_gpus(bot_getenv) || (sub && sub->gpus) ||
 		     (!sub && srun_cmdline()->gpus);
 	/* the list the tasks get their environment by: sbatch's (its option,
 	 * #SBATCH or SBATCH_EXPORT; an inherited SLURM_EXPORT_ENV is not

@@ -3,15 +3,11 @@
  */
 #include <stdlib.h>
 
+#include "common/settings.h"
 #include "tuner/env.h"
 
 /* Bit per enum bot_env_id: already reported in this process. */
 static unsigned warned;
-
-static const char *env_get(const char *name)
-{
-	return getenv(name);
-}
 
 static int table_only(enum bot_env_id id)
 {
@@ -21,7 +17,7 @@ static int table_only(enum bot_env_id id)
 
 void bot_renv_read(struct bot_env *e, int has_table, bot_nccl_logger_t log)
 {
-	bot_env_read(e, env_get);
+	bot_env_read(e, bot_getenv);
 	for (unsigned id = 0; id < BOT_ENV_COUNT; id++) {
 		char why[512];
 
