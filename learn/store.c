@@ -191,7 +191,10 @@ static int without_current(int dirfd, const char *fdir, const char *fabric,
 
 	if (list_snaps(dirfd, fdir, 0, &names, &n, err, errlen) < 0)
 		return -1;
-	for (size_t i = 0; i < n && rc < 2; i++) {
+	/* to the end or the first that is not ours to adopt: a lineage after
+	 * two first snapshots is still a lost `current` (2), whatever the
+	 * names' order */
+	for (size_t i = 0; i < n && rc != 2; i++) {
 		struct bot_state_hdr h;
 
 		if (read_head(dirfd, fdir, names[i], &h, why, sizeof(why)) == 0 &&

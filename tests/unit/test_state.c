@@ -999,6 +999,55 @@ START_TEST(test_interrupted_first_publish)
 }
 END_TEST
 
+/* Two first snapshots and a snapshot made from one of them, without
+ * `current`: a lineage whose `current` is gone (restore it), never "several
+ * first snapshots" (rolling back to one of them would drop the lineage),
+ * whatever order the names sort in. */
+START_TEST(test_lineage_beside_first_snapshots)
+{
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], f1[BOT_STATE_NAME_MAX], f2[BOT_STATE_NAME_MAX];
+	char c[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX], path[256];
+	uint8_t *b;
+	size_t n;
+
+	fill(&a, 0);
+	strcpy(a.fabric, "lf");
+	snprintf(path, sizeof(path), "%s/lf", dir);
+	ck_assert_int_eq(mkdir(path, 0755), 0);
+	a.rounds = 1;
+	encode(&a, &b, &n);
+	bot_state_snap_name(b, n, f1);
+	snprintf(path, sizeof(path), "%s/lf/%s", dir, f1);
+	write_file(path, b, n);
+	free(b);
+	a.rounds = 2;
+	encode(&a, &b, &n);
+	bot_state_snap_name(b, n, f2);
+	snprintf(path, sizeof(path), "%s/lf/%s", dir, f2);
+	write_file(path, b, n);
+	free(b);
+	/* the child named after both first snapshots (listed last) */
+	a.parent = bot_state_snap_digest(f1);
+	for (a.rounds = 3;; a.rounds++) {
+		encode(&a, &b, &n);
+		bot_state_snap_name(b, n, c);
+		if (strcmp(c, f1) > 0 && strcmp(c, f2) > 0)
+			break;
+		free(b);
+	}
+	snprintf(path, sizeof(path), "%s/lf/%s", dir, c);
+	write_file(path, b, n);
+	free(b);
+	ck_assert_int_eq(bot_store_load(dir, "lf", &l, got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds snapshots but no `current`") &&
+		      !strstr(err, "several first"), "%s", err);
+	ck_assert_int_eq(bot_store_complete(dir, "lf", got, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "holds snapshots but no `current`"), "%s", err);
+	bot_state_free(&a);
+}
+END_TEST
+
 /* After a publish, `current` and its K-1 nearest ancestors are kept; other
  * snapshots (older ones, orphans) are removed. */
 START_TEST(test_retention)
@@ -1275,6 +1324,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_directory);
 	tcase_add_test(tc, test_directory_hazards);
 	tcase_add_test(tc, test_interrupted_first_publish);
+	tcase_add_test(tc, test_lineage_beside_first_snapshots);
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_rollback);
 	tcase_add_test(tc, test_fabric_names);
