@@ -16,12 +16,12 @@
  *
  * A fabric without `current` whose one snapshot is a version 2 or later
  * first snapshot (parent 0) is a first publish interrupted after the
- * snapshot's rename and before `current` (disk full at .current.tmp, kill
- * -9, or `current` deleted): that snapshot is the fabric's state, for
- * readers as for writers, and the next writer completes the publish
- * (bot_store_complete) before it loads. Several such snapshots (left by
- * builds that started such a fabric over) are refused: the admin names the
- * one to keep (rollback --to).
+ * snapshot's rename and before `current` (kill -9, a crash, or `current`
+ * deleted; a first publish that fails there takes its snapshot back): that
+ * snapshot is the fabric's state, for readers as for writers, and the next
+ * writer completes the publish (bot_store_complete) before it loads.
+ * Several such snapshots (left by builds that started such a fabric over)
+ * are refused: the admin names the one to keep (rollback --to).
  *
  * The store does not lock, but for rollback. A writer holds the fabric's
  * writer lock from load to publish (and prune): learn/lock.h's flock of
@@ -73,7 +73,8 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
  * snapshots with a lineage but no `current`. Returns 0 with the new name
  * in snap; 1 when it published but pruning failed (err says why; the next
  * publish prunes again); -1 with err, `current` still naming the previous
- * snapshot. retention 0 means BOT_STORE_RETENTION_DEFAULT; 1 is refused.
+ * snapshot (a first publish removes its snapshot again: nothing is the
+ * state). retention 0 means BOT_STORE_RETENTION_DEFAULT; 1 is refused.
  */
 int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
 		      char *err, size_t errlen);

@@ -859,9 +859,9 @@ static void snap_name_of_state(const struct bot_state *s, char name[BOT_STATE_NA
 	free(b);
 }
 
-/* A first publish that failed at .current.tmp (disk full), or was killed at
- * any step, leaves either no state (killed before the snapshot's rename) or
- * the snapshot as the state, read by every reader and never refused and
+/* A first publish that failed at .current.tmp (disk full) leaves no state
+ * (it said nothing was published); one killed at any step leaves either no
+ * state (killed before the snapshot's rename) or the snapshot as the state, read by every reader and never refused and
  * never published over: the next writer completes the publish
  * (bot_store_complete) and leaves no temporary. A `current` deleted over a
  * fabric's one, first snapshot is the same case: nothing learned is lost. */
@@ -882,7 +882,24 @@ START_TEST(test_interrupted_first_publish)
 	ck_assert_int_eq(mkdir(path, 0755), 0);	/* `current` cannot be written */
 	ck_assert_int_eq(bot_store_publish(dir, &a, snap, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, ".current.tmp"), "%s", err);
-	ck_assert_int_eq(count_snaps("g0", 0), 1);	/* the snapshot, without `current` */
+	/* a failure says nothing was published, and nothing was: the snapshot
+	 * is taken back (left alone, it would be the state) */
+	ck_assert_int_eq(count_snaps("g0", 0), 0);
+	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 1);
+	ck_assert_str_eq(got, "");
+	bot_state_free(&l);
+	/* one killed there leaves the snapshot, without `current` */
+	{
+		char p2[256];
+		uint8_t *b;
+		size_t n;
+
+		encode(&a, &b, &n);
+		snprintf(p2, sizeof(p2), "%s/g0/%s", dir, want);
+		write_file(p2, b, n);
+		free(b);
+	}
+	ck_assert_int_eq(count_snaps("g0", 0), 1);
 	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 0);
 	ck_assert_str_eq(got, want);
 	ck_assert_uint_eq(bot_kb_count(l.kb), bot_kb_count(a.kb));
