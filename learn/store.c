@@ -449,15 +449,15 @@ int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_
 }
 
 /* Is s->parent what the fabric's `current` names (0: none, and no lineage
- * left without it)? 0, or -1 with err; *empty 1 when the fabric holds no
- * `current` and no snapshot (a first publish). */
-static int parent_ok(int dirfd, const char *fdir, const struct bot_state *s, int *empty,
+ * left without it)? 0, or -1 with err; *nocur 1 when the fabric has no
+ * `current` (no snapshot, or an interrupted first publish's). */
+static int parent_ok(int dirfd, const char *fdir, const struct bot_state *s, int *nocur,
 		     char *err, size_t errlen)
 {
 	char cur[BOT_STATE_NAME_MAX], want[BOT_STATE_NAME_MAX];
 	int rc = read_current(dirfd, fdir, cur, err, errlen);
 
-	*empty = 0;
+	*nocur = 0;
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
@@ -468,10 +468,9 @@ static int parent_ok(int dirfd, const char *fdir, const struct bot_state *s, int
 			return -1;
 		if (w >= 2)
 			return refuse_without_current(w, fdir, s->fabric, cur, other, err, errlen);
-		if (w == 0 && s->parent == 0) {
-			*empty = 1;
+		*nocur = 1;
+		if (w == 0 && s->parent == 0)
 			return 0;
-		}
 		if (w == 1 && s->parent == bot_state_snap_digest(cur))
 			return 0;
 		if (s->parent)
@@ -501,7 +500,7 @@ int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned 
 	char fdir[BOT_FABRIC_PATH_MAX], line[BOT_STATE_NAME_MAX + 1];
 	uint8_t *b;
 	size_t len;
-	int dirfd, rc = -1, empty = 0, renamed = 0;
+	int dirfd, rc = -1, nocur = 0, renamed = 0;
 
 	snap[0] = 0;
 	if (retention == 0)
@@ -518,7 +517,7 @@ int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned 
 	dirfd = bot_fabricdir_open(dir, s->fabric, 1, fdir, err, errlen);
 	if (dirfd < 0)
 		goto out;
-	if (parent_ok(dirfd, fdir, s, &empty, err, errlen) < 0)
+	if (parent_ok(dirfd, fdir, s, &nocur, err, errlen) < 0)
 		goto out;
 	snprintf(line, sizeof(line), "%s\n", snap);
 	/* The snapshot is durable before `current` names it. */
@@ -541,11 +540,13 @@ int bot_store_publish_keep(const char *dir, const struct bot_state *s, unsigned 
 	bot_crash_point("publish-after-current");
 	rc = prune_at(dirfd, fdir, s->fabric, retention, err, errlen) < 0 ? 1 : 0;
 out:
-	/* A first publish that failed after its snapshot's rename takes the
-	 * snapshot back: alone without `current` it would be the fabric's state
-	 * (an interrupted first publish, read and completed as one) while the
-	 * caller says nothing was published. Only a kill leaves one. */
-	if (rc < 0 && renamed && empty && unlinkat(dirfd, snap, 0) == 0)
+	/* A publish to a fabric without `current` that failed after its
+	 * snapshot's rename takes the snapshot back: alone it would be the
+	 * fabric's state (an interrupted first publish, read and completed as
+	 * one) while the caller says nothing was published, and beside the
+	 * interrupted first publish's snapshot it is a lineage without
+	 * `current`, refused to every reader. Only a kill leaves one. */
+	if (rc < 0 && renamed && nocur && unlinkat(dirfd, snap, 0) == 0)
 		fsync(dirfd);
 	if (dirfd >= 0)
 		close(dirfd);

@@ -17,7 +17,7 @@
  * A fabric without `current` whose one snapshot is a version 2 or later
  * first snapshot (parent 0) is a first publish interrupted after the
  * snapshot's rename and before `current` (kill -9, a crash, or `current`
- * deleted; a first publish that fails there takes its snapshot back): that
+ * deleted; a publish that fails there takes its snapshot back): that
  * snapshot is the fabric's state, for readers as for writers, and the next
  * writer completes the publish (bot_store_complete) before it loads.
  * Several such snapshots (left by builds that started such a fabric over)
@@ -67,14 +67,15 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
  * caller holding the fabric's writer lock; then keep `retention` snapshots
  * along the chain (bot_store_prune). The snapshot is durable before
  * `current` names it. s->parent must be what it replaces: the digest of
- * the snapshot `current` names, or 0 when the fabric has no state yet;
- * anything else is refused (the state was made from another snapshot: a
- * writer without the lock, or a stale copy), and so is a fabric holding
- * snapshots with a lineage but no `current`. Returns 0 with the new name
+ * the snapshot `current` names (without `current`, the interrupted first
+ * publish's, above), or 0 when the fabric has no state yet; anything else
+ * is refused (the state was made from another snapshot: a writer without
+ * the lock, or a stale copy), and so is a fabric holding snapshots with a
+ * lineage but no `current`. Returns 0 with the new name
  * in snap; 1 when it published but pruning failed (err says why; the next
  * publish prunes again); -1 with err, `current` still naming the previous
- * snapshot (a first publish removes its snapshot again: nothing is the
- * state). retention 0 means BOT_STORE_RETENTION_DEFAULT; 1 is refused.
+ * snapshot (one to a fabric without `current` removes its snapshot
+ * again). retention 0 means BOT_STORE_RETENTION_DEFAULT; 1 is refused.
  */
 int bot_store_publish(const char *dir, const struct bot_state *s, char snap[BOT_STATE_NAME_MAX],
 		      char *err, size_t errlen);

@@ -918,6 +918,16 @@ START_TEST(test_interrupted_first_publish)
 	ck_assert_msg(strstr(err, "first publish was interrupted") && strstr(err, want), "%s",
 		      err);
 	ck_assert_int_eq(count_snaps("g0", 0), 1);
+	/* a state made from it that fails at `current` too (as the writer's
+	 * completion did) is taken back: the fabric still reads the first
+	 * snapshot, never a lineage without `current` */
+	a.parent = bot_state_snap_digest(want);
+	ck_assert_int_eq(bot_store_publish(dir, &a, snap, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, ".current.tmp"), "%s", err);
+	ck_assert_int_eq(count_snaps("g0", 0), 1);
+	ck_assert_int_eq(bot_store_load(dir, "g0", &l, got, err, sizeof(err)), 0);
+	ck_assert_str_eq(got, want);
+	bot_state_free(&l);
 	ck_assert_int_eq(rmdir(path), 0);	/* space again */
 	/* a state made from it publishes, `current` then names the new one */
 	a.parent = bot_state_snap_digest(want);
