@@ -4,9 +4,11 @@
  * Order of a fabric's transaction: ledger file, snapshot, `current`
  * (bot_store_publish), then the inbox cleanup and the provenance lines. A
  * crash before `current` leaves the old state, whose ledger does not hold
- * the new identities, so the deltas still in the inbox merge again; a crash
- * after it leaves the new state, whose ledger holds them, so those still in
- * the inbox are duplicates. Either way every delta counts exactly once.
+ * the new identities, so the deltas still in the inbox merge again (but a
+ * fabric's first publish crashed after its snapshot's rename: that snapshot
+ * is the state, learn/store.h, completed by the next run); a crash after it
+ * leaves the new state, whose ledger holds them, so those still in the
+ * inbox are duplicates. Either way every delta counts exactly once.
  * held/ is a second inbox with the same rule: a held delta merged is in
  * the ledger before it leaves held/; moves into held/ and out of it to the
  * quarantine are single renames of a delta never counted.
