@@ -6,8 +6,11 @@
  *
  * Compiled in always. NCCL_BOT_TEST_CRASH_AT=<point> makes the process
  * kill itself with SIGKILL when it reaches that point (no atexit handler,
- * no flush: what kill -9 leaves). Unset or empty, a point costs one getenv the first time
- * and a compare after. Not a setting: a test hook, documented as such.
+ * no flush: what kill -9 leaves); NCCL_BOT_TEST_CRASH_AT=stop:<point> makes
+ * it stop there (SIGSTOP) so that a test can change the directory under it
+ * (waitpid WUNTRACED) and continue it: a race made to happen, no sleeps.
+ * Unset or empty, a point costs one getenv and a compare. Not a setting: a
+ * test hook, documented as such.
  */
 #ifndef BOT_LEARN_CRASH_H
 #define BOT_LEARN_CRASH_H

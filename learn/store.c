@@ -216,7 +216,7 @@ static int refuse_without_current(int w, const char *fdir, const char *fabric, c
 		return bot_log_errf(err, errlen, "%s: holds several first snapshots (%s, %s, ...) "
 				    "and no `current` (first publishes interrupted under an older "
 				    "nccl-bot): name the one to keep, nccl-bot state rollback "
-				    "--fabric %s --to SNAP (state verify lists them)", fdir, a, b,
+				    "--state DIR --fabric %s --to SNAP (state verify lists them)", fdir, a, b,
 				    fabric);
 	return bot_log_errf(err, errlen, "%s: holds snapshots but no `current`: restore it (echo "
 			    "snap-<digest>.nbs > %s/current, or nccl-bot state rollback to a "
@@ -295,11 +295,19 @@ static int load_snap(int dfd, const char *fdir, const char *name, const char *fa
 	return 0;
 }
 
+/* Has `current` appeared in dfd since a reader found none? (A writer
+ * completed or published meanwhile: the reader without the lock reads
+ * again rather than refuse what it half saw.) */
+static int current_appeared(int dfd)
+{
+	return faccessat(dfd, "current", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
 {
 	char fdir[BOT_FABRIC_PATH_MAX], cur[BOT_STATE_NAME_MAX];
-	int dfd, rc;
+	int dfd, rc, adopted;
 
 	memset(out, 0, sizeof(*out));
 	if (snap)
@@ -307,30 +315,43 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 	dfd = bot_fabricdir_open(dir, fabric, 0, fdir, err, errlen);
 	if (dfd == -1)
 		return -1;
-	rc = dfd >= 0 ? read_current(dfd, fdir, cur, err, errlen) : 1;
-	if (rc == 1 && dfd >= 0) {
-		char other[BOT_STATE_NAME_MAX];
-		int w = without_current(dfd, fdir, fabric, cur, other, err, errlen);
+	for (int again = 1;; again = 0) {
+		adopted = 0;
+		rc = dfd >= 0 ? read_current(dfd, fdir, cur, err, errlen) : 1;
+		if (rc == 1 && dfd >= 0) {
+			char other[BOT_STATE_NAME_MAX];
+			int w;
 
-		if (w < 0 || w >= 2) {
-			close(dfd);
-			return w < 0 ? -1 : refuse_without_current(w, fdir, fabric, cur, other, err,
-								   errlen);
+			bot_crash_point("load-without-current");	/* test hook */
+			w = without_current(dfd, fdir, fabric, cur, other, err, errlen);
+
+			if (w >= 2 && again && current_appeared(dfd))
+				continue;
+			if (w < 0 || w >= 2) {
+				close(dfd);
+				return w < 0 ? -1 : refuse_without_current(w, fdir, fabric, cur, other,
+									   err, errlen);
+			}
+			/* the interrupted publish's snapshot is the state */
+			rc = w == 1 ? 0 : 1;
+			adopted = w == 1;
 		}
-		rc = w == 1 ? 0 : 1;	/* the interrupted publish's snapshot is the state */
-	}
-	if (rc == 1) {
-		if (dfd >= 0)
+		if (rc == 1) {
+			if (dfd >= 0)
+				close(dfd);
+			if (bot_state_init(out, fabric) < 0)
+				return bot_log_errf(err, errlen, "out of memory");
+			return 1;
+		}
+		if (rc < 0) {
 			close(dfd);
-		if (bot_state_init(out, fabric) < 0)
-			return bot_log_errf(err, errlen, "out of memory");
-		return 1;
+			return -1;
+		}
+		rc = load_snap(dfd, fdir, cur, fabric, out, err, errlen);
+		if (rc < 0 && adopted && again && current_appeared(dfd))
+			continue;	/* completed, published over and pruned meanwhile */
+		break;
 	}
-	if (rc < 0) {
-		close(dfd);
-		return -1;
-	}
-	rc = load_snap(dfd, fdir, cur, fabric, out, err, errlen);
 	close(dfd);
 	if (rc < 0)
 		return -1;
@@ -546,7 +567,9 @@ out:
 	 * one) while the caller says nothing was published, and beside the
 	 * interrupted first publish's snapshot it is a lineage without
 	 * `current`, refused to every reader. Only a kill leaves one. */
-	if (rc < 0 && renamed && nocur && unlinkat(dirfd, snap, 0) == 0)
+	if (rc < 0 && renamed && nocur &&
+	    faccessat(dirfd, "current", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+	    unlinkat(dirfd, snap, 0) == 0)
 		fsync(dirfd);
 	if (dirfd >= 0)
 		close(dirfd);

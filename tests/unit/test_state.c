@@ -1075,6 +1075,68 @@ START_TEST(test_lineage_beside_first_snapshots)
 }
 END_TEST
 
+/* A reader without the lock that found no `current` while a writer
+ * completed an interrupted first publish and published after it (a lineage
+ * and `current` by the time it lists the snapshots) reads again: the new
+ * state, never "holds snapshots but no `current`: restore it", which would
+ * send an admin to roll a sound fabric back. Made to happen with the test
+ * hook's stop (no sleeps). */
+START_TEST(test_reader_races_completion)
+{
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], first[BOT_STATE_NAME_MAX], snap[BOT_STATE_NAME_MAX];
+	char got[BOT_STATE_NAME_MAX], p2[256];
+	uint8_t *b;
+	size_t n;
+	pid_t pid;
+	int st, p[2];
+
+	fill(&a, 0);
+	strcpy(a.fabric, "race");
+	ck_assert_int_eq(bot_state_encode(&a, &b, &n, err, sizeof(err)), 0);
+	bot_state_snap_name(b, n, first);
+	snprintf(p2, sizeof(p2), "%s/race", dir);
+	ck_assert_int_eq(mkdir(p2, 0755), 0);
+	snprintf(p2, sizeof(p2), "%s/race/%s", dir, first);
+	write_file(p2, b, n);	/* a first publish killed before `current` */
+	free(b);
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int rc;
+
+		setenv("NCCL_BOT_TEST_CRASH_AT", "stop:load-without-current", 1);
+		rc = bot_store_load(dir, "race", &l, got, err, sizeof(err));
+		if (rc != 0)
+			snprintf(got, sizeof(got), "rc %d", rc);
+		if (write(p[1], rc == 0 ? got : err, strlen(rc == 0 ? got : err) + 1) < 0)
+			_exit(2);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+	ck_assert_msg(WIFSTOPPED(st), "the reader did not stop at the hook (status %d)", st);
+	/* meanwhile, a writer: completes, publishes after it */
+	ck_assert_int_eq(bot_store_complete(dir, "race", got, err, sizeof(err)), 1);
+	a.parent = bot_state_snap_digest(first);
+	a.rounds++;
+	ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	{
+		char msg[BOT_STATE_ERR_MAX] = "";
+		ssize_t r = read(p[0], msg, sizeof(msg) - 1);
+
+		ck_assert_int_ge(r, 0);
+		close(p[0]);
+		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the reader refused: %s", msg);
+		ck_assert_str_eq(msg, snap);
+	}
+	bot_state_free(&a);
+}
+END_TEST
+
 /* After a publish, `current` and its K-1 nearest ancestors are kept; other
  * snapshots (older ones, orphans) are removed. */
 START_TEST(test_retention)
@@ -1351,6 +1413,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_directory);
 	tcase_add_test(tc, test_directory_hazards);
 	tcase_add_test(tc, test_interrupted_first_publish);
+	tcase_add_test(tc, test_reader_races_completion);
 	tcase_add_test(tc, test_lineage_beside_first_snapshots);
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_rollback);
