@@ -434,8 +434,16 @@ int bot_cmd_sim(int argc, char **argv)
 			if (parse_colls(val, &o.coll_mask))
 				return bad(opt, val, "expected collective names separated by commas");
 		} else if (!strcmp(opt, "--output")) {
+			/* an empty name is no file (it said "cannot open ''",
+			 * exit 1): a usage error, as an empty --state is */
+			if (!*val)
+				return bad(opt, val, "empty: want a file name, or - for standard output");
 			output = val;
 		} else if (!strcmp(opt, "--data")) {
+			/* an empty DIR read "/aws-g5-a10g.csv" (exit 1) */
+			if (!*val)
+				return bad(opt, val, "empty: want the directory of the external sweeps "
+					   "(default data/external/sweep)");
 			data = val;
 			data_given = 1;
 		} else {

@@ -296,6 +296,14 @@ done
 expect "replay --worst 0 --format json (no list asked for)" 0 '"policies"' -- \
 	"$bot" replay --data "$tmp/f1.csv" --worst 0 --format json --policy thompson --mode jobs --jobs 2 \
 	--train-nodes 4 --test-nodes 4 --no-tune
+# an empty file name is a usage error naming the option (it said "'': cannot
+# open", exit 1, until 2026-12-04), positional or not; sim's --output and
+# --data likewise (--data '' read "/aws-g5-a10g.csv")
+expect "replay --data ''" 2 "^nccl-bot: replay: --data '': empty" -- "$bot" replay --data ''
+expect "replay ''" 2 "^nccl-bot: replay: --data '': empty" -- "$bot" replay ''
+expect "sim --output ''" 2 "^nccl-bot: sim: --output: invalid value '': empty" -- "$bot" sim --output ''
+expect "sim --calibrate --data ''" 2 "^nccl-bot: sim: --data: invalid value '': empty" -- \
+	"$bot" sim --calibrate --data ''
 expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
