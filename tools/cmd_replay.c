@@ -38,6 +38,7 @@ struct replay_args {
 	struct bot_replay_opts run;
 	int calls_set;
 	int epoch_set, delay_set;	/* given: refused without the epochs mode */
+	int jobs_set;			/* given: refused without the jobs mode */
 	struct bot_eval_opts eval;
 	enum bot_format format;
 	struct bot_ds_opts ds;
@@ -419,6 +420,17 @@ static int check_args(const struct replay_args *a)
 			return 2;
 		}
 	}
+	if (a->jobs_set) {
+		int jobs = 0;
+
+		for (size_t i = 0; i < a->nmodes; i++)
+			jobs |= a->modes[i] == BOT_MODE_JOBS;
+		if (!jobs) {
+			fprintf(stderr, "nccl-bot: replay: --jobs shapes the jobs mode; give --mode "
+				"jobs (or a list with it) to use it\n");
+			return 2;
+		}
+	}
 	if (a->ds.prior_fabric && !a->nfiles) {
 		fprintf(stderr, "nccl-bot: replay: --prior-fabric names the simulator fabric that "
 			"stands in (AUTO's choice, the prior) for --data files of fabrics it does not "
@@ -494,6 +506,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_JOBS:
 			rc = parse_u64("--jobs", optarg, 1, 100000, &u);
 			a->run.jobs = (uint32_t)u;
+			a->jobs_set = 1;
 			break;
 		case OPT_COMMS:
 			rc = parse_u64("--comms", optarg, 1, 4096, &u);

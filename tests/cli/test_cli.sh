@@ -271,6 +271,9 @@ for o in "--epoch 50" "--delay 3"; do
 	expect "replay $o in jobs mode" 2 "^nccl-bot: replay: ${o% *} shapes the epochs mode; give --mode epochs" -- \
 		"$bot" replay --data "$tmp/f1.csv" --mode per-call,jobs $o --train-nodes 4 --test-nodes 4 --no-tune
 done
+# --jobs without the jobs mode was taken and ignored as well (until 2026-12-04)
+expect "replay --jobs in per-call mode" 2 "^nccl-bot: replay: --jobs shapes the jobs mode; give --mode jobs" -- \
+	"$bot" replay --data "$tmp/f1.csv" --mode per-call,epochs --jobs 3 --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --delay with epochs in the list" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --mode jobs,epochs \
 	--delay 3 --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100 --jobs 2
 expect "replay --prior-fabric without --data" 2 "^nccl-bot: replay: --prior-fabric .*without --data" -- \
