@@ -687,7 +687,22 @@ static int load(struct replay_args *a, struct bot_dataset *ds)
 	if (ds->prior_none)
 		fprintf(stderr, "nccl-bot: replay: %zu contexts have no prior: policies leave them to AUTO\n", ds->prior_none);
 	if (!ds->nctx) {
-		fprintf(stderr, "nccl-bot: replay: no scorable context in the data\n");
+		/* say which files and why (it said only "no scorable context
+		 * in the data", after the counts) */
+		fprintf(stderr, "nccl-bot: replay: no scorable context in ");
+		for (size_t i = 0; i < a->nfiles; i++)
+			fprintf(stderr, "%s%s", i ? ", " : "", a->files[i]);
+		if (!a->nfiles)
+			fprintf(stderr, "the built-in sweep");
+		if (ds->skipped_auto_unknown && !a->ds.prior_fabric)
+			fprintf(stderr, ": AUTO's choice is unknown in every context that has forced "
+				"arms (no auto_us, no auto,auto rows, no measured simulator choice; for a "
+				"fabric the simulator does not know, --prior-fabric NAME names one to stand in)");
+		else if (ds->skipped_auto_unknown)
+			fprintf(stderr, ": AUTO's choice is unknown in every context that has forced "
+				"arms (no auto_us, no auto,auto rows, and --prior-fabric %s's choice "
+				"was not measured)", a->ds.prior_fabric);
+		fprintf(stderr, "\n");
 		return 1;
 	}
 	if (a->reachable) {

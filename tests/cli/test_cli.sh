@@ -283,6 +283,11 @@ expect "replay --prior-fabric without --data" 2 "^nccl-bot: replay: --prior-fabr
 awk -F, -v OFS=, '/^fabric,/ { print; next } { $1 = "mycluster"; $8 = ""; print }' "$tmp/f1.csv" >"$tmp/mine.csv"
 expect "replay --prior none of an unknown fabric without auto_us" 1 "23 contexts skipped: AUTO's choice unknown" -- \
 	"$bot" replay --data "$tmp/mine.csv" --prior none --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100
+# every context skipped: the message names the file and the way out (it said
+# only "no scorable context in the data" until 2026-12-04)
+expect "replay of an unknown fabric without auto_us" 1 \
+	"^nccl-bot: replay: no scorable context in $tmp/mine.csv: AUTO's choice is unknown.*--prior-fabric NAME" -- \
+	"$bot" replay --data "$tmp/mine.csv" --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100
 expect "replay --prior none --prior-fabric: AUTO's arm from that fabric" 0 "^  greedy +23 " -- \
 	"$bot" replay --data "$tmp/mine.csv" --prior none --prior-fabric a100-ib-hdr --train-nodes 4 --test-nodes 4 \
 	--no-tune --policy greedy --calls 100
