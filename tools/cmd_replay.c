@@ -702,6 +702,9 @@ static int load(struct replay_args *a, struct bot_dataset *ds)
 			fprintf(stderr, ": AUTO's choice is unknown in every context that has forced "
 				"arms (no auto_us, no auto,auto rows, and --prior-fabric %s's choice "
 				"was not measured)", a->ds.prior_fabric);
+		else if (ds->skipped_no_forced)
+			fprintf(stderr, ": no context has a forced arm (only auto,auto or partly "
+				"forced rows)");
 		fprintf(stderr, "\n");
 		return 1;
 	}

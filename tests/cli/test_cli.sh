@@ -288,6 +288,10 @@ expect "replay --prior none of an unknown fabric without auto_us" 1 "23 contexts
 expect "replay of an unknown fabric without auto_us" 1 \
 	"^nccl-bot: replay: no scorable context in $tmp/mine.csv: AUTO's choice is unknown.*--prior-fabric NAME" -- \
 	"$bot" replay --data "$tmp/mine.csv" --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"f,allreduce,1024,2,1,auto,auto,,5" >"$tmp/autoonly.csv"
+expect "replay of stock runs alone" 1 "^nccl-bot: replay: no scorable context in $tmp/autoonly.csv: no context has a forced arm" -- \
+	"$bot" replay --data "$tmp/autoonly.csv"
 expect "replay --prior none --prior-fabric: AUTO's arm from that fabric" 0 "^  greedy +23 " -- \
 	"$bot" replay --data "$tmp/mine.csv" --prior none --prior-fabric a100-ib-hdr --train-nodes 4 --test-nodes 4 \
 	--no-tune --policy greedy --calls 100
