@@ -404,6 +404,8 @@ static bool row_same_arm(const struct bot_sweep_row *a, const struct bot_sweep_r
 	       a->nnodes == b->nnodes;
 }
 
+static void fmt_double(char *out, size_t outlen, double v);
+
 static bool same_auto(double a, double b)
 {
 	return (isnan(a) && isnan(b)) || a == b;
@@ -682,7 +684,9 @@ static int row(struct parser *P, const char *s, size_t n)
 		if (isnan(a->auto_us))
 			snprintf(was, sizeof(was), "empty");
 		else
-			snprintf(was, sizeof(was), "%.9g", a->auto_us);
+			/* the digits that read back to it: "%.9g" said "1" for
+			 * 1.0000000001, a value the row compared with did not hold */
+			fmt_double(was, sizeof(was), a->auto_us);
 		if (first >= P->nrows0)
 			snprintf(where, sizeof(where), "line %" PRIu32, a->line);
 		else if (a->line)

@@ -316,6 +316,12 @@ expect "replay ''" 2 "^nccl-bot: replay: --data '': empty" -- "$bot" replay ''
 expect "sim --output ''" 2 "^nccl-bot: sim: --output: invalid value '': empty" -- "$bot" sim --output ''
 expect "sim --calibrate --data ''" 2 "^nccl-bot: sim: --data: invalid value '': empty" -- \
 	"$bot" sim --calibrate --data ''
+# the earlier row's auto_us is said with the digits that read back to it (it
+# was "%.9g": "differs from auto_us 1" for 1.0000000001, until 2026-12-04)
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"f,allreduce,1024,2,1,ring,ll,1.0000000001,5" "f,allreduce,1024,2,1,ring,ll,1.0000000002,5" >"$tmp/au.csv"
+expect "replay: auto_us differing past 9 digits" 1 \
+	'au.csv:3: auto_us "1.0000000002": differs from auto_us 1.0000000001 on line 2' -- "$bot" replay --data "$tmp/au.csv"
 expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
