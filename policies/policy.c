@@ -228,7 +228,7 @@ int bot_policy_init(struct bot_policy *p, const char *name)
 	p->id = id;
 	p->par = defaults;
 	p->allow = 0;
-	if (is_free(id))
+	if (is_free(id) || id == BOT_POLICY_AUTO || id == BOT_POLICY_SWEEP)
 		p->par.budget = INFINITY;
 	if (is_cold(id)) {
 		p->par.prior_weight = 0;

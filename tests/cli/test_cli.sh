@@ -206,6 +206,13 @@ expect "replay --budget 0.02 --format json" 0 '"budget": 0\.02}' -- "$bot" repla
 if grep -q '"budget": null}' "$tmp/out"; then ok "replay --budget: JSON budget null for thompson-free"
 else bad "replay --budget: JSON lacks thompson-free's null budget"; fi
 
+# sweep is never clipped: its parameters say no budget, as the -free
+# variants' do (they said budget=0.01, the default it never applies, until
+# 2026-12-04)
+expect "replay: sweep's parameters line says budget=none" 0 "sweep +defaults: .* budget=none$" -- "$bot" replay \
+	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy sweep --no-tune --budget 0.02
+expect "replay: sweep's JSON budget is null" 0 '"params": .*"budget": null}' -- "$bot" replay \
+	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy sweep --no-tune --format json
 # --plan-comms: the planner told C communicators, the jobs having --comms
 expect "replay --plan-comms 0 refused" 2 "replay: --plan-comms '0'" -- "$bot" replay --plan-comms 0
 expect "replay --plan-comms: the header says so" 0 "2 comms x 500 calls, sample rate 0\.01, feedback after each job; planned for 8 comms" -- \
