@@ -232,10 +232,21 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	fprintf(f, "   test nodes %s: %zu contexts, %zu scenarios; train nodes %s: %zu contexts; seed %llu; history %s; allow-list %s\n",
 		test, ev->ntest, ev->nscen, train, ev->ntrain, (unsigned long long)r->seed,
 		ev->opts.history ? "train" : "none", allow);
-	if (ev->opts.lofo)
-		fprintf(f, "   held-out fabric %s: parameters tuned on the other fabrics' %zu training contexts, "
-			   "history from its own %zu; scored on its %zu test contexts\n",
-			ev->ds->fabrics[ev->opts.holdout], ev->ntuneset, ev->ntrain, ev->ntest);
+	/* tuned on the other fabrics only with tuning, the history from its
+	 * own training contexts only with --history train (it said both
+	 * whatever --no-tune and --history said) */
+	if (ev->opts.lofo) {
+		fprintf(f, "   held-out fabric %s: ", ev->ds->fabrics[ev->opts.holdout]);
+		if (ev->opts.tune)
+			fprintf(f, "parameters tuned on the other fabrics' %zu training contexts", ev->ntuneset);
+		else
+			fprintf(f, "default parameters (--no-tune)");
+		if (ev->opts.history)
+			fprintf(f, ", history from its own %zu", ev->ntrain);
+		else
+			fprintf(f, ", no history");
+		fprintf(f, "; scored on its %zu test contexts\n", ev->ntest);
+	}
 	if (!ev->opts.tune)
 		fprintf(f, "   parameters (defaults):\n");
 	else if (!ev->ntuneset)

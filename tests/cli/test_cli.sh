@@ -350,6 +350,12 @@ if [ -s "$tmp/j-hi.csv" ] && ! cmp -s "$tmp/j-def.csv" "$tmp/j-hi.csv"; then ok 
 else bad "replay --sim-outliers 0.2: no effect"; fi
 expect "replay --lofo" 0 '"holdout": "h100-ib-auto"' -- "$bot" replay --sim-fabrics h100-ib-auto,h100-efa \
 	--lofo --policy thompson --mode jobs --jobs 2 --tune-contexts 8 --format json
+# the held-out line says what was done: no tuning with --no-tune, no history
+# without --history train (it said "tuned on ... history from its own N"
+# whatever they said, until 2026-12-04)
+expect "replay --lofo --no-tune: no tuning, no history" 0 \
+	"held-out fabric h100-efa: default parameters \(--no-tune\), no history; scored on its 345 test" -- \
+	"$bot" replay --sim-fabrics h100-ib-auto,h100-efa --lofo --policy thompson --mode jobs --jobs 2 --no-tune
 expect "replay --lofo one fabric" 1 "--lofo needs at least two fabrics" -- "$bot" replay \
 	--data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --lofo --no-tune
 
