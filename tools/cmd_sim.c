@@ -357,6 +357,9 @@ int bot_cmd_sim(int argc, char **argv)
 			val = arg + (eq - opt) + 1;
 		}
 		if (!strcmp(opt, "--help")) {
+			/* as --list=x is (and replay's --help=x): not help */
+			if (val)
+				return bad(opt, val, "takes no value");
 			usage(stdout);
 			return 0;
 		}

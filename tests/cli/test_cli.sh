@@ -320,6 +320,7 @@ expect "replay --worst 0 --format json (no list asked for)" 0 '"policies"' -- \
 # --data likewise (--data '' read "/aws-g5-a10g.csv")
 expect "replay --data ''" 2 "^nccl-bot: replay: --data '': empty" -- "$bot" replay --data ''
 expect "replay ''" 2 "^nccl-bot: replay: --data '': empty" -- "$bot" replay ''
+expect "sim --help=x" 2 "^nccl-bot: sim: --help: invalid value 'x': takes no value" -- "$bot" sim --help=x
 expect "sim --output ''" 2 "^nccl-bot: sim: --output: invalid value '': empty" -- "$bot" sim --output ''
 expect "sim --calibrate --data ''" 2 "^nccl-bot: sim: --data: invalid value '': empty" -- \
 	"$bot" sim --calibrate --data ''
