@@ -171,6 +171,12 @@ static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 	char path[4096], err[BOT_SWEEP_ERR_MAX];
 	unsigned i;
 
+	/* an empty DIR is shown as '', as an empty path is everywhere
+	 * (tests/cli/test_usage.sh): "/aws-g5-a10g.csv" read the root */
+	if (!*dir) {
+		fprintf(stderr, "nccl-bot: sim: --calibrate: --data '': %s\n", strerror(ENOENT));
+		return -1;
+	}
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
 		if (bot_sweep_read(sw, path, err, sizeof(err))) {
@@ -437,16 +443,8 @@ int bot_cmd_sim(int argc, char **argv)
 			if (parse_colls(val, &o.coll_mask))
 				return bad(opt, val, "expected collective names separated by commas");
 		} else if (!strcmp(opt, "--output")) {
-			/* an empty name is no file (it said "cannot open ''",
-			 * exit 1): a usage error, as an empty --state is */
-			if (!*val)
-				return bad(opt, val, "empty: want a file name, or - for standard output");
 			output = val;
 		} else if (!strcmp(opt, "--data")) {
-			/* an empty DIR read "/aws-g5-a10g.csv" (exit 1) */
-			if (!*val)
-				return bad(opt, val, "empty: want the directory of the external sweeps "
-					   "(default data/external/sweep)");
 			data = val;
 			data_given = 1;
 		} else {
