@@ -352,16 +352,17 @@ static void jfabrics(FILE *f, const struct bot_eval *ev, const struct bot_summar
 static void print_json(FILE *f, const struct bot_eval *const *ev, size_t n)
 {
 	const struct bot_eval *e0 = ev[0];
-	char train[128], test[128];
+	char train[128], test[128], allow[256];
 	double v[NPARAMS];
 
+	bot_set_allow_format(e0->opts.allow, allow, sizeof(allow));
 	bot_nodeset_format(&e0->opts.train, train, sizeof(train));
 	bot_nodeset_format(&e0->opts.test, test, sizeof(test));
 	fprintf(f, "{\n  \"format\": \"nccl-bot-replay\", \"version\": 1, \"seed\": %llu,\n",
 		(unsigned long long)e0->opts.run.seed);
-	fprintf(f, "  \"train_nodes\": \"%s\", \"test_nodes\": \"%s\", \"history\": \"%s\", \"tuned\": %s, \"allow\": %u, \"lofo\": %s,\n",
+	fprintf(f, "  \"train_nodes\": \"%s\", \"test_nodes\": \"%s\", \"history\": \"%s\", \"tuned\": %s, \"allow\": %u, \"allow_list\": \"%s\", \"lofo\": %s,\n",
 		train, test, e0->opts.history ? "train" : "none", e0->opts.tune ? "true" : "false",
-		e0->opts.allow, e0->opts.lofo ? "true" : "false");
+		e0->opts.allow, allow, e0->opts.lofo ? "true" : "false");
 	fprintf(f, "  \"modes\": [");
 	for (size_t m = 0; m < n; m++) {
 		const struct bot_replay_opts *r = &ev[m]->opts.run;

@@ -211,6 +211,10 @@ else bad "replay --budget: JSON lacks thompson-free's null budget"; fi
 # 2026-12-04)
 expect "replay: sweep's parameters line says budget=none" 0 "sweep +defaults: .* budget=none$" -- "$bot" replay \
 	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy sweep --no-tune --budget 0.02
+# JSON's allow is a bit mask; allow_list says it as --allow does (the JSON had
+# only the mask, 28672 for nvls, until 2026-12-04)
+expect "replay --allow nvls --format json: allow_list" 0 '"allow": 28672, "allow_list": "nvls",' -- "$bot" replay \
+	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy greedy --no-tune --allow nvls --format json
 expect "replay: sweep's JSON budget is null" 0 '"params": .*"budget": null}' -- "$bot" replay \
 	--sim-fabrics h100-ib-ndr --mode jobs --jobs 2 --policy sweep --no-tune --format json
 # --plan-comms: the planner told C communicators, the jobs having --comms
