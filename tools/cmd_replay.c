@@ -39,6 +39,7 @@ struct replay_args {
 	int calls_set;
 	int epoch_set, delay_set;	/* given: refused without the epochs mode */
 	int jobs_set;			/* given: refused without the jobs mode */
+	int tune_contexts_set;		/* given: refused with --no-tune */
 	struct bot_eval_opts eval;
 	enum bot_format format;
 	struct bot_ds_opts ds;
@@ -425,6 +426,11 @@ static int check_args(const struct replay_args *a)
 			return 2;
 		}
 	}
+	if (a->tune_contexts_set && !a->eval.tune) {
+		fprintf(stderr, "nccl-bot: replay: --tune-contexts shapes the tuning; --no-tune "
+			"runs none\n");
+		return 2;
+	}
 	if (a->ds.prior_fabric && !a->nfiles) {
 		fprintf(stderr, "nccl-bot: replay: --prior-fabric names the simulator fabric that "
 			"stands in (AUTO's choice, the prior) for --data files of fabrics it does not "
@@ -562,6 +568,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_TUNE_CTX:
 			rc = parse_u64("--tune-contexts", optarg, 0, 100000000, &u);
 			a->eval.tune_contexts = (size_t)u;
+			a->tune_contexts_set = 1;
 			break;
 		case OPT_THREADS:
 			rc = parse_u64("--threads", optarg, 1, 256, &u);

@@ -285,6 +285,8 @@ done
 # --jobs without the jobs mode was taken and ignored as well (until 2026-12-04)
 expect "replay --jobs in per-call mode" 2 "^nccl-bot: replay: --jobs shapes the jobs mode; give --mode jobs" -- \
 	"$bot" replay --data "$tmp/f1.csv" --mode per-call,epochs --jobs 3 --train-nodes 4 --test-nodes 4 --no-tune
+expect "replay --tune-contexts with --no-tune" 2 "^nccl-bot: replay: --tune-contexts shapes the tuning; --no-tune runs none" -- \
+	"$bot" replay --data "$tmp/f1.csv" --tune-contexts 8 --no-tune --train-nodes 4 --test-nodes 4
 expect "replay --delay with epochs in the list" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --mode jobs,epochs \
 	--delay 3 --train-nodes 4 --test-nodes 4 --no-tune --policy greedy --calls 100 --jobs 2
 expect "replay --prior-fabric without --data" 2 "^nccl-bot: replay: --prior-fabric .*without --data" -- \
