@@ -40,6 +40,8 @@ struct replay_args {
 	int epoch_set, delay_set;	/* given: refused without the epochs mode */
 	int jobs_set;			/* given: refused without the jobs mode */
 	int tune_contexts_set;		/* given: refused with --no-tune */
+	const char *round_opt;		/* --comms, --plan-comms, --sample-rate or --skew
+					 * given: refused without jobs or epochs */
 	struct bot_eval_opts eval;
 	enum bot_format format;
 	struct bot_ds_opts ds;
@@ -426,6 +428,18 @@ static int check_args(const struct replay_args *a)
 			return 2;
 		}
 	}
+	if (a->round_opt) {
+		int rounds = 0;
+
+		for (size_t i = 0; i < a->nmodes; i++)
+			rounds |= a->modes[i] == BOT_MODE_JOBS || a->modes[i] == BOT_MODE_EPOCHS;
+		if (!rounds) {
+			fprintf(stderr, "nccl-bot: replay: %s shapes the rounds of the jobs and epochs "
+				"modes (per call: one communicator, one sample a call, no skew); give "
+				"--mode jobs or epochs (or a list with one) to use it\n", a->round_opt);
+			return 2;
+		}
+	}
 	if (a->tune_contexts_set && !a->eval.tune) {
 		fprintf(stderr, "nccl-bot: replay: --tune-contexts shapes the tuning; --no-tune "
 			"runs none\n");
@@ -511,13 +525,16 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 		case OPT_COMMS:
 			rc = parse_u64("--comms", optarg, 1, 4096, &u);
 			a->run.comms = (uint32_t)u;
+			a->round_opt = "--comms";
 			break;
 		case OPT_PLAN_COMMS:
 			rc = parse_u64("--plan-comms", optarg, 1, 4096, &u);
 			a->run.plan_comms = (uint32_t)u;
+			a->round_opt = "--plan-comms";
 			break;
 		case OPT_RATE:
 			rc = parse_dbl("--sample-rate", optarg, 0, 1, &a->run.sample_rate);
+			a->round_opt = "--sample-rate";
 			break;
 		case OPT_EPOCH:
 			rc = parse_u64("--epoch", optarg, 1, 100000000, &u);
@@ -531,6 +548,7 @@ static int parse_args(struct replay_args *a, int argc, char **argv)
 			break;
 		case OPT_SKEW:
 			rc = parse_dbl("--skew", optarg, 0, 10, &a->run.skew_sd);
+			a->round_opt = "--skew";
 			break;
 		case OPT_PRIOR:
 			if (!strcmp(optarg, "data"))

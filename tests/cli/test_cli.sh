@@ -223,10 +223,11 @@ expect "replay --plan-comms: the header says so" 0 "2 comms x 500 calls, sample 
 	"$bot" replay --sim-fabrics h100-ib-ndr --mode jobs --policy thompson --no-tune --comms 2 --plan-comms 8
 expect "replay --plan-comms: JSON plan_comms" 0 '"comms": 2, "plan_comms": 8,' -- "$bot" replay --sim-fabrics h100-ib-ndr \
 	--mode jobs --jobs 2 --policy thompson --no-tune --comms 2 --plan-comms 8 --format json
-# per call there is one communicator whatever --comms says, and JSON says so
+# per call there is one communicator whatever --comms says (for the list's
+# other modes), and JSON says so
 expect "replay per-call: JSON comms 1" 0 '"mode": "per-call", "calls": [0-9]*, "jobs": [0-9]*, "comms": 1, "plan_comms": 1,' -- \
-	"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune \
-	--comms 2 --plan-comms 8 --format json
+	"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call,jobs --jobs 2 --calls 50 --policy thompson \
+	--no-tune --comms 2 --plan-comms 8 --format json
 budget_run pc-8.csv --comms 2 --plan-comms 8 --no-tune
 budget_run pc-2.csv --comms 2 --plan-comms 2 --no-tune
 budget_run pc-none.csv --comms 2 --no-tune
@@ -235,10 +236,11 @@ if [ -n "$(row thompson "$tmp/pc-8.csv")" ] && [ "$(row thompson "$tmp/pc-8.csv"
 then ok "replay --plan-comms: planning for 8 of 2 communicators changes thompson, planning for 2 is the default"
 else bad "replay --plan-comms: no effect, or --plan-comms 2 is not --comms 2"; fi
 # per call there is one communicator and one call a round: it does not apply
-"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune --format csv \
-	>"$tmp/pc-call.csv" 2>/dev/null
-"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call --calls 50 --policy thompson --no-tune --format csv \
-	--plan-comms 8 >"$tmp/pc-call8.csv" 2>/dev/null
+# to the per-call rows of a list with jobs
+"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call,jobs --jobs 2 --calls 50 --policy thompson \
+	--no-tune --format csv 2>/dev/null | grep '^per-call,' >"$tmp/pc-call.csv"
+"$bot" replay --sim-fabrics h100-ib-ndr --mode per-call,jobs --jobs 2 --calls 50 --policy thompson \
+	--no-tune --format csv --plan-comms 8 2>/dev/null | grep '^per-call,' >"$tmp/pc-call8.csv"
 if [ -s "$tmp/pc-call.csv" ] && cmp -s "$tmp/pc-call.csv" "$tmp/pc-call8.csv"; then ok "replay --plan-comms: per-call mode ignores it"
 else bad "replay --plan-comms changed per-call mode"; fi
 # a tuned run too (its grid points are planned as the scored run is)
@@ -285,6 +287,15 @@ done
 # --jobs without the jobs mode was taken and ignored as well (until 2026-12-04)
 expect "replay --jobs in per-call mode" 2 "^nccl-bot: replay: --jobs shapes the jobs mode; give --mode jobs" -- \
 	"$bot" replay --data "$tmp/f1.csv" --mode per-call,epochs --jobs 3 --train-nodes 4 --test-nodes 4 --no-tune
+# --comms, --plan-comms, --sample-rate and --skew shape the rounds of jobs and
+# epochs: per call alone they were taken and ignored (until 2026-12-04)
+for o in "--comms 4" "--plan-comms 4" "--sample-rate 0.5" "--skew 0.1"; do
+	expect "replay $o in per-call mode" 2 "^nccl-bot: replay: ${o% *} shapes the rounds of the jobs and epochs modes" -- \
+		"$bot" replay --data "$tmp/f1.csv" --mode per-call $o --train-nodes 4 --test-nodes 4 --no-tune
+done
+expect "replay --comms with epochs in the list" 0 "" -- \
+	"$bot" replay --data "$tmp/f1.csv" --mode per-call,epochs --comms 2 --train-nodes 4 \
+	--test-nodes 4 --no-tune --policy greedy --calls 100 --progress never
 expect "replay --tune-contexts with --no-tune" 2 "^nccl-bot: replay: --tune-contexts shapes the tuning; --no-tune runs none" -- \
 	"$bot" replay --data "$tmp/f1.csv" --tune-contexts 8 --no-tune --train-nodes 4 --test-nodes 4
 expect "replay --delay with epochs in the list" 0 "" -- "$bot" replay --data "$tmp/f1.csv" --mode jobs,epochs \
