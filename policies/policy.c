@@ -262,8 +262,12 @@ int bot_policy_set(struct bot_policy *p, const char *key, double v)
 		q->plausible = v;
 	else if (!strcmp(key, "etc_rounds") && v >= 0 && v <= 1e9)
 		q->etc_rounds = v;
-	else if (!strcmp(key, "budget") && v >= 0 && v <= 1e9)
-		q->budget = v;
+	else if (!strcmp(key, "budget") && v >= 0 && v <= 1e9) {
+		/* the -free variants, auto and sweep have none (INFINITY):
+		 * they ignore it, as doc/policies.md says */
+		if (isfinite(q->budget))
+			q->budget = v;
+	}
 	else
 		return -1;
 	return 0;

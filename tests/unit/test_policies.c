@@ -928,6 +928,19 @@ START_TEST(test_policy_registry)
 	ck_assert_int_eq(bot_policy_set(&p, "probe_frac", 2), -1);
 	ck_assert_int_eq(bot_policy_set(&p, "bogus", 1), -1);
 	ck_assert_int_eq(bot_policy_set(&p, "discount", NAN), -1);
+	ck_assert_int_eq(bot_policy_set(&p, "budget", 0.05), 0);
+	ck_assert_double_eq(p.par.budget, 0.05);
+	/* the unbudgeted ones ignore a budget (a -free variant given one
+	 * clipped until 2026-12-04, unlike what doc/policies.md says) */
+	{
+		static const char *const none[] = { "thompson-free", "greedy-free", "auto", "sweep" };
+
+		for (unsigned i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+			ck_assert_int_eq(bot_policy_init(&p, none[i]), 0);
+			ck_assert_int_eq(bot_policy_set(&p, "budget", 0.05), 0);
+			ck_assert_msg(!isfinite(p.par.budget), "%s took a budget", none[i]);
+		}
+	}
 	ck_assert_int_eq(bot_policy_grid(BOT_NPOLICY, 0, &g), -1);
 }
 END_TEST
