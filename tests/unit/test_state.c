@@ -847,16 +847,27 @@ static void publish_next(struct bot_state *s, char prev[BOT_STATE_NAME_MAX], uns
 	ck_assert_msg(bot_store_publish_keep(dir, s, keep, prev, err, sizeof(err)) == 0, "%s", err);
 }
 
-/* The name a state's snapshot gets. */
-static void snap_name_of_state(const struct bot_state *s, char name[BOT_STATE_NAME_MAX])
+/* The name a state's snapshot gets; with put, the snapshot written under
+ * that name into its fabric's directory (which exists), as a writer killed
+ * before `current` leaves it. */
+static void snap_of_state(const struct bot_state *s, char name[BOT_STATE_NAME_MAX], int put)
 {
-	char err[BOT_STATE_ERR_MAX];
+	char path[512];
 	uint8_t *b;
 	size_t n;
 
-	ck_assert_msg(bot_state_encode(s, &b, &n, err, sizeof(err)) == 0, "%s", err);
+	encode(s, &b, &n);
 	bot_state_snap_name(b, n, name);
+	if (put) {
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, s->fabric, name);
+		write_file(path, b, n);
+	}
 	free(b);
+}
+
+static void snap_name_of_state(const struct bot_state *s, char name[BOT_STATE_NAME_MAX])
+{
+	snap_of_state(s, name, 0);
 }
 
 /* A first publish that failed at .current.tmp (disk full) leaves no state
@@ -994,16 +1005,10 @@ START_TEST(test_interrupted_first_publish)
 	/* two first snapshots without `current` (an older build's two
 	 * interrupted first publishes): refused, naming the way out */
 	{
-		char p2[256], other[BOT_STATE_NAME_MAX];
-		uint8_t *b;
-		size_t n;
+		char other[BOT_STATE_NAME_MAX];
 
 		a.rounds = 7;
-		ck_assert_int_eq(bot_state_encode(&a, &b, &n, err, sizeof(err)), 0);
-		bot_state_snap_name(b, n, other);
-		snprintf(p2, sizeof(p2), "%s/k3/%s", dir, other);
-		write_file(p2, b, n);
-		free(b);
+		snap_of_state(&a, other, 1);
 		ck_assert_int_eq(bot_store_load(dir, "k3", &l, got, err, sizeof(err)), -1);
 		ck_assert_msg(strstr(err, "several first snapshots") && strstr(err, "--to"), "%s",
 			      err);
@@ -1043,17 +1048,9 @@ START_TEST(test_lineage_beside_first_snapshots)
 	snprintf(path, sizeof(path), "%s/lf", dir);
 	ck_assert_int_eq(mkdir(path, 0755), 0);
 	a.rounds = 1;
-	encode(&a, &b, &n);
-	bot_state_snap_name(b, n, f1);
-	snprintf(path, sizeof(path), "%s/lf/%s", dir, f1);
-	write_file(path, b, n);
-	free(b);
+	snap_of_state(&a, f1, 1);
 	a.rounds = 2;
-	encode(&a, &b, &n);
-	bot_state_snap_name(b, n, f2);
-	snprintf(path, sizeof(path), "%s/lf/%s", dir, f2);
-	write_file(path, b, n);
-	free(b);
+	snap_of_state(&a, f2, 1);
 	/* the child named after both first snapshots (listed last) */
 	a.parent = bot_state_snap_digest(f1);
 	for (a.rounds = 3;; a.rounds++) {
@@ -1086,20 +1083,14 @@ START_TEST(test_reader_races_completion)
 	struct bot_state a, l;
 	char err[BOT_STATE_ERR_MAX], first[BOT_STATE_NAME_MAX], snap[BOT_STATE_NAME_MAX];
 	char got[BOT_STATE_NAME_MAX], p2[256];
-	uint8_t *b;
-	size_t n;
 	pid_t pid;
 	int st, p[2];
 
 	fill(&a, 0);
 	strcpy(a.fabric, "race");
-	ck_assert_int_eq(bot_state_encode(&a, &b, &n, err, sizeof(err)), 0);
-	bot_state_snap_name(b, n, first);
 	snprintf(p2, sizeof(p2), "%s/race", dir);
 	ck_assert_int_eq(mkdir(p2, 0755), 0);
-	snprintf(p2, sizeof(p2), "%s/race/%s", dir, first);
-	write_file(p2, b, n);	/* a first publish killed before `current` */
-	free(b);
+	snap_of_state(&a, first, 1);	/* a first publish killed before `current` */
 	ck_assert_int_eq(pipe(p), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
