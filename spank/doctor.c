@@ -24,7 +24,9 @@
 #include "learn/ranklib.h"
 #include "spank/args.h"
 #include "spank/decide.h"
+#include "learn/siteconf.h"
 #include "spank/doctor.h"
+#include "spank/fabricmap.h"
 #include "spank/spooldir.h"
 
 #define CONF_MAX (1u << 20)	/* a plugstack.conf, an fstab, apptainer.conf */
@@ -874,11 +876,43 @@ static void check_launch_side(struct doc *d, const struct bot_spank_args *a)
 		else
 			say(d, "state", BOT_DOCTOR_OK, "state_dir=%s", a->state_dir);
 	}
-	if (a->fabric_map[0] && stat(a->fabric_map, &st) < 0)
-		say(d, "state", BOT_DOCTOR_PROBLEM, "fabric_map=%s: %s", a->fabric_map,
-		    strerror(errno));
-	if (a->config[0] && stat(a->config, &st) < 0)
-		say(d, "state", BOT_DOCTOR_PROBLEM, "config=%s: %s", a->config, strerror(errno));
+	/* read as the plugin reads them: a file that does not parse costs
+	 * every step its learned state (the prior, a debug line), so it is a
+	 * problem here, named as the reader names it */
+	if (a->config[0]) {
+		struct bot_siteconf c;
+		char err[BOT_SITECONF_ERR_MAX];
+
+		if (bot_siteconf_load(a->config, &c, err, sizeof(err)) < 0) {
+			say(d, "config", BOT_DOCTOR_PROBLEM, "config=%s: %s: steps run on the prior",
+			    a->config, err);
+		} else {
+			say(d, "config", BOT_DOCTOR_OK, "config=%s", a->config);
+			if (!a->state_dir[0] && (c.set & (1u << BOT_SITECONF_STATE_DIR))) {
+				if (stat(c.state_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+					say(d, "state", BOT_DOCTOR_PROBLEM, "state_dir %s (%s): %s",
+					    c.state_dir, a->config,
+					    access(c.state_dir, F_OK) ? strerror(errno) :
+					    "not a directory");
+				else
+					say(d, "state", BOT_DOCTOR_OK, "state_dir %s (%s)", c.state_dir,
+					    a->config);
+			}
+		}
+		bot_siteconf_free(&c);
+	}
+	if (a->fabric_map[0] || a->config[0]) {
+		struct bot_fabricmap m;
+		char err[BOT_SITECONF_ERR_MAX + 512];
+
+		if (bot_fabricmap_load_site(a->fabric_map, a->config, &m, err, sizeof(err)) < 0) {
+			say(d, "fabric map", BOT_DOCTOR_PROBLEM, "%s: steps run on the prior", err);
+		} else if (a->fabric_map[0]) {
+			say(d, "fabric map", BOT_DOCTOR_OK, "fabric_map=%s: %zu node(s)",
+			    a->fabric_map, m.n);
+		}
+		bot_fabricmap_free(&m);
+	}
 	if (a->kill_switch[0] && lstat(a->kill_switch, &st) == 0)
 		say(d, "kill switch", BOT_DOCTOR_WARN, "kill_switch=%s exists: new steps run "
 		    "without nccl-bot", a->kill_switch);

@@ -255,6 +255,22 @@ expect "  ... and prints nothing" 0 "" -- test ! -s "$tmp/out"
 plug $base state_dir=$tmp/nostate
 expect "a missing state_dir: exit 1" 1 "^problem: state: state_dir=$tmp/nostate" -- doc
 expect "  ... not a node's business (--node): exit 0" 0 "" -- doc --node
+printf 'version: 2\nstate_dir: %s\n' "$tmp" >"$tmp/site.yaml"
+plug $base config=$tmp/site.yaml
+expect "a site configuration that parses: exit 0" 0 "^ok: config: config=$tmp/site.yaml" -- doc -v
+printf 'version: 2\nstate_dir: %s\nstat_dir: /x\n' "$tmp" >"$tmp/site.yaml"
+expect "a site configuration the plugin refuses: exit 1, names the file, line and key" 1 \
+	"^problem: config: config=$tmp/site.yaml: $tmp/site.yaml:3:1: unknown key 'stat_dir': steps run on the prior" -- doc
+expect "  ... not a node's business (--node): exit 0" 0 "" -- doc --node
+printf 'version: 2\nstate_dir: %s/nostate\n' "$tmp" >"$tmp/site.yaml"
+expect "the site configuration's state_dir missing: exit 1" 1 "^problem: state: state_dir $tmp/nostate ($tmp/site.yaml)" -- doc
+printf 'version: 2\nfabric_map:\n  a:\n    nodes: "n[1-"\n' >"$tmp/site.yaml"
+expect "a fabric_map in it that does not parse: exit 1" 1 "^problem: config: config=$tmp/site.yaml: $tmp/site.yaml:4:12: fabric_map: a: nodes: .* without" -- doc
+printf 'version: 2\nfabric_map:\n  a:\n    nodes: n1\n' >"$tmp/site.yaml"
+printf 'n1 a\n' >"$tmp/fabric.map"
+plug $base config=$tmp/site.yaml fabric_map=$tmp/fabric.map
+expect "fabric_map= and config='s fabric_map both: exit 1, names both" 1 \
+	"^problem: fabric map: two fabric maps: fabric_map=$tmp/fabric.map and the fabric_map of $tmp/site.yaml" -- doc
 
 # containers: the snippets made from contrib/ for this test's paths
 plug $base
