@@ -488,7 +488,7 @@ int bot_delta_parse(const char *name, int name_check, const uint8_t *buf, size_t
 int bot_delta_read_at(int dirfd, const char *name, const char *path, struct bot_delta *out,
 		      char *err, size_t errlen)
 {
-	static const struct bot_open_rule rule = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0 };
+	static const struct bot_open_rule rule = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0, 0 };
 	uint8_t *buf;
 	size_t len;
 	int rc;

@@ -116,6 +116,15 @@ static int check_rules(const struct stat *st, const char *path, const struct bot
 			 (unsigned)r->uid, r->root_ok ? " or root" : "");
 		return -BOT_OPEN_OWNER;
 	}
+	if (r->owner_writes && ((st->st_mode & S_IWOTH) ||
+				((st->st_mode & S_IWGRP) && st->st_gid != 0 &&
+				 !(st->st_uid == r->uid && r->uid != 0)))) {
+		bot_errf(err, errlen, "%s: writable by %s (mode %03o): refused as a %s its "
+			 "owner alone may write (chmod go-w)", path,
+			 (st->st_mode & S_IWOTH) ? "everyone" : "its group",
+			 (unsigned)(st->st_mode & 0777), r->what);
+		return -BOT_OPEN_WRITABLE;
+	}
 	return 0;
 }
 

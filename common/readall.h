@@ -29,6 +29,10 @@ struct bot_open_rule {
 	int check_owner;	/* refuse a file not owned by uid */
 	uid_t uid;
 	int root_ok;		/* with check_owner: root's files are accepted too */
+	int owner_writes;	/* refuse a file others may write: writable by all,
+				 * or by a group other than root's unless it is the
+				 * reader's own file (a configuration that decides
+				 * what root or a service account does) */
 };
 
 /* Why bot_open_at refused a file (its return value, negated). */
@@ -41,6 +45,7 @@ enum bot_open_refusal {
 	BOT_OPEN_OWNER,		/* another owner (r->check_owner) */
 	BOT_OPEN_CHANGED,	/* replaced between the look and the open */
 	BOT_OPEN_GONE,		/* no such name (removed meanwhile) */
+	BOT_OPEN_WRITABLE,	/* writable by others (r->owner_writes) */
 };
 
 /*

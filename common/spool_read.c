@@ -118,7 +118,7 @@ int bot_spool_parse(const char *name, const uint8_t *buf, size_t len, struct bot
 int bot_spool_read_at(int dirfd, const char *name, const char *path, struct bot_spool_file *out,
 		      char *err, size_t errlen)
 {
-	static const struct bot_open_rule rule = { "spool file", SPOOL_MAX_FILE, 0, 0, 0, 0 };
+	static const struct bot_open_rule rule = { "spool file", SPOOL_MAX_FILE, 0, 0, 0, 0, 0 };
 	uint8_t *buf;
 	size_t len;
 	int rc;

@@ -223,7 +223,7 @@ static int put_rejected(int fd, const struct entry *e, int why, int eno, const s
 static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const char *dir,
 		    const struct entry *e, uint64_t *budget)
 {
-	const struct bot_open_rule rule = { "spool file", SPOOL_MAX_FILE, 1, 1, req->owner, 0 };
+	const struct bot_open_rule rule = { "spool file", SPOOL_MAX_FILE, 1, 1, req->owner, 0, 0 };
 	char path[BOT_HARVEST_PATH_MAX + 256], err[BOT_SPOOL_ERR_MAX + BOT_HARVEST_PATH_MAX];
 	struct bot_spool_file f;
 	struct stat st;

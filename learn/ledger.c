@@ -399,7 +399,7 @@ int bot_ledger_open_dir(const char *dir, const char *fabric, char *path, size_t 
 int bot_ledger_load(int ldir, const char *path, const char *fabric, uint64_t digest,
 		    struct bot_ledger *out, char *err, size_t errlen)
 {
-	static const struct bot_open_rule rule = { "ledger", BOT_LEDGER_MAX_FILE, 1, 0, 0, 0 };
+	static const struct bot_open_rule rule = { "ledger", BOT_LEDGER_MAX_FILE, 1, 0, 0, 0, 0 };
 	char name[BOT_LEDGER_NAME_MAX], full[4200];
 	uint8_t *buf;
 	size_t len;
@@ -434,7 +434,7 @@ int bot_ledger_write(int ldir, const char *path, struct bot_ledger *l, uint64_t 
 {
 	const struct bot_write_rule r = { .mode = 0600, .chmod = 1, .clear_stale = 1,
 					  .sync_dir = 1 };
-	static const struct bot_open_rule rule = { "ledger", BOT_LEDGER_MAX_FILE, 1, 0, 0, 0 };
+	static const struct bot_open_rule rule = { "ledger", BOT_LEDGER_MAX_FILE, 1, 0, 0, 0, 0 };
 	char name[BOT_LEDGER_NAME_MAX], full[4200], why[BOT_LEDGER_ERR_MAX];
 	uint8_t *buf, *old = NULL;
 	size_t len, olen = 0;

@@ -214,8 +214,8 @@ static int write_bounded(struct ship *s, int fd, const uint8_t *buf, size_t len)
 /* Read the inbox's name and compare it with buf: 1 same bytes, 0 other. */
 /* How deltas are opened: the outbox's must have one link (a hard link to
  * another file is not the harvest's); one in the inbox is only compared. */
-static const struct bot_open_rule outbox_delta = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0 };
-static const struct bot_open_rule inbox_delta = { "delta", BOT_DELTA_MAX_FILE, 0, 0, 0, 0 };
+static const struct bot_open_rule outbox_delta = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0, 0 };
+static const struct bot_open_rule inbox_delta = { "delta", BOT_DELTA_MAX_FILE, 0, 0, 0, 0, 0 };
 
 static int inbox_same(struct ship *s, const char *name, const uint8_t *buf, size_t len)
 {

@@ -164,7 +164,7 @@ struct bot_yamlin *bot_yamlin_file(const char *path, const struct bot_yamlin_lim
 {
 	char dir[4096];
 	const char *base = strrchr(path, '/');
-	struct bot_open_rule rule = { "YAML file", 0, 1, 0, 0, 1 };
+	struct bot_open_rule rule = { "YAML file", 0, 1, 0, 0, 1, 0 };
 	struct bot_yamlin *r;
 	uint8_t *buf;
 	size_t len;
@@ -197,6 +197,7 @@ struct bot_yamlin *bot_yamlin_file(const char *path, const struct bot_yamlin_lim
 	rule.max = lim->max_bytes;
 	rule.check_owner = owner != (uid_t)-1;
 	rule.uid = owner;
+	rule.owner_writes = rule.check_owner;
 	rc = bot_read_at(dfd, base, path, &rule, &buf, &len, err, errlen);
 	close(dfd);
 	if (rc < 0) {

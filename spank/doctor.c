@@ -109,7 +109,7 @@ int bot_doctor_parse_version(const char *s, uint32_t *v)
  * rule. A link someone else owns is refused. */
 static int read_conf(const char *path, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
-	const struct bot_open_rule rule = { "configuration file", CONF_MAX, 0, 1, geteuid(), 1 };
+	const struct bot_open_rule rule = { "configuration file", CONF_MAX, 0, 1, geteuid(), 1, 0 };
 	char dir[PATH_MAX], target[PATH_MAX];
 	const char *slash;
 	struct stat lst;
@@ -366,7 +366,7 @@ int bot_doctor_ldcache(const uint8_t *buf, size_t len, const char *name,
  * real (PATH_MAX bytes), or -1 with why. */
 static int open_lib(const char *path, char *real, struct stat *st, char *why, size_t whylen)
 {
-	const struct bot_open_rule rule = { "library", BOT_ELF_MAX_FILE, 0, 0, 0, 0 };
+	const struct bot_open_rule rule = { "library", BOT_ELF_MAX_FILE, 0, 0, 0, 0, 0 };
 	char dir[PATH_MAX], err[PATH_MAX + 256];
 	int fd, dfd;
 
@@ -463,7 +463,7 @@ static int in_dirs(struct lookup *l, const char *dirs, const char *origin, const
 static void check_needed(struct doc *d, const char *check, int fd, uint64_t size,
 			 const char *path, const char *consequence)
 {
-	const struct bot_open_rule rule = { "loader cache", LDCACHE_MAX, 0, 1, 0, 1 };
+	const struct bot_open_rule rule = { "loader cache", LDCACHE_MAX, 0, 1, 0, 1, 0 };
 	struct bot_elf_src src = { bot_elf_fd_read, &fd, size };
 	struct bot_elf_deps *deps = malloc(sizeof(*deps));
 	struct lookup *l = malloc(sizeof(*l));
@@ -593,7 +593,7 @@ static int find_plugin(const struct doc *d, const char *name, char *out, size_t 
 
 static void check_plugin(struct doc *d, const struct line *l)
 {
-	const struct bot_open_rule rule = { "SPANK plugin", BOT_ELF_MAX_FILE, 0, 1, geteuid(), 1 };
+	const struct bot_open_rule rule = { "SPANK plugin", BOT_ELF_MAX_FILE, 0, 1, geteuid(), 1, 0 };
 	char path[PATH_MAX], real[PATH_MAX], dir[PATH_MAX], err[PATH_MAX + 256], why[512];
 	char type[16] = "", name[32] = "";
 	uint8_t ver[4];

@@ -178,7 +178,7 @@ int bot_fabricmap_load(const char *path, struct bot_fabricmap *m, char *err, siz
 {
 	struct bot_open_rule r = {
 		.what = "fabric map", .max = BOT_FABRICMAP_MAX_BYTES, .one_link = 1,
-		.check_owner = 1, .uid = getuid(), .root_ok = 1,
+		.check_owner = 1, .uid = getuid(), .root_ok = 1, .owner_writes = 1,
 	};
 	uint8_t *buf = NULL;
 	size_t len = 0;

@@ -114,7 +114,7 @@ static int open_sub(const char *dir, const char *sub, char *path, size_t plen, i
 /* The reason of qdir/<name>.why, one line, escaped, into why. */
 static void read_why(int qfd, const char *qpath, const char *name, char *why, size_t wlen)
 {
-	static const struct bot_open_rule why_rule = { "reason file", WHY_MAX, 1, 0, 0, 0 };
+	static const struct bot_open_rule why_rule = { "reason file", WHY_MAX, 1, 0, 0, 0, 0 };
 	char wname[330], path[4500], err[600];
 	uint8_t *b;
 	size_t len;
@@ -266,7 +266,7 @@ static void q_header(struct bot_yamlout *y, int qfd, const char *qpath, const ch
 	char path[4500], err[BOT_DELTA_ERR_MAX], canon[BOT_DELTA_NAME_MAX];
 	struct bot_delta d;
 
-	static const struct bot_open_rule rule = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0 };
+	static const struct bot_open_rule rule = { "delta", BOT_DELTA_MAX_FILE, 1, 0, 0, 0, 0 };
 	uint8_t *buf;
 	size_t len;
 	int rc;

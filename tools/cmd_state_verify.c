@@ -41,7 +41,7 @@ struct snapinfo {
 };
 
 /* How a snapshot is opened: regular, one link, at most the snapshot limit. */
-static const struct bot_open_rule snap_rule = { "snapshot", BOT_STATE_MAX_FILE, 1, 0, 0, 0 };
+static const struct bot_open_rule snap_rule = { "snapshot", BOT_STATE_MAX_FILE, 1, 0, 0, 0, 0 };
 
 static int problem(unsigned *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int problem(unsigned *n, const char *fmt, ...)

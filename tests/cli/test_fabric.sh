@@ -53,6 +53,9 @@ expect "generate -o -: the map on standard output" 0 "^n3 b$" -- \
 expect "  ... no file named -" 0 "" -- test ! -e "$tmp/dash/-"
 expect "fabric NODELIST: one fabric" 0 "^step: fabric a " -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-2]'
 expect "  ... each node's line" 0 "^n2 a$" -- "$bot" fabric --map "$tmp/fabric.map" 'n[1-2]'
+cp "$tmp/fabric.map" "$tmp/w.map" && chmod 0666 "$tmp/w.map"
+expect "a fabric map writable by everyone: refused, naming it and the mode" 1 \
+	"$tmp/w.map: writable by everyone .mode 666." -- "$bot" fabric --map "$tmp/w.map" 'n[1-2]'
 expect "fabric NODELIST: two fabrics: the prior, and why" 0 "^step: the prior (the step's nodes span fabrics a and b)" -- \
 	"$bot" fabric --map "$tmp/fabric.map" 'n[2-3]'
 expect "fabric NODELIST: a node not in the map" 0 "^step: the prior (node cpu1 is not in the fabric map)" -- \

@@ -143,6 +143,21 @@ state_dir: state
 "
 bad_conf "no version" "1:1: no version" "retention: 4
 "
+# a file others may write decides ship_command (run with CAP_DAC_OVERRIDE)
+# and the fabric stamped by root: refused, naming the file and the mode
+cp "$tmp/site.yaml" "$tmp/w.yaml"
+chmod 0666 "$tmp/w.yaml"
+expect "a site configuration writable by everyone: refused" 2 \
+	"site configuration: $tmp/w.yaml: writable by everyone \\(mode 666\\)" -- \
+	"$bot" ship --config "$tmp/w.yaml"
+if [ "$(id -u)" = 0 ] && chgrp 65534 "$tmp/w.yaml" 2>/dev/null; then
+	chmod 0664 "$tmp/w.yaml"
+	expect "  ... root's file writable by another group: refused" 2 \
+		"site configuration: $tmp/w.yaml: writable by its group \\(mode 664\\)" -- \
+		"$bot" ship --config "$tmp/w.yaml"
+	chgrp 0 "$tmp/w.yaml"
+	expect "  ... writable by root's group: taken" 0 "0 shipped" -- "$bot" ship --config "$tmp/w.yaml"
+fi
 expect "a missing --config file" 2 "site configuration: $tmp/none.yaml: No such file" -- \
 	"$bot" ship --config "$tmp/none.yaml"
 expect "a missing NCCL_BOT_CONFIG file" 2 "site configuration: $tmp/none.yaml: No such file" -- \
