@@ -290,6 +290,22 @@ sed -e "s|@RANKDIR@|$lib|g" -e "s|@SPOOLDIR@|$spool|g" "$srcdir/contrib/apptaine
 	>>"$tmp/apptainer.conf"
 expect "  ... with them: healthy" 0 "ok: apptainer: $tmp/apptainer.conf binds $lib and $spool" -- doc -v
 
+# the built snippets bind every version's directory when the rank library's
+# is the versioned default (DIR/VERSION/lib): a step pinned to the previous
+# version (a batch job queued before an upgrade) still finds its library in
+# a container started after the new snippets are installed
+rankdir=$(sed -n 's/^rankdir = //p' "$top/Makefile")
+version=$(sed -n 's/^PACKAGE_VERSION = //p' "$top/Makefile")
+case $rankdir in
+*/"$version"/lib)
+	all=${rankdir%/"$version"/lib}
+	expect "the enroot mounts bind every version ($all), not only $version" 0 \
+		"^$all $all none " -- cat "$top/contrib/enroot/50-nccl-bot.fstab"
+	expect "  ... and so do the Apptainer bind lines" 0 \
+		"^bind path = $all\$" -- cat "$top/contrib/apptainer/nccl-bot-apptainer.conf"
+	;;
+esac
+
 plug $base mode=bogus
 expect "--json: one object" 1 '"healthy": false' -- doc --json
 cp "$tmp/out" "$tmp/json"
