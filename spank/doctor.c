@@ -898,6 +898,15 @@ static void check_launch_side(struct doc *d, const struct bot_spank_args *a)
 					say(d, "state", BOT_DOCTOR_OK, "state_dir %s (%s)", c.state_dir,
 					    a->config);
 			}
+			/* ship moves the deltas from the site configuration's
+			 * outbox_dir; the harvest writes them into outbox_dir= */
+			if ((c.set & (1u << BOT_SITECONF_OUTBOX_DIR)) && c.outbox_dir[0] &&
+			    strcmp(c.outbox_dir, a->outbox_dir))
+				say(d, "outbox", BOT_DOCTOR_PROBLEM, "%s has outbox_dir %s, which ship "
+				    "empties, but the harvest writes into %s%s: deltas would never be "
+				    "shipped", a->config, c.outbox_dir,
+				    a->outbox_dir[0] ? "outbox_dir=" : "no outbox_dir= (nowhere)",
+				    a->outbox_dir);
 		}
 		bot_siteconf_free(&c);
 	}

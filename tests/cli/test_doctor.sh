@@ -262,6 +262,17 @@ printf 'version: 2\nstate_dir: %s\nstat_dir: /x\n' "$tmp" >"$tmp/site.yaml"
 expect "a site configuration the plugin refuses: exit 1, names the file, line and key" 1 \
 	"^problem: config: config=$tmp/site.yaml: $tmp/site.yaml:3:1: unknown key 'stat_dir': steps run on the prior" -- doc
 expect "  ... not a node's business (--node): exit 0" 0 "" -- doc --node
+printf 'version: 2\nstate_dir: %s\noutbox_dir: %s/outbox\n' "$tmp" "$tmp" >"$tmp/site.yaml"
+plug $base config=$tmp/site.yaml outbox_dir=$tmp/outbox
+doc >"$tmp/o2" 2>&1
+expect "its outbox_dir the plugin's outbox_dir=: no outbox problem" 0 "" -- \
+	sh -c "! grep '^problem: outbox' '$tmp/o2'"
+plug $base config=$tmp/site.yaml outbox_dir=$tmp/other
+expect "  ... another one: exit 1 (ship would never see the deltas)" 1 \
+	"^problem: outbox: $tmp/site.yaml has outbox_dir $tmp/outbox, which ship empties, but the harvest writes into outbox_dir=$tmp/other" -- doc
+plug $base config=$tmp/site.yaml
+expect "  ... no outbox_dir= at all: exit 1" 1 "^problem: outbox: .*no outbox_dir= (nowhere)" -- doc
+plug $base config=$tmp/site.yaml
 printf 'version: 2\nstate_dir: %s/nostate\n' "$tmp" >"$tmp/site.yaml"
 expect "the site configuration's state_dir missing: exit 1" 1 "^problem: state: state_dir $tmp/nostate ($tmp/site.yaml)" -- doc
 printf 'version: 2\nfabric_map:\n  a:\n    nodes: "n[1-"\n' >"$tmp/site.yaml"
