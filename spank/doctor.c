@@ -109,7 +109,7 @@ int bot_doctor_parse_version(const char *s, uint32_t *v)
  * rule. A link someone else owns is refused. */
 static int read_conf(const char *path, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
-	const struct bot_open_rule rule = { "configuration file", CONF_MAX, 0, 1, geteuid(), 1, 0 };
+	const struct bot_open_rule rule = { "configuration file", CONF_MAX, 0, 1, geteuid(), 1, 1 };
 	char dir[PATH_MAX], target[PATH_MAX];
 	const char *slash;
 	struct stat lst;

@@ -135,6 +135,10 @@ if [ "$(id -u)" = 0 ]; then
 fi
 rm "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
 mv "$tmp/shipped-plugstack.conf" "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+chmod 0666 "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
+expect "a plugstack.conf.d file writable by everyone (it names what root loads): exit 1" 1 \
+	"^problem: plugstack: $tmp/etc/plugstack.conf.d/nccl-bot.conf: writable by everyone (mode 666)" -- doc
+chmod 0644 "$tmp/etc/plugstack.conf.d/nccl-bot.conf"
 echo "optional /usr/lib/slurm/other.so" >"$tmp/etc/plugstack.conf"
 expect "a plugstack.conf.d file no include line reads: a warning" 1 \
 	"^warning: plugstack: $tmp/etc/plugstack.conf.d/nccl-bot.conf names spank_nccl_bot.so, but $tmp/etc/plugstack.conf does not include it" -- doc
