@@ -169,6 +169,15 @@ check "nccl-bot: the command, the helper, the man pages, the units, sysusers.d a
 files "$D_CONT" >"$OUT"
 check "nccl-bot-containers: the enroot and Apptainer snippets under /usr/share/nccl-bot" \
 	sh -c "grep -qx /usr/share/nccl-bot/enroot/mounts.d/50-nccl-bot.fstab '$OUT' && grep -qx /usr/share/nccl-bot/enroot/hooks.d/50-nccl-bot.sh '$OUT' && grep -qx /usr/share/nccl-bot/apptainer/nccl-bot-apptainer.conf '$OUT'"
+# an upgrade keeps the timers an administrator enabled running: no preinst
+# stops them (deb-systemd-invoke stop on upgrade), the postinst try-restarts
+rm -rf "$T/ctl" && dpkg-deb -e "$D_BOT" "$T/ctl"
+check "nccl-bot: an upgrade does not stop the timers in the preinst" \
+	sh -c "! grep -q 'deb-systemd-invoke stop' '$T/ctl/preinst' 2>/dev/null"
+check "  ... and the postinst try-restarts the ones running" \
+	sh -c "grep -q 'deb-systemd-invoke try-restart .*nccl-bot-ship.timer' '$T/ctl/postinst'"
+check "  ... a removal stops them (prerm)" \
+	sh -c "grep -A2 '\"\$1\" = remove' '$T/ctl/prerm' | grep -q 'deb-systemd-invoke stop nccl-bot-ship.timer nccl-bot-compact.timer'"
 for d in "$D_BOT" "$D_RANK" "$D_SPANK" "$D_CONT"; do files "$d"; done >"$OUT"
 check "no package ships anything under /etc (the plugin is never enabled by a package)" \
 	sh -c "! grep -q '^/etc' '$OUT'"
