@@ -64,7 +64,8 @@ enum bot_table_err {
 	BOT_TABLE_ESIZE = -4,		/* over the size budget, or the output buffer */
 	BOT_TABLE_EFORMAT = -5,		/* payload malformed or not canonical */
 	BOT_TABLE_EINVAL = -6,		/* encoder input invalid */
-	BOT_TABLE_EPREFIX = -7,		/* the prefix's version is not the payload's */
+	BOT_TABLE_EPREFIX = -7,		/* the prefix's version is not the payload's
+					 * (the last: tests/fuzz/fuzz_table.c) */
 };
 
 struct bot_table_shape {

@@ -98,6 +98,17 @@ same_but_clock() {
 		END { exit bad }'
 }
 
+# The snapshot a fabric's state is: `current`'s, or without `current` the one
+# first snapshot an interrupted first publish left (formats.md 12), which the
+# next compactor run completes before it merges.
+effective_current() {
+	if [ -f "$1/current" ]; then
+		cat "$1/current"
+	elif [ "$(ls "$1" 2>/dev/null | grep -c '^snap-.*\.nbs$')" -eq 1 ]; then
+		ls "$1" | grep '^snap-.*\.nbs$'
+	fi
+}
+
 killed=0 finished=0 effect=0
 k_h=0 k_s=0 k_c=0 n_h=0 n_s=0 n_c=0
 hseq=0
@@ -209,7 +220,7 @@ while [ $run -lt "$runs" ]; do
 		fi
 		;;
 	compact)
-		oc=$(cat "$tmp/old/st/$F/current" 2>/dev/null)
+		oc=$(effective_current "$tmp/old/st/$F")
 		nc=$(cat "$tmp/new/st/$F/current" 2>/dev/null)
 		cc=$(cat "$W/st/$F/current" 2>/dev/null)
 		if [ "$cc" = "$oc" ] || [ "$cc" = "$nc" ]; then ok; else

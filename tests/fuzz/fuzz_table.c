@@ -29,7 +29,7 @@ static void check(const char *text, size_t n)
 	int err = bot_table_decode(text, n, &t);
 	long m;
 
-	if (err > 0 || err < BOT_TABLE_EINVAL)
+	if (err > 0 || err < BOT_TABLE_EPREFIX)	/* the enum's last */
 		abort();
 	if (err != BOT_TABLE_OK)
 		return;
