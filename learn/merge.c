@@ -264,8 +264,11 @@ int bot_merge_job(const struct bot_merge_req *req, struct bot_merge_result *res,
 			    "`current` now names %s", req->fabric, res->snapshot);
 	loaded = bot_store_load(req->dir, req->fabric, &cur, res->snapshot, err, sizeof(err));
 	if (loaded < 0) {
-		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged (fix or move the file: "
-			    "`current` may name the previous snapshot)", err);
+		/* the store's message names the file and, for a lost
+		 * `current`, what to do ("fix or move the file" was wrong
+		 * advice there) */
+		bot_log_msg(log, BOT_LOG_ERROR, "%s; nothing merged (nccl-bot state verify lists "
+			    "the fabric's snapshots)", err);
 		goto out;
 	}
 	res->contexts = bot_kb_count(cur.kb);
