@@ -45,6 +45,8 @@ static void doctor_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: nccl-bot doctor [--node] [--plugstack FILE] [--json] [-v]\n"
+		"                      [--slurm-version X.Y[.Z]] [--plugin-dir DIRS] [--node-name NAME]\n"
+		"                      [--enroot-dir DIR] [--apptainer-conf FILE]\n"
 		"\n"
 		"Checks that spank_nccl_bot.so can run here: plugstack.conf names it once, it was\n"
 		"built for this Slurm's major.minor, its arguments parse, the rank library under\n"
