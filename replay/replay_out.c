@@ -237,7 +237,11 @@ static void print_table(FILE *f, const struct bot_eval *ev)
 	 * whatever --no-tune and --history said) */
 	if (ev->opts.lofo) {
 		fprintf(f, "   held-out fabric %s: ", ev->ds->fabrics[ev->opts.holdout]);
-		if (ev->opts.tune)
+		if (ev->opts.tune && ev->opts.tune_contexts && ev->opts.tune_contexts < ev->ntuneset)
+			/* --tune-contexts: the stride's subset is what tuned */
+			fprintf(f, "parameters tuned on %zu of the other fabrics' %zu training contexts",
+				ev->opts.tune_contexts, ev->ntuneset);
+		else if (ev->opts.tune)
 			fprintf(f, "parameters tuned on the other fabrics' %zu training contexts", ev->ntuneset);
 		else
 			fprintf(f, "default parameters (--no-tune)");

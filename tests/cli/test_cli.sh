@@ -370,6 +370,10 @@ expect "replay --lofo" 0 '"holdout": "h100-ib-auto"' -- "$bot" replay --sim-fabr
 expect "replay --lofo --no-tune: no tuning, no history" 0 \
 	"held-out fabric h100-efa: default parameters \(--no-tune\), no history; scored on its 345 test" -- \
 	"$bot" replay --sim-fabrics h100-ib-auto,h100-efa --lofo --policy thompson --mode jobs --jobs 2 --no-tune
+# with --tune-contexts, the subset that tuned (it said all 345)
+expect "replay --lofo --tune-contexts: the subset said" 0 \
+	"held-out fabric h100-efa: parameters tuned on 8 of the other fabrics' 345 training contexts, no history" -- \
+	"$bot" replay --sim-fabrics h100-ib-auto,h100-efa --lofo --policy thompson --mode jobs --jobs 2 --tune-contexts 8
 expect "replay --lofo one fabric" 1 "--lofo needs at least two fabrics" -- "$bot" replay \
 	--data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --lofo --no-tune
 
