@@ -868,6 +868,7 @@ static void check_helper(struct doc *d, const char *path)
 static void check_launch_side(struct doc *d, const struct bot_spank_args *a)
 {
 	struct stat st;
+	int state_named = a->state_dir[0] != 0;	/* here or in config= */
 
 	if (a->state_dir[0]) {
 		if (stat(a->state_dir, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -886,9 +887,11 @@ static void check_launch_side(struct doc *d, const struct bot_spank_args *a)
 		if (bot_siteconf_load(a->config, &c, err, sizeof(err)) < 0) {
 			say(d, "config", BOT_DOCTOR_PROBLEM, "config=%s: %s: steps run on the prior",
 			    a->config, err);
+			state_named = 1;	/* unknown: said above */
 		} else {
 			say(d, "config", BOT_DOCTOR_OK, "config=%s", a->config);
 			if (!a->state_dir[0] && (c.set & (1u << BOT_SITECONF_STATE_DIR))) {
+				state_named = 1;
 				if (stat(c.state_dir, &st) < 0 || !S_ISDIR(st.st_mode))
 					say(d, "state", BOT_DOCTOR_PROBLEM, "state_dir %s (%s): %s",
 					    c.state_dir, a->config,
@@ -910,6 +913,13 @@ static void check_launch_side(struct doc *d, const struct bot_spank_args *a)
 		}
 		bot_siteconf_free(&c);
 	}
+	/* mode=on without learned state: a working setup whose policy
+	 * never sees what earlier jobs measured; worth a look (a first
+	 * install may mean it), not a problem (shadow mode decides nothing) */
+	if (!state_named && a->mode == BOT_SPANK_MODE_ON)
+		say(d, "state", BOT_DOCTOR_WARN, "mode=on, no state_dir= (nor one in config=): "
+		    "every step plans from NCCL's cost model (the prior) and nothing learned "
+		    "crosses jobs");
 	if (a->fabric_map[0] || a->config[0]) {
 		struct bot_fabricmap m;
 		char err[BOT_SITECONF_ERR_MAX + 512];

@@ -259,9 +259,24 @@ expect "  ... and prints nothing" 0 "" -- test ! -s "$tmp/out"
 plug $base state_dir=$tmp/nostate
 expect "a missing state_dir: exit 1" 1 "^problem: state: state_dir=$tmp/nostate" -- doc
 expect "  ... not a node's business (--node): exit 0" 0 "" -- doc --node
+# mode=on without a state source: it runs, and learns nothing across jobs
+# (said; shadow mode decides nothing, so nothing to say there)
+plug $base mode=on
+expect "mode=on, no state_dir= and no config=: a warning, exit 0" 0 \
+	"^warning: state: mode=on, no state_dir= (nor one in config=): every step plans from NCCL's cost model" -- doc
+plug $base
+expect "  ... shadow mode (the default): nothing printed" 0 "" -- doc
+expect "  ... (nothing)" 0 "" -- test ! -s "$tmp/out"
+plug $base mode=on
+expect "  ... not a node's business (--node)" 0 "" -- doc --node
+expect "  ... and prints nothing" 0 "" -- test ! -s "$tmp/out"
 printf 'version: 2\nstate_dir: %s\n' "$tmp" >"$tmp/site.yaml"
 plug $base config=$tmp/site.yaml
 expect "a site configuration that parses: exit 0" 0 "^ok: config: config=$tmp/site.yaml" -- doc -v
+plug $base config=$tmp/site.yaml mode=on
+doc >"$tmp/o3" 2>&1
+expect "  ... its state_dir is a state source: no warning" 0 "" -- \
+	sh -c "! grep '^warning: state' '$tmp/o3'"
 printf 'version: 2\nstate_dir: %s\nstat_dir: /x\n' "$tmp" >"$tmp/site.yaml"
 expect "a site configuration the plugin refuses: exit 1, names the file, line and key" 1 \
 	"^problem: config: config=$tmp/site.yaml: $tmp/site.yaml:3:1: unknown key 'stat_dir': steps run on the prior" -- doc
