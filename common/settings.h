@@ -142,7 +142,8 @@ void bot_env_read(struct bot_env *e, const char *(*get)(const char *name));
 
 /* A value from the environment as a message shows it (NCCL's log, a
  * terminal): printable ASCII, anything else '?'; one over len - 4
- * characters is cut there and ends in "..." (said). out may be value. */
+ * characters is cut there and ends in "..." (said; with len 4 or less,
+ * cut to len - 1 without it: too short to say). out may be value. */
 void bot_env_show(const char *value, char *out, size_t len);
 
 /* "NCCL_BOT_SEED='+7' is not decimal digits or 0x and 1-16 hex digits (a
