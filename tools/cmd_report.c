@@ -210,6 +210,12 @@ static int find_dir(const char *job, const char *plugstack, char *dir, size_t le
 		if (has_parts(dir, job))
 			return 0;
 		snprintf(tried[nt++], PATH_MAX, "%s", dir);
+	} else if (env && *env) {
+		/* said, as srun says it (spank/report.c): the user set it, and
+		 * the places tried below would not name it */
+		bot_log_esc_inplace(err, sizeof(err));
+		fprintf(stderr, "nccl-bot: report: warning: NCCL_BOT_REPORT_DIR: %s; not "
+			"looked at\n", err);
 	}
 	plugstack = plugstack_file(plugstack, conf, sizeof(conf));
 	found = plugstack_value(plugstack, "report_dir=", tmpl, sizeof(tmpl), why, sizeof(why));

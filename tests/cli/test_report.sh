@@ -83,6 +83,12 @@ expect "report JOBID finds ./nccl-bot-JOBID" 0 "step 99\.0: 2 part" -- \
 	sh -c "cd '$tmp/cwd' && '$bot' report --plugstack /dev/null 99"
 expect "report JOBID through NCCL_BOT_REPORT_DIR (%j)" 0 "step 99\.0: 2 part" -- \
 	env NCCL_BOT_REPORT_DIR="$tmp/rep/%j" sh -c "cd / && '$bot' report --plugstack /dev/null 99"
+# an NCCL_BOT_REPORT_DIR that does not expand is said, naming the variable,
+# as srun says it (it was passed over in silence: the places tried never
+# named it)
+expect "report JOBID: a refused NCCL_BOT_REPORT_DIR is said (exit 1)" 1 \
+	"NCCL_BOT_REPORT_DIR: report directory $tmp/rep/%x: '%x' is not %j, %u or %%" -- \
+	env NCCL_BOT_REPORT_DIR="$tmp/rep/%x" sh -c "cd / && '$bot' report --plugstack /dev/null 99"
 echo "optional /x/spank_nccl_bot.so enable=opt-in report_dir=$tmp/rep/%j mode=on" >"$tmp/plugstack.conf"
 expect "report JOBID through plugstack.conf's report_dir=" 0 "step 99\.0: 2 part" -- \
 	sh -c "cd / && '$bot' report --plugstack '$tmp/plugstack.conf' 99"
