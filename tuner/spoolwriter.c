@@ -699,6 +699,15 @@ static int flush(void)
 	h.version = BOT_SPOOL_VERSION;
 	h.rec_size = BOT_SPOOL_REC_SIZE;
 	h.nrecords = vs.n + vm.n + b.n / BOT_SPOOL_REC_SIZE;
+	if (!h.nrecords && !h.flags && !written_nrec) {
+		/* nothing measured and no tuner noted (our profiler alone: the
+		 * user's or the image's tuner): no file (formats.md 9, "Who
+		 * writes a file"); an empty one counted as a spool file of the
+		 * step everywhere files are counted */
+		__atomic_store_n(&written_changes, took, __ATOMIC_RELEASE);
+		rc = 0;
+		goto out;
+	}
 	strncpy(h.build_id, "nccl-bot " PACKAGE_VERSION, BOT_SPOOL_BUILD_ID_SIZE);
 	h.host_hash = host_hash;
 	h.pid = (uint32_t)owner_pid;

@@ -1167,6 +1167,34 @@ START_TEST(test_proc_profiler_not_measuring)
 }
 END_TEST
 
+/* A process in which our tuner initialised nothing (the user's own tuner,
+ * or NCCL_TUNER_PLUGIN pointing elsewhere) and whose profiler measured
+ * nothing writes no spool file (formats.md 9, "Who writes a file"): not
+ * at profiler finalize, not at exit. */
+START_TEST(test_proc_profiler_alone_no_file)
+{
+	char path[BOT_TEST_PATH_MAX + 256];
+	pid_t pid;
+	int st = -1;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		void *pctx = NULL;
+		int mask = 0;
+
+		if (p5->init(&pctx, COMM, &mask, "alone", 2, 16, 0, logger) != 0 || !pctx)
+			_exit(3);
+		if (p5->finalize(pctx) != 0)
+			_exit(4);
+		exit(0);	/* atexit runs */
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+	ck_assert_int_eq(find_spool(path, sizeof(path)), 0);
+}
+END_TEST
+
 /* Without NCCL_BOT_SPOOL nothing is written. */
 START_TEST(test_proc_no_spool)
 {
@@ -2029,6 +2057,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_proc_tuner_only);
 	tcase_add_test(tc, test_proc_tuner_v2);
 	tcase_add_test(tc, test_proc_profiler_not_measuring);
+	tcase_add_test(tc, test_proc_profiler_alone_no_file);
 	tcase_add_test(tc, test_proc_no_spool);
 	tcase_add_test(tc, test_proc_at_exit_and_fork);
 	tcase_add_test(tc, test_proc_rejects);
