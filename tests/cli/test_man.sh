@@ -104,5 +104,37 @@ while IFS='|' read -r kind pat reason; do
 		fail=$((fail + 1))
 	fi
 done <"$tmp/skips"
+
+# nccl-bot(7)'s EXIT STATUS AND ERRORS lists every case where the rank
+# library fails communicator init. A table whose NBTn. prefix does not name
+# its payload's version is one (tuner/decide.c, formats.md 8: "prefix
+# mismatch"); the page said "exactly three cases" without it, and its
+# NCCL_BOT_TABLE entry said every NCCL_BOT_* knob is ignored with a table.
+page7=$top_srcdir/man/nccl-bot.7
+exit7=$(sed -n '/^\.SH "EXIT STATUS AND ERRORS"/,/^\.SH /p' "$page7" | tr '\n' ' ')
+emu=$builddir/tests/emulator/nccl-emu
+so=$builddir/tuner/libnccl-tuner-bot.so
+if [ -x "$emu" ] && [ -f "$so" ]; then
+	t=$("$bot" env --prior-only --policy greedy --lib "$so" | sed -n "s/^export NCCL_BOT_TABLE='NBT3\.\(.*\)'$/NBT2.\1/p")
+	"$emu" --plugin "$so" --suite consistency --scenario base --policy greedy --procs 2 \
+		--calls-each 100 --table "$t" -v >"$tmp/emu7" 2>&1
+	if grep -q "prefix NBT2\. does not name its payload's format version.*failing communicator init" "$tmp/emu7"; then
+		echo "ok - a table whose prefix was edited fails communicator init"; pass=$((pass + 1))
+	else
+		echo "FAIL - a table whose prefix was edited: no failing init"; sed 's/^/    /' "$tmp/emu7" | head -n 8
+		fail=$((fail + 1))
+	fi
+fi
+case $exit7 in
+*"exactly four cases"*prefix*"format version"*)
+	echo "ok - nccl-bot(7) EXIT STATUS names the prefix mismatch among four cases"; pass=$((pass + 1)) ;;
+*) printf 'FAIL - nccl-bot(7) EXIT STATUS does not name the prefix mismatch: %.200s\n' "$exit7"
+	fail=$((fail + 1)) ;;
+esac
+if grep -q 'NCCL_BOT_\*\\fR knobs below are ignored' "$page7"; then
+	echo "FAIL - nccl-bot(7) says every NCCL_BOT_* knob is ignored with a table"; fail=$((fail + 1))
+else
+	echo "ok - nccl-bot(7): only the four no-table knobs are ignored with a table"; pass=$((pass + 1))
+fi
 echo "man: $pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
