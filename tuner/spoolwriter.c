@@ -744,14 +744,20 @@ static int flush(void)
 		}
 	}
 
-	/* a fresh file of ours: whatever sits under the temporary name goes */
+	/* a fresh file of ours: whatever sits under the temporary name goes.
+	 * The steps are said as what they do for the file: "unlink: Read-only
+	 * file system" (a read-only bind of the spool in a container) read as
+	 * if something of the user's were being removed */
 	if (unlinkat(dir_fd, tmp_name, 0) && errno != ENOENT) {
-		spool_fail("unlink", errno);
+		int e = errno;
+
+		spool_fail(e == EROFS ? "creating the file" :
+			   "removing a stale temporary file before writing it", e);
 		goto out;
 	}
 	fd = openat(dir_fd, tmp_name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
-		spool_fail("open", errno);
+		spool_fail("creating the file", errno);
 		goto out;
 	}
 	if (write_all(fd, hdr, sizeof(hdr)) || view_write(fd, &vs) || view_write(fd, &vm) ||

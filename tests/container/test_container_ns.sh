@@ -11,7 +11,9 @@
 # step table, NCCL_BOT_SPOOL under the spool), emulator ranks load the
 # tuner, decide alike from the table, and write their spool files, which
 # the host finds in the directory it bound. A probe shows /usr/local, /work,
-# the build directory and /etc absent inside.
+# the build directory and /etc absent inside. Then ranks with the spool
+# bound read-only: they decide alike, and NCCL's log says the spool file
+# could not be created on a read-only file system.
 #
 # Skips (77), saying why, as non-root or where unshare/mount is refused
 # (an unprivileged container).
@@ -121,6 +123,28 @@ check "spool files written through the bind mount, on the host ($n)" test "$n" -
 "$bot" spool show "$tmp/spool/42.0.0.n1" >"$tmp/out" 2>&1
 check "  ... and they read back" test $? -eq 0
 check "nothing left mounted on the host" sh -c "! grep -q '$tmp/root' /proc/mounts"
+
+# The spool bound read-only (a container that binds it ro, or a
+# read-only image path): the ranks still decide, and NCCL's log says what
+# failed in words a user can act on. It said "spool ...: unlink: Read-only
+# file system" (the stale temporary name's removal, the first write step),
+# as if something of the user's were being removed.
+mkdir -p "$tmp/rospool"
+cat >"$tmp/ro.sh" <<'RO'
+set -eu
+mount --bind "$1" "$1"
+mount -o remount,bind,ro "$1"
+exec "$2" --suite consistency --scenario base --policy sweep --procs 2 --calls-each 200 \
+	--plugin "$3" --table "$4" --spool "$1" -vv
+RO
+timeout 120 unshare --mount --propagation private sh "$tmp/ro.sh" "$tmp/rospool" "$emu" "$lib" \
+	"$table" >"$tmp/out" 2>&1
+rc=$?
+cp "$tmp/out" "$tmp/ro.log"
+check "a read-only spool: the ranks ran and decided alike (exit 0)" test $rc -eq 0
+check "  ... the log says the file could not be created on a read-only file system" \
+	grep -q "nccl-bot: spool $tmp/rospool/nb-[^ ]*\.spool: creating the file: Read-only file system (measurements of this process are not kept" "$tmp/out"
+check "  ... and never 'unlink'" sh -c "! grep -q 'spool .*: unlink' '$tmp/out'"
 
 [ "$fail" -eq 0 ] || { echo "--- the run:"; sed "s/^/    /" "$tmp/run.log"; }
 echo "$pass passed, $fail failed"
