@@ -136,5 +136,19 @@ if grep -q 'NCCL_BOT_\*\\fR knobs below are ignored' "$page7"; then
 else
 	echo "ok - nccl-bot(7): only the four no-table knobs are ignored with a table"; pass=$((pass + 1))
 fi
+
+# Every NCCL_BOT_* variable the code names (test hooks NCCL_BOT_TEST_*
+# aside) has its row in doc/formats.md section 11's table of environment
+# variables: NCCL_BOT_CONFIG and NCCL_BOT_PROGRESS had none.
+sect11=$(sed -n '/^## 11\./,/^## 12\./p' "$top_srcdir/doc/formats.md")
+for v in $(cd "$top_srcdir" && grep -rhoE '"NCCL_BOT_[A-Z0-9_]+"' --include=*.c --include=*.h \
+	tools learn spank common tuner | tr -d '"' | grep -v '^NCCL_BOT_TEST_' | sort -u); do
+	if printf '%s\n' "$sect11" | grep -q "^| \`$v\` |"; then
+		pass=$((pass + 1))
+	else
+		echo "FAIL - $v is read by the code but has no row in doc/formats.md section 11"
+		fail=$((fail + 1))
+	fi
+done
 echo "man: $pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
