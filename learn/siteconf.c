@@ -470,8 +470,12 @@ static int load_from(struct bot_yamlin *r, const char *name, struct bot_siteconf
 		     size_t errlen)
 {
 	int rc = read_conf(r, c);
+	uint64_t v;
 
 	if (rc < 0) {
+		/* a newer version's file, refused for a key or a value its
+		 * version brought before its `version:` line: say the version */
+		bot_yamlin_newer(r, "version", BOT_SITECONF_VERSION, &v);
 		bot_log_errf(err, errlen, "%s", bot_yamlin_error(r));
 		bot_siteconf_free(c);
 		bot_siteconf_defaults(c);

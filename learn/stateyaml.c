@@ -744,6 +744,12 @@ static int import_from(struct bot_yamlin *r, const char *name, struct bot_state 
 	}
 	if (read_state(r, out, &stage) < 0) {
 		const uint8_t *in = bot_yamlin_input(r, &inlen);
+		uint64_t v;
+
+		/* a newer schema's export, refused for what that schema
+		 * brought before its nccl-bot-state key: say the schema */
+		if (bot_yamlin_newer(r, "nccl-bot-state", BOT_STATEYAML_SCHEMA, &v))
+			stage = READ_START;
 
 		/* a schema 3 export cut short fails wherever the cut fell,
 		 * often as a value out of order: say what the tail shows */

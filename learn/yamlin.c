@@ -459,6 +459,59 @@ int bot_yamlin_skip(struct bot_yamlin *r, const struct bot_yamlin_ev *ev)
 	return 0;
 }
 
+int bot_yamlin_newer(struct bot_yamlin *r, const char *key, uint64_t max, uint64_t *found)
+{
+	struct bot_yamlin *a;
+	struct bot_yamlin_ev ev;
+	char err[BOT_YAMLIN_ERR_MAX];
+	int rc = 0;
+
+	if (!r->err[0] || !r->in)
+		return 0;
+	a = reader_new(r->name, &r->lim, err, sizeof(err));
+	if (!a)
+		return 0;
+	memcpy(a->name, r->name, sizeof(a->name));	/* escaped already */
+	yaml_parser_set_input_string(&a->p, r->in, r->inlen);
+	a->in = r->in;
+	a->inlen = r->inlen;
+	if (bot_yamlin_next(a, &ev) < 0 || ev.type != BOT_YAMLIN_MAP)
+		goto out;
+	for (;;) {
+		int hit;
+
+		if (bot_yamlin_next(a, &ev) < 0 || ev.type != BOT_YAMLIN_SCALAR)
+			goto out;	/* the end of the root, or a refusal before the key */
+		hit = !strcmp(ev.s, key);
+		if (bot_yamlin_next(a, &ev) < 0)
+			goto out;
+		if (hit) {
+			if (ev.type == BOT_YAMLIN_SCALAR &&
+			    bot_yamlin_u64(a, &ev, key, 0, 0, UINT64_MAX, found) == 0 &&
+			    *found > max) {
+				char at[BOT_YAMLIN_ERR_MAX];
+
+				/* the refusal already is the version's, at its value */
+				snprintf(at, sizeof(at), "%.255s:%u:%u: ", r->name, ev.line, ev.col);
+				bot_log_esc_inplace(at, sizeof(at));
+				if (!strncmp(r->err, at, strlen(at)))
+					goto out;
+				r->err[0] = 0;
+				failat(r, ev.line, ev.col, "%s %llu: a newer format than this build "
+				       "reads (1 to %llu)", key, (unsigned long long)*found,
+				       (unsigned long long)max);
+				rc = 1;
+			}
+			goto out;
+		}
+		if (bot_yamlin_skip(a, &ev) < 0)
+			goto out;
+	}
+out:
+	bot_yamlin_free(a);
+	return rc;
+}
+
 int bot_yamlin_is_null(const struct bot_yamlin_ev *ev)
 {
 	return ev->type == BOT_YAMLIN_SCALAR && ev->plain &&

@@ -81,6 +81,17 @@ const char *bot_yamlin_name(const struct bot_yamlin *r);
 /* The bytes being read (the file's, or the caller's buffer), *len of them. */
 const uint8_t *bot_yamlin_input(const struct bot_yamlin *r, size_t *len);
 
+/* For a reader that refused its input (r holds the refusal): when the
+ * root mapping holds `key` (a format's version) with a number above max,
+ * wherever the key stands, replace the refusal with one naming that
+ * version at its line and return 1 (*found: the version); else 0, the
+ * refusal kept. A file of a newer format is refused for what the newer
+ * format changed (a key this build does not know, a value out of its
+ * range), often before its version key is read; this names the cause
+ * (formats.md: a reader refuses a version it does not know naming it).
+ * A second pass over the input, on the failure path only. */
+int bot_yamlin_newer(struct bot_yamlin *r, const char *key, uint64_t max, uint64_t *found);
+
 /* A plain `null`, `Null`, `NULL`, `~` or an empty plain scalar. */
 int bot_yamlin_is_null(const struct bot_yamlin_ev *ev);
 /* A scalar value as a number of section 11's grammar within lo..hi (hex:

@@ -146,6 +146,12 @@ expect "show with a fabric's directory as --state" 1 "holds a fabric's .current.
 expect "import an empty file: the schema written, and 1 still read" 1 \
 	"empty.yaml: not a state export \(want a mapping with nccl-bot-state: 3; 1 and 2 still read\)" -- \
 	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/empty.yaml"
+# a newer schema's export is refused naming the schema, even where a key
+# that schema brought comes before nccl-bot-state (it said "unknown key")
+printf 'new_key: 1\nnccl-bot-state: 4\nfabric: %s\n' $F >"$tmp/s4.yaml"
+expect "import of a newer schema, its new key first" 1 \
+	"s4.yaml:2:17: nccl-bot-state 4: a newer format than this build reads \(1 to 3\)" -- \
+	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/s4.yaml"
 # a state written before format v3 (formats.md 12) still reads, and an
 # import of its export publishes the same state as v3 (summaries 0)
 v2=$top_srcdir/tests/fuzz/corpus-state/valid-v2-two-jobs.nbs
