@@ -143,8 +143,20 @@ int bot_spank_jobfacts_parse(const char *buf, size_t len, struct bot_spank_jobfa
 	memset(f, 0, sizeof(*f));
 	if (len > BOT_SPANK_JOBFACTS_MAX)
 		return bot_log_errf(err, errlen, "over %u bytes", BOT_SPANK_JOBFACTS_MAX);
-	if (len < hl || memcmp(buf, HEAD, hl))
+	if (len < hl || memcmp(buf, HEAD, hl)) {
+		const size_t pl = sizeof("nccl-bot job facts ") - 1;
+		size_t d = pl;
+
+		/* another build's facts (a prolog of a newer nccl-bot): say
+		 * its version (formats.md: a reader names a version it does
+		 * not know) */
+		while (d < len && d < pl + 9 && buf[d] >= '0' && buf[d] <= '9')
+			d++;
+		if (d > pl && d < len && buf[d] == '\n' && !memcmp(buf, HEAD, pl))
+			return bot_log_errf(err, errlen, "line 1: job facts version %.*s (this "
+					    "build reads 1)", (int)(d - pl), buf + pl);
 		return bot_log_errf(err, errlen, "line 1: not \"nccl-bot job facts 1\"");
+	}
 	for (i = hl; i < len;) {
 		const char *l = buf + i, *eq, *nl = memchr(l, '\n', len - i);
 		size_t n, k, vn;

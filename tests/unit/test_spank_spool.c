@@ -307,6 +307,12 @@ START_TEST(test_jobfacts)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
 		ck_assert_msg(bot_spank_jobfacts_parse(bad[i], strlen(bad[i]), &g, err,
 						       sizeof(err)) < 0, "accepted %zu", i);
+	/* a newer build's facts: refused naming the version, not as not facts */
+	ck_assert_int_lt(bot_spank_jobfacts_parse(bad[0], strlen(bad[0]), &g, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "job facts version 2 (this build reads 1)"), "%s", err);
+	ck_assert_int_lt(bot_spank_jobfacts_parse("nccl-bot job facts x\n", 21, &g, err,
+						  sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "not \"nccl-bot job facts 1\""), "%s", err);
 
 	base = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(base, 0);
