@@ -18,6 +18,40 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* The same bytes as SLURM_NCCL_BOT_REPORT_INFO (formats.md 17: "MODE
+ * PLUGIN SOURCE...", from the step's environment): whatever it sets, the
+ * part is one the writer writes and the reader reads back. */
+static void check_info(const uint8_t *data, size_t size)
+{
+	struct bot_report_part p, q;
+	char info[1024], err[BOT_REPORT_ERR_MAX];
+	char *a;
+	size_t la;
+
+	if (size >= sizeof(info) || memchr(data, 0, size))
+		return;
+	memcpy(info, data, size);
+	info[size] = 0;
+	bot_report_part_init(&p);
+	strcpy(p.job, "1");
+	strcpy(p.step, "0");
+	strcpy(p.node, "n1");
+	p.nparts = 1;
+	p.step_nodes = 1;
+	if (bot_report_part_info(&p, info) < 0)
+		return;
+	if (bot_report_part_format(&p, &a, &la, err, sizeof(err)) < 0)
+		abort();
+	if (bot_report_part_parse("i", a, la, &q, err, sizeof(err)) < 0)
+		abort();
+	if (strcmp(q.fabric, p.fabric) || strcmp(q.fabric_why, p.fabric_why) ||
+	    q.shadow != p.shadow || q.user_plugin != p.user_plugin)
+		abort();
+	free(a);
+	bot_report_part_free(&p);
+	bot_report_part_free(&q);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bot_report_part p, q, m;
@@ -26,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *a, *b;
 	size_t la, lb;
 
+	check_info(data, size);
 	err[0] = 0;
 	if (bot_report_part_parse("p", (const char *)data, size, &p, err, sizeof(err)) < 0) {
 		if (p.ctx || p.nctx || strncmp(err, "p:", 2) != 0)
