@@ -146,6 +146,30 @@ expect "show with a fabric's directory as --state" 1 "holds a fabric's .current.
 expect "import an empty file: the schema written, and 1 still read" 1 \
 	"empty.yaml: not a state export \(want a mapping with nccl-bot-state: 3; 1 and 2 still read\)" -- \
 	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/empty.yaml"
+# a fabric whose current snapshot is format v1 (formats.md 12: still read)
+# takes state add and a compactor's publish; the compactor adds no source
+# but keeps those state add merged, so adding the same file again after a
+# compaction is still skipped
+v1=$top_srcdir/tests/fuzz/corpus-state/valid-one-job.nbs
+mkdir -p "$tmp/v1s/$F" "$tmp/v1sp" "$tmp/v1out"
+cp "$v1" "$tmp/v1s/$F/snap-20b182203279e728.nbs"
+echo snap-20b182203279e728.nbs >"$tmp/v1s/$F/current"
+chmod 644 "$tmp/v1s/$F/current" "$tmp/v1s/$F/snap-20b182203279e728.nbs"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-v2-mixed" "$tmp/v1sp/nb-a-1.spool"
+expect "state add onto a v1 current" 0 "merged 1 spool file.*round 2; published" -- \
+	"$bot" state add --state "$tmp/v1s" --fabric $F "$tmp/v1sp/nb-a-1.spool"
+cp "$top_srcdir/tests/fuzz/corpus-spool/valid-summary" "$tmp/v1sp/nb-b-2.spool"
+"$bot" harvest --outbox "$tmp/v1out" --fabric $F --job 55 --node n1 --nodes 4 \
+	"$tmp/v1sp/nb-b-2.spool" >/dev/null 2>&1
+"$bot" ship --outbox "$tmp/v1out" --state "$tmp/v1s" >/dev/null 2>&1
+expect "compact onto it" 0 "merged 1 delta.*published snap-" -- \
+	"$bot" compact --state "$tmp/v1s" --settle 0
+expect "  ... the sources state add merged are kept" 0 "^sources: 9$" -- \
+	"$bot" state show --state "$tmp/v1s" --fabric $F
+expect "  ... so adding the file again is still skipped" 0 "nothing new" -- \
+	"$bot" state add --state "$tmp/v1s" --fabric $F "$tmp/v1sp/nb-a-1.spool"
+expect "  ... and the chain verifies" 0 "3 snapshot\(s\), 0 problem" -- \
+	"$bot" state verify --state "$tmp/v1s"
 # a newer schema's export is refused naming the schema, even where a key
 # that schema brought comes before nccl-bot-state (it said "unknown key")
 printf 'new_key: 1\nnccl-bot-state: 4\nfabric: %s\n' $F >"$tmp/s4.yaml"
