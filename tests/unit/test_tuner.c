@@ -426,7 +426,14 @@ START_TEST(test_cap_per_version)
 	ck_assert(!cap_forced(5, 22809, 3.6e9f, &nch) && nch == 0);
 	ck_assert(cap_forced(5, 22809, nextafterf(3.6e9f, 0.0f), &nch) && nch == 8);
 	ck_assert(!cap_forced(5, 0, 4e9f, &nch) && nch == 0);
+	alllog[0] = '\0';
 	ck_assert(!cap_forced(4, 22907, 4e9f, &nch) && nch == 0);
+	/* the init line names the NCCL under every ABI, not v5's alone (it
+	 * said "NCCL 0" under v3, v4 and v6) */
+	ck_assert_ptr_nonnull(strstr(alllog, "NCCL 22907, AUTO's cap 3.6e9 us"));
+	alllog[0] = '\0';
+	ck_assert(cap_forced(6, 23001, 4e9f, &nch) && nch == 8);
+	ck_assert_ptr_nonnull(strstr(alllog, "NCCL 23001, AUTO's cap FLT_MAX"));
 	/* never: FLT_MAX, inf, NaN, negative (-0.0 is >= 0: forced) */
 	ck_assert(!cap_forced(6, 0, FLT_MAX, &nch) && nch == 0);
 	ck_assert(!cap_forced(6, 0, INFINITY, &nch) && nch == 0);
@@ -488,7 +495,7 @@ START_TEST(test_version_only_from_logger_object)
 	ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t, NALGO,
 					 NPROTO, 0, &nch), 0);
 	ck_assert(((float *)t)[ring_simple] == 4e9f && nch == 0);
-	ck_assert_msg(strstr(hint_lines, "NCCL 0, AUTO's cap 3.6e9 us"), "%s", hint_lines);
+	ck_assert_msg(strstr(hint_lines, "NCCL unknown, AUTO's cap 3.6e9 us"), "%s", hint_lines);
 	/* below the cap: forced as ever */
 	cost_init(t);
 	ck_assert_int_eq(v5->getCollInfo(ctx, BOT_COLL_ALLREDUCE, 2 * MiB, 1, (float **)t, NALGO,
