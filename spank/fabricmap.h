@@ -9,8 +9,8 @@
  * per step where the step is decided (srun, sbatch, salloc), never on a
  * compute node and never through an RPC.
  *
- * The file (doc/slurm.md, "The fabric map"; `nccl-bot fabric generate`
- * will write it): text, one "NODE FABRIC" per line, separated by blanks;
+ * The file (doc/formats.md section 18; `nccl-bot fabric generate` writes
+ * it): text, one "NODE FABRIC" per line, separated by blanks;
  * '#' starts a comment; blank lines are skipped. NODE is 1-64 of
  * [A-Za-z0-9._-], FABRIC a fabric name of doc/formats.md section 12
  * ([a-z0-9][a-z0-9._-]{0,63}). A line "partition:NAME FABRIC" gives a

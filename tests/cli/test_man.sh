@@ -139,11 +139,13 @@ fi
 
 # Every NCCL_BOT_* variable the code names (test hooks NCCL_BOT_TEST_*
 # aside) has its row in doc/formats.md section 11's table of environment
-# variables: NCCL_BOT_CONFIG and NCCL_BOT_PROGRESS had none.
+# variables: NCCL_BOT_CONFIG and NCCL_BOT_PROGRESS had none; so does every
+# SLURM_NCCL_BOT_* srun hands the step's nodes (none had one; the pins'
+# prefix SLURM_NCCL_BOT_PIN_ is the row `SLURM_NCCL_BOT_PIN_<NAME>`).
 sect11=$(sed -n '/^## 11\./,/^## 12\./p' "$top_srcdir/doc/formats.md")
-for v in $(cd "$top_srcdir" && grep -rhoE '"NCCL_BOT_[A-Z0-9_]+"' --include=*.c --include=*.h \
+for v in $(cd "$top_srcdir" && grep -rhoE '"(SLURM_)?NCCL_BOT_[A-Z0-9_]+"' --include=*.c --include=*.h \
 	tools learn spank common tuner | tr -d '"' | grep -v '^NCCL_BOT_TEST_' | sort -u); do
-	if printf '%s\n' "$sect11" | grep -q "^| \`$v\` |"; then
+	if printf '%s\n' "$sect11" | grep -q "^| \`$v\(\` \|<NAME>\` \)|"; then
 		pass=$((pass + 1))
 	else
 		echo "FAIL - $v is read by the code but has no row in doc/formats.md section 11"
