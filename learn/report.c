@@ -1568,6 +1568,20 @@ static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, 
 	}
 }
 
+/* A shadow step's context merged into a job with steps that decided: NCCL's
+ * choice stood for every call (formats.md 17, merging). */
+static void ctx_stood(struct bot_report_ctx *c)
+{
+	uint64_t d[NARMS + 1], sum = 0;
+
+	dcalls_of(c, d);
+	for (int x = 0; x <= NARMS; x++)
+		sum = add_cap(sum, d[x]);
+	memset(c->dcalls, 0, sizeof(c->dcalls));
+	c->dcalls[NARMS] = sum;
+	c->decided = NONE;
+}
+
 static void tok_merge(char *dst, const char *src)
 {
 	if (strcmp(dst, src))
@@ -1578,6 +1592,7 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 {
 	struct bot_report_ctx *v;
 	size_t i = 0, j = 0, k = 0;
+	int in_stood = 0;
 
 	if (!out->nparts) {
 		struct bot_report_ctx *keep = out->ctx;
@@ -1607,7 +1622,20 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 		/* two fabrics: none ('*'), so that neither's state stands in
 		 * for the other's contexts (formats.md 17) */
 		tok_merge(out->fabric, in->fabric);
-		out->shadow |= in->shadow;
+		if (how == BOT_REPORT_STEPS && out->shadow != in->shadow) {
+			/* a job of shadow steps and steps that decided: the
+			 * shadow steps' calls are NCCL's own (left to AUTO),
+			 * the job is not shadow (it said shadow, nothing
+			 * saved, whatever its other steps did) */
+			if (out->shadow)
+				for (size_t q = 0; q < out->nctx; q++)
+					ctx_stood(&out->ctx[q]);
+			else
+				in_stood = 1;
+			out->shadow = 0;
+		} else {
+			out->shadow |= in->shadow;
+		}
 		if (!out->lookup)
 			out->lookup = in->lookup;
 		if (in->step_nodes > out->step_nodes)
@@ -1645,10 +1673,16 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 			v[k] = in->ctx[j++];
 			if (!v[k].src_calls)
 				v[k].src_calls = v[k].calls;
+			if (in_stood)
+				ctx_stood(&v[k]);
 			k++;
 		} else {
+			struct bot_report_ctx c = in->ctx[j++];
+
+			if (in_stood)
+				ctx_stood(&c);
 			v[k] = out->ctx[i++];
-			merge_ctx(&v[k++], &in->ctx[j++], how);
+			merge_ctx(&v[k++], &c, how);
 		}
 	}
 	if (k > BOT_REPORT_MAX_CTX) {

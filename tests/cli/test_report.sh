@@ -150,6 +150,30 @@ expect "  ... the step's own parts still merged apart" 0 "step 5\.0: 2 part\(s\)
 	"$bot" report "$tmp/v2"
 rm -f "$tmp/v2/5.0.n3.part"
 
+# a job of a shadow step and a step that decided (formats.md 17, merging):
+# the job's total keeps step 1's 1000 calls x (100 - 50) us saved, the
+# shadow step's 1000 calls count as AUTO's (it said shadow, nothing saved,
+# until 2026-12-04)
+mkdir -m 700 "$tmp/mix"
+for s in 0 1; do
+	{
+		printf 'nccl-bot-report-part 2\njob 61\nstep %s\nnode n1\n' $s
+		[ $s = 0 ] && printf 'mode shadow\n'
+		printf 'policy ucb1\nctx allreduce 80 8 1 1000 ring/simple tree/simple\n'
+		printf 'decided tree/simple 1000\narm ring/simple 10 90000 100000\n'
+		printf 'arm tree/simple 10 40000 50000\nend 1\n'
+	} >"$tmp/mix/61.$s.n1.part"
+done
+expect "a shadow step and a step that decided: the job's total keeps what the step saved" 0 \
+	"job total: 1000 calls decided of 2000, saved 50\.000 ms, lost 0\.000 ms, net 50\.000 ms saved" -- \
+	"$bot" report --plugstack /dev/null "$tmp/mix"
+expect "  ... the shadow step's own total still claims nothing" 0 \
+	"step total \(shadow: NCCL's choice stood, nothing saved or lost\): 1000 calls" -- \
+	"$bot" report --plugstack /dev/null "$tmp/mix"
+expect "  ... --json's job totals too" 0 \
+	'"job":\{"totals":\{"calls":2000,"calls_decided":1000,"saved":0\.05,"lost":0,"net":0\.05,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/mix"
+
 # an arm the step did not measure (formats.md 17, "Latency of an arm"):
 # the step ran only our ring/simple (101 us); NCCL's row puts AUTO's
 # tree/ll at 100/105 of it (96 us): lost. The fabric's state (state add of
