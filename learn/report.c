@@ -1841,6 +1841,10 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 	}
 	r->known = 1;
 	r->loss_ours = r->t_ours / r->t[r->best] - 1;
+	/* t_ours is a calls-weighted mean of arms the best is the fastest of:
+	 * below it only by rounding ("-0.0%") */
+	if (r->loss_ours < 0)
+		r->loss_ours = 0;
 	r->loss_auto = r->t[a] / r->t[r->best] - 1;
 	r->over10 = r->loss_ours > 0.10;
 	r->harmed = r->loss_ours - r->loss_auto > 0.02;
@@ -1877,6 +1881,11 @@ void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals
 			t->worst_excess = r.loss_ours - r.loss_auto;
 		any = 1;
 	}
+	/* equal sums of different terms differ in their last bits: that is no
+	 * time saved or lost, whichever sign it has */
+	t->net = t->saved - t->lost;
+	if (fabs(t->net) <= 1e-11 * (t->saved + t->lost))
+		t->net = 0;
 	/* Slurm's task count is not the rank count when a launcher (torchrun)
 	 * starts the ranks as a task's children: the largest communicator seen
 	 * tells more, and a rank that loaded the tuner exists by definition. */
@@ -1929,8 +1938,10 @@ static void seconds(double s, char *buf, size_t len)
 		snprintf(buf, len, "%.3g s", s);
 	else if (s >= 0.9995e-3)
 		snprintf(buf, len, "%.3g ms", s * 1e3);
-	else
+	else if (s >= 1e-10)
 		snprintf(buf, len, "%.3g us", s * 1e6);
+	else	/* %.3g writes 1e-05 below 0.0001 */
+		snprintf(buf, len, "0 us");
 }
 
 void bot_report_summary(const struct bot_report_part *m, const char *stepname,
@@ -1948,7 +1959,7 @@ void bot_report_summary(const struct bot_report_part *m, const char *stepname,
 		snprintf(exp, sizeof(exp), "%llu", (unsigned long long)t.ranks_expected);
 	else
 		snprintf(exp, sizeof(exp), "?");
-	net = t.saved - t.lost;
+	net = t.net;
 	seconds(net >= 0 ? net : -net, time, sizeof(time));
 	if (m->shadow)
 		snprintf(what, sizeof(what), "shadow: measured only, NCCL's choice stands");

@@ -268,6 +268,9 @@ int bot_report_state_arms(void *arg, const char *fabric, const struct bot_report
 struct bot_report_totals {
 	uint64_t calls, calls_decided;
 	double saved, lost;		/* s */
+	double net;			/* saved - lost, s; 0 where the two differ by no
+					 * more than the sums' rounding (its sign is
+					 * what the report says: saved or lost) */
 	int estimated;			/* a number in saved/lost came from an estimate */
 	size_t contexts, over10, harmed, unknown;
 	double worst_excess;

@@ -125,11 +125,11 @@ static void notes_of(const struct bot_report_part *m, const char *where, size_t 
 	} else {
 		span(sv, sizeof(sv), t.saved);
 		span(ls, sizeof(ls), t.lost);
-		span(nt, sizeof(nt), fabs(t.saved - t.lost));
+		span(nt, sizeof(nt), fabs(t.net));
 		snprintf(note[n++], NOTE_MAX, "%llu calls decided of %llu; %ssaved %s, lost %s, net "
 			 "%s %s vs AUTO", (unsigned long long)t.calls_decided,
 			 (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
-			 t.saved >= t.lost ? "saved" : "lost");
+			 t.net >= 0 ? "saved" : "lost");
 		snprintf(note[n++], NOTE_MAX, "%zu context(s) lost >10%%, %zu harmed (worse than "
 			 "AUTO by > 2 points), %zu unknown", t.over10, t.harmed, t.unknown);
 	}

@@ -380,7 +380,7 @@ static void text_totals(const char *what, const struct bot_report_part *m)
 	bot_report_totals(m, &t);
 	span(t.saved, sv, sizeof(sv));
 	span(t.lost, ls, sizeof(ls));
-	span(t.saved >= t.lost ? t.saved - t.lost : t.lost - t.saved, nt, sizeof(nt));
+	span(t.net >= 0 ? t.net : -t.net, nt, sizeof(nt));
 	if (m->shadow)
 		printf("  %s total (shadow: NCCL's choice stood, nothing saved or lost): %llu calls "
 		       "in %zu contexts, %zu where AUTO lost >10%% against the best known arm\n",
@@ -390,7 +390,7 @@ static void text_totals(const char *what, const struct bot_report_part *m)
 		       "vs AUTO; %zu contexts lost >10%%, %zu harmed (worse than AUTO by > 2 "
 		       "points), %zu unknown\n", what, (unsigned long long)t.calls_decided,
 		       (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
-		       t.saved >= t.lost ? "saved" : "lost", t.over10, t.harmed, t.unknown);
+		       t.net >= 0 ? "saved" : "lost", t.over10, t.harmed, t.unknown);
 }
 
 static void text_step(const struct bot_report_part *m, const char *nodes, int contexts)
@@ -489,7 +489,7 @@ static void json_totals(const struct bot_report_part *m)
 	       "\"net\":%.9g,\"estimated\":%s,\"contexts\":%zu,\"over10\":%zu,\"harmed\":%zu,"
 	       "\"unknown\":%zu,\"worst_excess\":%.6g,\"ranks_loaded\":%llu,"
 	       "\"ranks_expected\":%llu}", (unsigned long long)t.calls,
-	       (unsigned long long)t.calls_decided, t.saved, t.lost, t.saved - t.lost,
+	       (unsigned long long)t.calls_decided, t.saved, t.lost, t.net,
 	       t.estimated ? "true" : "false", t.contexts, t.over10, t.harmed, t.unknown,
 	       t.worst_excess, (unsigned long long)t.ranks_loaded,
 	       (unsigned long long)t.ranks_expected);

@@ -174,6 +174,28 @@ expect "  ... --json's job totals too" 0 \
 	'"job":\{"totals":\{"calls":2000,"calls_decided":1000,"saved":0\.05,"lost":0,"net":0\.05,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/mix"
 
+# equal sums of different terms: 100 ns saved (101 - 1) and 100 ns lost
+# (120 - 20) differ in their last bits; net is 0, said "saved", not "lost"
+# with 1.3e-23 s ("lost 1.32e-17 us" on the summary line) until 2026-12-04;
+# a context's own loss of 1600 calls on AUTO's arm is 0.0%, not -0.0%
+mkdir -m 700 "$tmp/fp"
+{
+	printf 'nccl-bot-report-part 2\njob 62\nstep 0\nnode n1\npolicy ucb1\n'
+	printf 'ctx allgather 82 8 4 1600 ring/ll128 -\ndecided - 1600\n'
+	printf 'arm ring/ll128 240 83540 83983\n'
+	printf 'ctx allreduce 80 8 1 1 ring/simple tree/simple\ndecided tree/simple 1\n'
+	printf 'arm ring/simple 10 101 101\narm tree/simple 10 1 1\n'
+	printf 'ctx allreduce 84 8 1 1 ring/simple tree/simple\ndecided tree/simple 1\n'
+	printf 'arm ring/simple 10 20 20\narm tree/simple 10 120 120\nend 3\n'
+} >"$tmp/fp/62.0.n1.part"
+expect "saved and lost equal: net 0 saved, not lost by rounding" 0 \
+	"step total: 2 calls decided of 1602, saved 0\.000 ms, lost 0\.000 ms, net 0\.000 ms saved vs AUTO" -- \
+	"$bot" report --plugstack /dev/null "$tmp/fp"
+expect "  ... --json's net is 0" 0 '"totals":\{[^}]*"saved":1e-07,"lost":1e-07,"net":0,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/fp"
+expect "  ... AUTO's own arm: loss ours 0.0%, never -0.0%" 0 "AUTO 84\.0 us, ours 84\.0 us; loss ours 0\.0%," -- \
+	"$bot" report --plugstack /dev/null "$tmp/fp"
+
 # an arm the step did not measure (formats.md 17, "Latency of an arm"):
 # the step ran only our ring/simple (101 us); NCCL's row puts AUTO's
 # tree/ll at 100/105 of it (96 us): lost. The fabric's state (state add of

@@ -373,6 +373,32 @@ START_TEST(test_numbers)
 }
 END_TEST
 
+/* saved 100 ns (101 - 1), lost 100 ns (120 - 20): the sums differ in their
+ * last bits; the summary said "lost 1.32e-17 us" (a sign from rounding, in
+ * the exponent form the readers of the line do not take) until 2026-12-04 */
+START_TEST(test_rounding)
+{
+	static const char text[] =
+		"nccl-bot-report-part 2\njob 77\nstep 0\nnode n1\npolicy ucb1\n"
+		"ctx allreduce 80 8 1 1 ring/simple tree/simple\ndecided tree/simple 1\n"
+		"arm ring/simple 10 101 101\narm tree/simple 10 1 1\n"
+		"ctx allreduce 84 8 1 1 ring/simple tree/simple\ndecided tree/simple 1\n"
+		"arm ring/simple 10 20 20\narm tree/simple 10 120 120\nend 2\n";
+	struct bot_report_part p;
+	struct bot_report_totals t;
+	char err[600], line[600];
+
+	ck_assert_msg(bot_report_part_parse("77.0.n1.part", text, sizeof(text) - 1, &p, err,
+					    sizeof(err)) == 0, "%s", err);
+	bot_report_totals(&p, &t);
+	ck_assert(fabs(t.saved - 1e-7) < 1e-18 && fabs(t.lost - 1e-7) < 1e-18);
+	ck_assert(t.net == 0);
+	bot_report_summary(&p, "77.0", "/r", line, sizeof(line));
+	ck_assert_msg(strstr(line, "2 calls decided, est. saved 0 us vs AUTO,"), "%s", line);
+	bot_report_part_free(&p);
+}
+END_TEST
+
 START_TEST(test_merge)
 {
 	struct bot_report_part a, b, step, job;
@@ -884,6 +910,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_build_and_read_back);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_numbers);
+	tcase_add_test(tc, test_rounding);
 	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_files_refused);
 	tcase_add_test(tc, test_expand_and_info);
