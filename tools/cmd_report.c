@@ -19,7 +19,9 @@
  * learned state when it has it (--state DIR, $NCCL_BOT_STATE, else
  * state_dir= of plugstack.conf; learn/store.h), else from NCCL's cost
  * model; the source is named (formats.md 17). --svg FILE: the steps read merged, drawn
- * (learn/reportsvg.h) into FILE besides the text or JSON. Exit status: 0
+ * (learn/reportsvg.h) into FILE besides the text or JSON. --json: "steps",
+ * "jobs" (every job's totals: a DIR may hold several) and "job" (the
+ * last job's). Exit status: 0
  * parts were read (and FILE written), 1 none (or the directory cannot be
  * read, or nothing was measured to draw, or FILE cannot be written), 2
  * usage.
@@ -480,12 +482,12 @@ static void json_vers(const char *key, const struct bot_report_ver *v, size_t n)
 	printf("]");
 }
 
-static void json_totals(const struct bot_report_part *m)
+static void json_totals(FILE *f, const struct bot_report_part *m)
 {
 	struct bot_report_totals t;
 
 	bot_report_totals(m, &t);
-	printf("\"totals\":{\"calls\":%llu,\"calls_decided\":%llu,\"saved\":%.9g,\"lost\":%.9g,"
+	fprintf(f, "\"totals\":{\"calls\":%llu,\"calls_decided\":%llu,\"saved\":%.9g,\"lost\":%.9g,"
 	       "\"net\":%.9g,\"estimated\":%s,\"contexts\":%zu,\"over10\":%zu,\"harmed\":%zu,"
 	       "\"unknown\":%zu,\"worst_excess\":%.6g,\"ranks_loaded\":%llu,"
 	       "\"ranks_expected\":%llu}", (unsigned long long)t.calls,
@@ -573,8 +575,24 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 			printf(",\"known\":false}");
 	}
 	printf("],");
-	json_totals(m);
+	json_totals(stdout, m);
 	printf("}");
+}
+
+/* One job's entry of --json's "jobs": its leader's id and totals. */
+static void json_job(FILE *f, const struct bot_report_part *jobm, int first)
+{
+	char lead[BOT_REPORT_TOKEN_MAX];
+
+	if (!f)
+		return;
+	bot_report_job_leader(jobm->job, lead, sizeof(lead));
+	fprintf(f, "%s{\"job\":\"", first ? "" : ",");
+	for (const char *s = lead; *s; s++)	/* a token: [A-Za-z0-9._-] */
+		fputc(*s, f);
+	fprintf(f, "\",");
+	json_totals(f, jobm);
+	fprintf(f, "}");
 }
 
 /* ---- the command --------------------------------------------------------- */
@@ -651,9 +669,10 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 	const struct bot_report_lookup *lookup;
 	struct bot_report_set set;
 	struct bot_report_part jobm, stepm, all;
-	char nodes[1024];
-	size_t nsteps = 0;
-	int rc = 0, first = 1;
+	char nodes[1024], *jobs_buf = NULL;
+	size_t nsteps = 0, jobs_len = 0;
+	int rc = 0, first = 1, njobs = 0;
+	FILE *jobs = NULL;
 
 	if (bot_report_dir_read(dir, job, NULL, &set, &log) < 0)
 		return 1;
@@ -668,6 +687,14 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 	for (size_t i = 0; i < set.n; i++)
 		set.v[i].lookup = lookup;
 	if (json) {
+		/* every job's totals, printed after the steps ("jobs") */
+		jobs = open_memstream(&jobs_buf, &jobs_len);
+		if (!jobs) {
+			fprintf(stderr, "nccl-bot: report: out of memory\n");
+			bot_report_set_free(&set);
+			states_free(&rs);
+			return 1;
+		}
 		printf("{\"dir\":");
 		json_str(dir);
 		printf(",\"refused\":%zu,\"steps\":[", set.refused);
@@ -702,6 +729,7 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		if (jobm.nparts && !same_job(&jobm, &stepm)) {
 			if (!json)
 				text_totals("job", &jobm);
+			json_job(jobs, &jobm, !njobs++);
 			bot_report_part_free(&jobm);
 			bot_report_part_init(&jobm);
 		}
@@ -720,8 +748,14 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		i = j;
 	}
 	if (json) {
-		printf("],\"job\":{");
-		json_totals(&jobm);
+		if (jobm.nparts)
+			json_job(jobs, &jobm, !njobs++);
+		fclose(jobs);
+		/* "jobs": each job's totals (a directory may hold several);
+		 * "job": the last one's, the only one's for a JOBID */
+		printf("],\"jobs\":[%s],\"job\":{", jobs_buf ? jobs_buf : "");
+		free(jobs_buf);
+		json_totals(stdout, &jobm);
 		printf("}}\n");
 	} else if (jobm.nparts) {
 		text_totals("job", &jobm);

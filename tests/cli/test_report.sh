@@ -196,6 +196,32 @@ expect "  ... --json's net is 0" 0 '"totals":\{[^}]*"saved":1e-07,"lost":1e-07,"
 expect "  ... AUTO's own arm: loss ours 0.0%, never -0.0%" 0 "AUTO 84\.0 us, ours 84\.0 us; loss ours 0\.0%," -- \
 	"$bot" report --plugstack /dev/null "$tmp/fp"
 
+# a part of one node: an 8-rank communicator (nnodes 1) and a 16-rank one
+# (nnodes 2), the base of the two-jobs case below
+mkdir -m 700 "$tmp/tp"
+for n in n1; do
+	{
+		printf 'nccl-bot-report-part 2\njob 64\nstep 0\nnode %s\npolicy ucb1\n' $n
+		printf 'ctx allreduce 80 8 1 1000 ring/simple tree/simple\ndecided tree/simple 1000\n'
+		printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 40000 50000\n'
+		printf 'ctx allreduce 80 16 2 500 ring/simple tree/simple\ndecided tree/simple 500\n'
+		printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 40000 50000\nend 2\n'
+	} >"$tmp/tp/64.0.$n.part"
+done
+
+# a directory of two jobs: --json's "jobs" has each job's totals ("job"
+# alone, the last job's, was all it said until 2026-12-04)
+mkdir -m 700 "$tmp/two"
+cp -p "$tmp/tp/64.0.n1.part" "$tmp/two/"
+sed 's/^job 64$/job 66/; s/ 1000 ring/ 3000 ring/; s/tree.simple 1000$/tree\/simple 3000/' "$tmp/tp/64.0.n1.part" >"$tmp/two/66.0.n1.part"
+chmod 600 "$tmp/two"/*.part
+expect "--json of a directory of two jobs: each job's totals in \"jobs\"" 0 \
+	'"jobs":\[\{"job":"64","totals":\{"calls":1500,"calls_decided":1500,"saved":0\.075,[^]]*\},\{"job":"66","totals":\{"calls":3500,"calls_decided":3500,"saved":0\.175,[^]]*\}\],"job":\{"totals":\{"calls":3500,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/two"
+if command -v python3 >/dev/null 2>&1; then
+	expect "  ... is JSON" 0 "" -- sh -c "'$bot' report --json --plugstack /dev/null '$tmp/two' | python3 -m json.tool >/dev/null"
+fi
+
 # an arm the step did not measure (formats.md 17, "Latency of an arm"):
 # the step ran only our ring/simple (101 us); NCCL's row puts AUTO's
 # tree/ll at 100/105 of it (96 us): lost. The fabric's state (state add of
