@@ -374,6 +374,16 @@ static const char *est_word(int src)
 	       src == BOT_REPORT_SRC_COST ? " (estimated: NCCL's cost model)" : "";
 }
 
+/* "job" for a job's total, "job J" where the directory holds several. */
+static const char *job_label(const struct bot_report_part *m, int several, char *buf,
+			     size_t len)
+{
+	if (!several)
+		return "job";
+	snprintf(buf, len, "job %s", m->job);
+	return buf;
+}
+
 static void text_totals(const char *what, const struct bot_report_part *m)
 {
 	struct bot_report_totals t;
@@ -669,9 +679,9 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 	const struct bot_report_lookup *lookup;
 	struct bot_report_set set;
 	struct bot_report_part jobm, stepm, all;
-	char nodes[1024], *jobs_buf = NULL;
+	char nodes[1024], *jobs_buf = NULL, label[BOT_REPORT_TOKEN_MAX + 8];
 	size_t nsteps = 0, jobs_len = 0;
-	int rc = 0, first = 1, njobs = 0;
+	int rc = 0, first = 1, njobs = 0, several = 0;
 	FILE *jobs = NULL;
 
 	if (bot_report_dir_read(dir, job, NULL, &set, &log) < 0)
@@ -703,6 +713,10 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 	}
 	bot_report_part_init(&jobm);
 	bot_report_part_init(&all);
+	/* a directory of several jobs names each job's total (they all
+	 * said "job total:"); one job's stays as it was */
+	for (size_t i = 1; i < set.n && !several; i++)
+		several = !same_job(&set.v[0], &set.v[i]);
 	for (size_t i = 0; i < set.n && !rc;) {
 		size_t j = i, k = 0;
 
@@ -728,7 +742,7 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		/* a new job: the last one's total first */
 		if (jobm.nparts && !same_job(&jobm, &stepm)) {
 			if (!json)
-				text_totals("job", &jobm);
+				text_totals(job_label(&jobm, several, label, sizeof(label)), &jobm);
 			json_job(jobs, &jobm, !njobs++);
 			bot_report_part_free(&jobm);
 			bot_report_part_init(&jobm);
@@ -758,7 +772,7 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		json_totals(stdout, &jobm);
 		printf("}}\n");
 	} else if (jobm.nparts) {
-		text_totals("job", &jobm);
+		text_totals(job_label(&jobm, several, label, sizeof(label)), &jobm);
 	}
 	if (rc)
 		fprintf(stderr, "nccl-bot: report: out of memory or over %u contexts\n",

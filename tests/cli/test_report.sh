@@ -221,6 +221,12 @@ expect "--json of a directory of two jobs: each job's totals in \"jobs\"" 0 \
 if command -v python3 >/dev/null 2>&1; then
 	expect "  ... is JSON" 0 "" -- sh -c "'$bot' report --json --plugstack /dev/null '$tmp/two' | python3 -m json.tool >/dev/null"
 fi
+# the text names each job's total there (both said "job total:")
+expect "  ... the text names each job's total" 0 \
+	"job 64 total: 1500 calls decided of 1500.* job 66 total: 3500 calls decided of 3500" -- \
+	sh -c "'$bot' report --plugstack /dev/null '$tmp/two' | tr '\n' ' '"
+expect "  ... one job's stays \"job total:\"" 0 "^  job total: 1500 calls" -- \
+	"$bot" report --plugstack /dev/null "$tmp/tp"
 
 # an arm the step did not measure (formats.md 17, "Latency of an arm"):
 # the step ran only our ring/simple (101 us); NCCL's row puts AUTO's
