@@ -507,7 +507,7 @@ static void json_totals(FILE *f, const struct bot_report_part *m)
 	       (unsigned long long)t.ranks_expected);
 }
 
-static void json_step(const struct bot_report_part *m, const char *nodes)
+static void json_step(const struct bot_report_part *m, const char *nodes, int counted)
 {
 	struct bot_report_totals t;
 
@@ -520,6 +520,7 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 	json_str(nodes);
 	if (m->token)
 		printf(",\"token\":\"%016llx\"", (unsigned long long)m->token);
+
 	printf(",\"parts\":%zu,\"mode\":\"%s\",\"policy\":\"%s\",\"fabric\":", m->nparts,
 	       m->shadow ? "shadow" : "on", bot_policy_name(m->policy));
 	json_str(m->fabric);
@@ -586,7 +587,8 @@ static void json_step(const struct bot_report_part *m, const char *nodes)
 	}
 	printf("],");
 	json_totals(stdout, m);
-	printf("}");
+	/* false: an earlier run's parts, not in the job's totals */
+	printf(",\"in_job_total\":%s}", counted ? "true" : "false");
 }
 
 /* One job's entry of --json's "jobs": its leader's id and totals. */
@@ -621,6 +623,38 @@ static int same_job(const struct bot_report_part *a, const struct bot_report_par
 static int same_step(const struct bot_report_part *a, const struct bot_report_part *b)
 {
 	return same_job(a, b) && !strcmp(a->step, b->step) && a->token == b->token;
+}
+
+/* The restart count of the latest run among the parts of set->v[i]'s step
+ * (sorted: a step's parts are together, whatever their tokens). */
+static uint32_t step_latest(const struct bot_report_set *set, size_t i)
+{
+	const struct bot_report_part *p = &set->v[i];
+	uint32_t r = 0;
+	size_t k = i;
+
+	while (k > 0 && same_job(&set->v[k - 1], p) && !strcmp(set->v[k - 1].step, p->step))
+		k--;
+	for (; k < set->n && same_job(&set->v[k], p) && !strcmp(set->v[k].step, p->step); k++)
+		if (set->v[k].restart > r)
+			r = set->v[k].restart;
+	return r;
+}
+
+/* Do the runs among set->v[i]'s step's parts differ in their restart
+ * counts (so that the latest is known)? */
+static int step_runs_ordered(const struct bot_report_set *set, size_t i)
+{
+	const struct bot_report_part *p = &set->v[i];
+	size_t k = i;
+
+	while (k > 0 && same_job(&set->v[k - 1], p) && !strcmp(set->v[k - 1].step, p->step))
+		k--;
+	for (size_t m = k; m < set->n && same_job(&set->v[m], p) && !strcmp(set->v[m].step, p->step);
+	     m++)
+		if (set->v[m].restart != set->v[k].restart)
+			return 1;
+	return 0;
 }
 
 /* What the picture is of: "job J", or "jobs J1, J2, J3, ... (N jobs)". */
@@ -719,10 +753,13 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		several = !same_job(&set.v[0], &set.v[i]);
 	for (size_t i = 0; i < set.n && !rc;) {
 		size_t j = i, k = 0;
+		uint32_t run = 0, latest = step_latest(&set, i);
 
 		bot_report_part_init(&stepm);
 		nodes[0] = 0;
 		for (; j < set.n && same_step(&set.v[i], &set.v[j]); j++) {
+			if (set.v[j].restart > run)
+				run = set.v[j].restart;
 			if (bot_report_merge(&stepm, &set.v[j], BOT_REPORT_SAME_STEP) < 0)
 				rc = 1;
 			k += (size_t)snprintf(nodes + k, k < sizeof(nodes) ? sizeof(nodes) - k : 0,
@@ -736,9 +773,12 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		    !strcmp(set.v[i - 1].step, set.v[i].step))
 			fprintf(stderr, "nccl-bot: report: warning: %s: step %s.%s has parts of "
 				"different runs (tokens %016llx and %016llx: an earlier run or "
-				"another cluster's job of the same id); each is shown on its own\n",
+				"another cluster's job of the same id); each is shown on its own, "
+				"and the job's total counts %s\n",
 				dir, stepm.job, stepm.step, (unsigned long long)set.v[i - 1].token,
-				(unsigned long long)set.v[i].token);
+				(unsigned long long)set.v[i].token, step_runs_ordered(&set, i) ?
+				"the latest run's (the highest restart count)" :
+				"each (runs of one restart count cannot be ordered)");
 		/* a new job: the last one's total first */
 		if (jobm.nparts && !same_job(&jobm, &stepm)) {
 			if (!json)
@@ -747,15 +787,22 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 			bot_report_part_free(&jobm);
 			bot_report_part_init(&jobm);
 		}
-		if (bot_report_merge(&jobm, &stepm, BOT_REPORT_STEPS) < 0 ||
-		    (svg && bot_report_merge(&all, &stepm, BOT_REPORT_STEPS) < 0))
+		/* an earlier run's parts (a requeued job's, on nodes the rerun
+		 * did not use) are shown but not counted again in the job's
+		 * total: both runs' calls were added until 2026-12-04 */
+		if (run >= latest && (bot_report_merge(&jobm, &stepm, BOT_REPORT_STEPS) < 0 ||
+				      (svg && bot_report_merge(&all, &stepm, BOT_REPORT_STEPS) < 0)))
 			rc = 1;
 		nsteps++;
 		if (json) {
 			printf("%s", first ? "" : ",");
-			json_step(&stepm, nodes);
+			json_step(&stepm, nodes, run >= latest);
 		} else {
 			text_step(&stepm, nodes, 1);
+			if (run < latest)
+				printf("  (an earlier run of step %s.%s, restart %u of %u: shown, not "
+				       "counted in the job's total)\n", stepm.job, stepm.step, run,
+				       latest);
 		}
 		first = 0;
 		bot_report_part_free(&stepm);

@@ -150,6 +150,36 @@ expect "  ... the step's own parts still merged apart" 0 "step 5\.0: 2 part\(s\)
 	"$bot" report "$tmp/v2"
 rm -f "$tmp/v2/5.0.n3.part"
 
+# a requeued job's earlier run left a part on a node the rerun did not use:
+# shown, but the job's total counts the latest run (the highest restart
+# count) alone (both runs' calls were added until 2026-12-04); runs of one
+# restart count cannot be ordered and both still count
+mkdir -m 700 "$tmp/rq"
+rqpart() { # NODE TOKEN RESTART
+	{
+		printf 'nccl-bot-report-part 2\njob 7\nstep 0\nnode %s\nrestart %s\ntoken %s\n' "$1" "$3" "$2"
+		printf 'policy ucb1\nctx allreduce 80 8 1 1000 ring/simple tree/simple\n'
+		printf 'decided tree/simple 1000\narm ring/simple 10 90000 100000\narm tree/simple 10 40000 50000\nend 1\n'
+	} >"$tmp/rq/7.0.$1.part"
+}
+rqpart n1 00000000000000aa 1
+rqpart n3 00000000000000bb 0
+expect "an earlier run's part: the job's total counts the latest run" 0 \
+	"^  job total: 1000 calls decided of 1000, saved 50\.000 ms" -- "$bot" report --plugstack /dev/null "$tmp/rq"
+expect "  ... the earlier run shown, and said not counted" 0 \
+	"an earlier run of step 7\.0, restart 0 of 1: shown, not counted in the job's total" -- \
+	"$bot" report --plugstack /dev/null "$tmp/rq"
+expect "  ... the warning says which run counts" 0 "the job's total counts the latest run's" -- \
+	"$bot" report --plugstack /dev/null "$tmp/rq"
+expect "  ... --json marks the earlier run's step" 0 \
+	'"token":"00000000000000aa".*"in_job_total":true\},\{[^{]*"token":"00000000000000bb".*"in_job_total":false\}\],"jobs".*"job":\{"totals":\{"calls":1000,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/rq"
+rqpart n3 00000000000000bb 1
+expect "  ... two runs of one restart count: both count, said" 0 \
+	"runs of one restart count cannot be ordered" -- "$bot" report --plugstack /dev/null "$tmp/rq"
+expect "  ... (2000 calls)" 0 "^  job total: 2000 calls decided of 2000" -- \
+	"$bot" report --plugstack /dev/null "$tmp/rq"
+
 # a job of a shadow step and a step that decided (formats.md 17, merging):
 # the job's total keeps step 1's 1000 calls x (100 - 50) us saved, the
 # shadow step's 1000 calls count as AUTO's (it said shadow, nothing saved,
