@@ -152,5 +152,16 @@ for v in $(cd "$top_srcdir" && grep -rhoE '"(SLURM_)?NCCL_BOT_[A-Z0-9_]+"' --inc
 		fail=$((fail + 1))
 	fi
 done
+# The pins stay in the tasks' environment (spank/remote.c copies them and
+# takes nothing out but under the kill switch; doc/slurm.md: a nested srun
+# tells its values by them); section 11 said the nodes take every
+# SLURM_NCCL_BOT_* out of it.
+if printf '%s\n' "$sect11" | tr '\n' ' ' | grep -q "takes every one of them out of the tasks' environment"; then
+	echo "FAIL - formats.md 11 says the SLURM_NCCL_BOT_* variables are taken out of the tasks' environment"
+	fail=$((fail + 1))
+else
+	echo "ok - formats.md 11: the SLURM_NCCL_BOT_* variables stay in the tasks' environment"
+	pass=$((pass + 1))
+fi
 echo "man: $pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
