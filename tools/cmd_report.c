@@ -378,9 +378,14 @@ static const char *est_word(int src)
 static const char *job_label(const struct bot_report_part *m, int several, char *buf,
 			     size_t len)
 {
+	char lead[BOT_REPORT_TOKEN_MAX];
+
 	if (!several)
 		return "job";
-	snprintf(buf, len, "job %s", m->job);
+	/* the leader's id, as --json's "jobs" names it (a component's
+	 * steps are the leader's) */
+	bot_report_job_leader(m->job, lead, sizeof(lead));
+	snprintf(buf, len, "job %s", lead);
 	return buf;
 }
 

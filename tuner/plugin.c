@@ -44,8 +44,9 @@
 /* ---- the process record (init and finalize only) --------------------------- */
 
 /* A comm our tuner opened (c NULL: v2's pass-through), when NCCL_BOT_SPOOL
- * is set. The NCCL version is the decision's when it asked (tuner v5), else
- * looked up once per process. */
+ * is set. The NCCL version is the one the comm's init looked up (every ABI
+ * since 2026-12-04), else (v2's pass-through, or none found) looked up once
+ * per process. */
 static void note_tuner(int abi, const struct bot_decide_ctx *c, bot_nccl_logger_t log)
 {
 	const char *dir = getenv(BOT_ENV_SPOOL);

@@ -257,6 +257,12 @@ expect "  ... the text names each job's total" 0 \
 	sh -c "'$bot' report --plugstack /dev/null '$tmp/two' | tr '\n' ' '"
 expect "  ... one job's stays \"job total:\"" 0 "^  job total: 1500 calls" -- \
 	"$bot" report --plugstack /dev/null "$tmp/tp"
+# a heterogeneous component's total is named by its leader, as "jobs" names it
+sed 's/^job 64$/job 67+1/' "$tmp/tp/64.0.n1.part" >"$tmp/two/67+1.0.n1.part"
+chmod 600 "$tmp/two/67+1.0.n1.part"
+expect "  ... a component's job total named by its leader (67, not 67+1)" 0 "^  job 67 total: 1500 calls" -- \
+	"$bot" report --plugstack /dev/null "$tmp/two"
+rm -f "$tmp/two/67+1.0.n1.part"
 
 # an arm the step did not measure (formats.md 17, "Latency of an arm"):
 # the step ran only our ring/simple (101 us); NCCL's row puts AUTO's
