@@ -631,35 +631,24 @@ static int same_step(const struct bot_report_part *a, const struct bot_report_pa
 }
 
 /* The restart count of the latest run among the parts of set->v[i]'s step
- * (sorted: a step's parts are together, whatever their tokens). */
-static uint32_t step_latest(const struct bot_report_set *set, size_t i)
+ * (sorted: a step's parts are together, whatever their tokens); *ordered 1
+ * when their restart counts differ (so that the latest is known). */
+static uint32_t step_latest(const struct bot_report_set *set, size_t i, int *ordered)
 {
 	const struct bot_report_part *p = &set->v[i];
 	uint32_t r = 0;
-	size_t k = i;
+	size_t k = i, first;
 
 	while (k > 0 && same_job(&set->v[k - 1], p) && !strcmp(set->v[k - 1].step, p->step))
 		k--;
-	for (; k < set->n && same_job(&set->v[k], p) && !strcmp(set->v[k].step, p->step); k++)
+	*ordered = 0;
+	for (first = k; k < set->n && same_job(&set->v[k], p) && !strcmp(set->v[k].step, p->step);
+	     k++) {
 		if (set->v[k].restart > r)
 			r = set->v[k].restart;
+		*ordered |= set->v[k].restart != set->v[first].restart;
+	}
 	return r;
-}
-
-/* Do the runs among set->v[i]'s step's parts differ in their restart
- * counts (so that the latest is known)? */
-static int step_runs_ordered(const struct bot_report_set *set, size_t i)
-{
-	const struct bot_report_part *p = &set->v[i];
-	size_t k = i;
-
-	while (k > 0 && same_job(&set->v[k - 1], p) && !strcmp(set->v[k - 1].step, p->step))
-		k--;
-	for (size_t m = k; m < set->n && same_job(&set->v[m], p) && !strcmp(set->v[m].step, p->step);
-	     m++)
-		if (set->v[m].restart != set->v[k].restart)
-			return 1;
-	return 0;
 }
 
 /* What the picture is of: "job J", or "jobs J1, J2, J3, ... (N jobs)". */
@@ -758,7 +747,8 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 		several = !same_job(&set.v[0], &set.v[i]);
 	for (size_t i = 0; i < set.n && !rc;) {
 		size_t j = i, k = 0;
-		uint32_t run = 0, latest = step_latest(&set, i);
+		int ordered;
+		uint32_t run = 0, latest = step_latest(&set, i, &ordered);
 
 		bot_report_part_init(&stepm);
 		nodes[0] = 0;
@@ -781,7 +771,7 @@ static int show(const char *dir, const char *job, int json, const char *svg,
 				"another cluster's job of the same id); each is shown on its own, "
 				"and the job's total counts %s\n",
 				dir, stepm.job, stepm.step, (unsigned long long)set.v[i - 1].token,
-				(unsigned long long)set.v[i].token, step_runs_ordered(&set, i) ?
+				(unsigned long long)set.v[i].token, ordered ?
 				"the latest run's (the highest restart count)" :
 				"each (runs of one restart count cannot be ordered)");
 		/* a new job: the last one's total first */
