@@ -974,31 +974,12 @@ static float cost_cap(int abi, bot_nccl_logger_t log, int *version)
 
 _Static_assert(sizeof(float) == 4 && FLT_MAX == 0x1.fffffep127f, "IEEE-754 binary32");
 
-/* "22809" for the init line, or "unknown" (no ncclGetVersion() beside
- * NCCL's logger); no stdio here. */
-static void shown_version(int v, char out[16])
-{
-	char d[12];
-	int n = 0, i = 0;
-
-	if (v <= 0) {
-		memcpy(out, "unknown", 8);
-		return;
-	}
-	for (; v && n < 11; v /= 10)
-		d[n++] = (char)('0' + v % 10);
-	while (n)
-		out[i++] = d[--n];
-	out[i] = 0;
-}
-
 int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint64_t comm_id,
 		    size_t nranks, size_t nnodes, int prof_rank, bot_nccl_logger_t log)
 {
 	struct bot_decide_ctx *c = ctx_get();
 	unsigned char from_pool;
 	struct bot_env env;
-	char nccl_shown[16];
 
 	*out = NULL;
 	if (!c) {
@@ -1039,19 +1020,19 @@ int bot_decide_open(struct bot_decide_ctx **out, int abi, int has_comm_id, uint6
 		return BOT_NCCL_INTERNAL_ERROR;
 	}
 	finish_cells(c);
-	shown_version(c->nccl_version, nccl_shown);
 	LOG(c, BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_TUNING,
 	    "nccl-bot " PACKAGE_VERSION ": tuner v%d comm %016llx nranks %u nnodes %u: "
 	    "table %016llx, policy %s (from %s), seed 0x%llx, allowed arms 0x%06x, %u contexts "
 	    "decided, %u on the prior (%u correction rows), min bytes 2^%u, profiler rank %d, "
-	    "NCCL %s, AUTO's cap %s%s%s",
+	    "NCCL %.0d%s, AUTO's cap %s%s%s",
 	    abi,
 	    (unsigned long long)comm_id, c->nranks, c->nnodes, (unsigned long long)c->digest,
 	    bot_policy_name(c->policy) ? bot_policy_name(c->policy) : "unknown",
 	    c->from_table ? "the table" : c->table_rejected ? "none: NCCL_BOT_TABLE was "
 	    "rejected, NCCL's choice everywhere" : "the environment", (unsigned long long)c->seed,
 	    (unsigned)c->allow_static, c->ncells, c->ndyn, c->ncorr_rows,
-	    c->min_bytes_log2, prof_rank, nccl_shown,
+	    c->min_bytes_log2, prof_rank, c->nccl_version,
+	    c->nccl_version > 0 ? "" : "unknown",	/* %.0d prints no 0 */
 	    c->cap == BOT_DECIDE_CAP_228 ? "3.6e9 us" : "FLT_MAX",
 	    c->shadow ? ", shadow (never written)" : "",
 	    has_comm_id ? "" : ", no commId (exploit arms only, no probes)");
