@@ -267,7 +267,7 @@ static void sanitize(char *s)
 
 int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t log)
 {
-	char host[256] = "unknown";
+	char host[256] = "unknown", cwd[PATH_MAX];
 	uint64_t token;
 	size_t n;
 	int rc = 0;
@@ -307,11 +307,21 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	host[64] = 0;
 	sanitize(host);
 	owner_pid = getpid();
-	n = strlen(dir) + strlen(host) + 96;	/* "/." ".tmp" and -<pid>-<16 hex>.spool */
+	/* A relative directory is made absolute now, against the working
+	 * directory of the first init: a directory missing now is opened at
+	 * the first rewrite, and by then the application may have moved
+	 * (chdir), which would put the file elsewhere or nowhere. */
+	if (dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
+		dir_path = malloc(strlen(cwd) + strlen(dir) + 2);
+		if (dir_path)
+			sprintf(dir_path, "%s%s%s", cwd, cwd[1] ? "/" : "", dir);
+	} else {
+		dir_path = strdup(dir);
+	}
+	n = (dir_path ? strlen(dir_path) : 0) + strlen(host) + 96;	/* "/." ".tmp" and -<pid>-<16 hex>.spool */
 	path = malloc(n);
 	name = malloc(n);
 	tmp_name = malloc(n);
-	dir_path = strdup(dir);
 	/* "link/" or "link/." would follow the link O_NOFOLLOW refuses: no
 	 * trailing '/' or "/." (common/settings.h) */
 	if (dir_path)
@@ -607,10 +617,13 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* A WARN, once per process: measurements are being lost, and a job run
+ * with NCCL_DEBUG=WARN (the level most jobs run at) must see it, as it
+ * sees a refused NCCL_BOT_* value (tuner/env.c). */
 static void spool_fail(const char *what, int err)
 {
 	if (logger && !__atomic_exchange_n(&logged_failure, 1, __ATOMIC_RELAXED))
-		logger(BOT_NCCL_LOG_INFO, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+		logger(BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
 		       "nccl-bot: spool %s: %s%s%s (measurements of this process are not kept; "
 		       "decisions are unaffected)", path ? path : "?", what, err ? ": " : "",
 		       err ? strerror(err) : "");

@@ -1256,11 +1256,27 @@ END_TEST
 
 /* ---- who writes the spool ------------------------------------------------- */
 
+/* Entries of directory d that are not hidden (a spool file, not its
+ * temporary name). */
+static int count_entries(const char *d)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		n += e->d_name[0] != '.';
+	closedir(dp);
+	return n;
+}
+
 /* What a logger saw of the spool: messages naming it, and the thread of
  * the first one. */
 static int spool_logs;
 static pid_t spool_log_tid;
 static char spool_log_msg[512];
+static int spool_log_level;	/* NCCL's level of the first: 2 WARN, 3 INFO */
 
 static void spool_logger(int level, unsigned long flags, const char *file, int line,
 			 const char *fmt, ...)
@@ -1268,7 +1284,6 @@ static void spool_logger(int level, unsigned long flags, const char *file, int l
 	char msg[512];
 	va_list ap;
 
-	(void)level;
 	(void)flags;
 	(void)file;
 	(void)line;
@@ -1279,6 +1294,7 @@ static void spool_logger(int level, unsigned long flags, const char *file, int l
 		return;
 	if (__atomic_fetch_add(&spool_logs, 1, __ATOMIC_ACQ_REL) == 0) {
 		memcpy(spool_log_msg, msg, sizeof(msg));
+		spool_log_level = level;
 		__atomic_store_n(&spool_log_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	}
 }
@@ -1313,12 +1329,47 @@ START_TEST(test_spool_dir_link)
 	ck_assert_int_ge(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE), 1);
 	ck_assert_msg(strstr(spool_log_msg, "opening the directory: a symbolic link, not "
 				 "followed (measurements"), "%s", spool_log_msg);
+	/* lost measurements are a WARN: NCCL_DEBUG=WARN, as most jobs run,
+	 * shows it (an INFO until 2026-12-04) */
+	ck_assert_int_eq(spool_log_level, 2);
 	dp = opendir(real);
 	ck_assert_ptr_nonnull(dp);
 	while ((e = readdir(dp)))
 		n += e->d_name[0] != '.';
 	closedir(dp);
 	ck_assert_int_eq(n, 0);
+}
+END_TEST
+
+/* A relative NCCL_BOT_SPOOL is the directory it named at the first init,
+ * even when it is missing then and the application moves (chdir) before
+ * the first rewrite opens it: until 2026-12-04 it was opened against the
+ * working directory of that rewrite, here one holding a directory of the
+ * same name, which got the file. */
+START_TEST(test_spool_dir_relative_missing)
+{
+	struct comm c;
+	char cwd[512], meant[BOT_TEST_PATH_MAX], elsewhere[BOT_TEST_PATH_MAX];
+	char wrong[BOT_TEST_PATH_MAX + 16];
+
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	bot_test_path(meant, dir, "later");
+	bot_test_path(elsewhere, dir, "elsewhere");
+	snprintf(wrong, sizeof(wrong), "%s/later", elsewhere);
+	ck_assert_int_eq(mkdir(elsewhere, 0700), 0);
+	ck_assert_int_eq(mkdir(wrong, 0700), 0);
+	ck_assert_int_eq(chdir(dir), 0);
+	setenv("NCCL_BOT_SPOOL", "later", 1);
+	comm_open(&c, 0);			/* dir/later does not exist yet */
+	ck_assert_int_eq(chdir(elsewhere), 0);	/* the application moves */
+	ck_assert_int_eq(mkdir(meant, 0700), 0);	/* the launcher makes it late */
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	wait_writer_gone();
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_int_eq(count_entries(meant), 1);
+	ck_assert_int_eq(count_entries(wrong), 0);
 }
 END_TEST
 
@@ -1429,6 +1480,7 @@ START_TEST(test_periodic_rewrite_off_nccl_threads)
 	ck_assert_msg(__atomic_load_n(&spool_logs, __ATOMIC_ACQUIRE) > 0,
 		      "no periodic rewrite within 10 s of the samples");
 	ck_assert_msg(strstr(spool_log_msg, "opening the directory"), "%s", spool_log_msg);
+	ck_assert_int_eq(spool_log_level, 2);
 	ck_assert_msg(spool_log_tid != proxy, "the spool was rewritten on the proxy thread");
 	ck_assert_msg(spool_log_tid != (pid_t)syscall(SYS_gettid),
 		      "the spool was rewritten on the launch thread");
@@ -2042,6 +2094,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_nan_cost);
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_spool_dir_link);
+	tcase_add_test(tc, test_spool_dir_relative_missing);
 	tcase_add_test(tc, test_spool_dir_dotdot);
 	tcase_add_test(tc, test_spool_dir_dotdot_once);
 	tcase_add_test(tc, test_spool_dir_shown_printable);
