@@ -413,9 +413,8 @@ static int read_conf(struct bot_yamlin *r, struct bot_siteconf *c)
 			    bot_yamlin_u64(r, &ev, "version", 0, 0, UINT32_MAX, &version) < 0)
 				return -1;
 			if (version < 1 || version > BOT_SITECONF_VERSION)
-				return bot_yamlin_fail(r, &ev, "version %llu: this build reads "
-						       "versions 1 and 2",
-						       (unsigned long long)version);
+				return bot_yamlin_version_refused(r, &ev, "version", version,
+								  BOT_SITECONF_VERSION);
 			continue;
 		}
 		if (!strcmp(kev.s, "fabric_map")) {
@@ -475,7 +474,7 @@ static int load_from(struct bot_yamlin *r, const char *name, struct bot_siteconf
 	if (rc < 0) {
 		/* a newer version's file, refused for a key or a value its
 		 * version brought before its `version:` line: say the version */
-		bot_yamlin_newer(r, "version", BOT_SITECONF_VERSION, &v);
+		bot_yamlin_newer(r, "version", "version", BOT_SITECONF_VERSION, &v);
 		bot_log_errf(err, errlen, "%s", bot_yamlin_error(r));
 		bot_siteconf_free(c);
 		bot_siteconf_defaults(c);

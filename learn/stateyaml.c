@@ -572,9 +572,8 @@ static int read_state(struct bot_yamlin *r, struct bot_state *s, int *stage)
 			if (next_u64(r, &ev, "nccl-bot-state", 0, UINT32_MAX, &schema) < 0)
 				return -1;
 			if (schema < 1 || schema > BOT_STATEYAML_SCHEMA)
-				return bot_yamlin_fail(r, &ev, "schema %llu: this build reads schemas "
-						       "1 to %d", (unsigned long long)schema,
-						       BOT_STATEYAML_SCHEMA);
+				return bot_yamlin_version_refused(r, &ev, "schema", schema,
+								  BOT_STATEYAML_SCHEMA);
 			if (schema >= 3)
 				*stage = READ_SCHEMA3;
 		} else if (!strcmp(ev.s, "nccl-bot-state-show")) {
@@ -748,7 +747,7 @@ static int import_from(struct bot_yamlin *r, const char *name, struct bot_state 
 
 		/* a newer schema's export, refused for what that schema
 		 * brought before its nccl-bot-state key: say the schema */
-		if (bot_yamlin_newer(r, "nccl-bot-state", BOT_STATEYAML_SCHEMA, &v))
+		if (bot_yamlin_newer(r, "nccl-bot-state", "schema", BOT_STATEYAML_SCHEMA, &v))
 			stage = READ_START;
 
 		/* a schema 3 export cut short fails wherever the cut fell,

@@ -459,7 +459,16 @@ int bot_yamlin_skip(struct bot_yamlin *r, const struct bot_yamlin_ev *ev)
 	return 0;
 }
 
-int bot_yamlin_newer(struct bot_yamlin *r, const char *key, uint64_t max, uint64_t *found)
+int bot_yamlin_version_refused(struct bot_yamlin *r, const struct bot_yamlin_ev *ev,
+			       const char *noun, uint64_t v, uint64_t max)
+{
+	return failat(r, ev->line, ev->col, "%s %llu: this build reads %ss 1 to %llu%s", noun,
+		      (unsigned long long)v, noun, (unsigned long long)max,
+		      v > max ? " (a newer format)" : "");
+}
+
+int bot_yamlin_newer(struct bot_yamlin *r, const char *key, const char *noun, uint64_t max,
+		     uint64_t *found)
 {
 	struct bot_yamlin *a;
 	struct bot_yamlin_ev ev;
@@ -497,9 +506,7 @@ int bot_yamlin_newer(struct bot_yamlin *r, const char *key, uint64_t max, uint64
 				if (!strncmp(r->err, at, strlen(at)))
 					goto out;
 				r->err[0] = 0;
-				failat(r, ev.line, ev.col, "%s %llu: a newer format than this build "
-				       "reads (1 to %llu)", key, (unsigned long long)*found,
-				       (unsigned long long)max);
+				bot_yamlin_version_refused(r, &ev, noun, *found, max);
 				rc = 1;
 			}
 			goto out;

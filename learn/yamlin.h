@@ -84,13 +84,22 @@ const uint8_t *bot_yamlin_input(const struct bot_yamlin *r, size_t *len);
 /* For a reader that refused its input (r holds the refusal): when the
  * root mapping holds `key` (a format's version) with a number above max,
  * wherever the key stands, replace the refusal with one naming that
- * version at its line and return 1 (*found: the version); else 0, the
+ * version at its line (bot_yamlin_version_refused, with noun) and return 1 (*found: the version); else 0, the
  * refusal kept. A file of a newer format is refused for what the newer
  * format changed (a key this build does not know, a value out of its
  * range), often before its version key is read; this names the cause
  * (formats.md: a reader refuses a version it does not know naming it).
  * A second pass over the input, on the failure path only. */
-int bot_yamlin_newer(struct bot_yamlin *r, const char *key, uint64_t max, uint64_t *found);
+int bot_yamlin_newer(struct bot_yamlin *r, const char *key, const char *noun, uint64_t max,
+		     uint64_t *found);
+
+/* Refuse a format version v this build does not read (1 to max) at ev, in
+ * the one wording every YAML format uses, whether the version key was read
+ * first or found after another refusal (bot_yamlin_newer): "version 3:
+ * this build reads versions 1 to 2 (a newer format)"; noun names what is
+ * numbered ("version", "schema"). Returns -1. */
+int bot_yamlin_version_refused(struct bot_yamlin *r, const struct bot_yamlin_ev *ev,
+			       const char *noun, uint64_t v, uint64_t max);
 
 /* A plain `null`, `Null`, `NULL`, `~` or an empty plain scalar. */
 int bot_yamlin_is_null(const struct bot_yamlin_ev *ev);

@@ -146,12 +146,12 @@ bad_conf "no version" "1:1: no version" "retention: 4
 # a newer version's file is refused naming its version wherever the
 # version line stands, not for the key or value that version brought
 # (it said "unknown key 'new_key'" when the key came first)
-bad_conf "a newer version, its key before the version" "3:10: version 3: a newer format" \
+bad_conf "a newer version, its key before the version" "3:10: version 3: this build reads versions 1 to 2 \(a newer format\)" \
 	"new_key: 1
 retention: 2000
 version: 3
 "
-bad_conf "a newer version, a value out of this build's range first" "2:10: version 3: a newer format" \
+bad_conf "a newer version, a value out of this build's range first" "2:10: version 3: this build reads versions 1 to 2 \(a newer format\)" \
 	"retention: 2000
 version: 3
 "

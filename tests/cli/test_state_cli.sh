@@ -174,7 +174,7 @@ expect "  ... and the chain verifies" 0 "3 snapshot\(s\), 0 problem" -- \
 # that schema brought comes before nccl-bot-state (it said "unknown key")
 printf 'new_key: 1\nnccl-bot-state: 4\nfabric: %s\n' $F >"$tmp/s4.yaml"
 expect "import of a newer schema, its new key first" 1 \
-	"s4.yaml:2:17: nccl-bot-state 4: a newer format than this build reads \(1 to 3\)" -- \
+	"s4.yaml:2:17: schema 4: this build reads schemas 1 to 3 \(a newer format\)" -- \
 	"$bot" state import --state "$tmp/a" --fabric $F "$tmp/s4.yaml"
 # a state written before format v3 (formats.md 12) still reads, and an
 # import of its export publishes the same state as v3 (summaries 0)

@@ -222,7 +222,7 @@ START_TEST(siteconf_keys)
 	bot_siteconf_free(&c);
 
 	conf_refused("version: 1\nretentoin: 3\n", "site.yaml:2:1: unknown key 'retentoin'");
-	conf_refused("version: 3\n", "site.yaml:1:10: version 3: this build reads versions 1 and 2");
+	conf_refused("version: 3\n", "site.yaml:1:10: version 3: this build reads versions 1 to 2 (a newer format)");
 	conf_refused("retention: 3\n", "no version: 2 (version 1 still read)");
 	conf_refused("version: 1\nretention: +3\n", "site.yaml:2:12: retention: '+3' is not a number");
 	conf_refused("version: 1\nwindow: 1e3\n", "window: '1e3'");
@@ -605,7 +605,7 @@ START_TEST(state_import_rules)
 	ck_assert_uint_eq(c->arm[bot_arm(BOT_ALGO_RING, BOT_PROTO_LL)].n, 128);
 	bot_state_free(&s);
 
-	state_edit(1, "nccl-bot-state: 4\n", "s.yaml:1:17: schema 4: this build reads schemas 1 to 3");
+	state_edit(1, "nccl-bot-state: 4\n", "s.yaml:1:17: schema 4: this build reads schemas 1 to 3 (a newer format)");
 	state_edit(1, "nccl-bot-state: 0\n", "schema 0: this build reads schemas 1 to 3");
 	/* ncontexts: schema 3's last key, which tells an export cut short */
 	state_edit(1, "nccl-bot-state: 3\n", "s.yaml: no ncontexts: a schema 3 export ends with it");
