@@ -223,7 +223,7 @@ static void emu_logger(int level, unsigned long flags, const char *file, int lin
 		       const char *fmt, ...)
 {
 	struct emu_comm *c = log_comm;
-	char buf[256];
+	char buf[1024];	/* a spool path of PATH_MAX is not cut off (it was 255 bytes) */
 	va_list ap;
 
 	(void)flags, (void)file, (void)line;
