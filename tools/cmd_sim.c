@@ -195,6 +195,21 @@ static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 	return 0;
 }
 
+/* A report written to standard output, flushed before the next one: 0,
+ * or -1 once a write failed, said here with its errno (the exit check in
+ * tools/nccl-bot.c would see only the stream's error flag by the next
+ * report, without the reason); nothing more is printed then. */
+static int report_flushed(void)
+{
+	int flushed = fflush(stdout) == 0, e = errno;
+
+	if (flushed && !ferror(stdout))
+		return 0;
+	fprintf(stderr, "nccl-bot: sim: standard output: %s\n",
+		!flushed ? strerror(e) : "a write failed");
+	return -1;
+}
+
 static int calibrate(const char *dir, int dir_given)
 {
 	struct bot_sweep sw;
@@ -492,11 +507,13 @@ int bot_cmd_sim(int argc, char **argv)
 	 * the exit status is the worst. */
 	if (do_list) {
 		list_fabrics(stdout);
-		fflush(stdout);
+		if (report_flushed())
+			return 1;
 	}
 	if (do_cal) {
 		rc = calibrate(data, data_given);
-		fflush(stdout);
+		if (report_flushed())
+			return rc > 1 ? rc : 1;
 	}
 	if (do_rep) {
 		int r = auto_report();
