@@ -133,7 +133,9 @@ struct bot_report_builder {
 		profiler[BOT_REPORT_MAX_VERS];
 	size_t nnccl, ntuner, nprofiler;
 	uint64_t policy_n[BOT_NPOLICY];
-	uint64_t files_read, files_rejected;
+	uint64_t files_read, files_rejected, files_duplicate;
+	uint64_t *digests;		/* record digests of the files taken */
+	size_t ndig;
 };
 
 struct bot_report_builder *bot_report_builder_new(void)
@@ -161,6 +163,7 @@ void bot_report_builder_free(struct bot_report_builder *b)
 	free(b->hash);
 	free(b->sum);
 	free(b->samp);
+	free(b->digests);
 	free(b);
 }
 
@@ -235,9 +238,64 @@ static void take_proc(struct bot_report_builder *b, const struct bot_spool_rec *
 	ver_add(b->profiler, &b->nprofiler, r->profiler_abi, 1);
 }
 
+/*
+ * The file's record digest as the harvest computes it (formats.md 13): its
+ * samples and summaries in the file's order, packed, the process record
+ * left out. 0 with *digest set, or 1 when the file holds none (a process
+ * record alone is nobody's copy).
+ */
+static int rec_digest(const struct bot_spool_rec *recs, size_t n, uint64_t *digest)
+{
+	uint8_t u[BOT_SPOOL_REC_SIZE];
+	uint64_t d = 0;
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (recs[i].kind == BOT_SPOOL_PROC)
+			continue;
+		bot_spool_pack_rec(u, &recs[i]);
+		d = bot_mix64(d ^ bot_digest64(u, sizeof(u)));
+		m++;
+	}
+	*digest = d;
+	return m ? 0 : 1;
+}
+
+/* A file with the same records as one taken before: the delta skips it
+ * (counted in neither files read nor rejected), so the part does. 1 when
+ * it is one (counted), 0 when not (its digest kept), -1 out of memory. */
+static int duplicate(struct bot_report_builder *b, const struct bot_spool_rec *recs, size_t n)
+{
+	uint64_t d;
+
+	if (rec_digest(recs, n, &d))
+		return 0;
+	for (size_t i = 0; i < b->ndig; i++)
+		if (b->digests[i] == d) {
+			b->files_duplicate++;
+			/* bot_report_builder_file counted it read */
+			if (b->files_read)
+				b->files_read--;
+			return 1;
+		}
+	if (b->ndig % 64 == 0) {
+		uint64_t *v = realloc(b->digests, (b->ndig + 64) * sizeof(*v));
+
+		if (!v)
+			return -1;
+		b->digests = v;
+	}
+	b->digests[b->ndig++] = d;
+	return 0;
+}
+
 int bot_report_builder_add(struct bot_report_builder *b, const struct bot_spool_rec *recs,
 			   size_t n)
 {
+	int dup = duplicate(b, recs, n);
+
+	if (dup)
+		return dup < 0 ? -1 : 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct bot_spool_rec *r = &recs[i];
 		uint64_t key;
@@ -413,6 +471,7 @@ int bot_report_builder_finish(struct bot_report_builder *b, struct bot_report_pa
 	p->nprofiler = b->nprofiler;
 	p->files_read = b->files_read;
 	p->files_rejected = b->files_rejected;
+	p->files_duplicate = b->files_duplicate;
 	p->policy = BOT_POLICY_AUTO;
 	for (int i = 0; i < BOT_NPOLICY; i++)
 		if (b->policy_n[i] > best) {
@@ -570,8 +629,14 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 	    plugin_words[p->user_plugin]);
 	if (p->token)
 		say(&t, "token %016llx\n", (unsigned long long)p->token);
-	say(&t, "files %llu %llu\n", (unsigned long long)p->files_read,
-	    (unsigned long long)p->files_rejected);
+	/* the third number only when there is one: a part without it reads
+	 * in a reader that knows two */
+	if (p->files_duplicate)
+		say(&t, "files %llu %llu %llu\n", (unsigned long long)p->files_read,
+		    (unsigned long long)p->files_rejected, (unsigned long long)p->files_duplicate);
+	else
+		say(&t, "files %llu %llu\n", (unsigned long long)p->files_read,
+		    (unsigned long long)p->files_rejected);
 	say(&t, "procs %llu %llu %llu %llu\n", (unsigned long long)p->procs_loaded,
 	    (unsigned long long)p->procs_table, (unsigned long long)p->procs_measured,
 	    (unsigned long long)p->procs_prior);
@@ -699,6 +764,9 @@ static int parse_header(struct bot_report_part *p, int k, struct pline *l, int v
 	uint64_t v[4];
 	int want = k == H_FILES ? 3 : k == H_PROCS ? 5 : 2;
 
+	/* files R J D: D (duplicates) is version 2's, and optional */
+	if (k == H_FILES && version >= 2 && l->nf == 4)
+		want = 4;
 	if (k != H_WHY && l->nf != want)
 		return *why = "wrong number of fields", -1;
 	switch (k) {
@@ -769,10 +837,13 @@ static int parse_header(struct bot_report_part *p, int k, struct pline *l, int v
 			}
 		return *why = "user_plugin is none, kept or replaced", -1;
 	case H_FILES:
-		if (num(l->f[1], BIG, &v[0]) < 0 || num(l->f[2], BIG, &v[1]) < 0)
+		v[2] = 0;
+		if (num(l->f[1], BIG, &v[0]) < 0 || num(l->f[2], BIG, &v[1]) < 0 ||
+		    (l->nf == 4 && num(l->f[3], BIG, &v[2]) < 0))
 			return *why = "a number out of range", -1;
 		p->files_read = v[0];
 		p->files_rejected = v[1];
+		p->files_duplicate = v[2];
 		return 0;
 	case H_PROCS:
 		for (int i = 0; i < 4; i++)
@@ -1647,6 +1718,7 @@ int bot_report_merge(struct bot_report_part *out, const struct bot_report_part *
 		out->expected_ranks += in->expected_ranks;
 		out->files_read += in->files_read;
 		out->files_rejected += in->files_rejected;
+		out->files_duplicate += in->files_duplicate;
 		out->procs_loaded += in->procs_loaded;
 		out->procs_table += in->procs_table;
 		out->procs_measured += in->procs_measured;

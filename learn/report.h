@@ -96,6 +96,9 @@ struct bot_report_part {
 	int user_plugin;			/* enum bot_report_plugin */
 	uint64_t token;				/* the step's token; 0 unknown */
 	uint64_t files_read, files_rejected;
+	uint64_t files_duplicate;		/* skipped: the same records as a file read
+						 * (the delta skips them too); nothing of
+						 * theirs is counted */
 	uint64_t procs_loaded, procs_table, procs_measured, procs_prior;
 	struct bot_report_ver nccl[BOT_REPORT_MAX_VERS], tuner[BOT_REPORT_MAX_VERS],
 		profiler[BOT_REPORT_MAX_VERS];
@@ -118,7 +121,10 @@ struct bot_report_builder;
 struct bot_report_builder *bot_report_builder_new(void);
 /* Add one validated spool file's records (kinds 1, 2 and 3; others are
  * ignored). 0, or -1 when out of memory. Contexts past BOT_REPORT_MAX_CTX
- * and samples past BOT_REPORT_MAX_SAMPLES are not counted. */
+ * and samples past BOT_REPORT_MAX_SAMPLES are not counted. A file whose
+ * samples and summaries are those of a file added before (the harvest's
+ * record digest, formats.md 13) adds nothing: it is counted as a duplicate
+ * and taken out of the files read (bot_report_builder_file called first). */
 int bot_report_builder_add(struct bot_report_builder *b, const struct bot_spool_rec *recs,
 			   size_t n);
 /* Count a spool file read or rejected. */

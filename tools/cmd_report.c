@@ -437,6 +437,10 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 	       (unsigned long long)m->procs_table, (unsigned long long)m->procs_measured,
 	       (unsigned long long)m->procs_prior, nccl, tuner, prof,
 	       (unsigned long long)m->files_read, (unsigned long long)m->files_rejected);
+	if (m->files_duplicate)
+		printf("  (%llu spool file(s) skipped: the same records as a file read before, a "
+		       "copy; counted once, as learning counts them)\n",
+		       (unsigned long long)m->files_duplicate);
 	for (size_t i = 0; contexts && i < m->nctx; i++) {
 		const struct bot_report_ctx *c = &m->ctx[i];
 		struct bot_report_row r;
@@ -532,10 +536,11 @@ static void json_step(const struct bot_report_part *m, const char *nodes, int co
 	printf(",\"fabric_why\":");
 	json_str(m->fabric_why);
 	printf(",\"leaf_switches\":%u,\"user_plugin\":\"%s\",\"ranks_loaded\":%llu,"
-	       "\"ranks_expected\":%llu,\"files_read\":%llu,\"files_rejected\":%llu,",
+	       "\"ranks_expected\":%llu,\"files_read\":%llu,\"files_rejected\":%llu,"
+	       "\"files_duplicate\":%llu,",
 	       m->leaf_switches, plugin_word(m->user_plugin), (unsigned long long)m->procs_loaded,
 	       (unsigned long long)t.ranks_expected, (unsigned long long)m->files_read,
-	       (unsigned long long)m->files_rejected);
+	       (unsigned long long)m->files_rejected, (unsigned long long)m->files_duplicate);
 	json_vers("nccl", m->nccl, m->nnccl);
 	putchar(',');
 	json_vers("tuner", m->tuner, m->ntuner);

@@ -76,6 +76,24 @@ expect "harvest with nothing valid still writes the part (exit 1: no delta)" 1 "
 	--report-dir "$tmp/rep/98" "$tmp/sp/nb-a-3.spool"
 expect "  ... a step that measured nothing: 0 contexts" 0 "^end 0$" -- cat "$tmp/rep/98/98.0.n1.part"
 
+# a spool file present twice (copied under another name): the delta skips
+# the copy, so the part counts nothing of it (its samples and processes were
+# counted twice until 2026-12-05), and the report says it skipped one
+mkdir -p "$tmp/spdup" "$tmp/obdup"
+cp "$spool/valid-v2-mixed" "$tmp/spdup/nb-a-1.spool"
+cp "$spool/valid-v2-mixed" "$tmp/spdup/nb-a-2.spool"
+expect "harvest: a copied spool file is skipped by the delta" 0 \
+	"nb-a-2.spool: skipped: the same records as a file read before" -- \
+	"$bot" harvest --outbox "$tmp/obdup" --fabric f --job 96 --node n1 --nodes 2 \
+	--report-dir "$tmp/rep/96" "$tmp/spdup"
+expect "  ... and by the part: one file read, one copy, its process and sample once" 0 "" -- \
+	sh -c "grep -qx 'files 1 0 1' '$tmp/rep/96/96.0.n1.part' && grep -qx 'procs 1 1 1 0' '$tmp/rep/96/96.0.n1.part' && grep -qx 'arm ring/simple 1 101000 101000' '$tmp/rep/96/96.0.n1.part'"
+expect "  ... the report says it skipped the copy" 0 \
+	"tuner loaded on 1 of 16 expected ranks .*spool files 1 read, 0 rejected.*\(1 spool file\(s\) skipped: the same records as a file read before" -- \
+	sh -c "'$bot' report '$tmp/rep/96' | tr '\n' ' '"
+expect "  ... and --json counts it" 0 '"files_read":1,"files_rejected":0,"files_duplicate":1,' -- \
+	"$bot" report --json "$tmp/rep/96"
+
 # JOBID: ./nccl-bot-JOBID, $NCCL_BOT_REPORT_DIR, --plugstack's report_dir=
 mkdir -p "$tmp/cwd"
 cp -r "$tmp/rep/99" "$tmp/cwd/nccl-bot-99"

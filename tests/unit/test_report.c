@@ -177,6 +177,69 @@ static int parses(const char *body, char *err, size_t errlen)
 	return rc;
 }
 
+/* A file with the records of one added before (a copied spool file) adds
+ * nothing, as the harvest skips it from the delta; a process record alone
+ * is nobody's copy (formats.md 13, 17). */
+START_TEST(test_duplicate_file)
+{
+	struct bot_report_builder *b = bot_report_builder_new();
+	struct bot_spool_rec r[3], pr;
+	struct bot_report_part p, q;
+	char err[600], *text;
+	size_t len;
+
+	ck_assert_ptr_nonnull(b);
+	r[0] = rec(BOT_SPOOL_SAMPLE, 1, 0, 1u << 20);
+	r[0].duration_ns = 10000;
+	memset(&r[1], 0, sizeof(r[1]));
+	r[1].kind = BOT_SPOOL_PROC;
+	r[1].arm = r[1].auto_arm = r[1].decided = 0xff;
+	r[1].policy = BOT_POLICY_UCB1;
+	r[1].nccl_version = 22809;
+	r[1].tuner_abi = 5;
+	r[1].proc_flags = BOT_SPOOL_PF_TABLE;
+	r[2] = rec(BOT_SPOOL_SUMMARY, 1, 0, 1u << 20);
+	r[2].calls = 50;
+	pr = r[1];
+	for (int k = 0; k < 2; k++) {	/* the file, then its copy */
+		bot_report_builder_file(b, 0);
+		ck_assert_int_eq(bot_report_builder_add(b, r, 3), 0);
+	}
+	for (int k = 0; k < 2; k++) {	/* a process record alone, twice */
+		bot_report_builder_file(b, 0);
+		ck_assert_int_eq(bot_report_builder_add(b, &pr, 1), 0);
+	}
+	bot_report_part_init(&p);
+	ck_assert_int_eq(bot_report_builder_finish(b, &p), 0);
+	bot_report_builder_free(b);
+	identity(&p, "n1");
+	ck_assert_uint_eq(p.files_read, 3);
+	ck_assert_uint_eq(p.files_duplicate, 1);
+	ck_assert_uint_eq(p.procs_loaded, 3);
+	ck_assert_uint_eq(p.nnccl, 1);
+	ck_assert_uint_eq(p.nccl[0].n, 3);
+	ck_assert_uint_eq(p.nctx, 1);
+	ck_assert_uint_eq(p.ctx[0].arm[TREE_SIMPLE].n, 1);
+	ck_assert_uint_eq(p.ctx[0].calls, 50);
+	/* written as "files 3 0 1" and read back */
+	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\nfiles 3 0 1\n"));
+	ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(q.files_duplicate, 1);
+	free(text);
+	bot_report_part_free(&q);
+	/* none: two numbers, as before */
+	p.files_duplicate = 0;
+	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\nfiles 3 0\n"));
+	free(text);
+	bot_report_part_free(&p);
+	/* version 1 has no third number */
+	ck_assert_int_eq(parses("files 1 0 1\nend 0\n", err, sizeof(err)), -1);
+	ck_assert_int_eq(parses("files 1 0\nend 0\n", err, sizeof(err)), 0);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	static const char *const bad[] = {
@@ -909,6 +972,7 @@ static Suite *report_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_build_and_read_back);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_duplicate_file);
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_rounding);
 	tcase_add_test(tc, test_merge);
