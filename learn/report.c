@@ -1918,8 +1918,11 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 	if (r->loss_ours < 0)
 		r->loss_ours = 0;
 	r->loss_auto = r->t[a] / r->t[r->best] - 1;
-	r->over10 = r->loss_ours > 0.10;
-	r->harmed = r->loss_ours - r->loss_auto > 0.02;
+	/* a context without calls lost nothing in this run: its losses say
+	 * which arm is faster, not what the run paid (formats.md 17) */
+	r->no_calls = !c->calls;
+	r->over10 = !r->no_calls && r->loss_ours > 0.10;
+	r->harmed = !r->no_calls && r->loss_ours - r->loss_auto > 0.02;
 }
 
 void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals *t)
@@ -1942,6 +1945,10 @@ void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals
 		if (!r.known) {
 			t->unknown++;
 			continue;
+		}
+		if (r.no_calls) {
+			t->no_calls++;
+			continue;	/* nothing saved or lost, nothing to judge */
 		}
 		t->saved += r.saved;
 		t->lost += r.lost;

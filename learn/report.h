@@ -252,7 +252,9 @@ struct bot_report_row {
 	int estimated;			/* t(a) or t(x) or the best is an estimate */
 	double loss_ours, loss_auto;	/* t/t(best) - 1 */
 	double saved, lost;		/* s */
-	int over10, harmed;
+	int over10, harmed;		/* never for a context without calls: no run
+					 * loss to judge (no_calls) */
+	int no_calls;			/* known, but the context counted no calls */
 };
 
 /* The row of c, a context of p; arms the step did not measure through
@@ -279,6 +281,8 @@ struct bot_report_totals {
 					 * what the report says: saved or lost) */
 	int estimated;			/* a number in saved/lost came from an estimate */
 	size_t contexts, over10, harmed, unknown;
+	size_t no_calls;		/* known contexts without calls: left out of
+					 * over10, harmed and worst_excess */
 	double worst_excess;
 	uint64_t ranks_loaded, ranks_expected;
 };

@@ -130,8 +130,12 @@ static void notes_of(const struct bot_report_part *m, const char *where, size_t 
 			 "%s %s vs AUTO", (unsigned long long)t.calls_decided,
 			 (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
 			 t.net >= 0 ? "saved" : "lost");
+		char nc[64] = "";
+
+		if (t.no_calls)
+			snprintf(nc, sizeof(nc), ", %zu without calls (not judged)", t.no_calls);
 		snprintf(note[n++], NOTE_MAX, "%zu context(s) lost >10%%, %zu harmed (worse than "
-			 "AUTO by > 2 points), %zu unknown", t.over10, t.harmed, t.unknown);
+			 "AUTO by > 2 points), %zu unknown%s", t.over10, t.harmed, t.unknown, nc);
 	}
 	snprintf(note[n++], NOTE_MAX, "tuner loaded on %llu of %llu ranks; NCCL %s, tuner %s, "
 		 "profiler %s", (unsigned long long)t.ranks_loaded,

@@ -392,22 +392,25 @@ static const char *job_label(const struct bot_report_part *m, int several, char 
 static void text_totals(const char *what, const struct bot_report_part *m)
 {
 	struct bot_report_totals t;
-	char sv[32], ls[32], nt[32];
+	char sv[32], ls[32], nt[32], nc[64] = "";
 
 	bot_report_totals(m, &t);
+	/* contexts measured but never called are not judged: said when any */
+	if (t.no_calls)
+		snprintf(nc, sizeof(nc), ", %zu without calls (not judged)", t.no_calls);
 	span(t.saved, sv, sizeof(sv));
 	span(t.lost, ls, sizeof(ls));
 	span(t.net >= 0 ? t.net : -t.net, nt, sizeof(nt));
 	if (m->shadow)
 		printf("  %s total (shadow: NCCL's choice stood, nothing saved or lost): %llu calls "
-		       "in %zu contexts, %zu where AUTO lost >10%% against the best known arm\n",
-		       what, (unsigned long long)t.calls, t.contexts, t.over10);
+		       "in %zu contexts, %zu where AUTO lost >10%% against the best known arm%s\n",
+		       what, (unsigned long long)t.calls, t.contexts, t.over10, nc);
 	else
 		printf("  %s total: %llu calls decided of %llu, %ssaved %s, lost %s, net %s %s "
 		       "vs AUTO; %zu contexts lost >10%%, %zu harmed (worse than AUTO by > 2 "
-		       "points), %zu unknown\n", what, (unsigned long long)t.calls_decided,
+		       "points), %zu unknown%s\n", what, (unsigned long long)t.calls_decided,
 		       (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
-		       t.net >= 0 ? "saved" : "lost", t.over10, t.harmed, t.unknown);
+		       t.net >= 0 ? "saved" : "lost", t.over10, t.harmed, t.unknown, nc);
 }
 
 static void text_step(const struct bot_report_part *m, const char *nodes, int contexts)
@@ -487,7 +490,8 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%%s; saved %s, lost "
 		       "%s%s%s\n", ta, est_word(r.src[a]), tx, est_word(r.src_ours),
 		       r.loss_ours * 100, r.loss_auto * 100, r.estimated ? " (estimated)" : "", sv,
-		       ls, r.over10 ? "; lost >10%" : "", r.harmed ? "; harmed" : "");
+		       ls, r.over10 ? "; lost >10%" : "", r.harmed ? "; harmed" :
+		       r.no_calls ? "; no calls, not judged" : "");
 	}
 	text_totals("step", m);
 }
@@ -508,10 +512,11 @@ static void json_totals(FILE *f, const struct bot_report_part *m)
 	bot_report_totals(m, &t);
 	fprintf(f, "\"totals\":{\"calls\":%llu,\"calls_decided\":%llu,\"saved\":%.9g,\"lost\":%.9g,"
 	       "\"net\":%.9g,\"estimated\":%s,\"contexts\":%zu,\"over10\":%zu,\"harmed\":%zu,"
-	       "\"unknown\":%zu,\"worst_excess\":%.6g,\"ranks_loaded\":%llu,"
+	       "\"unknown\":%zu,\"no_calls\":%zu,\"worst_excess\":%.6g,\"ranks_loaded\":%llu,"
 	       "\"ranks_expected\":%llu}", (unsigned long long)t.calls,
 	       (unsigned long long)t.calls_decided, t.saved, t.lost, t.net,
 	       t.estimated ? "true" : "false", t.contexts, t.over10, t.harmed, t.unknown,
+	       t.no_calls,
 	       t.worst_excess, (unsigned long long)t.ranks_loaded,
 	       (unsigned long long)t.ranks_expected);
 }

@@ -244,6 +244,26 @@ expect "  ... --json's net is 0" 0 '"totals":\{[^}]*"saved":1e-07,"lost":1e-07,"
 expect "  ... AUTO's own arm: loss ours 0.0%, never -0.0%" 0 "AUTO 84\.0 us, ours 84\.0 us; loss ours 0\.0%," -- \
 	"$bot" report --plugstack /dev/null "$tmp/fp"
 
+# a context with samples but no calls (its summaries lost, or none written):
+# no run loss to judge, so it is neither "lost >10%" nor "harmed", and the
+# totals say how many were left out (it counted in both until 2026-12-05);
+# the other context, with calls, still counts
+mkdir -m 700 "$tmp/nc"
+{
+	printf 'nccl-bot-report-part 2\njob 63\nstep 0\nnode n1\npolicy ucb1\n'
+	printf 'ctx allreduce 80 8 1 0 ring/simple tree/simple\n'
+	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 120000\n'
+	printf 'ctx allreduce 84 8 1 1000 ring/simple tree/simple\ndecided tree/simple 1000\n'
+	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 130000\nend 2\n'
+} >"$tmp/nc/63.0.n1.part"
+expect "a context without calls is not judged lost >10% or harmed" 0 \
+	"step total: 1000 calls decided of 1000, saved 0\.000 ms, lost 30\.000 ms, net 30\.000 ms lost vs AUTO; 1 contexts lost >10%, 1 harmed \(worse than AUTO by > 2 points\), 0 unknown, 1 without calls \(not judged\)$" -- \
+	"$bot" report --plugstack /dev/null "$tmp/nc"
+expect "  ... its line says so" 0 "ours 120\.0 us; loss ours 20\.0%, AUTO 0\.0%; saved 0\.000 ms, lost 0\.000 ms; no calls, not judged$" -- \
+	"$bot" report --plugstack /dev/null "$tmp/nc"
+expect "  ... --json's totals" 0 '"totals":\{[^}]*"over10":1,"harmed":1,"unknown":0,"no_calls":1,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/nc"
+
 # a part of one node: an 8-rank communicator (nnodes 1) and a 16-rank one
 # (nnodes 2), the base of the two-jobs case below
 mkdir -m 700 "$tmp/tp"
