@@ -160,7 +160,7 @@ cp -rp "$tmp/v2" "$tmp/cwd/nccl-bot-5"
 expect "report JOBID of a heterogeneous job: every component's parts (5+0, 5+1) in one step" 0 \
 	"step 5\.0: 2 part\(s\) \(n1 n2\)" -- sh -c "cd '$tmp/cwd' && '$bot' report --plugstack /dev/null 5"
 expect "  ... medians sample-weighted: tree 110 us against AUTO's 110 us, nothing saved (the minimum said 10 ms saved)" 0 \
-	"tree/simple +20 samples, median 110\.0 us.*" -- sh -c "'$bot' report '$tmp/v2' | tr '\n' ' ' | grep -E 'saved 0( s|\.000 ms|\.0+ ?[mu]?s)?, lost 0' >/dev/null && '$bot' report '$tmp/v2'"
+	"tree/simple +20 samples, median 110\.0 us.*" -- sh -c "'$bot' report '$tmp/v2' | tr '\n' ' ' | grep -E 'saved 0( us| s|\.000 ms|\.0+ ?[mu]?s)?, lost 0' >/dev/null && '$bot' report '$tmp/v2'"
 part 5.0.n3.part 5 n3 00000000000000bb 100000 110000
 expect "a stale part of the same step (another token): warned, shown on its own" 0 \
 	"step 5\.0 has parts of different runs" -- "$bot" report "$tmp/v2"
@@ -213,7 +213,7 @@ for s in 0 1; do
 	} >"$tmp/mix/61.$s.n1.part"
 done
 expect "a shadow step and a step that decided: the job's total keeps what the step saved" 0 \
-	"job total: 1000 calls decided of 2000, saved 50\.000 ms, lost 0\.000 ms, net 50\.000 ms saved" -- \
+	"job total: 1000 calls decided of 2000, saved 50\.000 ms, lost 0 us, net 50\.000 ms saved" -- \
 	"$bot" report --plugstack /dev/null "$tmp/mix"
 expect "  ... the shadow step's own total still claims nothing" 0 \
 	"step total \(shadow: NCCL's choice stood, nothing saved or lost\): 1000 calls" -- \
@@ -237,7 +237,12 @@ mkdir -m 700 "$tmp/fp"
 	printf 'arm ring/simple 10 20 20\narm tree/simple 10 120 120\nend 3\n'
 } >"$tmp/fp/62.0.n1.part"
 expect "saved and lost equal: net 0 saved, not lost by rounding" 0 \
-	"step total: 2 calls decided of 1602, saved 0\.000 ms, lost 0\.000 ms, net 0\.000 ms saved vs AUTO" -- \
+	"step total: 2 calls decided of 1602, saved 0\.1 us, lost 0\.1 us, net 0 us saved vs AUTO" -- \
+	"$bot" report --plugstack /dev/null "$tmp/fp"
+# a context's 100 ns saved reads in us (it read "saved 0.000 ms" until
+# 2026-12-05, as if nothing were saved); nothing is "0 us", as on srun's line
+expect "  ... a time below 1 us in us, not 0.000 ms" 0 \
+	"AUTO 0\.1 us, ours 0\.0 us; loss ours 0\.0%, AUTO 10000\.0%; saved 0\.1 us, lost 0 us" -- \
 	"$bot" report --plugstack /dev/null "$tmp/fp"
 expect "  ... --json's net is 0" 0 '"totals":\{[^}]*"saved":1e-07,"lost":1e-07,"net":0,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/fp"
@@ -257,9 +262,9 @@ mkdir -m 700 "$tmp/nc"
 	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 130000\nend 2\n'
 } >"$tmp/nc/63.0.n1.part"
 expect "a context without calls is not judged lost >10% or harmed" 0 \
-	"step total: 1000 calls decided of 1000, saved 0\.000 ms, lost 30\.000 ms, net 30\.000 ms lost vs AUTO; 1 contexts lost >10%, 1 harmed \(worse than AUTO by > 2 points\), 0 unknown, 1 without calls \(not judged\)$" -- \
+	"step total: 1000 calls decided of 1000, saved 0 us, lost 30\.000 ms, net 30\.000 ms lost vs AUTO; 1 contexts lost >10%, 1 harmed \(worse than AUTO by > 2 points\), 0 unknown, 1 without calls \(not judged\)$" -- \
 	"$bot" report --plugstack /dev/null "$tmp/nc"
-expect "  ... its line says so" 0 "ours 120\.0 us; loss ours 20\.0%, AUTO 0\.0%; saved 0\.000 ms, lost 0\.000 ms; no calls, not judged$" -- \
+expect "  ... its line says so" 0 "ours 120\.0 us; loss ours 20\.0%, AUTO 0\.0%; saved 0 us, lost 0 us; no calls, not judged$" -- \
 	"$bot" report --plugstack /dev/null "$tmp/nc"
 expect "  ... --json's totals" 0 '"totals":\{[^}]*"over10":1,"harmed":1,"unknown":0,"no_calls":1,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/nc"
@@ -334,9 +339,9 @@ expect "  ... a best known arm from the cost model says so" 0 \
 	"best known [a-z_]+/[a-z0-9]+ \(estimated: NCCL's cost model\)$" -- \
 	"$bot" report --plugstack /dev/null "$tmp/est"
 expect "--state DIR: AUTO's arm from the fabric's state, saved, not harmed" 0 \
-	"AUTO 14[89]\.[0-9] us \(estimated: the fabric's state\), ours 101\.0 us; loss ours 0\.0%, AUTO [0-9.]+% \(estimated\); .*lost 0\.000 ms$" -- \
+	"AUTO 14[89]\.[0-9] us \(estimated: the fabric's state\), ours 101\.0 us; loss ours 0\.0%, AUTO [0-9.]+% \(estimated\); .*lost 0 us$" -- \
 	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
-expect "  ... the step's total: est. saved, 0 harmed" 0 "step total: .*est\. saved 4[78]\.[0-9]+ ms, lost 0\.000 ms.* 0 harmed" -- \
+expect "  ... the step's total: est. saved, 0 harmed" 0 "step total: .*est\. saved 4[78]\.[0-9]+ ms, lost 0 us.* 0 harmed" -- \
 	"$bot" report --plugstack /dev/null --state "$tmp/st2" "$tmp/est"
 expect "  ... --json names the source of each latency" 0 \
 	'"t_auto_source":"state","t_ours_source":"step","best_source":"step".*"harmed":false' -- \
