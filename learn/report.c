@@ -24,6 +24,8 @@
 
 #define NARMS BOT_REPORT_NARMS
 #define NONE BOT_REPORT_ARM_NONE
+#define NDEC BOT_REPORT_NDEC
+#define UNK BOT_REPORT_DEC_UNKNOWN
 #define BIG (1ull << 40)
 #define HASH_CAP 8192u	/* > 2 x BOT_REPORT_MAX_CTX, a power of two */
 
@@ -68,8 +70,8 @@ static int dec_idx(uint8_t a)
 	return a < NARMS ? a : NARMS;
 }
 
-/* The decided arm with the most calls (ties to the lower arm, '-' last);
- * keep when no calls. */
+/* The decided arm with the most calls (ties to the lower arm, '-' last;
+ * never '?', unknown, which no ctx line names); keep when no calls. */
 static uint8_t dec_top(const struct bot_report_ctx *c, uint8_t keep)
 {
 	uint64_t best = 0;
@@ -90,11 +92,11 @@ static uint64_t add_cap(uint64_t a, uint64_t b)
 
 /* A context's calls per decided arm; one made by hand with calls but no
  * split is one decided arm (as a v1 context). */
-static void dcalls_of(const struct bot_report_ctx *c, uint64_t d[NARMS + 1])
+static void dcalls_of(const struct bot_report_ctx *c, uint64_t d[NDEC])
 {
 	uint64_t sum = 0;
 
-	for (int i = 0; i <= NARMS; i++)
+	for (int i = 0; i < NDEC; i++)
 		sum |= d[i] = c->dcalls[i];
 	if (!sum)
 		d[dec_idx(c->decided)] = c->calls;
@@ -104,7 +106,7 @@ static void dcalls_of(const struct bot_report_ctx *c, uint64_t d[NARMS + 1])
 
 struct bsum {
 	uint64_t key, comm, calls;
-	uint8_t decided;
+	uint8_t decided;	/* the dcalls index: an arm, '-' or unknown */
 };
 
 struct bsamp {
@@ -322,7 +324,13 @@ int bot_report_builder_add(struct bot_report_builder *b, const struct bot_spool_
 				return -1;
 			b->sum[b->nsum].key = key;
 			b->sum[b->nsum].comm = r->comm_id;
-			b->sum[b->nsum].decided = r->decided < NARMS ? r->decided : NONE;
+			/* 255 is left to AUTO, but unknown with bit5 (no cost
+			 * row: the tuner's record of the context was not
+			 * found, formats.md 9); an arm this build does not
+			 * know is unknown too: neither is AUTO's choice */
+			b->sum[b->nsum].decided = r->decided < NARMS ? r->decided :
+				r->decided == NONE && !(r->flags & BOT_SPOOL_F_NO_COST) ?
+				NARMS : UNK;
 			b->sum[b->nsum++].calls = r->calls < BIG ? r->calls : BIG;
 		} else if (bot_spool_clean(r) && r->arm < NARMS) {
 			if (b->nsamp >= BOT_REPORT_MAX_SAMPLES)
@@ -438,20 +446,23 @@ int bot_report_builder_finish(struct bot_report_builder *b, struct bot_report_pa
 		uint64_t mx = 0;
 		long c;
 
-		uint8_t dec = NONE;
+		uint8_t dec = UNK;
 
-		/* a communicator's ranks agree on its decided arm */
+		/* a communicator's ranks agree on its decided arm; a rank
+		 * that does not know it (unknown) yields to one that does */
 		for (; j < b->nsum && b->sum[j].key == b->sum[i].key &&
 		       b->sum[j].comm == b->sum[i].comm; j++) {
+			uint8_t d = b->sum[j].decided;
+
 			if (b->sum[j].calls > mx)
 				mx = b->sum[j].calls;
-			if (dec == NONE)
-				dec = b->sum[j].decided;
+			if ((d < NARMS && dec >= NARMS) || (d == NARMS && dec == UNK))
+				dec = d;
 		}
 		c = find_ctx(p, b->sum[i].key);
 		if (c >= 0) {
 			p->ctx[c].calls = add_cap(p->ctx[c].calls, mx);
-			p->ctx[c].dcalls[dec_idx(dec)] = add_cap(p->ctx[c].dcalls[dec_idx(dec)], mx);
+			p->ctx[c].dcalls[dec] = add_cap(p->ctx[c].dcalls[dec], mx);
 		}
 		i = j;
 	}
@@ -658,13 +669,13 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 						      c->cost[a] >= 0 ? (double)c->cost[a] : -1.0);
 			say(&t, "cost%s\n", line);
 		}
-		uint64_t d[NARMS + 1];
+		uint64_t d[NDEC];
 
 		dcalls_of(c, d);
-		for (int x = 0; x <= NARMS; x++)
+		for (int x = 0; x < NDEC; x++)
 			if (d[x])
-				say(&t, "decided %s %llu\n", x < NARMS ? bot_arm_name(x) : "-",
-				    (unsigned long long)d[x]);
+				say(&t, "decided %s %llu\n", x < NARMS ? bot_arm_name(x) :
+				    x == NARMS ? "-" : "?", (unsigned long long)d[x]);
 		for (int a = 0; a < NARMS; a++)
 			if (c->arm[a].n)
 				say(&t, "arm %s %llu %llu %llu\n", bot_arm_name(a),
@@ -935,18 +946,25 @@ static int parse_decided(struct bot_report_ctx *c, struct pline *l, int *first,
 {
 	uint64_t n;
 	uint8_t a;
+	int x;
 
 	if (l->nf != 3)
 		return *why = "wrong number of fields", -1;
-	if (arm_val(l->f[1], &a) < 0 || num(l->f[2], BIG, &n) < 0 || !n)
-		return *why = "not an arm's name or '-', or calls out of range", -1;
+	if (!strcmp(l->f[1], "?"))
+		x = UNK;	/* the decided arm is unknown */
+	else if (arm_val(l->f[1], &a) == 0)
+		x = dec_idx(a);
+	else
+		x = -1;
+	if (x < 0 || num(l->f[2], BIG, &n) < 0 || !n)
+		return *why = "not an arm's name, '-' or '?', or calls out of range", -1;
 	if (*first) {
 		memset(c->dcalls, 0, sizeof(c->dcalls));
 		*first = 0;
 	}
-	if (c->dcalls[dec_idx(a)])
+	if (c->dcalls[x])
 		return *why = "a decided arm listed twice", -1;
-	c->dcalls[dec_idx(a)] = n;
+	c->dcalls[x] = n;
 	return 0;
 }
 
@@ -955,7 +973,7 @@ static int decided_sum_ok(const struct bot_report_ctx *c)
 {
 	uint64_t sum = 0;
 
-	for (int i = 0; i <= NARMS; i++)
+	for (int i = 0; i < NDEC; i++)
 		sum = add_cap(sum, c->dcalls[i]);
 	return sum == c->calls;
 }
@@ -1585,14 +1603,14 @@ void bot_report_set_free(struct bot_report_set *set)
 
 static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, int how)
 {
-	uint64_t cw = c->src_calls ? c->src_calls : c->calls, cd[NARMS + 1];
+	uint64_t cw = c->src_calls ? c->src_calls : c->calls, cd[NDEC];
 
 	/* calls per decided arm: a step's nodes each count a communicator
 	 * that spans them (the largest), steps add */
 	dcalls_of(o, o->dcalls);
 	dcalls_of(c, cd);
 	o->calls = 0;
-	for (int x = 0; x <= NARMS; x++) {
+	for (int x = 0; x < NDEC; x++) {
 		if (how == BOT_REPORT_STEPS)
 			o->dcalls[x] = add_cap(o->dcalls[x], cd[x]);
 		else if (cd[x] > o->dcalls[x])
@@ -1643,10 +1661,10 @@ static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, 
  * choice stood for every call (formats.md 17, merging). */
 static void ctx_stood(struct bot_report_ctx *c)
 {
-	uint64_t d[NARMS + 1], sum = 0;
+	uint64_t d[NDEC], sum = 0;
 
 	dcalls_of(c, d);
-	for (int x = 0; x <= NARMS; x++)
+	for (int x = 0; x < NDEC; x++)
 		sum = add_cap(sum, d[x]);
 	memset(c->dcalls, 0, sizeof(c->dcalls));
 	c->dcalls[NARMS] = sum;
@@ -1868,6 +1886,14 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 			}
 	a = c->auto_arm < NARMS ? c->auto_arm : -1;
 	x = p->shadow || c->decided >= NARMS ? a : c->decided;
+	{
+		uint64_t dc[NDEC];
+
+		/* most calls' decided arm unknown: ours is not AUTO's */
+		dcalls_of(c, dc);
+		if (!p->shadow && c->decided >= NARMS && dc[UNK] > dc[NARMS])
+			x = -1;
+	}
 	r->chosen = x;
 	for (int i = 0; i < NARMS; i++) {
 		int chosen = i == a || i == x || (!p->shadow && c->dcalls[i]);
@@ -1882,15 +1908,17 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 	/* every decided arm's calls against AUTO's (formats.md 17) */
 	{
 		double sum_c = 0, sum_ct = 0;
-		uint64_t dc[NARMS + 1];
+		uint64_t dc[NDEC];
 		int est = 0;
 
 		dcalls_of(c, dc);
-		for (int d = 0; d <= NARMS; d++) {
-			int y = p->shadow || d == NARMS ? a : d;
+		for (int d = 0; d < NDEC; d++) {
+			int y = p->shadow || d >= NARMS ? a : d;
 			double n = (double)dc[d];
 
-			if (!dc[d] || r->t[y] < 0)
+			/* calls whose decided arm is unknown are neither ours
+			 * nor AUTO's: they add nothing (shadow: AUTO's) */
+			if (!dc[d] || r->t[y] < 0 || (d == UNK && !p->shadow))
 				continue;
 			sum_c += n;
 			sum_ct += n * r->t[y];
@@ -1936,12 +1964,14 @@ void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals
 
 		bot_report_row(p, c, &r);
 		t->contexts++;
-		uint64_t dc[NARMS + 1];
+		uint64_t dc[NDEC];
 
 		dcalls_of(c, dc);
 		t->calls += c->calls;
-		if (!p->shadow)
-			t->calls_decided += c->calls - dc[NARMS];
+		if (!p->shadow) {
+			t->calls_decided += c->calls - dc[NARMS] - dc[UNK];
+			t->calls_unknown += dc[UNK];
+		}
 		if (!r.known) {
 			t->unknown++;
 			continue;

@@ -39,6 +39,9 @@
 #define BOT_REPORT_ERR_MAX 512
 #define BOT_REPORT_NARMS 21
 #define BOT_REPORT_ARM_NONE 0xff
+#define BOT_REPORT_DEC_AUTO BOT_REPORT_NARMS		/* dcalls[]: left to AUTO ('-') */
+#define BOT_REPORT_DEC_UNKNOWN (BOT_REPORT_NARMS + 1)	/* dcalls[]: decided arm unknown ('?') */
+#define BOT_REPORT_NDEC (BOT_REPORT_NARMS + 2)
 #define BOT_REPORT_SUFFIX ".part"
 
 enum bot_report_plugin {
@@ -58,8 +61,9 @@ struct bot_report_ctx {
 	uint64_t calls;
 	uint8_t auto_arm, decided;		/* BOT_REPORT_ARM_NONE: unknown / left to AUTO;
 						 * decided: the arm with the most calls */
-	uint64_t dcalls[BOT_REPORT_NARMS + 1];	/* calls per decided arm ([NARMS]: '-');
-						 * their sum is calls */
+	uint64_t dcalls[BOT_REPORT_NDEC];	/* calls per decided arm ([NARMS]: '-',
+						 * [NARMS + 1]: '?', unknown: neither ours
+						 * nor AUTO's); their sum is calls */
 	int has_cost;
 	float cost[BOT_REPORT_NARMS];		/* us, -1 unsupported */
 	struct bot_report_arm arm[BOT_REPORT_NARMS];
@@ -275,6 +279,8 @@ int bot_report_state_arms(void *arg, const char *fabric, const struct bot_report
 
 struct bot_report_totals {
 	uint64_t calls, calls_decided;
+	uint64_t calls_unknown;		/* calls whose decided arm is unknown ('?'): not
+					 * decided, not AUTO's; nothing saved or lost */
 	double saved, lost;		/* s */
 	double net;			/* saved - lost, s; 0 where the two differ by no
 					 * more than the sums' rounding (its sign is

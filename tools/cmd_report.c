@@ -398,9 +398,12 @@ static const char *job_label(const struct bot_report_part *m, int several, char 
 static void text_totals(const char *what, const struct bot_report_part *m)
 {
 	struct bot_report_totals t;
-	char sv[32], ls[32], nt[32], nc[64] = "";
+	char sv[32], ls[32], nt[32], nc[64] = "", uk[96] = "";
 
 	bot_report_totals(m, &t);
+	if (t.calls_unknown)
+		snprintf(uk, sizeof(uk), " (%llu whose decided arm is unknown, not counted as "
+			 "AUTO's)", (unsigned long long)t.calls_unknown);
 	/* contexts measured but never called are not judged: said when any */
 	if (t.no_calls)
 		snprintf(nc, sizeof(nc), ", %zu without calls (not judged)", t.no_calls);
@@ -412,10 +415,10 @@ static void text_totals(const char *what, const struct bot_report_part *m)
 		       "in %zu contexts, %zu where AUTO lost >10%% against the best known arm%s\n",
 		       what, (unsigned long long)t.calls, t.contexts, t.over10, nc);
 	else
-		printf("  %s total: %llu calls decided of %llu, %ssaved %s, lost %s, net %s %s "
+		printf("  %s total: %llu calls decided of %llu%s, %ssaved %s, lost %s, net %s %s "
 		       "vs AUTO; %zu contexts lost >10%%, %zu harmed (worse than AUTO by > 2 "
 		       "points), %zu unknown%s\n", what, (unsigned long long)t.calls_decided,
-		       (unsigned long long)t.calls, t.estimated ? "est. " : "", sv, ls, nt,
+		       (unsigned long long)t.calls, uk, t.estimated ? "est. " : "", sv, ls, nt,
 		       t.net >= 0 ? "saved" : "lost", t.over10, t.harmed, t.unknown, nc);
 }
 
@@ -469,13 +472,15 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		{
 			int nd = 0;
 
-			for (int k = 0; k <= BOT_REPORT_NARMS; k++)
+			for (int k = 0; k < BOT_REPORT_NDEC; k++)
 				nd += c->dcalls[k] != 0;
-			/* communicators that decided different arms */
-			for (int k = 0; nd > 1 && k <= BOT_REPORT_NARMS; k++)
-				if (c->dcalls[k])
+			/* communicators that decided different arms (or whose
+			 * decided arm is unknown: said even alone) */
+			for (int k = 0; k < BOT_REPORT_NDEC; k++)
+				if (c->dcalls[k] && (nd > 1 || k == BOT_REPORT_DEC_UNKNOWN))
 					printf("    decided %s: %llu calls\n", k < BOT_REPORT_NARMS ?
-					       bot_arm_name(k) : "- (AUTO)",
+					       bot_arm_name(k) : k == BOT_REPORT_DEC_AUTO ?
+					       "- (AUTO)" : "? (unknown, not counted as AUTO's)",
 					       (unsigned long long)c->dcalls[k]);
 		}
 		for (int k = 0; k < BOT_REPORT_NARMS; k++)
@@ -518,11 +523,11 @@ static void json_totals(FILE *f, const struct bot_report_part *m)
 	bot_report_totals(m, &t);
 	fprintf(f, "\"totals\":{\"calls\":%llu,\"calls_decided\":%llu,\"saved\":%.9g,\"lost\":%.9g,"
 	       "\"net\":%.9g,\"estimated\":%s,\"contexts\":%zu,\"over10\":%zu,\"harmed\":%zu,"
-	       "\"unknown\":%zu,\"no_calls\":%zu,\"worst_excess\":%.6g,\"ranks_loaded\":%llu,"
-	       "\"ranks_expected\":%llu}", (unsigned long long)t.calls,
+	       "\"unknown\":%zu,\"no_calls\":%zu,\"calls_unknown\":%llu,\"worst_excess\":%.6g,"
+	       "\"ranks_loaded\":%llu,\"ranks_expected\":%llu}", (unsigned long long)t.calls,
 	       (unsigned long long)t.calls_decided, t.saved, t.lost, t.net,
 	       t.estimated ? "true" : "false", t.contexts, t.over10, t.harmed, t.unknown,
-	       t.no_calls,
+	       t.no_calls, (unsigned long long)t.calls_unknown,
 	       t.worst_excess, (unsigned long long)t.ranks_loaded,
 	       (unsigned long long)t.ranks_expected);
 }

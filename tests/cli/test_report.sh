@@ -269,6 +269,26 @@ expect "  ... its line says so" 0 "ours 120\.0 us; loss ours 20\.0%, AUTO 0\.0%;
 expect "  ... --json's totals" 0 '"totals":\{[^}]*"over10":1,"harmed":1,"unknown":0,"no_calls":1,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/nc"
 
+# calls whose decided arm is unknown (a summary with 255 and no cost row:
+# the tuner had no record of the context), 'decided ?': counted apart, not
+# as left to AUTO (they were '-' until 2026-12-05, AUTO's calls at AUTO's
+# latency, which pulled ours towards AUTO's: 'loss ours 16.7%' here)
+mkdir -m 700 "$tmp/uk"
+{
+	printf 'nccl-bot-report-part 2\njob 65\nstep 0\nnode n1\npolicy ucb1\n'
+	printf 'ctx allreduce 80 8 1 1000 ring/simple tree/simple\n'
+	printf 'decided tree/simple 200\ndecided - 100\ndecided ? 700\n'
+	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 140000\nend 1\n'
+} >"$tmp/uk/65.0.n1.part"
+expect "calls whose decided arm is unknown: counted apart, not as AUTO's" 0 \
+	"step total: 200 calls decided of 1000 \(700 whose decided arm is unknown, not counted as AUTO's\), saved 0 us, lost 8\.000 ms" -- \
+	"$bot" report --plugstack /dev/null "$tmp/uk"
+expect "  ... the context names them; ours is the decided arms' (200 tree, 100 AUTO's)" 0 \
+	"decided \? \(unknown, not counted as AUTO's\): 700 calls.*ours 126\.7 us; loss ours 26\.7%" -- \
+	sh -c "'$bot' report --plugstack /dev/null '$tmp/uk' | tr '\n' ' '"
+expect "  ... --json's totals" 0 '"totals":\{"calls":1000,"calls_decided":200,[^}]*"calls_unknown":700,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/uk"
+
 # a part of one node: an 8-rank communicator (nnodes 1) and a 16-rank one
 # (nnodes 2), the base of the two-jobs case below
 mkdir -m 700 "$tmp/tp"

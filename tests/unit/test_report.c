@@ -240,6 +240,69 @@ START_TEST(test_duplicate_file)
 }
 END_TEST
 
+/* A summary whose decided arm is unknown (255 with bit5: the tuner had no
+ * record of the context) is neither ours nor AUTO's: counted apart ('?'),
+ * not as left to AUTO (formats.md 9, 17). */
+START_TEST(test_decided_unknown)
+{
+	struct bot_report_builder *b = bot_report_builder_new();
+	struct bot_spool_rec r[5];
+	struct bot_report_part p, q;
+	struct bot_report_totals t;
+	struct bot_report_row row;
+	char err[600], *text;
+	size_t len;
+	uint64_t nb = 1u << 24;
+	unsigned bucket = bot_size_bucket(nb);
+
+	ck_assert_ptr_nonnull(b);
+	r[0] = rec(BOT_SPOOL_SUMMARY, 1, 0, bot_bucket_lo(bucket));	/* tree */
+	r[0].calls = 100;
+	r[1] = rec(BOT_SPOOL_SUMMARY, 2, 0, bot_bucket_lo(bucket));	/* unknown */
+	r[1].calls = 300;
+	r[1].decided = r[1].auto_arm = 0xff;
+	r[1].flags = BOT_SPOOL_F_NO_COST;
+	for (int i = 0; i < BOT_SPOOL_NCOST; i++)
+		r[1].cost[i] = -1;
+	r[2] = rec(BOT_SPOOL_SUMMARY, 3, 0, bot_bucket_lo(bucket));	/* left to AUTO */
+	r[2].calls = 50;
+	r[2].decided = 0xff;
+	r[3] = rec(BOT_SPOOL_SAMPLE, 1, 0, nb);
+	r[3].duration_ns = 20000;
+	r[4] = rec(BOT_SPOOL_SAMPLE, 3, 0, nb);
+	r[4].arm = RING_SIMPLE;
+	r[4].duration_ns = 10000;
+	ck_assert_int_eq(bot_report_builder_add(b, r, 5), 0);
+	bot_report_part_init(&p);
+	ck_assert_int_eq(bot_report_builder_finish(b, &p), 0);
+	bot_report_builder_free(b);
+	identity(&p, "n1");
+	ck_assert_uint_eq(p.nctx, 1);
+	ck_assert_uint_eq(p.ctx[0].calls, 450);
+	ck_assert_uint_eq(p.ctx[0].dcalls[TREE_SIMPLE], 100);
+	ck_assert_uint_eq(p.ctx[0].dcalls[BOT_REPORT_DEC_AUTO], 50);
+	ck_assert_uint_eq(p.ctx[0].dcalls[BOT_REPORT_DEC_UNKNOWN], 300);
+	/* totals: 100 decided, 300 unknown; ours is tree's alone (20 us vs
+	 * AUTO's 10 us), not pulled towards AUTO's by the unknown calls */
+	bot_report_totals(&p, &t);
+	ck_assert_uint_eq(t.calls, 450);
+	ck_assert_uint_eq(t.calls_decided, 100);
+	ck_assert_uint_eq(t.calls_unknown, 300);
+	bot_report_row(&p, &p.ctx[0], &row);
+	ck_assert_int_eq(row.known, 1);
+	ck_assert_msg(row.t_ours > 16e-6, "t_ours %g", row.t_ours);	/* (100x20 + 50x10)/150 */
+	ck_assert_msg(fabs(row.lost - 100 * 10e-6) < 1e-9, "lost %g", row.lost);
+	/* written as 'decided ? 300', read back */
+	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\ndecided ? 300\n"));
+	ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(q.ctx[0].dcalls[BOT_REPORT_DEC_UNKNOWN], 300);
+	free(text);
+	bot_report_part_free(&q);
+	bot_report_part_free(&p);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	static const char *const bad[] = {
@@ -973,6 +1036,7 @@ static Suite *report_suite(void)
 	tcase_add_test(tc, test_build_and_read_back);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_duplicate_file);
+	tcase_add_test(tc, test_decided_unknown);
 	tcase_add_test(tc, test_numbers);
 	tcase_add_test(tc, test_rounding);
 	tcase_add_test(tc, test_merge);
