@@ -614,6 +614,25 @@ static int printable(const char *s)
 
 static const char *const plugin_words[] = { "none", "kept", "replaced" };
 
+/* The oldest version that holds p (formats.md 17): 3 when it counts spool
+ * files skipped as copies (files R J D) or calls whose decided arm is
+ * unknown (decided ?), else 2, so that a reader of versions 1-2 (a build
+ * before 2026-12-05, during an upgrade) reads every part that does not
+ * need them and refuses the others naming their version. */
+static int part_version(const struct bot_report_part *p)
+{
+	if (p->files_duplicate)
+		return 3;
+	for (size_t i = 0; i < p->nctx; i++) {
+		uint64_t d[NDEC];
+
+		dcalls_of(&p->ctx[i], d);
+		if (d[UNK])
+			return 3;
+	}
+	return 2;
+}
+
 int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *len, char *err,
 			   size_t errlen)
 {
@@ -629,7 +648,7 @@ int bot_report_part_format(const struct bot_report_part *p, char **buf, size_t *
 	    !is_token(p->fabric) || !printable(p->fabric_why) || !pol ||
 	    p->user_plugin < 0 || p->user_plugin > 2 || p->nctx > BOT_REPORT_MAX_CTX)
 		return bot_errf(err, errlen, "report part: a field outside formats.md section 17");
-	say(&t, "%s %d\n", BOT_REPORT_MAGIC, BOT_REPORT_VERSION);
+	say(&t, "%s %d\n", BOT_REPORT_MAGIC, part_version(p));
 	say(&t, "job %s\nstep %s\nnode %s\nrestart %u\nstep_nodes %u\nexpected_ranks %u\n",
 	    p->job, p->step, p->node, p->restart, p->step_nodes ? p->step_nodes : 1,
 	    p->expected_ranks);
@@ -775,8 +794,8 @@ static int parse_header(struct bot_report_part *p, int k, struct pline *l, int v
 	uint64_t v[4];
 	int want = k == H_FILES ? 3 : k == H_PROCS ? 5 : 2;
 
-	/* files R J D: D (duplicates) is version 2's, and optional */
-	if (k == H_FILES && version >= 2 && l->nf == 4)
+	/* files R J D: D (duplicates) is version 3's, and optional there */
+	if (k == H_FILES && version >= 3 && l->nf == 4)
 		want = 4;
 	if (k != H_WHY && l->nf != want)
 		return *why = "wrong number of fields", -1;
@@ -941,7 +960,7 @@ static int parse_cost(struct bot_report_ctx *c, struct pline *l, const char **wh
 
 /* A v2 'decided X CALLS' line; *first: the context's first (its ctx
  * line's own split is dropped). */
-static int parse_decided(struct bot_report_ctx *c, struct pline *l, int *first,
+static int parse_decided(struct bot_report_ctx *c, struct pline *l, int version, int *first,
 			 const char **why)
 {
 	uint64_t n;
@@ -950,6 +969,8 @@ static int parse_decided(struct bot_report_ctx *c, struct pline *l, int *first,
 
 	if (l->nf != 3)
 		return *why = "wrong number of fields", -1;
+	if (!strcmp(l->f[1], "?") && version < 3)
+		return *why = "'decided ?' is version 3's", -1;
 	if (!strcmp(l->f[1], "?"))
 		x = UNK;	/* the decided arm is unknown */
 	else if (arm_val(l->f[1], &a) == 0)
@@ -1088,9 +1109,9 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 				continue;
 			}
 			why = n > m && !memcmp(s, BOT_REPORT_MAGIC " ", m + 1) ?
-			      "a report part of another version (this reader reads 1 and 2)" :
-			      "not a report part (no 'nccl-bot-report-part 2' line; 1 still "
-			      "read)";
+			      "a report part of another version (this reader reads 1 to 3)" :
+			      "not a report part (no 'nccl-bot-report-part 3' line; 1 and 2 "
+			      "still read)";
 			goto bad;
 		}
 		if (split(&l, s, n) < 0) {
@@ -1128,7 +1149,7 @@ int bot_report_part_parse(const char *name, const char *buf, size_t len,
 				      "'decided' not after its 'ctx' and before its 'arm' lines";
 				goto bad;
 			}
-			if (parse_decided(cur, &l, &first_dec, &why) < 0)
+			if (parse_decided(cur, &l, version, &first_dec, &why) < 0)
 				goto bad;
 			continue;
 		}

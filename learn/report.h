@@ -24,7 +24,10 @@
 #include "common/spool.h"
 #include "learn/log.h"
 
-#define BOT_REPORT_VERSION 2
+#define BOT_REPORT_VERSION 3		/* the newest this reader reads; a part is
+					 * written in the oldest version that holds
+					 * it (formats.md 17): 3 only with duplicates
+					 * or calls whose decided arm is unknown */
 #define BOT_REPORT_VERSION_MIN 1	/* the oldest this reader reads */
 #define BOT_REPORT_MAGIC "nccl-bot-report-part"
 #define BOT_REPORT_LINE_MAX 1024	/* bytes, the newline included */

@@ -88,6 +88,8 @@ expect "harvest: a copied spool file is skipped by the delta" 0 \
 	--report-dir "$tmp/rep/96" "$tmp/spdup"
 expect "  ... and by the part: one file read, one copy, its process and sample once" 0 "" -- \
 	sh -c "grep -qx 'files 1 0 1' '$tmp/rep/96/96.0.n1.part' && grep -qx 'procs 1 1 1 0' '$tmp/rep/96/96.0.n1.part' && grep -qx 'arm ring/simple 1 101000 101000' '$tmp/rep/96/96.0.n1.part'"
+expect "  ... a part in version 3 (files R J D is 3's; a reader of 1-2 names the version)" 0 "" -- \
+	sh -c "head -n 1 '$tmp/rep/96/96.0.n1.part' | grep -qx 'nccl-bot-report-part 3'"
 expect "  ... the report says it skipped the copy" 0 \
 	"tuner loaded on 1 of 16 expected ranks .*spool files 1 read, 0 rejected.*\(1 spool file\(s\) skipped: the same records as a file read before" -- \
 	sh -c "'$bot' report '$tmp/rep/96' | tr '\n' ' '"
@@ -275,7 +277,7 @@ expect "  ... --json's totals" 0 '"totals":\{[^}]*"over10":1,"harmed":1,"unknown
 # latency, which pulled ours towards AUTO's: 'loss ours 16.7%' here)
 mkdir -m 700 "$tmp/uk"
 {
-	printf 'nccl-bot-report-part 2\njob 65\nstep 0\nnode n1\npolicy ucb1\n'
+	printf 'nccl-bot-report-part 3\njob 65\nstep 0\nnode n1\npolicy ucb1\n'
 	printf 'ctx allreduce 80 8 1 1000 ring/simple tree/simple\n'
 	printf 'decided tree/simple 200\ndecided - 100\ndecided ? 700\n'
 	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 140000\nend 1\n'

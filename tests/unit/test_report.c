@@ -221,17 +221,24 @@ START_TEST(test_duplicate_file)
 	ck_assert_uint_eq(p.nctx, 1);
 	ck_assert_uint_eq(p.ctx[0].arm[TREE_SIMPLE].n, 1);
 	ck_assert_uint_eq(p.ctx[0].calls, 50);
-	/* written as "files 3 0 1" and read back */
+	/* written as "files 3 0 1", in version 3 (a reader of 1-2 says the
+	 * version instead of a wrong number of fields), and read back */
 	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(text, "\nfiles 3 0 1\n"));
+	ck_assert_int_eq(strncmp(text, "nccl-bot-report-part 3\n", 23), 0);
 	ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(q.files_duplicate, 1);
+	/* the same as version 2: refused */
+	text[21] = '2';
+	ck_assert_int_lt(bot_report_part_parse("x", text, len, &q, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "wrong number of fields"), "%s", err);
 	free(text);
 	bot_report_part_free(&q);
-	/* none: two numbers, as before */
+	/* none: two numbers, as before, and version 2 */
 	p.files_duplicate = 0;
 	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(text, "\nfiles 3 0\n"));
+	ck_assert_int_eq(strncmp(text, "nccl-bot-report-part 2\n", 23), 0);
 	free(text);
 	bot_report_part_free(&p);
 	/* version 1 has no third number */
@@ -292,11 +299,17 @@ START_TEST(test_decided_unknown)
 	ck_assert_int_eq(row.known, 1);
 	ck_assert_msg(row.t_ours > 16e-6, "t_ours %g", row.t_ours);	/* (100x20 + 50x10)/150 */
 	ck_assert_msg(fabs(row.lost - 100 * 10e-6) < 1e-9, "lost %g", row.lost);
-	/* written as 'decided ? 300', read back */
+	/* written as 'decided ? 300', in version 3, read back */
 	ck_assert_int_eq(bot_report_part_format(&p, &text, &len, err, sizeof(err)), 0);
 	ck_assert_ptr_nonnull(strstr(text, "\ndecided ? 300\n"));
+	ck_assert_int_eq(strncmp(text, "nccl-bot-report-part 3\n", 23), 0);
 	ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(q.ctx[0].dcalls[BOT_REPORT_DEC_UNKNOWN], 300);
+	bot_report_part_free(&q);
+	/* the same as version 2: refused, naming the version */
+	text[21] = '2';
+	ck_assert_int_lt(bot_report_part_parse("x", text, len, &q, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "'decided ?' is version 3's"), "%s", err);
 	free(text);
 	bot_report_part_free(&q);
 	bot_report_part_free(&p);
@@ -376,18 +389,18 @@ START_TEST(test_refusals)
 	/* another version, no magic, a missing job */
 	{
 		struct bot_report_part p;
-		const char *v2 = "nccl-bot-report-part 3\njob 5\nstep 0\nnode a\nend 0\n";
+		const char *v2 = "nccl-bot-report-part 4\njob 5\nstep 0\nnode a\nend 0\n";
 		const char *nojob = "nccl-bot-report-part 1\nstep 0\nnode a\nend 0\n";
 
 		ck_assert_int_lt(bot_report_part_parse("t", v2, strlen(v2), &p, err, sizeof(err)), 0);
-		ck_assert_ptr_nonnull(strstr(err, "another version"));
+		ck_assert_msg(strstr(err, "another version (this reader reads 1 to 3)"), "%s", err);
 		ck_assert_int_lt(bot_report_part_parse("t", nojob, strlen(nojob), &p, err,
 						       sizeof(err)), 0);
 		ck_assert_int_lt(bot_report_part_parse("t", "", 0, &p, err, sizeof(err)), 0);
 		/* the version written, and the one still read */
 		ck_assert_int_lt(bot_report_part_parse("t", "job 5\n", 6, &p, err, sizeof(err)), 0);
-		ck_assert_msg(strstr(err, "no 'nccl-bot-report-part 2' line; 1 still read"), "%s",
-			      err);
+		ck_assert_msg(strstr(err, "no 'nccl-bot-report-part 3' line; 1 and 2 still read"),
+			      "%s", err);
 	}
 }
 END_TEST
