@@ -1990,7 +1990,13 @@ void bot_report_totals(const struct bot_report_part *p, struct bot_report_totals
 		dcalls_of(c, dc);
 		t->calls += c->calls;
 		if (!p->shadow) {
-			t->calls_decided += c->calls - dc[NARMS] - dc[UNK];
+			uint64_t dec = 0;
+
+			/* the arms' calls, summed: calls less '-' and '?' would
+			 * wrap where the 2^40 cap made calls less than those two */
+			for (int x = 0; x < NARMS; x++)
+				dec = add_cap(dec, dc[x]);
+			t->calls_decided += dec;
 			t->calls_unknown += dc[UNK];
 		}
 		if (!r.known) {

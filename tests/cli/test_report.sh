@@ -290,6 +290,19 @@ expect "  ... the context names them; ours is the decided arms' (200 tree, 100 A
 	sh -c "'$bot' report --plugstack /dev/null '$tmp/uk' | tr '\n' ' '"
 expect "  ... --json's totals" 0 '"totals":\{"calls":1000,"calls_decided":200,[^}]*"calls_unknown":700,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/uk"
+# at the 2^40 cap a context's calls are less than its '-' and '?' calls
+# together: calls decided are the arms' (0 here), not calls less the two
+# (which wrapped to 18446742974197923840)
+mkdir -m 700 "$tmp/ukcap"
+{
+	printf 'nccl-bot-report-part 3\njob 66\nstep 0\nnode n1\npolicy ucb1\n'
+	printf 'ctx allreduce 80 8 1 1099511627776 ring/simple -\n'
+	printf 'decided - 1099511627776\ndecided ? 1099511627776\n'
+	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 140000\nend 1\n'
+} >"$tmp/ukcap/66.0.n1.part"
+expect "  ... at the calls' cap, calls decided do not wrap" 0 \
+	'"totals":\{"calls":1099511627776,"calls_decided":0,[^}]*"calls_unknown":1099511627776,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/ukcap"
 
 # a part of one node: an 8-rank communicator (nnodes 1) and a 16-rank one
 # (nnodes 2), the base of the two-jobs case below
