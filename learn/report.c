@@ -1910,9 +1910,11 @@ void bot_report_row(const struct bot_report_part *p, const struct bot_report_ctx
 	{
 		uint64_t dc[NDEC];
 
-		/* most calls' decided arm unknown: ours is not AUTO's */
+		/* most calls' decided arm unknown: ours is unknown, neither
+		 * AUTO's nor the ctx line's arm (formats.md 17), which may be
+		 * an arm no call decided (the first record's) */
 		dcalls_of(c, dc);
-		if (!p->shadow && c->decided >= NARMS && dc[UNK] > dc[NARMS])
+		if (!p->shadow && dc[UNK] > dc[dec_idx(c->decided)])
 			x = -1;
 	}
 	r->chosen = x;

@@ -303,6 +303,21 @@ mkdir -m 700 "$tmp/ukcap"
 expect "  ... at the calls' cap, calls decided do not wrap" 0 \
 	'"totals":\{"calls":1099511627776,"calls_decided":0,[^}]*"calls_unknown":1099511627776,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/ukcap"
+# where most calls' decided arm is unknown, ours is unknown (formats.md 17),
+# whatever the ctx line's arm: it said tree/simple, an arm 200 of 1000 calls
+# decided, or none of them (a context whose calls are all '?')
+mkdir -m 700 "$tmp/ukmost"
+{
+	printf 'nccl-bot-report-part 3\njob 67\nstep 0\nnode n1\npolicy ucb1\n'
+	printf 'ctx allreduce 80 8 1 1000 ring/simple tree/simple\ndecided ? 1000\n'
+	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 140000\n'
+	printf 'ctx allreduce 84 8 1 1000 ring/simple tree/simple\n'
+	printf 'decided tree/simple 200\ndecided - 100\ndecided ? 700\n'
+	printf 'arm ring/simple 10 90000 100000\narm tree/simple 10 110000 140000\nend 2\n'
+} >"$tmp/ukmost/67.0.n1.part"
+expect "  ... most calls unknown: ours unknown, not the ctx line's arm" 0 \
+	'"context":"allreduce/1MiB\+0/n1/r8","calls":1000,"auto":"ring/simple","chosen":null,.*"context":"allreduce/2MiB\+0/n1/r8","calls":1000,"auto":"ring/simple","chosen":null,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/ukmost"
 
 # a part of one node: an 8-rank communicator (nnodes 1) and a 16-rank one
 # (nnodes 2), the base of the two-jobs case below
