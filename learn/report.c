@@ -1628,16 +1628,31 @@ static void merge_ctx(struct bot_report_ctx *o, const struct bot_report_ctx *c, 
 
 	/* calls per decided arm: a step's nodes each count a communicator
 	 * that spans them (the largest), steps add */
+	uint64_t most = 0, known = 0;
+
 	dcalls_of(o, o->dcalls);
 	dcalls_of(c, cd);
+	if (how != BOT_REPORT_STEPS)
+		most = o->calls > c->calls ? o->calls : c->calls;
 	o->calls = 0;
 	for (int x = 0; x < NDEC; x++) {
 		if (how == BOT_REPORT_STEPS)
 			o->dcalls[x] = add_cap(o->dcalls[x], cd[x]);
 		else if (cd[x] > o->dcalls[x])
 			o->dcalls[x] = cd[x];
-		o->calls = add_cap(o->calls, o->dcalls[x]);
+		if (x < UNK)
+			known = add_cap(known, o->dcalls[x]);
 	}
+	/* a communicator whose ranks on one node knew its decided arm and
+	 * on another did not ('?': no record of the context there) is one
+	 * communicator: its '?' calls on the second node are the known
+	 * arm's, not more calls (the per-arm largest counted them twice);
+	 * '?' keeps only what the larger node's calls leave beyond the
+	 * known arms' */
+	if (how != BOT_REPORT_STEPS && o->dcalls[UNK] && add_cap(known, o->dcalls[UNK]) > most)
+		o->dcalls[UNK] = most > known ? most - known : 0;
+	for (int x = 0; x < NDEC; x++)
+		o->calls = add_cap(o->calls, o->dcalls[x]);
 	o->decided = dec_top(o, o->decided);
 	/* AUTO's arm and the row of the part with the most calls; gaps filled */
 	if (cw > o->src_calls) {

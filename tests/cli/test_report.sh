@@ -318,6 +318,18 @@ mkdir -m 700 "$tmp/ukmost"
 expect "  ... most calls unknown: ours unknown, not the ctx line's arm" 0 \
 	'"context":"allreduce/1MiB\+0/n1/r8","calls":1000,"auto":"ring/simple","chosen":null,.*"context":"allreduce/2MiB\+0/n1/r8","calls":1000,"auto":"ring/simple","chosen":null,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/ukmost"
+# a communicator over two nodes whose ranks knew its decided arm on one
+# node and not on the other ('?', no record of the context there): one
+# communicator's 100 calls, tree's, not 200 (100 tree + 100 '?')
+mkdir -m 700 "$tmp/uknodes"
+for n in 1 2; do
+	if [ $n = 1 ]; then dec=tree/simple d=tree/simple; else dec=- d='?'; fi
+	printf 'nccl-bot-report-part 3\njob 68\nstep 0\nnode n%s\nstep_nodes 2\npolicy ucb1\nctx allreduce 80 8 2 100 ring/simple %s\ndecided %s 100\narm ring/simple 10 90000 100000\narm tree/simple 10 110000 140000\nend 1\n' \
+		$n $dec "$d" >"$tmp/uknodes/68.0.n$n.part"
+done
+expect "  ... a node's '?' calls of a communicator another node knew are not counted twice" 0 \
+	"step total: 100 calls decided of 100, saved 0 us, lost 4\.000 ms" -- \
+	"$bot" report --plugstack /dev/null "$tmp/uknodes"
 
 # a part of one node: an 8-rank communicator (nnodes 1) and a 16-rank one
 # (nnodes 2), the base of the two-jobs case below
