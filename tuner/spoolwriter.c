@@ -310,11 +310,19 @@ int bot_spool_setup(const char *dir, uint64_t table_digest, bot_nccl_logger_t lo
 	/* A relative directory is made absolute now, against the working
 	 * directory of the first init: a directory missing now is opened at
 	 * the first rewrite, and by then the application may have moved
-	 * (chdir), which would put the file elsewhere or nowhere. */
-	if (dir[0] != '/' && getcwd(cwd, sizeof(cwd))) {
-		dir_path = malloc(strlen(cwd) + strlen(dir) + 2);
-		if (dir_path)
-			sprintf(dir_path, "%s%s%s", cwd, cwd[1] ? "/" : "", dir);
+	 * (chdir), which would put the file elsewhere or nowhere. Kept
+	 * relative when the working directory is unknown, or so deep that
+	 * the two joined pass PATH_MAX (an open would fail where the
+	 * relative name works). */
+	if (dir[0] != '/' && getcwd(cwd, sizeof(cwd)) && strlen(cwd) + strlen(dir) + 2 <= PATH_MAX) {
+		size_t lc = strlen(cwd), ld = strlen(dir), sep = cwd[1] != 0;
+
+		dir_path = malloc(lc + sep + ld + 1);
+		if (dir_path) {
+			memcpy(dir_path, cwd, lc);
+			dir_path[lc] = '/';	/* overwritten by dir when cwd is "/" */
+			memcpy(dir_path + lc + sep, dir, ld + 1);
+		}
 	} else {
 		dir_path = strdup(dir);
 	}

@@ -24,6 +24,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1373,6 +1374,67 @@ START_TEST(test_spool_dir_relative_missing)
 }
 END_TEST
 
+/* A relative NCCL_BOT_SPOOL under a working directory so deep that the two
+ * joined pass PATH_MAX is kept relative (opened as the application gave
+ * it): made absolute, its open failed with ENAMETOOLONG where the relative
+ * name had worked (until 2026-12-04). */
+START_TEST(test_spool_dir_relative_deep)
+{
+	struct comm c;
+	char cwd[PATH_MAX], comp[256], top[512];
+	size_t len;
+	int depth = 0;
+	DIR *dp;
+	struct dirent *e;
+
+	ck_assert_ptr_nonnull(getcwd(top, sizeof(top)));
+	ck_assert_int_eq(chdir(dir), 0);
+	/* a working directory of PATH_MAX - 4 bytes: "spool" beside it is
+	 * over PATH_MAX, absolute */
+	for (;;) {
+		size_t want;
+
+		ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+		len = strlen(cwd);
+		if (len >= PATH_MAX - 4)
+			break;
+		want = PATH_MAX - 4 - len - 1;
+		if (want > 200)
+			want = 200;
+		if (want < 1)
+			want = 1;
+		memset(comp, 'd', want);
+		comp[want] = 0;
+		ck_assert_int_eq(mkdir(comp, 0700), 0);
+		ck_assert_int_eq(chdir(comp), 0);
+		depth++;
+	}
+	ck_assert_int_eq(strlen(cwd), PATH_MAX - 4);
+	ck_assert_int_eq(mkdir("spool", 0700), 0);
+	setenv("NCCL_BOT_SPOOL", "spool", 1);
+	comm_open(&c, 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	wait_writer_gone();
+	ck_assert_int_eq(count_entries("spool"), 1);
+	/* the tree, removed from inside (its paths are over PATH_MAX) */
+	dp = opendir("spool");
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			ck_assert_int_eq(unlinkat(dirfd(dp), e->d_name, 0), 0);
+	closedir(dp);
+	ck_assert_int_eq(rmdir("spool"), 0);
+	for (; depth > 0; depth--) {
+		ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+		ck_assert_int_eq(chdir(".."), 0);
+		ck_assert_int_eq(rmdir(strrchr(cwd, '/') + 1), 0);
+	}
+	ck_assert_int_eq(chdir(top), 0);
+}
+END_TEST
+
 /* A spool directory with a '..' component is refused ("link/.." goes
  * through the link, to its target's parent: written there until
  * 2026-12-04), and says so. */
@@ -2095,6 +2157,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_spool_dir_link);
 	tcase_add_test(tc, test_spool_dir_relative_missing);
+	tcase_add_test(tc, test_spool_dir_relative_deep);
 	tcase_add_test(tc, test_spool_dir_dotdot);
 	tcase_add_test(tc, test_spool_dir_dotdot_once);
 	tcase_add_test(tc, test_spool_dir_shown_printable);
