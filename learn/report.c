@@ -2082,6 +2082,20 @@ void bot_report_versions(const struct bot_report_ver *v, size_t n, int kind, cha
 		snprintf(buf, len, "n/a");
 }
 
+void bot_report_span(double s, char *buf, size_t len)
+{
+	if (s >= 1)
+		snprintf(buf, len, "%.3f s", s);
+	else if (s >= 1e-3)
+		snprintf(buf, len, "%.3f ms", s * 1e3);
+	else if (s >= 1e-6)
+		snprintf(buf, len, "%.1f us", s * 1e6);
+	else if (s >= 1e-10)
+		snprintf(buf, len, "%.3g us", s * 1e6);
+	else	/* none, or within the sums' rounding (%.3g writes 1e-05 below it) */
+		snprintf(buf, len, "0 us");
+}
+
 static void seconds(double s, char *buf, size_t len)
 {
 	/* plain digits (%.3g writes 1e+03 from 999.5 on): readers take [0-9.]* */

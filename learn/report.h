@@ -304,6 +304,12 @@ void bot_report_versions(const struct bot_report_ver *v, size_t n, int kind, cha
 			 size_t len);
 enum { BOT_REPORT_VER_NCCL = 0, BOT_REPORT_VER_ABI = 1 };
 
+/* A time saved or lost, s >= 0, as the report and its picture write it:
+ * "%.3f s" from 1 s, "%.3f ms" from 1 ms, "%.1f us" from 1 us, "%.3g us"
+ * below, "0 us" for none or rounding dust (below 1e-10 s), so that no
+ * time ever reads as zero and zero reads one way. */
+void bot_report_span(double s, char *buf, size_t len);
+
 /* The one-line summary (formats.md section 17), without a newline.
  * stepname: "1234.0"; where: the report directory. */
 void bot_report_summary(const struct bot_report_part *merged, const char *stepname,

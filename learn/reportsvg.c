@@ -91,15 +91,11 @@ static double pct(double loss)
 	return loss < 0 && loss > -1e-9 ? 0 : loss * 100;
 }
 
-/* A time span for people: us, ms or s. */
+/* A time span for people, as the text report writes it (bot_report_span;
+ * until 2026-12-05 "0.0 us" here for 40 ns, and for none) */
 static const char *span(char *buf, size_t len, double s)
 {
-	if (s >= 1)
-		snprintf(buf, len, "%.3f s", s);
-	else if (s >= 1e-3)
-		snprintf(buf, len, "%.3f ms", s * 1e3);
-	else
-		snprintf(buf, len, "%.1f us", s * 1e6);
+	bot_report_span(s, buf, len);
 	return buf;
 }
 

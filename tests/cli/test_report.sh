@@ -248,6 +248,10 @@ expect "  ... a time below 1 us in us, not 0.000 ms" 0 \
 	"$bot" report --plugstack /dev/null "$tmp/fp"
 expect "  ... --json's net is 0" 0 '"totals":\{[^}]*"saved":1e-07,"lost":1e-07,"net":0,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/fp"
+# the picture writes times as the text does (bot_report_span): it wrote
+# "0.0 us" for 100 ns and for none until 2026-12-05
+expect "  ... --svg: the same times as the text" 0 "saved 0\.1 us, lost 0\.1 us, net 0 us saved vs AUTO" -- \
+	sh -c "'$bot' report --plugstack /dev/null --svg '$tmp/fp.svg' '$tmp/fp' >/dev/null && cat '$tmp/fp.svg'"
 expect "  ... AUTO's own arm: loss ours 0.0%, never -0.0%" 0 "AUTO 84\.0 us, ours 84\.0 us; loss ours 0\.0%," -- \
 	"$bot" report --plugstack /dev/null "$tmp/fp"
 

@@ -195,7 +195,7 @@ done
 grep -qF 'no map <' "$tmp/r.svg" && bad "r.svg: the part's string unescaped" || ok "r: the part's fabric_why and the directory escaped"
 # the time saved: the text report's total, drawn
 saved=$(sed -n 's/^  job total: .*, saved \([0-9.]* [mu]*s\), lost.*/\1/p' "$tmp/stdout")
-[ -n "$saved" ] && grep -qF "saved $saved, lost 0.0 us, net $saved saved vs AUTO" "$tmp/r.svg" &&
+[ -n "$saved" ] && grep -qF "saved $saved, lost 0 us, net $saved saved vs AUTO" "$tmp/r.svg" &&
 	ok "r: the job's time saved as the text report says ($saved)" || bad "r: time saved '$saved'"
 # AUTO's and our lines: allgather's and allreduce's, none where nothing is known
 n=$(grep -c '<polyline' "$tmp/r.svg")
