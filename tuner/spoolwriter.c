@@ -111,7 +111,9 @@ static char *dir_path;
 static int dir_fd = -1;
 static uint64_t digest, host_hash;
 static bot_nccl_logger_t logger;
-static char logged_failure;
+static char logged_failure;	/* a failure said, no success since (under `writing`) */
+static unsigned failures_said;	/* at most SPOOL_FAILURES_SAID per process */
+#define SPOOL_FAILURES_SAID 3
 static uint64_t period_ns = BOT_SPOOL_PERIOD_NS;	/* a test hook may shorten it */
 
 /* What the file holds. `changes` counts what callbacks added (lock); a
@@ -625,16 +627,33 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* A WARN, once per process: measurements are being lost, and a job run
- * with NCCL_DEBUG=WARN (the level most jobs run at) must see it, as it
- * sees a refused NCCL_BOT_* value (tuner/env.c). */
+/* A WARN: measurements are being lost, and a job run with NCCL_DEBUG=WARN
+ * (the level most jobs run at) must see it, as it sees a refused
+ * NCCL_BOT_* value (tuner/env.c). Once until a rewrite succeeds again
+ * (spool_written says so, so that the WARN is never the last word on a
+ * file that was written after all), and SPOOL_FAILURES_SAID times per
+ * process at most. Both run under `writing`. */
 static void spool_fail(const char *what, int err)
 {
-	if (logger && !__atomic_exchange_n(&logged_failure, 1, __ATOMIC_RELAXED))
+	if (!logger || logged_failure || failures_said >= SPOOL_FAILURES_SAID)
+		return;
+	logged_failure = 1;
+	failures_said++;
+	logger(BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
+	       "nccl-bot: spool %s: %s%s%s (measurements of this process are not kept unless a "
+	       "later rewrite succeeds; decisions are unaffected)", path ? path : "?", what,
+	       err ? ": " : "", err ? strerror(err) : "");
+}
+
+static void spool_written(void)
+{
+	if (!logged_failure)
+		return;
+	logged_failure = 0;
+	if (logger)
 		logger(BOT_NCCL_LOG_WARN, BOT_NCCL_INIT | BOT_NCCL_PROFILE, __FILE__, __LINE__,
-		       "nccl-bot: spool %s: %s%s%s (measurements of this process are not kept; "
-		       "decisions are unaffected)", path ? path : "?", what, err ? ": " : "",
-		       err ? strerror(err) : "");
+		       "nccl-bot: spool %s: written after all (an earlier rewrite failed; the "
+		       "measurements of this process are kept)", path ? path : "?");
 }
 
 /* A consistent view of an append-only store: its first n records. */
@@ -813,6 +832,7 @@ static int flush(void)
 	written_nrec = nrec + 1;
 	written_crc = crc;
 	__atomic_store_n(&written_changes, took, __ATOMIC_RELEASE);
+	spool_written();
 	rc = 0;
 out:
 	free(b.p);

@@ -1515,6 +1515,71 @@ START_TEST(test_spool_dir_shown_printable)
 }
 END_TEST
 
+/* Every spool line a logger saw, with its level, in order. */
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static char seen_log[8192];
+
+static void seen_logger(int level, unsigned long flags, const char *file, int line,
+			const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	(void)flags;
+	(void)file;
+	(void)line;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!strstr(msg, "spool"))
+		return;
+	pthread_mutex_lock(&seen_mu);
+	if (strlen(seen_log) + strlen(msg) + 8 < sizeof(seen_log))
+		sprintf(seen_log + strlen(seen_log), "%d %s\n", level, msg);
+	pthread_mutex_unlock(&seen_mu);
+}
+
+static int seen_has(const char *what)
+{
+	int r;
+
+	pthread_mutex_lock(&seen_mu);
+	r = strstr(seen_log, what) != NULL;
+	pthread_mutex_unlock(&seen_mu);
+	return r;
+}
+
+/* A directory missing at the first rewrites and made later: the WARN that
+ * measurements are not kept is followed by one that they were written
+ * after all (until 2026-12-05 the WARN was the last word, and a later
+ * real failure was never said). */
+START_TEST(test_spool_failure_then_written)
+{
+	struct comm c;
+	char late[BOT_TEST_PATH_MAX];
+
+	setenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS", "1000000", 1);
+	setenv("NCCL_BOT_SPOOL", bot_test_path(late, dir, "late"), 1);
+	comm_open_log(&c, 0, seen_logger);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	drain(&c);
+	/* the first periodic rewrite fails and says so */
+	for (unsigned i = 0; i < 2000 && !seen_has("opening the directory"); i++)
+		usleep(5000);
+	ck_assert_msg(seen_has("2 nccl-bot: spool ") && seen_has("opening the directory"), "%s",
+		      seen_log);
+	ck_assert_int_eq(mkdir(late, 0700), 0);
+	for (unsigned i = 0; i < 4000; i++)
+		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
+	comm_close(&c);
+	wait_writer_gone();
+	ck_assert_int_eq(count_entries(late), 1);
+	ck_assert_msg(seen_has("2 nccl-bot: spool ") && seen_has(": written after all"), "%s",
+		      seen_log);
+}
+END_TEST
+
 /* The periodic rewrite runs on none of NCCL's threads: not on the proxy
  * thread that delivers the KernelCh stop completing a sample, not on the
  * launch thread (whose getCollInfo and Coll events complete records too).
@@ -2157,6 +2222,7 @@ static Suite *spool_suite(void)
 	tcase_add_test(tc, test_spool_dir_fd);
 	tcase_add_test(tc, test_spool_dir_link);
 	tcase_add_test(tc, test_spool_dir_relative_missing);
+	tcase_add_test(tc, test_spool_failure_then_written);
 	tcase_add_test(tc, test_spool_dir_relative_deep);
 	tcase_add_test(tc, test_spool_dir_dotdot);
 	tcase_add_test(tc, test_spool_dir_dotdot_once);
