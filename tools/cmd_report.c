@@ -591,6 +591,20 @@ static void json_step(const struct bot_report_part *m, const char *nodes, int co
 				first = 0;
 			}
 		printf("]");
+		/* calls per decided arm ('-' left to AUTO, '?' unknown), as the
+		 * text's "decided" lines */
+		printf(",\"decided\":{");
+		first = 1;
+		for (int k = 0; k < BOT_REPORT_NDEC; k++)
+			if (c->dcalls[k]) {
+				printf("%s\"%s\":%llu", first ? "" : ",", k < BOT_REPORT_NARMS ?
+				       bot_arm_name(k) : k == BOT_REPORT_DEC_AUTO ? "-" : "?",
+				       (unsigned long long)c->dcalls[k]);
+				first = 0;
+			}
+		printf("}");
+		if (r.known)
+			printf(",\"no_calls\":%s", r.no_calls ? "true" : "false");
 		if (r.known)
 			printf(",\"t_auto_us\":%.3f,\"t_ours_us\":%.3f,\"estimated\":%s,"
 			       "\"t_auto_source\":\"%s\",\"t_ours_source\":\"%s\","

@@ -274,6 +274,8 @@ expect "  ... its line says so" 0 "ours 120\.0 us; loss ours 20\.0%, AUTO 0\.0%;
 	"$bot" report --plugstack /dev/null "$tmp/nc"
 expect "  ... --json's totals" 0 '"totals":\{[^}]*"over10":1,"harmed":1,"unknown":0,"no_calls":1,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/nc"
+expect "  ... --json's context says it too" 0 '"context":"allreduce/1MiB\+0/n1/r8","calls":0,"auto":"ring/simple","chosen":"tree/simple","best":"ring/simple","arms":\[[^]]*\],"decided":\{\},"no_calls":true,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/nc"
 
 # calls whose decided arm is unknown (a summary with 255 and no cost row:
 # the tuner had no record of the context), 'decided ?': counted apart, not
@@ -293,6 +295,9 @@ expect "  ... the context names them; ours is the decided arms' (200 tree, 100 A
 	"decided \? \(unknown, not counted as AUTO's\): 700 calls.*ours 126\.7 us; loss ours 26\.7%" -- \
 	sh -c "'$bot' report --plugstack /dev/null '$tmp/uk' | tr '\n' ' '"
 expect "  ... --json's totals" 0 '"totals":\{"calls":1000,"calls_decided":200,[^}]*"calls_unknown":700,' -- \
+	"$bot" report --json --plugstack /dev/null "$tmp/uk"
+expect "  ... and its context: calls per decided arm, judged (it had calls)" 0 \
+	'"decided":\{"tree/simple":200,"-":100,"\?":700\},"no_calls":false,' -- \
 	"$bot" report --json --plugstack /dev/null "$tmp/uk"
 # at the 2^40 cap a context's calls are less than its '-' and '?' calls
 # together: calls decided are the arms' (0 here), not calls less the two
