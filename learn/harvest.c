@@ -219,6 +219,16 @@ static int put_rejected(int fd, const struct entry *e, int why, int eno, const s
 	return put(fd, u, sizeof(u));
 }
 
+/* A record of f whose nNodes passes the step's nodes: the parent rejects
+ * the file for it (take_file, BOT_HARVEST_WHY_NNODES). */
+static int nnodes_over(const struct bot_harvest_req *req, const struct bot_spool_file *f)
+{
+	for (uint64_t i = 0; i < f->hdr.nrecords; i++)
+		if (f->recs[i].kind != BOT_SPOOL_PROC && f->recs[i].nnodes > req->id.step_nodes)
+			return 1;
+	return 0;
+}
+
 /* One file: open, check, read, validate, send. 0, or -1 when fd failed. */
 static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const char *dir,
 		    const struct entry *e, uint64_t *budget)
@@ -241,13 +251,18 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 				    strip_path(err, path));
 	if ((uint64_t)st.st_size > *budget) {
 		close(sfd);
+		if (req->on_file)
+			req->on_file(req->on_file_arg, NULL);
 		snprintf(err, sizeof(err), "%lld bytes, over what is left of the harvest's "
 			 "%llu-byte bound (%llu bytes): not read", (long long)st.st_size,
 			 (unsigned long long)max_bytes_of(req), (unsigned long long)*budget);
 		return put_rejected(fd, e, BOT_HARVEST_WHY_BYTES, 0, &st, err);
 	}
-	if (bot_read_whole(sfd, path, SPOOL_MAX_FILE, &buf, &len, err, sizeof(err)) < 0)
+	if (bot_read_whole(sfd, path, SPOOL_MAX_FILE, &buf, &len, err, sizeof(err)) < 0) {
+		if (req->on_file)
+			req->on_file(req->on_file_arg, NULL);
 		return put_rejected(fd, e, BOT_HARVEST_WHY_CHANGED, 0, &st, strip_path(err, path));
+	}
 	*budget -= len;
 	if (bot_spool_parse(path, buf, len, &f, err, sizeof(err)) < 0) {
 		free(buf);
@@ -271,8 +286,11 @@ static int read_one(int fd, const struct bot_harvest_req *req, int dirfd, const 
 			req->on_file(req->on_file_arg, NULL);
 		return put_rejected(fd, e, BOT_HARVEST_WHY_INVALID, 0, &st, err);
 	}
+	/* the report counts the file as the delta will: rejected where the
+	 * parent's re-validation rejects it for its nNodes (take_file), read
+	 * otherwise; the parent still decides, from what it is sent */
 	if (req->on_file)
-		req->on_file(req->on_file_arg, &f);
+		req->on_file(req->on_file_arg, nnodes_over(req, &f) ? NULL : &f);
 	bot_le_put64(u + 8, f.hdr.nrecords - (proc < f.hdr.nrecords));
 	bot_le_put64(u + 16, f.hdr.table_digest);
 	bot_le_put64(u + 24, f.digest);

@@ -96,6 +96,18 @@ expect "  ... the report says it skipped the copy" 0 \
 expect "  ... and --json counts it" 0 '"files_read":1,"files_rejected":0,"files_duplicate":1,' -- \
 	"$bot" report --json "$tmp/rep/96"
 
+# a file the delta rejects for its records' nNodes (2, on a step of one
+# node) is rejected in the part too: the part counted it read, with its
+# samples and processes, until 2026-12-05
+mkdir -p "$tmp/spnn" "$tmp/obnn"
+cp "$spool/valid-v2-mixed" "$tmp/spnn/nb-a-1.spool"
+expect "harvest: a file whose nNodes passes the step's is rejected (none valid: exit 1)" 1 \
+	"nb-a-1.spool: rejected: record [0-9]+: nNodes 2 over the step's 1 node" -- \
+	"$bot" harvest --outbox "$tmp/obnn" --fabric f --job 95 --node n1 --nodes 1 \
+	--report-dir "$tmp/rep/95" "$tmp/spnn"
+expect "  ... and the part says so: none read, one rejected, nothing of it counted" 0 "" -- \
+	sh -c "grep -qx 'files 0 1' '$tmp/rep/95/95.0.n1.part' && grep -qx 'procs 0 0 0 0' '$tmp/rep/95/95.0.n1.part' && grep -qx 'end 0' '$tmp/rep/95/95.0.n1.part'"
+
 # JOBID: ./nccl-bot-JOBID, $NCCL_BOT_REPORT_DIR, --plugstack's report_dir=
 mkdir -p "$tmp/cwd"
 cp -r "$tmp/rep/99" "$tmp/cwd/nccl-bot-99"
