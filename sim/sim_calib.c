@@ -60,6 +60,14 @@ static int cal_slot(const char *fabric)
 	return -1;
 }
 
+/* A row the calibration measures with: a forced arm, measured, and not an
+ * unsupported arm (auto_us -1: its measured_us is empty, NaN in memory, or
+ * ignored as in the replay, doc/replay.md). */
+static int cal_row(const struct bot_sweep_row *r)
+{
+	return r->algo >= 0 && r->proto >= 0 && r->auto_us != -1 && r->measured_us > 0;
+}
+
 /* Calibration rows of sw, repeated (context, arm) rows merged. */
 static struct crow *collect(const struct bot_sweep *sw, size_t *np)
 {
@@ -72,7 +80,7 @@ static struct crow *collect(const struct bot_sweep *sw, size_t *np)
 		const struct bot_sweep_row *r = &sw->rows[i];
 		int slot = cal_slot(sw->fabrics[r->fabric]);
 
-		if (slot < 0 || r->algo < 0 || r->proto < 0 || !(r->measured_us > 0))
+		if (slot < 0 || !cal_row(r))
 			continue;
 		c[n].slot = slot;
 		c[n].coll = r->coll;
@@ -266,12 +274,12 @@ double bot_sim_repeat_sigma(const struct bot_sweep *sw, unsigned *npairs)
 	for (i = 0; i < sw->nrows; i++) {
 		const struct bot_sweep_row *a = &sw->rows[i];
 
-		if (cal_slot(sw->fabrics[a->fabric]) < 0 || a->algo < 0 || a->proto < 0)
+		if (cal_slot(sw->fabrics[a->fabric]) < 0 || !cal_row(a))
 			continue;
 		for (j = i + 1; j < sw->nrows; j++) {
 			const struct bot_sweep_row *b = &sw->rows[j];
 
-			if (b->fabric == a->fabric && b->coll == a->coll && b->nbytes == a->nbytes &&
+			if (cal_row(b) && b->fabric == a->fabric && b->coll == a->coll && b->nbytes == a->nbytes &&
 			    b->nnodes == a->nnodes && b->nranks == a->nranks &&
 			    b->algo == a->algo && b->proto == a->proto) {
 				d[n++] = fabs(log(a->measured_us / b->measured_us));
