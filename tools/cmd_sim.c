@@ -170,6 +170,7 @@ static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 	static const char *const files[] = { "aws-g5-a10g.csv", "modal-a100.csv" };
 	char path[4096], err[BOT_SWEEP_ERR_MAX];
 	unsigned i;
+	int rc;
 
 	/* an empty DIR is shown as '', as an empty path is everywhere
 	 * (tests/cli/test_usage.sh): "/aws-g5-a10g.csv" read the root */
@@ -178,8 +179,17 @@ static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 		return -1;
 	}
 	for (i = 0; i < 2; i++) {
+		size_t before = sw->nrows;
+
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-		if (bot_sweep_read(sw, path, err, sizeof(err))) {
+		rc = bot_sweep_read(sw, path, err, sizeof(err));
+		if (rc == 0 && sw->nrows == before) {
+			/* as the replay says it (doc/replay.md): a header alone
+			 * calibrated nothing and printed errors of 0 */
+			fprintf(stderr, "nccl-bot: sim: --calibrate: %s:1: no data rows\n", path);
+			return -1;
+		}
+		if (rc) {
 			int missing = access(path, F_OK) != 0;
 
 			fprintf(stderr, "nccl-bot: sim: --calibrate: %s%s\n", err,
@@ -220,6 +230,15 @@ static int calibrate(const char *dir, int dir_given)
 
 	bot_sweep_init(&sw);
 	if (load_cal(dir, dir_given, &sw)) {
+		bot_sweep_free(&sw);
+		return 1;
+	}
+	/* rows of other fabrics only (or only unsupported, auto,auto or
+	 * partly forced ones) leave nothing to fit: errors of 0 from 0 rows
+	 * and the prior as the fit, exit 0, read as a perfect calibration */
+	if (bot_sim_calerr(&sw, &bot_sim_prior, &e)) {
+		fprintf(stderr, "nccl-bot: sim: --calibrate: %s: no measured forced-arm row of "
+			"fabric aws-g5-a10g or modal-a100 (the fabrics the calibration fits)\n", dir);
 		bot_sweep_free(&sw);
 		return 1;
 	}

@@ -858,6 +858,22 @@ printf '%s\n' "aws-g5-a10g,allgather,1310720,5,5,tree,ll,-1," "aws-g5-a10g,allga
 if grep -q "^repeated-run noise: sigma 0\.0" "$tmp/calu.want" && cmp -s "$tmp/calu.want" "$tmp/calu.got"; then
 	ok "sim --calibrate: unsupported arms' rows change nothing"
 else bad "sim --calibrate with unsupported rows: $(diff "$tmp/calu.want" "$tmp/calu.got" | head -n 5)"; fi
+# Nothing to calibrate with was a report of errors 0 from 0 rows and the
+# prior as the fit, exit 0: a header alone, or rows of other fabrics only.
+mkdir "$tmp/calh" "$tmp/calo"
+echo "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" >"$tmp/calh/aws-g5-a10g.csv"
+cp "$tmp/calh/aws-g5-a10g.csv" "$tmp/calh/modal-a100.csv"
+expect "sim --calibrate: a header alone" 1 "^nccl-bot: sim: --calibrate: $tmp/calh/aws-g5-a10g.csv:1: no data rows$" -- \
+	"$bot" sim --calibrate --data "$tmp/calh"
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"mine,allreduce,1048576,8,1,ring,ll,,5" "aws-g5-a10g,allreduce,1048576,8,1,auto,auto,,5" \
+	>"$tmp/calo/aws-g5-a10g.csv"
+cp "$tmp/calo/aws-g5-a10g.csv" "$tmp/calo/modal-a100.csv"
+expect "sim --calibrate: no row of the calibration fabrics" 1 \
+	"^nccl-bot: sim: --calibrate: $tmp/calo: no measured forced-arm row of fabric aws-g5-a10g or modal-a100" -- \
+	"$bot" sim --calibrate --data "$tmp/calo"
+if ! grep -q "objective" "$tmp/out"; then ok "sim --calibrate with nothing to fit prints no report"
+else bad "sim --calibrate with nothing to fit: $(head -c 300 "$tmp/out")"; fi
 expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
 	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
 
