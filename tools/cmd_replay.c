@@ -361,13 +361,21 @@ static const struct option options[] = {
 
 /* The same file named twice (by the same name, or another name of it)
  * would count each of its samples twice: refused. */
+static int stat_data(const char *path, struct stat *st)
+{
+	/* "-" is standard input (bot_sweep_read): a file redirected there is
+	 * the same file as its path (--data f.csv --data - <f.csv) */
+	return strcmp(path, "-") ? stat(path, st) : fstat(STDIN_FILENO, st);
+}
+
 static int same_file(const char *x, const char *y)
 {
 	struct stat sx, sy;
 
 	if (!strcmp(x, y))
 		return 1;
-	return !stat(x, &sx) && !stat(y, &sy) && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+	return !stat_data(x, &sx) && !stat_data(y, &sy) && sx.st_dev == sy.st_dev &&
+	       sx.st_ino == sy.st_ino;
 }
 
 static int add_file(struct replay_args *a, const char *f)

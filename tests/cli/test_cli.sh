@@ -353,6 +353,9 @@ expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': 
 	"$bot" replay --data "$tmp/f1.csv" "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --data twice by two paths" 2 "--data '$tmp/./f1.csv': the same file as '$tmp/f1.csv'" -- \
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/./f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
+# standard input ("-") redirected from a file named too: its rows counted twice
+expect "replay --data FILE --data - <FILE" 2 "^nccl-bot: replay: --data '-': the same file as '$tmp/f1.csv'" -- \
+	sh -c 'exec "$1" replay --data "$2" --data - --train-nodes 4 --test-nodes 4 --no-tune <"$2"' sh "$bot" "$tmp/f1.csv"
 jitter_run() {	# jitter_run OUT [--sim-outliers P]: thompson on h100-ib-ndr, per call, CSV
 	out=$1
 	shift
