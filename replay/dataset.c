@@ -364,10 +364,17 @@ static int add_row(struct build *b, struct bot_dataset *ds, struct bot_ds_ctx *c
 	    (w->nbytes == m->auto_nbytes || isnan(m->auto_us) != isnan(w->auto_us))) {
 		char a1[64], a2[300];
 
-		snprintf(a1, sizeof(a1), "%g", w->auto_us);
+		/* an empty (unknown) auto_us is NaN in memory: said "empty", as
+		 * the sweep reader says it, not "nan" */
+		if (isnan(w->auto_us))
+			snprintf(a1, sizeof(a1), "empty");
+		else if (snprintf(a1, sizeof(a1), "%.15g", w->auto_us) > 0 &&
+			 strtod(a1, NULL) != w->auto_us)
+			snprintf(a1, sizeof(a1), "%.17g", w->auto_us);	/* as written */
 		where(b->files, b->sw, first_of_arm[arm], a2, sizeof(a2));
 		snprintf(a2 + strlen(a2), sizeof(a2) - strlen(a2), " for %s", bot_arm_name(arm));
-		return fail(b, r, c, "auto_us %s differs from the value given on %s", a1, a2);
+		return fail(b, r, c, "auto_us %s differs from the value given on %s (known and "
+			    "empty auto_us may not mix within a context's arm)", a1, a2);
 	}
 	if (first_of_arm[arm] == (size_t)-1 || w->nbytes < m->auto_nbytes) {
 		m->auto_us = w->auto_us;

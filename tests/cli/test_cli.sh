@@ -347,6 +347,13 @@ printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measure
 	"f,allreduce,1024,2,1,ring,ll,1.0000000001,5" "f,allreduce,1024,2,1,ring,ll,1.0000000002,5" >"$tmp/au.csv"
 expect "replay: auto_us differing past 9 digits" 1 \
 	'au.csv:3: auto_us "1.0000000002": differs from auto_us 1.0000000001 on line 2' -- "$bot" replay --data "$tmp/au.csv"
+# an arm's rows of two sizes of one bucket, one auto_us known and one empty:
+# the empty one was said "auto_us nan differs"
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"f,allreduce,1048576,2,1,ring,ll,130,5" "f,allreduce,1100000,2,1,ring,ll,,5" >"$tmp/aue.csv"
+expect "replay: an arm's auto_us known and empty in one context" 1 \
+	'aue.csv:3: auto_us empty differs from the value given on .*aue.csv:2 for ring/ll' -- \
+	"$bot" replay --data "$tmp/aue.csv"
 expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
