@@ -227,7 +227,7 @@ static const struct field *fld(struct parser *P, int col);
 __attribute__((format(printf, 3, 4)))
 static int fail_field(struct parser *P, int col, const char *fmt, ...)
 {
-	char v[SWEEP_SHOW_MAX * 4 + 8], why[256];
+	char v[SWEEP_SHOW_MAX * 4 + 8], why[BOT_SWEEP_ERR_MAX];
 	const struct field *f = fld(P, col);
 	va_list ap;
 
@@ -577,6 +577,16 @@ static int row_fabric(struct parser *P, struct bot_sweep_row *r)
 	return 0;
 }
 
+/* The input an earlier row was read from, when the caller said (bot_sweep
+ * src_name), else NULL. */
+static const char *src_name(const struct bot_sweep *sw, size_t row)
+{
+	for (size_t i = 0; sw->src_name && sw->src_end && i < sw->nsrc; i++)
+		if (row < sw->src_end[i])
+			return sw->src_name[i];
+	return NULL;
+}
+
 static int row(struct parser *P, const char *s, size_t n)
 {
 	static const char colls[] = "broadcast, reduce, allgather, reducescatter or allreduce";
@@ -677,7 +687,7 @@ static int row(struct parser *P, const char *s, size_t n)
 		return fail(P, "out of memory");
 	if (first != P->sw->nrows - 1) {
 		const struct bot_sweep_row *a = &P->sw->rows[first];
-		char was[40], where[64];
+		char was[40], where[256];
 
 		if (same_auto(a->auto_us, r.auto_us))
 			return 0;
@@ -689,6 +699,9 @@ static int row(struct parser *P, const char *s, size_t n)
 			fmt_double(was, sizeof(was), a->auto_us);
 		if (first >= P->nrows0)
 			snprintf(where, sizeof(where), "line %" PRIu32, a->line);
+		else if (a->line && src_name(P->sw, first))
+			snprintf(where, sizeof(where), "line %" PRIu32 " of %s", a->line,
+				 src_name(P->sw, first));
 		else if (a->line)
 			snprintf(where, sizeof(where), "line %" PRIu32 " of an earlier input",
 				 a->line);

@@ -37,6 +37,14 @@ struct bot_sweep {
 	size_t nrows, cap;
 	char (*fabrics)[BOT_SWEEP_FABRIC_MAX + 1];
 	size_t nfabrics, fcap;
+	/* Optional, set by a caller that reads several inputs into one table
+	 * (NULL/0 after bot_sweep_init; never freed here): input i holds the
+	 * rows below src_end[i] (and at or above src_end[i - 1]), read from
+	 * src_name[i]. A row of an earlier input is then named by its file in
+	 * messages ("line 3 of a.csv"), else "line 3 of an earlier input". */
+	const char *const *src_name;
+	const size_t *src_end;
+	size_t nsrc;
 };
 
 void bot_sweep_init(struct bot_sweep *sw);

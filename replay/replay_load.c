@@ -84,8 +84,13 @@ int bot_replay_load(struct bot_dataset *ds, const char *const *files, size_t nfi
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* an auto_us that differs from an earlier file's row names that file */
+	sw.src_name = files;
+	sw.src_end = end;
 	for (size_t i = 0; i < nfiles; i++) {
 		size_t before = sw.nrows;
+
+		sw.nsrc = i;
 
 		if (bot_sweep_read(&sw, files[i], err, errlen))
 			goto out;

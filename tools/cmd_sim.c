@@ -168,7 +168,9 @@ static void print_err(const char *what, const struct bot_sim_calerr *e)
 static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 {
 	static const char *const files[] = { "aws-g5-a10g.csv", "modal-a100.csv" };
-	char path[4096], err[BOT_SWEEP_ERR_MAX];
+	char paths[2][4096], err[BOT_SWEEP_ERR_MAX];
+	const char *names[2] = { paths[0], paths[1] };
+	size_t ends[2] = { 0, 0 };
 	unsigned i;
 	int rc;
 
@@ -180,9 +182,18 @@ static int load_cal(const char *dir, int dir_given, struct bot_sweep *sw)
 	}
 	for (i = 0; i < 2; i++) {
 		size_t before = sw->nrows;
+		char *path = paths[i];
 
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		snprintf(path, sizeof(paths[i]), "%s/%s", dir, files[i]);
+		/* a row of the first file an auto_us differs from is named by it */
+		sw->src_name = names;
+		sw->src_end = ends;
+		sw->nsrc = i;
 		rc = bot_sweep_read(sw, path, err, sizeof(err));
+		sw->src_name = NULL;
+		sw->src_end = NULL;
+		sw->nsrc = 0;
+		ends[i] = sw->nrows;
 		if (rc == 0 && sw->nrows == before) {
 			/* as the replay says it (doc/replay.md): a header alone
 			 * calibrated nothing and printed errors of 0 */

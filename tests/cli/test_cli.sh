@@ -354,6 +354,17 @@ printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measure
 expect "replay: an arm's auto_us known and empty in one context" 1 \
 	'aue.csv:3: auto_us empty differs from the value given on .*aue.csv:2 for ring/ll' -- \
 	"$bot" replay --data "$tmp/aue.csv"
+# an auto_us differing from an earlier file's row names that file (it said
+# "line 2 of an earlier input", and which of several was left to guess)
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"f,allreduce,1024,2,1,ring,ll,7,5" >"$tmp/aua.csv"
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"f,allreduce,1024,2,1,tree,ll,9,5" >"$tmp/aub.csv"
+printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us" \
+	"f,allreduce,1024,2,1,tree,ll,8,5" >"$tmp/auc.csv"
+expect "replay: auto_us differing from another file's row names it" 1 \
+	"auc.csv:2: auto_us \"8\": differs from auto_us 9 on line 2 of $tmp/aub.csv for" -- \
+	"$bot" replay --data "$tmp/aua.csv" --data "$tmp/aub.csv" --data "$tmp/auc.csv"
 expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
@@ -884,6 +895,11 @@ expect "sim --calibrate: no row of the calibration fabrics" 1 \
 	"$bot" sim --calibrate --data "$tmp/calo"
 if ! grep -q "objective" "$tmp/out"; then ok "sim --calibrate with nothing to fit prints no report"
 else bad "sim --calibrate with nothing to fit: $(head -c 300 "$tmp/out")"; fi
+cp "$top_srcdir/data/external/sweep/aws-g5-a10g.csv" "$top_srcdir/data/external/sweep/modal-a100.csv" "$tmp/calo/"
+echo "aws-g5-a10g,allgather,1310720,5,5,ring,ll,7,6720.0" >>"$tmp/calo/modal-a100.csv"
+expect "sim --calibrate: auto_us differing from the other file's row names it" 1 \
+	"modal-a100.csv:[0-9]+: auto_us \"7\": differs from auto_us empty on line [0-9]+ of $tmp/calo/aws-g5-a10g.csv for" -- \
+	"$bot" sim --calibrate --data "$tmp/calo"
 expect "sim --min-bytes 1KiB" 0 "^h100-ib-ndr,allreduce,1024," -- "$bot" sim --fabric h100-ib-ndr \
 	--nodes 4 --coll allreduce --samples 1 --min-bytes 1KiB --max-bytes 2KiB
 
