@@ -740,6 +740,15 @@ static int parse_lines(struct parser *P, const char *buf, size_t len)
 		P->line++;
 		if (n > 0 && s[n - 1] == '\r')
 			n--;
+		/* Until the header: a file whose lines end in CR alone is one
+		 * line (a comment, or a header that "lacks measured_us"), and
+		 * UTF-16 has a NUL in every other byte of its header (that
+		 * "lacks fabric"): said as what they are. */
+		if (!have_header && memchr(s, '\r', n))
+			return fail(P, "a carriage return inside the line: lines must end in LF "
+				    "or CR LF (CR alone, as classic Mac OS tools write, is not read)");
+		if (!have_header && n > 0 && s[0] != '#' && memchr(s, '\0', n))
+			return fail(P, "a NUL byte: the file is not ASCII or UTF-8 text (UTF-16?)");
 		if (n > SWEEP_LINE_MAX)
 			return fail(P, "line longer than 64 KiB (%zu bytes)", n);
 		if (blank(s, n) || s[0] == '#')

@@ -19,6 +19,7 @@
 #include "tests/unit/testutil.h"
 
 #define HDR "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us\n"
+#define HDR_NO_NL "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us"
 #define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
 
 static char err[BOT_SWEEP_ERR_MAX];
@@ -709,6 +710,30 @@ START_TEST(test_nul_bytes)
 }
 END_TEST
 
+/* Line ends of CR alone made the whole file one line: "missing required
+ * column measured_us", or, after a comment, "empty file (no header)"; a
+ * UTF-16 file's header "lacked fabric". Both are said as what they are. */
+START_TEST(test_cr_only_utf16)
+{
+	static const char u16[] = "\xff\xfe" "f\0a\0b\0r\0i\0c\0,\0";
+	static const char cmt[] = "# \0\n" HDR "ib,allreduce,1024,8,2,ring,ll,,1\n";
+	struct bot_sweep sw;
+
+	parse_err(HDR_NO_NL "\rib,allreduce,1024,8,2,ring,ll,,1\r", 1,
+		  "a carriage return inside the line: lines must end in LF or CR LF");
+	parse_err("# converted\r" HDR_NO_NL "\rib,allreduce,1024,8,2,ring,ll,,1\r", 1,
+		  "a carriage return inside the line");
+	parse_err(HDR "ib,allreduce,1024,8,2,ring,ll,,1\r\r\n", 2, "measured_us \"1\\x0d\"");
+	bot_sweep_init(&sw);
+	ck_assert_int_eq(bot_sweep_parse(&sw, "t.csv", u16, sizeof(u16) - 1, err, sizeof(err)), -1);
+	ck_assert_str_eq(err, "t.csv:1: a NUL byte: the file is not ASCII or UTF-8 text (UTF-16?)");
+	/* a NUL in a comment is no header's */
+	ck_assert_int_eq(bot_sweep_parse(&sw, "t.csv", cmt, sizeof(cmt) - 1, err, sizeof(err)), 0);
+	ck_assert_uint_eq(sw.nrows, 1);
+	bot_sweep_free(&sw);
+}
+END_TEST
+
 static Suite *sweep_suite(void)
 {
 	Suite *s = suite_create("sweep");
@@ -732,6 +757,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_read_stdin);
 	tcase_add_test(tc, test_err_buffer);
 	tcase_add_test(tc, test_nul_bytes);
+	tcase_add_test(tc, test_cr_only_utf16);
 	suite_add_tcase(s, tc);
 	return s;
 }
