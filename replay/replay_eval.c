@@ -494,12 +494,43 @@ static int summarize_auto(struct bot_eval *ev)
 	return 0;
 }
 
+/* The node counts of the data's contexts, "1,2,4" (ascending, cut with
+ * ",..." where buf ends): what a --test-nodes that selects nothing could
+ * have named. */
+static const char *data_nodes(const struct bot_dataset *ds, char *buf, size_t len)
+{
+	uint8_t seen[65536 / 8] = { 0 };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ds->nctx; i++) {
+		uint32_t n = bot_key_nnodes(ds->ctx[i].key);
+
+		seen[n >> 3] |= (uint8_t)(1u << (n & 7));
+	}
+	for (uint32_t n = 0; n < 65536; n++) {
+		char one[16];
+		int k;
+
+		if (!(seen[n >> 3] & (1u << (n & 7))))
+			continue;
+		k = snprintf(one, sizeof(one), "%s%u", o ? "," : "", (unsigned)n);
+		if (o + (size_t)k + 5 > len) {
+			snprintf(buf + o, len - o, ",...");
+			break;
+		}
+		memcpy(buf + o, one, (size_t)k + 1);
+		o += (size_t)k;
+	}
+	return o ? buf : "none";
+}
+
 int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 		 struct bot_eval *ev, char *err, size_t errlen)
 {
 	struct timespec t0, t1;
 	struct task *t = NULL;
-	char set[128];
+	char set[128], have[160];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(ev, 0, sizeof(*ev));
@@ -530,7 +561,8 @@ int bot_eval_run(const struct bot_dataset *ds, const struct bot_eval_opts *o,
 				 "(--test-nodes %s)", o->holdout < ds->nfabrics ?
 				 ds->fabrics[o->holdout] : "?", set);
 		else
-			snprintf(err, errlen, "no context of the data is in the test split (--test-nodes %s)", set);
+			snprintf(err, errlen, "no context of the data is in the test split (--test-nodes "
+				 "%s; the data's node counts: %s)", set, data_nodes(ds, have, sizeof(have)));
 		return -1;
 	}
 	if (ev->ntest >= (1u << 20)) {

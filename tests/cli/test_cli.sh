@@ -365,6 +365,11 @@ printf '%s\n' "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measure
 expect "replay: auto_us differing from another file's row names it" 1 \
 	"auc.csv:2: auto_us \"8\": differs from auto_us 9 on line 2 of $tmp/aub.csv for" -- \
 	"$bot" replay --data "$tmp/aua.csv" --data "$tmp/aub.csv" --data "$tmp/auc.csv"
+# a test split that selects no context of the data says which node counts
+# the data has (it named the option alone)
+expect "replay: test split with no context names the data's node counts" 1 \
+	"^nccl-bot: replay: no context of the data is in the test split \\(--test-nodes 16-32; the data's node counts: 1\\)$" -- \
+	"$bot" replay --data "$tmp/aua.csv"
 expect "replay --data twice" 2 "^nccl-bot: replay: --data '$tmp/f1.csv': named twice" -- \
 	"$bot" replay --data "$tmp/f1.csv" --data "$tmp/f1.csv" --train-nodes 4 --test-nodes 4 --no-tune
 expect "replay --data and a positional file, the same" 2 "--data '$tmp/f1.csv': named twice" -- \
