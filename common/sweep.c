@@ -98,12 +98,15 @@ void bot_sweep_free(struct bot_sweep *sw)
 	bot_sweep_init(sw);
 }
 
-/* 0 = valid fabric name, 1 = valid but for upper case, -1 invalid. */
+/* 0 = valid fabric name, 1 = valid but for upper case, -1 invalid, -2
+ * longer than BOT_SWEEP_FABRIC_MAX. */
 static int fabric_check(const char *s, size_t n)
 {
 	bool upper = false;
 
-	if (n < 1 || n > BOT_SWEEP_FABRIC_MAX)
+	if (n > BOT_SWEEP_FABRIC_MAX)
+		return -2;
+	if (n < 1)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -564,6 +567,12 @@ static int row_fabric(struct parser *P, struct bot_sweep_row *r)
 	rc = fabric_check(f->p, f->n);
 	if (rc == 1)
 		return fail_field(P, C_FABRIC, "fabric names are lower case "
+				  "([a-z0-9][a-z0-9._-]{0,63})");
+	if (rc == -2)
+		return fail_field(P, C_FABRIC, "longer than %d characters (%zu): expected "
+				  "[a-z0-9][a-z0-9._-]{0,63}", BOT_SWEEP_FABRIC_MAX, f->n);
+	if (rc < 0 && f->n == 0)
+		return fail_field(P, C_FABRIC, "empty: every row names its fabric "
 				  "([a-z0-9][a-z0-9._-]{0,63})");
 	if (rc < 0)
 		return fail_field(P, C_FABRIC, "not a fabric name: expected "

@@ -353,12 +353,13 @@ static const struct bad bads[] = {
 	{ HDR "\n" ROW1 ",1.5\nib\n", 4, "1 field, the header has 9" },
 	/* fabric */
 	{ HDR "IB,allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"IB\": fabric names are lower case" },
-	{ HDR ",allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"\": not a fabric name" },
+	{ HDR ",allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"\": empty: every row names its fabric" },
 	{ HDR "-ib,allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"-ib\"" },
 	{ HDR "i b,allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"i b\"" },
 	{ HDR "ib/x,allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"ib/x\"" },
 	{ HDR "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	  ",allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"" },
+	  ",allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\": "
+	  "longer than 64 characters (65)" },
 	/* names */
 	{ HDR "ib,allreduc,1024,8,2,ring,ll,,1\n", 2, "collective \"allreduc\": unknown collective" },
 	{ HDR "ib,auto,1024,8,2,ring,ll,,1\n", 2, "collective \"auto\"" },
