@@ -615,6 +615,13 @@ static int row(struct parser *P, const char *s, size_t n)
 	if ((size_t)nf != P->ncols)
 		return fail(P, "%ld field%s, the header has %zu", nf, nf == 1 ? "" : "s", P->ncols);
 
+	/* a header again: files joined with cat (it said 'collective
+	 * "collective": unknown collective') */
+	if (fld(P, C_FABRIC)->n == 6 && !strncasecmp(fld(P, C_FABRIC)->p, "fabric", 6) &&
+	    fld(P, C_COLL)->n == 10 && !strncasecmp(fld(P, C_COLL)->p, "collective", 10))
+		return fail(P, "a second header (files joined into one? the header is the first "
+			    "line that is not blank or a # comment, once per file)");
+
 	memset(&r, 0, sizeof(r));
 	r.line = P->line;
 	if (row_fabric(P, &r) < 0)

@@ -352,6 +352,7 @@ static const struct bad bads[] = {
 	{ HDR ROW1 "\n", 2, "8 fields, the header has 9" },
 	{ HDR "\n" ROW1 ",1.5\nib\n", 4, "1 field, the header has 9" },
 	/* fabric */
+	{ HDR "ib,allreduce,1024,8,2,ring,ll,,1\n" HDR, 3, "a second header (files joined into one?" },
 	{ HDR "IB,allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"IB\": fabric names are lower case" },
 	{ HDR ",allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"\": empty: every row names its fabric" },
 	{ HDR "-ib,allreduce,1024,8,2,ring,ll,,1\n", 2, "fabric \"-ib\"" },
