@@ -1278,6 +1278,9 @@ static int spool_logs;
 static pid_t spool_log_tid;
 static char spool_log_msg[512];
 static int spool_log_level;	/* NCCL's level of the first: 2 WARN, 3 INFO */
+/* Every spool line seen, "LEVEL message\n" each, in order. */
+static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
+static char seen_log[8192];
 
 static void spool_logger(int level, unsigned long flags, const char *file, int line,
 			 const char *fmt, ...)
@@ -1293,6 +1296,10 @@ static void spool_logger(int level, unsigned long flags, const char *file, int l
 	va_end(ap);
 	if (!strstr(msg, "spool"))
 		return;
+	pthread_mutex_lock(&seen_mu);
+	if (strlen(seen_log) + strlen(msg) + 8 < sizeof(seen_log))
+		sprintf(seen_log + strlen(seen_log), "%d %s\n", level, msg);
+	pthread_mutex_unlock(&seen_mu);
 	if (__atomic_fetch_add(&spool_logs, 1, __ATOMIC_ACQ_REL) == 0) {
 		memcpy(spool_log_msg, msg, sizeof(msg));
 		spool_log_level = level;
@@ -1515,30 +1522,6 @@ START_TEST(test_spool_dir_shown_printable)
 }
 END_TEST
 
-/* Every spool line a logger saw, with its level, in order. */
-static pthread_mutex_t seen_mu = PTHREAD_MUTEX_INITIALIZER;
-static char seen_log[8192];
-
-static void seen_logger(int level, unsigned long flags, const char *file, int line,
-			const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	(void)flags;
-	(void)file;
-	(void)line;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (!strstr(msg, "spool"))
-		return;
-	pthread_mutex_lock(&seen_mu);
-	if (strlen(seen_log) + strlen(msg) + 8 < sizeof(seen_log))
-		sprintf(seen_log + strlen(seen_log), "%d %s\n", level, msg);
-	pthread_mutex_unlock(&seen_mu);
-}
-
 static int seen_has(const char *what)
 {
 	int r;
@@ -1560,7 +1543,7 @@ START_TEST(test_spool_failure_then_written)
 
 	setenv("NCCL_BOT_TEST_SPOOL_PERIOD_NS", "1000000", 1);
 	setenv("NCCL_BOT_SPOOL", bot_test_path(late, dir, "late"), 1);
-	comm_open_log(&c, 0, seen_logger);
+	comm_open_log(&c, 0, spool_logger);
 	for (unsigned i = 0; i < 4000; i++)
 		call(&c, BOT_COLL_ALLREDUCE, 4 * MiB, &plain);
 	drain(&c);
