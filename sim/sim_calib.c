@@ -261,32 +261,62 @@ void bot_sim_fit(const struct bot_sweep *sw, const struct bot_sim_params *start,
 	*out = cur;
 }
 
+/* Rows of one (fabric, context, arm) in file order: qsort's comparator over
+ * row indices, the table passed through rep_sw (qsort has no argument). */
+static const struct bot_sweep *rep_sw;
+
+static int rep_cmp(const void *pa, const void *pb)
+{
+	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
+	const struct bot_sweep_row *a = &rep_sw->rows[ia], *b = &rep_sw->rows[ib];
+
+	if (a->fabric != b->fabric)
+		return a->fabric < b->fabric ? -1 : 1;
+	if (a->coll != b->coll)
+		return a->coll < b->coll ? -1 : 1;
+	if (a->nbytes != b->nbytes)
+		return a->nbytes < b->nbytes ? -1 : 1;
+	if (a->nnodes != b->nnodes)
+		return a->nnodes < b->nnodes ? -1 : 1;
+	if (a->nranks != b->nranks)
+		return a->nranks < b->nranks ? -1 : 1;
+	if (a->algo != b->algo)
+		return a->algo < b->algo ? -1 : 1;
+	if (a->proto != b->proto)
+		return a->proto < b->proto ? -1 : 1;
+	return (ia > ib) - (ia < ib);
+}
+
 double bot_sim_repeat_sigma(const struct bot_sweep *sw, unsigned *npairs)
 {
-	/* pairs of rows with the same (fabric, context, arm): reruns */
+	/* pairs of rows with the same (fabric, context, arm): reruns, each
+	 * row with the next one of its arm. Sorted, not a scan per row: that
+	 * was quadratic, minutes for a sweep of a few 100k rows. */
 	double *d = calloc(sw->nrows ? sw->nrows : 1, sizeof(double));
-	size_t i, j, n = 0;
+	size_t *idx = calloc(sw->nrows ? sw->nrows : 1, sizeof(size_t));
+	size_t i, m = 0, n = 0;
 	double s;
 
 	*npairs = 0;
-	if (!d)
+	if (!d || !idx) {
+		free(d);
+		free(idx);
 		return 0;
-	for (i = 0; i < sw->nrows; i++) {
-		const struct bot_sweep_row *a = &sw->rows[i];
-
-		if (cal_slot(sw->fabrics[a->fabric]) < 0 || !cal_row(a))
-			continue;
-		for (j = i + 1; j < sw->nrows; j++) {
-			const struct bot_sweep_row *b = &sw->rows[j];
-
-			if (cal_row(b) && b->fabric == a->fabric && b->coll == a->coll && b->nbytes == a->nbytes &&
-			    b->nnodes == a->nnodes && b->nranks == a->nranks &&
-			    b->algo == a->algo && b->proto == a->proto) {
-				d[n++] = fabs(log(a->measured_us / b->measured_us));
-				break;
-			}
-		}
 	}
+	for (i = 0; i < sw->nrows; i++)
+		if (cal_slot(sw->fabrics[sw->rows[i].fabric]) >= 0 && cal_row(&sw->rows[i]))
+			idx[m++] = i;
+	rep_sw = sw;
+	qsort(idx, m, sizeof(*idx), rep_cmp);
+	for (i = 0; i + 1 < m; i++) {
+		const struct bot_sweep_row *a = &sw->rows[idx[i]], *b = &sw->rows[idx[i + 1]];
+
+		if (b->fabric == a->fabric && b->coll == a->coll && b->nbytes == a->nbytes &&
+		    b->nnodes == a->nnodes && b->nranks == a->nranks &&
+		    b->algo == a->algo && b->proto == a->proto)
+			d[n++] = fabs(log(a->measured_us / b->measured_us));
+	}
+	free(idx);
 	*npairs = (unsigned)n;
 	/* |difference of two normals| has median 0.6745 * sqrt(2) * sigma */
 	s = quantile(d, n, 0.5) / (0.6745 * 1.4142135623730951);

@@ -424,6 +424,54 @@ START_TEST(test_alt_family)
 }
 END_TEST
 
+/* The rerun noise pairs each row with the next of its (fabric, context,
+ * arm): a scan per row took minutes for a sweep of a few 100k unpaired
+ * rows (check's 60 s timeout ends it); sorted, a fraction of a second.
+ * Unsupported rows (auto_us -1, an empty measured_us) are no reruns. */
+START_TEST(test_repeat_sigma_large)
+{
+	struct bot_sweep sw;
+	struct bot_sweep_row r;
+	int fab;
+	unsigned np = 0;
+	double sig;
+
+	bot_sweep_init(&sw);
+	fab = bot_sweep_fabric(&sw, "aws-g5-a10g");
+	ck_assert_int_ge(fab, 0);
+	memset(&r, 0, sizeof(r));
+	r.fabric = (uint16_t)fab;
+	r.coll = 4;
+	r.algo = 1;
+	r.proto = 2;
+	r.nranks = 2;
+	r.nnodes = 2;
+	r.auto_us = NAN;
+	r.nchannels = r.captured = r.aggregate = -1;
+	r.num_pipe_ops = -1;
+	for (uint32_t i = 0; i < 400000; i++) {
+		r.nbytes = 1048576 + i;
+		r.measured_us = 100;
+		ck_assert_int_eq(bot_sweep_push(&sw, &r), 0);
+	}
+	/* two reruns of 1048576, |ln ratio| ln 2 each; an unsupported pair */
+	r.nbytes = 1048576;
+	r.measured_us = 200;
+	ck_assert_int_eq(bot_sweep_push(&sw, &r), 0);
+	r.measured_us = 400;
+	ck_assert_int_eq(bot_sweep_push(&sw, &r), 0);
+	r.nbytes = 1048577;
+	r.auto_us = -1;
+	r.measured_us = NAN;
+	ck_assert_int_eq(bot_sweep_push(&sw, &r), 0);
+	ck_assert_int_eq(bot_sweep_push(&sw, &r), 0);
+	sig = bot_sim_repeat_sigma(&sw, &np);
+	ck_assert_uint_eq(np, 2);
+	ck_assert_double_eq_tol(sig, log(2.0) / (0.6745 * 1.4142135623730951), 1e-12);
+	bot_sweep_free(&sw);
+}
+END_TEST
+
 static Suite *sim_suite(void)
 {
 	Suite *s = suite_create("sim");
@@ -440,6 +488,7 @@ static Suite *sim_suite(void)
 	tcase_add_test(tc, test_auto_wrong_minority);
 	tcase_add_test(tc, test_fabric_names);
 	tcase_add_test(tc, test_alt_family);
+	tcase_add_test(tc, test_repeat_sigma_large);
 	suite_add_tcase(s, tc);
 	return s;
 }
