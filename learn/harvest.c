@@ -220,10 +220,11 @@ static int put_rejected(int fd, const struct entry *e, int why, int eno, const s
 }
 
 /* A record of f whose nNodes passes the step's nodes: the parent rejects
- * the file for it (take_file, BOT_HARVEST_WHY_NNODES). */
+ * the file for it (take_file, BOT_HARVEST_WHY_NNODES). A reader that was
+ * not told the step's nodes (0) leaves that to the parent. */
 static int nnodes_over(const struct bot_harvest_req *req, const struct bot_spool_file *f)
 {
-	for (uint64_t i = 0; i < f->hdr.nrecords; i++)
+	for (uint64_t i = 0; req->id.step_nodes && i < f->hdr.nrecords; i++)
 		if (f->recs[i].kind != BOT_SPOOL_PROC && f->recs[i].nnodes > req->id.step_nodes)
 			return 1;
 	return 0;

@@ -353,6 +353,9 @@ int main(int argc, char **argv)
 	req.src = &src;
 	req.nsrc = 1;
 	req.owner = (uid_t)uid;
+	/* the step's nodes (nodes=, 0 when not passed): the part rejects a
+	 * file as the parent's re-validation will (learn/harvest.c) */
+	req.id.step_nodes = rep.id.step_nodes;
 	if (rep.tmpl && rep.id.job[0] && rep.id.step[0] && rep.id.node[0]) {
 		rep.b = bot_report_builder_new();
 		rep.uid = (uid_t)uid;
