@@ -52,6 +52,7 @@ harvest)	src="$srcdir/learn/harvest.c $srcdir/learn/log.c $srcdir/common/delta.c
 	corpus=corpus-harvest; maxlen=8192 ;;
 report)	src="$srcdir/learn/report.c $srcdir/learn/reportsvg.c $srcdir/learn/svg.c $srcdir/learn/log.c
 		$srcdir/common/readall.c $srcdir/common/writeall.c $srcdir/common/dirscan.c
+		$srcdir/common/spool_codec.c
 		$p/context.c $p/kb.c $p/stats.c"
 	corpus=corpus-report ;;
 replay)	src="$srcdir/replay/dataset.c $srcdir/replay/replay.c $srcdir/common/sweep.c
