@@ -228,6 +228,7 @@ START_TEST(test_duplicate_file)
 	ck_assert_int_eq(strncmp(text, "nccl-bot-report-part 3\n", 23), 0);
 	ck_assert_msg(bot_report_part_parse("x", text, len, &q, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(q.files_duplicate, 1);
+	bot_report_part_free(&q);
 	/* the same as version 2: refused */
 	text[21] = '2';
 	ck_assert_int_lt(bot_report_part_parse("x", text, len, &q, err, sizeof(err)), 0);
