@@ -219,13 +219,20 @@ static int put_rejected(int fd, const struct entry *e, int why, int eno, const s
 	return put(fd, u, sizeof(u));
 }
 
-/* A record of f whose nNodes passes the step's nodes: the parent rejects
- * the file for it (take_file, BOT_HARVEST_WHY_NNODES). A reader that was
- * not told the step's nodes (0) leaves that to the parent. */
+/* A record whose nNodes passes the step's nodes, which the part rejects its
+ * file for (BOT_HARVEST_WHY_NNODES): one rule for the parent's take_file and
+ * the child's count of files read. A process record's nNodes is 0. */
+static int rec_nnodes_over(const struct bot_spool_rec *r, uint32_t step_nodes)
+{
+	return r->nnodes > step_nodes;
+}
+
+/* Would the parent reject f for a record's nNodes? A reader that was not
+ * told the step's nodes (0) leaves that to the parent. */
 static int nnodes_over(const struct bot_harvest_req *req, const struct bot_spool_file *f)
 {
 	for (uint64_t i = 0; req->id.step_nodes && i < f->hdr.nrecords; i++)
-		if (f->recs[i].kind != BOT_SPOOL_PROC && f->recs[i].nnodes > req->id.step_nodes)
+		if (rec_nnodes_over(&f->recs[i], req->id.step_nodes))
 			return 1;
 	return 0;
 }
@@ -511,7 +518,7 @@ static int take_file(struct collect *c, struct stream *s, const uint8_t *fu, cha
 		} else if (bot_spool_rec_check(&r, w2, sizeof(w2)) < 0) {
 			bad = BOT_HARVEST_WHY_PARENT;
 			snprintf(why, sizeof(why), "record %llu: %.400s", (unsigned long long)i, w2);
-		} else if (r.nnodes > c->req->id.step_nodes) {
+		} else if (rec_nnodes_over(&r, c->req->id.step_nodes)) {
 			bad = BOT_HARVEST_WHY_NNODES;
 			snprintf(why, sizeof(why), "record %llu: nNodes %u over the step's %u "
 				 "node(s)", (unsigned long long)i, r.nnodes, c->req->id.step_nodes);

@@ -262,14 +262,12 @@ void bot_sim_fit(const struct bot_sweep *sw, const struct bot_sim_params *start,
 }
 
 /* Rows of one (fabric, context, arm) in file order: qsort's comparator over
- * row indices, the table passed through rep_sw (qsort has no argument). */
+ * row indices, the table passed through rep_sw (qsort has no argument).
+ * rep_key orders by the rerun's identity alone; 0 means a rerun pair. */
 static const struct bot_sweep *rep_sw;
 
-static int rep_cmp(const void *pa, const void *pb)
+static int rep_key(const struct bot_sweep_row *a, const struct bot_sweep_row *b)
 {
-	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
-	const struct bot_sweep_row *a = &rep_sw->rows[ia], *b = &rep_sw->rows[ib];
-
 	if (a->fabric != b->fabric)
 		return a->fabric < b->fabric ? -1 : 1;
 	if (a->coll != b->coll)
@@ -284,7 +282,15 @@ static int rep_cmp(const void *pa, const void *pb)
 		return a->algo < b->algo ? -1 : 1;
 	if (a->proto != b->proto)
 		return a->proto < b->proto ? -1 : 1;
-	return (ia > ib) - (ia < ib);
+	return 0;
+}
+
+static int rep_cmp(const void *pa, const void *pb)
+{
+	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
+	int c = rep_key(&rep_sw->rows[ia], &rep_sw->rows[ib]);
+
+	return c ? c : (ia > ib) - (ia < ib);
 }
 
 double bot_sim_repeat_sigma(const struct bot_sweep *sw, unsigned *npairs)
@@ -311,9 +317,7 @@ double bot_sim_repeat_sigma(const struct bot_sweep *sw, unsigned *npairs)
 	for (i = 0; i + 1 < m; i++) {
 		const struct bot_sweep_row *a = &sw->rows[idx[i]], *b = &sw->rows[idx[i + 1]];
 
-		if (b->fabric == a->fabric && b->coll == a->coll && b->nbytes == a->nbytes &&
-		    b->nnodes == a->nnodes && b->nranks == a->nranks &&
-		    b->algo == a->algo && b->proto == a->proto)
+		if (rep_key(a, b) == 0)
 			d[n++] = fabs(log(a->measured_us / b->measured_us));
 	}
 	free(idx);

@@ -353,13 +353,6 @@ static void us(double s, char *buf, size_t len)
 		snprintf(buf, len, "%.1f us", s * 1e6);
 }
 
-/* A time saved or lost, as the picture writes it (below 1 us "%.3f ms"
- * read "0.000 ms" until 2026-12-05: no time where there was some) */
-static void span(double s, char *buf, size_t len)
-{
-	bot_report_span(s, buf, len);
-}
-
 static const char *plugin_word(int p)
 {
 	return p == BOT_REPORT_PLUGIN_KEPT ? "kept" : p == BOT_REPORT_PLUGIN_REPLACED ?
@@ -400,9 +393,9 @@ static void text_totals(const char *what, const struct bot_report_part *m)
 	/* contexts measured but never called are not judged: said when any */
 	if (t.no_calls)
 		snprintf(nc, sizeof(nc), ", %zu without calls (not judged)", t.no_calls);
-	span(t.saved, sv, sizeof(sv));
-	span(t.lost, ls, sizeof(ls));
-	span(t.net >= 0 ? t.net : -t.net, nt, sizeof(nt));
+	bot_report_span(t.saved, sv, sizeof(sv));
+	bot_report_span(t.lost, ls, sizeof(ls));
+	bot_report_span(t.net >= 0 ? t.net : -t.net, nt, sizeof(nt));
 	if (m->shadow)
 		printf("  %s total (shadow: NCCL's choice stood, nothing saved or lost): %llu calls "
 		       "in %zu contexts, %zu where AUTO lost >10%% against the best known arm%s\n",
@@ -487,8 +480,8 @@ static void text_step(const struct bot_report_part *m, const char *nodes, int co
 		}
 		us(r.t[a], ta, sizeof(ta));
 		us(r.t_ours, tx, sizeof(tx));
-		span(r.saved, sv, sizeof(sv));
-		span(r.lost, ls, sizeof(ls));
+		bot_report_span(r.saved, sv, sizeof(sv));
+		bot_report_span(r.lost, ls, sizeof(ls));
 		/* each latency says where it came from; the losses and the
 		 * times are estimated when any of the three is */
 		printf("    AUTO %s%s, ours %s%s; loss ours %.1f%%, AUTO %.1f%%%s; saved %s, lost "
