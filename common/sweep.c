@@ -9,7 +9,9 @@
  * RFC 4180 way on one line ("a,b", "say ""hi"""); a quoted field never spans
  * lines. The auto_us of one (fabric, collective, nbytes, nranks, nnodes,
  * algo, proto) must be the same on every row, across all the inputs of one
- * table; a hash map over row indices checks it while parsing.
+ * table; a hash map over row indices checks it while parsing. Fabric names
+ * are found through a hash index kept in the table (bot_sweep.fhash), not
+ * by scanning the names: a sweep may name 65,536 fabrics.
  *
  * Writer: always the nine required columns plus the four optional columns a
  * row stores (nchannels, num_pipe_ops, captured, aggregate), absent values
@@ -95,6 +97,7 @@ void bot_sweep_free(struct bot_sweep *sw)
 {
 	free(sw->rows);
 	free(sw->fabrics);
+	free(sw->fhash);
 	bot_sweep_init(sw);
 }
 
@@ -124,11 +127,62 @@ static int fabric_check(const char *s, size_t n)
 	return upper ? 1 : 0;
 }
 
+static uint64_t fabric_hash(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return bot_mix64(h);
+}
+
+static void fhash_put(struct bot_sweep *sw, size_t idx)
+{
+	const char *name = sw->fabrics[idx];
+	size_t j = fabric_hash(name, strlen(name)) & (sw->fhcap - 1);
+
+	while (sw->fhash[j])
+		j = (j + 1) & (sw->fhcap - 1);
+	sw->fhash[j] = (uint32_t)(idx + 1);
+}
+
+/* Make the index hold fabrics[0, nfabrics) with room for one more: rebuilt
+ * after a failed parse dropped names (nfhash > nfabrics) or when half full,
+ * else the names added since are put in. -1 on allocation failure. */
+static int fhash_sync(struct bot_sweep *sw)
+{
+	if (sw->nfhash > sw->nfabrics || (sw->nfabrics + 1) * 2 > sw->fhcap) {
+		size_t cap = sw->fhcap ? sw->fhcap : 64;
+		uint32_t *t;
+
+		while ((sw->nfabrics + 1) * 2 > cap)
+			cap *= 2;
+		t = calloc(cap, sizeof(*t));
+		if (!t)
+			return -1;
+		free(sw->fhash);
+		sw->fhash = t;
+		sw->fhcap = cap;
+		sw->nfhash = 0;
+	}
+	for (; sw->nfhash < sw->nfabrics; sw->nfhash++)
+		fhash_put(sw, sw->nfhash);
+	return 0;
+}
+
 static int fabric_find_add(struct bot_sweep *sw, const char *s, size_t n)
 {
-	for (size_t i = 0; i < sw->nfabrics; i++)
-		if (strncmp(sw->fabrics[i], s, n) == 0 && sw->fabrics[i][n] == '\0')
-			return (int)i;
+	size_t j;
+
+	if (fhash_sync(sw) < 0)
+		return -1;
+	j = fabric_hash(s, n) & (sw->fhcap - 1);
+	for (; sw->fhash[j]; j = (j + 1) & (sw->fhcap - 1)) {
+		const char *c = sw->fabrics[sw->fhash[j] - 1];
+
+		if (strncmp(c, s, n) == 0 && c[n] == '\0')
+			return (int)sw->fhash[j] - 1;
+	}
 	if (sw->nfabrics >= SWEEP_NFABRICS_MAX)
 		return -1;
 	if (sw->nfabrics == sw->fcap) {
@@ -142,6 +196,8 @@ static int fabric_find_add(struct bot_sweep *sw, const char *s, size_t n)
 	}
 	memcpy(sw->fabrics[sw->nfabrics], s, n);
 	sw->fabrics[sw->nfabrics][n] = '\0';
+	sw->fhash[j] = (uint32_t)(sw->nfabrics + 1);
+	sw->nfhash++;
 	return (int)sw->nfabrics++;
 }
 

@@ -37,6 +37,12 @@ struct bot_sweep {
 	size_t nrows, cap;
 	char (*fabrics)[BOT_SWEEP_FABRIC_MAX + 1];
 	size_t nfabrics, fcap;
+	/* Name -> index, owned by sweep.c (open addressing, index + 1, 0 =
+	 * empty): it holds fabrics[0, nfhash), caught up or rebuilt when
+	 * nfabrics has moved, so a lookup costs the same for 10 names as
+	 * for 65,536. */
+	uint32_t *fhash;
+	size_t fhcap, nfhash;
 	/* Optional, set by a caller that reads several inputs into one table
 	 * (NULL/0 after bot_sweep_init; never freed here): input i holds the
 	 * rows below src_end[i] (and at or above src_end[i - 1]), read from

@@ -121,6 +121,7 @@ static void where(const struct bot_ds_files *files, const struct bot_sweep *sw, 
 struct build {
 	const struct bot_sweep *sw;
 	const char (*fabrics)[BOT_SWEEP_FABRIC_MAX + 1];	/* by dataset fabric index */
+	const struct bot_fabric *const *simf;	/* simulator's fabric, by dataset index */
 	const struct bot_ds_files *files;
 	const struct bot_ds_opts *opts;
 	char *err;
@@ -138,6 +139,39 @@ static int fail(struct build *b, size_t row, const struct bot_ds_ctx *c, const c
 	snprintf(b->err, b->errlen, "%s: %s (fabric %s, context %s)", at, msg,
 		 b->fabrics[c->fabric], ctx);
 	return -1;
+}
+
+static int cmp_name(const void *pa, const void *pb)
+{
+	const char *const *a = pa, *const *b = pb;
+
+	return strcmp(*a, *b);
+}
+
+/* Number the fabrics in name order: rank[f] is the dataset index of the
+ * sweep's fabric f, names[] and simf[] (the simulator's fabric of that
+ * name, NULL if none) are by dataset index. A sort, not a count of the
+ * smaller names per name: 65,536 names took 4.3 billion strcmp. The names
+ * are distinct, so the order is the same. 0, or -1 on allocation failure. */
+static int rank_fabrics(const struct bot_sweep *sw, uint16_t *rank,
+			char (*names)[BOT_SWEEP_FABRIC_MAX + 1], const struct bot_fabric **simf)
+{
+	const char **by = malloc((sw->nfabrics ? sw->nfabrics : 1) * sizeof(*by));
+
+	if (!by)
+		return -1;
+	for (size_t f = 0; f < sw->nfabrics; f++)
+		by[f] = sw->fabrics[f];
+	qsort(by, sw->nfabrics, sizeof(*by), cmp_name);
+	for (size_t r = 0; r < sw->nfabrics; r++) {
+		size_t f = (size_t)(by[r] - sw->fabrics[0]) / sizeof(sw->fabrics[0]);
+
+		rank[f] = (uint16_t)r;
+		memcpy(names[r], sw->fabrics[f], sizeof(names[r]));
+		simf[r] = bot_sim_fabric_find(names[r]);
+	}
+	free(by);
+	return 0;
 }
 
 /* A row's sort key: contexts become runs of consecutive entries. */
@@ -173,7 +207,7 @@ static int same_auto(double x, double y)
 /* The simulator's cost table for a context, or 0 when its fabric is unknown. */
 static int sim_table(const struct build *b, const struct bot_ds_ctx *c, float out[BOT_NARMS])
 {
-	const struct bot_fabric *f = bot_sim_fabric_find(b->fabrics[c->fabric]);
+	const struct bot_fabric *f = b->simf[c->fabric];
 
 	if (!f && b->opts->prior_fabric)
 		f = bot_sim_fabric_find(b->opts->prior_fabric);
@@ -404,10 +438,11 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		      const struct bot_ds_files *files, const struct bot_ds_opts *opts,
 		      char *err, size_t errlen)
 {
-	struct build b = { sw, NULL, files, opts, err, errlen };
+	struct build b = { sw, NULL, NULL, files, opts, err, errlen };
 	struct row_key *rk;
 	size_t *idx, i = 0;
 	uint16_t *rank;
+	const struct bot_fabric **simf;
 	int rc = 0;
 
 	err[0] = 0;
@@ -415,10 +450,12 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 	idx = malloc((sw->nrows ? sw->nrows : 1) * sizeof(*idx));
 	rk = malloc((sw->nrows ? sw->nrows : 1) * sizeof(*rk));
 	rank = malloc((sw->nfabrics ? sw->nfabrics : 1) * sizeof(*rank));
-	if (!ds->fabrics || !idx || !rk || !rank) {
+	simf = malloc((sw->nfabrics ? sw->nfabrics : 1) * sizeof(*simf));
+	if (!ds->fabrics || !idx || !rk || !rank || !simf) {
 		free(idx);
 		free(rk);
 		free(rank);
+		free(simf);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -426,15 +463,16 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 	 * introduced them: the numbers key the replay's random draws and the
 	 * context order, so the order of --data files must not matter. */
 	ds->nfabrics = sw->nfabrics;
-	for (size_t f = 0; f < sw->nfabrics; f++) {
-		size_t r = 0;
-
-		for (size_t g = 0; g < sw->nfabrics; g++)
-			r += strcmp(sw->fabrics[g], sw->fabrics[f]) < 0;
-		rank[f] = (uint16_t)r;
-		memcpy(ds->fabrics[r], sw->fabrics[f], sizeof(ds->fabrics[r]));
+	if (rank_fabrics(sw, rank, ds->fabrics, simf)) {
+		free(idx);
+		free(rk);
+		free(rank);
+		free(simf);
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
 	b.fabrics = (const char (*)[BOT_SWEEP_FABRIC_MAX + 1])ds->fabrics;
+	b.simf = simf;
 	for (size_t r = 0; r < sw->nrows; r++) {
 		rk[r].key = row_ctx_key(&sw->rows[r]);
 		rk[r].row = r;
@@ -460,8 +498,7 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		memset(c, 0, sizeof(*c));
 		c->fabric = rank[w0->fabric];
 		c->key = key;
-		c->nccl_nodes = bot_sim_nccl_nodes(bot_sim_fabric_find(sw->fabrics[w0->fabric]),
-						   bot_key_nnodes(key));
+		c->nccl_nodes = bot_sim_nccl_nodes(simf[c->fabric], bot_key_nnodes(key));
 		c->nbytes = w0->nbytes;
 		c->row = (uint32_t)idx[i];
 		for (int a = 0; a < BOT_NARMS; a++) {
@@ -494,6 +531,7 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 	}
 	free(idx);
 	free(rank);
+	free(simf);
 	if (rc == -2)
 		snprintf(err, errlen, "out of memory");
 	return rc ? -1 : 0;

@@ -206,6 +206,8 @@ struct run {
 	const struct bot_replay_opts *o;
 	struct bot_kb **kbs;
 	struct bot_plan_memo **memo;	/* per fabric, valid for one round; NULL entries: none */
+	const size_t *used;		/* the fabrics of ctxs, ascending */
+	size_t nused;
 	uint64_t rounds, ncomm, delay;
 };
 
@@ -318,13 +320,15 @@ static void deliver(const struct run *r, struct fb_buf *b)
  * memo that cannot be allocated is left out (planning is then slower, not
  * different). o->reference keeps the plain path, to compare against.
  */
-static void memo_renew(struct run *r, const unsigned char *used)
+static void memo_renew(struct run *r)
 {
 	if (!r->memo)
 		return;
-	for (size_t f = 0; f < r->ds->nfabrics; f++) {
+	for (size_t u = 0; u < r->nused; u++) {
+		size_t f = r->used[u];
+
 		bot_plan_memo_free(r->memo[f]);
-		r->memo[f] = used[f] ? bot_plan_memo_new(r->kbs[f]) : NULL;
+		r->memo[f] = bot_plan_memo_new(r->kbs[f]);
 	}
 }
 
@@ -356,10 +360,11 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 		   const struct bot_policy *pol, const struct bot_replay_opts *o,
 		   struct bot_kb **kbs, struct bot_ctx_result *out, char *err, size_t errlen)
 {
-	struct run r = { ds, ctxs, n, pol, o, kbs, NULL, 0, 0, 0 };
+	struct run r = { ds, ctxs, n, pol, o, kbs, NULL, NULL, 0, 0, 0, 0 };
 	struct fb_buf *bufs = NULL;
 	double *loss = NULL, *ncalls = NULL, *saved = NULL, *lost = NULL;	/* us */
 	unsigned char *used = NULL;
+	size_t *ulist = NULL;
 	int rc = -1;
 
 	err[0] = 0;
@@ -391,12 +396,24 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 	saved = calloc(n ? n : 1, sizeof(*saved));
 	lost = calloc(n ? n : 1, sizeof(*lost));
 	used = calloc(ds->nfabrics ? ds->nfabrics : 1, 1);
+	ulist = malloc((ds->nfabrics ? ds->nfabrics : 1) * sizeof(*ulist));
 	if (!o->reference)
 		r.memo = calloc(ds->nfabrics ? ds->nfabrics : 1, sizeof(*r.memo));
-	if (!bufs || !loss || !ncalls || !saved || !lost || !used || (!o->reference && !r.memo))
+	if (!bufs || !loss || !ncalls || !saved || !lost || !used || !ulist ||
+	    (!o->reference && !r.memo))
 		goto oom;
+	/* Per round, only the fabrics of these contexts are decayed and
+	 * memoised: no later plan reads the others' knowledge (a task's
+	 * knowledge bases see the history run, then the test run; a fabric
+	 * left out of the first is still empty there, and decaying nothing
+	 * does nothing), and 65,536 fabrics a round, 500 rounds a run, cost
+	 * more than the run itself. */
 	for (size_t j = 0; j < n; j++)
 		used[ds->ctx[ctxs[j]].fabric] = 1;
+	for (size_t f = 0; f < ds->nfabrics; f++)
+		if (used[f])
+			ulist[r.nused++] = f;
+	r.used = ulist;
 	for (size_t j = 0; j < n; j++) {
 		const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 
@@ -409,11 +426,11 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 		uint64_t k = calls_in_round(&r, round);
 
 		if (round > 0 && pol->par.discount < 1)
-			for (size_t f = 0; f < ds->nfabrics; f++)
-				bot_policy_decay(pol, kbs[f], round);	/* between rounds */
+			for (size_t u = 0; u < r.nused; u++)
+				bot_policy_decay(pol, kbs[ulist[u]], round);	/* between rounds */
 		if (round >= r.delay)
 			deliver(&r, b);	/* feedback of round - delay */
-		memo_renew(&r, used);	/* the knowledge bases are fixed until the next round */
+		memo_renew(&r);	/* the knowledge bases are fixed until the next round */
 		for (size_t j = 0; j < n; j++) {
 			const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 			struct bot_plan plan;
@@ -462,7 +479,7 @@ int bot_replay_run(const struct bot_dataset *ds, const size_t *ctxs, size_t n,
 	/* Everything measured has arrived when the final plan is made. */
 	for (uint64_t round = r.rounds > r.delay ? r.rounds - r.delay : 0; round < r.rounds; round++)
 		deliver(&r, &bufs[round % r.delay]);
-	memo_renew(&r, used);
+	memo_renew(&r);
 	for (size_t j = 0; j < n; j++) {
 		const struct bot_ds_ctx *c = &ds->ctx[ctxs[j]];
 		struct bot_plan plan;
@@ -493,6 +510,7 @@ out:
 			bot_plan_memo_free(r.memo[f]);
 	free(r.memo);
 	free(used);
+	free(ulist);
 	return rc;
 }
 

@@ -194,6 +194,8 @@ struct bot_eval {
 	struct bot_summary auto_all;
 	struct bot_summary *auto_fabric;
 	size_t *fabric_contexts;	/* test contexts per fabric */
+	size_t *fabric_first;		/* fabric f's test contexts: positions in test of */
+	size_t *fabric_pos;		/* fabric_pos[fabric_first[f] .. fabric_first[f + 1]) */
 	struct bot_scenario *scen;
 	size_t nscen;
 	struct bot_policy_result *pol;

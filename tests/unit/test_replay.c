@@ -934,6 +934,89 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* A sweep of nf fabrics named f<k> (k = 0..nf-1, so name order is not
+ * number order: f10 < f9), one context each, the fabrics introduced in the
+ * order (k0 + step * i) % nf (step odd, nf a power of two: every k once). */
+static char *many_fabrics_csv(unsigned nf, unsigned k0, unsigned step)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "fabric,collective,nbytes,nranks,nnodes,algo,proto,auto_us,measured_us\n");
+	for (unsigned i = 0; i < nf; i++) {
+		unsigned k = (k0 + step * i) % nf;
+		uint64_t h = bot_mix64(k);
+		double ring = 10 + (double)(h % 97), tree = 10 + (double)((h >> 8) % 89);
+
+		for (unsigned s = 0; s < 3; s++) {
+			fprintf(f, "f%u,allreduce,1048576,128,16,ring,simple,%g,%g\n", k, ring,
+				ring * (1 + 0.01 * s));
+			fprintf(f, "f%u,allreduce,1048576,128,16,tree,simple,%g,%g\n", k, tree,
+				tree * (1.2 - 0.1 * s));
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* Many fabric names in two file orders: the fabrics are numbered in name
+ * order whatever the order of the file (the numbers key the random draws),
+ * so the dataset and every byte of the printed evaluation are the same.
+ * The sweep reader's name index and the dataset's ranking are sorts and
+ * hashes now; this pins that they give the numbering the scans gave. */
+START_TEST(test_many_fabrics_order)
+{
+	static const int pols[] = { BOT_POLICY_THOMPSON };
+	const unsigned nf = 4096;
+	struct bot_ds_opts dso = { BOT_PRIOR_DATA, NULL, NULL, 0, 0 };
+	char *out[2], err[512];
+
+	for (int v = 0; v < 2; v++) {
+		char *csv = many_fabrics_csv(nf, v ? 77 : 0, v ? 40503 : 1);
+		struct bot_sweep sw;
+		struct bot_dataset ds;
+		struct bot_eval e;
+		struct bot_eval_opts o;
+
+		bot_sweep_init(&sw);
+		ck_assert_msg(!bot_sweep_parse(&sw, "many.csv", csv, strlen(csv), err, sizeof(err)),
+			      "%s", err);
+		free(csv);
+		ck_assert_uint_eq(sw.nfabrics, nf);
+		ck_assert_uint_eq(sw.nrows, (size_t)nf * 6);
+		for (size_t r = 0; r < sw.nrows; r += 6) {
+			unsigned k = (unsigned)strtoul(sw.fabrics[sw.rows[r].fabric] + 1, NULL, 10);
+
+			ck_assert_uint_eq(k, ((v ? 77 : 0) + (v ? 40503u : 1u) * (unsigned)(r / 6)) % nf);
+			ck_assert_int_eq(bot_sweep_fabric(&sw, sw.fabrics[sw.rows[r].fabric]),
+					 sw.rows[r].fabric);
+		}
+		bot_dataset_init(&ds);
+		ck_assert_msg(!bot_dataset_build(&ds, &sw, NULL, &dso, err, sizeof(err)), "%s", err);
+		bot_sweep_free(&sw);
+		ck_assert_uint_eq(ds.nfabrics, nf);
+		ck_assert_uint_eq(ds.nctx, nf);
+		for (size_t f = 1; f < ds.nfabrics; f++)
+			ck_assert_int_lt(strcmp(ds.fabrics[f - 1], ds.fabrics[f]), 0);
+		for (size_t i = 0; i < ds.nctx; i++)
+			ck_assert_uint_eq(ds.ctx[i].fabric, i);
+		eval_opts(&o, BOT_MODE_JOBS, pols, 1);
+		o.run.jobs = 3;
+		ck_assert_msg(!bot_eval_run(&ds, &o, &e, err, sizeof(err)), "%s", err);
+		ck_assert_uint_eq(e.ntest, nf);
+		out[v] = printed(&e, BOT_FMT_CSV);
+		bot_eval_free(&e);
+		bot_dataset_free(&ds);
+	}
+	ck_assert_str_eq(out[0], out[1]);
+	ck_assert_ptr_nonnull(strstr(out[0], "\njobs,thompson,f4095,1,"));
+	free(out[0]);
+	free(out[1]);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("replay");
@@ -957,6 +1040,7 @@ static Suite *suite(void)
 	tcase_add_test(t, test_json_keys);
 	tcase_add_test(t, test_table_cosmetics);
 	tcase_add_test(t, test_eval_budget);
+	tcase_add_test(t, test_many_fabrics_order);
 	tcase_add_loop_test(t, test_bad_input, 0, (int)(sizeof(bad_inputs) / sizeof(bad_inputs[0])));
 	suite_add_tcase(s, t);
 	return s;

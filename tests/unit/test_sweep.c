@@ -536,6 +536,11 @@ START_TEST(test_rollback)
 	ck_assert_uint_eq(sw.nfabrics, 2);
 	ck_assert_str_eq(sw.fabrics[1], "d");
 	ck_assert_uint_eq(sw.rows[2].fabric, 1);
+	/* the names of the failed buffer are gone from the name index too */
+	ck_assert_int_eq(bot_sweep_fabric(&sw, "c"), 2);
+	ck_assert_int_eq(bot_sweep_fabric(&sw, "b"), 3);
+	ck_assert_int_eq(bot_sweep_fabric(&sw, "d"), 1);
+	sw.nfabrics = 2;	/* dropped again, as a failed parse drops them */
 	ck_assert_double_eq(sw.rows[3].measured_us, 3);
 	/* rows built in memory take part too */
 	{
@@ -618,6 +623,43 @@ START_TEST(test_fabric_api)
 	bot_sweep_free(&sw);
 	ck_assert_ptr_null(sw.rows);
 	ck_assert_uint_eq(sw.nrows, 0);
+}
+END_TEST
+
+/* The most fabrics a table numbers (uint16_t): 65,536 names, in an order
+ * that is neither the names' nor their first letters', each found again
+ * under its own index; the next name is refused, and a row of a known one
+ * still reads. */
+START_TEST(test_many_fabrics)
+{
+	const unsigned nf = 65536;
+	struct bot_sweep sw;
+	char *buf = NULL, name[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	fputs(HDR, f);
+	for (unsigned i = 0; i < nf; i++)
+		fprintf(f, "x%x,allreduce,64,2,1,ring,ll,4,1\n", (i * 40503u) % nf);
+	fclose(f);
+	parse_ok(&sw, buf, nf);
+	free(buf);
+	ck_assert_uint_eq(sw.nfabrics, nf);
+	for (unsigned i = 0; i < nf; i++) {
+		snprintf(name, sizeof(name), "x%x", (i * 40503u) % nf);
+		ck_assert_str_eq(sw.fabrics[sw.rows[i].fabric], name);
+		ck_assert_uint_eq(sw.rows[i].fabric, i);
+		ck_assert_int_eq(bot_sweep_fabric(&sw, name), (int)i);
+	}
+	ck_assert_int_eq(parse(&sw, HDR "x0,allreduce,64,2,1,ring,ll,4,2\n"
+				    "y,allreduce,64,2,1,ring,ll,4,1\n"), -1);
+	ck_assert_str_eq(err, "t.csv:3: too many fabrics (at most 65536) or out of memory");
+	ck_assert_int_eq(bot_sweep_fabric(&sw, "y"), -1);
+	ck_assert_int_eq(parse(&sw, HDR "x0,allreduce,64,2,1,ring,ll,4,2\n"), 0);
+	ck_assert_uint_eq(sw.nrows, (size_t)nf + 1);
+	ck_assert_uint_eq(sw.rows[nf].fabric, 0);
+	bot_sweep_free(&sw);
 }
 END_TEST
 
@@ -755,6 +797,7 @@ static Suite *sweep_suite(void)
 	tcase_add_test(tc, test_quotes);
 	tcase_add_test(tc, test_long_lines);
 	tcase_add_test(tc, test_fabric_api);
+	tcase_add_test(tc, test_many_fabrics);
 	tcase_add_test(tc, test_read_file);
 	tcase_add_test(tc, test_read_stdin);
 	tcase_add_test(tc, test_err_buffer);
