@@ -83,4 +83,4 @@ for n in $names; do
 	run "$n"
 done
 awk 'NR == 1 { n0 = $1; w0 = $2 }
-     NR > 1 { printf "  %d names / %d names: wall %.2fx\n", $1, n0, w0 > 0 ? $2 / w0 : 0 }' "$tmp/results"
+     NR > 1 { printf "  %d names / %d names: wall %.2fx\n", $1, n0, (w0 > 0 ? $2 / w0 : 0) }' "$tmp/results"
