@@ -214,24 +214,34 @@ static void clamp_param(unsigned i, double *v)
 		*v = hi[i];
 }
 
+#define FIT_ROUNDS 8
+
 void bot_sim_fit(const struct bot_sweep *sw, const struct bot_sim_params *start,
-		 struct bot_sim_params *out)
+		 struct bot_sim_params *out,
+		 void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg)
 {
 	static const double steps[] = { 0.5, 0.7, 0.85, 0.93, 1.07, 1.18, 1.4, 2.0 };
+	const unsigned nsteps = sizeof(steps) / sizeof(steps[0]);
 	struct bot_sim_params cur = *start;
 	struct bot_sim_calerr e;
 	size_t n;
 	struct crow *c = collect(sw, &n);
 	double best;
-	unsigned round, i, s;
+	unsigned round, i, s, nfit = 0;
+	uint64_t done = 0, total;
 
 	*out = *start;
 	if (!c || !n || calerr_rows(c, n, &cur, &e)) {
 		free(c);
 		return;
 	}
+	for (i = 0; i < BOT_SIM_NPARAMS; i++)
+		nfit += bot_sim_param_fit[i] != 0;
+	total = (uint64_t)FIT_ROUNDS * nfit * nsteps;
+	if (progress)
+		progress(arg, 0, total);
 	best = e.objective;
-	for (round = 0; round < 8; round++) {
+	for (round = 0; round < FIT_ROUNDS; round++) {
 		int moved = 0;
 
 		for (i = 0; i < BOT_SIM_NPARAMS; i++) {
@@ -239,7 +249,7 @@ void bot_sim_fit(const struct bot_sweep *sw, const struct bot_sim_params *start,
 				continue;
 			double v0 = *bot_sim_param_ref(&cur, i), bv = v0;
 
-			for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+			for (s = 0; s < nsteps; s++) {
 				double v = v0 * steps[s];
 
 				if (v0 == 0)
@@ -251,12 +261,16 @@ void bot_sim_fit(const struct bot_sweep *sw, const struct bot_sim_params *start,
 					bv = v;
 					moved = 1;
 				}
+				if (progress)
+					progress(arg, ++done, total);
 			}
 			*bot_sim_param_ref(&cur, i) = bv;
 		}
 		if (!moved)
 			break;
 	}
+	if (progress && done < total)
+		progress(arg, total, total);	/* stopped early: nothing left to try */
 	free(c);
 	*out = cur;
 }

@@ -133,9 +133,14 @@ struct bot_sim_calerr {
 };
 int bot_sim_calerr(const struct bot_sweep *sw, const struct bot_sim_params *p,
 		   struct bot_sim_calerr *e);
-/* Coordinate search from start; writes the fit into out. */
+/* Coordinate search from start; writes the fit into out. progress (may be
+ * NULL) is told the parameter trials tried of the most the search can take
+ * (done of total; done jumps to total when the search stops early): each
+ * trial scores every calibration (context, arm), so 10 MB of distinct
+ * contexts (120k rows) take about 25 s of CPU. */
 void bot_sim_fit(const struct bot_sweep *sw, const struct bot_sim_params *start,
-		 struct bot_sim_params *out);
+		 struct bot_sim_params *out,
+		 void (*progress)(void *arg, uint64_t done, uint64_t total), void *arg);
 /* Log-noise sigma estimated from repeated rows of sw (modal 2x4 reruns). */
 double bot_sim_repeat_sigma(const struct bot_sweep *sw, unsigned *npairs);
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # tests/cli/test_progress.sh - progress of long work (tools/progress.h):
-# `nccl-bot sim` and `compact` draw one updating line on stderr when it is
-# a terminal (a pseudo-terminal from script(1)), and write nothing more
-# when it is not: the output that scripts and logs see is unchanged.
+# `nccl-bot sim` (--calibrate's fit too) and `compact` draw one updating
+# line on stderr when it is a terminal (a pseudo-terminal from script(1)),
+# and write nothing more when it is not: the output that scripts and logs
+# see is unchanged.
 set -u
 top_srcdir=${top_srcdir:-${srcdir:-.}}
 bot=${NCCL_BOT:-./nccl-bot}
@@ -47,6 +48,28 @@ if [ $have_script = 1 ]; then
 		bad "NCCL_BOT_PROGRESS=0 still drew"
 else
 	echo "# script(1) not installed: the terminal half is not checked"
+fi
+
+# sim --calibrate: the fit's trials counted on a terminal, nothing on a
+# stderr that is not one, the report (stdout) the same either way
+cal=$top_srcdir/data/external/sweep
+"$bot" sim --calibrate --data "$cal" >"$tmp/cal.out" 2>"$tmp/err"
+rc=$?
+[ $rc = 0 ] && [ ! -s "$tmp/err" ] && grep -q "^fitted " "$tmp/cal.out" &&
+	ok "sim --calibrate, stderr not a terminal: nothing on stderr" ||
+	bad "sim --calibrate: rc $rc, stderr $(head -c 200 "$tmp/err")"
+if [ $have_script = 1 ]; then
+	script -qfec "'$bot' sim --calibrate --data '$cal' >'$tmp/cal.tty.out'" /dev/null \
+		>"$tmp/tty" 2>&1
+	grep -q "nccl-bot: sim: --calibrate: fit trials   0% (0 of " "$tmp/tty" &&
+		grep -q "nccl-bot: sim: --calibrate: fit trials 100% (" "$tmp/tty" &&
+		[ "$(tail -c 4 "$tmp/tty" | od -An -c | tr -d ' ')" = '\r033[K' ] &&
+		[ "$(wc -l <"$tmp/tty")" = 0 ] &&
+		ok "sim --calibrate on a terminal: the fit's progress, the line cleared" ||
+		{ bad "sim --calibrate on a terminal"; od -c "$tmp/tty" | head -n 8; }
+	cmp -s "$tmp/cal.out" "$tmp/cal.tty.out" &&
+		ok "sim --calibrate: the same report with and without a terminal" ||
+		{ bad "sim --calibrate reports differ"; diff "$tmp/cal.out" "$tmp/cal.tty.out" | head; }
 fi
 
 # compact: six deltas of three steps; the run's report the same with and
