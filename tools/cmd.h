@@ -63,7 +63,8 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
 /* What stops a file being written at path, in words ("directory D does
  * not exist", "D is not a directory", "is a directory", ...) into why:
  * 0 when nothing does, that is when path's directory exists and path is
- * not a directory (tools/cmd_state.c). */
+ * not a directory and, where it exists, a regular file, since it is
+ * replaced by a rename: never a device, FIFO or symbolic link (tools/cmd_state.c). */
 int bot_cmd_out_problem(const char *path, char *why, size_t cap);
 
 /* text written whole to path (a temporary O_EXCL beside it, fsynced,

@@ -248,6 +248,15 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 		return snprintf(why, cap, "%s is not a directory", dir), -1;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return snprintf(why, cap, "is a directory"), -1;
+	/* FILE is replaced by a rename: a device (-o /dev/null), a FIFO or a
+	 * symbolic link (-o /dev/stdout) would be replaced by a regular file,
+	 * not written to; only a regular file (or none) is replaced */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return snprintf(why, cap, "%s, not a regular file (it would be replaced, not "
+			       "written to)",
+			       S_ISLNK(st.st_mode) ? "a symbolic link" :
+			       S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" :
+			       S_ISFIFO(st.st_mode) ? "a FIFO" : "a socket"), -1;
 	return 0;
 }
 

@@ -130,6 +130,22 @@ expect "show --svg '': a usage error" 2 "^nccl-bot: state: --svg wants a file na
 	"$bot" state show "$snap" --svg ''
 expect "export -o into a missing directory" 1 "^nccl-bot: state export: -o $tmp/nodir/x\.yaml: directory $tmp/nodir does not exist" -- \
 	"$bot" state export "$snap" -o "$tmp/nodir/x.yaml"
+# -o at a symbolic link (-o /dev/stdout) or a device (-o /dev/null, as
+# root): refused, the link or device kept (the rename replaced either with a
+# regular file until 2026-12-05)
+ln -s "$tmp/target.yaml" "$tmp/olink"
+expect "export -o a symbolic link: refused" 1 "^nccl-bot: state export: -o $tmp/olink: a symbolic link, not a regular file" -- \
+	"$bot" state export "$snap" -o "$tmp/olink"
+if [ -L "$tmp/olink" ] && [ ! -e "$tmp/target.yaml" ]; then ok "  ... the link kept"; else bad "  ... the link replaced"; fi
+mkfifo "$tmp/ofifo"
+expect "show --svg a FIFO: refused" 1 "^nccl-bot: state show: --svg $tmp/ofifo: a FIFO, not a regular file" -- \
+	"$bot" state show --svg "$tmp/ofifo" "$snap"
+[ -p "$tmp/ofifo" ] && ok "  ... the FIFO kept" || bad "  ... the FIFO replaced"
+if mknod "$tmp/onull" c 1 3 2>/dev/null; then
+	expect "export -o a device: refused" 1 "-o $tmp/onull: a device, not a regular file" -- \
+		"$bot" state export "$snap" -o "$tmp/onull"
+	[ -c "$tmp/onull" ] && ok "  ... the device kept" || bad "  ... the device replaced"
+fi
 # --state naming a fabric's own directory (it holds `current`): refused
 # by import, env and show, nothing made inside it (a nested fabric
 # directory was learned into and read from silently until 2026-12-04)
