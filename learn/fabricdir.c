@@ -19,6 +19,8 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 	char fdir[BOT_FABRIC_PATH_MAX], shown[BOT_FABRIC_PATH_MAX];
 	const char *hint = create ? " (create the state directory first)" : "";
 	struct stat st;
+	uid_t owner;
+	gid_t group;
 	int fd, created = 0;
 
 	if (err && errlen)
@@ -37,6 +39,8 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
 	if (!S_ISDIR(st.st_mode))
 		return bot_log_errf(err, errlen, "%s: not a directory%s", dir, hint);
+	owner = st.st_uid;
+	group = st.st_gid;
 	/* DIR holding a `current` itself is a fabric's directory given as the
 	 * state directory: a fabric made inside it would be learned into and
 	 * read from where no job looks (until 2026-12-04, silently) */
@@ -63,6 +67,18 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		close(fd);
 		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", shown,
 				    strerror(e));
+	}
+	/* root (an admin's `state import` or `state add`) making a fabric in
+	 * a state directory the service account owns: the fabric's directory
+	 * is the owner's too, else the compactor could never write it (until
+	 * 2026-12-05 it was root's, and every later compaction of the fabric
+	 * failed with ".lock: Permission denied") */
+	if (fd >= 0 && created && geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0) {
+		int e = errno;
+
+		close(fd);
+		return bot_log_errf(err, errlen, "%s: cannot give it to the state directory's owner "
+				    "(uid %u): %s", shown, (unsigned)owner, strerror(e));
 	}
 	if (fd >= 0)
 		return fd;

@@ -16,7 +16,8 @@
  * The fabric's directory <dir>/<fabric> as a directory fd, never through a
  * symbolic link; its path in fdir (may be NULL). The fabric name is checked
  * (bot_state_fabric_ok) and dir must be an existing directory. With create,
- * a missing fabric directory is made (mode 0755). Returns the fd, -1 with
+ * a missing fabric directory is made (mode 0755; made by root in a state
+ * directory another user owns, that user's). Returns the fd, -1 with
  * err, or (without create) -2 when the fabric directory does not exist.
  */
 int bot_fabricdir_open(const char *dir, const char *fabric, int create,

@@ -24,14 +24,36 @@ int bot_lock_fabric(const char *dir, const char *fabric, int wait, char *err, si
 	if (dfd < 0)
 		return -1;
 	fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
-	close(dfd);
-	if (fd < 0)
+	if (fd < 0) {
+		int e = errno;
+
+		close(dfd);
 		return bot_log_errf(err, errlen, "%s/.lock: %s", fdir,
-				errno == ELOOP ? "a symbolic link" : strerror(errno));
+				e == ELOOP ? "a symbolic link" : strerror(e));
+	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(dfd);
 		close(fd);
 		return bot_log_errf(err, errlen, "%s/.lock: not a regular file", fdir);
 	}
+	/* root taking the lock of a fabric the service account owns: the
+	 * .lock it made is the owner's too, else the owner's next open
+	 * (O_RDWR) is refused and the fabric's compactions fail */
+	if (geteuid() == 0 && st.st_uid == 0 && st.st_nlink == 1) {
+		struct stat dst;
+
+		if (fstat(dfd, &dst) == 0 && dst.st_uid != 0 &&
+		    fchown(fd, dst.st_uid, dst.st_gid) < 0) {
+			int e = errno;
+
+			close(dfd);
+			close(fd);
+			return bot_log_errf(err, errlen, "%s/.lock: cannot give it to the fabric "
+					    "directory's owner (uid %u): %s", fdir,
+					    (unsigned)dst.st_uid, strerror(e));
+		}
+	}
+	close(dfd);
 	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
 		int e = errno;
 

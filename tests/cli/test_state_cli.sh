@@ -530,5 +530,25 @@ expect "add after: merges after the named one" 0 "" -- \
 	"$bot" state add --state "$tmp/lc/two" --fabric $F "$spool/valid-summary"
 expect "show after: round 2" 0 "^rounds: 2" -- "$bot" state show --state "$tmp/lc/two" --fabric $F
 
+# root (the admin) importing a new fabric into a state directory the service
+# account owns: the fabric's directory and .lock are the account's, so its
+# next writer (the compactor) can take the lock and publish (both were
+# root's until 2026-12-05: ".lock: Permission denied" on every compaction,
+# and `state verify` saw nothing wrong)
+if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+	own=$(mktemp -d)
+	chmod 755 "$own"
+	mkdir "$own/st"
+	chown nobody "$own/st"
+	"$bot" state export "$snap" -o "$own/x.yaml" 2>/dev/null
+	sed 's/^rounds: .*/rounds: 9/' "$own/x.yaml" >"$own/y.yaml"
+	chmod 644 "$own/x.yaml" "$own/y.yaml"
+	expect "root imports a new fabric into the account's state dir" 0 "published" -- \
+		"$bot" state import --state "$own/st" --fabric $F "$own/x.yaml"
+	expect "  ... the account publishes after it" 0 "published .*parent snap-" -- \
+		runuser -u nobody -- "$bot" state import --state "$own/st" --fabric $F "$own/y.yaml"
+	rm -rf "$own"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
