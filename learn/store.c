@@ -740,6 +740,12 @@ static int rollback_at(int dirfd, const char *fdir, const char *fabric, const ch
 		}
 	}
 	bot_state_free(&s);
+	/* every job reads the current snapshot: one restored from a backup
+	 * mode 0600 would leave them all on the prior (until 2026-12-05) */
+	if (fstatat(dirfd, to, &st, AT_SYMLINK_NOFOLLOW) == 0 && (st.st_mode & 0444) != 0444)
+		return bot_log_errf(err, errlen, "%s/%s: mode %04o: not readable by every user, and "
+				    "every job reads the current snapshot (chmod 0644 it, then roll "
+				    "back)", fdir, to, (unsigned)(st.st_mode & 07777));
 	strcpy(snap, to);
 	if (rc == 0 && !strcmp(cur, to))
 		return 0;	/* already current */

@@ -263,6 +263,21 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 	close(ldir);
 }
 
+/* A problem where fdir/name, a regular file, is not readable by every
+ * user: every job's tuner reads `current` and the snapshot it names, so a
+ * snapshot restored from a backup mode 0600 (then `rollback --to` it) left
+ * every job on the prior while a root verify saw nothing wrong (until
+ * 2026-12-05). Writers make them 0644 (formats.md section 12). */
+static void unreadable_by_all(int fd, const char *fdir, const char *name, unsigned *problems)
+{
+	struct stat st;
+
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_mode & 0444) != 0444)
+		problem(problems, "%s/%s: mode %04o: not readable by every user, and every job "
+			"reads it (chmod 0644 it)", fdir, name, (unsigned)(st.st_mode & 07777));
+}
+
 /* Whether fdir's `current` holds a snapshot name that is there, as any
  * kind of entry (its snapshot could not be loaded: the per-snapshot checks
  * list the name and say why), the name into cur. */
@@ -322,6 +337,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		       bot_kb_count(s.kb), s.nsources, s.rounds);
 	if (rc == 0 && s.ledger)
 		verify_ledger(dir, fabric, s.ledger, problems);
+	unreadable_by_all(fd, fdir, "current", problems);
 	if (rc >= 0)
 		bot_state_free(&s);
 	rc2 = bot_dir_names(fd, keep_snap, &scan, &names, &nnames);
@@ -366,6 +382,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 
 		snprintf(path, sizeof(path), "%s/%s", fdir, names[i]);
 		info[ninfo].digest = strtoull(names[i] + 5, NULL, 16);
+		unreadable_by_all(fd, fdir, names[i], problems);
 		if (bot_read_at(fd, names[i], path, &snap_rule, &b, &len, err, sizeof(err)) < 0) {
 			problem(problems, "%s", err);
 			ninfo++;

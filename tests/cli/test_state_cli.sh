@@ -400,6 +400,16 @@ if [ "$rc" -eq 0 ] && [ "$child" != "$cur" ] && [ "$(cat "$tmp/a/$F/current")" =
 else
 	bad "rollback: exit $rc"; sed 's/^/    /' "$tmp/out" | head -n 5
 fi
+# the child restored from a backup mode 0600: no user but root could read
+# it as current (every job on the prior) while a root verify said 0 problems
+# (until 2026-12-05): verify names it, rollback --to it is refused
+chmod 600 "$tmp/a/$F/$child"
+expect "verify: a snapshot not readable by every user" 1 "$tmp/a/$F/$child: mode 0600: not readable by every user" -- \
+	"$bot" state verify --state "$tmp/a" --fabric $F
+expect "rollback --to a snapshot not readable by every user: refused" 1 "$child: mode 0600: not readable by every user.*chmod 0644" -- \
+	"$bot" state rollback --state "$tmp/a" --fabric $F --to "$child"
+[ "$(cat "$tmp/a/$F/current")" = "$cur" ] && ok "  ... current kept" || bad "  ... current moved"
+chmod 644 "$tmp/a/$F/$child"
 
 # quarantine (formats.md section 14)
 mkdir "$tmp/q"
