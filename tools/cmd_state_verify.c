@@ -263,7 +263,20 @@ static void verify_ledger(const char *dir, const char *fabric, uint64_t digest,
 	close(ldir);
 }
 
+/* A problem for path (dir/name, name may be NULL) writable by every user:
+ * any user could then change what every job plans from; security.md says
+ * no other user writes the state, its fabric directories or their files
+ * (a `chmod -R 777` verified clean until 2026-12-05). */
+static void writable_by_others(const char *dir, const char *name, const struct stat *st,
+			       unsigned *problems)
+{
+	problem(problems, "%s%s%s: mode %04o: writable by every user, who could change what "
+		"every job plans from (chmod o-w it)", dir, name ? "/" : "", name ? name : "",
+		(unsigned)(st->st_mode & 07777));
+}
+
 /* A problem where fdir/name, a regular file, is not readable by every
+ * user, or (writable_by_others) is writable by every user
  * user: every job's tuner reads `current` and the snapshot it names, so a
  * snapshot restored from a backup mode 0600 (then `rollback --to` it) left
  * every job on the prior while a root verify saw nothing wrong (until
@@ -272,10 +285,13 @@ static void unreadable_by_all(int fd, const char *fdir, const char *name, unsign
 {
 	struct stat st;
 
-	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    (st.st_mode & 0444) != 0444)
+	if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return;
+	if ((st.st_mode & 0444) != 0444)
 		problem(problems, "%s/%s: mode %04o: not readable by every user, and every job "
 			"reads it (chmod 0644 it)", fdir, name, (unsigned)(st.st_mode & 07777));
+	else if (st.st_mode & S_IWOTH)
+		writable_by_others(fdir, name, &st, problems);
 }
 
 /* Whether fdir's `current` holds a snapshot name that is there, as any
@@ -305,6 +321,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
 	struct snap_scan scan = { .fabric = fabric };
+	struct stat dst;
 	int fd, rc, rc2, e;
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
@@ -316,6 +333,8 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		problem(problems, "%s", err);
 		return;
 	}
+	if (fstat(fd, &dst) == 0 && (dst.st_mode & S_IWOTH))
+		writable_by_others(fdir, NULL, &dst, problems);
 	rc = bot_store_load(dir, fabric, &s, cur, err, sizeof(err));
 	if (rc < 0 && current_names_listed(fd, fdir, cur)) {
 		/* the snapshot it names is refused below, with the reason: one
@@ -452,6 +471,7 @@ int bot_state_verify(const struct bot_state_opts *o)
 {
 	unsigned problems = 0, nfab = 0;
 	struct top_scan top = { -1, 0, 0 };
+	struct stat dst;
 	size_t snaps = 0;
 	int found = 0;
 	char **fabs = NULL;
@@ -472,6 +492,8 @@ int bot_state_verify(const struct bot_state_opts *o)
 			return 1;
 		}
 		/* a listing cut short is a problem; the fabrics read are verified */
+		if (fstat(dfd, &dst) == 0 && (dst.st_mode & S_IWOTH))
+			writable_by_others(o->dir, NULL, &dst, &problems);
 		top.dfd = dfd;
 		if (bot_dir_names(dfd, keep_fabric, &top, &fabs, &n) < 0)
 			problem(&problems, "%s: cannot list the directory: %s", o->dir,

@@ -410,6 +410,19 @@ expect "rollback --to a snapshot not readable by every user: refused" 1 "$child:
 	"$bot" state rollback --state "$tmp/a" --fabric $F --to "$child"
 [ "$(cat "$tmp/a/$F/current")" = "$cur" ] && ok "  ... current kept" || bad "  ... current moved"
 chmod 644 "$tmp/a/$F/$child"
+# a state directory, fabric directory, current or snapshot writable by every
+# user (a `chmod -R 777`): any user could change what every job plans from;
+# verify names each (it verified clean until 2026-12-05)
+chmod 777 "$tmp/a" "$tmp/a/$F"
+chmod 666 "$tmp/a/$F/current"
+expect "verify: a state directory writable by every user" 1 "^nccl-bot: state verify: $tmp/a: mode 0777: writable by every user" -- \
+	"$bot" state verify --state "$tmp/a"
+grep -q "^nccl-bot: state verify: $tmp/a/$F: mode 0777: writable by every user" "$tmp/out" &&
+	grep -q "^nccl-bot: state verify: $tmp/a/$F/current: mode 0666: writable by every user" "$tmp/out" &&
+	ok "  ... its fabric directory and current too" || bad "  ... fabric directory or current not named"
+chmod 755 "$tmp/a" "$tmp/a/$F"
+chmod 644 "$tmp/a/$F/current"
+expect "  ... and clean once fixed" 0 " 0 problem" -- "$bot" state verify --state "$tmp/a"
 
 # quarantine (formats.md section 14)
 mkdir "$tmp/q"
