@@ -294,6 +294,25 @@ static void unreadable_by_all(int fd, const char *fdir, const char *name, unsign
 		writable_by_others(fdir, name, &st, problems);
 }
 
+/* Whether a load refused for err is a fabric without `current` whose
+ * snapshot (named at err's start, fdir/snap-<16 hex>.nbs) is refused: the
+ * per-snapshot checks say why. */
+static int no_current_snap_refused(int fd, const char *fdir, const char *err)
+{
+	char cur[BOT_STATE_NAME_MAX], why[BOT_STATE_ERR_MAX], name[BOT_STATE_NAME_MAX];
+	size_t n = strlen(fdir);
+
+	if (bot_store_read_current(fd, fdir, cur, why, sizeof(why)) != 1)
+		return 0;
+	const size_t len = sizeof("snap-0123456789abcdef.nbs") - 1;
+
+	if (strncmp(err, fdir, n) || err[n] != '/' || strlen(err + n + 1) <= len)
+		return 0;
+	memcpy(name, err + n + 1, len);
+	name[len] = 0;
+	return bot_state_snap_name_ok(name) && err[n + 1 + len] == ':';
+}
+
 /* Whether fdir's `current` holds a snapshot name that is there, as any
  * kind of entry (its snapshot could not be loaded: the per-snapshot checks
  * list the name and say why), the name into cur. */
@@ -341,6 +360,13 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		 * problem, not two; the chain is followed from it */
 		printf("%s: current %s: its snapshot is refused (the problem is listed once, with "
 		       "the snapshots)\n", fabric, cur);
+	} else if (rc < 0 && no_current_snap_refused(fd, fdir, err)) {
+		/* no `current`, and the one snapshot that would be the state
+		 * is refused: listed once, below (it was two problems until
+		 * 2026-12-05) */
+		cur[0] = 0;
+		printf("%s: no `current`, and its snapshot is refused (the problem is listed once, "
+		       "with the snapshots)\n", fabric);
 	} else if (rc < 0) {
 		cur[0] = 0;
 		problem(problems, "%s", err);

@@ -573,5 +573,17 @@ if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && id nobody >/dev/null
 	rm -rf "$own"
 fi
 
+# no `current` and its one snapshot damaged: one problem, said once (the
+# store's refusal and the snapshot's check were two until 2026-12-05)
+mkdir "$tmp/nc"
+"$bot" state import --state "$tmp/nc" --fabric $F "$tmp/two.yaml" >/dev/null 2>&1
+nc=$(cat "$tmp/nc/$F/current")
+rm "$tmp/nc/$F/current"
+printf 'X' | dd of="$tmp/nc/$F/$nc" bs=1 seek=200 conv=notrunc 2>/dev/null
+expect "verify: no current, its snapshot damaged: one problem" 1 "1 snapshot\(s\), 1 problem\(s\)$" -- \
+	"$bot" state verify --state "$tmp/nc"
+grep -q "no .current., and its snapshot is refused" "$tmp/out" && ok "  ... said once" ||
+	bad "  ... not said"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
