@@ -340,7 +340,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
 	struct snap_scan scan = { .fabric = fabric };
-	struct stat dst;
+	struct stat dst, sst;
 	int fd, rc, rc2, e;
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
@@ -354,6 +354,15 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	}
 	if (fstat(fd, &dst) == 0 && (dst.st_mode & S_IWOTH))
 		writable_by_others(fdir, NULL, &dst, problems);
+	/* the service account owns the state directory and compacts into
+	 * every fabric's: one it cannot write, as one root made there (an older release's `state
+	 * import` as root) stops every compaction of the fabric */
+	if (stat(dir, &sst) == 0 && sst.st_uid != 0 && dst.st_uid != sst.st_uid &&
+	    !(dst.st_gid == sst.st_gid && (dst.st_mode & S_IWGRP)) && !(dst.st_mode & S_IWOTH))
+		problem(problems, "%s: owned by uid %u, the state directory by uid %u: its "
+			"compactor (the state directory's owner) cannot write it (chown -R %u:%u "
+			"it)", fdir, (unsigned)dst.st_uid, (unsigned)sst.st_uid,
+			(unsigned)sst.st_uid, (unsigned)sst.st_gid);
 	rc = bot_store_load(dir, fabric, &s, cur, err, sizeof(err));
 	if (rc < 0 && current_names_listed(fd, fdir, cur)) {
 		/* the snapshot it names is refused below, with the reason: one

@@ -570,6 +570,13 @@ if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && id nobody >/dev/null
 		"$bot" state import --state "$own/st" --fabric $F "$own/x.yaml"
 	expect "  ... the account publishes after it" 0 "published .*parent snap-" -- \
 		runuser -u nobody -- "$bot" state import --state "$own/st" --fabric $F "$own/y.yaml"
+	expect "  ... and verify finds nothing wrong" 0 " 0 problem" -- "$bot" state verify --state "$own/st"
+	# a fabric directory root made (an older release's import as root):
+	# verify names it (it said 0 problems until 2026-12-05)
+	mkdir "$own/st/roce"
+	"$bot" state import --state "$own/st" --fabric roce --as roce "$own/x.yaml" >/dev/null 2>&1
+	expect "verify: a fabric directory the account cannot write" 1 "$own/st/roce: owned by uid 0, the state directory by uid [0-9]+: its compactor" -- \
+		"$bot" state verify --state "$own/st"
 	rm -rf "$own"
 fi
 
