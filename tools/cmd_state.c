@@ -81,7 +81,8 @@ static void state_usage(FILE *f)
 		"                 collectives lose the minimum over the other files' ranks)\n"
 		"  -o, --output FILE   export: write FILE (temporary file, fsync, rename);\n"
 		"                 - is standard output (./- names a file -)\n"
-		"  --svg FILE     show: write the picture to FILE (written whole, as -o)\n"
+		"  --svg FILE     show: write the picture to FILE (written whole, as -o;\n"
+		"                 - is standard output)\n"
 		"  --as F         import: the export's fabric may differ; it becomes F\n"
 		"  --to SNAP      rollback: the snapshot to make current\n"
 		"  --steps N      rollback: how many snapshots back (1..1000000)\n");
@@ -176,17 +177,22 @@ static int show_svg(const struct bot_state *s, const char *snap, const char *fil
 	struct bot_statesvg_info in;
 	char err[BOT_STATE_ERR_MAX], *text;
 	size_t len;
-	int rc;
+	int rc, stdout_;
 
 	if (bot_statesvg_loss(s, snap, file, &text, &len, &in, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nccl-bot: state show: %s: %s\n", svg, err);
 		return 1;
 	}
-	rc = bot_cmd_write_file("state show", "--svg", svg, "the picture", text, len);
+	/* - is standard output, as for -o (it wrote a file named - until
+	 * 2026-12-05, though --help says "as -o"); ./- names a file - */
+	stdout_ = !strcmp(svg, "-");
+	rc = stdout_ ? put_stdout("show", text, len) :
+		       bot_cmd_write_file("state show", "--svg", svg, "the picture", text, len);
 	free(text);
 	if (rc == 0)
 		fprintf(stderr, "nccl-bot: state show: %s: %zu chart(s), %zu line(s), %zu "
-			"context(s) with a known loss%s\n", svg, in.charts, in.lines, in.points,
+			"context(s) with a known loss%s\n", stdout_ ? "standard output" : svg,
+			in.charts, in.lines, in.points,
 			in.dropped ? " (some node counts left out: at most 64 lines a chart)" : "");
 	return rc;
 }

@@ -141,6 +141,16 @@ mkfifo "$tmp/ofifo"
 expect "show --svg a FIFO: refused" 1 "^nccl-bot: state show: --svg $tmp/ofifo: a FIFO, not a regular file" -- \
 	"$bot" state show --svg "$tmp/ofifo" "$snap"
 [ -p "$tmp/ofifo" ] && ok "  ... the FIFO kept" || bad "  ... the FIFO replaced"
+# --svg -: standard output, "as -o" (--help); it wrote a file named - in
+# the working directory until 2026-12-05
+abot=$(cd "$(dirname "$bot")" && pwd)/$(basename "$bot")
+asnap=$(cd "$(dirname "$snap")" && pwd)/$(basename "$snap")
+(cd "$tmp" && "$abot" state show --svg - "$asnap" >"$tmp/svg-out" 2>/dev/null)
+if head -n 2 "$tmp/svg-out" | grep -q "<svg" && [ ! -e "$tmp/-" ]; then
+	ok "show --svg -: the picture on standard output"
+else
+	bad "show --svg -: not on standard output"
+fi
 if mknod "$tmp/onull" c 1 3 2>/dev/null; then
 	expect "export -o a device: refused" 1 "-o $tmp/onull: a device, not a regular file" -- \
 		"$bot" state export "$snap" -o "$tmp/onull"
