@@ -352,8 +352,16 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 		problem(problems, "%s", err);
 		return;
 	}
-	if (fstat(fd, &dst) == 0 && (dst.st_mode & S_IWOTH))
+	if (fstat(fd, &dst) < 0)
+		dst.st_mode = 0755;	/* nothing said */
+	if (dst.st_mode & S_IWOTH)
 		writable_by_others(fdir, NULL, &dst, problems);
+	/* every job opens the fabric's directory (root's verify passed a
+	 * 0700 one until 2026-12-05); writers make it 0755 */
+	if ((dst.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH))
+		problem(problems, "%s: mode %04o: not readable by every user, and every job reads "
+			"the fabric's state in it (chmod 0755 it)", fdir,
+			(unsigned)(dst.st_mode & 07777));
 	/* the service account owns the state directory and compacts into
 	 * every fabric's: one it cannot write, as one root made there (an older release's `state
 	 * import` as root) stops every compaction of the fabric */
@@ -527,8 +535,14 @@ int bot_state_verify(const struct bot_state_opts *o)
 			return 1;
 		}
 		/* a listing cut short is a problem; the fabrics read are verified */
-		if (fstat(dfd, &dst) == 0 && (dst.st_mode & S_IWOTH))
+		if (fstat(dfd, &dst) < 0)
+			dst.st_mode = 0755;	/* nothing said */
+		if (dst.st_mode & S_IWOTH)
 			writable_by_others(o->dir, NULL, &dst, &problems);
+		if (!(dst.st_mode & S_IXOTH))
+			problem(&problems, "%s: mode %04o: not searchable by every user, and every "
+				"job reads the fabrics' state under it (chmod o+x it)", o->dir,
+				(unsigned)(dst.st_mode & 07777));
 		top.dfd = dfd;
 		if (bot_dir_names(dfd, keep_fabric, &top, &fabs, &n) < 0)
 			problem(&problems, "%s: cannot list the directory: %s", o->dir,

@@ -433,6 +433,14 @@ grep -q "^nccl-bot: state verify: $tmp/a/$F: mode 0777: writable by every user" 
 chmod 755 "$tmp/a" "$tmp/a/$F"
 chmod 644 "$tmp/a/$F/current"
 expect "  ... and clean once fixed" 0 " 0 problem" -- "$bot" state verify --state "$tmp/a"
+# ... and one no other user can read or enter (mode 0700): every job is
+# refused the fabric's state while root's verify passed it (until 2026-12-05)
+chmod 700 "$tmp/a" "$tmp/a/$F"
+expect "verify: a state directory not searchable by every user" 1 "^nccl-bot: state verify: $tmp/a: mode 0700: not searchable by every user" -- \
+	"$bot" state verify --state "$tmp/a"
+grep -q "^nccl-bot: state verify: $tmp/a/$F: mode 0700: not readable by every user" "$tmp/out" &&
+	ok "  ... its fabric directory too" || bad "  ... fabric directory not named"
+chmod 755 "$tmp/a" "$tmp/a/$F"
 
 # quarantine (formats.md section 14)
 mkdir "$tmp/q"
