@@ -254,6 +254,21 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 		return snprintf(why, cap, "%s is not a directory", dir), -1;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return snprintf(why, cap, "is a directory"), -1;
+	/* a fabric's own files (its directory holds `current`): an export
+	 * written over `current` or a snapshot replaced the learned state,
+	 * exit 0 (until 2026-12-05) */
+	{
+		const char *sl = strrchr(path, '/'), *base = sl ? sl + 1 : path;
+		char cur[sizeof(dir) + 16];
+
+		snprintf(cur, sizeof(cur), "%s/current", dir);
+		if ((!strcmp(base, "current") || !strcmp(base, ".lock") ||
+		     bot_state_snap_name_ok(base)) &&
+		    lstat(cur, &st) == 0 && S_ISREG(st.st_mode))
+			return snprintf(why, cap, "a fabric's own state file (%s holds `current`): "
+					"it would replace the learned state; write it elsewhere",
+					dir), -1;
+	}
 	/* FILE is replaced by a rename: a device (-o /dev/null), a FIFO or a
 	 * symbolic link (-o /dev/stdout) would be replaced by a regular file,
 	 * not written to; only a regular file (or none) is replaced */

@@ -100,6 +100,14 @@ expect "import of what is current: unchanged" 0 "two.yaml: unchanged: it holds w
 [ "$(ls "$tmp/a/$F" | grep -c '^snap-')" -eq "$n0" ] && ok "an unchanged import adds no snapshot" ||
 	bad "an unchanged import added a snapshot"
 expect "export --state" 0 "" -- "$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/two-again.yaml"
+# -o naming the fabric's own `current` (or a snapshot): refused, the state
+# kept (the export replaced `current`, exit 0, until 2026-12-05)
+acur=$(cat "$tmp/a/$F/current")
+expect "export -o the fabric's current: refused" 1 "-o $tmp/a/$F/current: a fabric's own state file" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/a/$F/current"
+expect "export -o a snapshot of the fabric: refused" 1 "a fabric's own state file" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/a/$F/$acur"
+[ "$(cat "$tmp/a/$F/current")" = "$acur" ] && ok "  ... current kept" || bad "  ... current replaced"
 if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
 	ok "export, import, export: the same YAML and the same snapshot bytes"
 else
