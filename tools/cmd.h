@@ -64,7 +64,8 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
  * not exist", "D is not a directory", "is a directory", ...) into why:
  * 0 when nothing does, that is when path's directory exists and path is
  * not a directory and, where it exists, a regular file, since it is
- * replaced by a rename: never a device, FIFO or symbolic link (tools/cmd_state.c). */
+ * replaced by a rename: never a device, FIFO or symbolic link, nor a
+ * fabric's own current, .lock or snapshot (tools/cmd_state.c). */
 int bot_cmd_out_problem(const char *path, char *why, size_t cap);
 
 /* text written whole to path (a temporary O_EXCL beside it, fsynced,
