@@ -27,6 +27,14 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		err[0] = 0;
 	if (!bot_state_fabric_ok(fabric))
 		return bot_log_errf(err, errlen, "fabric name '%s' is not [a-z0-9][a-z0-9._-]{0,63}", fabric);
+	/* the compactor's own directories beside the fabrics (formats.md
+	 * section 14): state written there was mixed into the inbox and
+	 * skipped by `state verify` (until 2026-12-05) */
+	if (create && (!strcmp(fabric, "inbox") || !strcmp(fabric, "quarantine") ||
+		       !strcmp(fabric, "held")))
+		return bot_log_errf(err, errlen, "fabric name '%s' is the compactor's %s/%s "
+				    "directory (inbox, quarantine and held are not fabric names)",
+				    fabric, dir, fabric);
 	if ((size_t)snprintf(fdir, sizeof(fdir), "%s/%s", dir, fabric) >= sizeof(fdir))
 		return bot_log_errf(err, errlen, "%s%s%s: path too long", dir, bot_path_sep(dir),
 				    fabric);

@@ -17,7 +17,8 @@
  * symbolic link; its path in fdir (may be NULL). The fabric name is checked
  * (bot_state_fabric_ok) and dir must be an existing directory. With create,
  * a missing fabric directory is made (mode 0755; made by root in a state
- * directory another user owns, that user's). Returns the fd, -1 with
+ * directory another user owns, that user's; inbox, quarantine and held,
+ * the compactor's directories, are refused). Returns the fd, -1 with
  * err, or (without create) -2 when the fabric directory does not exist.
  */
 int bot_fabricdir_open(const char *dir, const char *fabric, int create,

@@ -618,5 +618,15 @@ expect "verify: no current, its snapshot damaged: one problem" 1 "1 snapshot\(s\
 grep -q "no .current., and its snapshot is refused" "$tmp/out" && ok "  ... said once" ||
 	bad "  ... not said"
 
+# a fabric named as the compactor's inbox, quarantine or held directory:
+# refused (its state was written into the inbox, and verify skipped it,
+# until 2026-12-05)
+mkdir "$tmp/rsv"
+for n in inbox quarantine held; do
+	expect "import into a fabric named $n: refused" 1 "fabric name '$n' is the compactor's" -- \
+		"$bot" state import --state "$tmp/rsv" --fabric $n --as $n "$tmp/two.yaml"
+done
+[ -z "$(ls "$tmp/rsv")" ] && ok "  ... nothing made" || bad "  ... something made"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
