@@ -45,6 +45,12 @@ int bot_state_fabric_ok(const char *name)
 	return 1;
 }
 
+int bot_state_fabric_reserved(const char *name)
+{
+	return name && (!strcmp(name, "inbox") || !strcmp(name, "quarantine") ||
+			!strcmp(name, "held"));
+}
+
 int bot_state_init(struct bot_state *s, const char *fabric)
 {
 	memset(s, 0, sizeof(*s));

@@ -58,6 +58,11 @@ struct bot_state {
 /* A fabric name by the sweep CSV's rule: [a-z0-9][a-z0-9._-]{0,63}. */
 int bot_state_fabric_ok(const char *name);
 
+/* The names of the compactor's own directories beside the fabrics'
+ * (inbox, quarantine, held: formats.md section 14), which pass the rule
+ * above but no fabric may take: 1 for one of them. */
+int bot_state_fabric_reserved(const char *name);
+
 /* An empty state of a fabric: 0, or -1 (bad name, out of memory). */
 int bot_state_init(struct bot_state *s, const char *fabric);
 void bot_state_free(struct bot_state *s);

@@ -30,8 +30,7 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 	/* the compactor's own directories beside the fabrics (formats.md
 	 * section 14): state written there was mixed into the inbox and
 	 * skipped by `state verify` (until 2026-12-05) */
-	if (create && (!strcmp(fabric, "inbox") || !strcmp(fabric, "quarantine") ||
-		       !strcmp(fabric, "held")))
+	if (create && bot_state_fabric_reserved(fabric))
 		return bot_log_errf(err, errlen, "fabric name '%s' is the compactor's %s/%s "
 				    "directory (inbox, quarantine and held are not fabric names)",
 				    fabric, dir, fabric);

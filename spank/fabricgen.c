@@ -520,6 +520,12 @@ int bot_fabricgen_fabric(const struct bot_fabricgen *g, const struct bot_fabricg
 			     "([a-z0-9][a-z0-9._-]{0,63})", n->name, f);
 		return 1;
 	}
+	if (bot_state_fabric_reserved(f)) {
+		bot_log_errf(why, whylen, "node %s: '%s' is the name of a directory of the state "
+			     "directory's own (inbox, quarantine and held are not fabric names)",
+			     n->name, f);
+		return 1;
+	}
 	strcpy(out, f);
 	return 0;
 }

@@ -123,6 +123,13 @@ int bot_fabricmap_parse(const char *name, const void *buf, size_t len, struct bo
 			return bot_log_errf(err, errlen, "%s:%zu: not a fabric name (want "
 					    "[a-z0-9][a-z0-9._-]{0,63})%s", name, line, cr);
 		}
+		if (bot_state_fabric_reserved(ent.fabric)) {
+			bot_fabricmap_free(m);
+			return bot_log_errf(err, errlen, "%s:%zu: fabric name '%s' is the name of "
+					    "a directory of the state directory's own (inbox, "
+					    "quarantine and held are not fabric names)", name, line,
+					    ent.fabric);
+		}
 		if (field(&q, ce, extra, sizeof(extra), 0) != 0 || q != ce) {
 			bot_fabricmap_free(m);
 			return bot_log_errf(err, errlen, "%s:%zu: more than NODE FABRIC on the line%s",

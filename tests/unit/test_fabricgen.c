@@ -81,6 +81,23 @@ static const char *fab(struct bot_fabricgen *g, const char *node, const char *ru
 	return f;
 }
 
+/* A feature naming one of the compactor's own directories (inbox,
+ * quarantine, held) is no fabric: its state would land beside the inbox. */
+START_TEST(test_reserved_fabric)
+{
+	static const char c[] = "NodeName=q1 Feature=fabric_Quarantine\nNodeName=q2 Feature=fabric_ok\n";
+	struct bot_fabricgen g;
+	char err[512];
+
+	memset(&g, 0, sizeof(g));
+	ck_assert_msg(bot_fabricgen_slurmconf(&g, "slurm.conf", c, strlen(c), err,
+					      sizeof(err)) == 0, "%s", err);
+	fab(&g, "q1", "feature:fabric_", 1, "'quarantine' is the name of a directory");
+	ck_assert_str_eq(fab(&g, "q2", "feature:fabric_", 0, NULL), "ok");
+	bot_fabricgen_free(&g);
+}
+END_TEST
+
 START_TEST(test_files_and_rules)
 {
 	struct bot_fabricgen g;
@@ -187,6 +204,7 @@ static Suite *fabricgen_suite(void)
 
 	tcase_add_test(tc, test_hostlist);
 	tcase_add_test(tc, test_files_and_rules);
+	tcase_add_test(tc, test_reserved_fabric);
 	tcase_add_test(tc, test_errors_name_the_line);
 	suite_add_tcase(s, tc);
 	/* Its own case and limit: the map takes about 3 s under ASan on a

@@ -172,6 +172,8 @@ START_TEST(test_errors_name_the_argument)
 	BAD("partitions=a b", "partitions=a b");
 	BAD("accounts=: an empty value", "accounts=");
 	BAD("fabric=Bad", "fabric=Bad");
+	/* the compactor's own directories' names pass the grammar (2026-12-05) */
+	BAD("'inbox' is not a fabric name", "fabric=inbox");
 	BAD("timeout_ms=0", "timeout_ms=0");
 	BAD("'bogus': unknown", "bogus=1");
 	BAD("'plain': want KEY=VALUE", "plain");
@@ -715,6 +717,7 @@ START_TEST(test_fabricmap)
 	       "map:4: node n2 is named twice (first on line 3)");
 	MAPBAD("n1 a\nn2\n", "map:2: node n2 without a fabric");
 	MAPBAD("n1 A\n", "map:1: not a fabric name");
+	MAPBAD("n1 a\nn2 held\n", "map:2: fabric name 'held' is the name of a directory");
 	MAPBAD("n1 a b\n", "map:1: more than NODE FABRIC");
 	MAPBAD("n/1 a\n", "map:1: not a node name");
 	MAPBAD("n1 a\r\n", "map:1:");
