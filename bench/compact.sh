@@ -17,9 +17,15 @@
 # libbotcommon and libbotpolicy). Needs ~130 MB in $TMPDIR for 10,000.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-} in -*) echo "usage: bench/compact.sh [path/to/nccl-bot] [N...]" >&2; exit 2 ;; esac
 bot=${1:-$top/nccl-bot}
 [ $# -gt 0 ] && shift
 sizes=${*:-1000 10000}
+for n in $sizes; do
+	case $n in
+	''|*[!0-9]*|0) echo "usage: bench/compact.sh [path/to/nccl-bot] [N...]: N is a positive number of deltas, not '$n'" >&2; exit 2 ;;
+	esac
+done
 T=2000000000	# the compactor's --now; deltas end at T - 600
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -13,6 +13,7 @@
 # Run from the top of the source tree after `make`.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-} in -*) echo "usage: bench/compile.sh [path/to/nccl-bot] [path/to/libnccl-tuner-bot.so]" >&2; exit 2 ;; esac
 bot=${1:-$top/nccl-bot}
 so=${2:-$top/tuner/libnccl-tuner-bot.so}
 tmp=$(mktemp -d)

@@ -13,6 +13,9 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${1:-1000000}
+case $runs in
+''|*[!0-9]*|0) echo "usage: bench/fuzz.sh [RUNS] [TARGET...]: RUNS is a positive number of executions, not '$runs'" >&2; exit 2 ;;
+esac
 [ $# -gt 0 ] && shift
 targets=${*:-"sweep table spool state settings elf delta ledger siteconf stateyaml harvest report replay
 	spank_args fabricgen jobfacts doctor"}

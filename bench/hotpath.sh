@@ -13,8 +13,12 @@
 # "corr-4ln": the same with the 4-lane (no AVX2) build, when it is built.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-} in -*) echo "usage: bench/hotpath.sh [path/to/libnccl-tuner-bot.so] [calls]" >&2; exit 2 ;; esac
 so=${1:-$top/tuner/libnccl-tuner-bot.so}
 calls=${2:-4000000}
+case $calls in
+''|*[!0-9]*|0) echo "hotpath.sh: calls must be a positive integer, not '$calls'" >&2; exit 2 ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

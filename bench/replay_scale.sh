@@ -30,7 +30,7 @@ policy=thompson
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
-	--policy) policy=$2; shift ;;
+	--policy) [ $# -ge 2 ] || { echo "bench/replay_scale.sh: --policy needs a value" >&2; exit 2; }; policy=$2; shift ;;
 	*) echo "usage: bench/replay_scale.sh [--quick] [--policy LIST]" >&2; exit 2 ;;
 	esac
 	shift

@@ -13,6 +13,7 @@
 # libbotcommon and libbotpolicy). Needs ~600 MB in $TMPDIR (inodes mostly).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-} in -*) echo "usage: bench/stateadd.sh [path/to/nccl-bot]" >&2; exit 2 ;; esac
 bot=${1:-$top/nccl-bot}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
