@@ -451,19 +451,11 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 	rk = malloc((sw->nrows ? sw->nrows : 1) * sizeof(*rk));
 	rank = malloc((sw->nfabrics ? sw->nfabrics : 1) * sizeof(*rank));
 	simf = malloc((sw->nfabrics ? sw->nfabrics : 1) * sizeof(*simf));
-	if (!ds->fabrics || !idx || !rk || !rank || !simf) {
-		free(idx);
-		free(rk);
-		free(rank);
-		free(simf);
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
 	/* Fabrics are numbered in name order, not in the order the files
 	 * introduced them: the numbers key the replay's random draws and the
 	 * context order, so the order of --data files must not matter. */
-	ds->nfabrics = sw->nfabrics;
-	if (rank_fabrics(sw, rank, ds->fabrics, simf)) {
+	if (!ds->fabrics || !idx || !rk || !rank || !simf ||
+	    rank_fabrics(sw, rank, ds->fabrics, simf)) {
 		free(idx);
 		free(rk);
 		free(rank);
@@ -471,6 +463,7 @@ int bot_dataset_build(struct bot_dataset *ds, const struct bot_sweep *sw,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	ds->nfabrics = sw->nfabrics;
 	b.fabrics = (const char (*)[BOT_SWEEP_FABRIC_MAX + 1])ds->fabrics;
 	b.simf = simf;
 	for (size_t r = 0; r < sw->nrows; r++) {
