@@ -21,7 +21,7 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 	struct stat st;
 	uid_t owner;
 	gid_t group;
-	int fd, created = 0;
+	int dfd, fd, created = 0, e;
 
 	if (err && errlen)
 		err[0] = 0;
@@ -46,31 +46,47 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(errno), hint);
 	if (!S_ISDIR(st.st_mode))
 		return bot_log_errf(err, errlen, "%s: not a directory%s", dir, hint);
+	/* everything below is relative to the directory opened here, whose
+	 * owner the fabric's directory is given to: by path, the owner of a
+	 * state directory that root was told of could swap it for a symbolic
+	 * link between the stat and the mkdir, and root made the directory
+	 * wherever the link pointed and gave it to that user (until
+	 * 2026-12-05) */
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);	/* search permission only */
+	if (dfd < 0 || fstat(dfd, &st) < 0) {
+		e = errno;
+		if (dfd >= 0)
+			close(dfd);
+		return bot_log_errf(err, errlen, "%s: %s%s", dir, strerror(e), hint);
+	}
 	owner = st.st_uid;
 	group = st.st_gid;
 	/* DIR holding a `current` itself is a fabric's directory given as the
 	 * state directory: a fabric made inside it would be learned into and
 	 * read from where no job looks (until 2026-12-04, silently) */
-	if (lstat(fdir, &st) < 0 && errno == ENOENT) {
-		char cur[BOT_FABRIC_PATH_MAX + 16];
-
-		snprintf(cur, sizeof(cur), "%s%scurrent", dir, bot_path_sep(dir));
-		if (lstat(cur, &st) == 0 && S_ISREG(st.st_mode))
-			return bot_log_errf(err, errlen, "%s: holds a fabric's `current` itself: a "
-					    "fabric's directory, not the state directory (name its "
-					    "parent as the state directory)", dir);
+	if (fstatat(dfd, fabric, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+	    fstatat(dfd, "current", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+		close(dfd);
+		return bot_log_errf(err, errlen, "%s: holds a fabric's `current` itself: a "
+				    "fabric's directory, not the state directory (name its "
+				    "parent as the state directory)", dir);
 	}
 	if (create) {
-		if (mkdir(fdir, 0755) == 0)
+		if (mkdirat(dfd, fabric, 0755) == 0) {
 			created = 1;
-		else if (errno != EEXIST)
-			return bot_log_errf(err, errlen, "%s: %s", shown, strerror(errno));
+		} else if (errno != EEXIST) {
+			e = errno;
+			close(dfd);
+			return bot_log_errf(err, errlen, "%s: %s", shown, strerror(e));
+		}
 	}
-	fd = open(fdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, fabric, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(dfd);
+	errno = e;
 	/* mkdir's mode went through the umask: readers need 0755 */
 	if (fd >= 0 && created && fchmod(fd, 0755) < 0) {
-		int e = errno;
-
+		e = errno;
 		close(fd);
 		return bot_log_errf(err, errlen, "%s: cannot make it mode 0755: %s", shown,
 				    strerror(e));
@@ -81,8 +97,7 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 	 * 2026-12-05 it was root's, and every later compaction of the fabric
 	 * failed with ".lock: Permission denied") */
 	if (fd >= 0 && created && geteuid() == 0 && owner != 0 && fchown(fd, owner, group) < 0) {
-		int e = errno;
-
+		e = errno;
 		close(fd);
 		return bot_log_errf(err, errlen, "%s: cannot give it to the state directory's owner "
 				    "(uid %u): %s", shown, (unsigned)owner, strerror(e));

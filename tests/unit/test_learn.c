@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +31,7 @@
 #include "common/state.h"
 #include "common/table.h"
 #include "learn/compile.h"
+#include "learn/fabricdir.h"
 #include "learn/lock.h"
 #include "learn/log.h"
 #include "learn/merge.h"
@@ -588,6 +591,60 @@ START_TEST(test_store_publish_without_flock)
 	ck_assert_int_eq(bot_fabricdir_open(state, "none", 0, NULL, err, sizeof(err)), -2);
 	ck_assert_int_eq(bot_fabricdir_open(state, "Bad/Name", 0, NULL, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "fabric name 'Bad/Name'"), "%s", err);
+}
+END_TEST
+
+/* root making a fabric in a state directory another user owns gives the
+ * fabric's directory to that user; the user, swapping the state directory
+ * for a symbolic link meanwhile (another process, RENAME_EXCHANGE in a
+ * loop), must never get a directory root made elsewhere: by path, root's
+ * stat saw the user's directory and its mkdir the link's target, and about
+ * one in four opens gave the user a directory in the target (until
+ * 2026-12-05). Root only (the chown). */
+START_TEST(test_fabricdir_owner_swap)
+{
+#ifdef SYS_renameat2
+	char top[160], sd[200], lk[200], tg[200], fab[32], path[260], err[BOT_STATE_ERR_MAX];
+	unsigned stolen = 0;
+	struct stat st;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		return;
+	snprintf(top, sizeof(top), "%s/swap", dir);
+	snprintf(sd, sizeof(sd), "%s/st", top);
+	snprintf(lk, sizeof(lk), "%s/st2", top);
+	snprintf(tg, sizeof(tg), "%s/target", top);
+	ck_assert_int_eq(mkdir(top, 0755), 0);
+	ck_assert_int_eq(mkdir(sd, 0755), 0);
+	ck_assert_int_eq(mkdir(tg, 0755), 0);
+	ck_assert_int_eq(symlink(tg, lk), 0);
+	ck_assert_int_eq(chown(sd, 65534, 65534), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (;;)
+			if (syscall(SYS_renameat2, AT_FDCWD, sd, AT_FDCWD, lk, 2 /* RENAME_EXCHANGE */) < 0)
+				_exit(1);
+	}
+	for (int i = 0; i < 1000; i++) {
+		int fd;
+
+		snprintf(fab, sizeof(fab), "f%d", i);
+		fd = bot_fabricdir_open(sd, fab, 1, NULL, err, sizeof(err));
+		if (fd >= 0)
+			close(fd);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 1000; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", tg, i);
+		if (lstat(path, &st) == 0 && st.st_uid != 0)
+			stolen++;
+	}
+	ck_assert_msg(stolen == 0, "%u directories made outside the state directory were given "
+		      "to its owner", stolen);
+#endif
 }
 END_TEST
 
@@ -1398,6 +1455,7 @@ static Suite *learn_suite(void)
 
 	tcase_add_checked_fixture(merge_tc, setup, teardown);
 	tcase_add_test(merge_tc, test_merge_publishes_then_nothing_new);
+	tcase_add_test(merge_tc, test_fabricdir_owner_swap);
 	tcase_add_test(merge_tc, test_merge_order_independent);
 	tcase_add_test(merge_tc, test_merge_job_whole_or_partial);
 	tcase_add_test(merge_tc, test_merge_failures_publish_nothing);
