@@ -253,6 +253,9 @@ int bot_cmd_harvest(int argc, char **argv)
 			 * whole field (BOT_DELTA_FABRIC_MAX) */
 			if (!bot_state_fabric_ok(optarg))
 				return bad_opt("--fabric", optarg, "[a-z0-9][a-z0-9._-]{0,63}");
+			if (bot_state_fabric_reserved(optarg))
+				return bad_opt("--fabric", optarg, "a fabric name (inbox, quarantine "
+					       "and held are the state directory's own)");
 			snprintf(id->fabric, sizeof(id->fabric), "%s", optarg);
 			break;
 		case 'c':

@@ -52,6 +52,10 @@ expect "harvest needs a fabric, and says which is missing" 2 "; missing: --fabri
 expect "harvest: several missing, separated" 2 "; missing: --outbox \(or outbox_dir in the site configuration\), --fabric and the spool paths$" -- \
 	"$bot" harvest
 expect "harvest bad fabric" 2 "--fabric 'H100'" -- "$bot" harvest --outbox "$tmp/ob" --fabric H100 "$tmp/sp"
+# the state directory's own directories are no fabric: a delta of one
+# failed the compactor on every run, kept in the inbox (until 2026-12-05)
+expect "harvest --fabric inbox: refused" 2 "--fabric 'inbox': want a fabric name \\(inbox, quarantine and held" -- \
+	"$bot" harvest --outbox "$tmp/ob" --fabric inbox --job 1 --node n1 --nodes 2 "$tmp/sp"
 expect "harvest bad step" 2 "--step 'last'" -- "$bot" harvest --outbox "$tmp/ob" --fabric f --step last "$tmp/sp"
 # an empty --node or --cluster is refused as --job '' is (--node '' fell
 # back to the hostname until 2026-12-04)

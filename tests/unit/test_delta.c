@@ -384,6 +384,13 @@ START_TEST(test_refusals)
 	MUT(memset(c + 80, 0, 64), 1, "job '' is not");
 	MUT(c[84] = '.', 1, "job '1234.7' is not");
 	MUT(c[144] = 'H', 1, "fabric 'H100-ib-ndr'");
+	/* the state directory's own directories: the compactor could not
+	 * write such a fabric and failed it on every run, the delta kept in
+	 * the inbox (until 2026-12-05); refused, so it is quarantined */
+	MUT((memset(c + 144, 0, 64), memcpy(c + 144, "inbox", 5)), 1,
+	    "fabric 'inbox' is not a fabric name");
+	MUT((memset(c + 144, 0, 64), memcpy(c + 144, "held", 4)), 1,
+	    "fabric 'held' is not a fabric name");
 	MUT(c[208] = '/', 1, "node '/id001'");
 	MUT(c[392] = '\n', 1, "account");
 	MUT(c[456] = 1, 1, "build id");
