@@ -149,6 +149,11 @@ static int add_fabric(char (**list)[65], size_t *n, const char *name, char *why,
 		snprintf(why, wlen, "fabric '%.64s' is not [a-z0-9][a-z0-9._-]{0,63}", name);
 		return -1;
 	}
+	if (bot_state_fabric_reserved(name)) {
+		snprintf(why, wlen, "fabric '%s' is not a fabric name (inbox, quarantine and held are "
+			 "the state directory's own)", name);
+		return -1;
+	}
 	for (size_t i = 0; i < *n; i++)
 		if (!strcmp((*list)[i], name)) {
 			snprintf(why, wlen, "fabric '%s' listed twice", name);
@@ -322,6 +327,12 @@ static int read_map(struct bot_yamlin *r, struct bot_siteconf *c, const struct b
 		if (!bot_state_fabric_ok(fev.s))
 			return bot_yamlin_fail(r, &fev, "fabric_map: '%.64s' is not a fabric name "
 					       "([a-z0-9][a-z0-9._-]{0,63})", fev.s);
+		/* as the text map refuses them (spank/fabricmap.c): a step put
+		 * on one was learned into nowhere (until 2026-12-05) */
+		if (bot_state_fabric_reserved(fev.s))
+			return bot_yamlin_fail(r, &fev, "fabric_map: '%s' is not a fabric name (inbox, "
+					       "quarantine and held are the state directory's own)",
+					       fev.s);
 		if (c->nmap_fabrics >= BOT_SITECONF_MAX_FABRICS)
 			return bot_yamlin_fail(r, &fev, "fabric_map: more than %d fabrics",
 					       BOT_SITECONF_MAX_FABRICS);
