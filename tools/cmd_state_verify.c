@@ -340,7 +340,7 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 	size_t nnames = 0, ninfo = 0;
 	struct bot_state s;
 	struct snap_scan scan = { .fabric = fabric };
-	struct stat dst, sst;
+	struct stat dst, sst, lst;
 	int fd, rc, rc2, e;
 
 	fd = bot_fabricdir_open(dir, fabric, 0, fdir, err, sizeof(err));
@@ -371,6 +371,18 @@ static void verify_fabric(const char *dir, const char *fabric, unsigned *problem
 			"compactor (the state directory's owner) cannot write it (chown -R %u:%u "
 			"it)", fdir, (unsigned)dst.st_uid, (unsigned)sst.st_uid,
 			(unsigned)sst.st_uid, (unsigned)sst.st_gid);
+	/* ... nor open its .lock (O_RDWR) in a directory it can write: one
+	 * root made (an older release's root `state import`, the directory
+	 * chowned alone) failed every compaction with ".lock: Permission
+	 * denied" while verify said 0 problems (until 2026-12-05) */
+	else if (sst.st_uid != 0 && fstatat(fd, ".lock", &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+		 S_ISREG(lst.st_mode) && lst.st_uid != sst.st_uid &&
+		 !(lst.st_gid == sst.st_gid && (lst.st_mode & S_IWGRP)) && !(lst.st_mode & S_IWOTH))
+		problem(problems, "%s/.lock: owned by uid %u, the state directory by uid %u: its "
+			"compactor (the state directory's owner) cannot take the fabric's lock, and "
+			"every compaction of the fabric fails (chown %u:%u it)", fdir,
+			(unsigned)lst.st_uid, (unsigned)sst.st_uid, (unsigned)sst.st_uid,
+			(unsigned)sst.st_gid);
 	rc = bot_store_load(dir, fabric, &s, cur, err, sizeof(err));
 	if (rc < 0 && current_names_listed(fd, fdir, cur)) {
 		/* the snapshot it names is refused below, with the reason: one

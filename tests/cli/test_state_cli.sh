@@ -603,6 +603,12 @@ if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && id nobody >/dev/null
 	"$bot" state import --state "$own/st" --fabric roce --as roce "$own/x.yaml" >/dev/null 2>&1
 	expect "verify: a fabric directory the account cannot write" 1 "$own/st/roce: owned by uid 0, the state directory by uid [0-9]+: its compactor" -- \
 		"$bot" state verify --state "$own/st"
+	# ... and a root-owned .lock in a fabric directory the account owns
+	# (the directory chowned alone): every compaction failed with
+	# ".lock: Permission denied" while verify said nothing (until 2026-12-05)
+	chown root "$own/st/$F/.lock"
+	expect "verify: a .lock the account cannot open" 1 "$own/st/$F/\.lock: owned by uid 0, the state directory by uid [0-9]+: its compactor .*cannot take the fabric's lock" -- \
+		"$bot" state verify --state "$own/st"
 	rm -rf "$own"
 fi
 
