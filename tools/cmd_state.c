@@ -567,6 +567,15 @@ int bot_cmd_state(int argc, char **argv)
 			o.fabric);
 		return 2;
 	}
+	/* the state directory's own directories: verify --fabric inbox told
+	 * the admin to make the compactor's 0750 inbox world-readable
+	 * ("chmod 0755 it"), show and export said "no state yet" (until
+	 * 2026-12-05) */
+	if (o.fabric && bot_state_fabric_reserved(o.fabric)) {
+		fprintf(stderr, "nccl-bot: state: --fabric '%s': not a fabric name (inbox, quarantine "
+			"and held are the state directory's own)\n", o.fabric);
+		return 2;
+	}
 	if (!strcmp(verb, "show")) {
 		if (o.nargs == 1 && !o.fabric)
 			return state_show(NULL, NULL, o.args[0], svg);

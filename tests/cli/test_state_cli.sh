@@ -629,9 +629,18 @@ grep -q "no .current., and its snapshot is refused" "$tmp/out" && ok "  ... said
 # until 2026-12-05)
 mkdir "$tmp/rsv"
 for n in inbox quarantine held; do
-	expect "import into a fabric named $n: refused" 1 "fabric name '$n' is the compactor's" -- \
+	expect "import into a fabric named $n: refused" 2 "--fabric '$n': not a fabric name \\(inbox, quarantine and held" -- \
 		"$bot" state import --state "$tmp/rsv" --fabric $n --as $n "$tmp/two.yaml"
 done
+# ... and by every verb: verify --fabric inbox told the admin to make the
+# compactor's 0750 inbox world-readable ("chmod 0755 it") until 2026-12-05
+mkdir -m 750 "$tmp/rsv/inbox"
+expect "verify --fabric inbox: a usage error" 2 "--fabric 'inbox': not a fabric name" -- \
+	"$bot" state verify --state "$tmp/rsv" --fabric inbox
+! grep -q "chmod 0755" "$tmp/out" && ok "  ... no chmod 0755 of the inbox advised" || bad "  ... chmod 0755 of the inbox advised"
+expect "show --fabric held: a usage error" 2 "--fabric 'held': not a fabric name" -- \
+	"$bot" state show --state "$tmp/rsv" --fabric held
+rmdir "$tmp/rsv/inbox"
 [ -z "$(ls "$tmp/rsv")" ] && ok "  ... nothing made" || bad "  ... something made"
 
 echo "$pass passed, $fail failed"
