@@ -65,7 +65,8 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
  * 0 when nothing does, that is when path's directory exists and path is
  * not a directory and, where it exists, a regular file, since it is
  * replaced by a rename: never a device, FIFO or symbolic link, nor a
- * fabric's own current, .lock or snapshot (tools/cmd_state.c). */
+ * fabric's own current or .lock, an existing snapshot, nor a state
+ * directory's .lease (tools/cmd_state.c). */
 int bot_cmd_out_problem(const char *path, char *why, size_t cap);
 
 /* text written whole to path (a temporary O_EXCL beside it, fsynced,

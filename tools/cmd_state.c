@@ -268,6 +268,22 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 			return snprintf(why, cap, "a fabric's own state file (%s holds `current`): "
 					"it would replace the learned state; write it elsewhere",
 					dir), -1;
+		/* a snapshot there is one also where `current` is missing (an
+		 * interrupted first publish, whose lone snapshot is the
+		 * fabric's state): the export replaced it, exit 0 (until
+		 * 2026-12-05) */
+		if (bot_state_snap_name_ok(base) && lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+			return snprintf(why, cap, "a snapshot (a fabric's own state file): it would "
+					"replace the learned state; write it elsewhere"), -1;
+		/* the state directory's compactor lease: a compactor running
+		 * keeps its flock on the file replaced, and the next one runs
+		 * beside it */
+		snprintf(cur, sizeof(cur), "%s/inbox", dir);
+		if (!strcmp(base, ".lease") && lstat(cur, &st) == 0 && S_ISDIR(st.st_mode))
+			return snprintf(why, cap, "the compactor's lease (%s is a state directory): "
+					"a running compactor would keep its lock on the file "
+					"replaced and the next would run beside it; write it "
+					"elsewhere", dir), -1;
 	}
 	/* FILE is replaced by a rename: a device (-o /dev/null), a FIFO or a
 	 * symbolic link (-o /dev/stdout) would be replaced by a regular file,

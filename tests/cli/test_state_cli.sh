@@ -108,6 +108,20 @@ expect "export -o the fabric's current: refused" 1 "-o $tmp/a/$F/current: a fabr
 expect "export -o a snapshot of the fabric: refused" 1 "a fabric's own state file" -- \
 	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/a/$F/$acur"
 [ "$(cat "$tmp/a/$F/current")" = "$acur" ] && ok "  ... current kept" || bad "  ... current replaced"
+# ... also where `current` is missing (an interrupted first publish: the
+# lone snapshot is the fabric's state), and the state directory's .lease
+# (both replaced, exit 0, until 2026-12-05)
+mkdir "$tmp/ns"
+cp -p "$tmp/a/$F/$acur" "$tmp/ns/$acur"
+expect "export -o a snapshot where there is no current: refused" 1 "-o $tmp/ns/$acur: a snapshot" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/$acur"
+cmp -s "$tmp/ns/$acur" "$tmp/a/$F/$acur" && ok "  ... the snapshot kept" || bad "  ... the snapshot replaced"
+mkdir "$tmp/ns/inbox"
+: >"$tmp/ns/.lease"
+expect "export -o a state directory's .lease: refused" 1 "-o $tmp/ns/.lease: the compactor's lease" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.lease"
+[ ! -s "$tmp/ns/.lease" ] && ok "  ... the lease kept" || bad "  ... the lease replaced"
+rm -rf "$tmp/ns"
 if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
 	ok "export, import, export: the same YAML and the same snapshot bytes"
 else
