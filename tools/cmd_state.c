@@ -285,6 +285,21 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 					"replaced and the next would run beside it; write it "
 					"elsewhere", dir), -1;
 	}
+	/* the compactor's ledger (.ledger/ and .ledger/<fabric>/: the ledger
+	 * files and provenance.log): a ledger file replaced by an export left
+	 * the fabric's `current` naming a ledger that no longer reads, exit 0
+	 * (until 2026-12-05) */
+	{
+		char *real = realpath(dir, NULL);
+		const char *l = real ? strstr(real, "/.ledger") : NULL;
+		int in_ledger = l && (l[8] == 0 || l[8] == '/');
+
+		free(real);
+		if (in_ledger)
+			return snprintf(why, cap, "inside a state directory's ledger (.ledger): it "
+					"would replace the compactor's own files; write it "
+					"elsewhere"), -1;
+	}
 	/* FILE is replaced by a rename: a device (-o /dev/null), a FIFO or a
 	 * symbolic link (-o /dev/stdout) would be replaced by a regular file,
 	 * not written to; only a regular file (or none) is replaced */

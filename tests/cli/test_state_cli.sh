@@ -121,6 +121,18 @@ mkdir "$tmp/ns/inbox"
 expect "export -o a state directory's .lease: refused" 1 "-o $tmp/ns/.lease: the compactor's lease" -- \
 	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.lease"
 [ ! -s "$tmp/ns/.lease" ] && ok "  ... the lease kept" || bad "  ... the lease replaced"
+# ... and the compactor's ledger, its files and provenance.log (a ledger
+# file replaced, exit 0, until 2026-12-05)
+mkdir -p "$tmp/ns/.ledger/$F"
+echo keep >"$tmp/ns/.ledger/$F/ledger-0123456789abcdef.nbl"
+expect "export -o a ledger file: refused" 1 "-o $tmp/ns/.ledger/$F/ledger-0123456789abcdef.nbl: inside a state directory's ledger" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledger/$F/ledger-0123456789abcdef.nbl"
+[ "$(cat "$tmp/ns/.ledger/$F/ledger-0123456789abcdef.nbl")" = keep ] && ok "  ... the ledger file kept" ||
+	bad "  ... the ledger file replaced"
+expect "export -o the ledger's provenance.log: refused" 1 "inside a state directory's ledger" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledger/provenance.log"
+expect "export -o .ledgerx beside a state directory: written" 0 "" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledgerx"
 rm -rf "$tmp/ns"
 if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
 	ok "export, import, export: the same YAML and the same snapshot bytes"
