@@ -30,6 +30,7 @@
 #include "learn/compact.h"
 #include "learn/compile.h"
 #include "learn/crash.h"
+#include "learn/fabricdir.h"
 #include "learn/ledger.h"
 #include "learn/lock.h"
 #include "learn/ship.h"
@@ -1297,6 +1298,11 @@ int bot_compact_run(const struct bot_compact_conf *c, struct bot_compact_result 
 		/* a held step must still dedup when it is accepted */
 		bot_log_msg(log, BOT_LOG_ERROR, "compact: hold_windows must be below dedup_windows "
 			    "and consensus_users at least 1");
+		r->failed = r->stopped = 1;
+		return -1;
+	}
+	if (bot_statedir_as_owner(c->state, "compact", err, sizeof(err)) < 0) {
+		bot_log_msg(log, BOT_LOG_ERROR, "%s", err);
 		r->failed = r->stopped = 1;
 		return -1;
 	}

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -109,4 +110,22 @@ int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 	return bot_log_errf(err, errlen, "%s: %s", shown,
 			errno == ENOTDIR || errno == ELOOP ? "not a directory (or a symbolic link)" :
 			strerror(errno));
+}
+
+int bot_statedir_as_owner(const char *dir, const char *what, char *err, size_t errlen)
+{
+	struct stat st;
+	const struct passwd *pw;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
+		return 0;
+	pw = getpwuid(st.st_uid);
+	return bot_log_errf(err, errlen, "%s: %s as root into a state directory uid %u%s%s%s owns: "
+			    "what root made there (inbox, .lease, .ledger, deltas) that account "
+			    "could not write, and its next ship or compact would fail; run it as "
+			    "the owner (runuser -u %s -- nccl-bot %s ...)", dir, what,
+			    (unsigned)st.st_uid, pw ? " (" : "", pw ? pw->pw_name : "", pw ? ")" : "",
+			    pw ? pw->pw_name : "USER", what);
 }

@@ -24,4 +24,15 @@
 int bot_fabricdir_open(const char *dir, const char *fabric, int create,
 		       char fdir[BOT_FABRIC_PATH_MAX], char *err, size_t errlen);
 
+/*
+ * The compactor's and ship's check before they write into state directory
+ * dir: 0, or -1 with err when this process is root and dir belongs to
+ * another user (the service account). What root made there (inbox,
+ * .lease, .ledger/<fabric>, deltas 0640 root:root) the account could not
+ * write or read, and its next ship or compact failed with "Permission
+ * denied" while `state verify` saw nothing; run as the owner instead.
+ * A dir that cannot be stat'ed is left to the caller's own open.
+ */
+int bot_statedir_as_owner(const char *dir, const char *what, char *err, size_t errlen);
+
 #endif

@@ -24,6 +24,7 @@
 #include "common/delta.h"
 #include "common/readall.h"
 #include "learn/crash.h"
+#include "learn/fabricdir.h"
 #include "learn/ship.h"
 
 #define CHUNK (1u << 20)
@@ -553,7 +554,9 @@ int bot_ship_run(const struct bot_ship_opts *o, struct bot_ship_result *r,
 		bot_log_msg(log, BOT_LOG_ERROR, "%s: %s", o->outbox, strerror(errno));
 		return -1;
 	}
-	if ((!o->command || !*o->command) && open_inbox(&s, err, sizeof(err)) < 0) {
+	if ((!o->command || !*o->command) &&
+	    (bot_statedir_as_owner(o->state, "ship", err, sizeof(err)) < 0 ||
+	     open_inbox(&s, err, sizeof(err)) < 0)) {
 		bot_log_msg(log, BOT_LOG_ERROR, "%s", err);
 		goto out;
 	}

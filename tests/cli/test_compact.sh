@@ -198,5 +198,25 @@ grep -q "fab: merged 0 delta(s) of 0 job step(s)" "$tmp/out" && grep -q "inbox: 
 	ok "provenance: nothing logged merged that was not published" ||
 	{ bad "provenance: nothing logged merged that was not published"; sed 's/^/    /' "$pst/.ledger/fab/provenance.log"; }
 
+# root running ship or compact by hand in the service account's state
+# directory: refused, nothing made (root's inbox, .lease and .ledger, and
+# root's 0640 deltas, failed the account's next ship and compact with
+# "Permission denied" while verify saw nothing, until 2026-12-05)
+if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+	own=$tmp/own
+	mkdir -p "$own/st" "$own/ob"
+	chmod 755 "$tmp" "$own"
+	chown nobody "$own/st"
+	expect "root compact in the account's state dir: refused" 1 "compact as root into a state directory uid [0-9]+ \\(nobody\\) owns: .*runuser -u nobody -- nccl-bot compact" -- \
+		"$bot" compact --state "$own/st"
+	expect "root ship into the account's state dir: refused" 1 "ship as root into a state directory uid [0-9]+ \\(nobody\\) owns" -- \
+		"$bot" ship --outbox "$own/ob" --state "$own/st"
+	[ -z "$(ls -A "$own/st")" ] && ok "  ... nothing made there" ||
+		{ bad "  ... nothing made there"; ls -la "$own/st" | sed 's/^/    /'; }
+	expect "the account's own compact runs" 0 "" -- runuser -u nobody -- "$bot" compact --state "$own/st"
+	expect "the account's own ship runs" 0 "" -- runuser -u nobody -- "$bot" ship --outbox "$own/ob" --state "$own/st"
+	expect "root compact in root's own state dir still runs" 0 "" -- "$bot" compact --state "$st"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
