@@ -4,6 +4,8 @@
  * checked, never through a symbolic link, created mode 0755 whatever the
  * umask when asked. The store (learn/store.h) keeps snapshots in it and
  * the writers' lock (learn/lock.h) its .lock file; both open it here.
+ * Also who may write into the state directory around it: ship and compact
+ * run as its owner (bot_statedir_as_owner).
  */
 #ifndef BOT_LEARN_FABRICDIR_H
 #define BOT_LEARN_FABRICDIR_H
