@@ -231,6 +231,34 @@ static void out_dir(const char *path, char *dir, size_t cap)
 		 slash ? path : ".");
 }
 
+/* whether directory dir (as the user wrote it) is a state directory's
+ * .ledger or one of its .ledger/<fabric>: the last or the one but last
+ * component of its real path is .ledger, and the directory holding that
+ * .ledger is a state directory (its compactor's .lease or inbox/ beside
+ * it; the compactor takes the lease before it makes the ledger). Until
+ * 2026-12-05 the first "/.ledger" anywhere in the path was looked at: a
+ * user's own ~/.ledger/reports/x.svg was refused, and a state directory
+ * under a /.ledgerx/ directory had its ledger replaced, exit 0. */
+static int in_state_ledger(const char *dir)
+{
+	char *real = realpath(dir, NULL), *sl;
+	struct stat st;
+	int rc = 0;
+
+	for (int up = 0; real && up < 2 && (sl = strrchr(real, '/')) != NULL && sl != real; up++) {
+		if (!strcmp(sl + 1, ".ledger")) {
+			strcpy(sl, "/.lease");
+			rc = lstat(real, &st) == 0;
+			strcpy(sl, "/inbox");
+			rc = rc || (lstat(real, &st) == 0 && S_ISDIR(st.st_mode));
+			break;
+		}
+		*sl = 0;
+	}
+	free(real);
+	return rc;
+}
+
 int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 {
 	char dir[4096];
@@ -289,17 +317,10 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 	 * files and provenance.log): a ledger file replaced by an export left
 	 * the fabric's `current` naming a ledger that no longer reads, exit 0
 	 * (until 2026-12-05) */
-	{
-		char *real = realpath(dir, NULL);
-		const char *l = real ? strstr(real, "/.ledger") : NULL;
-		int in_ledger = l && (l[8] == 0 || l[8] == '/');
-
-		free(real);
-		if (in_ledger)
-			return snprintf(why, cap, "inside a state directory's ledger (.ledger): it "
-					"would replace the compactor's own files; write it "
-					"elsewhere"), -1;
-	}
+	if (in_state_ledger(dir))
+		return snprintf(why, cap, "inside a state directory's ledger (.ledger): it "
+				"would replace the compactor's own files; write it "
+				"elsewhere"), -1;
 	/* FILE is replaced by a rename: a device (-o /dev/null), a FIFO or a
 	 * symbolic link (-o /dev/stdout) would be replaced by a regular file,
 	 * not written to; only a regular file (or none) is replaced */

@@ -133,6 +133,21 @@ expect "export -o the ledger's provenance.log: refused" 1 "inside a state direct
 	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledger/provenance.log"
 expect "export -o .ledgerx beside a state directory: written" 0 "" -- \
 	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledgerx"
+# ... looking at the .ledger that is the state directory's, not the first
+# "/.ledger" of the path: a state directory under a .ledgers directory had
+# its ledger replaced (exit 0), and a user's own .ledger directory, no state
+# directory around it, was refused (until 2026-12-05)
+mkdir -p "$tmp/ns/.ledgers/st/inbox" "$tmp/ns/.ledgers/st/.ledger/$F" "$tmp/own.ledger/.ledger/reports"
+echo keep >"$tmp/ns/.ledgers/st/.ledger/$F/provenance.log"
+expect "export -o a ledger file of a state directory under .ledgers/: refused" 1 "inside a state directory's ledger" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledgers/st/.ledger/$F/provenance.log"
+[ "$(cat "$tmp/ns/.ledgers/st/.ledger/$F/provenance.log")" = keep ] && ok "  ... the ledger file kept" ||
+	bad "  ... the ledger file replaced"
+expect "export -o into a user's own .ledger directory (no state directory): written" 0 "" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/own.ledger/.ledger/reports/a.yaml"
+expect "  ... and directly in it" 0 "" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/own.ledger/.ledger/a.yaml"
+rm -rf "$tmp/own.ledger"
 rm -rf "$tmp/ns"
 if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
 	ok "export, import, export: the same YAML and the same snapshot bytes"
