@@ -211,8 +211,25 @@ if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && id nobody >/dev/null
 		"$bot" compact --state "$own/st"
 	expect "root ship into the account's state dir: refused" 1 "ship as root into a state directory uid [0-9]+ \\(nobody\\) owns" -- \
 		"$bot" ship --outbox "$own/ob" --state "$own/st"
+	# ... advising what works: the account alone cannot open root's 0750
+	# outbox (the unit keeps CAP_DAC_OVERRIDE); runuser was advised and
+	# failed with "Permission denied" (until 2026-12-05)
+	grep -q "CAP_DAC_OVERRIDE.*systemctl start nccl-bot-ship.service, or setpriv --reuid=nobody --regid=[0-9]* --init-groups --inh-caps=+dac_override --ambient-caps=+dac_override -- nccl-bot ship" "$tmp/out" &&
+		! grep -q "runuser" "$tmp/out" && ok "  ... advising the unit or setpriv with CAP_DAC_OVERRIDE, not runuser" ||
+		{ bad "  ... advising the unit or setpriv with CAP_DAC_OVERRIDE, not runuser"; sed 's/^/    /' "$tmp/out"; }
 	[ -z "$(ls -A "$own/st")" ] && ok "  ... nothing made there" ||
 		{ bad "  ... nothing made there"; ls -la "$own/st" | sed 's/^/    /'; }
+	chmod 750 "$own/ob"
+	expect "  ... (runuser alone cannot open root's 0750 outbox)" 1 "ob: Permission denied" -- \
+		runuser -u nobody -- "$bot" ship --outbox "$own/ob" --state "$own/st"
+	if command -v setpriv >/dev/null; then
+		setpriv --reuid=nobody --regid="$(stat -c %g "$own/st")" --init-groups --inh-caps=+dac_override \
+			--ambient-caps=+dac_override -- "$bot" ship --outbox "$own/ob" --state "$own/st" >"$tmp/out" 2>&1
+		[ $? -eq 0 ] && [ -d "$own/st/inbox" ] && ok "  ... the advised setpriv runs it" ||
+			{ bad "  ... the advised setpriv runs it"; sed 's/^/    /' "$tmp/out"; }
+		rm -rf "$own/st/inbox"
+	fi
+	chmod 755 "$own/ob"
 	expect "the account's own compact runs" 0 "" -- runuser -u nobody -- "$bot" compact --state "$own/st"
 	expect "the account's own ship runs" 0 "" -- runuser -u nobody -- "$bot" ship --outbox "$own/ob" --state "$own/st"
 	expect "root compact in root's own state dir still runs" 0 "" -- "$bot" compact --state "$st"
