@@ -285,12 +285,12 @@ standin_prepare() {
 		"$builddir/spank/spank_nccl_bot.so" "$STANDIN_ARGS" >"$S/plugstack.conf"
 	printf 'd /dev/shm/nccl-bot 0711 root root -\nd /var/spool/nccl-bot/outbox 0750 root root -\n' \
 		>"$S/tmpfiles.conf"
-	# as the package's units run them (contrib/systemd/): the account, ship
-	# with CAP_DAC_OVERRIDE; root is refused in the account's state directory
+	# run as root: without the package there is no account, and
+	# standin_sed makes the state directory root's (-o root), where root's
+	# ship and compact run; as User=nccl-bot (2026-12-05) the compactor
+	# failed with "state/.lease: Permission denied" in root's directory
 	for u in ship compact; do
-		caps=
-		[ $u = ship ] && caps='AmbientCapabilities=CAP_DAC_OVERRIDE\n'
-		printf "[Service]\nType=oneshot\nConditionPathExists=/etc/nccl-bot/site.yaml\nUser=nccl-bot\nGroup=nccl-bot\n${caps}ExecStart=%s %s --config /etc/nccl-bot/site.yaml\n" \
+		printf '[Service]\nType=oneshot\nConditionPathExists=/etc/nccl-bot/site.yaml\nExecStart=%s %s --config /etc/nccl-bot/site.yaml\n' \
 			"$builddir/nccl-bot" $u >"$S/units/nccl-bot-$u.service"
 		printf '[Timer]\nOnCalendar=*:0/10\n' >"$S/units/nccl-bot-$u.timer"
 	done
