@@ -66,8 +66,8 @@ int bot_cmd_bad_value(const char *cmd, const char *opt, const char *value, enum 
  * not a directory and, where it exists, a regular file, since it is
  * replaced by a rename: never a device, FIFO or symbolic link, nor a
  * fabric's own current or .lock, an existing snapshot, nor a state
- * directory's .lease, nor anything under a state directory's .ledger
- * (tools/cmd_state.c). */
+ * directory's .lease, nor anything in a state directory's inbox,
+ * quarantine, held or under its .ledger (tools/cmd_state.c). */
 int bot_cmd_out_problem(const char *path, char *why, size_t cap);
 
 /* text written whole to path (a temporary O_EXCL beside it, fsynced,

@@ -231,37 +231,70 @@ static void out_dir(const char *path, char *dir, size_t cap)
 		 slash ? path : ".");
 }
 
-/* whether directory dir (as the user wrote it) is a state directory's
- * .ledger or one of its .ledger/<fabric>: the last or the one but last
- * component of its real path is .ledger, and the directory holding that
- * .ledger is a state directory (its compactor's .lease or inbox/ beside
- * it; the compactor takes the lease before it makes the ledger). Until
- * 2026-12-05 the first "/.ledger" anywhere in the path was looked at: a
- * user's own ~/.ledger/reports/x.svg was refused, and a state directory
- * under a /.ledgerx/ directory had its ledger replaced, exit 0. */
-static int in_state_ledger(const char *dir)
+/* whether directory p is a state directory: its compactor's .lease, or a
+ * shipped-into inbox/ beside a quarantine/ (a compactor ran) */
+static int is_state_dir(char *p, size_t cap)
 {
-	char *real = realpath(dir, NULL), *sl;
+	size_t n = strlen(p);
 	struct stat st;
-	int rc = 0;
+	int rc;
 
-	for (int up = 0; real && up < 2 && (sl = strrchr(real, '/')) != NULL && sl != real; up++) {
-		if (!strcmp(sl + 1, ".ledger")) {
-			strcpy(sl, "/.lease");
-			rc = lstat(real, &st) == 0;
-			strcpy(sl, "/inbox");
-			rc = rc || (lstat(real, &st) == 0 && S_ISDIR(st.st_mode));
+	if (n + sizeof("/quarantine") > cap)
+		return 0;
+	strcpy(p + n, "/.lease");
+	rc = lstat(p, &st) == 0;
+	strcpy(p + n, "/inbox");
+	if (!rc && lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+		strcpy(p + n, "/quarantine");
+		rc = lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	}
+	p[n] = 0;
+	return rc;
+}
+
+/* what of a state directory's own directory dir (as the user wrote it) is:
+ * "ledger" for its .ledger or a .ledger/<fabric>, "deltas" for its inbox,
+ * quarantine or held; NULL for none. The last or the one but last
+ * component of dir's real path is looked at, and the directory holding it
+ * must be a state directory. Until 2026-12-05 the first "/.ledger" anywhere
+ * in the path was: a user's own ~/.ledger/reports/x.svg was refused, a
+ * state directory under a .ledgers/ directory had its ledger replaced,
+ * and a held or quarantined delta was replaced, all exit 0. */
+static const char *state_own_dir(const char *dir)
+{
+	char *real = realpath(dir, NULL), *sl, *buf;
+	const char *what = NULL;
+	size_t cap;
+
+	if (!real)
+		return NULL;
+	cap = strlen(real) + 16;
+	buf = malloc(cap);
+	if (!buf) {
+		free(real);
+		return NULL;
+	}
+	for (int up = 0; up < 2 && (sl = strrchr(real, '/')) != NULL && sl != real; up++) {
+		const char *w = !strcmp(sl + 1, ".ledger") ? "ledger" :
+				up == 0 && (!strcmp(sl + 1, "inbox") || !strcmp(sl + 1, "quarantine") ||
+					    !strcmp(sl + 1, "held")) ? "deltas" : NULL;
+
+		*sl = 0;
+		if (w) {
+			snprintf(buf, cap, "%s", real);
+			what = is_state_dir(buf, cap) ? w : NULL;
 			break;
 		}
-		*sl = 0;
 	}
+	free(buf);
 	free(real);
-	return rc;
+	return what;
 }
 
 int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 {
 	char dir[4096];
+	const char *own;
 	struct stat st;
 
 	if (!*path)
@@ -317,10 +350,14 @@ int bot_cmd_out_problem(const char *path, char *why, size_t cap)
 	 * files and provenance.log): a ledger file replaced by an export left
 	 * the fabric's `current` naming a ledger that no longer reads, exit 0
 	 * (until 2026-12-05) */
-	if (in_state_ledger(dir))
+	own = state_own_dir(dir);
+	if (own && !strcmp(own, "ledger"))
 		return snprintf(why, cap, "inside a state directory's ledger (.ledger): it "
 				"would replace the compactor's own files; write it "
 				"elsewhere"), -1;
+	if (own)
+		return snprintf(why, cap, "in a state directory's inbox, quarantine or held: it "
+				"would replace a delta; write it elsewhere"), -1;
 	/* FILE is replaced by a rename: a device (-o /dev/null), a FIFO or a
 	 * symbolic link (-o /dev/stdout) would be replaced by a regular file,
 	 * not written to; only a regular file (or none) is replaced */

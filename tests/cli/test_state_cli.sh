@@ -138,6 +138,7 @@ expect "export -o .ledgerx beside a state directory: written" 0 "" -- \
 # its ledger replaced (exit 0), and a user's own .ledger directory, no state
 # directory around it, was refused (until 2026-12-05)
 mkdir -p "$tmp/ns/.ledgers/st/inbox" "$tmp/ns/.ledgers/st/.ledger/$F" "$tmp/own.ledger/.ledger/reports"
+: >"$tmp/ns/.ledgers/st/.lease"
 echo keep >"$tmp/ns/.ledgers/st/.ledger/$F/provenance.log"
 expect "export -o a ledger file of a state directory under .ledgers/: refused" 1 "inside a state directory's ledger" -- \
 	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/.ledgers/st/.ledger/$F/provenance.log"
@@ -148,6 +149,19 @@ expect "export -o into a user's own .ledger directory (no state directory): writ
 expect "  ... and directly in it" 0 "" -- \
 	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/own.ledger/.ledger/a.yaml"
 rm -rf "$tmp/own.ledger"
+# ... and a state directory's inbox, quarantine and held: a held or
+# quarantined delta was replaced, exit 0 (until 2026-12-05); a user's own
+# directory named inbox is no state directory's
+mkdir "$tmp/ns/held" "$tmp/ns/quarantine" "$tmp/own-inbox" "$tmp/own-inbox/inbox"
+for d in held quarantine inbox; do
+	echo keep >"$tmp/ns/$d/c.1.0.0.n1.nbd"
+	expect "export -o a delta in the state directory's $d: refused" 1 "in a state directory's inbox, quarantine or held" -- \
+		"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/ns/$d/c.1.0.0.n1.nbd"
+	[ "$(cat "$tmp/ns/$d/c.1.0.0.n1.nbd")" = keep ] && ok "  ... the delta kept" || bad "  ... the delta replaced"
+done
+expect "export -o into a user's own directory named inbox: written" 0 "" -- \
+	"$bot" state export --state "$tmp/a" --fabric $F -o "$tmp/own-inbox/inbox/a.yaml"
+rm -rf "$tmp/own-inbox"
 rm -rf "$tmp/ns"
 if cmp -s "$tmp/two.yaml" "$tmp/two-again.yaml" && cmp -s "$snap" "$tmp/a/$F/$(cat "$tmp/a/$F/current")"; then
 	ok "export, import, export: the same YAML and the same snapshot bytes"
