@@ -256,6 +256,16 @@ int bot_cmd_compact(int argc, char **argv)
 				free(ov);
 				return 2;
 			}
+			/* no fabric's state is written there: --fabric inbox
+			 * exited 0 doing nothing (until 2026-12-05) */
+			if (bot_state_fabric_reserved(optarg)) {
+				fprintf(stderr, "nccl-bot: compact: --fabric '%s': not a fabric name "
+					"(inbox, quarantine and held are the state directory's "
+					"own)\n", optarg);
+				free(only);
+				free(ov);
+				return 2;
+			}
 			only[nonly++] = optarg;
 			break;
 		case 'n':

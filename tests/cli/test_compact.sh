@@ -38,6 +38,8 @@ mkdir -p "$st" "$ob"
 expect "ship --help" 0 "--outbox" -- "$bot" ship --help
 expect "compact --help" 0 "--user-cap" -- "$bot" compact --help
 expect "ship without options" 2 "required" -- "$bot" ship
+expect "compact --fabric inbox: a usage error" 2 "--fabric 'inbox': not a fabric name" -- \
+	"$bot" compact --state "$st" --fabric inbox
 expect "compact without --state" 2 "--state is required" -- "$bot" compact
 expect "compact bad cap" 2 "--user-cap '0'" -- "$bot" compact --state "$st" --user-cap 0
 expect "compact bad retention" 2 "--retention '1'" -- "$bot" compact --state "$st" --retention 1
