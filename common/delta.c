@@ -135,8 +135,8 @@ int bot_delta_hdr_check(const struct bot_delta_hdr *h, char *err, size_t errlen)
 	 * fabric's state can be written there, so the compactor failed the
 	 * fabric on every run, the delta kept in the inbox (until 2026-12-05) */
 	if (bot_state_fabric_reserved(h->fabric))
-		return bot_errf(err, errlen, "fabric '%s' is not a fabric name (inbox, quarantine and "
-				"held are the state directory's own)", h->fabric);
+		return bot_errf(err, errlen, "fabric '%s' is not a fabric name " BOT_STATE_RESERVED_WHY,
+				h->fabric);
 	if (memchr(h->build_id, 0, sizeof(h->build_id)) == NULL || !build_id_ok(h->build_id))
 		return bot_errf(err, errlen, "build id is not printable ASCII");
 	if (h->flags & ~(uint32_t)BOT_DELTA_F_ALL)

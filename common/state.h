@@ -62,6 +62,8 @@ int bot_state_fabric_ok(const char *name);
  * (inbox, quarantine, held: formats.md section 14), which pass the rule
  * above but no fabric may take: 1 for one of them. */
 int bot_state_fabric_reserved(const char *name);
+/* Why, as every refusal of one says it (after "not a fabric name "). */
+#define BOT_STATE_RESERVED_WHY "(inbox, quarantine and held are the state directory's own)"
 
 /* An empty state of a fabric: 0, or -1 (bad name, out of memory). */
 int bot_state_init(struct bot_state *s, const char *fabric);

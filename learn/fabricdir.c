@@ -116,30 +116,33 @@ int bot_statedir_as_owner(const char *dir, const char *what, char *err, size_t e
 {
 	struct stat st;
 	const struct passwd *pw;
+	const char *name;
+	char who[96];
 
 	if (err && errlen)
 		err[0] = 0;
 	if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
 		return 0;
 	pw = getpwuid(st.st_uid);
+	snprintf(who, sizeof(who), "uid %u%s%s%s", (unsigned)st.st_uid, pw ? " (" : "",
+		 pw ? pw->pw_name : "", pw ? ")" : "");
+	name = pw ? pw->pw_name : "USER";
 	/* ship as the account alone cannot read root's 0750 outbox (the
 	 * package's unit keeps CAP_DAC_OVERRIDE for it): runuser was advised
 	 * for ship too, and failed with "outbox: Permission denied" (until
 	 * 2026-12-05) */
 	if (!strcmp(what, "ship"))
-		return bot_log_errf(err, errlen, "%s: ship as root into a state directory uid %u%s%s%s "
+		return bot_log_errf(err, errlen, "%s: ship as root into a state directory %s "
 				    "owns: the inbox and deltas root made there that account could "
 				    "not write or read, and its next ship or compact would fail; run "
 				    "it as the owner with CAP_DAC_OVERRIDE for root's outbox, as its "
 				    "unit does (systemctl start nccl-bot-ship.service, or setpriv "
 				    "--reuid=%s --regid=%u --init-groups --inh-caps=+dac_override "
-				    "--ambient-caps=+dac_override -- nccl-bot ship ...)", dir,
-				    (unsigned)st.st_uid, pw ? " (" : "", pw ? pw->pw_name : "",
-				    pw ? ")" : "", pw ? pw->pw_name : "USER", (unsigned)st.st_gid);
-	return bot_log_errf(err, errlen, "%s: %s as root into a state directory uid %u%s%s%s owns: "
+				    "--ambient-caps=+dac_override -- nccl-bot ship ...)", dir, who,
+				    name, (unsigned)st.st_gid);
+	return bot_log_errf(err, errlen, "%s: %s as root into a state directory %s owns: "
 			    "what root made there (inbox, .lease, .ledger, deltas) that account "
 			    "could not write, and its next ship or compact would fail; run it as "
-			    "the owner (runuser -u %s -- nccl-bot %s ...)", dir, what,
-			    (unsigned)st.st_uid, pw ? " (" : "", pw ? pw->pw_name : "", pw ? ")" : "",
-			    pw ? pw->pw_name : "USER", what);
+			    "the owner (runuser -u %s -- nccl-bot %s ...)", dir, what, who,
+			    name, what);
 }

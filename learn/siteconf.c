@@ -150,8 +150,7 @@ static int add_fabric(char (**list)[65], size_t *n, const char *name, char *why,
 		return -1;
 	}
 	if (bot_state_fabric_reserved(name)) {
-		snprintf(why, wlen, "fabric '%s' is not a fabric name (inbox, quarantine and held are "
-			 "the state directory's own)", name);
+		snprintf(why, wlen, "fabric '%s' is not a fabric name " BOT_STATE_RESERVED_WHY, name);
 		return -1;
 	}
 	for (size_t i = 0; i < *n; i++)
@@ -330,9 +329,8 @@ static int read_map(struct bot_yamlin *r, struct bot_siteconf *c, const struct b
 		/* as the text map refuses them (spank/fabricmap.c): a step put
 		 * on one was learned into nowhere (until 2026-12-05) */
 		if (bot_state_fabric_reserved(fev.s))
-			return bot_yamlin_fail(r, &fev, "fabric_map: '%s' is not a fabric name (inbox, "
-					       "quarantine and held are the state directory's own)",
-					       fev.s);
+			return bot_yamlin_fail(r, &fev, "fabric_map: '%s' is not a fabric name "
+					       BOT_STATE_RESERVED_WHY, fev.s);
 		if (c->nmap_fabrics >= BOT_SITECONF_MAX_FABRICS)
 			return bot_yamlin_fail(r, &fev, "fabric_map: more than %d fabrics",
 					       BOT_SITECONF_MAX_FABRICS);

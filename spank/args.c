@@ -266,8 +266,8 @@ static int parse_one(struct bot_spank_args *a, enum bot_spank_arg id, const char
 			return bot_log_errf(err, errlen, "a fabric name is "
 					    "[a-z0-9][a-z0-9._-]{0,63}");
 		if (bot_state_fabric_reserved(v))
-			return bot_log_errf(err, errlen, "'%s' is not a fabric name (inbox, "
-					    "quarantine and held are the state directory's own)", v);
+			return bot_log_errf(err, errlen, "'%s' is not a fabric name "
+					    BOT_STATE_RESERVED_WHY, v);
 		strcpy(a->fabric, v);
 		return 0;
 	case K_PATH:

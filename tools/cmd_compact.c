@@ -260,8 +260,7 @@ int bot_cmd_compact(int argc, char **argv)
 			 * exited 0 doing nothing (until 2026-12-05) */
 			if (bot_state_fabric_reserved(optarg)) {
 				fprintf(stderr, "nccl-bot: compact: --fabric '%s': not a fabric name "
-					"(inbox, quarantine and held are the state directory's "
-					"own)\n", optarg);
+					BOT_STATE_RESERVED_WHY "\n", optarg);
 				free(only);
 				free(ov);
 				return 2;

@@ -254,8 +254,7 @@ int bot_cmd_harvest(int argc, char **argv)
 			if (!bot_state_fabric_ok(optarg))
 				return bad_opt("--fabric", optarg, "[a-z0-9][a-z0-9._-]{0,63}");
 			if (bot_state_fabric_reserved(optarg))
-				return bad_opt("--fabric", optarg, "a fabric name (inbox, quarantine "
-					       "and held are the state directory's own)");
+				return bad_opt("--fabric", optarg, "a fabric name " BOT_STATE_RESERVED_WHY);
 			snprintf(id->fabric, sizeof(id->fabric), "%s", optarg);
 			break;
 		case 'c':

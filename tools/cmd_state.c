@@ -661,8 +661,8 @@ int bot_cmd_state(int argc, char **argv)
 	 * ("chmod 0755 it"), show and export said "no state yet" (until
 	 * 2026-12-05) */
 	if (o.fabric && bot_state_fabric_reserved(o.fabric)) {
-		fprintf(stderr, "nccl-bot: state: --fabric '%s': not a fabric name (inbox, quarantine "
-			"and held are the state directory's own)\n", o.fabric);
+		fprintf(stderr, "nccl-bot: state: --fabric '%s': not a fabric name "
+			BOT_STATE_RESERVED_WHY "\n", o.fabric);
 		return 2;
 	}
 	if (!strcmp(verb, "show")) {
