@@ -223,6 +223,11 @@ int bot_cmd_env(int argc, char **argv)
 			fabric);
 		return 2;
 	}
+	if (fabric && bot_state_fabric_reserved(fabric)) {
+		fprintf(stderr, "nccl-bot: env: --fabric '%s': not a fabric name "
+			BOT_STATE_RESERVED_WHY "\n", fabric);
+		return 2;
+	}
 	if (fabric && !state && !prior_only && !nspool) {
 		state = getenv("NCCL_BOT_STATE");
 		if (!state || !*state) {

@@ -695,6 +695,13 @@ expect "verify --fabric inbox: a usage error" 2 "--fabric 'inbox': not a fabric 
 ! grep -q "chmod 0755" "$tmp/out" && ok "  ... no chmod 0755 of the inbox advised" || bad "  ... chmod 0755 of the inbox advised"
 expect "show --fabric held: a usage error" 2 "--fabric 'held': not a fabric name" -- \
 	"$bot" state show --state "$tmp/rsv" --fabric held
+# ... and env, which planned from "held" as a fabric with no state yet and
+# printed a table of the prior, exit 0, until 2026-12-05
+mkdir -m 750 "$tmp/rsv/held"
+expect "env --fabric held: a usage error" 2 "env: --fabric 'held': not a fabric name \\(inbox, quarantine and held" -- \
+	"$bot" env --state "$tmp/rsv" --fabric held --lib "$PWD/tuner/libnccl-tuner-bot.so"
+! grep -q "^export" "$tmp/out" && ok "  ... no export lines" || bad "  ... export lines printed"
+rmdir "$tmp/rsv/held"
 rmdir "$tmp/rsv/inbox"
 [ -z "$(ls "$tmp/rsv")" ] && ok "  ... nothing made" || bad "  ... something made"
 
