@@ -303,6 +303,34 @@ static int current_appeared(int dfd)
 	return faccessat(dfd, "current", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* Is snapshot dfd/name absent (not damaged, not unreadable: gone)? */
+static int snap_missing(int dfd, const char *name)
+{
+	return faccessat(dfd, name, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+/* err for a `current` naming a snapshot that is not there: the way back
+ * depends on whether another snapshot is kept. -1. */
+static int say_current_missing(int dfd, const char *fdir, const char *cur, char *err,
+			       size_t errlen)
+{
+	char (*names)[BOT_STATE_NAME_MAX];
+	size_t n;
+
+	if (list_snaps(dfd, fdir, 0, &names, &n, err, errlen) < 0)
+		return -1;
+	free(names);
+	if (n == 0)
+		return bot_log_errf(err, errlen, "%s: `current` names %s, which is not there "
+				    "(deleted or moved) and no other snapshot is kept: restore it "
+				    "from a backup, or remove %s/current to start the fabric over "
+				    "from the prior", fdir, cur, fdir);
+	return bot_log_errf(err, errlen, "%s: `current` names %s, which is not there (deleted "
+			    "or moved): restore it, or point `current` at a kept snapshot with "
+			    "nccl-bot state rollback --to SNAP (`state verify` lists them)", fdir,
+			    cur);
+}
+
 int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		   char snap[BOT_STATE_NAME_MAX], char *err, size_t errlen)
 {
@@ -350,6 +378,15 @@ int bot_store_load(const char *dir, const char *fabric, struct bot_state *out,
 		rc = load_snap(dfd, fdir, cur, fabric, out, err, errlen);
 		if (rc < 0 && adopted && again && current_appeared(dfd))
 			continue;	/* completed, published over and pruned meanwhile */
+		if (rc < 0 && !adopted && snap_missing(dfd, cur)) {
+			char now[BOT_STATE_NAME_MAX], why[8];
+
+			/* published over and pruned between our two reads */
+			if (again && read_current(dfd, fdir, now, why, sizeof(why)) == 0 &&
+			    strcmp(now, cur))
+				continue;
+			say_current_missing(dfd, fdir, cur, err, errlen);
+		}
 		break;
 	}
 	close(dfd);

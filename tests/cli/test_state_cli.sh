@@ -387,7 +387,7 @@ expect "verify: other files in a fabric's directory" 0 "$F: 2 more names that ar
 	{ bad "verify: not the 8 smallest other names"; sed 's/^/    /' "$tmp/out"; }
 rm -f "$tmp/v/$F/"note*.txt
 echo "snap-0000000000000000.nbs" >"$tmp/v/$F/current"
-expect "verify: current names a missing snapshot" 1 "snap-0000000000000000.nbs: No such file" -- "$bot" state verify --state "$tmp/v"
+expect "verify: current names a missing snapshot" 1 "current. names snap-0000000000000000.nbs, which is not there \\(deleted or moved\\): restore it, or point .current. at a kept snapshot" -- "$bot" state verify --state "$tmp/v"
 expect "verify needs --state" 2 "--state" -- env -u NCCL_BOT_STATE "$bot" state verify
 # an empty --state is a usage error naming it (it said ": No such file or
 # directory"); an empty NCCL_BOT_STATE counts as unset
@@ -704,6 +704,33 @@ expect "env --fabric held: a usage error" 2 "env: --fabric 'held': not a fabric 
 rmdir "$tmp/rsv/held"
 rmdir "$tmp/rsv/inbox"
 [ -z "$(ls "$tmp/rsv")" ] && ok "  ... nothing made" || bad "  ... something made"
+
+# `current` naming a snapshot that is gone (moved away by hand): every
+# reader says so and how back, rather than "No such file or directory"
+# (until 2026-12-05)
+mkdir "$tmp/gone"
+sed 's/calls: 500/calls: 600/' "$tmp/ev.yaml" >"$tmp/ev-600.yaml"
+expect "gone: first import" 0 "published" -- \
+	"$bot" state import --state "$tmp/gone" --fabric $F "$tmp/ev.yaml"
+first=$(cat "$tmp/gone/$F/current")
+mv "$tmp/gone/$F/$first" "$tmp/first.nbs"
+for v in show export; do
+	expect "gone, no other snapshot: $v says how back" 1 "current. names $first, which is not there \\(deleted or moved\\) and no other snapshot is kept: restore it from a backup, or remove .*/current" -- \
+		"$bot" state $v --state "$tmp/gone" --fabric $F
+done
+expect "gone, no other snapshot: import refused, saying why" 1 "current. names $first, which is not there" -- \
+	"$bot" state import --state "$tmp/gone" --fabric $F "$tmp/ev-600.yaml"
+expect "gone, no other snapshot: env refused, saying why" 1 "current. names $first, which is not there" -- \
+	"$bot" env --state "$tmp/gone" --fabric $F --lib "$PWD/tuner/libnccl-tuner-bot.so"
+mv "$tmp/first.nbs" "$tmp/gone/$F/$first"
+expect "gone: second import" 0 "published .*parent $first" -- \
+	"$bot" state import --state "$tmp/gone" --fabric $F "$tmp/ev-600.yaml"
+second=$(cat "$tmp/gone/$F/current")
+mv "$tmp/gone/$F/$second" "$tmp/second.nbs"
+expect "gone, one kept: verify names the way back" 1 "current. names $second, which is not there \\(deleted or moved\\): restore it, or point .current. at a kept snapshot with nccl-bot state rollback --to SNAP" -- \
+	"$bot" state verify --state "$tmp/gone"
+expect "gone, one kept: the advice works" 0 "current is now $first" -- \
+	"$bot" state rollback --state "$tmp/gone" --fabric $F --to "$first"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
