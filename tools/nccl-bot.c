@@ -107,7 +107,7 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
 	fprintf(f, "\n`nccl-bot SUBCOMMAND --help` (or `nccl-bot help SUBCOMMAND`) describes its\n"
-		"options; see nccl-bot(1).\n");
+		"options; `nccl-bot --version` prints the release; see nccl-bot(1).\n");
 }
 
 static const struct subcommand *find_subcommand(const char *name)

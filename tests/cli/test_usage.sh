@@ -28,6 +28,10 @@ done
 
 # spool show has options too: --help, and an unknown one is a usage error,
 # not a missing file; "--" ends the options.
+# the top-level help names --version, as the man page does (neither did
+# until 2026-12-05), and --version answers
+expect "nccl-bot --help names --version" 0 "nccl-bot --version. prints the release" -- "$bot" --help
+expect "nccl-bot --version" 0 "^nccl-bot [0-9]+\.[0-9]+\.[0-9]+$" -- "$bot" --version
 expect "spool show --help" 0 "^usage: nccl-bot spool show" -- "$bot" spool show --help
 expect "spool show -h" 0 "^usage: nccl-bot spool show" -- "$bot" spool show -h
 expect "spool show --frob" 2 "^nccl-bot: spool show: unknown option '--frob'" -- \
