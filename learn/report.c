@@ -953,7 +953,8 @@ static int parse_cost(struct bot_report_ctx *c, struct pline *l, const char **wh
 		return *why = "wants 21 numbers", -1;
 	for (int a = 0; a < NARMS; a++)
 		if (cost_val(l->f[1 + a], &c->cost[a]) < 0)
-			return *why = "a cost is -1 or a finite number >= 0", -1;
+			return *why = "a cost is -1 (unsupported) or a number of us from 0 to below "
+				      "3.6e9 (NCCL's cap; larger entries are stored as -1)", -1;
 	c->has_cost = 1;
 	return 0;
 }

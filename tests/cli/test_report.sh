@@ -413,6 +413,14 @@ expect "  ... it holds tree/ll and ring/simple" 0 "tree/ll: \{samples: 1" -- \
 expect "no state: AUTO's arm from NCCL's cost model, lost and harmed" 0 \
 	"AUTO 96\.2 us \(estimated: NCCL's cost model\), ours 101\.0 us.*lost 4\.810 ms.*harmed" -- \
 	"$bot" report --plugstack /dev/null "$tmp/est"
+# a cost at or above 3.6e9 us (NCCL's cap; the spool stores it as -1) is
+# refused naming the bound: the message said "-1 or a finite number >= 0",
+# which 3.6e9 is (until 2026-12-05)
+mkdir -m 700 "$tmp/capcost"
+sed 's/^cost 100 /cost 3.6e9 /' "$tmp/est/60.0.n1.part" >"$tmp/capcost/60.0.n1.part"
+expect "a cost at NCCL's cap (3.6e9 us) is refused naming the bound" 1 \
+	"60\.0\.n1\.part:8: a cost is -1 \(unsupported\) or a number of us from 0 to below 3\.6e9" -- \
+	"$bot" report --plugstack /dev/null "$tmp/capcost"
 # ours was measured: no "(estimated)" on its latency (it had one whenever AUTO's
 # was estimated); the best known arm, AUTO's from the cost model, says so
 expect "  ... ours measured, not marked estimated; the losses are" 0 \
