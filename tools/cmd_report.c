@@ -871,6 +871,12 @@ int bot_cmd_report(int argc, char **argv)
 			json = 1;
 			break;
 		case 'p':
+			/* an empty FILE was read as a missing plugstack.conf:
+			 * "(and no report_dir=: : No such file or directory)" */
+			if (!*optarg) {
+				fprintf(stderr, "nccl-bot: report: --plugstack wants a file name\n");
+				return 2;
+			}
 			plugstack = optarg;
 			break;
 		case 's':

@@ -29,6 +29,9 @@ expect "report --help" 0 "JOBID\|DIR" -- "$bot" report --help
 expect "report in the command list" 0 "report" -- "$bot" --help
 expect "report needs one argument" 2 "usage" -- "$bot" report
 expect "report unknown option" 2 "usage" -- "$bot" report --frob x
+# an empty --plugstack is a usage error naming it, as --svg '' and --state ''
+# are (it was read as a missing file: "no report_dir=: : No such file")
+expect "report --plugstack '': a usage error" 2 "report: --plugstack wants a file name" -- "$bot" report --plugstack "" 77
 expect "report of a step id names the job id" 2 "77.0 is a step id: give the job id, 77" -- "$bot" report 77.0
 expect "report of a het component names the leader" 2 "77\\+1 is a component of heterogeneous job 77: give the job id, 77" -- "$bot" report 77+1
 expect "report of a het component's step names the leader" 2 "77\\+1\\.0 is a step of a component of heterogeneous job 77: give the job id, 77" -- "$bot" report 77+1.0
