@@ -246,6 +246,10 @@ int bot_cmd_harvest(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			/* as --report-dir '': it was tried as a directory, "harvest:
+			 * : the outbox: No such file or directory", exit 1 */
+			if (!optarg[0])
+				return bad_opt("--outbox", optarg, "a directory");
 			req.outbox = optarg;
 			break;
 		case 'f':

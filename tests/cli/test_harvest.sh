@@ -26,6 +26,10 @@ cp "$spool/bad-crc" "$tmp/bad/nb-b-1.spool"
 expect "harvest --help" 0 "--outbox DIR" -- "$bot" harvest --help
 expect "harvest in the command list" 0 "harvest" -- "$bot" --help
 expect "harvest needs an outbox" 2 "needs --outbox.*; missing: --outbox" -- "$bot" harvest --fabric f "$tmp/sp"
+# an empty --outbox is a usage error naming it, as --report-dir '' is (it was
+# tried as a path: "harvest: : the outbox: No such file or directory", exit 1)
+expect "harvest --outbox '': a usage error" 2 "harvest: --outbox '': want a directory" -- \
+	"$bot" harvest --outbox "" --fabric f --job 1 --node n1 --nodes 2 "$tmp/sp"
 # an outbox that is a link is refused as one (it said "Not a directory")
 mkdir -p "$tmp/realob" && ln -s "$tmp/realob" "$tmp/linkob"
 expect "harvest: an outbox that is a symbolic link, named as one" 1 "linkob: the outbox: a symbolic link \(not followed" -- \
