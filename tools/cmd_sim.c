@@ -497,6 +497,10 @@ int bot_cmd_sim(int argc, char **argv)
 			if (parse_colls(val, &o.coll_mask))
 				return bad(opt, val, "expected collective names separated by commas");
 		} else if (!strcmp(opt, "--output")) {
+			/* it was tried as a file, "cannot open '': No such file
+			 * or directory", exit 1 (until 2026-12-05) */
+			if (!*val)
+				return bad(opt, val, "want a file name, or - for standard output");
 			output = val;
 		} else if (!strcmp(opt, "--data")) {
 			data = val;

@@ -339,6 +339,8 @@ expect "replay --worst 0 --format json (no list asked for)" 0 '"policies"' -- \
 # sim --calibrate --data '' looked in / ("/aws-g5-a10g.csv", until
 # 2026-12-04); the empty path is shown as '' (exit 1), as everywhere
 # (test_usage.sh)
+expect "sim --output '': a usage error" 2 "^nccl-bot: sim: --output: invalid value '': want a file name" -- \
+	"$bot" sim --fabric a100-ib-hdr --output ''
 expect "sim --calibrate --data ''" 1 "^nccl-bot: sim: --calibrate: --data '': No such file or directory$" -- \
 	"$bot" sim --calibrate --data ''
 # the earlier row's auto_us is said with the digits that read back to it (it
