@@ -46,7 +46,11 @@ static int slurp_at(int dirfd, const char *fdir, const char *name, size_t max, u
 	if (fd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", path,
 				errno == ELOOP ? "a symbolic link" : strerror(errno));
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink != 1) {
+	/* 0 links: replaced (`current`) or pruned (a snapshot) since we
+	 * opened it, by a publish racing us: what we read is the file whole,
+	 * as it was (a reader failed with "has 0 hard links" until
+	 * 2026-12-05) */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1) {
 		close(fd);
 		return bot_log_errf(err, errlen, "%s: has %lu hard links (want 1)", path,
 				(unsigned long)st.st_nlink);
@@ -79,7 +83,7 @@ static int read_head(int dirfd, const char *fdir, const char *name, struct bot_s
 	if (fd < 0)
 		return bot_log_errf(err, errlen, "%s: %s", path,
 				    errno == ELOOP ? "a symbolic link" : strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink > 1) {	/* 0: as slurp_at */
 		close(fd);
 		return bot_log_errf(err, errlen, "%s: not a regular file with one link", path);
 	}

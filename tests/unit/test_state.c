@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/spool.h"
@@ -1128,6 +1129,52 @@ START_TEST(test_reader_races_completion)
 }
 END_TEST
 
+/* A reader without the lock beside a writer publishing as fast as it can:
+ * every load succeeds. `current` renamed over, or a snapshot pruned, after
+ * the reader opened it has 0 links, and the reader refused it ("has 0 hard
+ * links (want 1)") until 2026-12-05. */
+START_TEST(test_reader_races_publishes)
+{
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
+	char first[BOT_STATE_ERR_MAX] = "";
+	unsigned long loads = 0, failed = 0;
+	struct timespec t0, t;
+	pid_t pid;
+	int st;
+
+	fill(&a, 0);
+	strcpy(a.fabric, "busy");
+	ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0, "%s", err);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		for (;;) {
+			a.parent = bot_state_snap_digest(snap);
+			a.rounds++;
+			if (bot_store_publish(dir, &a, snap, err, sizeof(err)) < 0)
+				_exit(1);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		int rc = bot_store_load(dir, "busy", &l, got, err, sizeof(err));
+
+		loads++;
+		if (rc < 0 && !failed++)
+			strcpy(first, err);
+		if (rc >= 0)
+			bot_state_free(&l);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1500000000L);
+	ck_assert_int_eq(waitpid(pid, &st, WNOHANG), 0);	/* the writer still writes */
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(failed == 0, "%lu of %lu loads failed, the first: %s", failed, loads, first);
+	bot_state_free(&a);
+}
+END_TEST
+
 /* After a publish, `current` and its K-1 nearest ancestors are kept; other
  * snapshots (older ones, orphans) are removed. */
 START_TEST(test_retention)
@@ -1405,6 +1452,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_directory_hazards);
 	tcase_add_test(tc, test_interrupted_first_publish);
 	tcase_add_test(tc, test_reader_races_completion);
+	tcase_add_test(tc, test_reader_races_publishes);
 	tcase_add_test(tc, test_lineage_beside_first_snapshots);
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_rollback);
