@@ -1175,6 +1175,59 @@ START_TEST(test_reader_races_publishes)
 }
 END_TEST
 
+/* A reader that finds the snapshot `current` named pruned reads again, and
+ * again: a second race (two more publishes, retention 2) was refused as
+ * "`current` names ..., which is not there" until 2026-12-05. */
+START_TEST(test_reader_races_prunes_twice)
+{
+	struct bot_state a, l;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
+	char msg[BOT_STATE_ERR_MAX] = "";
+	unsigned stops = 0;
+	pid_t pid;
+	int st, p[2];
+	ssize_t r;
+
+	fill(&a, 0);
+	strcpy(a.fabric, "prunes");
+	ck_assert_msg(bot_store_publish_keep(dir, &a, 2, snap, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int rc;
+
+		setenv("NCCL_BOT_TEST_CRASH_AT", "stop:load-snapshot", 1);
+		rc = bot_store_load(dir, "prunes", &l, got, err, sizeof(err));
+		if (write(p[1], rc == 0 ? got : err, strlen(rc == 0 ? got : err) + 1) < 0)
+			_exit(2);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	for (;;) {
+		ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
+		if (!WIFSTOPPED(st))
+			break;
+		/* at each of its first two reads, two publishes prune what it read */
+		for (int i = 0; i < 2 && stops < 2; i++) {
+			a.parent = bot_state_snap_digest(snap);
+			a.rounds++;
+			ck_assert_msg(bot_store_publish_keep(dir, &a, 2, snap, err, sizeof(err)) == 0,
+				      "%s", err);
+		}
+		stops++;
+		ck_assert_int_eq(kill(pid, SIGCONT), 0);
+	}
+	r = read(p[0], msg, sizeof(msg) - 1);
+	ck_assert_int_ge(r, 0);
+	close(p[0]);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the reader refused: %s", msg);
+	ck_assert_str_eq(msg, snap);
+	ck_assert_uint_eq(stops, 3);
+	bot_state_free(&a);
+}
+END_TEST
+
 /* After a publish, `current` and its K-1 nearest ancestors are kept; other
  * snapshots (older ones, orphans) are removed. */
 START_TEST(test_retention)
@@ -1453,6 +1506,7 @@ static Suite *state_suite(void)
 	tcase_add_test(tc, test_interrupted_first_publish);
 	tcase_add_test(tc, test_reader_races_completion);
 	tcase_add_test(tc, test_reader_races_publishes);
+	tcase_add_test(tc, test_reader_races_prunes_twice);
 	tcase_add_test(tc, test_lineage_beside_first_snapshots);
 	tcase_add_test(tc, test_retention);
 	tcase_add_test(tc, test_rollback);
