@@ -1073,6 +1073,46 @@ START_TEST(test_lineage_beside_first_snapshots)
 }
 END_TEST
 
+/* A child that loads `fabric` stopping (SIGSTOP) at test hook `hook`, and
+ * writes what it loaded (or its error) to the pipe p (made here; the
+ * parent's read end is p[0]). Its pid. */
+static pid_t reader_stopping_at(const char *hook, const char *fabric, int p[2])
+{
+	char at[64];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct bot_state l;
+		char err[BOT_STATE_ERR_MAX], got[BOT_STATE_NAME_MAX];
+		int rc;
+
+		snprintf(at, sizeof(at), "stop:%s", hook);
+		setenv("NCCL_BOT_TEST_CRASH_AT", at, 1);
+		rc = bot_store_load(dir, fabric, &l, got, err, sizeof(err));
+		if (write(p[1], rc == 0 ? got : err, strlen(rc == 0 ? got : err) + 1) < 0)
+			_exit(2);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	return pid;
+}
+
+/* The reader of reader_stopping_at, exited with status st: it loaded
+ * snapshot `want`. */
+static void reader_loaded(int fd, int st, const char *want)
+{
+	char msg[BOT_STATE_ERR_MAX] = "";
+	ssize_t r = read(fd, msg, sizeof(msg) - 1);
+
+	ck_assert_int_ge(r, 0);
+	close(fd);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the reader refused: %s", msg);
+	ck_assert_str_eq(msg, want);
+}
+
 /* A reader without the lock that found no `current` while a writer
  * completed an interrupted first publish and published after it (a lineage
  * and `current` by the time it lists the snapshots) reads again: the new
@@ -1081,7 +1121,7 @@ END_TEST
  * hook's stop (no sleeps). */
 START_TEST(test_reader_races_completion)
 {
-	struct bot_state a, l;
+	struct bot_state a;
 	char err[BOT_STATE_ERR_MAX], first[BOT_STATE_NAME_MAX], snap[BOT_STATE_NAME_MAX];
 	char got[BOT_STATE_NAME_MAX], p2[256];
 	pid_t pid;
@@ -1092,21 +1132,7 @@ START_TEST(test_reader_races_completion)
 	snprintf(p2, sizeof(p2), "%s/race", dir);
 	ck_assert_int_eq(mkdir(p2, 0755), 0);
 	snap_of_state(&a, first, 1);	/* a first publish killed before `current` */
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int rc;
-
-		setenv("NCCL_BOT_TEST_CRASH_AT", "stop:load-without-current", 1);
-		rc = bot_store_load(dir, "race", &l, got, err, sizeof(err));
-		if (rc != 0)
-			snprintf(got, sizeof(got), "rc %d", rc);
-		if (write(p[1], rc == 0 ? got : err, strlen(rc == 0 ? got : err) + 1) < 0)
-			_exit(2);
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(p[1]);
+	pid = reader_stopping_at("load-without-current", "race", p);
 	ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
 	ck_assert_msg(WIFSTOPPED(st), "the reader did not stop at the hook (status %d)", st);
 	/* meanwhile, a writer: completes, publishes after it */
@@ -1116,15 +1142,7 @@ START_TEST(test_reader_races_completion)
 	ck_assert_msg(bot_store_publish(dir, &a, snap, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_int_eq(kill(pid, SIGCONT), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-	{
-		char msg[BOT_STATE_ERR_MAX] = "";
-		ssize_t r = read(p[0], msg, sizeof(msg) - 1);
-
-		ck_assert_int_ge(r, 0);
-		close(p[0]);
-		ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the reader refused: %s", msg);
-		ck_assert_str_eq(msg, snap);
-	}
+	reader_loaded(p[0], st, snap);
 	bot_state_free(&a);
 }
 END_TEST
@@ -1180,30 +1198,16 @@ END_TEST
  * "`current` names ..., which is not there" until 2026-12-05. */
 START_TEST(test_reader_races_prunes_twice)
 {
-	struct bot_state a, l;
-	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX], got[BOT_STATE_NAME_MAX];
-	char msg[BOT_STATE_ERR_MAX] = "";
+	struct bot_state a;
+	char err[BOT_STATE_ERR_MAX], snap[BOT_STATE_NAME_MAX];
 	unsigned stops = 0;
 	pid_t pid;
 	int st, p[2];
-	ssize_t r;
 
 	fill(&a, 0);
 	strcpy(a.fabric, "prunes");
 	ck_assert_msg(bot_store_publish_keep(dir, &a, 2, snap, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_int_eq(pipe(p), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int rc;
-
-		setenv("NCCL_BOT_TEST_CRASH_AT", "stop:load-snapshot", 1);
-		rc = bot_store_load(dir, "prunes", &l, got, err, sizeof(err));
-		if (write(p[1], rc == 0 ? got : err, strlen(rc == 0 ? got : err) + 1) < 0)
-			_exit(2);
-		_exit(rc == 0 ? 0 : 1);
-	}
-	close(p[1]);
+	pid = reader_stopping_at("load-snapshot", "prunes", p);
 	for (;;) {
 		ck_assert_int_eq(waitpid(pid, &st, WUNTRACED), pid);
 		if (!WIFSTOPPED(st))
@@ -1218,11 +1222,7 @@ START_TEST(test_reader_races_prunes_twice)
 		stops++;
 		ck_assert_int_eq(kill(pid, SIGCONT), 0);
 	}
-	r = read(p[0], msg, sizeof(msg) - 1);
-	ck_assert_int_ge(r, 0);
-	close(p[0]);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the reader refused: %s", msg);
-	ck_assert_str_eq(msg, snap);
+	reader_loaded(p[0], st, snap);
 	ck_assert_uint_eq(stops, 3);
 	bot_state_free(&a);
 }
